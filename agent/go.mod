@@ -1,0 +1,3 @@
+module github.com/gofault/gofault/agent
+
+go 1.21

@@ -1,0 +1,548 @@
+// Package wire is gofault's agent protocol: length-prefixed binary frames
+// exchanged over one persistent stream connection (a unix socket or loopback
+// TCP) between a process and the campaign controller.
+//
+// Every frame is a 4-byte big-endian length n (1 ≤ n ≤ MaxFrame), then n
+// bytes: a one-byte message Type followed by the message payload. Integers in
+// payloads are unsigned varints, strings and byte slices are a varint length
+// followed by their bytes. A connection starts with Hello from the process and
+// Welcome from the controller; after that the controller pushes Plans and
+// Responses, and the process sends Requests, Events and finally Bye.
+//
+// The package depends on the standard library only, because the agent module
+// that instrumented programs link must.
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Version is the protocol version carried in Hello and Welcome.
+const Version = 1
+
+// MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
+const MaxFrame = 1 << 20
+
+// Type identifies a message.
+type Type uint8
+
+// Message types.
+const (
+	THello    Type = 1 // process → controller, first frame
+	TWelcome  Type = 2 // controller → process, answers Hello with the first plan
+	TPlan     Type = 3 // controller → process, replaces the live plan
+	TRequest  Type = 4 // process → controller, asks for a decision at a live site
+	TResponse Type = 5 // controller → process, answers a Request
+	TEvents   Type = 6 // process → controller, a batch of events
+	TBye      Type = 7 // either way, orderly close
+)
+
+func (t Type) String() string {
+	switch t {
+	case THello:
+		return "hello"
+	case TWelcome:
+		return "welcome"
+	case TPlan:
+		return "plan"
+	case TRequest:
+		return "request"
+	case TResponse:
+		return "response"
+	case TEvents:
+		return "events"
+	case TBye:
+		return "bye"
+	}
+	return fmt.Sprintf("type(%d)", uint8(t))
+}
+
+// Role says what kind of process is connecting.
+type Role uint8
+
+// Roles.
+const (
+	RoleAgent    Role = 1 // an instrumented node
+	RoleWorkload Role = 2 // a workload client process
+)
+
+// Plan flags.
+const (
+	FlagStates   uint32 = 1 << 0 // report abstract-state changes
+	FlagStacks   uint32 = 1 << 1 // send the call stack with every request
+	FlagTimeouts uint32 = 1 << 2 // report timeout values used at run time
+	FlagCoverage uint32 = 1 << 3 // report the first hit of every site
+)
+
+// Action is what a Response tells the hook to do.
+type Action uint8
+
+// Actions.
+const (
+	ActNone  Action = 0 // run the real call
+	ActError Action = 1 // return error variant Arg (1-based) instead of calling
+	ActDelay Action = 2 // sleep Arg nanoseconds, then run the real call
+	ActCrash Action = 3 // block: the controller kills the process
+)
+
+func (a Action) String() string {
+	switch a {
+	case ActNone:
+		return "none"
+	case ActError:
+		return "error"
+	case ActDelay:
+		return "delay"
+	case ActCrash:
+		return "crash"
+	}
+	return fmt.Sprintf("action(%d)", uint8(a))
+}
+
+// EventKind identifies an Event.
+type EventKind uint8
+
+// Event kinds and the meaning of their fields.
+const (
+	// EvState: goroutine D running instance C of task unit A entered state B.
+	EvState EventKind = 1
+	// EvTimeout: site A used a timeout of B nanoseconds.
+	EvTimeout EventKind = 2
+	// EvHit: site A was reached for the first time in this process.
+	EvHit EventKind = 3
+	// EvWorkload: Data holds a JSON-encoded workload record.
+	EvWorkload EventKind = 4
+)
+
+// Hello opens a connection.
+type Hello struct {
+	Version     uint32
+	Role        Role
+	Node        string // node name, from GOFAULT_NODE
+	Trial       string // trial key, from GOFAULT_TRIAL
+	PID         uint64
+	CatalogHash string // hash of the catalog the binary was instrumented with
+}
+
+// Plan says which sites are live in the current trial for this process.
+// Hooks at sites that are not live never contact the controller.
+type Plan struct {
+	Epoch uint32   // increases with every plan of a connection
+	Flags uint32   // Flag* bits
+	Sites []uint32 // live site indices, ascending
+}
+
+// Welcome answers Hello.
+type Welcome struct {
+	Version uint32
+	Plan    Plan
+}
+
+// Frame is one call-stack frame.
+type Frame struct {
+	Func string // package-qualified function name
+	File string
+	Line uint32
+}
+
+// Request asks for a decision at a live site.
+type Request struct {
+	ID        uint64
+	Site      uint32
+	Goroutine uint64 // identity of the calling goroutine
+	Task      uint32 // task unit of the goroutine's last state hook, 0 if none
+	Inst      uint64 // task instance of that hook
+	State     uint32 // abstract state of that hook
+	Stack     []Frame
+}
+
+// Response answers a Request.
+type Response struct {
+	ID     uint64
+	Action Action
+	Arg    int64 // error variant for ActError, nanoseconds for ActDelay
+}
+
+// Event is one entry of an Events batch; the meaning of A–D depends on Kind.
+type Event struct {
+	Kind       EventKind
+	Time       int64 // unix nanoseconds
+	A, B, C, D uint64
+	Data       []byte
+}
+
+// Events is a batch of events.
+type Events struct {
+	Events []Event
+}
+
+// Errors returned by Reader and the decoders.
+var (
+	ErrFrameSize = errors.New("wire: frame size out of range")
+	ErrMalformed = errors.New("wire: malformed payload")
+)
+
+// Reader reads frames from a stream.
+type Reader struct {
+	r   io.Reader
+	buf []byte
+	// start and end delimit the unread bytes of buf.
+	start, end int
+}
+
+// NewReader returns a Reader over r with an internal buffer.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: r, buf: make([]byte, 64<<10)}
+}
+
+// Buffered reports how many bytes are read from the stream but not yet
+// returned as frames. A server uses it to flush its replies only once it has
+// handled every request that arrived together.
+func (r *Reader) Buffered() int { return r.end - r.start }
+
+// fill makes at least n unread bytes available.
+func (r *Reader) fill(n int) error {
+	if r.end-r.start >= n {
+		return nil
+	}
+	if n > len(r.buf) {
+		nb := make([]byte, n+4096)
+		r.end = copy(nb, r.buf[r.start:r.end])
+		r.start = 0
+		r.buf = nb
+	} else if r.start+n > len(r.buf) {
+		r.end = copy(r.buf, r.buf[r.start:r.end])
+		r.start = 0
+	}
+	for r.end-r.start < n {
+		m, err := r.r.Read(r.buf[r.end:])
+		r.end += m
+		if err != nil {
+			if r.end-r.start >= n {
+				return nil
+			}
+			if err == io.EOF && r.end-r.start > 0 {
+				return io.ErrUnexpectedEOF
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadFrame returns the next frame's type and payload. The payload is valid
+// only until the next call. A frame whose length is 0 or above MaxFrame is
+// rejected with ErrFrameSize before any of it is buffered.
+func (r *Reader) ReadFrame() (Type, []byte, error) {
+	if err := r.fill(4); err != nil {
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(r.buf[r.start:])
+	if n == 0 || n > MaxFrame {
+		return 0, nil, fmt.Errorf("%w: %d bytes", ErrFrameSize, n)
+	}
+	if err := r.fill(4 + int(n)); err != nil {
+		return 0, nil, err
+	}
+	f := r.buf[r.start+4 : r.start+4+int(n)]
+	r.start += 4 + int(n)
+	return Type(f[0]), f[1:], nil
+}
+
+// BeginFrame appends a frame header for type t to buf. The caller appends the
+// payload and then calls EndFrame with the returned offset.
+func BeginFrame(buf []byte, t Type) ([]byte, int) {
+	off := len(buf)
+	return append(buf, 0, 0, 0, 0, byte(t)), off
+}
+
+// EndFrame patches the length of the frame started at off.
+func EndFrame(buf []byte, off int) []byte {
+	binary.BigEndian.PutUint32(buf[off:], uint32(len(buf)-off-4))
+	return buf
+}
+
+// AppendHello appends a Hello frame.
+func AppendHello(buf []byte, m *Hello) []byte {
+	buf, off := BeginFrame(buf, THello)
+	buf = binary.AppendUvarint(buf, uint64(m.Version))
+	buf = append(buf, byte(m.Role))
+	buf = appendString(buf, m.Node)
+	buf = appendString(buf, m.Trial)
+	buf = binary.AppendUvarint(buf, m.PID)
+	buf = appendString(buf, m.CatalogHash)
+	return EndFrame(buf, off)
+}
+
+// DecodeHello decodes a Hello payload.
+func DecodeHello(p []byte, m *Hello) error {
+	d := decoder{p: p}
+	m.Version = d.u32()
+	m.Role = Role(d.byte())
+	m.Node = d.string()
+	m.Trial = d.string()
+	m.PID = d.uvarint()
+	m.CatalogHash = d.string()
+	return d.done()
+}
+
+func appendPlan(buf []byte, m *Plan) []byte {
+	buf = binary.AppendUvarint(buf, uint64(m.Epoch))
+	buf = binary.AppendUvarint(buf, uint64(m.Flags))
+	buf = binary.AppendUvarint(buf, uint64(len(m.Sites)))
+	prev := uint32(0)
+	for _, s := range m.Sites {
+		buf = binary.AppendUvarint(buf, uint64(s-prev)) // ascending: small deltas
+		prev = s
+	}
+	return buf
+}
+
+func (d *decoder) plan(m *Plan) {
+	m.Epoch = d.u32()
+	m.Flags = d.u32()
+	n := d.count(1)
+	m.Sites = m.Sites[:0]
+	prev := uint64(0)
+	for i := 0; i < n && d.err == nil; i++ {
+		prev += d.uvarint()
+		if prev > 1<<32-1 {
+			d.fail()
+			break
+		}
+		m.Sites = append(m.Sites, uint32(prev))
+	}
+}
+
+// AppendPlan appends a Plan frame. Sites must be ascending.
+func AppendPlan(buf []byte, m *Plan) []byte {
+	buf, off := BeginFrame(buf, TPlan)
+	buf = appendPlan(buf, m)
+	return EndFrame(buf, off)
+}
+
+// DecodePlan decodes a Plan payload.
+func DecodePlan(p []byte, m *Plan) error {
+	d := decoder{p: p}
+	d.plan(m)
+	return d.done()
+}
+
+// AppendWelcome appends a Welcome frame.
+func AppendWelcome(buf []byte, m *Welcome) []byte {
+	buf, off := BeginFrame(buf, TWelcome)
+	buf = binary.AppendUvarint(buf, uint64(m.Version))
+	buf = appendPlan(buf, &m.Plan)
+	return EndFrame(buf, off)
+}
+
+// DecodeWelcome decodes a Welcome payload.
+func DecodeWelcome(p []byte, m *Welcome) error {
+	d := decoder{p: p}
+	m.Version = d.u32()
+	d.plan(&m.Plan)
+	return d.done()
+}
+
+// AppendRequest appends a Request frame.
+func AppendRequest(buf []byte, m *Request) []byte {
+	buf, off := BeginFrame(buf, TRequest)
+	buf = binary.AppendUvarint(buf, m.ID)
+	buf = binary.AppendUvarint(buf, uint64(m.Site))
+	buf = binary.AppendUvarint(buf, m.Goroutine)
+	buf = binary.AppendUvarint(buf, uint64(m.Task))
+	buf = binary.AppendUvarint(buf, m.Inst)
+	buf = binary.AppendUvarint(buf, uint64(m.State))
+	buf = binary.AppendUvarint(buf, uint64(len(m.Stack)))
+	for i := range m.Stack {
+		f := &m.Stack[i]
+		buf = appendString(buf, f.Func)
+		buf = appendString(buf, f.File)
+		buf = binary.AppendUvarint(buf, uint64(f.Line))
+	}
+	return EndFrame(buf, off)
+}
+
+// DecodeRequest decodes a Request payload.
+func DecodeRequest(p []byte, m *Request) error {
+	d := decoder{p: p}
+	m.ID = d.uvarint()
+	m.Site = d.u32()
+	m.Goroutine = d.uvarint()
+	m.Task = d.u32()
+	m.Inst = d.uvarint()
+	m.State = d.u32()
+	n := d.count(3)
+	m.Stack = m.Stack[:0]
+	for i := 0; i < n && d.err == nil; i++ {
+		m.Stack = append(m.Stack, Frame{Func: d.string(), File: d.string(), Line: d.u32()})
+	}
+	return d.done()
+}
+
+// AppendResponse appends a Response frame.
+func AppendResponse(buf []byte, m *Response) []byte {
+	buf, off := BeginFrame(buf, TResponse)
+	buf = binary.AppendUvarint(buf, m.ID)
+	buf = append(buf, byte(m.Action))
+	buf = binary.AppendVarint(buf, m.Arg)
+	return EndFrame(buf, off)
+}
+
+// DecodeResponse decodes a Response payload.
+func DecodeResponse(p []byte, m *Response) error {
+	d := decoder{p: p}
+	m.ID = d.uvarint()
+	m.Action = Action(d.byte())
+	m.Arg = d.varint()
+	if m.Action > ActCrash {
+		d.fail()
+	}
+	return d.done()
+}
+
+// AppendEvent appends one event to the payload of an Events frame under
+// construction (see BeginFrame). Callers that batch events write the count
+// themselves; AppendEvents is the simple form.
+func AppendEvent(buf []byte, e *Event) []byte {
+	buf = append(buf, byte(e.Kind))
+	buf = binary.AppendVarint(buf, e.Time)
+	buf = binary.AppendUvarint(buf, e.A)
+	buf = binary.AppendUvarint(buf, e.B)
+	buf = binary.AppendUvarint(buf, e.C)
+	buf = binary.AppendUvarint(buf, e.D)
+	return appendBytes(buf, e.Data)
+}
+
+// AppendEvents appends an Events frame.
+func AppendEvents(buf []byte, m *Events) []byte {
+	buf, off := BeginFrame(buf, TEvents)
+	for i := range m.Events {
+		buf = AppendEvent(buf, &m.Events[i])
+	}
+	return EndFrame(buf, off)
+}
+
+// DecodeEvents decodes an Events payload: a sequence of events up to the end
+// of the frame. Data slices alias p.
+func DecodeEvents(p []byte, m *Events) error {
+	d := decoder{p: p}
+	m.Events = m.Events[:0]
+	for len(d.p) > 0 && d.err == nil {
+		var e Event
+		e.Kind = EventKind(d.byte())
+		if e.Kind < EvState || e.Kind > EvWorkload {
+			d.fail()
+			break
+		}
+		e.Time = d.varint()
+		e.A, e.B, e.C, e.D = d.uvarint(), d.uvarint(), d.uvarint(), d.uvarint()
+		e.Data = d.bytes()
+		m.Events = append(m.Events, e)
+	}
+	return d.done()
+}
+
+// AppendBye appends a Bye frame.
+func AppendBye(buf []byte) []byte {
+	buf, off := BeginFrame(buf, TBye)
+	return EndFrame(buf, off)
+}
+
+func appendString(buf []byte, s string) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(s)))
+	return append(buf, s...)
+}
+
+func appendBytes(buf []byte, b []byte) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(b)))
+	return append(buf, b...)
+}
+
+// decoder reads payload fields; the first error sticks and later reads
+// return zero values.
+type decoder struct {
+	p   []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = ErrMalformed
+	}
+	d.p = nil
+}
+
+func (d *decoder) done() error {
+	if d.err == nil && len(d.p) != 0 {
+		return fmt.Errorf("%w: %d trailing bytes", ErrMalformed, len(d.p))
+	}
+	return d.err
+}
+
+func (d *decoder) byte() byte {
+	if len(d.p) < 1 {
+		d.fail()
+		return 0
+	}
+	b := d.p[0]
+	d.p = d.p[1:]
+	return b
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.p)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.p = d.p[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.p)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.p = d.p[n:]
+	return v
+}
+
+func (d *decoder) u32() uint32 {
+	v := d.uvarint()
+	if v > 1<<32-1 {
+		d.fail()
+		return 0
+	}
+	return uint32(v)
+}
+
+// count reads a element count and checks it against the bytes left, given
+// that each element takes at least min bytes, so a forged count cannot make
+// the decoder allocate more than the frame could hold.
+func (d *decoder) count(min int) int {
+	n := d.uvarint()
+	if n > uint64(len(d.p)/min) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.p)) {
+		d.fail()
+		return nil
+	}
+	b := d.p[:n:n]
+	d.p = d.p[n:]
+	return b
+}
+
+func (d *decoder) string() string { return string(d.bytes()) }

@@ -1,0 +1,202 @@
+// Package catalog holds the plain data that analysis produces and every later
+// stage consumes: the fault sites, task units and abstract states of a target,
+// each with a stable ID, and the dense indices that instrumented code passes
+// to the agent.
+//
+// A Catalog is written as catalog.json next to the instrumented build; its
+// Hash is linked into the binary so the controller can tell that an agent was
+// built from the catalog it holds.
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// SiteKind says which faults a site can take; a site may take several.
+type SiteKind uint8
+
+// Site kinds, as bits.
+const (
+	KindError SiteKind = 1 << iota // the call can return an injected error
+	KindDelay                      // the call does I/O and can be slowed down
+	KindCrash                      // the process can be killed at the call
+)
+
+// Has reports whether k includes all bits of o.
+func (k SiteKind) Has(o SiteKind) bool { return k&o == o }
+
+// Site is one call site where a fault can be injected.
+type Site struct {
+	// Index is the dense index passed to the agent's hooks; it equals the
+	// site's position in Catalog.Sites.
+	Index uint32 `json:"index"`
+	// ID is stable across rebuilds and unrelated edits of the same source:
+	// it is derived from package, enclosing function, callee and ordinal,
+	// never from line numbers.
+	ID     string   `json:"id"`
+	Kind   SiteKind `json:"kind"`
+	Pkg    string   `json:"pkg"`    // import path of the package holding the call
+	Func   string   `json:"func"`   // enclosing function, e.g. "(*Log).append"
+	Callee string   `json:"callee"` // called function, e.g. "(*os.File).Write"
+	// File, Line and Col locate the call's opening parenthesis
+	// (ast.CallExpr.Lparen, which is ssa.CallCommon.Pos()) in the files that
+	// are instrumented. They change with edits and are not part of ID.
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
+	// IO classifies the I/O behind the call: "disk", "net" or "" when the
+	// error is constructed by the target itself.
+	IO string `json:"io,omitempty"`
+	// Errors are the realistic error values the call can return; the agent
+	// hook's result k ≥ 1 selects Errors[k-1].
+	Errors []ErrorValue `json:"errors,omitempty"`
+	// Context found by later analysis passes (lock held, timeout, ...).
+	LockHeld bool `json:"lock_held,omitempty"`
+	Barrier  bool `json:"barrier,omitempty"`
+	Timeout  bool `json:"timeout,omitempty"`
+}
+
+// ErrorValue is one error a site can return.
+type ErrorValue struct {
+	// Name is short and human, e.g. "EIO", "ECONNRESET", "ErrCompacted".
+	Name string `json:"name"`
+	// Expr is a Go expression of type error that builds the value, e.g.
+	// `&fs.PathError{Op: "write", Path: "", Err: syscall.EIO}`, using the
+	// package names of Imports.
+	Expr string `json:"expr"`
+	// Imports are the import paths Expr needs.
+	Imports []string `json:"imports,omitempty"`
+}
+
+// Task is a task unit: a function started by a go statement, or a
+// long-running loop in one.
+type Task struct {
+	Index uint32 `json:"index"` // dense, 1-based (0 means "no task")
+	ID    string `json:"id"`
+	Pkg   string `json:"pkg"`
+	Func  string `json:"func"`
+}
+
+// State is an abstract state of a task unit.
+type State struct {
+	Index uint32 `json:"index"` // dense, 1-based within the catalog
+	ID    string `json:"id"`
+	Task  uint32 `json:"task"` // Task.Index
+	// Cond describes the branch that starts the state, for humans.
+	Cond string `json:"cond"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
+
+// Catalog is everything analysis found in a target.
+type Catalog struct {
+	Module string  `json:"module"`
+	Sites  []Site  `json:"sites"`
+	Tasks  []Task  `json:"tasks,omitempty"`
+	States []State `json:"states,omitempty"`
+	// Hash identifies the catalog's contents; see ComputeHash.
+	Hash string `json:"hash"`
+}
+
+// ComputeHash returns a hash of the stable parts of the catalog: the IDs,
+// kinds and error names of its sites, tasks and states, in index order.
+// Display fields such as File and Line do not contribute, so a rebuild after
+// an edit that only moves code keeps the hash.
+func (c *Catalog) ComputeHash() string {
+	h := sha256.New()
+	for i := range c.Sites {
+		s := &c.Sites[i]
+		fmt.Fprintf(h, "s %d %s %d", s.Index, s.ID, s.Kind)
+		for _, e := range s.Errors {
+			fmt.Fprintf(h, " %s", e.Name)
+		}
+		h.Write([]byte{'\n'})
+	}
+	for _, t := range c.Tasks {
+		fmt.Fprintf(h, "t %d %s\n", t.Index, t.ID)
+	}
+	for _, s := range c.States {
+		fmt.Fprintf(h, "a %d %s %d\n", s.Index, s.ID, s.Task)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// Site returns the site with index i, or nil.
+func (c *Catalog) Site(i uint32) *Site {
+	if int(i) >= len(c.Sites) {
+		return nil
+	}
+	return &c.Sites[i]
+}
+
+// State returns the state with index i, or nil.
+func (c *Catalog) State(i uint32) *State {
+	if i == 0 || int(i) > len(c.States) {
+		return nil
+	}
+	return &c.States[i-1]
+}
+
+// Task returns the task with index i, or nil.
+func (c *Catalog) Task(i uint32) *Task {
+	if i == 0 || int(i) > len(c.Tasks) {
+		return nil
+	}
+	return &c.Tasks[i-1]
+}
+
+// Check verifies the dense indices and the hash.
+func (c *Catalog) Check() error {
+	for i := range c.Sites {
+		if c.Sites[i].Index != uint32(i) {
+			return fmt.Errorf("catalog: site %q has index %d, want %d", c.Sites[i].ID, c.Sites[i].Index, i)
+		}
+	}
+	for i := range c.Tasks {
+		if c.Tasks[i].Index != uint32(i+1) {
+			return fmt.Errorf("catalog: task %q has index %d, want %d", c.Tasks[i].ID, c.Tasks[i].Index, i+1)
+		}
+	}
+	for i := range c.States {
+		if c.States[i].Index != uint32(i+1) {
+			return fmt.Errorf("catalog: state %q has index %d, want %d", c.States[i].ID, c.States[i].Index, i+1)
+		}
+	}
+	if c.Hash != "" && c.Hash != c.ComputeHash() {
+		return fmt.Errorf("catalog: hash %s does not match contents (%s)", c.Hash, c.ComputeHash())
+	}
+	return nil
+}
+
+// Load reads a catalog.json file.
+func Load(path string) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	var c Catalog
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("parse catalog %s: %w", path, err)
+	}
+	if err := c.Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &c, nil
+}
+
+// Save writes the catalog as indented JSON, setting Hash first.
+func (c *Catalog) Save(path string) error {
+	c.Hash = c.ComputeHash()
+	data, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode catalog: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write catalog: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+// Command gofault finds fault-induced bugs in Go distributed systems: it
+// analyses a target's source for fault sites, builds an instrumented copy,
+// and runs campaigns of short trials on a real cluster, each with a chosen
+// fault, judged by checkers.
+//
+// Usage:
+//
+//	gofault <command> [flags]
+//
+// Run "gofault help" for the list of commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// command is one subcommand. Each lives in its own file and registers itself
+// from an init function.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout io.Writer) error
+}
+
+var commands = map[string]command{}
+
+func register(c command) { commands[c.name] = c }
+
+// errUsage marks an error caused by bad command-line use; it exits with 2.
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	slog.SetDefault(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: logLevel()})))
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "gofault: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := c.run(ctx, args[1:], stdout); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "gofault %s: %v\n", c.name, err)
+		if errors.Is(err, errUsage) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "gofault finds fault-induced bugs in Go distributed systems.")
+	fmt.Fprintln(w, "\nUsage: gofault <command> [flags]\n\nCommands:")
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	}
+	fmt.Fprintln(w, "\nRun \"gofault <command> -h\" for a command's flags.")
+}
+
+func logLevel() slog.Level {
+	if os.Getenv("GOFAULT_DEBUG") != "" {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
+// newFlags returns a flag set for a subcommand that reports errors instead
+// of exiting.
+func newFlags(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("gofault "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}

@@ -1,0 +1,135 @@
+// Package config defines gofault.yaml: the target to analyse and build, the
+// cluster to run, the workload, checkers, faults, policy and trial limits of
+// a campaign.
+package config
+
+import "time"
+
+// Config is one gofault.yaml.
+type Config struct {
+	// Name names the campaign's target, e.g. "etcd".
+	Name string `yaml:"name"`
+	// Dir is the directory of the config file; relative paths in the config
+	// are resolved against it. Set by Load, not read from YAML.
+	Dir string `yaml:"-"`
+
+	Target   Target   `yaml:"target"`
+	Cluster  Cluster  `yaml:"cluster"`
+	Workload Workload `yaml:"workload"`
+	Checkers Checkers `yaml:"checkers"`
+	Faults   Faults   `yaml:"faults"`
+	Policy   Policy   `yaml:"policy"`
+	Trials   Trials   `yaml:"trials"`
+	Store    Store    `yaml:"store"`
+	// WorkDir holds builds, trial data and logs; default ".gofault" next to
+	// the config file.
+	WorkDir string `yaml:"workdir"`
+}
+
+// Target says what to analyse, instrument and build.
+type Target struct {
+	// Module is the directory of the Go module holding Main (relative to
+	// the config file).
+	Module string `yaml:"module"`
+	// Main is the main package to build, relative to Module, e.g. "./node".
+	Main string `yaml:"main"`
+	// Packages are the package patterns to analyse and instrument, e.g.
+	// "go.etcd.io/etcd/server/v3/...". Packages of dependency modules are
+	// copied into the work dir before they are instrumented.
+	Packages []string `yaml:"packages"`
+	// Version, when set, is the version required for every module in
+	// Versioned, e.g. "v3.5.16"; the build applies it to a copy of go.mod.
+	Version string `yaml:"version"`
+	// Versioned are the module paths that Version applies to.
+	Versioned []string `yaml:"versioned"`
+	// BuildFlags are extra flags for go build, e.g. ["-tags", "foo"].
+	BuildFlags []string `yaml:"build_flags"`
+}
+
+// Cluster says how to run one node of the target.
+type Cluster struct {
+	Nodes int `yaml:"nodes"`
+	// Ports names the ports each node gets, e.g. ["client", "peer"]; every
+	// trial allocates fresh free loopback ports.
+	Ports []string `yaml:"ports"`
+	// Command is the node's command line, a list of Go text/template strings
+	// over NodeVars, e.g. "--listen-client-urls=http://127.0.0.1:{{.Port.client}}".
+	Command []string `yaml:"command"`
+	// Env adds environment variables (templates too).
+	Env map[string]string `yaml:"env"`
+	// Ready is how to tell a node is up.
+	Ready Ready `yaml:"ready"`
+	// Shutdown is how to stop a node at the end of a trial.
+	Shutdown Shutdown `yaml:"shutdown"`
+}
+
+// Ready is a readiness probe.
+type Ready struct {
+	// TCP is a template for host:port that accepts connections when ready.
+	TCP string `yaml:"tcp"`
+	// HTTP is a template for a URL that answers 2xx when ready.
+	HTTP    string        `yaml:"http"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Shutdown is how nodes are stopped.
+type Shutdown struct {
+	Signal string        `yaml:"signal"` // default "SIGTERM"
+	Grace  time.Duration `yaml:"grace"`  // then SIGKILL; default 5s
+}
+
+// Workload is what drives the cluster during a trial.
+type Workload struct {
+	// Package is a Go main package (relative to Target.Module) built once
+	// per campaign and run as the workload; or
+	Package string `yaml:"package"`
+	// Command is an external command line (templates over TrialVars).
+	Command []string `yaml:"command"`
+	Env     map[string]string `yaml:"env"`
+	// Timeout bounds the workload; past it the trial ends as hung.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Checkers selects and tunes the checkers.
+type Checkers struct {
+	// Enabled lists checker names; default all that apply.
+	Enabled []string `yaml:"enabled"`
+	// Progress is how long a client may go without progress before the
+	// hang checker reports it.
+	Progress time.Duration `yaml:"progress"`
+	// Baseline is the number of fault-free trials the log checker learns
+	// from.
+	Baseline int `yaml:"baseline"`
+	// Linearizability bounds the porcupine check of each key's history.
+	Linearizability time.Duration `yaml:"linearizability_timeout"`
+}
+
+// Faults selects the fault kinds a campaign may inject.
+type Faults struct {
+	Kinds []string `yaml:"kinds"` // "error", "delay", "crash"
+	// Delay is the default injected delay where no timeout was observed.
+	Delay time.Duration `yaml:"delay"`
+}
+
+// Policy selects and tunes the injection policy.
+type Policy struct {
+	Name string `yaml:"name"`
+	Seed int64  `yaml:"seed"`
+	// PerTrial is the number of injections per trial (default 1).
+	PerTrial int `yaml:"per_trial"`
+	// Budget is bsrr's per-state budget (default 5).
+	Budget int `yaml:"budget"`
+}
+
+// Trials bounds a campaign.
+type Trials struct {
+	Count    int           `yaml:"count"`
+	Parallel int           `yaml:"parallel"`
+	Timeout  time.Duration `yaml:"timeout"`
+}
+
+// Store says where records go.
+type Store struct {
+	// DB is the SQLite database file; default "<workdir>/gofault.db".
+	DB string `yaml:"db"`
+}

@@ -1,0 +1,142 @@
+// Package record defines the plain records of a campaign's trials —
+// injections, node exits, workload events and verdicts — shared by the
+// controller, the runner, the checkers, the store and the reports.
+package record
+
+import "time"
+
+// Fault kinds.
+const (
+	KindError = "error"
+	KindDelay = "delay"
+	KindCrash = "crash"
+)
+
+// Frame is one frame of a call stack.
+type Frame struct {
+	Func string `json:"func"`
+	File string `json:"file"`
+	Line int    `json:"line"`
+}
+
+// Injection is one fault the controller injected.
+type Injection struct {
+	Time   time.Time `json:"time"`
+	Node   string    `json:"node"`
+	Site   uint32    `json:"site"`    // catalog index
+	SiteID string    `json:"site_id"` // stable site ID
+	Kind   string    `json:"kind"`    // KindError, KindDelay or KindCrash
+	// Error names the injected error value for KindError, e.g. "EIO".
+	Error string `json:"error,omitempty"`
+	// Delay is the injected delay for KindDelay.
+	Delay time.Duration `json:"delay,omitempty"`
+	Stack []Frame       `json:"stack,omitempty"`
+	// Task, Inst and State locate the goroutine's abstract state, if any.
+	Task    uint32 `json:"task,omitempty"`
+	Inst    uint64 `json:"inst,omitempty"`
+	State   uint32 `json:"state,omitempty"`
+	StateID string `json:"state_id,omitempty"`
+}
+
+// StateChange is one abstract-state transition observed on a node.
+type StateChange struct {
+	Time  time.Time `json:"time"`
+	Node  string    `json:"node"`
+	Task  uint32    `json:"task"`
+	Inst  uint64    `json:"inst"`
+	State uint32    `json:"state"`
+}
+
+// Timeout is a timeout value observed at run time.
+type Timeout struct {
+	Node     string        `json:"node"`
+	Site     uint32        `json:"site"`
+	Duration time.Duration `json:"duration"`
+}
+
+// Node is what the runner saw of one node process.
+type Node struct {
+	Name string `json:"name"`
+	PID  int    `json:"pid"`
+	// Exited is set when the process ended before the runner stopped it.
+	Exited   bool      `json:"exited"`
+	ExitTime time.Time `json:"exit_time,omitempty"`
+	ExitCode int       `json:"exit_code"`
+	Signal   string    `json:"signal,omitempty"`
+	// Killed is set when gofault itself killed the node (a crash fault or
+	// a requested restart), so the crash checker does not report it.
+	Killed bool `json:"killed,omitempty"`
+	// Restarts counts restarts requested during the trial.
+	Restarts int    `json:"restarts,omitempty"`
+	Log      string `json:"log"` // path of the node's combined stdout/stderr
+}
+
+// Client event kinds.
+const (
+	EvProgress  = "progress"  // a request succeeded
+	EvError     = "error"     // a request failed
+	EvOp        = "op"        // a completed operation for the history checkers
+	EvViolation = "violation" // the workload itself saw a guarantee broken
+	EvPhase     = "phase"     // a phase finished (Msg names it)
+)
+
+// ClientEvent is one event a workload client reported.
+type ClientEvent struct {
+	Time   time.Time `json:"time"`
+	Client string    `json:"client"` // e.g. "n2/0"
+	Node   string    `json:"node"`   // the node the client talks to
+	Kind   string    `json:"kind"`   // Ev*
+	Msg    string    `json:"msg,omitempty"`
+	// Checker names the guarantee for EvViolation, e.g. "watch-order".
+	Checker string `json:"checker,omitempty"`
+	Op      *Op    `json:"op,omitempty"`
+}
+
+// Op is one key-value operation of a workload history.
+type Op struct {
+	Kind   string `json:"kind"` // "get", "put", "delete", "cas"
+	Key    string `json:"key"`
+	Value  string `json:"value,omitempty"`  // written value (put, cas new value)
+	Expect string `json:"expect,omitempty"` // cas expected value
+	// Out is the value read (get) or whether cas succeeded ("true"/"false").
+	Out string `json:"out,omitempty"`
+	// Unknown marks an operation whose outcome the client could not learn
+	// (a timeout): it may or may not have taken effect.
+	Unknown bool  `json:"unknown,omitempty"`
+	Call    int64 `json:"call"`   // unix nanoseconds
+	Return  int64 `json:"return"` // unix nanoseconds
+}
+
+// Verdict is one checker's judgement of a trial.
+type Verdict struct {
+	Checker string `json:"checker"`
+	Failed  bool   `json:"failed"`
+	// Symptom is a short, stable description used to cluster findings,
+	// e.g. "client n2/0 made no progress for 10s".
+	Symptom  string   `json:"symptom,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+	Nodes    []string `json:"nodes,omitempty"`
+}
+
+// Trial is everything recorded about one trial.
+type Trial struct {
+	ID       string    `json:"id"`
+	Campaign string    `json:"campaign"`
+	Index    int       `json:"index"`
+	Policy   string    `json:"policy"`
+	Seed     int64     `json:"seed"`
+	Start    time.Time `json:"start"`
+	End      time.Time `json:"end"`
+	// Status is "ok", "failed" (some verdict failed) or "error" (the trial
+	// could not run, e.g. the cluster never became ready).
+	Status     string        `json:"status"`
+	Err        string        `json:"err,omitempty"`
+	Dir        string        `json:"dir"` // data and logs of the trial
+	Injections []Injection   `json:"injections"`
+	Requests   int           `json:"requests"` // decisions asked in the trial
+	Nodes      []Node        `json:"nodes"`
+	Client     []ClientEvent `json:"client,omitempty"`
+	States     []StateChange `json:"states,omitempty"`
+	Timeouts   []Timeout     `json:"timeouts,omitempty"`
+	Verdicts   []Verdict     `json:"verdicts"`
+}
