@@ -84,7 +84,7 @@ type Workload struct {
 	// per campaign and run as the workload; or
 	Package string `yaml:"package"`
 	// Command is an external command line (templates over TrialVars).
-	Command []string `yaml:"command"`
+	Command []string          `yaml:"command"`
 	Env     map[string]string `yaml:"env"`
 	// Timeout bounds the workload; past it the trial ends as hung.
 	Timeout time.Duration `yaml:"timeout"`

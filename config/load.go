@@ -1,25 +1,26 @@
 package config
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Load reads and decodes a gofault.yaml file, rejecting unknown fields, and
-// sets Dir to the file's directory.
-func Load(path string) (*Config, error) {
+// Load reads a gofault.yaml file, applies the "path=value" overrides (as
+// given to --set) to its YAML tree, and decodes the result, rejecting unknown
+// fields with an error naming the field, its line and the closest valid
+// field. It sets Dir to the file's directory. Load neither fills defaults nor
+// validates; Open does all three.
+func Load(path string, overrides ...string) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	var c Config
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil {
+	c, err := Parse(data, overrides...)
+	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	abs, err := filepath.Abs(path)
@@ -27,6 +28,47 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
 	c.Dir = filepath.Dir(abs)
+	return c, nil
+}
+
+// Open loads the config at path with the overrides, fills defaults and
+// validates it against the known names. It is what commands use.
+func Open(path string, known Known, overrides ...string) (*Config, error) {
+	c, err := Load(path, overrides...)
+	if err != nil {
+		return nil, err
+	}
+	c.Defaults()
+	if err := c.Validate(known); err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes YAML config data after applying the overrides. Dir is left
+// empty.
+func Parse(data []byte, overrides ...string) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("parse yaml: %w", err)
+	}
+	if doc.Kind == 0 { // empty file
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	for _, o := range overrides {
+		if err := Set(&doc, o); err != nil {
+			return nil, err
+		}
+	}
+	root := doc.Content[0]
+	if err := checkNode(root, reflect.TypeFor[Config](), ""); err != nil {
+		return nil, err
+	}
+	// checkNode has vetted every field name and value, with lines.
+	var c Config
+	if err := root.Decode(&c); err != nil {
+		return nil, fmt.Errorf("decode: %w", err)
+	}
 	return &c, nil
 }
 

@@ -1,0 +1,350 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+const base = `
+name: demo
+target:
+  packages: [./...]
+cluster:
+  nodes: 3
+  ports: [client, peer]
+  command: ["{{.Bin}}", "--port={{.Port.client}}"]
+  env:
+    A: "1"
+workload:
+  command: [./load.sh]
+`
+
+var known = Known{
+	Policies: []string{"random", "bsrr", "none"},
+	Checkers: []string{"crash", "hang", "gray", "log", "linearizability", "violations"},
+}
+
+func TestSet(t *testing.T) {
+	tests := []struct {
+		name string
+		set  []string
+		get  func(*Config) any
+		want any
+	}{
+		{"int", []string{"cluster.nodes=5"}, func(c *Config) any { return c.Cluster.Nodes }, 5},
+		{"string that looks like a float", []string{"target.version=3.5"}, func(c *Config) any { return c.Target.Version }, "3.5"},
+		{"version", []string{"target.version=v3.5.16"}, func(c *Config) any { return c.Target.Version }, "v3.5.16"},
+		{"duration", []string{"trials.timeout=30s"}, func(c *Config) any { return c.Trials.Timeout }, 30 * time.Second},
+		{"nested new section", []string{"cluster.shutdown.grace=1m"}, func(c *Config) any { return c.Cluster.Shutdown.Grace }, time.Minute},
+		{"list comma", []string{"faults.kinds=error, delay"}, func(c *Config) any { return c.Faults.Kinds }, []string{"error", "delay"}},
+		{"list flow", []string{"faults.kinds=[crash]"}, func(c *Config) any { return c.Faults.Kinds }, []string{"crash"}},
+		{"list empty", []string{"cluster.ports="}, func(c *Config) any { return c.Cluster.Ports }, []string{}},
+		{"replaces list", []string{"cluster.command=/bin/x,-v"}, func(c *Config) any { return c.Cluster.Command }, []string{"/bin/x", "-v"}},
+		{"map key", []string{"cluster.env.GODEBUG=x=1"}, func(c *Config) any { return c.Cluster.Env }, map[string]string{"A": "1", "GODEBUG": "x=1"}},
+		{"map flow", []string{"workload.env={K: v}"}, func(c *Config) any { return c.Workload.Env }, map[string]string{"K": "v"}},
+		{"last wins", []string{"policy.seed=1", "policy.seed=-7"}, func(c *Config) any { return c.Policy.Seed }, int64(-7)},
+		{"top level", []string{"workdir=/tmp/w"}, func(c *Config) any { return c.WorkDir }, "/tmp/w"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse([]byte(base), tt.set...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tt.get(c); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %#v, want %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSetErrors(t *testing.T) {
+	tests := []struct {
+		set  string
+		want []string
+	}{
+		{"cluster.node=5", []string{`unknown field "cluster.node"`, `did you mean "cluster.nodes"`}},
+		{"nodes=5", []string{`unknown field "nodes"`, `"cluster.nodes"`}},
+		{"trials.timout=3s", []string{`"trials.timeout"`}},
+		{"cluster.nodes=five", []string{"cluster.nodes", "want an integer", `"five"`}},
+		{"trials.timeout=30", []string{"trials.timeout", "duration"}},
+		{"cluster.nodes.x=1", []string{"has no field"}},
+		{"cluster.nodes", []string{"want path=value"}},
+		{"=3", []string{"want path=value"}},
+		{"cluster.command=[a", []string{"parse"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.set, func(t *testing.T) {
+			_, err := Parse([]byte(base), tt.set)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown top", "name: x\nclustr:\n  nodes: 3\n", []string{"line 2", `unknown field "clustr"`, `did you mean "cluster"`}},
+		{"unknown nested", "cluster:\n  nodes: 3\n  readyy:\n    tcp: x\n", []string{"line 3", `"cluster.readyy"`, `"cluster.ready"`}},
+		{"unknown deep", "cluster:\n  ready:\n    timout: 3s\n", []string{"line 3", `"cluster.ready.timeout"`}},
+		{"bad int", "cluster:\n  nodes: many\n", []string{"line 2", "cluster.nodes", "integer"}},
+		{"bad duration", "trials:\n  timeout: 10\n", []string{"line 2", "trials.timeout", "duration"}},
+		{"list not scalar", "faults:\n  kinds: error\n", []string{"faults.kinds", "list"}},
+		{"not yaml", "a: [", []string{"parse yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse([]byte(tt.yaml))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseEmpty(t *testing.T) {
+	c, err := Parse(nil, "cluster.nodes=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cluster.Nodes != 2 {
+		t.Errorf("nodes = %d", c.Cluster.Nodes)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "gofault.yaml")
+	if err := os.WriteFile(path, []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Dir != dir {
+		t.Errorf("Dir = %q, want %q", c.Dir, dir)
+	}
+	if got := c.Path("x/y"); got != filepath.Join(dir, "x/y") {
+		t.Errorf("Path = %q", got)
+	}
+	c, err = Open(path, known, "cluster.nodes=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cluster.Nodes != 4 || c.Store.DB != filepath.Join(".gofault", "gofault.db") {
+		t.Errorf("nodes %d db %q", c.Cluster.Nodes, c.Store.DB)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Error("missing file: no error")
+	}
+	if _, err := Open(path, known, "cluster.nodes=-1"); err == nil || !strings.Contains(err.Error(), "cluster.nodes: must be at least 1 (got -1)") {
+		t.Errorf("Open with bad nodes: %v", err)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	var c Config
+	c.Dir = "/x/etcd"
+	c.Defaults()
+	want := Config{
+		Name: "etcd",
+		Dir:  "/x/etcd",
+		Target: Target{
+			Module: ".", Main: ".",
+		},
+		Cluster: Cluster{
+			Nodes:    3,
+			Ready:    Ready{Timeout: 30 * time.Second},
+			Shutdown: Shutdown{Signal: "SIGTERM", Grace: 5 * time.Second},
+		},
+		Workload: Workload{Timeout: 30 * time.Second},
+		Checkers: Checkers{Enabled: DefaultCheckers, Progress: 10 * time.Second, Baseline: 3, Linearizability: 10 * time.Second},
+		Faults:   Faults{Kinds: []string{"error", "delay", "crash"}, Delay: 3 * time.Second},
+		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
+		Trials:   Trials{Count: 100, Parallel: 1, Timeout: 2 * time.Minute},
+		Store:    Store{DB: ".gofault/gofault.db"},
+		WorkDir:  ".gofault",
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("Defaults:\n got %+v\nwant %+v", c, want)
+	}
+	again := c
+	again.Defaults()
+	if !reflect.DeepEqual(again, c) {
+		t.Error("Defaults is not idempotent")
+	}
+	// Set values are kept.
+	d := Config{Cluster: Cluster{Nodes: 5}, WorkDir: "w"}
+	d.Defaults()
+	if d.Cluster.Nodes != 5 || d.Store.DB != "w/gofault.db" {
+		t.Errorf("kept: nodes %d db %q", d.Cluster.Nodes, d.Store.DB)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		set  []string
+		want []string // substrings of the error; none: valid
+	}{
+		{"valid", nil, nil},
+		{"valid http ready", []string{"cluster.ready.http=http://{{.Host}}:{{.Port.client}}/health"}, nil},
+		{"nodes zero after defaults", []string{"cluster.nodes=-2"}, []string{`cluster.nodes: must be at least 1 (got -2); set e.g. "nodes: 3"`}},
+		{"no packages", []string{"target.packages="}, []string{"target.packages: must list"}},
+		{"version without modules", []string{"target.version=v3.5.16"}, []string{"target.versioned: must list"}},
+		{"version without v", []string{"target.version=3.5", "target.versioned=x"}, []string{"target.version: must be a module version"}},
+		{"no command", []string{"cluster.command="}, []string{"cluster.command: must be set"}},
+		{"undeclared port", []string{"cluster.command={{.Bin}},--p={{.Port.admin}}"}, []string{"cluster.command[1]: bad template", "admin", `"client", "peer"`}},
+		{"bad template syntax", []string{"cluster.env.X={{.Name"}, []string{"cluster.env.X: bad template"}},
+		{"unknown var", []string{"cluster.ready.tcp={{.Hots}}:1"}, []string{"cluster.ready.tcp: bad template"}},
+		{"both probes", []string{"cluster.ready.http=http://x", "cluster.ready.tcp=x:1"}, []string{"cluster.ready: sets both"}},
+		{"http not url", []string{"cluster.ready.http=localhost:1"}, []string{"cluster.ready.http: must be an http"}},
+		{"bad port name", []string{"cluster.ports=client,my-port"}, []string{"cluster.ports[1]", "not an identifier"}},
+		{"dup port", []string{"cluster.ports=client,client"}, []string{"listed twice"}},
+		{"bad signal", []string{"cluster.shutdown.signal=SIGFOO"}, []string{"cluster.shutdown.signal: unknown signal", "SIGTERM"}},
+		{"short signal", []string{"cluster.shutdown.signal=int"}, nil},
+		{"negative grace", []string{"cluster.shutdown.grace=-1s"}, []string{"cluster.shutdown.grace: must be positive"}},
+		{"no workload", []string{"workload.command="}, []string{"workload: must set package or command"}},
+		{"both workloads", []string{"workload.package=./w"}, []string{"workload: sets both"}},
+		{"unknown checker", []string{"checkers.enabled=crash,hang,lin"}, []string{`checkers.enabled[2]: unknown name "lin"`, `"linearizability"`}},
+		{"unknown kind", []string{"faults.kinds=error,partition"}, []string{`faults.kinds[1]: unknown name "partition"`, `"crash", "delay", "error"`}},
+		{"unknown policy", []string{"policy.name=bsr"}, []string{`policy.name: unknown name "bsr"; valid names: "bsrr", "none", "random"`}},
+		{"per trial", []string{"policy.per_trial=-1"}, []string{"policy.per_trial: must be at least 1"}},
+		{"parallel", []string{"trials.parallel=-1"}, []string{"trials.parallel: must be at least 1"}},
+		{"trial shorter than workload", []string{"trials.timeout=10s"}, []string{"trials.timeout: must be longer than workload.timeout 30s (got 10s)"}},
+		{"baseline none", []string{"checkers.baseline=-1"}, nil},
+		{"several errors", []string{"cluster.nodes=-1", "policy.budget=-3"}, []string{"cluster.nodes:", "policy.budget:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse([]byte(base), tt.set...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Defaults()
+			err = c.Validate(known)
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseSignal(t *testing.T) {
+	for _, s := range []string{"SIGTERM", "TERM", "sigterm", "15"} {
+		if sig, err := ParseSignal(s); err != nil || sig != 15 {
+			t.Errorf("ParseSignal(%q) = %v, %v", s, sig, err)
+		}
+	}
+	if _, err := ParseSignal("SIGNOPE"); err == nil {
+		t.Error("SIGNOPE: no error")
+	}
+}
+
+func TestTemplate(t *testing.T) {
+	c, err := Parse(Template("etcd"))
+	if err != nil {
+		t.Fatalf("template does not parse: %v", err)
+	}
+	if c.Name != "etcd" {
+		t.Errorf("name = %q", c.Name)
+	}
+	c.Defaults()
+	err = c.Validate(known)
+	if err == nil || !strings.Contains(err.Error(), "cluster.command: must be set") || !strings.Contains(err.Error(), "workload: must set") {
+		t.Errorf("unfilled template: want errors for cluster.command and workload, got %v", err)
+	}
+	c, err = Parse(Template("x: y"), `cluster.command=["{{.Bin}}", "--data={{.Dir}}", "--port={{.Port.client}}"]`, "workload.package=./workload")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Defaults()
+	if err := c.Validate(known); err != nil {
+		t.Errorf("filled template: %v", err)
+	}
+	if c.Name != "x: y" {
+		t.Errorf("name not quoted: %q", c.Name)
+	}
+	// The example command in the comments is a valid template.
+	ex, err := Parse(Template("x"), `cluster.command=["{{.Bin}}", "--peers={{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=http://{{$n.Host}}:{{$n.Port.peer}}{{end}}"]`, "workload.package=./w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex.Defaults()
+	if err := ex.Validate(known); err != nil {
+		t.Errorf("example command: %v", err)
+	}
+}
+
+func TestHash(t *testing.T) {
+	parse := func(set ...string) string {
+		c, err := Parse([]byte(base), set...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Defaults()
+		return c.Hash()
+	}
+	h := parse()
+	if h != parse() || len(h) != 32 {
+		t.Fatalf("hash unstable or wrong length: %q", h)
+	}
+	for _, s := range []string{"trials.count=7", "trials.parallel=2", "store.db=x.db", "checkers.progress=1s"} {
+		if parse(s) != h {
+			t.Errorf("%s changed the hash", s)
+		}
+	}
+	for _, s := range []string{"cluster.nodes=5", "target.version=v1.0.0", "policy.seed=9", "policy.name=bsrr", "cluster.env.B=2", "workload.timeout=1m"} {
+		if parse(s) == h {
+			t.Errorf("%s did not change the hash", s)
+		}
+	}
+}
+
+func TestFields(t *testing.T) {
+	f := Fields()
+	for _, want := range []string{"name", "cluster.nodes", "cluster.ready.timeout", "checkers.linearizability_timeout", "store.db", "workdir"} {
+		found := false
+		for _, g := range f {
+			found = found || g == want
+		}
+		if !found {
+			t.Errorf("Fields lacks %q", want)
+		}
+	}
+	for _, g := range f {
+		if g == "dir" {
+			t.Error("Fields lists the yaml:\"-\" field Dir")
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package config
+
+import (
+	"path/filepath"
+	"slices"
+	"time"
+)
+
+// Default values filled in by Defaults.
+const (
+	DefaultNodes           = 3
+	DefaultReadyTimeout    = 30 * time.Second
+	DefaultSignal          = "SIGTERM"
+	DefaultGrace           = 5 * time.Second
+	DefaultWorkloadTimeout = 30 * time.Second
+	DefaultTrialTimeout    = 2 * time.Minute
+	DefaultProgress        = 10 * time.Second
+	DefaultBaseline        = 3
+	DefaultLinearizability = 10 * time.Second
+	DefaultDelay           = 3 * time.Second
+	DefaultPolicy          = "random"
+	DefaultPerTrial        = 1
+	DefaultBudget          = 5
+	DefaultTrials          = 100
+	DefaultParallel        = 1
+	DefaultWorkDir         = ".gofault"
+	DefaultDBName          = "gofault.db"
+)
+
+// DefaultFaultKinds are the fault kinds a campaign injects unless
+// faults.kinds says otherwise, and the kinds Validate accepts when
+// Known.FaultKinds is empty.
+var DefaultFaultKinds = []string{"error", "delay", "crash"}
+
+// DefaultCheckers are the checkers enabled unless checkers.enabled says
+// otherwise. The check package may replace this list from an init function.
+var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations"}
+
+// Defaults fills every unset field with its default. It is idempotent.
+// Zero values that are valid settings (policy.seed 0, checkers.baseline 0
+// once set) cannot be told from unset ones; Defaults treats them as unset
+// only where zero is never useful.
+func (c *Config) Defaults() {
+	if c.Name == "" && c.Dir != "" {
+		c.Name = filepath.Base(c.Dir)
+	}
+	if c.Target.Module == "" {
+		c.Target.Module = "."
+	}
+	if c.Target.Main == "" {
+		c.Target.Main = "."
+	}
+	if c.Cluster.Nodes == 0 {
+		c.Cluster.Nodes = DefaultNodes
+	}
+	if c.Cluster.Ready.Timeout == 0 {
+		c.Cluster.Ready.Timeout = DefaultReadyTimeout
+	}
+	if c.Cluster.Shutdown.Signal == "" {
+		c.Cluster.Shutdown.Signal = DefaultSignal
+	}
+	if c.Cluster.Shutdown.Grace == 0 {
+		c.Cluster.Shutdown.Grace = DefaultGrace
+	}
+	if c.Workload.Timeout == 0 {
+		c.Workload.Timeout = DefaultWorkloadTimeout
+	}
+	if len(c.Checkers.Enabled) == 0 {
+		c.Checkers.Enabled = slices.Clone(DefaultCheckers)
+	}
+	if c.Checkers.Progress == 0 {
+		c.Checkers.Progress = DefaultProgress
+	}
+	if c.Checkers.Baseline == 0 {
+		c.Checkers.Baseline = DefaultBaseline
+	}
+	if c.Checkers.Linearizability == 0 {
+		c.Checkers.Linearizability = DefaultLinearizability
+	}
+	if len(c.Faults.Kinds) == 0 {
+		c.Faults.Kinds = slices.Clone(DefaultFaultKinds)
+	}
+	if c.Faults.Delay == 0 {
+		c.Faults.Delay = DefaultDelay
+	}
+	if c.Policy.Name == "" {
+		c.Policy.Name = DefaultPolicy
+	}
+	if c.Policy.PerTrial == 0 {
+		c.Policy.PerTrial = DefaultPerTrial
+	}
+	if c.Policy.Budget == 0 {
+		c.Policy.Budget = DefaultBudget
+	}
+	if c.Trials.Count == 0 {
+		c.Trials.Count = DefaultTrials
+	}
+	if c.Trials.Parallel == 0 {
+		c.Trials.Parallel = DefaultParallel
+	}
+	if c.Trials.Timeout == 0 {
+		c.Trials.Timeout = DefaultTrialTimeout
+	}
+	if c.WorkDir == "" {
+		c.WorkDir = DefaultWorkDir
+	}
+	if c.Store.DB == "" {
+		c.Store.DB = filepath.Join(c.WorkDir, DefaultDBName)
+	}
+}

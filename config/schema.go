@@ -1,0 +1,344 @@
+package config
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// field is one YAML field of a struct.
+type field struct {
+	name string
+	typ  reflect.Type
+}
+
+// fieldsOf lists the YAML fields of struct type t in declaration order.
+func fieldsOf(t reflect.Type) []field {
+	var fs []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		fs = append(fs, field{name, f.Type})
+	}
+	return fs
+}
+
+func lookupField(t reflect.Type, name string) (field, bool) {
+	for _, f := range fieldsOf(t) {
+		if f.name == name {
+			return f, true
+		}
+	}
+	return field{}, false
+}
+
+// isLeaf reports whether values of t are written as one YAML scalar.
+func isLeaf(t reflect.Type) bool {
+	return t == durationType || (t.Kind() != reflect.Struct && t.Kind() != reflect.Map && t.Kind() != reflect.Slice)
+}
+
+// Fields lists every settable path of the config schema ("cluster.nodes",
+// "cluster.ready.timeout", ...), in declaration order. Map fields such as
+// "cluster.env" accept any key below them.
+func Fields() []string {
+	var out []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for _, f := range fieldsOf(t) {
+			p := prefix + f.name
+			out = append(out, p)
+			if f.typ.Kind() == reflect.Struct && f.typ != durationType {
+				walk(f.typ, p+".")
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	return out
+}
+
+// closest returns the valid path nearest to the unknown path p.
+func closest(p string) string {
+	best, bestScore := "", 1<<30
+	last := p[strings.LastIndex(p, ".")+1:]
+	for _, c := range Fields() {
+		score := levenshtein(p, c)
+		cl := c[strings.LastIndex(c, ".")+1:]
+		if s := levenshtein(last, cl); s < score {
+			score = s + 1 // a match on the last element alone ranks just behind a full match
+		}
+		if score < bestScore {
+			best, bestScore = c, score
+		}
+	}
+	return best
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func unknownFieldError(path string, line int) error {
+	at := ""
+	if line > 0 {
+		at = fmt.Sprintf("line %d: ", line)
+	}
+	return fmt.Errorf("%sunknown field %q; did you mean %q? (run \"gofault init\" for a commented example, or see docs/config.md)", at, path, closest(path))
+}
+
+// describe says in words what a YAML value of type t looks like.
+func describe(t reflect.Type) string {
+	switch {
+	case t == durationType:
+		return `a duration such as "30s" or "1m30s"`
+	case t.Kind() == reflect.String:
+		return "a string"
+	case t.Kind() == reflect.Bool:
+		return "true or false"
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return "an integer"
+	case t.Kind() == reflect.Slice:
+		return "a list such as [a, b] (items: " + describe(t.Elem()) + ")"
+	case t.Kind() == reflect.Map:
+		return "a mapping such as {KEY: value}"
+	case t.Kind() == reflect.Struct:
+		return "a mapping of fields"
+	}
+	return t.String()
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// checkNode checks YAML node n against type t at path, naming the field and
+// line of the first unknown field or ill-typed value.
+func checkNode(n *yaml.Node, t reflect.Type, path string) error {
+	for n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if isNull(n) {
+		return nil
+	}
+	wrong := func() error {
+		name := path
+		if name == "" {
+			name = "config"
+		}
+		return fmt.Errorf("line %d: %s: want %s, got %q", n.Line, name, describe(t), nodeText(n))
+	}
+	switch {
+	case isLeaf(t):
+		if n.Kind != yaml.ScalarNode {
+			return wrong()
+		}
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			return wrong()
+		}
+	case t.Kind() == reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return wrong()
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Value == "<<" { // merge key
+				if err := checkNode(v, t, path); err != nil {
+					return err
+				}
+				continue
+			}
+			p := join(path, k.Value)
+			f, ok := lookupField(t, k.Value)
+			if !ok {
+				return unknownFieldError(p, k.Line)
+			}
+			if err := checkNode(v, f.typ, p); err != nil {
+				return err
+			}
+		}
+	case t.Kind() == reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			return wrong()
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := checkNode(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
+				return err
+			}
+		}
+	case t.Kind() == reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return wrong()
+		}
+		for i, e := range n.Content {
+			if err := checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func nodeText(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	out, err := yaml.Marshal(n)
+	if err != nil {
+		return "?"
+	}
+	s := strings.TrimSpace(string(out))
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// Set applies one override "path=value" (the argument of --set) to a YAML
+// document tree before it is decoded, so the value is typed by the schema:
+// "cluster.nodes=5", "trials.timeout=30s", "faults.kinds=error,delay" or
+// "faults.kinds=[error, delay]", "cluster.env.GODEBUG=x=1". An unknown path
+// is an error naming the closest valid field.
+func Set(doc *yaml.Node, override string) error {
+	path, value, ok := strings.Cut(override, "=")
+	path = strings.TrimSpace(path)
+	if !ok || path == "" {
+		return fmt.Errorf("--set %q: want path=value, e.g. cluster.nodes=5", override)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
+		return fmt.Errorf("--set %s: not a YAML document", path)
+	}
+	segs := strings.Split(path, ".")
+	t := reflect.TypeFor[Config]()
+	for i, s := range segs {
+		p := strings.Join(segs[:i+1], ".")
+		switch {
+		case s == "":
+			return fmt.Errorf("--set %s: empty path element", path)
+		case t.Kind() == reflect.Struct && !isLeaf(t):
+			f, ok := lookupField(t, s)
+			if !ok {
+				return fmt.Errorf("--set: %w", unknownFieldError(p, 0))
+			}
+			t = f.typ
+		case t.Kind() == reflect.Map:
+			t = t.Elem()
+		default:
+			return fmt.Errorf("--set %s: %s is %s and has no field %q", path, strings.Join(segs[:i], "."), describe(t), s)
+		}
+	}
+	v, err := valueNode(t, value)
+	if err != nil {
+		return fmt.Errorf("--set %s: %w", path, err)
+	}
+	if err := checkNode(v, t, path); err != nil {
+		return fmt.Errorf("--set %s=%s: %w", path, value, err)
+	}
+	n := doc.Content[0]
+	for i, s := range segs {
+		if isNull(n) {
+			*n = yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		}
+		if n.Kind != yaml.MappingNode {
+			return fmt.Errorf("--set %s: %s in the file is not a mapping (line %d)", path, strings.Join(segs[:i], "."), n.Line)
+		}
+		var next *yaml.Node
+		for j := 0; j+1 < len(n.Content); j += 2 {
+			if n.Content[j].Value == s {
+				next = n.Content[j+1]
+			}
+		}
+		if next == nil {
+			next = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}, next)
+		}
+		n = next
+	}
+	*n = *v
+	return nil
+}
+
+// valueNode builds the YAML node for an override value of type t.
+func valueNode(t reflect.Type, value string) (*yaml.Node, error) {
+	trimmed := strings.TrimSpace(value)
+	switch {
+	case isLeaf(t):
+		n := &yaml.Node{Kind: yaml.ScalarNode, Value: value}
+		if t.Kind() == reflect.String {
+			n.Tag = "!!str"
+		} else {
+			n.Value = trimmed
+		}
+		return n, nil
+	case t.Kind() == reflect.Slice && !strings.HasPrefix(trimmed, "["):
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+		if trimmed == "" {
+			return n, nil
+		}
+		for _, item := range strings.Split(value, ",") {
+			e, err := valueNode(t.Elem(), strings.TrimSpace(item))
+			if err != nil {
+				return nil, err
+			}
+			n.Content = append(n.Content, e)
+		}
+		return n, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(value), &doc); err != nil {
+		return nil, fmt.Errorf("parse %q as YAML: %w", value, err)
+	}
+	if doc.Kind == 0 {
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}, nil
+	}
+	return doc.Content[0], nil
+}
+
+// names formats a list of valid names for an error message.
+func names(list []string) string {
+	s := slices.Clone(list)
+	sort.Strings(s)
+	q := make([]string, len(s))
+	for i, n := range s {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,131 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Template returns a commented starting gofault.yaml for a target called
+// name, as written by "gofault init". Every section is explained; it parses
+// as is and validates once cluster.command and the workload are filled in.
+func Template(name string) []byte {
+	if name == "" {
+		name = "mytarget"
+	}
+	return []byte(strings.ReplaceAll(initTemplate, "@NAME@", strconv.Quote(name)))
+}
+
+const initTemplate = `# gofault.yaml — a gofault campaign: what to build, how to run one cluster,
+# how to drive it, which faults to inject and how to judge each trial.
+# Reference: docs/config.md. Any field can be overridden on the command line
+# with --set path=value, e.g. --set cluster.nodes=5 --set trials.timeout=3m.
+# Relative paths are relative to this file's directory.
+
+# name names the target; campaigns in the store are listed under it.
+name: @NAME@
+
+# target: the Go code gofault analyses, instruments and builds. Your source
+# tree is never modified: rewritten files go to an overlay in workdir.
+target:
+  # module is the directory of the Go module holding the main package.
+  module: .
+  # main is the main package of one node, relative to module.
+  main: .
+  # packages are the package patterns to analyse for fault sites; they may
+  # name packages of dependency modules (these are copied, then rewritten).
+  packages: [./...]
+  # version, with versioned, pins dependency modules for the build without
+  # editing go.mod, e.g. version: v3.5.16, versioned: [go.etcd.io/etcd/server/v3].
+  # version: ""
+  # versioned: []
+  # build_flags are extra go build flags, e.g. [-tags, netgo].
+  build_flags: []
+
+# cluster: how one trial's cluster is started. Every trial gets fresh
+# loopback ports and a fresh data dir per node. command, env and the ready
+# probe are Go text/templates over the node's variables:
+#   .Index (1-based)  .Name ("n1")  .Bin (the instrumented binary)
+#   .Dir (the node's data dir)  .Host (127.0.0.1)  .Port.<name> (see ports)
+#   .Trial (trial ID)  .TrialDir  .Nodes (all nodes, each with the same fields)
+cluster:
+  # nodes is the number of node processes.
+  nodes: 3
+  # ports names the ports each node needs; each gets a free port per trial.
+  ports: [client, peer]
+  # command is one node's command line. Fill it in, e.g.:
+  # command:
+  #   - "{{.Bin}}"
+  #   - "--name={{.Name}}"
+  #   - "--data-dir={{.Dir}}"
+  #   - "--listen=http://{{.Host}}:{{.Port.client}}"
+  #   - "--peers={{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=http://{{$n.Host}}:{{$n.Port.peer}}{{end}}"
+  command: []
+  # env adds environment variables to every node (values are templates).
+  # The agent's GOFAULT_CONTROLLER, GOFAULT_NODE and GOFAULT_TRIAL are set
+  # by gofault.
+  env: {}
+  # ready tells when a node is up: tcp (host:port accepting connections) or
+  # http (a URL answering 2xx), within timeout. Without either, a node is
+  # ready as soon as it has started.
+  ready:
+    tcp: "{{.Host}}:{{.Port.client}}"
+    # http: "http://{{.Host}}:{{.Port.client}}/health"
+    timeout: 30s
+  # shutdown stops each node at the end of a trial: signal, then SIGKILL of
+  # its process group after grace.
+  shutdown:
+    signal: SIGTERM
+    grace: 5s
+
+# workload drives the cluster during a trial, one client per node. Set
+# either package (a Go main package, relative to target.module, written with
+# github.com/gofault/gofault/workload) or command (an external program that
+# gets the same environment, see docs/workloads.md).
+workload:
+  # package: ./workload
+  command: []
+  env: {}
+  # timeout bounds the workload; past it the trial counts as hung.
+  timeout: 30s
+
+# checkers judge every trial. enabled lists them (default: crash, hang,
+# gray, log, linearizability, violations).
+checkers:
+  # enabled: [crash, hang, gray, log, linearizability, violations]
+  # progress: how long a client may go without progress before "hang".
+  progress: 10s
+  # baseline: fault-free trials the log checker learns from (-1: none).
+  baseline: 3
+  # linearizability_timeout bounds the linearizability check of a trial.
+  linearizability_timeout: 10s
+
+# faults: which kinds may be injected (error, delay, crash), and the delay
+# used where no timeout was observed at the site.
+faults:
+  kinds: [error, delay, crash]
+  delay: 3s
+
+# policy chooses the fault of each trial; seed makes it reproducible.
+# per_trial is the number of injections per trial; budget is bsrr's
+# per-state budget.
+policy:
+  name: random
+  seed: 1
+  per_trial: 1
+  budget: 5
+
+# trials bounds the campaign: count trials, parallel clusters at once, and
+# timeout for one whole trial (start, workload, checks, stop).
+trials:
+  count: 100
+  parallel: 1
+  timeout: 2m
+
+# workdir holds builds, trial data and logs.
+workdir: .gofault
+
+# store: the SQLite database of campaigns, trials and findings
+# (default <workdir>/gofault.db).
+store:
+  db: .gofault/gofault.db
+`

@@ -1,0 +1,241 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"text/template"
+)
+
+// Known lists the names defined by other packages, so config need not
+// import them: the policy registry, the checker registry and the fault kinds.
+// An empty Policies or Checkers list is not checked; an empty FaultKinds
+// means DefaultFaultKinds.
+type Known struct {
+	Policies   []string
+	Checkers   []string
+	FaultKinds []string
+}
+
+// FieldError is one invalid setting: the field's path, what is wrong and how
+// to fix it.
+type FieldError struct {
+	Field string // e.g. "cluster.nodes"
+	Msg   string // e.g. "must be at least 1 (got 0)"
+	Fix   string // e.g. `set e.g. "nodes: 3"`
+}
+
+func (e *FieldError) Error() string {
+	if e.Fix == "" {
+		return e.Field + ": " + e.Msg
+	}
+	return e.Field + ": " + e.Msg + "; " + e.Fix
+}
+
+// signals maps the accepted shutdown signal names to signals.
+var signals = map[string]syscall.Signal{
+	"SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT,
+	"SIGHUP": syscall.SIGHUP, "SIGKILL": syscall.SIGKILL, "SIGUSR1": syscall.SIGUSR1,
+	"SIGUSR2": syscall.SIGUSR2,
+}
+
+// ParseSignal returns the signal named s ("SIGTERM", "TERM", "sigterm", "15").
+func ParseSignal(s string) (syscall.Signal, error) {
+	n := strings.ToUpper(strings.TrimSpace(s))
+	if !strings.HasPrefix(n, "SIG") {
+		n = "SIG" + n
+	}
+	if sig, ok := signals[n]; ok {
+		return sig, nil
+	}
+	for _, sig := range signals {
+		if fmt.Sprint(int(sig)) == strings.TrimSpace(s) {
+			return sig, nil
+		}
+	}
+	keys := make([]string, 0, len(signals))
+	for k := range signals {
+		keys = append(keys, k)
+	}
+	return 0, fmt.Errorf("unknown signal %q (valid: %s)", s, names(keys))
+}
+
+var portName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// Validate checks a config after Defaults and returns every problem found,
+// joined; each is a *FieldError that names the field and says how to fix
+// it, e.g. `cluster.nodes: must be at least 1 (got 0); set e.g. "nodes: 3"`.
+func (c *Config) Validate(known Known) error {
+	var errs []error
+	bad := func(field, fix, format string, args ...any) {
+		errs = append(errs, &FieldError{Field: field, Msg: fmt.Sprintf(format, args...), Fix: fix})
+	}
+	oneOf := func(field, value string, valid []string) {
+		if len(valid) > 0 && !slices.Contains(valid, value) {
+			bad(field, "valid names: "+names(valid), "unknown name %q", value)
+		}
+	}
+
+	if c.Name == "" {
+		bad("name", `set e.g. "name: etcd"`, "must be set")
+	}
+	// Target.
+	if len(c.Target.Packages) == 0 {
+		bad("target.packages", `set e.g. "packages: [./...]" (the packages to analyse and instrument)`, "must list at least one package pattern")
+	}
+	if c.Target.Version != "" {
+		if !strings.HasPrefix(c.Target.Version, "v") {
+			bad("target.version", `set e.g. "version: v3.5.16"`, "must be a module version starting with v (got %q)", c.Target.Version)
+		}
+		if len(c.Target.Versioned) == 0 {
+			bad("target.versioned", `set e.g. "versioned: [go.etcd.io/etcd/server/v3]"`, "must list the module paths that target.version %s applies to", c.Target.Version)
+		}
+	}
+	// Cluster.
+	if c.Cluster.Nodes < 1 {
+		bad("cluster.nodes", `set e.g. "nodes: 3"`, "must be at least 1 (got %d)", c.Cluster.Nodes)
+	}
+	seen := map[string]bool{}
+	for i, p := range c.Cluster.Ports {
+		switch {
+		case !portName.MatchString(p):
+			bad(fmt.Sprintf("cluster.ports[%d]", i), `use letters, digits and _, e.g. "ports: [client, peer]"`, "port name %q is not an identifier usable as {{.Port.%s}}", p, p)
+		case seen[p]:
+			bad(fmt.Sprintf("cluster.ports[%d]", i), "remove the duplicate", "port %q is listed twice", p)
+		}
+		seen[p] = true
+	}
+	if len(c.Cluster.Command) == 0 {
+		bad("cluster.command", `set the node's command line, e.g. command: ["{{.Bin}}", "--data-dir={{.Dir}}", "--port={{.Port.client}}"]`, "must be set")
+	}
+	for i, s := range c.Cluster.Command {
+		c.checkTemplate(&errs, fmt.Sprintf("cluster.command[%d]", i), s)
+	}
+	for _, k := range sortedKeys(c.Cluster.Env) {
+		c.checkTemplate(&errs, "cluster.env."+k, c.Cluster.Env[k])
+	}
+	if c.Cluster.Ready.TCP != "" && c.Cluster.Ready.HTTP != "" {
+		bad("cluster.ready", "keep only one of tcp and http", "sets both tcp and http")
+	}
+	c.checkTemplate(&errs, "cluster.ready.tcp", c.Cluster.Ready.TCP)
+	c.checkTemplate(&errs, "cluster.ready.http", c.Cluster.Ready.HTTP)
+	if c.Cluster.Ready.HTTP != "" && !strings.HasPrefix(c.Cluster.Ready.HTTP, "http://") && !strings.HasPrefix(c.Cluster.Ready.HTTP, "https://") {
+		bad("cluster.ready.http", `set e.g. "http: http://{{.Host}}:{{.Port.client}}/health"`, "must be an http:// or https:// URL (got %q)", c.Cluster.Ready.HTTP)
+	}
+	if c.Cluster.Ready.Timeout <= 0 {
+		bad("cluster.ready.timeout", `set e.g. "timeout: 30s"`, "must be positive (got %s)", c.Cluster.Ready.Timeout)
+	}
+	if _, err := ParseSignal(c.Cluster.Shutdown.Signal); err != nil {
+		bad("cluster.shutdown.signal", `set e.g. "signal: SIGTERM"`, "%v", err)
+	}
+	if c.Cluster.Shutdown.Grace <= 0 {
+		bad("cluster.shutdown.grace", `set e.g. "grace: 5s"`, "must be positive (got %s)", c.Cluster.Shutdown.Grace)
+	}
+	// Workload.
+	switch {
+	case c.Workload.Package == "" && len(c.Workload.Command) == 0:
+		bad("workload", `set "package: ./workload" (a Go main package using github.com/gofault/gofault/workload) or "command: [./load.sh]"`, "must set package or command")
+	case c.Workload.Package != "" && len(c.Workload.Command) > 0:
+		bad("workload", "remove one of them", "sets both package and command")
+	}
+	if c.Workload.Timeout <= 0 {
+		bad("workload.timeout", `set e.g. "timeout: 30s"`, "must be positive (got %s)", c.Workload.Timeout)
+	}
+	// Checkers.
+	for i, n := range c.Checkers.Enabled {
+		oneOf(fmt.Sprintf("checkers.enabled[%d]", i), n, known.Checkers)
+	}
+	if c.Checkers.Progress <= 0 {
+		bad("checkers.progress", `set e.g. "progress: 10s"`, "must be positive (got %s)", c.Checkers.Progress)
+	}
+	if c.Checkers.Baseline < -1 {
+		bad("checkers.baseline", `set e.g. "baseline: 3", or -1 for no baseline trials`, "must be -1 or more (got %d)", c.Checkers.Baseline)
+	}
+	if c.Checkers.Linearizability <= 0 {
+		bad("checkers.linearizability_timeout", `set e.g. "linearizability_timeout: 10s"`, "must be positive (got %s)", c.Checkers.Linearizability)
+	}
+	// Faults.
+	kinds := known.FaultKinds
+	if len(kinds) == 0 {
+		kinds = DefaultFaultKinds
+	}
+	if len(c.Faults.Kinds) == 0 {
+		bad("faults.kinds", `set e.g. "kinds: [error, delay, crash]"`, "must list at least one fault kind")
+	}
+	for i, k := range c.Faults.Kinds {
+		oneOf(fmt.Sprintf("faults.kinds[%d]", i), k, kinds)
+	}
+	if c.Faults.Delay <= 0 {
+		bad("faults.delay", `set e.g. "delay: 3s"`, "must be positive (got %s)", c.Faults.Delay)
+	}
+	// Policy.
+	oneOf("policy.name", c.Policy.Name, known.Policies)
+	if c.Policy.PerTrial < 1 {
+		bad("policy.per_trial", `set e.g. "per_trial: 1"`, "must be at least 1 (got %d)", c.Policy.PerTrial)
+	}
+	if c.Policy.Budget < 1 {
+		bad("policy.budget", `set e.g. "budget: 5"`, "must be at least 1 (got %d)", c.Policy.Budget)
+	}
+	// Trials.
+	if c.Trials.Count < 1 {
+		bad("trials.count", `set e.g. "count: 100"`, "must be at least 1 (got %d)", c.Trials.Count)
+	}
+	if c.Trials.Parallel < 1 {
+		bad("trials.parallel", `set e.g. "parallel: 2"`, "must be at least 1 (got %d)", c.Trials.Parallel)
+	}
+	if c.Trials.Timeout <= 0 {
+		bad("trials.timeout", `set e.g. "timeout: 2m"`, "must be positive (got %s)", c.Trials.Timeout)
+	} else if c.Workload.Timeout > 0 && c.Trials.Timeout <= c.Workload.Timeout {
+		bad("trials.timeout", fmt.Sprintf("set it above workload.timeout plus start-up, e.g. %q", "timeout: "+(c.Workload.Timeout+c.Cluster.Ready.Timeout+c.Cluster.Shutdown.Grace).String()),
+			"must be longer than workload.timeout %s (got %s)", c.Workload.Timeout, c.Trials.Timeout)
+	}
+	if c.WorkDir == "" {
+		bad("workdir", `set e.g. "workdir: .gofault"`, "must be set")
+	}
+	if c.Store.DB == "" {
+		bad("store.db", `set e.g. "db: .gofault/gofault.db"`, "must be set")
+	}
+	return errors.Join(errs...)
+}
+
+// sampleVars mirrors cluster.NodeVars so templates can be checked without
+// importing the runner; missing keys (e.g. an undeclared port) are errors.
+func (c *Config) sampleVars() map[string]any {
+	ports := map[string]int{}
+	for i, p := range c.Cluster.Ports {
+		ports[p] = 20000 + i
+	}
+	node := func(i int) map[string]any {
+		return map[string]any{
+			"Index": i, "Name": fmt.Sprintf("n%d", i), "Bin": "/bin/node", "Dir": "/tmp/n",
+			"Port": ports, "Host": "127.0.0.1", "Trial": "t1", "TrialDir": "/tmp",
+		}
+	}
+	v := node(1)
+	v["Nodes"] = []map[string]any{node(1), node(2)}
+	return v
+}
+
+func (c *Config) checkTemplate(errs *[]error, field, text string) {
+	if text == "" || !strings.Contains(text, "{{") {
+		return
+	}
+	t, err := template.New(field).Option("missingkey=error").Parse(text)
+	if err == nil {
+		err = t.Execute(new(strings.Builder), c.sampleVars())
+	}
+	if err != nil {
+		msg := err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "template:") {
+			msg = msg[i+2:]
+		}
+		*errs = append(*errs, &FieldError{
+			Field: field,
+			Msg:   fmt.Sprintf("bad template %q: %s", text, msg),
+			Fix:   "use the node variables .Index .Name .Bin .Dir .Host .Trial .TrialDir .Port.<name> (ports: " + names(c.Cluster.Ports) + ") and .Nodes",
+		})
+	}
+}
