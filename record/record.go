@@ -78,6 +78,11 @@ const (
 	EvOp        = "op"        // a completed operation for the history checkers
 	EvViolation = "violation" // the workload itself saw a guarantee broken
 	EvPhase     = "phase"     // a phase finished (Msg names it)
+	// EvHealthy and EvUnhealthy carry what the system itself said about the
+	// client's node (a health endpoint or status call), for the
+	// gray-failure checker.
+	EvHealthy   = "healthy"
+	EvUnhealthy = "unhealthy"
 )
 
 // ClientEvent is one event a workload client reported.
@@ -111,6 +116,9 @@ type Op struct {
 type Verdict struct {
 	Checker string `json:"checker"`
 	Failed  bool   `json:"failed"`
+	// Unknown is set when the checker could not decide (e.g. the
+	// linearizability search timed out); such a verdict is not a failure.
+	Unknown bool `json:"unknown,omitempty"`
 	// Symptom is a short, stable description used to cluster findings,
 	// e.g. "client n2/0 made no progress for 10s".
 	Symptom  string   `json:"symptom,omitempty"`

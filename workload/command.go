@@ -1,0 +1,187 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"time"
+
+	"github.com/gofault/gofault/record"
+)
+
+// DefaultGrace is how long a command workload may run past its deadline
+// before RunCommand kills it.
+const DefaultGrace = 2 * time.Second
+
+// Command is a workload run as a separate process: a Go workload built from
+// a package, or any external program. It gets the same environment as a Go
+// workload (Env); its exit status is the workload's result; every stdout
+// line that is a JSON record.ClientEvent is an event, other lines are
+// logged.
+type Command struct {
+	// Args is the command line; Args[0] is the program.
+	Args []string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+	// Env is the workload environment passed to the command.
+	Env Env
+	// ExtraEnv adds NAME=value entries (e.g. config workload.env) on top of
+	// the current process's environment.
+	ExtraEnv []string
+	// Stderr receives the command's stderr; nil discards it.
+	Stderr io.Writer
+	// OnEvent is called, from one goroutine, for each event the command
+	// writes to stdout. Required to record them.
+	OnEvent func(record.ClientEvent)
+	// Log receives the stdout lines that are not events; nil means
+	// slog.Default().
+	Log *slog.Logger
+	// Grace is how long the command may run past Env.Deadline before its
+	// process group is killed; DefaultGrace when zero.
+	Grace time.Duration
+}
+
+// Result is how a command workload ended.
+type Result struct {
+	// ExitCode is the exit status, -1 if the process was killed by a signal.
+	ExitCode int
+	// TimedOut is set when the command outlived its deadline and grace and
+	// was killed.
+	TimedOut bool
+	// Events counts the events read from stdout.
+	Events int
+	// Duration is the command's run time.
+	Duration time.Duration
+}
+
+// OK reports whether the workload succeeded.
+func (r Result) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
+
+// RunCommand runs the command workload c to its end. It returns an error
+// only when the command could not be run or ctx was cancelled; a workload
+// that fails or times out is described by the Result. The command runs in a
+// process group of its own, which is killed when the command ends, so it
+// leaves no stray processes.
+func RunCommand(ctx context.Context, c Command) (Result, error) {
+	var res Result
+	if len(c.Args) == 0 {
+		return res, errors.New("workload command: empty command line")
+	}
+	envv, err := c.Env.Environ()
+	if err != nil {
+		return res, fmt.Errorf("workload command: %w", err)
+	}
+	grace := c.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	runCtx := ctx
+	if !c.Env.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithDeadline(ctx, c.Env.Deadline.Add(grace))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, c.Args[0], c.Args[1:]...)
+	cmd.Dir = c.Dir
+	cmd.Env = append(append(os.Environ(), c.ExtraEnv...), envv...)
+	cmd.Stderr = c.Stderr
+	setProcessGroup(cmd)
+	cmd.WaitDelay = grace
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return res, fmt.Errorf("workload command: %w", err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("workload command %s: %w", c.Args[0], err)
+	}
+	log := c.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	res.Events = readEvents(stdout, c.OnEvent, log)
+	werr := cmd.Wait()
+	killGroup(cmd)
+	res.Duration = time.Since(start)
+	res.ExitCode = cmd.ProcessState.ExitCode()
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("workload command %s: %w", c.Args[0], ctx.Err())
+	}
+	if runCtx.Err() != nil {
+		res.TimedOut = true
+		return res, nil
+	}
+	var exit *exec.ExitError
+	if werr != nil && !errors.As(werr, &exit) && !errors.Is(werr, exec.ErrWaitDelay) {
+		return res, fmt.Errorf("workload command %s: %w", c.Args[0], werr)
+	}
+	return res, nil
+}
+
+// readEvents reads r to its end, passing event lines to onEvent and logging
+// the others. It returns the number of events.
+func readEvents(r io.Reader, onEvent func(record.ClientEvent), log *slog.Logger) int {
+	br := bufio.NewReaderSize(r, 64<<10)
+	n := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// An over-long line is not an event: log its start, skip the rest.
+			log.Info("workload output (truncated)", "line", string(line[:256]))
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil {
+				break
+			}
+			continue
+		}
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			if ev, ok := parseEvent(line); ok {
+				n++
+				if onEvent != nil {
+					onEvent(ev)
+				}
+			} else {
+				log.Info("workload output", "line", string(line))
+			}
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				log.Warn("workload output: read failed", "err", err)
+				_, _ = io.Copy(io.Discard, r)
+			}
+			return n
+		}
+	}
+	_, _ = io.Copy(io.Discard, r)
+	return n
+}
+
+// parseEvent decodes one JSON line into a client event. A line is an event
+// when it is a JSON object with a known "kind" and a "time".
+func parseEvent(line []byte) (record.ClientEvent, bool) {
+	var ev record.ClientEvent
+	if len(line) == 0 || line[0] != '{' {
+		return ev, false
+	}
+	if err := json.Unmarshal(line, &ev); err != nil || ev.Time.IsZero() {
+		return ev, false
+	}
+	switch ev.Kind {
+	case record.EvProgress, record.EvError, record.EvPhase, record.EvHealthy, record.EvUnhealthy:
+		return ev, true
+	case record.EvOp:
+		return ev, ev.Op != nil
+	case record.EvViolation:
+		return ev, ev.Checker != ""
+	}
+	return ev, false
+}

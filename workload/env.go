@@ -1,0 +1,128 @@
+package workload
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Environment variables of the workload contract. The runner sets them for
+// Go workloads (Main) and external command workloads (RunCommand) alike.
+const (
+	// EnvController is the controller address, "unix:/path" or
+	// "tcp:host:port". Absent when a workload is run by hand: events are
+	// then written to stdout as JSON lines.
+	EnvController = "GOFAULT_CONTROLLER"
+	// EnvTrial is the trial key, echoed in the workload's Hello.
+	EnvTrial = "GOFAULT_TRIAL"
+	// EnvNodes is the JSON array of nodes, see Node.
+	EnvNodes = "GOFAULT_NODES"
+	// EnvDeadline is the RFC 3339 (nano) time at which the workload must
+	// have finished; the context passed to the workload is cancelled then.
+	EnvDeadline = "GOFAULT_DEADLINE"
+	// EnvSeed is a decimal int64 that makes the workload's choices
+	// deterministic.
+	EnvSeed = "GOFAULT_SEED"
+)
+
+// Node is one node of the cluster under test as a workload sees it.
+// Its JSON form is an element of GOFAULT_NODES, e.g.
+//
+//	{"name":"n1","host":"127.0.0.1","ports":{"client":2379,"peer":2380}}
+type Node struct {
+	Name string `json:"name"`
+	// Host is the node's host; empty means 127.0.0.1.
+	Host string `json:"host,omitempty"`
+	// Ports maps the port names of the cluster config to port numbers.
+	Ports map[string]int `json:"ports"`
+}
+
+// Addr returns host:port of the named port, or "" if the node has no such
+// port.
+func (n Node) Addr(port string) string {
+	p, ok := n.Ports[port]
+	if !ok {
+		return ""
+	}
+	h := n.Host
+	if h == "" {
+		h = "127.0.0.1"
+	}
+	return net.JoinHostPort(h, strconv.Itoa(p))
+}
+
+// Env is the decoded workload environment.
+type Env struct {
+	Controller string
+	Trial      string
+	Nodes      []Node
+	// Deadline is zero when GOFAULT_DEADLINE is absent.
+	Deadline time.Time
+	Seed     int64
+}
+
+// ParseEnv decodes the workload environment through getenv (os.Getenv in
+// production). GOFAULT_NODES is required and must name at least one node;
+// the other variables are optional.
+func ParseEnv(getenv func(string) string) (Env, error) {
+	e := Env{Controller: getenv(EnvController), Trial: getenv(EnvTrial)}
+	raw := getenv(EnvNodes)
+	if raw == "" {
+		return e, fmt.Errorf("%s is not set (want a JSON array like [{\"name\":\"n1\",\"ports\":{\"client\":2379}}])", EnvNodes)
+	}
+	if err := json.Unmarshal([]byte(raw), &e.Nodes); err != nil {
+		return e, fmt.Errorf("%s: %w", EnvNodes, err)
+	}
+	if len(e.Nodes) == 0 {
+		return e, fmt.Errorf("%s: no nodes", EnvNodes)
+	}
+	seen := map[string]bool{}
+	for i, n := range e.Nodes {
+		if n.Name == "" {
+			return e, fmt.Errorf("%s: node %d has no name", EnvNodes, i)
+		}
+		if seen[n.Name] {
+			return e, fmt.Errorf("%s: duplicate node name %q", EnvNodes, n.Name)
+		}
+		seen[n.Name] = true
+	}
+	if s := getenv(EnvDeadline); s != "" {
+		d, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return e, fmt.Errorf("%s: %w", EnvDeadline, err)
+		}
+		e.Deadline = d
+	}
+	if s := getenv(EnvSeed); s != "" {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return e, fmt.Errorf("%s: %w", EnvSeed, err)
+		}
+		e.Seed = v
+	}
+	return e, nil
+}
+
+// Environ encodes e as NAME=value entries for exec.Cmd.Env. Empty fields are
+// left out.
+func (e Env) Environ() ([]string, error) {
+	nodes, err := json.Marshal(e.Nodes)
+	if err != nil {
+		return nil, fmt.Errorf("encode nodes: %w", err)
+	}
+	out := []string{EnvNodes + "=" + string(nodes), EnvSeed + "=" + strconv.FormatInt(e.Seed, 10)}
+	if e.Controller != "" {
+		out = append(out, EnvController+"="+e.Controller)
+	}
+	if e.Trial != "" {
+		out = append(out, EnvTrial+"="+e.Trial)
+	}
+	if !e.Deadline.IsZero() {
+		out = append(out, EnvDeadline+"="+e.Deadline.UTC().Format(time.RFC3339Nano))
+	}
+	sort.Strings(out)
+	return out, nil
+}

@@ -1,0 +1,466 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/record"
+)
+
+// helperEnv makes the test binary run helperWorkload as a Go workload, so
+// RunCommand is tested on a real workload.Main program.
+const helperEnv = "GOFAULT_WORKLOAD_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		Main(helperWorkload)
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func helperWorkload(ctx context.Context, t *T) error {
+	for _, n := range t.Nodes() {
+		t.Client(n.Name).Progress("hello")
+	}
+	if os.Getenv(helperEnv) == "fail" {
+		return errors.New("helper failed")
+	}
+	return nil
+}
+
+// fakeController accepts one workload connection and collects its events.
+type fakeController struct {
+	addr   string
+	hello  wire.Hello
+	events []record.ClientEvent
+	bye    bool
+	err    error
+	done   chan struct{}
+}
+
+func newFakeController(t *testing.T) *fakeController {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := &fakeController{addr: "unix:" + path, done: make(chan struct{})}
+	go func() {
+		defer close(fc.done)
+		defer ln.Close()
+		c, err := ln.Accept()
+		if err != nil {
+			fc.err = err
+			return
+		}
+		defer c.Close()
+		fc.err = fc.serve(c)
+	}()
+	t.Cleanup(func() { ln.Close() })
+	return fc
+}
+
+func (fc *fakeController) serve(c net.Conn) error {
+	r := wire.NewReader(c)
+	typ, p, err := r.ReadFrame()
+	if err != nil {
+		return err
+	}
+	if typ != wire.THello {
+		return fmt.Errorf("first frame %v", typ)
+	}
+	if err := wire.DecodeHello(p, &fc.hello); err != nil {
+		return err
+	}
+	if _, err := c.Write(wire.AppendWelcome(nil, &wire.Welcome{Version: wire.Version, Plan: wire.Plan{Epoch: 1}})); err != nil {
+		return err
+	}
+	var evs wire.Events
+	for {
+		typ, p, err := r.ReadFrame()
+		if err != nil {
+			return fmt.Errorf("read after %d events: %w", len(fc.events), err)
+		}
+		switch typ {
+		case wire.TEvents:
+			if err := wire.DecodeEvents(p, &evs); err != nil {
+				return err
+			}
+			for i := range evs.Events {
+				ev, err := DecodeEvent(&evs.Events[i])
+				if err != nil {
+					return err
+				}
+				fc.events = append(fc.events, ev)
+			}
+		case wire.TBye:
+			fc.bye = true
+			return nil
+		default:
+			return fmt.Errorf("unexpected frame %v", typ)
+		}
+	}
+}
+
+func (fc *fakeController) wait(t *testing.T) {
+	t.Helper()
+	<-fc.done
+	if fc.err != nil {
+		t.Fatalf("fake controller: %v", fc.err)
+	}
+}
+
+func testNodes() []Node {
+	return []Node{{Name: "n1", Ports: map[string]int{"client": 2379}}, {Name: "n2", Host: "10.0.0.2", Ports: map[string]int{"client": 2479}}}
+}
+
+func TestParseEnv(t *testing.T) {
+	deadline := time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+	nodes := `[{"name":"n1","ports":{"client":2379}},{"name":"n2","host":"10.0.0.2","ports":{"client":2479}}]`
+	tests := []struct {
+		name    string
+		env     map[string]string
+		want    Env
+		wantErr string
+	}{
+		{"full", map[string]string{EnvNodes: nodes, EnvController: "unix:/x", EnvTrial: "t1", EnvDeadline: deadline.Format(time.RFC3339Nano), EnvSeed: "-7"},
+			Env{Controller: "unix:/x", Trial: "t1", Nodes: testNodes(), Deadline: deadline, Seed: -7}, ""},
+		{"by hand", map[string]string{EnvNodes: nodes}, Env{Nodes: testNodes()}, ""},
+		{"no nodes var", map[string]string{}, Env{}, "GOFAULT_NODES is not set"},
+		{"empty nodes", map[string]string{EnvNodes: "[]"}, Env{}, "no nodes"},
+		{"bad json", map[string]string{EnvNodes: "{"}, Env{}, "GOFAULT_NODES"},
+		{"unnamed", map[string]string{EnvNodes: `[{"ports":{}}]`}, Env{}, "no name"},
+		{"dup", map[string]string{EnvNodes: `[{"name":"a"},{"name":"a"}]`}, Env{}, "duplicate"},
+		{"bad deadline", map[string]string{EnvNodes: nodes, EnvDeadline: "soon"}, Env{}, "GOFAULT_DEADLINE"},
+		{"bad seed", map[string]string{EnvNodes: nodes, EnvSeed: "x"}, Env{}, "GOFAULT_SEED"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseEnv(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) || !got.Deadline.Equal(tc.want.Deadline) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			// Environ round-trips.
+			envv, err := got.Environ()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[string]string{}
+			for _, kv := range envv {
+				k, v, _ := strings.Cut(kv, "=")
+				m[k] = v
+			}
+			back, err := ParseEnv(func(k string) string { return m[k] })
+			if err != nil || fmt.Sprint(back) != fmt.Sprint(got) {
+				t.Fatalf("round trip: %+v, %v", back, err)
+			}
+		})
+	}
+}
+
+func TestNodeAddr(t *testing.T) {
+	n := testNodes()
+	if got := n[0].Addr("client"); got != "127.0.0.1:2379" {
+		t.Errorf("Addr = %q", got)
+	}
+	if got := n[1].Addr("client"); got != "10.0.0.2:2479" {
+		t.Errorf("Addr = %q", got)
+	}
+	if got := n[0].Addr("peer"); got != "" {
+		t.Errorf("Addr(peer) = %q", got)
+	}
+}
+
+// kinds summarises events as "client kind msg" lines.
+func kinds(evs []record.ClientEvent) []string {
+	var out []string
+	for _, e := range evs {
+		s := e.Client + " " + e.Kind
+		if e.Kind != record.EvOp {
+			s += " " + e.Msg
+		} else {
+			s += fmt.Sprintf(" %s %s out=%q unknown=%v", e.Op.Kind, e.Op.Key, e.Op.Out, e.Op.Unknown)
+		}
+		if e.Checker != "" {
+			s += " [" + e.Checker + "]"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func scripted(ctx context.Context, t *T) error {
+	c1, c2 := t.Client("n1"), t.Client("n2")
+	if err := t.Phase("setup", func(ctx context.Context) error {
+		c1.Progress("ready")
+		return c2.Do(ctx, "ping", "", func(context.Context) error { return nil })
+	}); err != nil {
+		return err
+	}
+	if err := t.Phase("mixed", func(ctx context.Context) error {
+		_, _ = c1.DoOp(ctx, record.Op{Kind: "put", Key: "k", Value: "v"}, func(context.Context) (string, error) { return "", nil })
+		_, _ = c2.DoOp(ctx, record.Op{Kind: "get", Key: "k"}, func(context.Context) (string, error) { return "", errors.New("deadline exceeded") })
+		c2.Definite = func(error) bool { return true }
+		_, _ = c2.DoOp(ctx, record.Op{Kind: "put", Key: "k", Value: "w"}, func(context.Context) (string, error) { return "", errors.New("permission denied") })
+		c1.Violation("watch-order", "rev 5 after 7")
+		c2.Health(true, "leader n1")
+		return errors.New("boom")
+	}); err != nil {
+		// A later phase must not run.
+		_ = t.Phase("verify", func(context.Context) error { panic("verify ran after a failed phase") })
+		return err
+	}
+	return nil
+}
+
+var scriptedWant = []string{
+	"n1/0 progress ready",
+	"n2/0 progress ping",
+	"workload phase setup",
+	"n1/0 op put k out=\"\" unknown=false",
+	"n2/0 error get k: deadline exceeded",
+	"n2/0 op get k out=\"\" unknown=true",
+	"n2/0 error put k: permission denied",
+	"n1/0 violation rev 5 after 7 [watch-order]",
+	"n2/0 healthy leader n1",
+	"workload error phase mixed: boom",
+}
+
+func TestRunController(t *testing.T) {
+	fc := newFakeController(t)
+	env := Env{Controller: fc.addr, Trial: "trial-7", Nodes: testNodes()}
+	var stdout bytes.Buffer
+	err := Run(context.Background(), env, &stdout, scripted)
+	if err == nil || !strings.Contains(err.Error(), "phase mixed: boom") {
+		t.Fatalf("Run error = %v", err)
+	}
+	fc.wait(t)
+	if fc.hello.Role != wire.RoleWorkload || fc.hello.Node != ClientWorkload || fc.hello.Trial != "trial-7" {
+		t.Errorf("hello = %+v", fc.hello)
+	}
+	if !fc.bye {
+		t.Error("no bye")
+	}
+	if got := kinds(fc.events); strings.Join(got, "\n") != strings.Join(scriptedWant, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(scriptedWant, "\n"))
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout not empty with a controller: %q", stdout.String())
+	}
+	for _, e := range fc.events {
+		if e.Kind == record.EvOp && e.Op.Return < e.Op.Call {
+			t.Errorf("op returns before its call: %+v", e.Op)
+		}
+	}
+}
+
+func TestRunStdout(t *testing.T) {
+	var stdout bytes.Buffer
+	err := Run(context.Background(), Env{Nodes: testNodes()}, &stdout, scripted)
+	if err == nil {
+		t.Fatal("want error")
+	}
+	var evs []record.ClientEvent
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		ev, ok := parseEvent([]byte(line))
+		if !ok {
+			t.Fatalf("stdout line is not an event: %q", line)
+		}
+		evs = append(evs, ev)
+	}
+	if got := kinds(evs); strings.Join(got, "\n") != strings.Join(scriptedWant, "\n") {
+		t.Errorf("events:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+func TestRunUnreachableControllerFallsBackToStdout(t *testing.T) {
+	var stdout bytes.Buffer
+	env := Env{Controller: "unix:" + filepath.Join(t.TempDir(), "none.sock"), Nodes: testNodes()}
+	if err := Run(context.Background(), env, &stdout, func(ctx context.Context, t *T) error {
+		t.Client("n1").Progress("x")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), `"kind":"progress"`) {
+		t.Fatalf("stdout = %q", stdout.String())
+	}
+}
+
+func TestRunDeadline(t *testing.T) {
+	var stdout bytes.Buffer
+	env := Env{Nodes: testNodes(), Deadline: time.Now().Add(50 * time.Millisecond)}
+	err := Run(context.Background(), env, &stdout, func(ctx context.Context, t *T) error {
+		return t.Phase("mixed", func(ctx context.Context) error {
+			<-ctx.Done()
+			return ctx.Err()
+		})
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(stdout.String(), `"msg":"timeout: deadline passed in phase \"mixed\"`) {
+		t.Fatalf("no timeout event: %q", stdout.String())
+	}
+}
+
+func TestRunPanic(t *testing.T) {
+	var stdout bytes.Buffer
+	err := Run(context.Background(), Env{Nodes: testNodes()}, &stdout, func(ctx context.Context, t *T) error { panic("oops") })
+	if err == nil || !strings.Contains(stdout.String(), "workload panicked: oops") {
+		t.Fatalf("err = %v, stdout %q", err, stdout.String())
+	}
+}
+
+func TestSinkBoundsMemory(t *testing.T) {
+	blocked := &blockingWriter{release: make(chan struct{})}
+	s := newSink(blocked)
+	// The writer blocks on its first batch; emit must still never block and
+	// hold at most MaxPending events.
+	for i := 0; i < 3*MaxPending; i++ {
+		s.emit(record.ClientEvent{Kind: record.EvProgress})
+	}
+	s.mu.Lock()
+	n := len(s.pending)
+	s.mu.Unlock()
+	if n > MaxPending {
+		t.Fatalf("pending = %d > %d", n, MaxPending)
+	}
+	close(blocked.release)
+	if err := s.close(); err != nil {
+		t.Fatal(err)
+	}
+	blocked.mu.Lock()
+	defer blocked.mu.Unlock()
+	if blocked.n == 0 || blocked.n > 3*MaxPending || !blocked.closed {
+		t.Fatalf("written %d, closed %v", blocked.n, blocked.closed)
+	}
+}
+
+type blockingWriter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	n       int
+	closed  bool
+}
+
+func (b *blockingWriter) write(evs []record.ClientEvent) error {
+	<-b.release
+	b.mu.Lock()
+	b.n += len(evs)
+	b.mu.Unlock()
+	return nil
+}
+
+func (b *blockingWriter) close(time.Time) error {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	return nil
+}
+
+func TestWireWriterSplitsFrames(t *testing.T) {
+	a, b := net.Pipe()
+	w := &wireWriter{c: a}
+	big := strings.Repeat("x", maxMsg)
+	var evs []record.ClientEvent
+	for i := 0; i < 2*wire.MaxFrame/maxMsg; i++ {
+		evs = append(evs, record.ClientEvent{Time: time.Unix(1, 0), Kind: record.EvError, Msg: big})
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- w.write(evs) }()
+	r := wire.NewReader(b)
+	got, frames := 0, 0
+	var m wire.Events
+	for got < len(evs) {
+		typ, p, err := r.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if typ != wire.TEvents {
+			t.Fatalf("frame %v", typ)
+		}
+		if err := wire.DecodeEvents(p, &m); err != nil {
+			t.Fatal(err)
+		}
+		got += len(m.Events)
+		frames++
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if frames < 2 {
+		t.Fatalf("%d events in %d frames", got, frames)
+	}
+	a.Close()
+	b.Close()
+}
+
+func TestRunCommand(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	evLine, _ := json.Marshal(record.ClientEvent{Time: time.Unix(5, 0), Client: "n1/0", Node: "n1", Kind: record.EvProgress, Msg: "put"})
+	tests := []struct {
+		name     string
+		args     []string
+		extra    []string
+		deadline time.Duration
+		wantCode int
+		wantOut  bool
+		timedOut bool
+		events   int
+	}{
+		{"script ok", []string{"sh", "-c", "echo '" + string(evLine) + "'; echo not an event; echo '{\"kind\":\"bogus\"}'"}, nil, 0, 0, true, false, 1},
+		{"script fails", []string{"sh", "-c", "echo '" + string(evLine) + "'; exit 3"}, nil, 0, 3, false, false, 1},
+		{"timeout", []string{"sh", "-c", "sleep 30"}, nil, 100 * time.Millisecond, -1, false, true, 0},
+		{"go workload ok", []string{exe}, []string{helperEnv + "=ok"}, 0, 0, true, false, 2},
+		{"go workload fails", []string{exe}, []string{helperEnv + "=fail"}, 0, 1, false, false, 3}, // and the error event
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := Env{Nodes: testNodes()}
+			if tc.deadline > 0 {
+				env.Deadline = time.Now().Add(tc.deadline)
+			}
+			var got []record.ClientEvent
+			var stderr bytes.Buffer
+			res, err := RunCommand(context.Background(), Command{
+				Args: tc.args, Env: env, ExtraEnv: tc.extra, Stderr: &stderr, Grace: 100 * time.Millisecond,
+				OnEvent: func(ev record.ClientEvent) { got = append(got, ev) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.ExitCode != tc.wantCode || res.OK() != tc.wantOut || res.TimedOut != tc.timedOut {
+				t.Fatalf("result %+v, stderr %s", res, stderr.String())
+			}
+			if res.Events != len(got) || len(got) != tc.events {
+				t.Fatalf("events %d/%d, want %d: %v", res.Events, len(got), tc.events, kinds(got))
+			}
+		})
+	}
+}
