@@ -2,23 +2,256 @@
 // program. Generated code calls its hooks; the agent asks the campaign
 // controller for decisions over one persistent connection.
 //
-// The agent is fail-open: without GOFAULT_CONTROLLER, or once the controller
-// is unreachable, every hook returns at once and the program runs as if it
-// were not instrumented.
+// The controller pushes each trial's plan — the set of live sites — to the
+// agent, so a hook at a site that is not live costs an atomic load and a bit
+// test: no lock, no system call, no allocation.
+//
+// The agent is fail-open. Without GOFAULT_CONTROLLER every hook returns at
+// once. Connecting (dial, hello, first plan) is bounded by ConnectTimeout
+// (200 ms) at start-up; a decision the controller does not answer within
+// DecisionTimeout (500 ms) closes the connection. Once the connection is
+// closed, for whatever reason, no hook injects or waits again and the program
+// runs as if it were not instrumented.
+//
+// Environment:
+//
+//	GOFAULT_CONTROLLER  controller address: "unix:/path", "tcp:host:port" or "host:port"
+//	GOFAULT_NODE        this process's node name
+//	GOFAULT_TRIAL       the trial this process belongs to
 package agent
 
-import "time"
+import (
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofault/gofault/agent/wire"
+)
+
+// Bounds of the fail-open contract.
+const (
+	// ConnectTimeout bounds connecting to the controller at start-up.
+	ConnectTimeout = 200 * time.Millisecond
+	// DecisionTimeout bounds the wait for one decision; past it the agent
+	// closes the connection and stops asking.
+	DecisionTimeout = 500 * time.Millisecond
+	// CrashWait is how long a hook told to crash waits for the controller
+	// to kill the process before it kills the process itself.
+	CrashWait = 5 * time.Second
+)
+
+// catalogHash identifies the catalog the program was instrumented with. The
+// build sets it with -ldflags=-X=github.com/gofault/gofault/agent.catalogHash=HASH.
+var catalogHash string
+
+// plan is the decoded form of a wire.Plan: a bitmap of live sites.
+type plan struct {
+	epoch uint32
+	flags uint32
+	bits  []uint64
+}
+
+func newPlan(p *wire.Plan) *plan {
+	np := &plan{epoch: p.Epoch, flags: p.Flags}
+	if n := len(p.Sites); n > 0 {
+		np.bits = make([]uint64, p.Sites[n-1]/64+1)
+		for _, s := range p.Sites {
+			np.bits[s/64] |= 1 << (s % 64)
+		}
+	}
+	return np
+}
+
+var (
+	emptyPlan = &plan{}
+	current   atomic.Pointer[plan] // never nil
+	client    atomic.Pointer[conn] // nil when not connected
+)
+
+func init() {
+	current.Store(emptyPlan)
+	if addr := os.Getenv("GOFAULT_CONTROLLER"); addr != "" {
+		c, err := connect(addr, wire.Hello{
+			Version:     wire.Version,
+			Role:        wire.RoleAgent,
+			Node:        os.Getenv("GOFAULT_NODE"),
+			Trial:       os.Getenv("GOFAULT_TRIAL"),
+			PID:         uint64(os.Getpid()),
+			CatalogHash: catalogHash,
+		}, ConnectTimeout)
+		if err != nil {
+			os.Stderr.WriteString("gofault-agent: no controller, running without faults: " + err.Error() + "\n")
+			return
+		}
+		c.start()
+	}
+}
 
 // Fault is the hook at fault site site (the catalog index). It returns 0 when
 // the real call must run — possibly after an injected delay, which Fault
 // sleeps itself — or k ≥ 1 when the generated code must skip the call and
 // return the site's k-th realistic error value instead.
-func Fault(site uint32) int { return 0 }
+func Fault(site uint32) int {
+	p := current.Load()
+	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
+		return 0
+	}
+	return decide(site, p)
+}
+
+// decide is Fault's slow path, for a live site: one round trip.
+//
+//go:noinline
+func decide(site uint32, p *plan) int {
+	c := client.Load()
+	if c == nil {
+		return 0
+	}
+	req := wire.Request{Site: site, Goroutine: goroutine()}
+	if p.flags&wire.FlagStates != 0 {
+		if s, ok := lookupState(req.Goroutine); ok {
+			req.Task, req.Inst, req.State = s.task, uint64(s.inst), s.state
+		}
+	}
+	if p.flags&wire.FlagStacks != 0 {
+		req.Stack = callers()
+	}
+	resp, ok := c.roundTrip(&req)
+	if !ok {
+		return 0
+	}
+	switch resp.Action {
+	case wire.ActError:
+		return int(resp.Arg)
+	case wire.ActDelay:
+		time.Sleep(time.Duration(resp.Arg))
+	case wire.ActCrash:
+		c.awaitKill()
+	}
+	return 0
+}
 
 // State records that the calling goroutine, running instance inst of task
-// unit task, entered abstract state state.
-func State(task, state uint32, inst uintptr) {}
+// unit task, entered abstract state state. Changes are reported to the
+// controller in batches; a decision carries the goroutine's current state.
+func State(task, state uint32, inst uintptr) {
+	if current.Load().flags&wire.FlagStates == 0 {
+		return
+	}
+	recordState(task, state, inst)
+}
 
 // Timeout reports that site uses timeout d and returns d, so it can wrap the
-// expression that computes a timeout.
-func Timeout(site uint32, d time.Duration) time.Duration { return d }
+// expression that computes a timeout. Each distinct value is reported once.
+func Timeout(site uint32, d time.Duration) time.Duration {
+	if current.Load().flags&wire.FlagTimeouts != 0 {
+		recordTimeout(site, d)
+	}
+	return d
+}
+
+// gstate is the abstract state a goroutine last entered.
+type gstate struct {
+	task, state uint32
+	inst        uintptr
+}
+
+// stateShard is one shard of the goroutine → state table.
+type stateShard struct {
+	mu sync.Mutex
+	m  map[uint64]gstate
+	_  [40]byte // keep shards on separate cache lines
+}
+
+const maxShardEntries = 1 << 12
+
+var states [64]stateShard
+
+func shardOf(g uint64) *stateShard { return &states[(g>>6)%uint64(len(states))] }
+
+func recordState(task, state uint32, inst uintptr) {
+	g := goroutine()
+	s := gstate{task: task, state: state, inst: inst}
+	sh := shardOf(g)
+	sh.mu.Lock()
+	if old, ok := sh.m[g]; ok && old == s {
+		sh.mu.Unlock()
+		return
+	}
+	if sh.m == nil || len(sh.m) >= maxShardEntries {
+		// Goroutine identities are reused; a full shard is mostly dead
+		// goroutines, so start afresh rather than grow without bound.
+		sh.m = make(map[uint64]gstate)
+	}
+	sh.m[g] = s
+	sh.mu.Unlock()
+	if c := client.Load(); c != nil {
+		c.event(wire.Event{Kind: wire.EvState, Time: time.Now().UnixNano(),
+			A: uint64(task), B: uint64(state), C: uint64(inst), D: g})
+	}
+}
+
+func lookupState(g uint64) (gstate, bool) {
+	sh := shardOf(g)
+	sh.mu.Lock()
+	s, ok := sh.m[g]
+	sh.mu.Unlock()
+	return s, ok
+}
+
+var timeouts struct {
+	mu   sync.Mutex
+	seen map[[2]uint64]struct{}
+}
+
+func recordTimeout(site uint32, d time.Duration) {
+	k := [2]uint64{uint64(site), uint64(d)}
+	timeouts.mu.Lock()
+	if _, ok := timeouts.seen[k]; ok || len(timeouts.seen) >= 1<<14 {
+		timeouts.mu.Unlock()
+		return
+	}
+	if timeouts.seen == nil {
+		timeouts.seen = make(map[[2]uint64]struct{})
+	}
+	timeouts.seen[k] = struct{}{}
+	timeouts.mu.Unlock()
+	if c := client.Load(); c != nil {
+		c.event(wire.Event{Kind: wire.EvTimeout, Time: time.Now().UnixNano(), A: uint64(site), B: uint64(d)})
+	}
+}
+
+// hookFuncs are the agent's own frames at the top of a hook's stack.
+var hookFuncs = map[string]bool{
+	"github.com/gofault/gofault/agent.callers": true,
+	"github.com/gofault/gofault/agent.decide":  true,
+	"github.com/gofault/gofault/agent.Fault":   true,
+}
+
+// callers returns the stack of the goroutine in a hook, from the hook's
+// caller down.
+func callers() []wire.Frame {
+	var pcs [64]uintptr
+	n := runtime.Callers(1, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	out := make([]wire.Frame, 0, n)
+	top := true
+	for {
+		f, more := frames.Next()
+		if top && hookFuncs[f.Function] {
+			if !more {
+				return out
+			}
+			continue
+		}
+		top = false
+		if f.Function != "runtime.goexit" {
+			out = append(out, wire.Frame{Func: f.Function, File: f.File, Line: uint32(f.Line)})
+		}
+		if !more {
+			return out
+		}
+	}
+}

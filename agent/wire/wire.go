@@ -417,6 +417,23 @@ func AppendEvent(buf []byte, e *Event) []byte {
 	return appendBytes(buf, e.Data)
 }
 
+// EventSize returns the encoded length of the event at the start of p, or
+// -1 if p does not start with a complete event.
+func EventSize(p []byte) int {
+	d := decoder{p: p}
+	d.byte()
+	d.varint()
+	d.uvarint()
+	d.uvarint()
+	d.uvarint()
+	d.uvarint()
+	d.bytes()
+	if d.err != nil {
+		return -1
+	}
+	return len(p) - len(d.p)
+}
+
 // AppendEvents appends an Events frame.
 func AppendEvents(buf []byte, m *Events) []byte {
 	buf, off := BeginFrame(buf, TEvents)

@@ -1,0 +1,339 @@
+package agent
+
+import (
+	"net"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/agent/wire"
+)
+
+// fakeController is a minimal controller for agent tests: it welcomes one
+// agent with a plan and answers requests with answer.
+type fakeController struct {
+	t      *testing.T
+	ln     net.Listener
+	plan   wire.Plan
+	answer func(*wire.Request) (wire.Response, bool) // false: never answer
+
+	mu       sync.Mutex
+	requests []wire.Request
+	events   []wire.Event
+	conn     net.Conn
+	gotEvent chan struct{}
+}
+
+func newFake(t *testing.T, plan wire.Plan, answer func(*wire.Request) (wire.Response, bool)) *fakeController {
+	t.Helper()
+	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "c.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeController{t: t, ln: ln, plan: plan, answer: answer, gotEvent: make(chan struct{}, 1)}
+	go f.serve()
+	t.Cleanup(func() { ln.Close(); f.closeConn() })
+	return f
+}
+
+func (f *fakeController) addr() string { return "unix:" + f.ln.Addr().String() }
+
+func (f *fakeController) closeConn() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != nil {
+		f.conn.Close()
+	}
+}
+
+func (f *fakeController) serve() {
+	nc, err := f.ln.Accept()
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	f.conn = nc
+	f.mu.Unlock()
+	r := wire.NewReader(nc)
+	if t, _, err := r.ReadFrame(); err != nil || t != wire.THello {
+		return
+	}
+	nc.Write(wire.AppendWelcome(nil, &wire.Welcome{Version: wire.Version, Plan: f.plan}))
+	for {
+		t, p, err := r.ReadFrame()
+		if err != nil {
+			return
+		}
+		switch t {
+		case wire.TRequest:
+			var req wire.Request
+			if err := wire.DecodeRequest(p, &req); err != nil {
+				return
+			}
+			f.mu.Lock()
+			f.requests = append(f.requests, req)
+			f.mu.Unlock()
+			if resp, ok := f.answer(&req); ok {
+				resp.ID = req.ID
+				nc.Write(wire.AppendResponse(nil, &resp))
+			}
+		case wire.TEvents:
+			var evs wire.Events
+			if err := wire.DecodeEvents(p, &evs); err != nil {
+				return
+			}
+			f.mu.Lock()
+			for _, e := range evs.Events {
+				e.Data = append([]byte(nil), e.Data...)
+				f.events = append(f.events, e)
+			}
+			f.mu.Unlock()
+			select {
+			case f.gotEvent <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+func (f *fakeController) nRequests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.requests)
+}
+
+// attach connects the agent globals to f, as init does with
+// GOFAULT_CONTROLLER, and undoes it when the test ends.
+func attach(t *testing.T, f *fakeController) *conn {
+	t.Helper()
+	c, err := connect(f.addr(), wire.Hello{Version: wire.Version, Role: wire.RoleAgent, Node: "n1"}, ConnectTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.start()
+	t.Cleanup(func() {
+		c.close()
+		current.Store(emptyPlan)
+	})
+	return c
+}
+
+func always(a wire.Action, arg int64) func(*wire.Request) (wire.Response, bool) {
+	return func(*wire.Request) (wire.Response, bool) { return wire.Response{Action: a, Arg: arg}, true }
+}
+
+func TestNoControllerNeverInjects(t *testing.T) {
+	for site := uint32(0); site < 1000; site++ {
+		if k := Fault(site); k != 0 {
+			t.Fatalf("Fault(%d) = %d without a controller", site, k)
+		}
+	}
+}
+
+func TestDecisions(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(*wire.Request) (wire.Response, bool)
+		site   uint32
+		want   int
+		asks   int
+	}{
+		{"live site gets error variant", always(wire.ActError, 2), 70, 2, 1},
+		{"live site told none", always(wire.ActNone, 0), 70, 0, 1},
+		{"site not in plan never asks", always(wire.ActError, 1), 71, 0, 0},
+		{"site beyond plan bitmap never asks", always(wire.ActError, 1), 100000, 0, 0},
+		{"delay returns zero after sleeping", always(wire.ActDelay, int64(time.Millisecond)), 3, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, wire.Plan{Sites: []uint32{3, 70}}, tt.answer)
+			attach(t, f)
+			if got := Fault(tt.site); got != tt.want {
+				t.Errorf("Fault(%d) = %d, want %d", tt.site, got, tt.want)
+			}
+			if got := f.nRequests(); got != tt.asks {
+				t.Errorf("controller saw %d requests, want %d", got, tt.asks)
+			}
+		})
+	}
+}
+
+func TestDelayIsSlept(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1}}, always(wire.ActDelay, int64(30*time.Millisecond)))
+	attach(t, f)
+	start := time.Now()
+	Fault(1)
+	if d := time.Since(start); d < 30*time.Millisecond {
+		t.Fatalf("Fault returned after %v, want at least the 30ms delay", d)
+	}
+}
+
+func TestPlanPushReplacesLiveSites(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1}}, always(wire.ActError, 1))
+	attach(t, f)
+	if Fault(1) != 1 {
+		t.Fatal("site 1 not live")
+	}
+	f.mu.Lock()
+	f.conn.Write(wire.AppendPlan(nil, &wire.Plan{Epoch: 2, Sites: []uint32{2}}))
+	f.mu.Unlock()
+	waitFor(t, func() bool { return current.Load().epoch == 2 })
+	if Fault(1) != 0 || Fault(2) != 1 {
+		t.Fatal("plan push did not move the live site from 1 to 2")
+	}
+}
+
+func TestFailOpenWhenControllerDies(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1}}, always(wire.ActError, 1))
+	attach(t, f)
+	if Fault(1) != 1 {
+		t.Fatal("site 1 not live")
+	}
+	f.ln.Close()
+	f.closeConn()
+	waitFor(t, func() bool { return client.Load() == nil })
+	start := time.Now()
+	for i := 0; i < 100; i++ {
+		if Fault(1) != 0 {
+			t.Fatal("injected after the controller died")
+		}
+	}
+	if d := time.Since(start); d > DecisionTimeout {
+		t.Fatalf("hooks took %v after the controller died", d)
+	}
+}
+
+func TestFailOpenWhenControllerHangs(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1}}, func(*wire.Request) (wire.Response, bool) { return wire.Response{}, false })
+	attach(t, f)
+	start := time.Now()
+	if Fault(1) != 0 {
+		t.Fatal("injected without an answer")
+	}
+	first := time.Since(start)
+	if first < DecisionTimeout/2 {
+		t.Fatalf("first decision returned after %v; expected to wait for the controller", first)
+	}
+	start = time.Now()
+	for i := 0; i < 100; i++ {
+		Fault(1)
+	}
+	if f.nRequests() != 1 {
+		t.Fatalf("agent kept asking a hung controller: %d requests", f.nRequests())
+	}
+	if current.Load() != emptyPlan {
+		t.Fatal("plan not cleared after the decision timeout")
+	}
+}
+
+func TestConnectTimeoutWhenNoWelcome(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		nc, err := ln.Accept()
+		if err == nil {
+			defer nc.Close()
+			time.Sleep(2 * time.Second)
+		}
+	}()
+	start := time.Now()
+	_, err = connect("tcp:"+ln.Addr().String(), wire.Hello{Version: wire.Version}, ConnectTimeout)
+	if err == nil {
+		t.Fatal("connect succeeded without a welcome")
+	}
+	if d := time.Since(start); d > 2*ConnectTimeout {
+		t.Fatalf("connect took %v, bound is %v", d, ConnectTimeout)
+	}
+}
+
+func TestStatesReachController(t *testing.T) {
+	f := newFake(t, wire.Plan{Flags: wire.FlagStates | wire.FlagStacks, Sites: []uint32{9}}, always(wire.ActNone, 0))
+	attach(t, f)
+	inst := uintptr(0xabc0)
+	State(4, 7, inst)
+	State(4, 7, inst) // same state again: no new event
+	Fault(9)
+	select {
+	case <-f.gotEvent:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no state event reached the controller")
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.events) != 1 {
+		t.Fatalf("got %d events, want 1: %+v", len(f.events), f.events)
+	}
+	e := f.events[0]
+	if e.Kind != wire.EvState || e.A != 4 || e.B != 7 || e.C != uint64(inst) {
+		t.Errorf("event = %+v, want state task 4 state 7 inst %#x", e, inst)
+	}
+	r := f.requests[0]
+	if r.Task != 4 || r.State != 7 || r.Inst != uint64(inst) {
+		t.Errorf("request carries task %d state %d inst %#x, want 4 7 %#x", r.Task, r.State, r.Inst, inst)
+	}
+	if len(r.Stack) == 0 || r.Stack[0].Func != "github.com/gofault/gofault/agent.TestStatesReachController" {
+		t.Errorf("request stack does not start at the hook's caller: %+v", r.Stack)
+	}
+}
+
+func TestGoroutineIdentityDistinct(t *testing.T) {
+	ids := make(chan uint64, 2)
+	var wg sync.WaitGroup
+	block := make(chan struct{})
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ids <- goroutine()
+			<-block
+		}()
+	}
+	a, b := <-ids, <-ids
+	close(block)
+	wg.Wait()
+	if a == b || a == 0 {
+		t.Fatalf("goroutine identities %#x and %#x", a, b)
+	}
+	if goroutine() != goroutine() {
+		t.Fatal("goroutine identity not stable")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+var sink int
+
+// BenchmarkHookNotCandidate measures the hook at a site that is not live in
+// the current plan: the cost every instrumented call pays in every trial.
+func BenchmarkHookNotCandidate(b *testing.B) {
+	// A realistic plan: some live sites, the benchmarked one not among them.
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}}))
+	defer current.Store(emptyPlan)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sink += Fault(1000)
+	}
+}
+
+// BenchmarkStateNotTracked measures a state hook when the plan does not ask
+// for states.
+func BenchmarkStateNotTracked(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		State(1, 2, 3)
+	}
+}

@@ -1,0 +1,181 @@
+package controller
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gofault/gofault/agent/wire"
+)
+
+// helloTimeout bounds how long a new connection may take to say hello.
+const helloTimeout = 5 * time.Second
+
+// peer is one connected process: an agent or a workload.
+type peer struct {
+	c     *Controller
+	nc    net.Conn
+	hello wire.Hello
+	trial *Trial
+
+	// Replies are appended to wbuf and written when no more input is
+	// buffered, so a burst of requests is answered with one write. Plans
+	// pushed from other goroutines use the same buffer.
+	wmu      sync.Mutex
+	wbuf     []byte
+	spare    []byte
+	flushing bool
+	epoch    uint32
+
+	planDue bool // the trial's plan changed during this peer's own decision
+}
+
+// serve runs the connection until it ends.
+func (p *peer) serve() error {
+	r := wire.NewReader(p.nc)
+	if err := p.nc.SetReadDeadline(time.Now().Add(helloTimeout)); err != nil {
+		return err
+	}
+	t, payload, err := r.ReadFrame()
+	if err != nil {
+		return fmt.Errorf("read hello: %w", err)
+	}
+	if t != wire.THello {
+		return fmt.Errorf("first frame is %v, want hello", t)
+	}
+	if err := wire.DecodeHello(payload, &p.hello); err != nil {
+		return fmt.Errorf("decode hello: %w", err)
+	}
+	if err := p.nc.SetReadDeadline(time.Time{}); err != nil {
+		return err
+	}
+	plan := p.join()
+	p.wmu.Lock()
+	p.epoch++
+	plan.Epoch = p.epoch
+	p.wbuf = wire.AppendWelcome(p.wbuf, &wire.Welcome{Version: wire.Version, Plan: plan})
+	if err := p.flushLocked(); err != nil {
+		return err
+	}
+
+	var (
+		req wire.Request
+		evs wire.Events
+	)
+	for {
+		t, payload, err := r.ReadFrame()
+		if err != nil {
+			return err
+		}
+		switch t {
+		case wire.TRequest:
+			if err := wire.DecodeRequest(payload, &req); err != nil {
+				return err
+			}
+			resp := wire.Response{ID: req.ID}
+			if p.trial != nil {
+				resp = p.trial.decide(p, &req)
+			}
+			p.wmu.Lock()
+			p.wbuf = wire.AppendResponse(p.wbuf, &resp)
+			if p.planDue {
+				p.planDue = false
+				p.trial.mu.Lock()
+				wp := p.trial.wirePlan(p.hello.Node)
+				p.trial.mu.Unlock()
+				p.epoch++
+				wp.Epoch = p.epoch
+				p.wbuf = wire.AppendPlan(p.wbuf, &wp)
+			}
+			if r.Buffered() > 0 {
+				p.wmu.Unlock() // more requests are waiting: answer them together
+				continue
+			}
+			if err := p.flushLocked(); err != nil {
+				return err
+			}
+		case wire.TEvents:
+			if err := wire.DecodeEvents(payload, &evs); err != nil {
+				return err
+			}
+			if p.trial != nil {
+				p.trial.events(p, evs.Events)
+			}
+			if r.Buffered() == 0 {
+				p.wmu.Lock()
+				if err := p.flushLocked(); err != nil {
+					return err
+				}
+			}
+		case wire.TBye:
+			return nil
+		default:
+			return fmt.Errorf("unexpected %v frame", t)
+		}
+	}
+}
+
+// join attaches the peer to the trial named in its hello and returns its
+// first plan.
+func (p *peer) join() wire.Plan {
+	c := p.c
+	if p.hello.Version != wire.Version {
+		c.log.Error("controller: agent speaks another protocol version", "node", p.hello.Node, "version", p.hello.Version)
+		return wire.Plan{}
+	}
+	c.mu.Lock()
+	t := c.trials[p.hello.Trial]
+	c.mu.Unlock()
+	if t == nil {
+		c.log.Warn("controller: connection for unknown trial; no faults", "trial", p.hello.Trial, "node", p.hello.Node)
+		return wire.Plan{}
+	}
+	if p.hello.Role == wire.RoleAgent && p.hello.CatalogHash != c.cat.Hash {
+		c.log.Error("controller: node built from another catalog; no faults on it (rebuild with gofault build)",
+			"node", p.hello.Node, "agent_catalog", p.hello.CatalogHash, "catalog", c.cat.Hash)
+		p.trial = t
+		t.attach(p)
+		return wire.Plan{}
+	}
+	p.trial = t
+	return t.attach(p)
+}
+
+// sendPlan queues a plan for the peer and writes it.
+func (p *peer) sendPlan(wp wire.Plan) {
+	p.wmu.Lock()
+	p.epoch++
+	wp.Epoch = p.epoch
+	p.wbuf = wire.AppendPlan(p.wbuf, &wp)
+	if err := p.flushLocked(); err != nil {
+		p.nc.Close()
+	}
+}
+
+// flushLocked writes wbuf; called with wmu held, it releases it. If another
+// goroutine is writing, the frames are left for it to send.
+func (p *peer) flushLocked() error {
+	if p.flushing {
+		p.wmu.Unlock()
+		return nil
+	}
+	p.flushing = true
+	var err error
+	for len(p.wbuf) > 0 && err == nil {
+		buf := p.wbuf
+		p.wbuf = p.spare[:0]
+		p.wmu.Unlock()
+		if err = p.nc.SetWriteDeadline(time.Now().Add(time.Second)); err == nil {
+			_, err = p.nc.Write(buf)
+		}
+		p.wmu.Lock()
+		p.spare = buf[:0]
+	}
+	if err != nil {
+		p.wbuf = p.wbuf[:0]
+	}
+	p.flushing = false
+	p.wmu.Unlock()
+	return err
+}

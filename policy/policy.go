@@ -1,0 +1,284 @@
+// Package policy holds gofault's injection policies: small deterministic
+// decision makers that, given a catalog of fault sites, say before each trial
+// which sites are live and, for every request from a live site, whether to
+// inject a fault and which.
+//
+// A Policy sees only plain data (Request, TrialInfo, Outcome), so a policy is
+// tested by replaying synthetic request streams, with no cluster. Given the
+// same seed and the same sequence of calls, a policy makes the same
+// decisions.
+package policy
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+// Kind is a kind of fault.
+type Kind uint8
+
+// Fault kinds.
+const (
+	None Kind = iota
+	Error
+	Delay
+	Crash
+)
+
+func (k Kind) String() string {
+	switch k {
+	case None:
+		return "none"
+	case Error:
+		return record.KindError
+	case Delay:
+		return record.KindDelay
+	case Crash:
+		return record.KindCrash
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// ParseKind parses "error", "delay" or "crash".
+func ParseKind(s string) (Kind, error) {
+	switch s {
+	case record.KindError:
+		return Error, nil
+	case record.KindDelay:
+		return Delay, nil
+	case record.KindCrash:
+		return Crash, nil
+	}
+	return None, fmt.Errorf("unknown fault kind %q (want error, delay or crash)", s)
+}
+
+// Fault is one fault to inject.
+type Fault struct {
+	Kind Kind
+	// Error is the 1-based index into the site's catalog.Site.Errors.
+	Error int
+	// Delay is the length of a Delay fault.
+	Delay time.Duration
+}
+
+// Key is a short stable text form of the fault, e.g. "error:2", "delay:1.5s".
+func (f Fault) Key() string {
+	switch f.Kind {
+	case Error:
+		return fmt.Sprintf("error:%d", f.Error)
+	case Delay:
+		return "delay:" + f.Delay.String()
+	}
+	return f.Kind.String()
+}
+
+// Request is one injection request from a live site.
+type Request struct {
+	Trial int    // trial index within the campaign
+	Seq   int    // request number within the trial, from 0
+	Node  string // node that asks
+	Site  *catalog.Site
+	// Stack is the caller's stack when the plan asked for stacks.
+	Stack []record.Frame
+	// Task, Inst and State are the goroutine's abstract state (0 if none).
+	Task  uint32
+	Inst  uint64
+	State uint32
+}
+
+// Decision answers a Request.
+type Decision struct {
+	Fault Fault
+	// Done tells the controller that the policy will grant nothing more in
+	// this trial, so it can make every site non-live and spare the agents
+	// their round trips.
+	Done bool
+}
+
+// Plan says which sites are live in a trial.
+type Plan struct {
+	// Sites are the live site indices, ascending.
+	Sites []uint32
+	// Nodes restricts the plan to these nodes; empty means every node.
+	Nodes []string
+	// States asks the agents to track abstract states; Stacks to send the
+	// call stack with every request; Timeouts to report timeout values.
+	States, Stacks, Timeouts bool
+}
+
+// LiveOn reports whether the plan's sites are live on node.
+func (p *Plan) LiveOn(node string) bool {
+	if len(p.Nodes) == 0 {
+		return true
+	}
+	for _, n := range p.Nodes {
+		if n == node {
+			return true
+		}
+	}
+	return false
+}
+
+// TrialInfo describes a trial about to start.
+type TrialInfo struct {
+	Index int
+	Nodes []string
+}
+
+// Outcome summarises a finished trial for the policy.
+type Outcome struct {
+	Index      int
+	Requests   int
+	Injections []record.Injection
+	// Failed is set when a checker failed the trial.
+	Failed bool
+}
+
+// Policy decides injections. The controller serialises all calls.
+type Policy interface {
+	// Name is the policy's registered name.
+	Name() string
+	// Begin is called before trial info.Index starts and returns its plan.
+	Begin(info TrialInfo) Plan
+	// Decide answers one request of the current trial.
+	Decide(req *Request) Decision
+	// End is called when the trial ends.
+	End(out Outcome)
+}
+
+// Stateful is implemented by policies whose memory across trials must
+// survive a campaign's stop and resume.
+type Stateful interface {
+	Snapshot() ([]byte, error)
+	Restore(data []byte) error
+}
+
+// Finite is implemented by policies that can run out of things to try.
+type Finite interface {
+	// Exhausted reports that no trial would inject anything new.
+	Exhausted() bool
+}
+
+// Env is what a policy is built from.
+type Env struct {
+	Catalog *catalog.Catalog
+	Seed    int64
+	// Kinds are the fault kinds the campaign allows; empty means all.
+	Kinds []Kind
+	// PerTrial is the number of injections per trial (default 1).
+	PerTrial int
+	// Budget is bsrr's per-state budget (default 5).
+	Budget int
+	// Delay is the length of injected delays (default 2s).
+	Delay time.Duration
+}
+
+func (e *Env) allows(k Kind) bool {
+	if len(e.Kinds) == 0 {
+		return true
+	}
+	for _, a := range e.Kinds {
+		if a == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Env) perTrial() int {
+	if e.PerTrial <= 0 {
+		return 1
+	}
+	return e.PerTrial
+}
+
+func (e *Env) delay() time.Duration {
+	if e.Delay <= 0 {
+		return 2 * time.Second
+	}
+	return e.Delay
+}
+
+// faults returns every fault the environment allows at site s, in a fixed
+// order: each error variant, then a delay, then a crash.
+func (e *Env) faults(s *catalog.Site) []Fault {
+	var fs []Fault
+	if s.Kind.Has(catalog.KindError) && e.allows(Error) {
+		for i := range s.Errors {
+			fs = append(fs, Fault{Kind: Error, Error: i + 1})
+		}
+	}
+	if s.Kind.Has(catalog.KindDelay) && e.allows(Delay) {
+		fs = append(fs, Fault{Kind: Delay, Delay: e.delay()})
+	}
+	if s.Kind.Has(catalog.KindCrash) && e.allows(Crash) {
+		fs = append(fs, Fault{Kind: Crash})
+	}
+	return fs
+}
+
+// candidateSites returns the sites that can take at least one allowed fault.
+func (e *Env) candidateSites() []uint32 {
+	if e.Catalog == nil {
+		return nil
+	}
+	var out []uint32
+	for i := range e.Catalog.Sites {
+		if len(e.faults(&e.Catalog.Sites[i])) > 0 {
+			out = append(out, uint32(i))
+		}
+	}
+	return out
+}
+
+// Constructor builds a policy.
+type Constructor func(env Env) (Policy, error)
+
+var registry = map[string]Constructor{}
+
+// Register adds a policy constructor under name.
+func Register(name string, c Constructor) { registry[name] = c }
+
+// Names returns the registered policy names, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// New builds the policy registered under name.
+func New(name string, env Env) (Policy, error) {
+	c, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (want one of %s)", name, strings.Join(Names(), ", "))
+	}
+	return c(env)
+}
+
+// injectProbability is Legolas's p = 1 − e^(ln 0.01/(c+1)) for a state or
+// site seen c times: the chance that none of c requests is granted is about
+// 1%, and the grant falls neither too early nor too late.
+func injectProbability(c int) float64 {
+	return 1 - math.Exp(math.Log(0.01)/float64(c+1))
+}
+
+// StackKey hashes a stack into a short stable key (functions only, no
+// lines, so it survives edits that move code).
+func StackKey(stack []record.Frame) string {
+	h := fnv.New64a()
+	for _, f := range stack {
+		h.Write([]byte(f.Func))
+		h.Write([]byte{0})
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}
