@@ -1,0 +1,155 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Campaign statuses.
+const (
+	StatusRunning     = "running"     // trials are being run (or the process died)
+	StatusDone        = "done"        // all trials ran
+	StatusInterrupted = "interrupted" // stopped early (Ctrl-C); resumable
+)
+
+// Campaign is one run of gofault over a config.
+type Campaign struct {
+	ID int64
+	// Name is the target's name (config name).
+	Name string
+	// ConfigHash is config.Config.Hash(): a resume must match it.
+	ConfigHash string
+	Policy     string
+	Seed       int64
+	Created    time.Time
+	Status     string
+	// Config is the effective config (YAML or JSON) for reports and replay.
+	Config string
+}
+
+// CreateCampaign records a new campaign and returns its ID. Created defaults
+// to now and Status to StatusRunning.
+func (s *Store) CreateCampaign(ctx context.Context, c Campaign) (int64, error) {
+	if c.Created.IsZero() {
+		c.Created = time.Now()
+	}
+	if c.Status == "" {
+		c.Status = StatusRunning
+	}
+	res, err := s.db.ExecContext(ctx,
+		`INSERT INTO campaigns (name, config_hash, policy, seed, created, status, config) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		c.Name, c.ConfigHash, c.Policy, c.Seed, nanos(c.Created), c.Status, c.Config)
+	if err != nil {
+		return 0, fmt.Errorf("create campaign %q: %w", c.Name, err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("create campaign %q: %w", c.Name, err)
+	}
+	return id, nil
+}
+
+const campaignCols = `id, name, config_hash, policy, seed, created, status, config`
+
+func scanCampaign(row interface{ Scan(...any) error }) (*Campaign, error) {
+	var c Campaign
+	var created int64
+	if err := row.Scan(&c.ID, &c.Name, &c.ConfigHash, &c.Policy, &c.Seed, &created, &c.Status, &c.Config); err != nil {
+		return nil, err
+	}
+	c.Created = fromNanos(created)
+	return &c, nil
+}
+
+// Campaign returns the campaign with the given ID, or ErrNotFound.
+func (s *Store) Campaign(ctx context.Context, id int64) (*Campaign, error) {
+	c, err := scanCampaign(s.db.QueryRowContext(ctx, `SELECT `+campaignCols+` FROM campaigns WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("campaign %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("campaign %d: %w", id, err)
+	}
+	return c, nil
+}
+
+// FindCampaign returns the most recent campaign with the given name and
+// config hash (for --resume), or ErrNotFound. An empty configHash matches
+// any hash.
+func (s *Store) FindCampaign(ctx context.Context, name, configHash string) (*Campaign, error) {
+	c, err := scanCampaign(s.db.QueryRowContext(ctx,
+		`SELECT `+campaignCols+` FROM campaigns WHERE name = ? AND (? = '' OR config_hash = ?) ORDER BY id DESC LIMIT 1`,
+		name, configHash, configHash))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("campaign %q with config hash %q: %w", name, configHash, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("find campaign %q: %w", name, err)
+	}
+	return c, nil
+}
+
+// Campaigns lists all campaigns, oldest first.
+func (s *Store) Campaigns(ctx context.Context) ([]*Campaign, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+campaignCols+` FROM campaigns ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list campaigns: %w", err)
+	}
+	defer rows.Close()
+	var out []*Campaign
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list campaigns: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list campaigns: %w", err)
+	}
+	return out, nil
+}
+
+// SetCampaignStatus updates a campaign's status (StatusDone, ...).
+func (s *Store) SetCampaignStatus(ctx context.Context, id int64, status string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE campaigns SET status = ? WHERE id = ?`, status, id)
+	if err != nil {
+		return fmt.Errorf("set campaign %d status: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("set campaign %d status: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// PutBlob stores value under key for a campaign (policy state, the log
+// checker's baseline, ...), replacing any previous value.
+func (s *Store) PutBlob(ctx context.Context, campaignID int64, key string, value []byte) error {
+	if value == nil {
+		value = []byte{}
+	}
+	_, err := s.db.ExecContext(ctx,
+		`INSERT INTO blobs (campaign_id, key, value, updated) VALUES (?, ?, ?, ?)
+		 ON CONFLICT (campaign_id, key) DO UPDATE SET value = excluded.value, updated = excluded.updated`,
+		campaignID, key, value, time.Now().UnixNano())
+	if err != nil {
+		return fmt.Errorf("put blob %q of campaign %d: %w", key, campaignID, err)
+	}
+	return nil
+}
+
+// GetBlob returns the value stored under key for a campaign, or ErrNotFound.
+func (s *Store) GetBlob(ctx context.Context, campaignID int64, key string) ([]byte, error) {
+	var v []byte
+	err := s.db.QueryRowContext(ctx, `SELECT value FROM blobs WHERE campaign_id = ? AND key = ?`, campaignID, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("blob %q of campaign %d: %w", key, campaignID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get blob %q of campaign %d: %w", key, campaignID, err)
+	}
+	return v, nil
+}

@@ -1,0 +1,241 @@
+// Package store keeps a campaign's records — campaigns, trials, injections,
+// verdicts, node records with their log paths, and per-campaign blobs such as
+// policy state — in an embedded SQLite database (modernc.org/sqlite, no cgo).
+//
+// Every trial is written in one transaction, so a killed gofault leaves each
+// trial either complete or absent, and a campaign can be resumed from what
+// the database holds.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// ErrNotFound is returned when a campaign, trial or blob does not exist.
+var ErrNotFound = errors.New("not found")
+
+// BusyTimeout is how long a writer waits for another writer's lock before
+// failing with SQLITE_BUSY.
+const BusyTimeout = 10 * time.Second
+
+// Store is an open gofault database. It is safe for concurrent use by
+// several goroutines (parallel trials) and several processes.
+type Store struct {
+	db   *sql.DB
+	path string
+}
+
+// Open opens the database at path, creating it and its directory if needed,
+// and migrates its schema to the current version. The database uses WAL
+// journaling, foreign keys and a busy timeout.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("open store: empty path")
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	s := &Store{db: db, path: path}
+	if err := s.migrate(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+// migrations are the schema versions; migration i takes user_version i to
+// i+1. Append only: never edit a released migration.
+var migrations = []string{
+	`
+CREATE TABLE campaigns (
+	id          INTEGER PRIMARY KEY,
+	name        TEXT    NOT NULL,
+	config_hash TEXT    NOT NULL,
+	policy      TEXT    NOT NULL,
+	seed        INTEGER NOT NULL,
+	created     INTEGER NOT NULL,
+	status      TEXT    NOT NULL,
+	config      TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX campaigns_find ON campaigns(name, config_hash);
+
+CREATE TABLE trials (
+	id          TEXT    PRIMARY KEY,
+	campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+	idx         INTEGER NOT NULL,
+	campaign    TEXT    NOT NULL,
+	policy      TEXT    NOT NULL,
+	seed        INTEGER NOT NULL,
+	start       INTEGER NOT NULL,
+	end         INTEGER NOT NULL,
+	status      TEXT    NOT NULL,
+	err         TEXT    NOT NULL,
+	dir         TEXT    NOT NULL,
+	requests    INTEGER NOT NULL,
+	client      TEXT    NOT NULL, -- JSON []record.ClientEvent
+	states      TEXT    NOT NULL, -- JSON []record.StateChange
+	timeouts    TEXT    NOT NULL, -- JSON []record.Timeout
+	UNIQUE (campaign_id, idx)
+);
+CREATE INDEX trials_status ON trials(campaign_id, status);
+
+CREATE TABLE injections (
+	trial_id TEXT    NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+	seq      INTEGER NOT NULL,
+	time     INTEGER NOT NULL,
+	node     TEXT    NOT NULL,
+	site     INTEGER NOT NULL,
+	site_id  TEXT    NOT NULL,
+	kind     TEXT    NOT NULL,
+	error    TEXT    NOT NULL,
+	delay    INTEGER NOT NULL,
+	stack    TEXT    NOT NULL, -- JSON []record.Frame
+	task     INTEGER NOT NULL,
+	inst     INTEGER NOT NULL,
+	state    INTEGER NOT NULL,
+	state_id TEXT    NOT NULL,
+	PRIMARY KEY (trial_id, seq)
+);
+CREATE INDEX injections_site ON injections(site_id, kind);
+
+CREATE TABLE verdicts (
+	trial_id TEXT    NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+	seq      INTEGER NOT NULL,
+	checker  TEXT    NOT NULL,
+	failed   INTEGER NOT NULL,
+	symptom  TEXT    NOT NULL,
+	evidence TEXT    NOT NULL, -- JSON []string
+	nodes    TEXT    NOT NULL, -- JSON []string
+	PRIMARY KEY (trial_id, seq)
+);
+CREATE INDEX verdicts_failed ON verdicts(failed, checker);
+
+CREATE TABLE nodes (
+	trial_id  TEXT    NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+	seq       INTEGER NOT NULL,
+	name      TEXT    NOT NULL,
+	pid       INTEGER NOT NULL,
+	exited    INTEGER NOT NULL,
+	exit_time INTEGER NOT NULL,
+	exit_code INTEGER NOT NULL,
+	signal    TEXT    NOT NULL,
+	killed    INTEGER NOT NULL,
+	restarts  INTEGER NOT NULL,
+	log       TEXT    NOT NULL,
+	PRIMARY KEY (trial_id, seq)
+);
+
+CREATE TABLE blobs (
+	campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+	key         TEXT    NOT NULL,
+	value       BLOB    NOT NULL,
+	updated     INTEGER NOT NULL,
+	PRIMARY KEY (campaign_id, key)
+);
+`,
+}
+
+// SchemaVersion is the schema version this package writes.
+var SchemaVersion = len(migrations)
+
+func (s *Store) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if v > len(migrations) {
+		return fmt.Errorf("schema version %d is newer than this gofault's %d; use a newer gofault", v, len(migrations))
+	}
+	if v == len(migrations) {
+		return nil
+	}
+	for ; v < len(migrations); v++ {
+		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+			return fmt.Errorf("migrate to schema version %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v)); err != nil {
+		return fmt.Errorf("set schema version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Check runs SQLite's integrity check and returns an error describing any
+// corruption it finds.
+func (s *Store) Check(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return fmt.Errorf("integrity check: %w", err)
+	}
+	defer rows.Close()
+	var problems []error
+	for rows.Next() {
+		var msg string
+		if err := rows.Scan(&msg); err != nil {
+			return fmt.Errorf("integrity check: %w", err)
+		}
+		if msg != "ok" {
+			problems = append(problems, errors.New(msg))
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("integrity check: %w", err)
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("integrity check: %w", errors.Join(problems...))
+	}
+	return nil
+}
+
+// nanos and fromNanos store times as Unix nanoseconds; the zero time is 0.
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+func durationOf(n int64) time.Duration { return time.Duration(n) }
