@@ -7,5 +7,5 @@ import "embed"
 // work dir and instrument any project without a checkout of gofault.
 // Test files are included by the pattern; writers skip them.
 //
-//go:embed go.mod *.go wire/*.go
+//go:embed go.mod *.go *.s wire/*.go
 var Source embed.FS
