@@ -1,0 +1,495 @@
+// Package instrument turns a target and its catalog into an instrumented
+// binary without touching the user's tree or the module cache.
+//
+// Build prepares a work directory (Prepare: a copy of go.mod requiring and
+// replacing the agent module, copies of the dependency modules that hold
+// target packages), runs the analysis on that prepared tree, rewrites every
+// catalog site into a call through the agent (Rewrite), writes the rewritten
+// files through overlay.json and runs
+//
+//	go build -modfile=<work>/go.mod -overlay=<work>/overlay.json \
+//	    -ldflags=-X=github.com/gofault/gofault/agent.catalogHash=<hash>
+//
+// Sites that cannot be rewritten (a result type that cannot be named, a go
+// or defer call, a compile error in the rewritten code) are dropped from the
+// catalog, which is re-indexed and written as catalog.json next to the
+// binary, so the controller only ever plans sites that exist in the binary.
+package instrument
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"go/ast"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
+)
+
+// Analyzer produces the catalog of a prepared work tree; its site positions
+// must point at the files the build compiles (the module copies for
+// dependency modules). cmd/gofault passes one that runs analysis.Run with
+// Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags() and
+// Env: w.Env.
+type Analyzer func(ctx context.Context, w *Work) (*catalog.Catalog, error)
+
+// Options tune Build.
+type Options struct {
+	// Analyze produces the catalog; required for an instrumented build
+	// unless Catalog is set.
+	Analyze Analyzer
+	// Catalog, if set, is used instead of running Analyze.
+	Catalog *catalog.Catalog
+	// Uninstrumented builds the plain binary with the same module versions
+	// (for baselines and benchmarks): no analysis, no rewriting.
+	Uninstrumented bool
+	// MaxRetries bounds the builds retried after dropping sites whose
+	// rewritten code did not compile (default 6).
+	MaxRetries int
+}
+
+// Result describes a build.
+type Result struct {
+	// Binary is the absolute path of the built binary.
+	Binary string
+	// CatalogFile is catalog.json next to the binary ("" when uninstrumented).
+	CatalogFile string
+	// Catalog holds the instrumented sites, re-indexed (nil when
+	// uninstrumented).
+	Catalog *catalog.Catalog
+	// Work is the prepared work directory.
+	Work  *Work
+	Stats Stats
+}
+
+// Stats counts what a build did.
+type Stats struct {
+	Sites        int            `json:"sites"`         // sites in the analysis catalog
+	Instrumented int            `json:"instrumented"`  // sites rewritten and built
+	ErrorSites   int            `json:"error_sites"`   // of those, with an error branch
+	HookOnly     int            `json:"hook_only"`     // of those, delay/crash hook only
+	Skipped      int            `json:"skipped"`       // sites dropped
+	SkipReasons  map[string]int `json:"skip_reasons"`  // why, counted
+	Files        int            `json:"files"`         // rewritten files
+	Packages     int            `json:"packages"`      // packages with rewritten files
+	Copies       int            `json:"module_copies"` // dependency modules copied
+	Builds       int            `json:"builds"`        // go build runs (retries included)
+	Seconds      Phases         `json:"seconds"`
+}
+
+// Phases are wall-clock seconds per phase.
+type Phases struct {
+	Prepare    float64 `json:"prepare"`
+	Analyze    float64 `json:"analyze"`
+	Instrument float64 `json:"instrument"`
+	Build      float64 `json:"build"`
+	Total      float64 `json:"total"`
+}
+
+// AllBuildFlags returns the flags every go command of the build uses: the
+// work modfile flags followed by the user's build flags.
+func (w *Work) AllBuildFlags() []string {
+	return append(w.GoFlags(), w.BuildFlags...)
+}
+
+// Build prepares the work dir of cfg, analyses, instruments and builds the
+// target's main package into out, and writes catalog.json next to out.
+func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*Result, error) {
+	t0 := time.Now()
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = 6
+	}
+	bin, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	w, err := Prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Binary: bin, Work: w}
+	res.Stats.Copies = len(w.Copies)
+	res.Stats.SkipReasons = map[string]int{}
+	t1 := time.Now()
+	res.Stats.Seconds.Prepare = t1.Sub(t0).Seconds()
+	defer func() { res.Stats.Seconds.Total = time.Since(t0).Seconds() }()
+
+	if opts.Uninstrumented {
+		if out, err := w.build(ctx, bin, "", ""); err != nil {
+			return nil, fmt.Errorf("build: %w\n%s", err, out)
+		}
+		res.Stats.Builds = 1
+		res.Stats.Seconds.Build = time.Since(t1).Seconds()
+		return res, nil
+	}
+
+	cat := opts.Catalog
+	if cat == nil {
+		if opts.Analyze == nil {
+			return nil, errors.New("instrumented build needs an analyzer or a catalog")
+		}
+		cat, err = opts.Analyze(ctx, w)
+		if err != nil {
+			return nil, fmt.Errorf("analyse: %w", err)
+		}
+	}
+	t2 := time.Now()
+	res.Stats.Seconds.Analyze = t2.Sub(t1).Seconds()
+	res.Stats.Sites = len(cat.Sites)
+
+	rw, err := newRewriter(ctx, w, cat)
+	if err != nil {
+		return nil, err
+	}
+	res.Stats.Seconds.Instrument += time.Since(t2).Seconds()
+	skipped := map[string]string{} // site ID -> reason
+	for attempt := 0; ; attempt++ {
+		ti := time.Now()
+		kept := keep(cat, skipped)
+		ov, err := rw.rewrite(kept)
+		if err != nil {
+			return nil, err
+		}
+		if len(ov.skipped) > 0 {
+			for id, r := range ov.skipped {
+				skipped[id] = r
+			}
+			kept = keep(cat, skipped)
+			if ov, err = rw.rewrite(kept); err != nil {
+				return nil, err
+			}
+			if len(ov.skipped) > 0 {
+				return nil, fmt.Errorf("rewrite: %d sites skipped after re-indexing", len(ov.skipped))
+			}
+		}
+		overlay := filepath.Join(w.Dir, "overlay.json")
+		if err := ov.write(filepath.Join(w.Dir, "overlay"), overlay); err != nil {
+			return nil, err
+		}
+		tb := time.Now()
+		res.Stats.Seconds.Instrument += tb.Sub(ti).Seconds()
+		kept.Hash = kept.ComputeHash()
+		buildOut, err := w.build(ctx, bin, overlay, kept.Hash)
+		res.Stats.Builds++
+		res.Stats.Seconds.Build += time.Since(tb).Seconds()
+		if err == nil {
+			res.Catalog = kept
+			res.Stats.Instrumented = len(kept.Sites)
+			res.Stats.ErrorSites, res.Stats.HookOnly = ov.errSites, ov.hookSites
+			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("build: %w", ctx.Err())
+		}
+		bad := ov.blame(w, buildOut)
+		if len(bad) == 0 || attempt >= opts.MaxRetries {
+			return nil, fmt.Errorf("build: %w\n%s", err, buildOut)
+		}
+		slog.Warn("rewritten sites did not compile; dropping them and rebuilding", "sites", len(bad))
+		for _, id := range bad {
+			skipped[id] = SkipCompile
+			slog.Debug("dropped site", "id", id)
+		}
+	}
+	for _, r := range skipped {
+		res.Stats.SkipReasons[r]++
+	}
+	res.Stats.Skipped = len(skipped)
+	res.CatalogFile = filepath.Join(filepath.Dir(bin), "catalog.json")
+	if err := res.Catalog.Save(res.CatalogFile); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// keep returns a copy of cat without the skipped sites, re-indexed.
+func keep(cat *catalog.Catalog, skipped map[string]string) *catalog.Catalog {
+	c := *cat
+	c.Sites = make([]catalog.Site, 0, len(cat.Sites))
+	for _, s := range cat.Sites {
+		if _, ok := skipped[s.ID]; ok {
+			continue
+		}
+		s.Index = uint32(len(c.Sites))
+		c.Sites = append(c.Sites, s)
+	}
+	c.Hash = ""
+	return &c
+}
+
+// build runs go build of the main package into bin, with the overlay and
+// catalog hash if given, and returns the combined output.
+func (w *Work) build(ctx context.Context, bin, overlay, hash string) (string, error) {
+	args := append([]string{"build"}, w.AllBuildFlags()...)
+	if overlay != "" {
+		args = append(args, "-overlay="+overlay)
+	}
+	if hash != "" {
+		args = append(args, "-ldflags=-X="+AgentModule+".catalogHash="+hash)
+	}
+	args = append(args, "-o", bin, w.Main)
+	out, err := w.goCmd(ctx, args...)
+	if err != nil {
+		return string(out), err
+	}
+	return string(out), nil
+}
+
+// rewriter holds the type-checked target packages across rewrite attempts.
+type rewriter struct {
+	w     *Work
+	pkgs  map[string]*packages.Package // by package path
+	files map[string]fileRef           // by absolute file name
+}
+
+type fileRef struct {
+	pkg  *packages.Package
+	file *ast.File
+	src  []byte
+}
+
+// newRewriter loads (parses and type-checks) the packages holding cat's
+// sites, from the prepared tree.
+func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter, error) {
+	rw := &rewriter{w: w, pkgs: map[string]*packages.Package{}, files: map[string]fileRef{}}
+	seen := map[string]bool{}
+	var paths []string
+	for _, s := range cat.Sites {
+		if !seen[s.Pkg] {
+			seen[s.Pkg] = true
+			paths = append(paths, s.Pkg)
+		}
+	}
+	if len(paths) == 0 {
+		return rw, nil
+	}
+	sort.Strings(paths)
+	pcfg := &packages.Config{
+		Context:    ctx,
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+		Dir:        w.ModuleDir,
+		Env:        w.Env,
+		BuildFlags: w.AllBuildFlags(),
+	}
+	pkgs, err := packages.Load(pcfg, paths...)
+	if err != nil {
+		return nil, fmt.Errorf("load target packages: %w", err)
+	}
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			slog.Warn("loading target package", "pkg", p.PkgPath, "err", e)
+		}
+		if p.Types == nil || p.TypesInfo == nil {
+			continue
+		}
+		rw.pkgs[p.PkgPath] = p
+		for _, f := range p.Syntax {
+			name := p.Fset.File(f.Pos()).Name()
+			src, err := os.ReadFile(name)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", name, err)
+			}
+			rw.files[filepath.Clean(name)] = fileRef{pkg: p, file: f, src: src}
+		}
+	}
+	return rw, nil
+}
+
+// overlaySet is the result of one rewrite: the replaced and added files.
+type overlaySet struct {
+	replace   map[string][]byte // target file -> content
+	edits     map[string][]siteEdit
+	errFiles  map[string]*errFile // target file -> generated errors file
+	lineNames map[string]string   // target file -> name in //line directives
+	skipped   map[string]string   // site ID -> reason
+	errSites  int
+	hookSites int
+	files     int
+	packages  int
+}
+
+// rewrite rewrites the files holding cat's sites.
+func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
+	ov := &overlaySet{
+		replace:   map[string][]byte{},
+		edits:     map[string][]siteEdit{},
+		errFiles:  map[string]*errFile{},
+		lineNames: map[string]string{},
+		skipped:   map[string]string{},
+	}
+	byFile := map[string][]*catalog.Site{}
+	var names []string
+	for i := range cat.Sites {
+		s := &cat.Sites[i]
+		f := filepath.Clean(s.File)
+		if _, ok := rw.files[f]; !ok {
+			ov.skipped[s.ID] = SkipNotFound
+			continue
+		}
+		if byFile[f] == nil {
+			names = append(names, f)
+		}
+		byFile[f] = append(byFile[f], s)
+	}
+	sort.Strings(names)
+	errSites := map[*packages.Package][]*catalog.Site{}
+	for _, name := range names {
+		ref := rw.files[name]
+		lineName := rw.w.OrigPath(name)
+		out := rewriteFile(fileInput{
+			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
+			lineName: lineName, renamed: lineName != name,
+		}, byFile[name])
+		for idx, r := range out.skipped {
+			ov.skipped[cat.Sites[idx].ID] = r
+		}
+		if out.src == nil {
+			continue
+		}
+		ov.replace[name] = out.src
+		ov.edits[name] = out.edits
+		ov.lineNames[name] = lineName
+		for _, e := range out.edits {
+			if e.errBranch {
+				ov.errSites++
+				errSites[ref.pkg] = append(errSites[ref.pkg], e.site)
+			} else {
+				ov.hookSites++
+			}
+		}
+	}
+	ov.files = len(ov.replace)
+	pkgs := map[string]bool{}
+	for name := range ov.replace {
+		pkgs[rw.files[name].pkg.PkgPath] = true
+	}
+	ov.packages = len(pkgs)
+	for p, sites := range errSites {
+		files, err := errorFiles(p.Types.Name(), p.PkgPath, sites)
+		if err != nil {
+			return nil, fmt.Errorf("package %s: %w", p.PkgPath, err)
+		}
+		dir := filepath.Dir(p.CompiledGoFiles[0])
+		for _, f := range files {
+			ov.errFiles[filepath.Join(dir, f.name)] = f
+		}
+	}
+	return ov, nil
+}
+
+// write stores the overlay's files under dir and writes the overlay JSON.
+func (ov *overlaySet) write(dir, jsonPath string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("overlay: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("overlay: %w", err)
+	}
+	repl := map[string]string{}
+	n := 0
+	put := func(target string, data []byte) error {
+		n++
+		p := filepath.Join(dir, fmt.Sprintf("%04d_%s", n, filepath.Base(target)))
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return fmt.Errorf("overlay: %w", err)
+		}
+		repl[target] = p
+		return nil
+	}
+	for _, t := range sortedKeys(ov.replace) {
+		if err := put(t, ov.replace[t]); err != nil {
+			return err
+		}
+	}
+	for _, t := range sortedKeys(ov.errFiles) {
+		if err := put(t, ov.errFiles[t].src); err != nil {
+			return err
+		}
+	}
+	data, err := json.MarshalIndent(struct{ Replace map[string]string }{repl}, "", "\t")
+	if err != nil {
+		return fmt.Errorf("overlay: %w", err)
+	}
+	if err := os.WriteFile(jsonPath, data, 0o644); err != nil {
+		return fmt.Errorf("overlay: %w", err)
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+var errLine = regexp.MustCompile(`(?m)^(\S+\.go):(\d+)(?::\d+)?: `)
+
+// blame maps compiler errors in build output to the IDs of the sites whose
+// rewritten code they lie in.
+func (ov *overlaySet) blame(w *Work, out string) []string {
+	type span struct {
+		id         string
+		start, end int
+	}
+	byName := map[string][]span{}
+	for name, edits := range ov.edits {
+		ln := ov.lineNames[name]
+		for _, e := range edits {
+			sp := span{e.site.ID, e.startLine, e.endLine}
+			byName[ln] = append(byName[ln], sp)
+			byName[name] = append(byName[name], sp)
+		}
+	}
+	for name, f := range ov.errFiles {
+		for idx, r := range f.lineOf {
+			id := ""
+			for _, edits := range ov.edits {
+				for _, e := range edits {
+					if e.site.Index == idx {
+						id = e.site.ID
+					}
+				}
+			}
+			byName[name] = append(byName[name], span{id, r[0], r[1]})
+		}
+	}
+	bad := map[string]bool{}
+	for _, m := range errLine.FindAllStringSubmatch(out, -1) {
+		file := m[1]
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(w.ModuleDir, file)
+		}
+		line, _ := strconv.Atoi(m[2])
+		for _, sp := range byName[filepath.Clean(file)] {
+			if sp.id != "" && sp.start <= line && line <= sp.end {
+				bad[sp.id] = true
+			}
+		}
+	}
+	return sortedKeys(bad)
+}
+
+// SkipSummary formats the skip reasons for humans, e.g. "go/defer call: 3".
+func (s Stats) SkipSummary() string {
+	var parts []string
+	for _, r := range sortedKeys(s.SkipReasons) {
+		parts = append(parts, fmt.Sprintf("%s: %d", r, s.SkipReasons[r]))
+	}
+	return strings.Join(parts, ", ")
+}

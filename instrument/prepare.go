@@ -1,0 +1,462 @@
+package instrument
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+
+	"github.com/gofault/gofault/agent"
+	"github.com/gofault/gofault/config"
+)
+
+// AgentModule is the module path of the agent that instrumented code imports.
+const AgentModule = "github.com/gofault/gofault/agent"
+
+// Work is a prepared work directory: a modfile that requires and replaces
+// the agent and the copied dependency modules, and the environment every go
+// command of the build runs with. All paths are absolute.
+type Work struct {
+	// Dir is the work directory, e.g. <config dir>/.gofault/build.
+	Dir string
+	// ModuleDir is the user's main module directory; go commands run there.
+	ModuleDir string
+	// ModFile is the work copy of the user's go.mod (its go.sum sits next to it).
+	ModFile string
+	// AgentDir holds the agent module's source written from agent.Source.
+	AgentDir string
+	// Copies are the dependency modules copied into the work dir because
+	// target packages live in them.
+	Copies []ModuleCopy
+	// Patterns are the target package patterns (cfg.Target.Packages).
+	Patterns []string
+	// Main is the main package to build, relative to ModuleDir.
+	Main string
+	// BuildFlags are the user's extra go build flags.
+	BuildFlags []string
+	// Env is the environment of the go commands (os.Environ plus GOWORK=off
+	// and GOFLAGS without -mod).
+	Env []string
+}
+
+// ModuleCopy is a dependency module copied out of the module cache.
+type ModuleCopy struct {
+	Path    string // module path
+	Version string
+	Orig    string // directory in GOMODCACHE
+	Dir     string // the writable copy in the work dir
+}
+
+// GoFlags returns the flags that point a go command at the work modfile:
+// -modfile and -mod=mod (the work modfile and its go.sum belong to gofault,
+// so the go command may update them).
+func (w *Work) GoFlags() []string {
+	return []string{"-modfile=" + w.ModFile, "-mod=mod"}
+}
+
+// OrigPath maps a file in a module copy back to the file it was copied from
+// in the module cache; other paths are returned unchanged.
+func (w *Work) OrigPath(file string) string {
+	for _, c := range w.Copies {
+		if rel, ok := within(c.Dir, file); ok {
+			return filepath.Join(c.Orig, rel)
+		}
+	}
+	return file
+}
+
+// within reports whether file lies under dir and returns its relative path.
+func within(dir, file string) (string, bool) {
+	rel, err := filepath.Rel(dir, file)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// WorkDir returns the build work directory of cfg: <workdir>/build, where
+// workdir is cfg.WorkDir or ".gofault" next to the config file.
+func WorkDir(cfg *config.Config) string {
+	wd := cfg.WorkDir
+	if wd == "" {
+		wd = ".gofault"
+	}
+	return filepath.Join(cfg.Path(wd), "build")
+}
+
+// Prepare sets up the work directory for cfg: it writes the agent module,
+// copies the user's go.mod and go.sum (absolute replace paths, the target
+// version applied, the agent required and replaced), copies the dependency
+// modules that hold target packages out of the module cache and replaces
+// them with the copies. Neither the user's tree nor the module cache is
+// modified.
+func Prepare(ctx context.Context, cfg *config.Config) (*Work, error) {
+	modDir, err := filepath.Abs(cfg.Path(cfg.Target.Module))
+	if err != nil {
+		return nil, fmt.Errorf("target module: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(modDir, "go.mod")); err != nil {
+		return nil, fmt.Errorf("target module %s: %w", modDir, err)
+	}
+	dir, err := filepath.Abs(WorkDir(cfg))
+	if err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	main := cfg.Target.Main
+	if main == "" {
+		main = "."
+	}
+	w := &Work{
+		Dir:        dir,
+		ModuleDir:  modDir,
+		ModFile:    filepath.Join(dir, "go.mod"),
+		AgentDir:   filepath.Join(dir, "agent"),
+		Patterns:   cfg.Target.Packages,
+		Main:       main,
+		BuildFlags: cfg.Target.BuildFlags,
+		Env:        goEnv(os.Environ()),
+	}
+	if err := writeAgent(w.AgentDir); err != nil {
+		return nil, err
+	}
+	// 1. The user's go.mod and go.sum, with absolute replace paths and the
+	// target version applied.
+	data, err := os.ReadFile(filepath.Join(modDir, "go.mod"))
+	if err != nil {
+		return nil, fmt.Errorf("read go.mod: %w", err)
+	}
+	sum, err := os.ReadFile(filepath.Join(modDir, "go.sum"))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("read go.sum: %w", err)
+	}
+	mf, err := workModFile(data, modDir, cfg.Target.Version, cfg.Target.Versioned)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(w.ModFile, mf, 0o644); err != nil {
+		return nil, fmt.Errorf("write work go.mod: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
+		return nil, fmt.Errorf("write work go.sum: %w", err)
+	}
+	if cfg.Target.Version != "" && len(cfg.Target.Versioned) > 0 {
+		// Bring go.sum (and the rest of the module graph) in line with
+		// the new versions, in the work copy only.
+		if _, err := w.goCmd(ctx, "mod", "tidy", "-e", "-modfile="+w.ModFile); err != nil {
+			return nil, fmt.Errorf("apply target version %s: %w", cfg.Target.Version, err)
+		}
+	}
+	// 2. The modules that hold target packages.
+	if len(w.Patterns) > 0 {
+		mods, err := w.targetModules(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range mods {
+			c, err := copyModule(m, filepath.Join(dir, "mod"))
+			if err != nil {
+				return nil, err
+			}
+			w.Copies = append(w.Copies, c)
+		}
+	}
+	// 3. The agent and the copies, required and replaced.
+	data, err = os.ReadFile(w.ModFile)
+	if err != nil {
+		return nil, fmt.Errorf("read work go.mod: %w", err)
+	}
+	repl := map[string]string{AgentModule: w.AgentDir}
+	for _, c := range w.Copies {
+		repl[c.Path] = c.Dir
+	}
+	mf, err = addReplacements(data, w.ModFile, repl)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(w.ModFile, mf, 0o644); err != nil {
+		return nil, fmt.Errorf("write work go.mod: %w", err)
+	}
+	slog.Debug("work dir prepared", "dir", dir, "copies", len(w.Copies))
+	return w, nil
+}
+
+// goEnv returns env with GOWORK=off (-modfile does not work in workspace
+// mode) and any -mod flag removed from GOFLAGS (gofault passes its own).
+func goEnv(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		switch {
+		case strings.HasPrefix(kv, "GOWORK="):
+			continue
+		case strings.HasPrefix(kv, "GOFLAGS="):
+			var keep []string
+			for _, f := range strings.Fields(strings.TrimPrefix(kv, "GOFLAGS=")) {
+				if !strings.HasPrefix(f, "-mod=") && !strings.HasPrefix(f, "-modfile=") {
+					keep = append(keep, f)
+				}
+			}
+			kv = "GOFLAGS=" + strings.Join(keep, " ")
+		}
+		out = append(out, kv)
+	}
+	return append(out, "GOWORK=off")
+}
+
+// goCmd runs the go command in the user's module dir with the work env and
+// returns its standard output.
+func (w *Work) goCmd(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = w.ModuleDir
+	cmd.Env = w.Env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	slog.Debug("run", "cmd", "go "+strings.Join(args, " "), "dir", w.ModuleDir)
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), fmt.Errorf("go %s: %w\n%s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// listedModule is the part of `go list -json` output Prepare needs.
+type listedModule struct {
+	Path    string
+	Version string
+	Dir     string
+	Main    bool
+	Replace *listedModule
+}
+
+// targetModules lists the target packages and returns the modules in the
+// module cache that hold some of them. Packages of the main module or of
+// modules replaced by local directories are rewritten through the overlay
+// and need no copy.
+func (w *Work) targetModules(ctx context.Context) ([]listedModule, error) {
+	args := append([]string{"list", "-e", "-json=ImportPath,Module"}, w.GoFlags()...)
+	args = append(args, w.BuildFlags...)
+	args = append(args, w.Patterns...)
+	out, err := w.goCmd(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list target packages: %w", err)
+	}
+	cache := goModCache(w.Env)
+	seen := map[string]listedModule{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p struct {
+			ImportPath string
+			Module     *listedModule
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("decode go list output: %w", err)
+		}
+		m := p.Module
+		if m == nil || m.Main {
+			continue
+		}
+		if m.Replace != nil {
+			if m.Replace.Version == "" { // local directory
+				continue
+			}
+			m = &listedModule{Path: m.Path, Version: m.Replace.Version, Dir: m.Replace.Dir}
+		}
+		if m.Dir == "" {
+			return nil, fmt.Errorf("module %s@%s of %s is not downloaded", m.Path, m.Version, p.ImportPath)
+		}
+		if _, ok := within(cache, m.Dir); !ok {
+			continue
+		}
+		seen[m.Path] = *m
+	}
+	mods := make([]listedModule, 0, len(seen))
+	for _, m := range seen {
+		mods = append(mods, m)
+	}
+	sort.Slice(mods, func(i, j int) bool { return mods[i].Path < mods[j].Path })
+	return mods, nil
+}
+
+// goModCache returns GOMODCACHE as the go command sees it.
+func goModCache(env []string) string {
+	cmd := exec.Command("go", "env", "GOMODCACHE")
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		return filepath.Join(os.Getenv("HOME"), "go", "pkg", "mod")
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// copyModule copies module m into root/<escaped path>@<version> with
+// writable files, unless a complete copy is already there.
+func copyModule(m listedModule, root string) (ModuleCopy, error) {
+	esc, err := module.EscapePath(m.Path)
+	if err != nil {
+		return ModuleCopy{}, fmt.Errorf("copy module %s: %w", m.Path, err)
+	}
+	dst := filepath.Join(root, filepath.FromSlash(esc)+"@"+m.Version)
+	c := ModuleCopy{Path: m.Path, Version: m.Version, Orig: m.Dir, Dir: dst}
+	done := filepath.Join(dst, ".gofault-copied")
+	if _, err := os.Stat(done); err == nil {
+		return c, nil
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return c, fmt.Errorf("copy module %s: %w", m.Path, err)
+	}
+	err = filepath.WalkDir(m.Dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(m.Dir, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		return copyFile(path, target)
+	})
+	if err != nil {
+		return c, fmt.Errorf("copy module %s@%s: %w", m.Path, m.Version, err)
+	}
+	if err := os.WriteFile(done, []byte(m.Dir+"\n"), 0o644); err != nil {
+		return c, fmt.Errorf("copy module %s: %w", m.Path, err)
+	}
+	return c, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// writeAgent writes the agent module's embedded source (without tests) to dir.
+func writeAgent(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("write agent: %w", err)
+	}
+	err := fs.WalkDir(agent.Source, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(path))
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := fs.ReadFile(agent.Source, path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("write agent: %w", err)
+	}
+	return nil
+}
+
+// workModFile returns the user's go.mod data (from module dir modDir) with
+// relative replace paths made absolute and, when version is set, every
+// module in versioned required at version.
+func workModFile(data []byte, modDir, version string, versioned []string) ([]byte, error) {
+	f, err := modfile.Parse(filepath.Join(modDir, "go.mod"), data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("parse go.mod: %w", err)
+	}
+	for _, r := range f.Replace {
+		if r.New.Version != "" || filepath.IsAbs(r.New.Path) {
+			continue
+		}
+		abs := filepath.Join(modDir, r.New.Path)
+		if err := f.AddReplace(r.Old.Path, r.Old.Version, abs, ""); err != nil {
+			return nil, fmt.Errorf("go.mod replace %s: %w", r.Old.Path, err)
+		}
+	}
+	if version != "" {
+		for _, m := range versioned {
+			if err := f.AddRequire(m, version); err != nil {
+				return nil, fmt.Errorf("require %s@%s: %w", m, version, err)
+			}
+		}
+	}
+	f.Cleanup()
+	out, err := f.Format()
+	if err != nil {
+		return nil, fmt.Errorf("format go.mod: %w", err)
+	}
+	return out, nil
+}
+
+// addReplacements requires each module of repl at v0.0.0 if it is not
+// required yet and replaces it (all versions) with the directory repl maps
+// it to, dropping earlier replacements of the same module.
+func addReplacements(data []byte, name string, repl map[string]string) ([]byte, error) {
+	f, err := modfile.Parse(name, data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("parse work go.mod: %w", err)
+	}
+	required := map[string]bool{}
+	for _, r := range f.Require {
+		required[r.Mod.Path] = true
+	}
+	paths := make([]string, 0, len(repl))
+	for p := range repl {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		for _, r := range f.Replace {
+			if r.Old.Path == p {
+				if err := f.DropReplace(p, r.Old.Version); err != nil {
+					return nil, fmt.Errorf("drop replace %s: %w", p, err)
+				}
+			}
+		}
+		if !required[p] {
+			if err := f.AddRequire(p, "v0.0.0"); err != nil {
+				return nil, fmt.Errorf("require %s: %w", p, err)
+			}
+		}
+		if err := f.AddReplace(p, "", repl[p], ""); err != nil {
+			return nil, fmt.Errorf("replace %s: %w", p, err)
+		}
+	}
+	f.Cleanup()
+	out, err := f.Format()
+	if err != nil {
+		return nil, fmt.Errorf("format work go.mod: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,597 @@
+package instrument
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+)
+
+// agentAlias is the name rewritten files import the agent under; it cannot
+// clash with a user identifier in practice, and gofault's own names all
+// start with "gofault".
+const agentAlias = "gofaultagent"
+
+// Skip reasons, as counted in Stats.Skipped.
+const (
+	SkipNotFound    = "call not found"
+	SkipGoDefer     = "go/defer call"
+	SkipCgo         = "cgo file"
+	SkipNoErrResult = "no error result"
+	SkipUnnameable  = "result type not nameable"
+	SkipErrImport   = "error value not importable"
+	SkipCompile     = "compile error"
+	SkipNoType      = "no type information"
+)
+
+// siteEdit is one rewritten site: the text inserted before and after the
+// call, and where the call lies in the original file.
+type siteEdit struct {
+	site       *catalog.Site
+	start, end int // byte offsets of the call expression
+	prefix     string
+	suffix     string
+	startLine  int
+	endLine    int
+	errBranch  bool
+}
+
+// fileInput is what rewriteFile needs about one Go file.
+type fileInput struct {
+	src  []byte
+	file *ast.File
+	fset *token.FileSet
+	info *types.Info
+	pkg  *types.Package
+	// lineName is the file name //line directives name: the file the
+	// source was copied from, or the file itself.
+	lineName string
+	// renamed says the file sits at another path than lineName, so the
+	// output starts with a //line directive.
+	renamed bool
+}
+
+// fileOutput is a rewritten file and what happened to its sites.
+type fileOutput struct {
+	src     []byte
+	edits   []siteEdit
+	skipped map[uint32]string
+}
+
+// rewriteFile rewrites the calls of sites in one file. Each call whose site
+// can take an error becomes
+//
+//	func() (T1, error) { if k := gofaultagent.Fault(N); k != 0 { return *new(T1), gofaultErrN(k) }; return CALL }()
+//
+// and each delay/crash-only site becomes
+//
+//	func() (T1, ...) { gofaultagent.Fault(N); return CALL }()
+//
+// CALL is the original text, preceded by a /*line*/ directive so that its
+// positions (and thus panics and stack traces) keep their original file,
+// line and column. No newline is inserted, so every other line keeps its
+// number too. Calls that are the call of a go or defer statement are not
+// rewritten: wrapping them would defer the evaluation of their receiver and
+// arguments.
+func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
+	out := fileOutput{skipped: map[uint32]string{}}
+	tf := in.fset.File(in.file.Pos())
+	want := map[[2]int]*catalog.Site{}
+	for _, s := range sites {
+		want[[2]int{s.Line, s.Col}] = s
+	}
+	if isCgo(in.file) {
+		for _, s := range sites {
+			out.skipped[s.Index] = SkipCgo
+		}
+		return out
+	}
+	deferred := map[*ast.CallExpr]bool{}
+	found := map[uint32]bool{}
+	q := newQualifier(in.pkg)
+	ast.Inspect(in.file, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			deferred[n.Call] = true
+		case *ast.DeferStmt:
+			deferred[n.Call] = true
+		case *ast.CallExpr:
+			p := tf.Position(n.Lparen)
+			s := want[[2]int{p.Line, p.Column}]
+			if s == nil {
+				return true
+			}
+			found[s.Index] = true
+			if deferred[n] {
+				out.skipped[s.Index] = SkipGoDefer
+				return true
+			}
+			e, reason := editCall(in, q, n, s)
+			if reason != "" {
+				out.skipped[s.Index] = reason
+				return true
+			}
+			out.edits = append(out.edits, e)
+		}
+		return true
+	})
+	for _, s := range sites {
+		if !found[s.Index] {
+			out.skipped[s.Index] = SkipNotFound
+		}
+	}
+	if len(out.edits) == 0 {
+		return out
+	}
+	out.src = apply(in, q, out.edits)
+	return out
+}
+
+// editCall builds the edit for one call, or returns why it cannot.
+func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (siteEdit, string) {
+	tv, ok := in.info.Types[call.Fun]
+	if !ok || tv.Type == nil || tv.IsType() || tv.IsBuiltin() {
+		return siteEdit{}, SkipNoType
+	}
+	sig, ok := tv.Type.Underlying().(*types.Signature)
+	if !ok {
+		return siteEdit{}, SkipNoType
+	}
+	res := sig.Results()
+	errBranch := s.Kind.Has(catalog.KindError) && len(s.Errors) > 0
+	hookOnly := s.Kind&(catalog.KindDelay|catalog.KindCrash) != 0
+	if errBranch && (res.Len() == 0 || !types.Identical(res.At(res.Len()-1).Type(), types.Universe.Lookup("error").Type())) {
+		if !hookOnly {
+			return siteEdit{}, SkipNoErrResult
+		}
+		errBranch = false
+	}
+	if errBranch && !errorsImportable(in.pkg.Path(), s.Errors) {
+		if !hookOnly {
+			return siteEdit{}, SkipErrImport
+		}
+		errBranch = false
+	}
+	if !errBranch && !hookOnly {
+		return siteEdit{}, SkipNoErrResult
+	}
+	// Name the result types through a trial qualifier, so that a site
+	// that cannot be named adds no imports.
+	trial := q.trial()
+	names := make([]string, res.Len())
+	for i := range names {
+		t := res.At(i).Type()
+		if !trial.nameable(t) {
+			return siteEdit{}, SkipUnnameable
+		}
+		names[i] = types.TypeString(t, trial.qualify)
+	}
+	q.commit(trial)
+
+	start := in.fset.Position(call.Pos())
+	end := in.fset.Position(call.End())
+	var b strings.Builder
+	b.WriteString("func() ")
+	switch len(names) {
+	case 0:
+	case 1:
+		b.WriteString(names[0] + " ")
+	default:
+		b.WriteString("(" + strings.Join(names, ", ") + ") ")
+	}
+	idx := strconv.FormatUint(uint64(s.Index), 10)
+	if errBranch {
+		fmt.Fprintf(&b, "{ if k := %s.Fault(%s); k != 0 { return ", agentAlias, idx)
+		for _, n := range names[:len(names)-1] {
+			fmt.Fprintf(&b, "*new(%s), ", n)
+		}
+		fmt.Fprintf(&b, "gofaultErr%s(k) }; ", idx)
+	} else {
+		fmt.Fprintf(&b, "{ %s.Fault(%s); ", agentAlias, idx)
+	}
+	if len(names) > 0 {
+		b.WriteString("return ")
+	}
+	fmt.Fprintf(&b, "/*line %s:%d:%d*/", in.lineName, start.Line, start.Column)
+	return siteEdit{
+		site:      s,
+		start:     start.Offset,
+		end:       end.Offset,
+		prefix:    b.String(),
+		suffix:    " }()",
+		startLine: start.Line,
+		endLine:   end.Line,
+		errBranch: errBranch,
+	}, ""
+}
+
+// apply inserts the edits' text into the source, adds the imports after the
+// package clause (on the same line) and, for a renamed file, a leading
+// //line directive.
+func apply(in fileInput, q *qualifier, edits []siteEdit) []byte {
+	type ins struct {
+		off   int
+		text  string
+		order int // at one offset: suffixes (inner first), then prefixes (outer first)
+	}
+	var all []ins
+	for _, e := range edits {
+		span := e.end - e.start
+		all = append(all, ins{e.start, e.prefix, 1<<40 - span}, ins{e.end, e.suffix, span})
+	}
+	// The imports go right after the package name.
+	imp := fmt.Sprintf("; import (%s %q", agentAlias, AgentModule)
+	for _, p := range q.paths() {
+		imp += fmt.Sprintf("; %s %q", q.alias[p], p)
+	}
+	imp += ")"
+	all = append(all, ins{in.fset.Position(in.file.Name.End()).Offset, imp, -1})
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].off != all[j].off {
+			return all[i].off < all[j].off
+		}
+		return all[i].order < all[j].order
+	})
+	var b bytes.Buffer
+	if in.renamed {
+		fmt.Fprintf(&b, "//line %s:1\n", in.lineName)
+	}
+	last := 0
+	for _, x := range all {
+		b.Write(in.src[last:x.off])
+		b.WriteString(x.text)
+		last = x.off
+	}
+	b.Write(in.src[last:])
+	return b.Bytes()
+}
+
+func isCgo(f *ast.File) bool {
+	for _, im := range f.Imports {
+		if im.Path.Value == `"C"` {
+			return true
+		}
+	}
+	return false
+}
+
+// qualifier names packages in type strings with aliased imports.
+type qualifier struct {
+	pkg   *types.Package
+	alias map[string]string // import path -> alias
+}
+
+func newQualifier(pkg *types.Package) *qualifier {
+	return &qualifier{pkg: pkg, alias: map[string]string{}}
+}
+
+// trial returns a copy whose new aliases can be committed or dropped.
+func (q *qualifier) trial() *qualifier {
+	t := &qualifier{pkg: q.pkg, alias: make(map[string]string, len(q.alias))}
+	for k, v := range q.alias {
+		t.alias[k] = v
+	}
+	return t
+}
+
+func (q *qualifier) commit(t *qualifier) { q.alias = t.alias }
+
+func (q *qualifier) qualify(p *types.Package) string {
+	if p == q.pkg {
+		return ""
+	}
+	a, ok := q.alias[p.Path()]
+	if !ok {
+		a = fmt.Sprintf("gofaultpkg%d", len(q.alias))
+		q.alias[p.Path()] = a
+	}
+	return a
+}
+
+func (q *qualifier) paths() []string {
+	ps := make([]string, 0, len(q.alias))
+	for p := range q.alias {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	return ps
+}
+
+// nameable reports whether t can be written in q.pkg's source: every named
+// type in it is exported or local, and its package importable.
+func (q *qualifier) nameable(t types.Type) bool {
+	return q.nameableSeen(t, map[types.Type]bool{})
+}
+
+func (q *qualifier) nameableSeen(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return true
+	}
+	seen[t] = true
+	obj := func(o *types.TypeName) bool {
+		if o.Pkg() == nil || o.Pkg() == q.pkg {
+			return true
+		}
+		return o.Exported() && o.Pkg().Name() != "main" && canImport(q.pkg.Path(), o.Pkg().Path())
+	}
+	switch t := t.(type) {
+	case *types.Basic:
+		return t.Kind() != types.Invalid && t.Info()&types.IsUntyped == 0
+	case *types.Alias:
+		if !obj(t.Obj()) {
+			return false
+		}
+		for i := 0; i < t.TypeArgs().Len(); i++ {
+			if !q.nameableSeen(t.TypeArgs().At(i), seen) {
+				return false
+			}
+		}
+		return true
+	case *types.Named:
+		if !obj(t.Obj()) {
+			return false
+		}
+		for i := 0; i < t.TypeArgs().Len(); i++ {
+			if !q.nameableSeen(t.TypeArgs().At(i), seen) {
+				return false
+			}
+		}
+		return true
+	case *types.TypeParam:
+		return true
+	case *types.Pointer:
+		return q.nameableSeen(t.Elem(), seen)
+	case *types.Slice:
+		return q.nameableSeen(t.Elem(), seen)
+	case *types.Array:
+		return q.nameableSeen(t.Elem(), seen)
+	case *types.Chan:
+		return q.nameableSeen(t.Elem(), seen)
+	case *types.Map:
+		return q.nameableSeen(t.Key(), seen) && q.nameableSeen(t.Elem(), seen)
+	case *types.Signature:
+		return q.nameableSeen(t.Params(), seen) && q.nameableSeen(t.Results(), seen)
+	case *types.Tuple:
+		for i := 0; i < t.Len(); i++ {
+			if !q.nameableSeen(t.At(i).Type(), seen) {
+				return false
+			}
+		}
+		return true
+	case *types.Struct:
+		for i := 0; i < t.NumFields(); i++ {
+			f := t.Field(i)
+			if !f.Exported() && f.Pkg() != q.pkg {
+				return false
+			}
+			if !q.nameableSeen(f.Type(), seen) {
+				return false
+			}
+		}
+		return true
+	case *types.Interface:
+		for i := 0; i < t.NumExplicitMethods(); i++ {
+			m := t.ExplicitMethod(i)
+			if !m.Exported() && m.Pkg() != q.pkg {
+				return false
+			}
+			if !q.nameableSeen(m.Type(), seen) {
+				return false
+			}
+		}
+		for i := 0; i < t.NumEmbeddeds(); i++ {
+			if !q.nameableSeen(t.EmbeddedType(i), seen) {
+				return false
+			}
+		}
+		return true
+	case *types.Union:
+		return false
+	}
+	return false
+}
+
+// canImport reports whether package importer may import path under the
+// internal-package rule.
+func canImport(importer, p string) bool {
+	if p == importer {
+		return false
+	}
+	var parent string
+	switch {
+	case strings.HasPrefix(p, "internal/") || p == "internal":
+		return false // standard library internals
+	case strings.HasSuffix(p, "/internal"):
+		parent = strings.TrimSuffix(p, "/internal")
+	case strings.Contains(p, "/internal/"):
+		parent = p[:strings.LastIndex(p, "/internal/")]
+	default:
+		return !strings.Contains(p, "/vendor/")
+	}
+	return importer == parent || strings.HasPrefix(importer, parent+"/")
+}
+
+// errorsImportable reports whether the error values' imports may be
+// imported by package pkg (its own path is fine: the qualifier is dropped).
+func errorsImportable(pkg string, errs []catalog.ErrorValue) bool {
+	for _, e := range errs {
+		for _, p := range e.Imports {
+			if p != pkg && !canImport(pkg, p) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// errFile is one generated gofault_errors*.go file of a package.
+type errFile struct {
+	name    string // base name
+	src     []byte
+	lineOf  map[uint32][2]int // site index -> first and last line of its function
+	imports map[string]string // import path -> package name
+}
+
+// errorFiles generates the gofaultErrN functions of the sites of package
+// pkgPath (named pkgName). Sites whose error values import packages with
+// clashing names go to further files.
+func errorFiles(pkgName, pkgPath string, sites []*catalog.Site) ([]*errFile, error) {
+	var files []*errFile
+	sort.Slice(sites, func(i, j int) bool { return sites[i].Index < sites[j].Index })
+	bodies := map[*errFile][]*catalog.Site{}
+	for _, s := range sites {
+		need := map[string]string{}
+		for _, e := range s.Errors {
+			for _, p := range e.Imports {
+				if p != pkgPath {
+					need[p] = importName(p)
+				}
+			}
+		}
+		var f *errFile
+	place:
+		for _, c := range files {
+			for p, n := range need {
+				for cp, cn := range c.imports {
+					if cn == n && cp != p {
+						continue place
+					}
+				}
+			}
+			f = c
+			break
+		}
+		if f == nil {
+			name := "gofault_errors.go"
+			if len(files) > 0 {
+				name = fmt.Sprintf("gofault_errors%d.go", len(files))
+			}
+			f = &errFile{name: name, lineOf: map[uint32][2]int{}, imports: map[string]string{}}
+			files = append(files, f)
+		}
+		for p, n := range need {
+			f.imports[p] = n
+		}
+		bodies[f] = append(bodies[f], s)
+	}
+	for _, f := range files {
+		var b bytes.Buffer
+		fmt.Fprintf(&b, "// Code generated by gofault. DO NOT EDIT.\n\npackage %s\n\n", pkgName)
+		paths := make([]string, 0, len(f.imports))
+		for p := range f.imports {
+			paths = append(paths, p)
+		}
+		sort.Strings(paths)
+		for _, p := range paths {
+			fmt.Fprintf(&b, "import %q\n", p)
+		}
+		line := strings.Count(b.String(), "\n") + 1
+		for _, s := range bodies[f] {
+			first := line + 1
+			var fb strings.Builder
+			fmt.Fprintf(&fb, "\nfunc gofaultErr%d(k int) error {\n\tswitch k {\n", s.Index)
+			for i, e := range s.Errors {
+				expr, err := localExpr(e.Expr, pkgName, pkgPath, e.Imports)
+				if err != nil {
+					return nil, fmt.Errorf("site %s error %s: %w", s.ID, e.Name, err)
+				}
+				if i == 0 {
+					fmt.Fprintf(&fb, "\tdefault:\n\t\treturn %s // %s\n", expr, e.Name)
+				} else {
+					fmt.Fprintf(&fb, "\tcase %d:\n\t\treturn %s // %s\n", i+1, expr, e.Name)
+				}
+			}
+			fb.WriteString("\t}\n}\n")
+			b.WriteString(fb.String())
+			line += strings.Count(fb.String(), "\n")
+			f.lineOf[s.Index] = [2]int{first, line}
+		}
+		f.src = b.Bytes()
+	}
+	return files, nil
+}
+
+// localExpr parses an error expression and, when it names the package it
+// is generated into, drops that qualifier (a package cannot import itself).
+func localExpr(expr, pkgName, pkgPath string, imports []string) (string, error) {
+	self := false
+	for _, p := range imports {
+		if p == pkgPath {
+			self = true
+		}
+	}
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return "", fmt.Errorf("parse %q: %w", expr, err)
+	}
+	if !self {
+		return expr, nil
+	}
+	e = unqualify(e, pkgName)
+	ast.Inspect(e, func(m ast.Node) bool {
+		// Replace the qualified identifiers in every field that can hold
+		// one; children are visited after their parent is fixed.
+		switch m := m.(type) {
+		case *ast.CompositeLit:
+			m.Type = unqualify(m.Type, pkgName)
+			for i := range m.Elts {
+				m.Elts[i] = unqualify(m.Elts[i], pkgName)
+			}
+		case *ast.UnaryExpr:
+			m.X = unqualify(m.X, pkgName)
+		case *ast.StarExpr:
+			m.X = unqualify(m.X, pkgName)
+		case *ast.ParenExpr:
+			m.X = unqualify(m.X, pkgName)
+		case *ast.SelectorExpr:
+			m.X = unqualify(m.X, pkgName)
+		case *ast.CallExpr:
+			m.Fun = unqualify(m.Fun, pkgName)
+			for i := range m.Args {
+				m.Args[i] = unqualify(m.Args[i], pkgName)
+			}
+		case *ast.KeyValueExpr:
+			m.Value = unqualify(m.Value, pkgName)
+		case *ast.BinaryExpr:
+			m.X = unqualify(m.X, pkgName)
+			m.Y = unqualify(m.Y, pkgName)
+		}
+		return true
+	})
+	var b bytes.Buffer
+	if err := format.Node(&b, token.NewFileSet(), e); err != nil {
+		return "", fmt.Errorf("print %q: %w", expr, err)
+	}
+	return b.String(), nil
+}
+
+func unqualify(e ast.Expr, pkgName string) ast.Expr {
+	if sel, ok := e.(*ast.SelectorExpr); ok {
+		if id, ok := sel.X.(*ast.Ident); ok && id.Name == pkgName {
+			return sel.Sel
+		}
+	}
+	return e
+}
+
+// importName guesses the package name of an import path: its last element
+// without a major-version suffix or a gopkg.in ".vN" suffix.
+func importName(p string) string {
+	base := path.Base(p)
+	if len(base) > 1 && base[0] == 'v' && strings.Trim(base[1:], "0123456789") == "" && strings.Contains(p, "/") {
+		base = path.Base(path.Dir(p))
+	}
+	if i := strings.Index(base, ".v"); i > 0 && strings.HasPrefix(p, "gopkg.in/") {
+		base = base[:i]
+	}
+	return strings.NewReplacer("-", "_", ".", "_").Replace(base)
+}

@@ -1,0 +1,346 @@
+package instrument
+
+import (
+	"flag"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/catalog"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// typecheck parses and type-checks one file of package "example.com/p".
+func typecheck(t *testing.T, src string) (*token.FileSet, *ast.File, *types.Info, *types.Package) {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "/src/p/p.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	pkg, err := conf.Check("example.com/p", fset, []*ast.File{f}, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fset, f, info, pkg
+}
+
+// sitesAt makes one site per call whose function expression prints as one
+// of callees, in source order, positioned at its Lparen.
+func sitesAt(fset *token.FileSet, f *ast.File, kind catalog.SiteKind, callees ...string) []*catalog.Site {
+	want := map[string]bool{}
+	for _, c := range callees {
+		want[c] = true
+	}
+	var sites []*catalog.Site
+	ast.Inspect(f, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || !want[types.ExprString(call.Fun)] {
+			return true
+		}
+		p := fset.Position(call.Lparen)
+		sites = append(sites, &catalog.Site{
+			Index: uint32(len(sites)), ID: types.ExprString(call.Fun) + "#" + p.String(), Kind: kind,
+			File: p.Filename, Line: p.Line, Col: p.Column,
+			Errors: []catalog.ErrorValue{
+				{Name: "EIO", Expr: `&fs.PathError{Op: "write", Err: syscall.EIO}`, Imports: []string{"io/fs", "syscall"}},
+				{Name: "EOF", Expr: `io.ErrUnexpectedEOF`, Imports: []string{"io"}},
+			},
+		})
+		return true
+	})
+	return sites
+}
+
+func TestRewriteFile(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		kind    catalog.SiteKind
+		callees []string
+		renamed bool
+		skipped map[string]int // reason -> count
+	}{
+		{
+			name: "error_branch",
+			src: `package p
+
+import "os"
+
+func write(name string, data []byte) (int, error) {
+	f, err := os.Create(name)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	return f.Write(data)
+}
+`,
+			kind:    catalog.KindError | catalog.KindDelay,
+			callees: []string{"os.Create", "f.Write", "f.Close"},
+			skipped: map[string]int{SkipGoDefer: 1},
+		},
+		{
+			name: "nested_and_multiline",
+			src: `package p
+
+import (
+	"fmt"
+	"os"
+)
+
+func dump(name string) error {
+	_, err := fmt.Fprintln(os.Stdout, must(os.ReadFile(
+		name,
+	)))
+	go os.Remove(name)
+	go func() { _ = os.Remove(name + ".tmp") }()
+	return err
+}
+
+func must(b []byte, err error) string {
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+`,
+			kind:    catalog.KindError,
+			callees: []string{"fmt.Fprintln", "os.ReadFile", "os.Remove"},
+			skipped: map[string]int{SkipGoDefer: 1},
+		},
+		{
+			name: "hook_only_and_renamed",
+			src: `package p
+
+import "time"
+
+func tick() time.Time {
+	time.Sleep(time.Millisecond)
+	return time.Now()
+}
+`,
+			kind:    catalog.KindDelay | catalog.KindCrash,
+			callees: []string{"time.Sleep", "time.Now"},
+			renamed: true,
+		},
+		{
+			name: "no_error_result",
+			src: `package p
+
+import "strings"
+
+func up(s string) string { return strings.ToUpper(s) }
+`,
+			kind:    catalog.KindError,
+			callees: []string{"strings.ToUpper"},
+			skipped: map[string]int{SkipNoErrResult: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fset, f, info, pkg := typecheck(t, tt.src)
+			sites := sitesAt(fset, f, tt.kind, tt.callees...)
+			lineName := "/src/p/p.go"
+			if tt.renamed {
+				lineName = "/modcache/p@v1.0.0/p.go"
+			}
+			out := rewriteFile(fileInput{src: []byte(tt.src), file: f, fset: fset, info: info, pkg: pkg, lineName: lineName, renamed: tt.renamed}, sites)
+			got := map[string]int{}
+			for _, r := range out.skipped {
+				got[r]++
+			}
+			if len(got) != len(tt.skipped) {
+				t.Errorf("skipped %v, want %v", got, tt.skipped)
+			}
+			for r, n := range tt.skipped {
+				if got[r] != n {
+					t.Errorf("skipped %v, want %v", got, tt.skipped)
+				}
+			}
+			if n := len(out.edits) + len(out.skipped); n != len(sites) {
+				t.Errorf("%d edits + %d skipped, want %d sites", len(out.edits), len(out.skipped), len(sites))
+			}
+			if out.src == nil {
+				if len(out.edits) != 0 {
+					t.Fatal("edits but no output")
+				}
+				return
+			}
+			// The output must parse, keep every original line's number
+			// and type-check once the error functions exist.
+			var errSites []*catalog.Site
+			for _, e := range out.edits {
+				if e.errBranch {
+					errSites = append(errSites, e.site)
+				}
+			}
+			files, err := errorFiles("p", "example.com/p", errSites)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCompiles(t, out.src, files)
+			wantLines := strings.Count(tt.src, "\n")
+			if tt.renamed {
+				wantLines++
+			}
+			if n := strings.Count(string(out.src), "\n"); n != wantLines {
+				t.Errorf("rewritten file has %d lines, want %d", n, wantLines)
+			}
+			golden(t, filepath.Join("testdata", "rewrite", tt.name+".golden"), out.src)
+		})
+	}
+}
+
+// checkCompiles type-checks a rewritten file with its error files, with a
+// stand-in agent package.
+func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
+	t.Helper()
+	fset := token.NewFileSet()
+	var files []*ast.File
+	f, err := parser.ParseFile(fset, "/src/p/p.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatalf("rewritten file does not parse: %v\n%s", err, src)
+	}
+	files = append(files, f)
+	for _, ef := range errFiles {
+		f, err := parser.ParseFile(fset, ef.name, ef.src, 0)
+		if err != nil {
+			t.Fatalf("error file does not parse: %v\n%s", err, ef.src)
+		}
+		files = append(files, f)
+	}
+	agentPkg := types.NewPackage(AgentModule, "agent")
+	sig := types.NewSignatureType(nil, nil, nil,
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32])),
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Fault", sig))
+	agentPkg.MarkComplete()
+	std := importer.ForCompiler(fset, "source", nil)
+	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {
+		if path == AgentModule {
+			return agentPkg, nil
+		}
+		return std.Import(path)
+	})}
+	if _, err := conf.Check("example.com/p", fset, files, nil); err != nil {
+		t.Fatalf("rewritten file does not type-check: %v\n%s", err, src)
+	}
+}
+
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs:\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestCanImport(t *testing.T) {
+	tests := []struct {
+		importer, path string
+		want           bool
+	}{
+		{"a/b", "os", true},
+		{"a/b", "internal/poll", false},
+		{"a/b/c", "a/b/internal/x", true},
+		{"a/b", "a/b/internal", true},
+		{"a/x", "a/b/internal/x", false},
+		{"a/b", "a/b", false},
+		{"a/b", "a/vendor/c", false},
+	}
+	for _, tt := range tests {
+		if got := canImport(tt.importer, tt.path); got != tt.want {
+			t.Errorf("canImport(%q, %q) = %v, want %v", tt.importer, tt.path, got, tt.want)
+		}
+	}
+}
+
+func TestNameable(t *testing.T) {
+	self := types.NewPackage("example.com/p", "p")
+	other := types.NewPackage("example.com/q", "q")
+	internal := types.NewPackage("example.com/r/internal/s", "s")
+	named := func(pkg *types.Package, name string) types.Type {
+		return types.NewNamed(types.NewTypeName(token.NoPos, pkg, name, nil), types.Typ[types.Int], nil)
+	}
+	tests := []struct {
+		name string
+		t    types.Type
+		want bool
+	}{
+		{"basic", types.Typ[types.Int], true},
+		{"own unexported", named(self, "t"), true},
+		{"other exported", types.NewPointer(named(other, "T")), true},
+		{"other unexported", types.NewSlice(named(other, "t")), false},
+		{"internal elsewhere", named(internal, "T"), false},
+		{"map of unexported", types.NewMap(types.Typ[types.String], named(other, "t")), false},
+		{"struct unexported field", types.NewStruct([]*types.Var{types.NewField(token.NoPos, other, "x", types.Typ[types.Int], false)}, nil), false},
+		{"error", types.Universe.Lookup("error").Type(), true},
+	}
+	for _, tt := range tests {
+		if got := newQualifier(self).nameable(tt.t); got != tt.want {
+			t.Errorf("%s: nameable = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestLocalExpr(t *testing.T) {
+	tests := []struct {
+		expr    string
+		imports []string
+		want    string
+	}{
+		{`raft.ErrCompacted`, []string{"go.etcd.io/raft"}, `ErrCompacted`},
+		{`&raft.Err{Op: raft.Op("x"), Err: syscall.EIO}`, []string{"go.etcd.io/raft", "syscall"}, `&Err{Op: Op("x"), Err: syscall.EIO}`},
+		{`io.ErrUnexpectedEOF`, []string{"io"}, `io.ErrUnexpectedEOF`},
+	}
+	for _, tt := range tests {
+		got, err := localExpr(tt.expr, "raft", "go.etcd.io/raft", tt.imports)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("localExpr(%q) = %q, want %q", tt.expr, got, tt.want)
+		}
+	}
+}
+
+func TestImportName(t *testing.T) {
+	for p, want := range map[string]string{
+		"os":                                "os",
+		"io/fs":                             "fs",
+		"go.etcd.io/etcd/server/v3/wal":     "wal",
+		"go.etcd.io/etcd/client/v3":         "client",
+		"gopkg.in/yaml.v2":                  "yaml",
+		"github.com/grpc-ecosystem/go-grpc": "go_grpc",
+	} {
+		if got := importName(p); got != want {
+			t.Errorf("importName(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
