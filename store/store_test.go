@@ -1,0 +1,442 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/record"
+)
+
+// helperEnv makes the test binary run writeLoop instead of the tests.
+const helperEnv = "GOFAULT_STORE_TEST_WRITER"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(helperEnv); path != "" {
+		if err := writeLoop(path); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// writeLoop saves trials forever, printing each index once committed.
+func writeLoop(path string) error {
+	s, err := Open(path)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	id, err := s.CreateCampaign(ctx, Campaign{Name: "crash", ConfigHash: "h"})
+	if err != nil {
+		return err
+	}
+	for i := 0; ; i++ {
+		if err := s.SaveTrial(ctx, id, sampleTrial(i)); err != nil {
+			return err
+		}
+		fmt.Println(i)
+	}
+}
+
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+
+// sampleTrial builds a trial whose parts' sizes depend on i, so a reader
+// can tell a complete trial from a partial one.
+func sampleTrial(i int) *record.Trial {
+	t := &record.Trial{
+		Index: i, Campaign: "etcd", Policy: "random", Seed: int64(i) * 7,
+		Start: t0, End: t0.Add(time.Duration(i+1) * time.Second),
+		Status: TrialOK, Dir: "/tmp/trial-" + strconv.Itoa(i), Requests: 10 * i,
+	}
+	for j := 0; j < 1+i%4; j++ {
+		stack := make([]record.Frame, 20)
+		for k := range stack {
+			stack[k] = record.Frame{Func: fmt.Sprintf("go.etcd.io/etcd/server/v3/wal.(*WAL).f%d", k), File: "wal.go", Line: 100 + k}
+		}
+		t.Injections = append(t.Injections, record.Injection{
+			Time: t0.Add(time.Duration(j) * time.Millisecond), Node: "n" + strconv.Itoa(j%3+1), Site: uint32(i*10 + j),
+			SiteID: fmt.Sprintf("wal.Save#%d", j), Kind: record.KindError, Error: "EIO", Stack: stack,
+			Task: 2, Inst: 1 << 40, State: 3, StateID: "raft.leader",
+		})
+	}
+	for j := 1; j <= 3; j++ {
+		t.Nodes = append(t.Nodes, record.Node{Name: "n" + strconv.Itoa(j), PID: 1000 + j, ExitCode: -1, Signal: "killed", Log: fmt.Sprintf("/tmp/n%d.log", j)})
+	}
+	for j := 0; j < 200; j++ {
+		t.Client = append(t.Client, record.ClientEvent{
+			Time: t0.Add(time.Duration(j) * time.Millisecond), Client: "n1/0", Node: "n1", Kind: record.EvOp,
+			Op: &record.Op{Kind: "put", Key: "k" + strconv.Itoa(j%10), Value: "v", Call: int64(j), Return: int64(j + 1)},
+		})
+	}
+	t.States = []record.StateChange{{Time: t0, Node: "n1", Task: 1, Inst: 2, State: 3}}
+	t.Timeouts = []record.Timeout{{Node: "n2", Site: 4, Duration: time.Second}}
+	for _, c := range []string{"crash", "hang", "gray", "log", "linearizability", "violations"} {
+		v := record.Verdict{Checker: c}
+		if c == "hang" && i%5 == 4 {
+			v = record.Verdict{Checker: c, Failed: true, Symptom: "client n2/0 made no progress", Evidence: []string{"a", "b"}, Nodes: []string{"n2"}}
+			t.Status = TrialFailed
+		}
+		t.Verdicts = append(t.Verdicts, v)
+	}
+	return t
+}
+
+func open(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(filepath.Join(t.TempDir(), "sub", "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestTrialRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	cid, err := s.CreateCampaign(ctx, Campaign{Name: "etcd", ConfigHash: "abc", Policy: "random", Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		trial *record.Trial
+	}{
+		{"full", sampleTrial(4)},
+		{"empty parts", &record.Trial{Index: 100, Status: TrialError, Err: "cluster not ready"}},
+		{"delay and crash", &record.Trial{Index: 101, Status: TrialOK, Start: t0, Injections: []record.Injection{
+			{Kind: record.KindDelay, Delay: 3 * time.Second, Node: "n2", Inst: ^uint64(0)},
+			{Kind: record.KindCrash, Node: "n3"},
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := s.SaveTrial(ctx, cid, tt.trial); err != nil {
+				t.Fatal(err)
+			}
+			if tt.trial.ID != TrialID(cid, tt.trial.Index) {
+				t.Errorf("ID = %q", tt.trial.ID)
+			}
+			got, err := s.Trial(ctx, tt.trial.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.trial) {
+				t.Errorf("round trip:\n got %+v\nwant %+v", got, tt.trial)
+			}
+		})
+	}
+	all, err := s.Trials(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 || all[0].Index != 4 || all[2].Index != 101 {
+		t.Errorf("Trials: %d trials", len(all))
+	}
+	failed, err := s.FailedTrials(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != 1 || failed[0].Index != 4 || len(failed[0].Injections) != 1 {
+		t.Errorf("FailedTrials = %v", failed)
+	}
+	// Saving again replaces.
+	tr := sampleTrial(4)
+	tr.Status, tr.Injections = TrialOK, nil
+	if err := s.SaveTrial(ctx, cid, tr); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Trial(ctx, tr.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != TrialOK || len(got.Injections) != 0 || len(got.Nodes) != 3 {
+		t.Errorf("replaced trial: status %s, %d injections, %d nodes", got.Status, len(got.Injections), len(got.Nodes))
+	}
+	idx, err := s.TrialIndexes(ctx, cid)
+	if err != nil || !reflect.DeepEqual(idx, []int{4, 100, 101}) {
+		t.Errorf("TrialIndexes = %v, %v", idx, err)
+	}
+	if _, err := s.Trial(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing trial: %v", err)
+	}
+	if err := s.SaveTrial(ctx, cid+100, &record.Trial{Index: 1}); err == nil {
+		t.Error("trial of a missing campaign saved")
+	}
+}
+
+func TestCampaigns(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	a, err := s.CreateCampaign(ctx, Campaign{Name: "etcd", ConfigHash: "h1", Policy: "random", Seed: 3, Config: "name: etcd"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.CreateCampaign(ctx, Campaign{Name: "etcd", ConfigHash: "h1", Policy: "bsrr"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateCampaign(ctx, Campaign{Name: "etcd", ConfigHash: "h2"}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, hash string
+		want       int64
+	}{
+		{"etcd", "h1", b},
+		{"etcd", "h2", b + 1},
+		{"etcd", "", b + 1},
+		{"etcd", "h3", 0},
+		{"kv", "h1", 0},
+	}
+	for _, tt := range tests {
+		c, err := s.FindCampaign(ctx, tt.name, tt.hash)
+		switch {
+		case tt.want == 0 && !errors.Is(err, ErrNotFound):
+			t.Errorf("FindCampaign(%s, %s) = %v, %v; want ErrNotFound", tt.name, tt.hash, c, err)
+		case tt.want != 0 && (err != nil || c.ID != tt.want):
+			t.Errorf("FindCampaign(%s, %s) = %v, %v; want ID %d", tt.name, tt.hash, c, err, tt.want)
+		}
+	}
+	c, err := s.Campaign(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "etcd" || c.Policy != "random" || c.Seed != 3 || c.Status != StatusRunning || c.Config != "name: etcd" || time.Since(c.Created) > time.Hour {
+		t.Errorf("Campaign = %+v", c)
+	}
+	if err := s.SetCampaignStatus(ctx, a, StatusDone); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetCampaignStatus(ctx, 999, StatusDone); !errors.Is(err, ErrNotFound) {
+		t.Errorf("status of missing campaign: %v", err)
+	}
+	all, err := s.Campaigns(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 || all[0].Status != StatusDone || all[1].ID != b {
+		t.Errorf("Campaigns = %+v", all)
+	}
+}
+
+func TestBlobs(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	cid, err := s.CreateCampaign(ctx, Campaign{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		key  string
+		put  []byte
+		want []byte
+	}{
+		{"policy", []byte("v1"), []byte("v1")},
+		{"policy", []byte("v2"), []byte("v2")},
+		{"baseline", []byte{}, []byte{}},
+		{"binary", []byte{0, 1, 2, 255}, []byte{0, 1, 2, 255}},
+	}
+	for _, st := range steps {
+		if err := s.PutBlob(ctx, cid, st.key, st.put); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.GetBlob(ctx, cid, st.key)
+		if err != nil || string(got) != string(st.want) {
+			t.Errorf("GetBlob(%s) = %q, %v; want %q", st.key, got, err, st.want)
+		}
+	}
+	if _, err := s.GetBlob(ctx, cid, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing blob: %v", err)
+	}
+	if _, err := s.GetBlob(ctx, cid+1, "policy"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("blob of other campaign: %v", err)
+	}
+}
+
+func TestMigrations(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, err := s.CreateCampaign(ctx, Campaign{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil || v != SchemaVersion {
+		t.Errorf("user_version = %d, %v; want %d", v, err, SchemaVersion)
+	}
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v", mode, err)
+	}
+	s.Close()
+	// Reopening keeps the data and does not migrate again.
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Campaign(ctx, cid); err != nil {
+		t.Errorf("after reopen: %v", err)
+	}
+	if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion+1)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Open(path); err == nil {
+		t.Error("opened a database with a newer schema")
+	}
+}
+
+func TestConcurrentSave(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	other, err := Open(path) // a second process-like handle
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	cid, err := s.CreateCampaign(ctx, Campaign{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for g := range 4 {
+		wg.Go(func() {
+			st := s
+			if g%2 == 1 {
+				st = other
+			}
+			for i := g; i < 40; i += 4 {
+				if err := st.SaveTrial(ctx, cid, sampleTrial(i)); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ts, err := s.Trials(ctx, cid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 40 {
+		t.Errorf("%d trials saved, want 40", len(ts))
+	}
+}
+
+// TestKilledWriter kills a process in the middle of a loop of SaveTrial and
+// checks that the database is intact and every trial in it is complete.
+func TestKilledWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts writer processes")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "g.db")
+	committed := -1
+	for round := range 3 {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), helperEnv+"="+path)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Let it commit a varying number of trials, then kill it mid-loop.
+		sc := bufio.NewScanner(out)
+		last := -1
+		for n := 0; n < 20+round*17 && sc.Scan(); n++ {
+			last, _ = strconv.Atoi(sc.Text())
+		}
+		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for sc.Scan() { // indexes committed before the kill landed
+			last, _ = strconv.Atoi(sc.Text())
+		}
+		cmd.Wait()
+		if last < 0 {
+			t.Fatalf("round %d: writer committed nothing", round)
+		}
+		committed = last
+
+		s, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Check(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := s.Campaigns(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cs[len(cs)-1]
+		ts, err := s.Trials(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every printed trial is there (at most one more, committed but not printed).
+		if len(ts) != committed+1 && len(ts) != committed+2 {
+			t.Errorf("round %d: %d trials in the store, writer committed %d", round, len(ts), committed+1)
+		}
+		for i, tr := range ts {
+			want := sampleTrial(i)
+			want.ID = TrialID(c.ID, i)
+			if !reflect.DeepEqual(tr, want) {
+				t.Errorf("round %d: trial %d incomplete: %d injections, %d nodes, %d verdicts, %d client events",
+					round, i, len(tr.Injections), len(tr.Nodes), len(tr.Verdicts), len(tr.Client))
+			}
+		}
+		s.Close()
+	}
+}
+
+func BenchmarkSaveTrial(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(b.TempDir(), "g.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	cid, err := s.CreateCampaign(ctx, Campaign{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := sampleTrial(3) // 4 injections with 20-frame stacks, 3 nodes, 6 verdicts, 200 client events
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		tr.ID, tr.Index = "", i
+		if err := s.SaveTrial(ctx, cid, tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
