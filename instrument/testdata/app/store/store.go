@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 )
@@ -92,4 +93,15 @@ func (s *Store) Dump(w io.Writer) error {
 	done := make(chan error, 1)
 	go func() { done <- os.WriteFile(filepath.Join(s.Dir, ".dumped"), []byte("yes"), 0o644) }()
 	return <-done
+}
+
+// Where reports the file and line it calls where from, so tests can check
+// that instrumented code keeps its original positions.
+func (s *Store) Where() (string, error) {
+	return where()
+}
+
+func where() (string, error) {
+	_, file, line, _ := runtime.Caller(1)
+	return fmt.Sprintf("%s:%d", file, line), nil
 }

@@ -29,5 +29,6 @@ func main() {
 	}
 	_, err = s.Get("missing")
 	fmt.Println("missing:", err != nil)
+	fmt.Println(s.Where())
 	fmt.Println("semver", semver.Compare("v1.2.0", "v1.10.0"))
 }

@@ -1,0 +1,193 @@
+package instrument
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
+)
+
+// treeHash hashes every file under dir (path, mode and content).
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		io.WriteString(h, p+" "+info.Mode().String()+"\n")
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(h, f)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// handCatalog builds the catalog a real analysis would give for the
+// testdata app: error sites at the store's I/O calls and a delay site in the
+// copied x/mod/semver module.
+func handCatalog(t *testing.T, w *Work) *catalog.Catalog {
+	t.Helper()
+	cat := &catalog.Catalog{Module: "example.com/app"}
+	add := func(file, pkg string, kind catalog.SiteKind, errs []catalog.ErrorValue, callees ...string) {
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]bool{}
+		for _, c := range callees {
+			want[c] = true
+		}
+		ord := map[string]int{}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || !want[types.ExprString(call.Fun)] {
+				return true
+			}
+			p := fset.Position(call.Lparen)
+			callee := types.ExprString(call.Fun)
+			ord[callee]++
+			cat.Sites = append(cat.Sites, catalog.Site{
+				Index: uint32(len(cat.Sites)), ID: pkg + ":" + callee + "#" + string(rune('0'+ord[callee])),
+				Kind: kind, Pkg: pkg, Callee: callee, File: p.Filename, Line: p.Line, Col: p.Column, Errors: errs,
+			})
+			return true
+		})
+	}
+	eio := []catalog.ErrorValue{
+		{Name: "EIO", Expr: `&fs.PathError{Op: "write", Path: "", Err: syscall.EIO}`, Imports: []string{"io/fs", "syscall"}},
+		{Name: "ErrUnexpectedEOF", Expr: `io.ErrUnexpectedEOF`, Imports: []string{"io"}},
+	}
+	add(filepath.Join(w.ModuleDir, "store", "store.go"), "example.com/app/store", catalog.KindError|catalog.KindDelay, eio,
+		"os.Create", "f.Write", "f.Sync", "f.Close", "os.ReadFile", "os.ReadDir", "os.Open", "r.ReadString", "fmt.Fprintf", "os.WriteFile", "s.Keys", "s.Get", "where")
+	var semver string
+	for _, c := range w.Copies {
+		if c.Path == "golang.org/x/mod" {
+			semver = filepath.Join(c.Dir, "semver", "semver.go")
+		}
+	}
+	if semver == "" {
+		t.Fatalf("x/mod was not copied: %+v", w.Copies)
+	}
+	add(semver, "golang.org/x/mod/semver", catalog.KindDelay, nil, "parse")
+	return cat
+}
+
+func TestBuildApp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	ctx := context.Background()
+	app, err := filepath.Abs(filepath.Join("testdata", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	modCache := goModCache(goEnv(os.Environ()))
+	xmod := filepath.Join(modCache, "golang.org", "x", "mod@v0.42.0")
+	beforeApp, beforeCache := treeHash(t, app), treeHash(t, xmod)
+
+	tmp := t.TempDir()
+	cfg := &config.Config{Dir: tmp, Target: config.Target{
+		Module: app, Main: "./cmd/app",
+		Packages: []string{"example.com/app/store", "golang.org/x/mod/semver"},
+	}}
+	var catSites, semverSites int
+	res, err := Build(ctx, cfg, filepath.Join(tmp, "bin", "app"), Options{Analyze: func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+		c := handCatalog(t, w)
+		catSites = len(c.Sites)
+		for _, s := range c.Sites {
+			if s.Pkg == "golang.org/x/mod/semver" {
+				semverSites++
+			}
+		}
+		return c, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Build(ctx, cfg, filepath.Join(tmp, "bin", "app-plain"), Options{Uninstrumented: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Stats
+	t.Logf("stats: %+v", st)
+	if st.Sites != catSites || st.Instrumented+st.Skipped != st.Sites {
+		t.Errorf("sites %d, instrumented %d + skipped %d, want %d", st.Sites, st.Instrumented, st.Skipped, catSites)
+	}
+	// The deferred f.Close() is the only site that must be skipped; the
+	// delay sites in semver are hook-only.
+	if st.Skipped != 1 || st.SkipReasons[SkipGoDefer] != 1 {
+		t.Errorf("skipped %v, want one go/defer call", st.SkipReasons)
+	}
+	if st.HookOnly != semverSites || semverSites == 0 || st.Copies != 1 || st.Packages != 2 {
+		t.Errorf("hook-only %d, copies %d, packages %d; want %d, 1, 2", st.HookOnly, st.Copies, st.Packages, semverSites)
+	}
+	cat, err := catalog.Load(res.CatalogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.Sites) != st.Instrumented || cat.Hash != res.Catalog.Hash {
+		t.Errorf("catalog.json has %d sites (hash %s), want %d (%s)", len(cat.Sites), cat.Hash, st.Instrumented, res.Catalog.Hash)
+	}
+	if err := cat.Check(); err != nil {
+		t.Error(err)
+	}
+	// Without GOFAULT_CONTROLLER the instrumented binary behaves exactly
+	// like the plain one.
+	run := func(bin string) string {
+		cmd := exec.Command(bin, t.TempDir())
+		cmd.Env = append(os.Environ(), "GOFAULT_CONTROLLER=")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", bin, err, out)
+		}
+		return string(out)
+	}
+	got, want := run(res.Binary), run(plain.Binary)
+	if got != want || !strings.Contains(want, "k2=delta") {
+		t.Errorf("instrumented output differs:\n%s\nwant:\n%s", got, want)
+	}
+	// The catalog hash is linked into the binary.
+	data, err := os.ReadFile(res.Binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), res.Catalog.Hash) {
+		t.Errorf("binary does not contain catalog hash %s", res.Catalog.Hash)
+	}
+	// Neither the user's tree nor the module cache changed.
+	if h := treeHash(t, app); h != beforeApp {
+		t.Error("the user's module dir changed during the build")
+	}
+	if h := treeHash(t, xmod); h != beforeCache {
+		t.Error("the module cache changed during the build")
+	}
+}
