@@ -1,0 +1,312 @@
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/record"
+)
+
+var t0 = time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// trialB builds synthetic trials.
+type trialB struct{ tr record.Trial }
+
+func newTrial(nodes ...string) *trialB {
+	b := &trialB{tr: record.Trial{ID: "t1", Start: t0, End: at(10000)}}
+	for _, n := range nodes {
+		b.tr.Nodes = append(b.tr.Nodes, record.Node{Name: n, PID: 100})
+	}
+	return b
+}
+
+func (b *trialB) ev(ms int, client, kind, msg string) *trialB {
+	node, _, _ := strings.Cut(client, "/")
+	if client == workloadClient {
+		node = ""
+	}
+	b.tr.Client = append(b.tr.Client, record.ClientEvent{Time: at(ms), Client: client, Node: node, Kind: kind, Msg: msg})
+	return b
+}
+
+// progress adds progress events of client every step ms in [from, to].
+func (b *trialB) progress(client string, from, to, step int) *trialB {
+	for ms := from; ms <= to; ms += step {
+		b.ev(ms, client, record.EvProgress, "put k")
+	}
+	return b
+}
+
+func (b *trialB) errors(client string, from, to, step int) *trialB {
+	for ms := from; ms <= to; ms += step {
+		b.ev(ms, client, record.EvError, "put k: context deadline exceeded")
+	}
+	return b
+}
+
+func (b *trialB) inject(ms int, node, kind string, mod func(*record.Injection)) *trialB {
+	in := record.Injection{Time: at(ms), Node: node, Kind: kind, SiteID: "s1"}
+	if mod != nil {
+		mod(&in)
+	}
+	b.tr.Injections = append(b.tr.Injections, in)
+	return b
+}
+
+func (b *trialB) node(name string, mod func(*record.Node)) *trialB {
+	for i := range b.tr.Nodes {
+		if b.tr.Nodes[i].Name == name {
+			mod(&b.tr.Nodes[i])
+		}
+	}
+	return b
+}
+
+// healthy is three clients making steady progress for 6 s.
+func healthy() *trialB {
+	return newTrial("n1", "n2", "n3").
+		progress("n1/0", 0, 6000, 100).progress("n2/0", 0, 6000, 100).progress("n3/0", 0, 6000, 100).
+		ev(6001, workloadClient, record.EvPhase, "mixed")
+}
+
+func runOne(t *testing.T, name string, in *Input) record.Verdict {
+	t.Helper()
+	vs, err := Run(context.Background(), in, []string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vs[0]
+}
+
+type verdictWant struct {
+	failed  bool
+	unknown bool
+	symptom string // exact, "" means none
+	nodes   []string
+	ev      string // a substring of some evidence line
+}
+
+func checkVerdict(t *testing.T, v record.Verdict, w verdictWant) {
+	t.Helper()
+	if v.Failed != w.failed || v.Unknown != w.unknown || v.Symptom != w.symptom {
+		t.Fatalf("verdict failed=%v unknown=%v symptom=%q, want %v %v %q\nevidence:\n%s", v.Failed, v.Unknown, v.Symptom, w.failed, w.unknown, w.symptom, strings.Join(v.Evidence, "\n"))
+	}
+	if w.nodes != nil && !reflect.DeepEqual(v.Nodes, w.nodes) {
+		t.Errorf("nodes = %v, want %v", v.Nodes, w.nodes)
+	}
+	if w.ev != "" && !strings.Contains(strings.Join(v.Evidence, "\n"), w.ev) {
+		t.Errorf("no evidence containing %q in:\n%s", w.ev, strings.Join(v.Evidence, "\n"))
+	}
+}
+
+func writeLog(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "node.log")
+	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const goPanic = `panic: runtime error: invalid memory address or nil pointer dereference
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a2b3c]
+
+goroutine 112 [running]:
+go.etcd.io/etcd/server/v3/etcdserver.(*EtcdServer).applyAll(0xc000123400, 0xc0001a2b00)
+	/root/go/pkg/mod/go.etcd.io/etcd/server/v3@v3.5.35/etcdserver/server.go:1170 +0x1d
+created by go.etcd.io/etcd/pkg/v3/schedule.(*fifo).run in goroutine 80`
+
+func TestCrash(t *testing.T) {
+	tests := []struct {
+		name string
+		b    func(t *testing.T) *trialB
+		want verdictWant
+	}{
+		{"fault-free", func(*testing.T) *trialB { return healthy() }, verdictWant{}},
+		{"killed by gofault", func(*testing.T) *trialB {
+			return healthy().inject(100, "n2", record.KindCrash, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.Killed, n.Signal, n.ExitCode, n.ExitTime = true, true, "SIGKILL", -1, at(100)
+			})
+		}, verdictWant{}},
+		{"go panic", func(t *testing.T) *trialB {
+			log := writeLog(t, `{"level":"info","msg":"serving"}`, goPanic)
+			return healthy().node("n3", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(3000), log })
+		}, verdictWant{failed: true, symptom: "node panicked: runtime error: invalid memory address or nil pointer dereference in go.etcd.io/etcd/server/v3/etcdserver.(*EtcdServer).applyAll", nodes: []string{"n3"}, ev: "panic: runtime error"}},
+		{"zap fatal", func(t *testing.T) *trialB {
+			log := writeLog(t, `{"level":"fatal","ts":"2026-11-21T05:00:01.123Z","caller":"etcdserver/storage.go:42","msg":"failed to save hard state and entries","error":"write /tmp/x/wal: input/output error"}`)
+			return healthy().node("n1", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(3000), log })
+		}, verdictWant{failed: true, symptom: "node fatal: failed to save hard state and entries", nodes: []string{"n1"}}},
+		{"plain exit", func(*testing.T) *trialB {
+			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 0, at(3000) })
+		}, verdictWant{failed: true, symptom: "node exited with status 0", nodes: []string{"n2"}}},
+		{"signal", func(*testing.T) *trialB {
+			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.Signal, n.ExitTime = true, -1, "SIGSEGV", at(3000) })
+		}, verdictWant{failed: true, symptom: "node was killed by SIGSEGV", nodes: []string{"n2"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.b(t)
+			checkVerdict(t, runOne(t, NameCrash, &Input{Trial: &b.tr}), tc.want)
+		})
+	}
+}
+
+func TestHang(t *testing.T) {
+	tests := []struct {
+		name string
+		b    *trialB
+		in   Input
+		want verdictWant
+	}{
+		{"fault-free", healthy(), Input{}, verdictWant{}},
+		{"short error burst", healthy().errors("n2/0", 2000, 3000, 500), Input{}, verdictWant{}},
+		{"stall with errors", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 6500, 500).progress("n2/0", 7000, 8000, 100),
+			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests failing)", nodes: []string{"n2"}, ev: "client n2/0 (node n2): no progress from 05:00:01.000 to 05:00:07.000"}},
+		{"stall within a longer threshold", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 6500, 500).progress("n2/0", 7000, 8000, 100),
+			Input{Progress: 10 * time.Second}, verdictWant{}},
+		{"excused by a delay", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
+			inject(1000, "n2", record.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			Input{}, verdictWant{}},
+		{"node killed by gofault", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 8000, 500).
+			inject(1000, "n2", record.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }),
+			Input{}, verdictWant{}},
+		{"workload timed out", healthy().ev(6500, workloadClient, record.EvError, `timeout: deadline passed in phase "mixed": context deadline exceeded`),
+			Input{}, verdictWant{failed: true, symptom: "workload did not finish before its deadline", ev: "deadline passed"}},
+		{"runner says timed out, silent client", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).progress("n2/0", 0, 1000, 100),
+			Input{WorkloadTimedOut: true}, verdictWant{failed: true, symptom: "workload did not finish before its deadline", nodes: []string{"n2"}, ev: "requests hanging"}},
+		{"failed phase", healthy().ev(6500, workloadClient, record.EvError, "phase verify: watcher n2/0 closed"),
+			Input{}, verdictWant{failed: true, symptom: "workload phase verify failed"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.in
+			in.Trial = &tc.b.tr
+			checkVerdict(t, runOne(t, NameHang, &in), tc.want)
+		})
+	}
+}
+
+func TestGray(t *testing.T) {
+	stalled := func() *trialB {
+		return newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).progress("n3/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 6500, 500).progress("n2/0", 7000, 8000, 100)
+	}
+	tests := []struct {
+		name string
+		b    *trialB
+		want verdictWant
+	}{
+		{"fault-free", healthy(), verdictWant{}},
+		{"fault on n1, only n2 fails", stalled().inject(1000, "n1", record.KindError, func(in *record.Injection) { in.Error = "EIO" }),
+			verdictWant{failed: true, symptom: "fault on one node, only clients of other nodes failed", nodes: []string{"n2"}, ev: "clients still making progress: [n1/0 n3/0]"}},
+		{"fault on n2, n2 fails", stalled().inject(1000, "n2", record.KindError, nil),
+			verdictWant{failed: true, symptom: "clients of the faulted node failed while other clients succeeded", nodes: []string{"n2"}}},
+		{"no fault, subset fails", stalled(),
+			verdictWant{failed: true, symptom: "only a subset of clients failed", nodes: []string{"n2"}}},
+		{"healthy while failing", stalled().ev(3000, "n2/0", record.EvHealthy, "leader 1"),
+			verdictWant{failed: true, symptom: "node reported healthy while its clients failed", ev: "node n2 reported healthy"}},
+		{"unhealthy while failing is honest but still partial", stalled().ev(3000, "n2/0", record.EvUnhealthy, "no leader"),
+			verdictWant{failed: true, symptom: "only a subset of clients failed"}},
+		{"everyone fails", newTrial("n1", "n2").progress("n1/0", 0, 1000, 100).errors("n1/0", 1500, 6500, 500).progress("n1/0", 7000, 8000, 100).
+			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 6500, 500).progress("n2/0", 7000, 8000, 100), verdictWant{}},
+		{"killed node's clients fail", stalled().inject(1000, "n2", record.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }), verdictWant{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checkVerdict(t, runOne(t, NameGray, &Input{Trial: &tc.b.tr}), tc.want)
+		})
+	}
+}
+
+func TestViolations(t *testing.T) {
+	b := healthy()
+	checkVerdict(t, runOne(t, NameViolations, &Input{Trial: &b.tr}), verdictWant{})
+	b.tr.Client = append(b.tr.Client, record.ClientEvent{Time: at(200), Client: "n2/0", Node: "n2", Kind: record.EvViolation, Checker: "watch-order", Msg: "revision 12 after 15"})
+	checkVerdict(t, runOne(t, NameViolations, &Input{Trial: &b.tr}), verdictWant{failed: true, symptom: "workload saw watch-order violated", nodes: []string{"n2"}, ev: "revision 12 after 15"})
+	b.tr.Client = append(b.tr.Client, record.ClientEvent{Time: at(300), Client: "n1/0", Node: "n1", Kind: record.EvViolation, Checker: "lease-keepalive", Msg: "key gone"})
+	checkVerdict(t, runOne(t, NameViolations, &Input{Trial: &b.tr}), verdictWant{failed: true, symptom: "workload saw [lease-keepalive watch-order] violated", nodes: []string{"n1", "n2"}})
+}
+
+func TestRun(t *testing.T) {
+	b := healthy()
+	if _, err := Run(context.Background(), &Input{Trial: &b.tr}, []string{"crash", "nope"}); err == nil || !strings.Contains(err.Error(), `unknown checker "nope"`) {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := Run(context.Background(), &Input{}, nil); err == nil {
+		t.Fatal("no error without a trial")
+	}
+	want := []string{"crash", "gray", "hang", "linearizability", "log", "violations"}
+	if got := Names(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Names = %v", got)
+	}
+}
+
+// TestFaultFreeTrialPasses is the main true negative: a realistic
+// fault-free trial — steady clients, a linearizable history, a node log with
+// the warnings the baseline has seen — gets no failed verdict from any
+// checker.
+func TestFaultFreeTrialPasses(t *testing.T) {
+	logA := writeLog(t,
+		`{"level":"info","ts":"2026-11-21T05:00:00.100Z","caller":"etcdmain/etcd.go:73","msg":"Running: "}`,
+		`{"level":"warn","ts":"2026-11-21T05:00:00.200Z","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_SNAPSHOT","remote-peer-id":"8e9e05c52164694d","rtt":"0s","error":"dial tcp 127.0.0.1:23801: connect: connection refused"}`)
+	logB := writeLog(t,
+		`{"level":"warn","ts":"2026-11-21T06:10:00.900Z","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_RAFT_MESSAGE","remote-peer-id":"1c3d5e7f9a0b2c4d","rtt":"0s","error":"dial tcp 127.0.0.1:45001: connect: connection refused"}`)
+	base := newTrial("n1")
+	base.tr.Nodes[0].Log = logA
+	var bl Baseline
+	if err := bl.Learn(&base.tr); err != nil {
+		t.Fatal(err)
+	}
+	b := healthy()
+	for i := range b.tr.Nodes {
+		b.tr.Nodes[i].Log = logB
+	}
+	b.tr.Client = append(b.tr.Client, opEv("n1/0", "put", "k", "a", "", "", 100, 200, false), opEv("n2/0", "get", "k", "", "", "a", 300, 400, false))
+	vs, err := Run(context.Background(), &Input{Trial: &b.tr, Baseline: &bl}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if v.Failed || v.Unknown {
+			t.Errorf("%s: failed=%v unknown=%v %q %v", v.Checker, v.Failed, v.Unknown, v.Symptom, v.Evidence)
+		}
+	}
+	if len(vs) != 6 {
+		t.Errorf("%d verdicts", len(vs))
+	}
+}
+
+func opEv(client, kind, key, value, expect, out string, call, ret int, unknown bool) record.ClientEvent {
+	node, _, _ := strings.Cut(client, "/")
+	return record.ClientEvent{Time: at(ret), Client: client, Node: node, Kind: record.EvOp, Op: &record.Op{
+		Kind: kind, Key: key, Value: value, Expect: expect, Out: out, Unknown: unknown,
+		Call: at(call).UnixNano(), Return: at(ret).UnixNano(),
+	}}
+}
+
+func TestBaselineJSON(t *testing.T) {
+	b := Baseline{Trials: 2, Templates: map[string]int{"warn x.go a <n>": 2}}
+	data, err := json.Marshal(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Baseline
+	if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(back, b) {
+		t.Fatalf("round trip %s: %+v %v", data, back, err)
+	}
+	if !back.Known("warn x.go a <n>") || back.Known("warn x.go b") || (*Baseline)(nil).Known("x") {
+		t.Fatal("Known")
+	}
+}

@@ -1,0 +1,395 @@
+package check
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/gofault/gofault/record"
+)
+
+// Log levels, from least to most severe.
+const (
+	LevelDebug = "debug"
+	LevelInfo  = "info"
+	LevelWarn  = "warn"
+	LevelError = "error"
+	LevelPanic = "panic"
+	LevelFatal = "fatal"
+)
+
+var severity = map[string]int{LevelDebug: 0, LevelInfo: 1, LevelWarn: 2, LevelError: 3, LevelPanic: 4, LevelFatal: 5}
+
+// LogLine is one parsed log line.
+type LogLine struct {
+	Level string
+	// Caller is the logging call site without its line number, e.g.
+	// "etcdserver/server.go", when the log says.
+	Caller string
+	// Msg is the message; for unstructured lines the line without a
+	// leading timestamp.
+	Msg string
+	// Template is the normalized identity of the line: level, caller and
+	// message with every variable part replaced.
+	Template string
+	// Raw is the line as logged.
+	Raw string
+}
+
+// ParseLogLine parses one line of a node log: a JSON object with "level",
+// "msg" and "caller" (zap, as etcd logs), a Go panic or runtime fatal error,
+// or a plain line with a level word (WARN, ERROR, level=error, …). ok is
+// false for lines with no recognisable level (stack traces, banners).
+func ParseLogLine(raw string) (l LogLine, ok bool) {
+	s := strings.TrimSpace(raw)
+	l.Raw = s
+	switch {
+	case s == "":
+		return l, false
+	case strings.HasPrefix(s, "{"):
+		var j struct {
+			Level  string `json:"level"`
+			Msg    string `json:"msg"`
+			Caller string `json:"caller"`
+		}
+		if json.Unmarshal([]byte(s), &j) != nil || j.Level == "" {
+			return l, false
+		}
+		l.Level = normLevel(j.Level)
+		l.Msg = j.Msg
+		l.Caller = j.Caller
+		if i := strings.LastIndexByte(l.Caller, ':'); i > 0 {
+			l.Caller = l.Caller[:i]
+		}
+	case strings.HasPrefix(s, "panic: "):
+		l.Level, l.Msg = LevelPanic, strings.TrimPrefix(s, "panic: ")
+	case strings.HasPrefix(s, "fatal error: "):
+		l.Level, l.Msg = LevelFatal, strings.TrimPrefix(s, "fatal error: ")
+	default:
+		m := plainLevel.FindStringSubmatch(s)
+		if m == nil {
+			return l, false
+		}
+		l.Level = normLevel(m[1])
+		l.Msg = strings.TrimSpace(timestampRE.ReplaceAllString(s, ""))
+	}
+	if l.Level == "" {
+		return l, false
+	}
+	l.Template = l.Level + " " + l.Caller + " " + normalize(l.Msg)
+	return l, true
+}
+
+var plainLevel = regexp.MustCompile(`(?i)(?:^|[\s\[|(]|level=)(debug|info|warn|warning|error|fatal|panic|crit|critical)(?:$|[\s\]|):])`)
+
+func normLevel(s string) string {
+	switch strings.ToLower(s) {
+	case "debug":
+		return LevelDebug
+	case "info":
+		return LevelInfo
+	case "warn", "warning":
+		return LevelWarn
+	case "error", "err":
+		return LevelError
+	case "panic", "dpanic":
+		return LevelPanic
+	case "fatal", "crit", "critical":
+		return LevelFatal
+	}
+	return ""
+}
+
+// Normalization patterns, applied in order.
+var (
+	timestampRE = regexp.MustCompile(`\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?`)
+	normRE      = []struct {
+		re   *regexp.Regexp
+		with string
+	}{
+		{timestampRE, "<time>"},
+		{regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`"), "<q>"},
+		{regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s,;)\]}]+`), "<url>"},
+		{regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), "<id>"},
+		{regexp.MustCompile(`\[[0-9a-fA-F:]+\](?::\d+)?|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\blocalhost:\d+\b`), "<addr>"},
+		{regexp.MustCompile(`(?:^|[\s=(:])(/[^\s,;:)]+)`), " <path>"},
+		{regexp.MustCompile(`\b0x[0-9a-fA-F]+\b`), "<hex>"},
+		{regexp.MustCompile(`\b[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*\b|\b[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*[0-9][0-9a-fA-F]*\b`), "<hex>"},
+		{regexp.MustCompile(`\b(?:\d+(?:\.\d+)?(?:ns|us|µs|ms|s|m|h))+\b`), "<n>"},
+		{regexp.MustCompile(`[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?`), "<n>"},
+		{regexp.MustCompile(`\s+`), " "},
+	}
+)
+
+// normalize turns a log message into a template: timestamps, quoted values,
+// URLs, IDs, addresses, paths, hex and numbers are replaced by placeholders.
+func normalize(msg string) string {
+	for _, r := range normRE {
+		msg = r.re.ReplaceAllString(msg, r.with)
+	}
+	return strings.TrimSpace(msg)
+}
+
+// Baseline is the set of warning-or-worse log templates seen in fault-free
+// trials. Its JSON form is what the store persists.
+type Baseline struct {
+	// Trials counts the trials learned.
+	Trials int `json:"trials"`
+	// Templates counts, per template, the trials it appeared in.
+	Templates map[string]int `json:"templates"`
+}
+
+// Learn adds the warning-or-worse templates of a fault-free trial's node
+// logs to the baseline.
+func (b *Baseline) Learn(tr *record.Trial) error {
+	seen := map[string]bool{}
+	for _, n := range tr.Nodes {
+		err := scanLog(n.Log, func(l LogLine) {
+			if severity[l.Level] >= severity[LevelWarn] {
+				seen[l.Template] = true
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("baseline: node %s: %w", n.Name, err)
+		}
+	}
+	if b.Templates == nil {
+		b.Templates = map[string]int{}
+	}
+	for t := range seen {
+		b.Templates[t]++
+	}
+	b.Trials++
+	return nil
+}
+
+// Known reports whether template was seen in the baseline.
+func (b *Baseline) Known(template string) bool { return b != nil && b.Templates[template] > 0 }
+
+func scanLog(p string, fn func(LogLine)) error {
+	if p == "" {
+		return nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("read log: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if l, ok := ParseLogLine(sc.Text()); ok {
+			fn(l)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read log %s: %w", p, err)
+	}
+	return nil
+}
+
+// environmental are messages about the machine rather than the system's
+// logic (slow disks, overloaded CPUs, clock drift): with parallel trials on
+// a busy host they come and go, so they are never reported as new.
+var environmental = regexp.MustCompile(`(?i)took too long|too long|slow|overloaded|on time|clock|leader is overloaded|heartbeat`)
+
+// Errno names and their messages, to recognise a log line that echoes an
+// injected error.
+var errnoText = map[string]string{
+	"EIO": "input/output error", "ENOSPC": "no space left on device", "ECONNRESET": "connection reset by peer",
+	"ETIMEDOUT": "timed out", "ECONNREFUSED": "connection refused", "EPIPE": "broken pipe",
+	"EACCES": "permission denied", "EPERM": "operation not permitted", "EROFS": "read-only file system",
+	"ENOENT": "no such file or directory", "EEXIST": "file exists", "EAGAIN": "resource temporarily unavailable",
+	"EINTR": "interrupted system call", "EBADF": "bad file descriptor", "EDQUOT": "disk quota exceeded",
+	"ENOMEM": "cannot allocate memory", "EHOSTUNREACH": "no route to host", "ENETUNREACH": "network is unreachable",
+	"ErrUnexpectedEOF": "unexpected EOF", "EOF": "EOF", "ErrClosedPipe": "closed pipe", "ErrClosed": "use of closed",
+	"ErrDeadlineExceeded": "i/o timeout", "DeadlineExceeded": "deadline exceeded", "Canceled": "context canceled",
+}
+
+// echoes describes what the trial's faults are expected to make nodes log.
+type echoes struct {
+	texts   []string // injected error texts
+	callers []string // files of the injections' stacks
+	delay   bool     // a delay was injected
+	killed  bool     // a node was killed
+}
+
+func faultEchoes(tr *record.Trial) echoes {
+	var e echoes
+	for _, in := range tr.Injections {
+		switch in.Kind {
+		case record.KindDelay:
+			e.delay = true
+		case record.KindCrash:
+			e.killed = true
+		case record.KindError:
+			if in.Error != "" {
+				name := in.Error
+				if i := strings.LastIndexByte(name, '.'); i >= 0 && !strings.Contains(name, " ") {
+					name = name[i+1:]
+				}
+				if t, ok := errnoText[name]; ok {
+					e.texts = append(e.texts, t)
+				}
+				if len(name) >= 3 {
+					e.texts = append(e.texts, name)
+				}
+				if strings.Contains(in.Error, " ") {
+					e.texts = append(e.texts, in.Error)
+				}
+			}
+		}
+		for i, f := range in.Stack {
+			if i >= 4 {
+				break
+			}
+			if f.File != "" {
+				e.callers = append(e.callers, f.File)
+			}
+		}
+	}
+	for _, n := range tr.Nodes {
+		if n.Killed || n.Restarts > 0 {
+			e.killed = true
+		}
+	}
+	return e
+}
+
+var delayWords = regexp.MustCompile(`(?i)deadline|timeout|timed out|lagging|waiting|retry`)
+
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health`)
+
+// echo says why a log line merely reflects the injected faults, or "".
+func (e echoes) echo(l LogLine) string {
+	for _, t := range e.texts {
+		if strings.Contains(l.Raw, t) {
+			return "echoes the injected error " + t
+		}
+	}
+	if l.Caller != "" {
+		for _, f := range e.callers {
+			if strings.HasSuffix(f, "/"+l.Caller) || path.Base(f) == l.Caller {
+				return "logged at the fault site"
+			}
+		}
+	}
+	if e.delay && delayWords.MatchString(l.Msg) {
+		return "follows from the injected delay"
+	}
+	if e.killed && connectionWords.MatchString(l.Msg) {
+		return "follows from the killed node"
+	}
+	return ""
+}
+
+// Log is the log checker: it reports warning, error, panic and fatal lines
+// whose template never appeared in the fault-free baseline. Lines that echo
+// the injected fault (its error text, the fault site's own logging, the
+// timeouts of a delay, the peers' view of a killed node) are the system
+// handling the fault and are at most informational; so are messages about
+// a slow or overloaded machine.
+type Log struct{}
+
+// Name implements Checker.
+func (Log) Name() string { return NameLog }
+
+type newTemplate struct {
+	line   LogLine
+	node   string
+	count  int
+	reason string // why it is only informational
+}
+
+// Check implements Checker.
+func (Log) Check(_ context.Context, in *Input) record.Verdict {
+	v := pass(NameLog)
+	if in.Baseline == nil || in.Baseline.Trials == 0 {
+		v.Unknown = true
+		v.Symptom = "no fault-free baseline to judge logs against"
+		return v
+	}
+	var ignore []*regexp.Regexp
+	for _, p := range in.LogIgnore {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			v.Unknown = true
+			v.Symptom = "bad log ignore pattern"
+			v.Evidence = []string{err.Error()}
+			return v
+		}
+		ignore = append(ignore, re)
+	}
+	ech := faultEchoes(in.Trial)
+	found := map[string]*newTemplate{}
+	var order []string
+	for _, n := range in.Trial.Nodes {
+		err := scanLog(n.Log, func(l LogLine) {
+			if severity[l.Level] < severity[LevelWarn] || in.Baseline.Known(l.Template) {
+				return
+			}
+			for _, re := range ignore {
+				if re.MatchString(l.Raw) {
+					return
+				}
+			}
+			if nt, ok := found[l.Template]; ok {
+				nt.count++
+				return
+			}
+			nt := &newTemplate{line: l, node: n.Name, count: 1, reason: ech.echo(l)}
+			if nt.reason == "" && environmental.MatchString(l.Msg) {
+				nt.reason = "about a slow or overloaded machine"
+			}
+			found[l.Template] = nt
+			order = append(order, l.Template)
+		})
+		if err != nil {
+			v.Evidence = append(v.Evidence, fmt.Sprintf("node %s: %v", n.Name, err))
+		}
+	}
+	if len(found) == 0 {
+		return v
+	}
+	// Most severe first, then by template, so the symptom is stable.
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := found[order[i]], found[order[j]]
+		if (a.reason == "") != (b.reason == "") {
+			return a.reason == ""
+		}
+		if sa, sb := severity[a.line.Level], severity[b.line.Level]; sa != sb {
+			return sa > sb
+		}
+		return order[i] < order[j]
+	})
+	nodes := map[string]bool{}
+	for _, t := range order {
+		nt := found[t]
+		ev := fmt.Sprintf("new %s on %s (%d×): %s", nt.line.Level, nt.node, nt.count, nt.line.Raw)
+		if nt.reason != "" {
+			ev = "informational, " + nt.reason + ": " + ev
+		} else {
+			v.Failed = true
+			nodes[nt.node] = true
+		}
+		v.Evidence = append(v.Evidence, ev)
+	}
+	top := found[order[0]]
+	where := ""
+	if top.line.Caller != "" {
+		where = " at " + top.line.Caller
+	}
+	v.Symptom = fmt.Sprintf("new %s log%s: %s", top.line.Level, where, normalize(top.line.Msg))
+	if !v.Failed {
+		v.Symptom = "informational: " + v.Symptom
+	}
+	v.Nodes = sortedSet(nodes)
+	v.Evidence = capEvidence(v.Evidence)
+	return v
+}

@@ -1,0 +1,125 @@
+package check
+
+import (
+	"testing"
+
+	"github.com/gofault/gofault/record"
+)
+
+func TestParseLogLine(t *testing.T) {
+	tests := []struct {
+		raw      string
+		ok       bool
+		level    string
+		template string
+	}{
+		{`{"level":"warn","ts":"2026-11-21T05:00:00.200Z","caller":"rafthttp/peer.go:267","msg":"dropped internal Raft message since sending buffer is full (overloaded network)","message-type":"MsgHeartbeat","local-member-id":"8e9e05c52164694d"}`,
+			true, LevelWarn, "warn rafthttp/peer.go dropped internal Raft message since sending buffer is full (overloaded network)"},
+		{`{"level":"error","caller":"etcdserver/server.go:1400","msg":"failed to apply 17 entries at index 0x1f from 127.0.0.1:2380 to /tmp/d/member/wal"}`,
+			true, LevelError, "error etcdserver/server.go failed to apply <n> entries at index <hex> from <addr> to <path>"},
+		{`{"level":"info","msg":"ready to serve"}`, true, LevelInfo, "info  ready to serve"},
+		{`{"msg":"no level"}`, false, "", ""},
+		{`panic: assignment to entry in nil map`, true, LevelPanic, "panic  assignment to entry in nil map"},
+		{`fatal error: concurrent map writes`, true, LevelFatal, "fatal  concurrent map writes"},
+		{`2026/11/21 05:00:01 WARNING: grpc: addrConn.createTransport failed to connect to {Addr: "127.0.0.1:2379"}`,
+			true, LevelWarn, "warn  WARNING: grpc: addrConn.createTransport failed to connect to {Addr: <q>}"},
+		{`time=2026-11-21T05:00:01Z level=error msg="lost leader" term=42 id=deadbeef01`, true, LevelError, "error  time= level=error msg=<q> term=<n> id=<hex>"},
+		{`goroutine 12 [running]:`, false, "", ""},
+		{`	/root/go/src/x.go:12 +0x1d`, false, "", ""},
+		{`errors are fine here but no level word: terror`, false, "", ""},
+	}
+	for _, tc := range tests {
+		l, ok := ParseLogLine(tc.raw)
+		if ok != tc.ok || l.Level != tc.level || (ok && l.Template != tc.template) {
+			t.Errorf("ParseLogLine(%q) = %v %q %q, want %v %q %q", tc.raw, ok, l.Level, l.Template, tc.ok, tc.level, tc.template)
+		}
+	}
+}
+
+func TestNormalizeIsStableAcrossTrials(t *testing.T) {
+	pairs := [][2]string{
+		{`lost TCP streaming connection with remote peer 8e9e05c52164694d at 127.0.0.1:40021 after 1.5s`, `lost TCP streaming connection with remote peer 1c3d5e7f9a0b2c4d at 127.0.0.1:51337 after 12ms`},
+		{`open /tmp/gofault/trial-3/n1/member/snap/db: input/output error`, `open /var/tmp/x/trial-99/n2/member/snap/db: input/output error`},
+		{`request "key:\"a\" " took 2026-11-21T05:00:00Z`, `request "key:\"bb\" " took 2025-01-01T00:00:00.123+02:00`},
+		{`member 550e8400-e29b-41d4-a716-446655440000 at http://127.0.0.1:2380`, `member 6ba7b810-9dad-11d1-80b4-00c04fd430c8 at https://localhost:12380/x`},
+	}
+	for _, p := range pairs {
+		if a, b := normalize(p[0]), normalize(p[1]); a != b {
+			t.Errorf("templates differ:\n%q\n%q", a, b)
+		}
+	}
+	if normalize("failed to commit") == normalize("failed to apply") {
+		t.Error("different messages share a template")
+	}
+}
+
+func TestLog(t *testing.T) {
+	baseLines := []string{
+		`{"level":"info","caller":"embed/etcd.go:100","msg":"serving client traffic","address":"127.0.0.1:2379"}`,
+		`{"level":"warn","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","remote-peer-id":"8e9e05c52164694d"}`,
+	}
+	newErr := `{"level":"error","caller":"mvcc/kvstore.go:300","msg":"failed to restore index from 17 keys","error":"bad revision"}`
+	tests := []struct {
+		name   string
+		lines  []string
+		mod    func(*trialB)
+		noBase bool
+		ignore []string
+		want   verdictWant
+	}{
+		{"same templates, other values", []string{
+			`{"level":"warn","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","remote-peer-id":"1c3d5e7f9a0b2c4d"}`,
+			`{"level":"info","caller":"x/new.go:1","msg":"an info line is never judged"}`,
+		}, nil, false, nil, verdictWant{}},
+		{"no baseline", []string{newErr}, nil, true, nil, verdictWant{unknown: true, symptom: "no fault-free baseline to judge logs against"}},
+		{"new error", []string{newErr, `{"level":"warn","caller":"x/y.go:2","msg":"a new warning"}`}, nil, false, nil,
+			verdictWant{failed: true, symptom: "new error log at mvcc/kvstore.go: failed to restore index from <n> keys", nodes: []string{"n1"}, ev: "new warn on n1"}},
+		{"new panic line", []string{"panic: boom 42"}, nil, false, nil, verdictWant{failed: true, symptom: "new panic log: boom <n>"}},
+		{"ignored by pattern", []string{newErr}, nil, false, []string{`restore index`}, verdictWant{}},
+		{"echo of injected EIO", []string{`{"level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"write /d/wal: input/output error"}`},
+			func(b *trialB) { b.inject(10, "n1", record.KindError, func(in *record.Injection) { in.Error = "EIO" }) }, false, nil,
+			verdictWant{symptom: "informational: new error log at wal/wal.go: failed to write", ev: "informational, echoes the injected error input/output error"}},
+		{"logged at the fault site", []string{`{"level":"error","caller":"etcdserver/raft.go:200","msg":"failed to send out heartbeats"}`},
+			func(b *trialB) {
+				b.inject(10, "n1", record.KindError, func(in *record.Injection) {
+					in.Error = "ECONNRESET"
+					in.Stack = []record.Frame{{Func: "net.(*conn).Write", File: "/usr/local/go/src/net/net.go"}, {Func: "x", File: "/w/etcd/server/etcdserver/raft.go"}}
+				})
+			}, false, nil, verdictWant{symptom: "informational: new error log at etcdserver/raft.go: failed to send out heartbeats", ev: "logged at the fault site"}},
+		{"peers of a killed node", []string{`{"level":"warn","caller":"rafthttp/stream.go:421","msg":"lost TCP streaming connection with remote peer"}`},
+			func(b *trialB) { b.inject(10, "n2", record.KindCrash, nil) }, false, nil,
+			verdictWant{symptom: "informational: new warn log at rafthttp/stream.go: lost TCP streaming connection with remote peer"}},
+		{"same line without a kill is new", []string{`{"level":"warn","caller":"rafthttp/stream.go:421","msg":"lost TCP streaming connection with remote peer"}`},
+			nil, false, nil, verdictWant{failed: true, symptom: "new warn log at rafthttp/stream.go: lost TCP streaming connection with remote peer"}},
+		{"slow machine", []string{`{"level":"warn","caller":"etcdserver/util.go:166","msg":"apply request took too long","took":"250ms"}`},
+			nil, false, nil, verdictWant{symptom: "informational: new warn log at etcdserver/util.go: apply request took too long"}},
+		{"real error beside an echo", []string{`{"level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"EIO"}`, newErr},
+			func(b *trialB) {
+				b.inject(10, "n1", record.KindError, func(in *record.Injection) { in.Error = "syscall.EIO" })
+			}, false, nil,
+			verdictWant{failed: true, symptom: "new error log at mvcc/kvstore.go: failed to restore index from <n> keys", ev: "informational"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := newTrial("n1")
+			base.tr.Nodes[0].Log = writeLog(t, baseLines...)
+			var bl Baseline
+			if err := bl.Learn(&base.tr); err != nil {
+				t.Fatal(err)
+			}
+			if bl.Trials != 1 || len(bl.Templates) != 1 {
+				t.Fatalf("baseline %+v", bl)
+			}
+			b := healthy()
+			b.tr.Nodes[0].Log = writeLog(t, tc.lines...)
+			if tc.mod != nil {
+				tc.mod(b)
+			}
+			in := &Input{Trial: &b.tr, Baseline: &bl, LogIgnore: tc.ignore}
+			if tc.noBase {
+				in.Baseline = nil
+			}
+			checkVerdict(t, runOne(t, NameLog, in), tc.want)
+		})
+	}
+}
