@@ -73,21 +73,47 @@ var (
 func init() {
 	current.Store(emptyPlan)
 	if addr := os.Getenv("GOFAULT_CONTROLLER"); addr != "" {
-		c, err := connect(addr, wire.Hello{
-			Version:     wire.Version,
-			Role:        wire.RoleAgent,
-			Node:        os.Getenv("GOFAULT_NODE"),
-			Trial:       os.Getenv("GOFAULT_TRIAL"),
-			PID:         uint64(os.Getpid()),
-			CatalogHash: catalogHash,
-		}, ConnectTimeout)
-		if err != nil {
+		if err := Connect(addr, os.Getenv("GOFAULT_NODE"), os.Getenv("GOFAULT_TRIAL")); err != nil {
 			os.Stderr.WriteString("gofault-agent: no controller, running without faults: " + err.Error() + "\n")
-			return
 		}
-		c.start()
 	}
 }
+
+// Connect connects the agent to the controller at addr as node of trial,
+// replacing any connection. The agent does this by itself at start-up from
+// the environment; Connect is for tests and benchmarks that start a
+// controller in the same process. It fails after ConnectTimeout.
+func Connect(addr, node, trial string) error {
+	Disconnect()
+	c, err := connect(addr, wire.Hello{
+		Version:     wire.Version,
+		Role:        wire.RoleAgent,
+		Node:        node,
+		Trial:       trial,
+		PID:         uint64(os.Getpid()),
+		CatalogHash: catalogHash,
+	}, ConnectTimeout)
+	if err != nil {
+		return err
+	}
+	c.start()
+	return nil
+}
+
+// Disconnect closes the connection, if any: every hook becomes a no-op.
+func Disconnect() {
+	if c := client.Load(); c != nil {
+		c.close()
+	}
+	current.Store(emptyPlan)
+}
+
+// CatalogHash returns the catalog hash linked into the program.
+func CatalogHash() string { return catalogHash }
+
+// SetCatalogHash sets the catalog hash announced by later connections. Only
+// tests need it: builds link the hash with -ldflags.
+func SetCatalogHash(h string) { catalogHash = h }
 
 // Fault is the hook at fault site site (the catalog index). It returns 0 when
 // the real call must run — possibly after an injected delay, which Fault

@@ -32,7 +32,7 @@ type conn struct {
 	flushing bool
 
 	pmu     sync.Mutex
-	pending map[uint64]chan wire.Response
+	pending map[uint64]waiter
 	nextID  uint64
 	closed  bool
 
@@ -99,7 +99,7 @@ func handshake(nc net.Conn, hello wire.Hello, deadline time.Time) (*conn, error)
 	return &conn{
 		nc:      nc,
 		r:       r,
-		pending: make(map[uint64]chan wire.Response),
+		pending: make(map[uint64]waiter),
 		done:    make(chan struct{}),
 	}, nil
 }
@@ -129,11 +129,11 @@ func (c *conn) readLoop() {
 				return
 			}
 			c.pmu.Lock()
-			ch := c.pending[resp.ID]
+			w, ok := c.pending[resp.ID]
 			delete(c.pending, resp.ID)
 			c.pmu.Unlock()
-			if ch != nil {
-				ch <- resp // buffered, never blocks
+			if ok {
+				w.ch <- resp // buffered, never blocks
 			}
 		case wire.TPlan:
 			if wire.DecodePlan(p, &pl) != nil {
@@ -152,6 +152,12 @@ func (c *conn) readLoop() {
 
 var respChans = sync.Pool{New: func() any { return make(chan wire.Response, 1) }}
 
+// waiter is a hook waiting for its response.
+type waiter struct {
+	ch   chan wire.Response
+	sent time.Time
+}
+
 // roundTrip sends req and waits for its response. It reports false if the
 // connection is closed or the controller does not answer in time, in which
 // case the connection is closed for good.
@@ -165,7 +171,7 @@ func (c *conn) roundTrip(req *wire.Request) (wire.Response, bool) {
 	}
 	c.nextID++
 	req.ID = c.nextID
-	c.pending[req.ID] = ch
+	c.pending[req.ID] = waiter{ch: ch, sent: time.Now()}
 	c.pmu.Unlock()
 
 	c.wmu.Lock()
@@ -174,19 +180,27 @@ func (c *conn) roundTrip(req *wire.Request) (wire.Response, bool) {
 		c.close()
 		return wire.Response{}, false
 	}
-
-	t := time.NewTimer(DecisionTimeout)
-	defer t.Stop()
+	// No timer per request: flushLoop closes the connection when a
+	// request waits longer than DecisionTimeout, which ends this wait.
 	select {
 	case resp := <-ch:
 		respChans.Put(ch)
 		return resp, true
 	case <-c.done:
 		return wire.Response{}, false
-	case <-t.C:
-		c.close()
-		return wire.Response{}, false
 	}
+}
+
+// overdue reports whether a request has waited longer than DecisionTimeout.
+func (c *conn) overdue(now time.Time) bool {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	for _, w := range c.pending {
+		if now.Sub(w.sent) > DecisionTimeout {
+			return true
+		}
+	}
+	return false
 }
 
 // flushLocked writes wbuf. It is called with wmu held and releases it. If
@@ -225,8 +239,9 @@ func (c *conn) event(e wire.Event) {
 	c.emu.Unlock()
 }
 
-// flushLoop sends queued events every flushInterval until the connection
-// closes.
+// flushLoop sends queued events every flushInterval, and closes the
+// connection when the controller leaves a decision unanswered for longer
+// than DecisionTimeout.
 func (c *conn) flushLoop() {
 	t := time.NewTicker(flushInterval)
 	defer t.Stop()
@@ -235,7 +250,11 @@ func (c *conn) flushLoop() {
 		select {
 		case <-c.done:
 			return
-		case <-t.C:
+		case now := <-t.C:
+			if c.overdue(now) {
+				c.close()
+				return
+			}
 		}
 		c.emu.Lock()
 		full := c.ebuf

@@ -77,17 +77,23 @@ func (p *peer) serve() error {
 			if p.trial != nil {
 				resp = p.trial.decide(p, &req)
 			}
-			p.wmu.Lock()
-			p.wbuf = wire.AppendResponse(p.wbuf, &resp)
+			var wp *wire.Plan
 			if p.planDue {
 				p.planDue = false
-				p.trial.mu.Lock()
-				wp := p.trial.wirePlan(p.hello.Node)
+				p.trial.mu.Lock() // never while holding wmu: decide takes them the other way
+				w := p.trial.wirePlan(p.hello.Node)
 				p.trial.mu.Unlock()
+				wp = &w
+			}
+			p.wmu.Lock()
+			if wp != nil {
+				// The new plan goes first, so the agent has installed it
+				// before the hook that asked returns.
 				p.epoch++
 				wp.Epoch = p.epoch
-				p.wbuf = wire.AppendPlan(p.wbuf, &wp)
+				p.wbuf = wire.AppendPlan(p.wbuf, wp)
 			}
+			p.wbuf = wire.AppendResponse(p.wbuf, &resp)
 			if r.Buffered() > 0 {
 				p.wmu.Unlock() // more requests are waiting: answer them together
 				continue
@@ -166,9 +172,9 @@ func (p *peer) flushLocked() error {
 		buf := p.wbuf
 		p.wbuf = p.spare[:0]
 		p.wmu.Unlock()
-		if err = p.nc.SetWriteDeadline(time.Now().Add(time.Second)); err == nil {
-			_, err = p.nc.Write(buf)
-		}
+		// No write deadline: a peer that stops reading blocks only its own
+		// writer, and Close unblocks it.
+		_, err = p.nc.Write(buf)
 		p.wmu.Lock()
 		p.spare = buf[:0]
 	}

@@ -24,6 +24,9 @@ func (nonePolicy) End(Outcome)              {}
 // quota counts the injections granted in the current trial.
 type quota struct {
 	limit, granted int
+	// counting keeps the agents asking after the quota is used, because
+	// the policy learns from how many requests a whole trial makes.
+	counting bool
 }
 
 func (q *quota) reset(limit int) { q.limit, q.granted = limit, 0 }
@@ -31,7 +34,7 @@ func (q *quota) reset(limit int) { q.limit, q.granted = limit, 0 }
 // grant records one injection and returns the decision to send.
 func (q *quota) grant(f Fault) Decision {
 	q.granted++
-	return Decision{Fault: f, Done: q.granted >= q.limit}
+	return Decision{Fault: f, Done: q.full() && !q.counting}
 }
 
 func (q *quota) full() bool { return q.granted >= q.limit }
@@ -59,7 +62,9 @@ type random struct {
 }
 
 func newRandom(env Env) (Policy, error) {
-	return &random{env: env, sites: env.candidateSites()}, nil
+	r := &random{env: env, sites: env.candidateSites()}
+	r.q.counting = true
+	return r, nil
 }
 
 func (r *random) Name() string { return "random" }
@@ -77,7 +82,7 @@ func (r *random) Begin(info TrialInfo) Plan {
 
 func (r *random) Decide(req *Request) Decision {
 	if r.q.full() || req.Site == nil {
-		return Decision{Done: r.q.full()}
+		return Decision{}
 	}
 	fs := r.env.faults(req.Site)
 	if len(fs) == 0 || r.rng.Float64() >= r.p {

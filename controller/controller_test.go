@@ -1,0 +1,288 @@
+package controller
+
+import (
+	"encoding/json"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/agent"
+	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
+)
+
+func testCatalog() *catalog.Catalog {
+	c := &catalog.Catalog{
+		Sites: []catalog.Site{
+			{Index: 0, ID: "p.f#os.WriteFile.0", Kind: catalog.KindError | catalog.KindDelay,
+				Errors: []catalog.ErrorValue{{Name: "EIO"}, {Name: "ENOSPC"}}},
+			{Index: 1, ID: "p.g#net.Conn.Read.0", Kind: catalog.KindDelay | catalog.KindCrash},
+		},
+		Tasks:  []catalog.Task{{Index: 1, ID: "p.(*node).run"}},
+		States: []catalog.State{{Index: 1, ID: "p.(*node).run#0", Task: 1}, {Index: 2, ID: "p.(*node).run#1", Task: 1}},
+	}
+	c.Hash = c.ComputeHash()
+	return c
+}
+
+// scripted is a test policy: it answers requests with the faults in script,
+// in order, then none; it says Done when the script is used up if done is
+// set.
+type scripted struct {
+	mu     sync.Mutex
+	plan   policy.Plan
+	script []policy.Fault
+	done   bool
+	seen   []policy.Request
+	ended  []policy.Outcome
+}
+
+func (s *scripted) Name() string                       { return "scripted" }
+func (s *scripted) Begin(policy.TrialInfo) policy.Plan { return s.plan }
+func (s *scripted) Decide(r *policy.Request) policy.Decision {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen = append(s.seen, *r)
+	if len(s.script) == 0 {
+		return policy.Decision{Done: s.done}
+	}
+	f := s.script[0]
+	s.script = s.script[1:]
+	return policy.Decision{Fault: f, Done: s.done && len(s.script) == 0}
+}
+func (s *scripted) End(o policy.Outcome) { s.ended = append(s.ended, o) }
+
+func (s *scripted) requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.seen)
+}
+
+func start(t testing.TB, pol policy.Policy) *Controller {
+	t.Helper()
+	c, err := Listen("unix", filepath.Join(t.TempDir(), "ctl.sock"), Options{Catalog: testCatalog(), Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// connectAgent connects this process's agent as node of trial.
+func connectAgent(t testing.TB, c *Controller, node, trial string) {
+	t.Helper()
+	agent.SetCatalogHash(c.cat.Hash)
+	if err := agent.Connect(c.Addr(), node, trial); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(agent.Disconnect)
+}
+
+func TestTrialLifecycle(t *testing.T) {
+	pol := &scripted{
+		plan:   policy.Plan{Sites: []uint32{0}, Stacks: true, States: true},
+		script: []policy.Fault{{Kind: policy.Error, Error: 2}},
+		done:   true,
+	}
+	c := start(t, pol)
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1", Index: 0, Nodes: []string{"n1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectAgent(t, c, "n1", "t1")
+
+	agent.State(1, 2, 0xc0de)
+	if k := agent.Fault(0); k != 2 {
+		t.Fatalf("Fault(0) = %d, want error variant 2", k)
+	}
+	if k := agent.Fault(1); k != 0 {
+		t.Fatalf("Fault(1) = %d at a site outside the plan", k)
+	}
+	// The policy said Done: the plan is emptied and the agent stops asking.
+	waitFor(t, func() bool {
+		agent.Fault(0)
+		return pol.requests() == 1
+	})
+	for i := 0; i < 50; i++ {
+		agent.Fault(0)
+	}
+	if n := pol.requests(); n != 1 {
+		t.Fatalf("policy saw %d requests after it said done, want 1", n)
+	}
+	time.Sleep(30 * time.Millisecond) // one event flush interval
+	res := tr.End()
+	c.Judge(0, res, true)
+
+	if len(res.Injections) != 1 {
+		t.Fatalf("injections = %+v, want one", res.Injections)
+	}
+	inj := res.Injections[0]
+	if inj.Node != "n1" || inj.SiteID != "p.f#os.WriteFile.0" || inj.Kind != record.KindError || inj.Error != "ENOSPC" {
+		t.Errorf("injection = %+v", inj)
+	}
+	if inj.Task != 1 || inj.State != 2 || inj.Inst != 0xc0de || inj.StateID != "p.(*node).run#1" {
+		t.Errorf("injection state = task %d state %d (%s) inst %#x", inj.Task, inj.State, inj.StateID, inj.Inst)
+	}
+	if len(inj.Stack) == 0 || !strings.HasSuffix(inj.Stack[0].Func, "controller.TestTrialLifecycle") {
+		t.Errorf("injection stack starts at %+v, want the test function", inj.Stack)
+	}
+	if len(res.States) != 1 || res.States[0].State != 2 || res.States[0].Node != "n1" {
+		t.Errorf("states = %+v", res.States)
+	}
+	if res.Requests != 1 {
+		t.Errorf("requests = %d", res.Requests)
+	}
+	if len(pol.ended) != 1 || !pol.ended[0].Failed {
+		t.Errorf("policy outcome = %+v", pol.ended)
+	}
+}
+
+func TestNoFaultsWithoutMatchingTrialOrCatalog(t *testing.T) {
+	tests := []struct {
+		name, trial, hash string
+	}{
+		{"unknown trial", "nope", ""},
+		{"other catalog", "t1", "0123456789abcdef"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: policy.Error, Error: 1}}}
+			c := start(t, pol)
+			tr, err := c.BeginTrial(TrialSpec{ID: "t1"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.End()
+			hash := tt.hash
+			if hash == "" {
+				hash = c.cat.Hash
+			}
+			agent.SetCatalogHash(hash)
+			if err := agent.Connect(c.Addr(), "n1", tt.trial); err != nil {
+				t.Fatal(err)
+			}
+			defer agent.Disconnect()
+			if k := agent.Fault(0); k != 0 || pol.requests() != 0 {
+				t.Fatalf("Fault = %d with %d requests; want no fault and no request", k, pol.requests())
+			}
+		})
+	}
+}
+
+func TestCrashCallsRunner(t *testing.T) {
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{1}}, script: []policy.Fault{{Kind: policy.Crash}}}
+	c := start(t, pol)
+	crashed := make(chan string, 1)
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1", Crash: func(node string) {
+		crashed <- node
+		// A real runner kills the process; here the connection ends, and
+		// the blocked hook fails open.
+		agent.Disconnect()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectAgent(t, c, "n3", "t1")
+	agent.Fault(1)
+	select {
+	case n := <-crashed:
+		if n != "n3" {
+			t.Fatalf("crashed %q, want n3", n)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("runner was not asked to crash the node")
+	}
+	if res := tr.End(); len(res.Injections) != 1 || res.Injections[0].Kind != record.KindCrash {
+		t.Fatalf("injections = %+v", res.Injections)
+	}
+}
+
+func TestWorkloadEventsRecorded(t *testing.T) {
+	c := start(t, &scripted{})
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := dialRaw(t, c)
+	ev := record.ClientEvent{Client: "n1/0", Node: "n1", Kind: record.EvOp, Op: &record.Op{Kind: "put", Key: "k", Value: "v"}}
+	data, _ := json.Marshal(ev)
+	b := wire.AppendHello(nil, &wire.Hello{Version: wire.Version, Role: wire.RoleWorkload, Node: "workload", Trial: "t1"})
+	b = wire.AppendEvents(b, &wire.Events{Events: []wire.Event{{Kind: wire.EvWorkload, Time: time.Now().UnixNano(), Data: data}}})
+	b = wire.AppendBye(b)
+	if _, err := nc.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return len(tr.LastProgress()) == 1 })
+	res := tr.End()
+	if len(res.Client) != 1 || res.Client[0].Op.Key != "k" || res.Client[0].Time.IsZero() {
+		t.Fatalf("client events = %+v", res.Client)
+	}
+}
+
+func TestGarbageClosesOnlyThatConnection(t *testing.T) {
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: policy.Error, Error: 1}}}
+	c := start(t, pol)
+	tr, _ := c.BeginTrial(TrialSpec{ID: "t1"})
+	defer tr.End()
+	for _, junk := range [][]byte{
+		[]byte("GET / HTTP/1.1\r\n\r\n"),
+		{0xff, 0xff, 0xff, 0xff, 1},
+		wire.AppendHello(nil, &wire.Hello{Version: wire.Version, Trial: "t1"})[:7],
+	} {
+		nc := dialRaw(t, c)
+		nc.Write(junk)
+		if tc, ok := nc.(*net.UnixConn); ok {
+			tc.CloseWrite()
+		}
+		nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 64)
+		if _, err := nc.Read(buf); err == nil {
+			// A truncated hello gets nothing back; junk gets closed.
+			t.Fatalf("controller answered garbage %q", junk)
+		}
+	}
+	connectAgent(t, c, "n1", "t1")
+	if agent.Fault(0) != 1 {
+		t.Fatal("controller stopped serving after garbage")
+	}
+}
+
+func dialRaw(t *testing.T, c *Controller) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("unix", strings.TrimPrefix(c.Addr(), "unix:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return nc
+}
+
+func TestCloseWithConnectedAgentsReturns(t *testing.T) {
+	c := start(t, &scripted{plan: policy.Plan{Sites: []uint32{0}}})
+	c.BeginTrial(TrialSpec{ID: "t1"})
+	connectAgent(t, c, "n1", "t1")
+	done := make(chan struct{})
+	go func() { c.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close hung with an agent connected")
+	}
+	waitFor(t, func() bool { return agent.Fault(0) == 0 })
+}
+
+func waitFor(t testing.TB, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
