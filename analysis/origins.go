@@ -1,0 +1,639 @@
+package analysis
+
+import (
+	"fmt"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+	"golang.org/x/tools/go/ssa"
+)
+
+// errVal is a realistic error value plus the package whose unexported
+// names its Expr uses (nil when it uses exported names only): such a value
+// can only be injected at sites in that package.
+type errVal struct {
+	catalog.ErrorValue
+	private *types.Package
+	// sentinel marks a package-level error variable.
+	sentinel bool
+}
+
+// summary is what a function's error result can carry.
+type summary struct {
+	// io is the class of I/O errors the result can carry ("" if none);
+	// disk wins over net when both occur.
+	io     string
+	ioVals []errVal
+	// created are errors constructed in the function's own body.
+	created []errVal
+	// inherited are sentinel errors constructed in non-target callees.
+	inherited []errVal
+	// fallible is false when the error result is always nil.
+	fallible bool
+}
+
+func (s *summary) addIO(class string, vals []errVal) {
+	if s.io == "" || class == ioDisk {
+		s.io = class
+	}
+	s.ioVals = appendVals(s.ioVals, vals...)
+	s.fallible = true
+}
+
+// maxValues bounds the error values of one site.
+const maxValues = 4
+
+func appendVals(dst []errVal, vals ...errVal) []errVal {
+outer:
+	for _, v := range vals {
+		for _, d := range dst {
+			if d.Expr == v.Expr {
+				continue outer
+			}
+		}
+		if len(dst) >= 2*maxValues {
+			break
+		}
+		dst = append(dst, v)
+	}
+	return dst
+}
+
+func public(vs []catalog.ErrorValue) []errVal {
+	out := make([]errVal, len(vs))
+	for i, v := range vs {
+		out[i] = errVal{ErrorValue: v}
+	}
+	return out
+}
+
+// origins computes function summaries on demand.
+type origins struct {
+	prog   *Program
+	flow   *flow
+	sums   map[*ssa.Function]*summary
+	active map[*ssa.Function]bool
+}
+
+func newOrigins(p *Program, fl *flow) *origins {
+	return &origins{prog: p, flow: fl, sums: map[*ssa.Function]*summary{}, active: map[*ssa.Function]bool{}}
+}
+
+// lastIsError reports whether sig's last result is the error type.
+func lastIsError(sig *types.Signature) bool {
+	r := sig.Results()
+	return r.Len() > 0 && types.Identical(r.At(r.Len()-1).Type(), errorType)
+}
+
+var errorType = types.Universe.Lookup("error").Type()
+
+// summary returns the summary of f (which has a body); a recursive call
+// sees an empty summary.
+func (o *origins) summary(f *ssa.Function) *summary {
+	if s, ok := o.sums[f]; ok {
+		return s
+	}
+	if o.active[f] {
+		return &summary{}
+	}
+	o.active[f] = true
+	s := &summary{}
+	if lastIsError(f.Signature) && f.Blocks != nil {
+		idx := f.Signature.Results().Len() - 1
+		seen := map[ssa.Value]bool{}
+		for _, b := range f.Blocks {
+			if r, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && idx < len(r.Results) {
+				o.trace(s, f, r.Results[idx], seen)
+			}
+		}
+	}
+	delete(o.active, f)
+	o.sums[f] = s
+	return s
+}
+
+// trace follows an error value of fn back to where it comes from.
+func (o *origins) trace(s *summary, fn *ssa.Function, v ssa.Value, seen map[ssa.Value]bool) {
+	if seen[v] {
+		return
+	}
+	seen[v] = true
+	switch v := v.(type) {
+	case *ssa.Const:
+		if !v.IsNil() {
+			s.fallible = true
+		}
+	case *ssa.Phi:
+		for _, e := range v.Edges {
+			o.trace(s, fn, e, seen)
+		}
+	case *ssa.ChangeInterface:
+		o.trace(s, fn, v.X, seen)
+	case *ssa.TypeAssert:
+		o.trace(s, fn, v.X, seen)
+	case *ssa.MakeInterface:
+		s.fallible = true
+		if ev, ok := typeValue(v.X); ok {
+			s.created = appendVals(s.created, ev)
+		}
+	case *ssa.UnOp:
+		s.fallible = true
+		if v.Op != token.MUL {
+			return
+		}
+		switch x := v.X.(type) {
+		case *ssa.Global:
+			if ev, ok := globalValue(x); ok {
+				s.created = appendVals(s.created, ev)
+			}
+		case *ssa.Alloc:
+			for _, val := range o.flow.stores[x] {
+				o.trace(s, fn, val, seen)
+			}
+		}
+	case *ssa.Call:
+		o.call(s, v, seen)
+	case *ssa.Extract:
+		if c, ok := v.Tuple.(*ssa.Call); ok && v.Index == c.Call.Signature().Results().Len()-1 {
+			o.call(s, c, seen)
+		} else {
+			s.fallible = true
+		}
+	default:
+		// Parameters, fields, channel receives: propagated from elsewhere.
+		s.fallible = true
+	}
+}
+
+// call adds what the error result of a call can carry.
+func (o *origins) call(s *summary, c *ssa.Call, seen map[ssa.Value]bool) {
+	s.fallible = true
+	r := o.resolve(c)
+	if r.io != "" {
+		s.addIO(r.io, r.ioVals)
+	}
+	s.created = appendVals(s.created, r.created...)
+	s.inherited = appendVals(s.inherited, r.inherited...)
+	for _, w := range r.wrapped {
+		o.trace(s, c.Parent(), w, seen)
+	}
+}
+
+// resolved is what one call can return, seen from the caller.
+type resolved struct {
+	io     string
+	ioVals []errVal
+	// created is the new error of a call to errors.New or fmt.Errorf.
+	created []errVal
+	// calleeCreated are the errors target callees construct in their own
+	// bodies.
+	calleeCreated []errVal
+	// inherited are sentinels of non-target callees.
+	inherited []errVal
+	// wrapped are error values that fmt.Errorf wraps with %w.
+	wrapped []ssa.Value
+	// ioShaped marks a call that looks like I/O by its static form (an
+	// I/O interface method, a reader/writer wrapper).
+	ioShaped bool
+	// infallible is set for an I/O-shaped call whose dynamic types all
+	// cannot fail.
+	infallible bool
+	// targetCallees are the target functions the call may reach.
+	targetCallees []*ssa.Function
+}
+
+func (r *resolved) addIO(class string, vals []errVal) {
+	if r.io == "" || class == ioDisk {
+		r.io = class
+	}
+	r.ioVals = appendVals(r.ioVals, vals...)
+}
+
+// resolve classifies a call instruction.
+func (o *origins) resolve(c ssa.CallInstruction) resolved {
+	var r resolved
+	common := c.Common()
+	if f := common.StaticCallee(); f != nil {
+		name := f.String()
+		switch name {
+		case "errors.New":
+			if ev, ok := errorsNew(common.Args[0]); ok {
+				r.created = append(r.created, ev)
+			}
+			return r
+		case "fmt.Errorf":
+			o.errorf(&r, common)
+			return r
+		}
+		if p, ok := prims[name]; ok {
+			r.addIO(p.io, public(p.values))
+			return r
+		}
+		if w, ok := wrapperFuncs[name]; ok {
+			r.ioShaped = true
+			all := true
+			for i, a := range w.args {
+				if a >= len(common.Args) {
+					continue
+				}
+				if !o.viaLeaves(&r, common.Args[a], opMethod(w.ops[i])) {
+					all = false
+				}
+			}
+			if r.io != "" {
+				r.ioVals = appendVals(r.ioVals, public(w.extra)...)
+			}
+			r.infallible = all && r.io == ""
+			return r
+		}
+		if recv := f.Signature.Recv(); recv != nil && len(common.Args) > 0 {
+			if wt, ok := wrapperOf(recv.Type()); ok {
+				if op, ok := wt.ops[f.Name()]; ok {
+					r.ioShaped = true
+					all := o.viaLeaves(&r, common.Args[0], opMethod(op))
+					r.infallible = all && r.io == ""
+				}
+				return r
+			}
+		}
+		o.viaFunc(&r, f)
+		return r
+	}
+	if common.IsInvoke() {
+		m := common.Method.Name()
+		_, r.ioShaped = ioMethods[m]
+		if o.viaLeaves(&r, common.Value, m) {
+			r.infallible = r.io == "" && len(r.calleeCreated) == 0
+			return r
+		}
+		// The local value flow was incomplete: use the call graph.
+		r = resolved{ioShaped: r.ioShaped}
+		callees := o.prog.Callees(c)
+		all := len(callees) > 0
+		for _, f := range callees {
+			if !o.viaFunc(&r, f) {
+				all = false
+			}
+		}
+		r.infallible = all && r.io == "" && len(r.calleeCreated) == 0
+		return r
+	}
+	// Calls of function values: the call graph's callees.
+	for _, f := range o.prog.Callees(c) {
+		o.viaFunc(&r, f)
+	}
+	return r
+}
+
+func opMethod(op string) string {
+	if op == "read" {
+		return "Read"
+	}
+	return "Write"
+}
+
+// viaLeaves adds what method m of the dynamic types of v can return. It
+// reports whether the value flow was complete and every leaf cannot fail.
+func (o *origins) viaLeaves(r *resolved, v ssa.Value, m string) bool {
+	ls := o.flow.leaves(v)
+	all := ls.complete && len(ls.leaves) > 0
+	for _, name := range sortedLeafNames(ls) {
+		l := ls.leaves[name]
+		if p, ok := syntheticOp(l.name, m); ok {
+			r.addIO(p.io, public(p.values))
+			all = false
+			continue
+		}
+		if infallible[l.name] {
+			continue
+		}
+		if l.t == nil {
+			all = false
+			continue
+		}
+		f := o.method(l.t, m)
+		if f == nil {
+			all = false
+			continue
+		}
+		if !o.viaFunc(r, f) {
+			all = false
+		}
+	}
+	return all
+}
+
+// method returns method m of type t, or nil.
+func (o *origins) method(t types.Type, m string) *ssa.Function {
+	sel := o.prog.SSA.MethodSets.MethodSet(t).Lookup(nil, m)
+	if sel == nil {
+		return nil
+	}
+	return o.prog.SSA.MethodValue(sel)
+}
+
+// viaFunc adds what callee f can return and reports whether f cannot fail.
+func (o *origins) viaFunc(r *resolved, f *ssa.Function) bool {
+	name := f.String()
+	if p, ok := prims[name]; ok {
+		r.addIO(p.io, public(p.values))
+		return false
+	}
+	if recv := f.Signature.Recv(); recv != nil && infallible[types.TypeString(recv.Type(), nil)] {
+		return true
+	}
+	if f.Blocks == nil || !lastIsError(f.Signature) {
+		return false
+	}
+	s := o.summary(f)
+	if o.prog.IsTarget(pkgOf(f)) {
+		// I/O errors coming out of a target function are hooked deeper,
+		// at the I/O call inside it.
+		r.targetCallees = append(r.targetCallees, f)
+		r.calleeCreated = appendVals(r.calleeCreated, s.created...)
+	} else {
+		if s.io != "" {
+			r.addIO(s.io, s.ioVals)
+		}
+		for _, v := range append(s.created, s.inherited...) {
+			if v.sentinel && v.private == nil {
+				r.inherited = appendVals(r.inherited, v)
+			}
+		}
+	}
+	return !s.fallible
+}
+
+func pkgOf(f *ssa.Function) *types.Package {
+	if f.Pkg != nil {
+		return f.Pkg.Pkg
+	}
+	if o := f.Origin(); o != nil && o.Pkg != nil {
+		return o.Pkg.Pkg
+	}
+	return nil
+}
+
+func sortedLeafNames(ls leafSet) []string {
+	names := make([]string, 0, len(ls.leaves))
+	for n := range ls.leaves {
+		names = append(names, n)
+	}
+	sortStrings(names)
+	return names
+}
+
+// errorsNew builds the value of errors.New(arg) for a constant message.
+func errorsNew(arg ssa.Value) (errVal, bool) {
+	c, ok := arg.(*ssa.Const)
+	if !ok || c.Value == nil || c.Value.Kind() != constant.String {
+		return errVal{}, false
+	}
+	msg := constant.StringVal(c.Value)
+	return errVal{ErrorValue: catalog.ErrorValue{
+		Name:    shortName(msg),
+		Expr:    "errors.New(" + strconv.Quote(msg) + ")",
+		Imports: []string{"errors"},
+	}}, true
+}
+
+func shortName(msg string) string {
+	if len(msg) > 40 {
+		msg = msg[:40] + "…"
+	}
+	return strconv.Quote(msg)
+}
+
+// errorf handles fmt.Errorf: with a constant format and no %w it creates
+// an error; with %w of sentinels it creates an error wrapping them; with
+// %w of other errors it propagates (wraps) them.
+func (o *origins) errorf(r *resolved, common *ssa.CallCommon) {
+	c, ok := common.Args[0].(*ssa.Const)
+	if !ok || c.Value == nil || c.Value.Kind() != constant.String {
+		return
+	}
+	format := constant.StringVal(c.Value)
+	verbs := parseVerbs(format)
+	var args []ssa.Value
+	if len(common.Args) > 1 {
+		args = varargs(common.Args[1])
+	}
+	var wrapped []ssa.Value
+	var sentinels []errVal
+	for i, vb := range verbs {
+		if vb != 'w' {
+			continue
+		}
+		if i >= len(args) || args[i] == nil {
+			return
+		}
+		a := args[i]
+		if ld, ok := a.(*ssa.UnOp); ok && ld.Op == token.MUL {
+			if g, ok := ld.X.(*ssa.Global); ok {
+				if ev, ok := globalValue(g); ok {
+					sentinels = append(sentinels, ev)
+					continue
+				}
+			}
+		}
+		wrapped = append(wrapped, a)
+	}
+	if len(wrapped) > 0 {
+		r.wrapped = append(r.wrapped, wrapped...)
+		return
+	}
+	if len(sentinels) == 0 {
+		r.created = append(r.created, errVal{ErrorValue: catalog.ErrorValue{
+			Name:    shortName(format),
+			Expr:    "errors.New(" + strconv.Quote(format) + ")",
+			Imports: []string{"errors"},
+		}})
+		return
+	}
+	// Keep %w, print the other verbs literally.
+	var b strings.Builder
+	names := []string{}
+	exprs := []string{}
+	imports := []string{"fmt"}
+	var private *types.Package
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			b.WriteByte(format[i])
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("+-# 0123456789.*[]", format[j]) >= 0 {
+			j++
+		}
+		if j < len(format) && format[j] == 'w' {
+			b.WriteString("%w")
+			i = j
+			continue
+		}
+		b.WriteString("%%")
+	}
+	for _, s := range sentinels {
+		names = append(names, s.Name)
+		exprs = append(exprs, s.Expr)
+		imports = append(imports, s.Imports...)
+		if s.private != nil {
+			private = s.private
+		}
+	}
+	r.created = append(r.created, errVal{ErrorValue: catalog.ErrorValue{
+		Name:    strings.Join(names, "+"),
+		Expr:    fmt.Sprintf("fmt.Errorf(%s, %s)", strconv.Quote(b.String()), strings.Join(exprs, ", ")),
+		Imports: imports,
+	}, private: private})
+}
+
+// parseVerbs returns the verb letters of a format string, one per
+// argument consumed ('*' widths count as their own argument).
+func parseVerbs(format string) []byte {
+	var vs []byte
+	for i := 0; i < len(format); i++ {
+		if format[i] != '%' {
+			continue
+		}
+		j := i + 1
+		for j < len(format) && strings.IndexByte("+-# 0123456789.*[]", format[j]) >= 0 {
+			if format[j] == '*' {
+				vs = append(vs, '*')
+			}
+			j++
+		}
+		if j >= len(format) {
+			break
+		}
+		if format[j] != '%' {
+			vs = append(vs, format[j])
+		}
+		i = j
+	}
+	return vs
+}
+
+// varargs recovers the elements of a variadic ...any slice built by SSA
+// (an array Alloc filled by Stores through IndexAddr), unwrapping the
+// conversions to any.
+func varargs(v ssa.Value) []ssa.Value {
+	sl, ok := v.(*ssa.Slice)
+	if !ok {
+		return nil
+	}
+	alloc, ok := sl.X.(*ssa.Alloc)
+	if !ok {
+		return nil
+	}
+	var out []ssa.Value
+	for _, ref := range *alloc.Referrers() {
+		ia, ok := ref.(*ssa.IndexAddr)
+		if !ok {
+			continue
+		}
+		ic, ok := ia.Index.(*ssa.Const)
+		if !ok {
+			continue
+		}
+		i := int(ic.Int64())
+		for _, r2 := range *ia.Referrers() {
+			st, ok := r2.(*ssa.Store)
+			if !ok {
+				continue
+			}
+			for len(out) <= i {
+				out = append(out, nil)
+			}
+			val := st.Val
+			if mi, ok := val.(*ssa.MakeInterface); ok {
+				val = mi.X
+			} else if ci, ok := val.(*ssa.ChangeInterface); ok {
+				val = ci.X
+			}
+			out[i] = val
+		}
+	}
+	return out
+}
+
+// globalValue is the value of a package-level error variable.
+func globalValue(g *ssa.Global) (errVal, bool) {
+	t := g.Type().Underlying().(*types.Pointer).Elem()
+	if !types.Implements(t, errorIface) || g.Pkg == nil {
+		return errVal{}, false
+	}
+	pkg := g.Pkg.Pkg
+	ev := errVal{ErrorValue: catalog.ErrorValue{
+		Name:    g.Name(),
+		Expr:    pkg.Name() + "." + g.Name(),
+		Imports: []string{pkg.Path()},
+	}, sentinel: true}
+	if !token.IsExported(g.Name()) {
+		ev.private = pkg
+	}
+	return ev, true
+}
+
+var errorIface = errorType.Underlying().(*types.Interface)
+
+// typeValue is a value of a custom error type built with default fields:
+// constants keep their value, error-typed fields get a stand-in error.
+func typeValue(x ssa.Value) (errVal, bool) {
+	t := x.Type()
+	ptr := false
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+		ptr = true
+	}
+	named, ok := t.(*types.Named)
+	if !ok || named.TypeParams().Len() > 0 || named.TypeArgs().Len() > 0 {
+		return errVal{}, false
+	}
+	obj := named.Obj()
+	pkg := obj.Pkg()
+	if pkg == nil {
+		return errVal{}, false
+	}
+	ev := errVal{ErrorValue: catalog.ErrorValue{Name: obj.Name(), Imports: []string{pkg.Path()}}}
+	if !obj.Exported() {
+		ev.private = pkg
+	}
+	q := pkg.Name() + "." + obj.Name()
+	switch u := named.Underlying().(type) {
+	case *types.Struct:
+		var fields []string
+		for i := range u.NumFields() {
+			f := u.Field(i)
+			if !types.Identical(f.Type(), errorType) || f.Embedded() || pkg.Name() == "errors" {
+				continue
+			}
+			if !f.Exported() {
+				if ev.private == nil && pkg.Path() != "" {
+					ev.private = pkg
+				}
+			}
+			fields = append(fields, fmt.Sprintf("%s: errors.New(%q)", f.Name(), strings.ToLower(obj.Name())))
+		}
+		if len(fields) > 0 {
+			ev.Imports = append(ev.Imports, "errors")
+		}
+		ev.Expr = q + "{" + strings.Join(fields, ", ") + "}"
+		if ptr {
+			ev.Expr = "&" + ev.Expr
+		}
+	default:
+		if ptr {
+			return errVal{}, false
+		}
+		c, ok := x.(*ssa.Const)
+		if !ok || c.Value == nil {
+			return errVal{}, false
+		}
+		ev.Expr = q + "(" + c.Value.ExactString() + ")"
+	}
+	return ev, true
+}

@@ -1,0 +1,246 @@
+package analysis
+
+import (
+	"context"
+	"go/types"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+	"golang.org/x/tools/go/ssa"
+	"golang.org/x/tools/go/ssa/ssautil"
+)
+
+// SitesPass finds error, delay and crash sites in the target packages and
+// prunes invalid injections. It fills Facts.Sites and the counters
+// error_sites, delay_sites, crash_sites and pruned_invalid.
+var SitesPass = &Pass{
+	Name: "sites",
+	Doc:  "error, delay and crash sites at the deepest call where a fault originates",
+	Run:  runSites,
+}
+
+func runSites(ctx context.Context, p *Program, facts *Facts) error {
+	var all []*ssa.Function
+	for f := range ssautil.AllFunctions(p.SSA) {
+		if f.Blocks != nil {
+			all = append(all, f)
+		}
+	}
+	fl := newFlow(p, all)
+	o := newOrigins(p, fl)
+	for _, sp := range p.Targets {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, f := range targetFunctions(sp) {
+			sitesIn(o, f, facts)
+		}
+	}
+	return nil
+}
+
+// targetFunctions returns the source functions of sp (with closures),
+// skipping package initialisers: init code runs before any fault plan
+// arrives and is not worth a hook.
+func targetFunctions(sp *ssa.Package) []*ssa.Function {
+	var out []*ssa.Function
+	var visit func(f *ssa.Function)
+	visit = func(f *ssa.Function) {
+		if f.Blocks == nil || f.Synthetic != "" {
+			return
+		}
+		out = append(out, f)
+		for _, a := range f.AnonFuncs {
+			visit(a)
+		}
+	}
+	for _, f := range packageFunctions(sp) {
+		if f.Name() == "init" || strings.HasPrefix(f.Name(), "init#") {
+			continue
+		}
+		if strings.HasSuffix(sp.Prog.Fset.File(f.Pos()).Name(), "_test.go") {
+			continue
+		}
+		visit(f)
+	}
+	return out
+}
+
+// sitesIn adds the sites of the calls in f.
+func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
+	pkg := pkgOf(f)
+	fset := o.prog.Fset
+	type call struct {
+		c      *ssa.Call
+		callee string
+	}
+	var calls []call
+	for _, b := range f.Blocks {
+		for _, in := range b.Instrs {
+			c, ok := in.(*ssa.Call)
+			if !ok || !c.Call.Pos().IsValid() {
+				continue
+			}
+			calls = append(calls, call{c, calleeName(c.Common())})
+		}
+	}
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].c.Call.Pos() < calls[j].c.Call.Pos() })
+	ordinal := map[string]int{}
+	fname := f.RelString(pkg)
+	for _, cl := range calls {
+		n := ordinal[cl.callee]
+		ordinal[cl.callee]++
+		common := cl.c.Common()
+		if !lastIsError(common.Signature()) || !hookable(common) {
+			continue
+		}
+		r := o.resolve(cl.c)
+		if r.ioShaped && r.infallible {
+			facts.Add(pkg.Path(), CountPrunedInvalid, 1)
+			continue
+		}
+		var kind catalog.SiteKind
+		var vals []errVal
+		if r.io != "" {
+			// An I/O error: what the I/O returns, plus the sentinels the
+			// (non-target) callee returns itself.
+			kind |= catalog.KindDelay | catalog.KindCrash
+			vals = appendVals(vals, r.ioVals...)
+			vals = appendVals(vals, r.inherited...)
+		} else {
+			// An error constructed by a target callee. Errors that
+			// non-target code constructs without I/O (parsers, codecs)
+			// are not fault sites.
+			vals = appendVals(vals, r.calleeCreated...)
+		}
+		var evs []catalog.ErrorValue
+		for _, v := range vals {
+			if len(evs) == maxValues {
+				break
+			}
+			if v.private != nil && v.private != pkg {
+				continue
+			}
+			if !importsOK(v.ErrorValue) {
+				continue
+			}
+			evs = append(evs, v.ErrorValue)
+		}
+		if len(evs) > 0 {
+			kind |= catalog.KindError
+		}
+		if kind == 0 {
+			continue
+		}
+		pos := fset.Position(common.Pos())
+		file, _ := filepath.Abs(pos.Filename)
+		s := catalog.Site{
+			ID:     siteID(pkg.Path(), fname, cl.callee, n),
+			Kind:   kind,
+			Pkg:    pkg.Path(),
+			Func:   fname,
+			Callee: cl.callee,
+			File:   file,
+			Line:   pos.Line,
+			Col:    pos.Column,
+			IO:     r.io,
+			Errors: evs,
+		}
+		facts.Sites = append(facts.Sites, s)
+		if kind.Has(catalog.KindError) {
+			facts.Add(pkg.Path(), CountErrorSites, 1)
+		}
+		if kind.Has(catalog.KindDelay) {
+			facts.Add(pkg.Path(), CountDelaySites, 1)
+		}
+		if kind.Has(catalog.KindCrash) {
+			facts.Add(pkg.Path(), CountCrashSites, 1)
+		}
+	}
+}
+
+// hookable reports whether a call can be a site: calls of function values
+// are not (the call graph over-approximates them and they are mostly
+// middleware), nor are the error constructors themselves.
+func hookable(c *ssa.CallCommon) bool {
+	if c.IsInvoke() {
+		return true
+	}
+	f := c.StaticCallee()
+	if f == nil {
+		return false
+	}
+	switch f.String() {
+	case "errors.New", "fmt.Errorf", "errors.Join":
+		return false
+	}
+	return true
+}
+
+// importsOK reports whether no two imports of v share a package name.
+func importsOK(v catalog.ErrorValue) bool {
+	seen := map[string]string{}
+	for _, p := range v.Imports {
+		name := pathName(p)
+		if q, ok := seen[name]; ok && q != p {
+			return false
+		}
+		seen[name] = p
+	}
+	return true
+}
+
+// pathName guesses the package name of an import path the way the
+// instrumenter's generated file sees it: the last element, without a
+// major-version suffix.
+func pathName(p string) string {
+	parts := strings.Split(p, "/")
+	last := parts[len(parts)-1]
+	if len(parts) > 1 && len(last) > 1 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "" {
+		last = parts[len(parts)-2]
+	}
+	return last
+}
+
+// siteID is the stable identity of a site: package, enclosing function,
+// callee and the ordinal of that callee among the calls of the function.
+func siteID(pkg, fn, callee string, ordinal int) string {
+	return pkg + "." + fn + ":" + callee + "#" + itoa(ordinal)
+}
+
+func itoa(n int) string {
+	const digits = "0123456789"
+	if n < 10 {
+		return digits[n : n+1]
+	}
+	return itoa(n/10) + digits[n%10:n%10+1]
+}
+
+// calleeName names the callee of a call, qualified by package names:
+// "(*os.File).Write", "os.Open", "(io.Writer).Write", "(*raftNode).start$1".
+func calleeName(c *ssa.CallCommon) string {
+	q := func(p *types.Package) string { return p.Name() }
+	if c.IsInvoke() {
+		return "(" + types.TypeString(c.Value.Type(), q) + ")." + c.Method.Name()
+	}
+	if f := c.StaticCallee(); f != nil {
+		if o := f.Origin(); o != nil {
+			f = o
+		}
+		if recv := f.Signature.Recv(); recv != nil {
+			return "(" + types.TypeString(recv.Type(), q) + ")." + f.Name()
+		}
+		if f.Parent() != nil {
+			return f.Name()
+		}
+		if f.Pkg != nil {
+			return f.Pkg.Pkg.Name() + "." + f.Name()
+		}
+		return f.Name()
+	}
+	return "func(" + types.TypeString(c.Value.Type(), q) + ")"
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
