@@ -64,26 +64,47 @@ func everyErrorCall(ctx context.Context, w *Work) (*catalog.Catalog, error) {
 }
 
 // TestBuildEtcd instruments every error-returning call of the etcd server
-// packages, runs the binary as a one-node cluster without a controller and
+// packages, of the profile's release and of v3.5.16 (as --set
+// target.version=v3.5.16 gives), runs the binary as a one-node cluster without a controller and
 // checks a put and a get, and that neither targets/etcd nor the module
 // cache changed.
 func TestBuildEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds etcd")
 	}
+	for _, version := range []string{"", "v3.5.16"} {
+		t.Run("version="+version, func(t *testing.T) { testBuildEtcd(t, version) })
+	}
+}
+
+func testBuildEtcd(t *testing.T, version string) {
 	ctx := context.Background()
 	src, err := filepath.Abs(filepath.Join("..", "targets", "etcd"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Load(filepath.Join(src, "gofault.yaml"))
+	var sets []string
+	if version != "" {
+		sets = append(sets, "target.version="+version)
+	}
+	cfg, err := config.Load(filepath.Join(src, "gofault.yaml"), sets...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg.Dir = t.TempDir() // the work dir goes there, the module stays
 	cfg.Target.Module = src
 	server := filepath.Join(goModCache(goEnv(os.Environ())), "go.etcd.io", "etcd", "server", "v3@"+cfg.Target.Version)
-	beforeSrc, beforeCache := treeHash(t, src), treeHash(t, server)
+	// Other work may go on in targets/etcd (a workload being written), so
+	// the build's inputs there are hashed, and the whole module cache dir;
+	// TestBuildApp hashes a whole user tree.
+	srcHash := func() string {
+		var hs []string
+		for _, p := range []string{"go.mod", "go.sum", "gofault.yaml", "node"} {
+			hs = append(hs, treeHash(t, filepath.Join(src, p)))
+		}
+		return strings.Join(hs, " ")
+	}
+	beforeSrc, beforeCache := srcHash(), treeHash(t, server)
 
 	res, err := Build(ctx, cfg, filepath.Join(cfg.Dir, "etcd"), Options{Analyze: everyErrorCall})
 	if err != nil {
@@ -97,8 +118,12 @@ func TestBuildEtcd(t *testing.T) {
 	if st.SkipReasons[SkipCompile] > st.Sites/100 {
 		t.Errorf("%d sites did not compile (of %d)", st.SkipReasons[SkipCompile], st.Sites)
 	}
+	out, err := exec.Command(res.Binary, "--version").Output()
+	if want := "etcd Version: " + strings.TrimPrefix(cfg.Target.Version, "v"); err != nil || !strings.Contains(string(out), want) {
+		t.Errorf("--version: %s, %v; want %q", out, err, want)
+	}
 	checkEtcd(t, res.Binary)
-	if treeHash(t, src) != beforeSrc {
+	if srcHash() != beforeSrc {
 		t.Error("targets/etcd changed during the build")
 	}
 	if treeHash(t, server) != beforeCache {

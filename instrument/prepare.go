@@ -97,7 +97,7 @@ func WorkDir(cfg *config.Config) string {
 
 // Prepare sets up the work directory for cfg: it writes the agent module,
 // copies the user's go.mod and go.sum (absolute replace paths, the target
-// version applied, the agent required and replaced), copies the dependency
+// version applied with go get, the agent required and replaced), copies the dependency
 // modules that hold target packages out of the module cache and replaces
 // them with the copies. Neither the user's tree nor the module cache is
 // modified.
@@ -143,7 +143,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Work, error) {
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("read go.sum: %w", err)
 	}
-	mf, err := workModFile(data, modDir, cfg.Target.Version, cfg.Target.Versioned)
+	mf, err := workModFile(data, modDir)
 	if err != nil {
 		return nil, err
 	}
@@ -154,9 +154,15 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Work, error) {
 		return nil, fmt.Errorf("write work go.sum: %w", err)
 	}
 	if cfg.Target.Version != "" && len(cfg.Target.Versioned) > 0 {
-		// Bring go.sum (and the rest of the module graph) in line with
-		// the new versions, in the work copy only.
-		if _, err := w.goCmd(ctx, "mod", "tidy", "-e", "-modfile="+w.ModFile); err != nil {
+		// go get (in the work copy only) applies the version with the
+		// module graph's own rules: modules that require a newer
+		// version of a versioned module (e.g. etcd's client/v2 at
+		// v2.305.x) are downgraded along, and go.sum is extended.
+		args := []string{"get", "-modfile=" + w.ModFile}
+		for _, m := range cfg.Target.Versioned {
+			args = append(args, m+"@"+cfg.Target.Version)
+		}
+		if _, err := w.goCmd(ctx, args...); err != nil {
 			return nil, fmt.Errorf("apply target version %s: %w", cfg.Target.Version, err)
 		}
 	}
@@ -388,9 +394,8 @@ func writeAgent(dir string) error {
 }
 
 // workModFile returns the user's go.mod data (from module dir modDir) with
-// relative replace paths made absolute and, when version is set, every
-// module in versioned required at version.
-func workModFile(data []byte, modDir, version string, versioned []string) ([]byte, error) {
+// relative replace paths made absolute.
+func workModFile(data []byte, modDir string) ([]byte, error) {
 	f, err := modfile.Parse(filepath.Join(modDir, "go.mod"), data, nil)
 	if err != nil {
 		return nil, fmt.Errorf("parse go.mod: %w", err)
@@ -402,13 +407,6 @@ func workModFile(data []byte, modDir, version string, versioned []string) ([]byt
 		abs := filepath.Join(modDir, r.New.Path)
 		if err := f.AddReplace(r.Old.Path, r.Old.Version, abs, ""); err != nil {
 			return nil, fmt.Errorf("go.mod replace %s: %w", r.Old.Path, err)
-		}
-	}
-	if version != "" {
-		for _, m := range versioned {
-			if err := f.AddRequire(m, version); err != nil {
-				return nil, fmt.Errorf("require %s@%s: %w", m, version, err)
-			}
 		}
 	}
 	f.Cleanup()
