@@ -290,8 +290,9 @@ func (c *Client) Health(ok bool, msg string) {
 }
 
 // Do runs one request fn with the client's per-request timeout and reports
-// progress ("<kind> <key>") or the error ("<kind> <key>: <err>"). It returns
-// fn's error.
+// progress ("<kind> <key>") or the error ("<kind> <key>: <err>"). A request
+// cut short because ctx itself ended (the phase or workload is over) is not
+// reported as an error. It returns fn's error.
 func (c *Client) Do(ctx context.Context, kind, key string, fn func(ctx context.Context) error) error {
 	rctx, cancel := c.requestContext(ctx)
 	err := fn(rctx)
@@ -301,7 +302,9 @@ func (c *Client) Do(ctx context.Context, kind, key string, fn func(ctx context.C
 		label += " " + key
 	}
 	if err != nil {
-		c.emit(record.ClientEvent{Kind: record.EvError, Msg: label + ": " + err.Error()})
+		if ctx.Err() == nil {
+			c.emit(record.ClientEvent{Kind: record.EvError, Msg: label + ": " + err.Error()})
+		}
 		return err
 	}
 	c.Progress(label)
@@ -313,7 +316,7 @@ func (c *Client) Do(ctx context.Context, kind, key string, fn func(ctx context.C
 // returns the operation's output (the value read for "get", "true" or
 // "false" for "cas", "" otherwise). A failed operation is recorded as
 // Unknown — it may or may not have taken effect — unless Definite says
-// otherwise, and reported as an error.
+// otherwise, and reported as an error unless ctx itself ended.
 func (c *Client) DoOp(ctx context.Context, op record.Op, fn func(ctx context.Context) (string, error)) (string, error) {
 	rctx, cancel := c.requestContext(ctx)
 	op.Call = time.Now().UnixNano()
@@ -321,7 +324,9 @@ func (c *Client) DoOp(ctx context.Context, op record.Op, fn func(ctx context.Con
 	op.Return = time.Now().UnixNano()
 	cancel()
 	if err != nil {
-		c.emit(record.ClientEvent{Time: time.Unix(0, op.Return), Kind: record.EvError, Msg: op.Kind + " " + op.Key + ": " + err.Error()})
+		if ctx.Err() == nil {
+			c.emit(record.ClientEvent{Time: time.Unix(0, op.Return), Kind: record.EvError, Msg: op.Kind + " " + op.Key + ": " + err.Error()})
+		}
 		if c.Definite != nil && c.Definite(err) {
 			return out, err
 		}
