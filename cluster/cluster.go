@@ -1,0 +1,565 @@
+// Package cluster runs a trial's cluster: it allocates free loopback ports,
+// starts each node of the target as a process in its own process group with
+// a fresh data dir and the agent's environment, waits for readiness, kills
+// and restarts nodes on request, and always cleans up — no process or port
+// outlives a trial, whether it ends normally, a node crashes or hangs, or
+// gofault is interrupted. StartProcess is the same machinery for a
+// workload process.
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/record"
+)
+
+// Environment variables set for every node (read by the agent).
+const (
+	EnvController = "GOFAULT_CONTROLLER"
+	EnvNode       = "GOFAULT_NODE"
+	EnvTrial      = "GOFAULT_TRIAL"
+)
+
+// Host is the address every node listens on.
+const Host = "127.0.0.1"
+
+// Spec describes one trial's cluster.
+type Spec struct {
+	// Dir is the trial's directory; it must not exist or be empty. Node n
+	// gets the data dir <Dir>/<n> and the log <Dir>/<n>.log.
+	Dir string
+	// Trial is the trial ID (GOFAULT_TRIAL and .Trial).
+	Trial string
+	// Bin is the node binary (.Bin); made absolute.
+	Bin string
+	// BaseDir resolves a relative program in the command (the config's
+	// directory); default the current directory.
+	BaseDir string
+	// Cluster gives the node count, port names, command and env templates,
+	// readiness probe and shutdown of config.Cluster. Zero Ready.Timeout,
+	// Shutdown.Signal and Shutdown.Grace take config's defaults.
+	Cluster config.Cluster
+	// Controller is the agent's GOFAULT_CONTROLLER ("unix:/path" or
+	// "tcp:host:port"); empty leaves the nodes uninstrumented in effect.
+	Controller string
+	// Env adds "KEY=value" variables to every node, after the config's.
+	Env []string
+	// Log receives the runner's own messages; default slog.Default().
+	Log *slog.Logger
+}
+
+// Cluster is a running trial cluster. Its methods are safe for concurrent
+// use; several clusters may run at once.
+type Cluster struct {
+	spec   Spec
+	sig    syscall.Signal
+	ctx    context.Context
+	log    *slog.Logger
+	vars   []NodeVars
+	ports  []int
+	exits  chan record.Node
+	done   chan struct{}
+	stopCh chan struct{}
+
+	doneOnce sync.Once
+
+	mu      sync.Mutex
+	nodes   []*node
+	stopped bool
+	records []record.Node // set by Stop
+}
+
+// node is one node: its rendered command and current process.
+type node struct {
+	vars  NodeVars
+	argv  []string
+	env   []string
+	ready string // rendered probe: "tcp:host:port", "http://...", or ""
+	proc  *Process
+	// recorded is the process whose exit is in rec.
+	recorded *Process
+	rec      record.Node
+}
+
+// StartError is returned by Start when a node fails to start or become
+// ready. The cluster has been stopped; Nodes are its node records.
+type StartError struct {
+	Node  string
+	Err   error
+	Tail  string // the last lines of the node's log
+	Nodes []record.Node
+}
+
+func (e *StartError) Error() string {
+	msg := fmt.Sprintf("node %s: %v", e.Node, e.Err)
+	if e.Tail != "" {
+		msg += "\n--- last lines of its log ---\n" + e.Tail
+	}
+	return msg
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
+// Start allocates ports, starts every node and waits until all are ready.
+// Cancelling ctx kills every node at once (what Ctrl-C does); Stop must
+// still be called to release the cluster's ports and collect its records.
+// If Start fails, it returns a *StartError after stopping what it started.
+func Start(ctx context.Context, spec Spec) (*Cluster, error) {
+	cl := spec.Cluster
+	if cl.Nodes < 1 {
+		return nil, fmt.Errorf("start cluster: %d nodes", cl.Nodes)
+	}
+	if len(cl.Command) == 0 {
+		return nil, errors.New("start cluster: empty command")
+	}
+	if cl.Ready.Timeout <= 0 {
+		spec.Cluster.Ready.Timeout = config.DefaultReadyTimeout
+	}
+	if cl.Shutdown.Grace <= 0 {
+		spec.Cluster.Shutdown.Grace = config.DefaultGrace
+	}
+	if cl.Shutdown.Signal == "" {
+		spec.Cluster.Shutdown.Signal = config.DefaultSignal
+	}
+	sig, err := config.ParseSignal(spec.Cluster.Shutdown.Signal)
+	if err != nil {
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	if spec.Log == nil {
+		spec.Log = slog.Default()
+	}
+	for _, p := range []*string{&spec.Dir, &spec.Bin} {
+		if *p != "" {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return nil, fmt.Errorf("start cluster: %w", err)
+			}
+		}
+	}
+	if spec.Dir == "" {
+		return nil, errors.New("start cluster: no trial dir")
+	}
+	if err := freshDir(spec.Dir); err != nil {
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+
+	ps, err := AllocPorts(cl.Nodes * len(cl.Ports))
+	if err != nil {
+		return nil, fmt.Errorf("start cluster: %w", err)
+	}
+	c := &Cluster{
+		spec: spec, sig: sig, ctx: ctx, ports: ps,
+		log:    spec.Log.With("trial", spec.Trial),
+		exits:  make(chan record.Node, 8*cl.Nodes),
+		done:   make(chan struct{}),
+		stopCh: make(chan struct{}),
+	}
+	c.vars = make([]NodeVars, cl.Nodes)
+	for i := range cl.Nodes {
+		name := NodeName(i + 1)
+		port := map[string]int{}
+		for j, pn := range cl.Ports {
+			port[pn] = ps[i*len(cl.Ports)+j]
+		}
+		c.vars[i] = NodeVars{
+			Index: i + 1, Name: name, Bin: spec.Bin, Dir: filepath.Join(spec.Dir, name),
+			Port: port, Host: Host, Trial: spec.Trial, TrialDir: spec.Dir,
+		}
+	}
+	for i := range c.vars {
+		c.vars[i].Nodes = c.Nodes()
+	}
+	for _, v := range c.vars {
+		n, err := c.newNode(v)
+		if err != nil {
+			ReleasePorts(ps)
+			return nil, fmt.Errorf("start cluster: %w", err)
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	go c.watchContext()
+
+	fail := func(n *node, err error) (*Cluster, error) {
+		recs := c.Stop()
+		return nil, &StartError{Node: n.vars.Name, Err: err, Tail: tail(n.rec.Log, 20), Nodes: recs}
+	}
+	c.mu.Lock()
+	for _, n := range c.nodes {
+		if err := c.startLocked(n); err != nil {
+			c.mu.Unlock()
+			return fail(n, err)
+		}
+	}
+	c.mu.Unlock()
+	if n, err := c.waitReady(ctx, c.nodes); err != nil {
+		return fail(n, err)
+	}
+	c.log.Debug("cluster ready", "nodes", cl.Nodes, "dir", spec.Dir)
+	return c, nil
+}
+
+// freshDir creates dir, which must not exist or be empty.
+func freshDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err == nil && len(ents) > 0 {
+		return fmt.Errorf("trial dir %s is not empty", dir)
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+func (c *Cluster) newNode(v NodeVars) (*node, error) {
+	cl := c.spec.Cluster
+	n := &node{vars: v, rec: record.Node{Name: v.Name, Log: filepath.Join(c.spec.Dir, v.Name+".log")}}
+	for _, t := range cl.Command {
+		s, err := Render(t, v)
+		if err != nil {
+			return nil, fmt.Errorf("node %s command: %w", v.Name, err)
+		}
+		n.argv = append(n.argv, s)
+	}
+	n.env = baseEnv()
+	for _, k := range slices.Sorted(maps.Keys(cl.Env)) {
+		s, err := Render(cl.Env[k], v)
+		if err != nil {
+			return nil, fmt.Errorf("node %s env %s: %w", v.Name, k, err)
+		}
+		n.env = append(n.env, k+"="+s)
+	}
+	n.env = append(n.env, c.spec.Env...)
+	n.env = append(n.env, EnvNode+"="+v.Name, EnvTrial+"="+c.spec.Trial)
+	if c.spec.Controller != "" {
+		n.env = append(n.env, EnvController+"="+c.spec.Controller)
+	}
+	switch {
+	case cl.Ready.TCP != "":
+		s, err := Render(cl.Ready.TCP, v)
+		if err != nil {
+			return nil, fmt.Errorf("node %s ready.tcp: %w", v.Name, err)
+		}
+		n.ready = "tcp:" + s
+	case cl.Ready.HTTP != "":
+		s, err := Render(cl.Ready.HTTP, v)
+		if err != nil {
+			return nil, fmt.Errorf("node %s ready.http: %w", v.Name, err)
+		}
+		n.ready = s
+	}
+	return n, nil
+}
+
+// baseEnv is gofault's environment without the agent's variables.
+func baseEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k == EnvController || k == EnvNode || k == EnvTrial {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// startLocked starts n's process; c.mu is held.
+func (c *Cluster) startLocked(n *node) error {
+	if err := os.MkdirAll(n.vars.Dir, 0o755); err != nil {
+		return err
+	}
+	p, err := StartProcess(c.ctx, ProcSpec{
+		Args: n.argv, BaseDir: c.spec.BaseDir, Dir: n.vars.Dir, Env: n.env, Log: n.rec.Log,
+	})
+	if err != nil {
+		return err
+	}
+	n.proc = p
+	n.rec.PID = p.PID()
+	n.rec.Exited, n.rec.Killed, n.rec.ExitCode, n.rec.Signal, n.rec.ExitTime = false, false, 0, "", time.Time{}
+	go c.watch(n, p)
+	return nil
+}
+
+// watch records how process p of node n ended and reports an unexpected
+// exit on the Exits channel. It returns when p ends.
+func (c *Cluster) watch(n *node, p *Process) {
+	rec, self := c.recordExit(n, p)
+	if self {
+		c.log.Info("node exited unexpectedly", "node", rec.Name, "code", rec.ExitCode, "signal", rec.Signal)
+		select {
+		case c.exits <- rec:
+		default:
+			c.log.Warn("exit notification dropped: nobody reads Exits", "node", rec.Name)
+		}
+	}
+}
+
+// recordExit waits for p, the process of node n, and records how it ended
+// in n's record unless a restart replaced p or it was recorded already. It
+// reports whether this call recorded an exit on the process's own.
+func (c *Cluster) recordExit(n *node, p *Process) (record.Node, bool) {
+	e := p.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n.proc != p || n.recorded == p {
+		return n.rec, false
+	}
+	n.recorded = p
+	n.rec.ExitCode, n.rec.Signal, n.rec.ExitTime = e.Code, e.Signal, e.Time
+	switch e.Reason {
+	case ReasonSelf:
+		n.rec.Exited = true
+	case ReasonKilled:
+		n.rec.Exited, n.rec.Killed = true, true
+	}
+	return n.rec, e.Reason == ReasonSelf
+}
+
+// watchContext kills every node when the cluster's context is cancelled
+// and closes done once all have ended. It returns at Stop or then.
+func (c *Cluster) watchContext() {
+	select {
+	case <-c.ctx.Done():
+	case <-c.stopCh:
+		return
+	}
+	// The processes kill themselves on cancellation; wait for them.
+	c.mu.Lock()
+	procs := c.procsLocked()
+	c.mu.Unlock()
+	for _, p := range procs {
+		p.Wait()
+	}
+	c.log.Debug("cluster cancelled; all nodes gone")
+	c.closeDone()
+}
+
+func (c *Cluster) closeDone() { c.doneOnce.Do(func() { close(c.done) }) }
+
+func (c *Cluster) procsLocked() []*Process {
+	var ps []*Process
+	for _, n := range c.nodes {
+		if n.proc != nil {
+			ps = append(ps, n.proc)
+		}
+	}
+	return ps
+}
+
+// waitReady waits for the nodes' probes; it returns the first node that
+// failed and why.
+func (c *Cluster) waitReady(ctx context.Context, nodes []*node) (*node, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.spec.Cluster.Ready.Timeout)
+	defer cancel()
+	type result struct {
+		n   *node
+		err error
+	}
+	results := make(chan result, len(nodes))
+	for _, n := range nodes {
+		c.mu.Lock()
+		p := n.proc
+		c.mu.Unlock()
+		go func() { results <- result{n, probe(ctx, n.ready, p, c.spec.Cluster.Ready.Timeout)} }()
+	}
+	var first result
+	for range nodes {
+		r := <-results
+		if r.err != nil && first.err == nil {
+			first = r
+			cancel() // stop the other probes
+		}
+	}
+	return first.n, first.err
+}
+
+// Nodes returns the variables of every node (for a workload's
+// GOFAULT_NODES, see NodesJSON).
+func (c *Cluster) Nodes() []NodeVars {
+	out := make([]NodeVars, len(c.vars))
+	for i, v := range c.vars {
+		v.Nodes = nil
+		v.Port = maps.Clone(v.Port)
+		out[i] = v
+	}
+	return out
+}
+
+// Dir returns the trial directory.
+func (c *Cluster) Dir() string { return c.spec.Dir }
+
+// Ports returns every port allocated to the cluster.
+func (c *Cluster) Ports() []int { return slices.Clone(c.ports) }
+
+// Exits delivers the record of every node that exits on its own (not by
+// Kill, Restart, Stop or cancellation) while the cluster runs. It is
+// buffered and never blocks the runner; it is not closed.
+func (c *Cluster) Exits() <-chan record.Node { return c.exits }
+
+// Done is closed when the cluster has ended: Stop returned, or the context
+// was cancelled and every node process is gone.
+func (c *Cluster) Done() <-chan struct{} { return c.done }
+
+func (c *Cluster) node(name string) (*node, error) {
+	for _, n := range c.nodes {
+		if n.vars.Name == name {
+			return n, nil
+		}
+	}
+	return nil, fmt.Errorf("no node %q in the cluster", name)
+}
+
+// Node returns the current record of one node.
+func (c *Cluster) Node(name string) (record.Node, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.node(name)
+	if err != nil {
+		return record.Node{}, err
+	}
+	return n.rec, nil
+}
+
+// Running reports whether the node's process is running.
+func (c *Cluster) Running(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.node(name)
+	return err == nil && n.proc != nil && !n.proc.Exited()
+}
+
+// Kill SIGKILLs a node's process group (a crash fault) and waits for it to
+// end; its record is marked Exited and Killed.
+func (c *Cluster) Kill(name string) error {
+	c.mu.Lock()
+	n, err := c.node(name)
+	if err == nil && c.stopped {
+		err = errors.New("cluster stopped")
+	}
+	if err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("kill %s: %w", name, err)
+	}
+	p := n.proc
+	c.mu.Unlock()
+	if p.Exited() {
+		return fmt.Errorf("kill %s: not running", name)
+	}
+	p.Kill()
+	c.recordExit(n, p)
+	return nil
+}
+
+// Restart kills the node if it is running, starts it again with the same
+// command, ports and data dir, and waits for it to be ready. Its log is
+// appended to; Restarts counts the restarts.
+func (c *Cluster) Restart(ctx context.Context, name string) error {
+	c.mu.Lock()
+	n, err := c.node(name)
+	if err == nil && c.stopped {
+		err = errors.New("cluster stopped")
+	}
+	if err == nil {
+		err = c.ctx.Err()
+	}
+	if err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("restart %s: %w", name, err)
+	}
+	old := n.proc
+	c.mu.Unlock()
+	if old != nil && !old.Exited() {
+		if err := c.Kill(name); err != nil {
+			return fmt.Errorf("restart %s: %w", name, err)
+		}
+	}
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		return fmt.Errorf("restart %s: cluster stopped", name)
+	}
+	n.rec.Restarts++
+	appendLine(n.rec.Log, fmt.Sprintf("=== gofault: restart %d of node %s ===", n.rec.Restarts, name))
+	err = c.startLocked(n)
+	c.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("restart %s: %w", name, err)
+	}
+	if _, err := c.waitReady(ctx, []*node{n}); err != nil {
+		return fmt.Errorf("restart %s: %w", name, err)
+	}
+	return nil
+}
+
+func appendLine(path, line string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintln(f, line)
+}
+
+// Stop sends the shutdown signal to every running node, SIGKILLs any still
+// running after the grace period, releases the ports and returns the node
+// records (exit codes, signals, Exited/Killed flags, log paths). Calling
+// it again returns the same records.
+func (c *Cluster) Stop() []record.Node {
+	c.mu.Lock()
+	if c.stopped {
+		c.mu.Unlock()
+		<-c.done
+		return slices.Clone(c.records)
+	}
+	c.stopped = true
+	close(c.stopCh)
+	nodes := slices.Clone(c.nodes)
+	c.mu.Unlock()
+
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		c.mu.Lock()
+		p := n.proc
+		c.mu.Unlock()
+		if p == nil {
+			continue
+		}
+		wg.Go(func() {
+			p.Stop(c.sig, c.spec.Cluster.Shutdown.Grace)
+			c.recordExit(n, p)
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	c.records = make([]record.Node, len(c.nodes))
+	for i, n := range c.nodes {
+		c.records[i] = n.rec
+	}
+	recs := slices.Clone(c.records)
+	c.mu.Unlock()
+	ReleasePorts(c.ports)
+	c.closeDone()
+	return recs
+}
+
+// tail returns the last n lines of a file.
+func tail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte("\n")))
+}

@@ -1,0 +1,374 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/record"
+)
+
+// spec returns a cluster spec running the helper in mode on n nodes.
+func spec(t *testing.T, mode string, n int) Spec {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Spec{
+		Dir:        filepath.Join(t.TempDir(), "trial"),
+		Trial:      "t-" + mode,
+		Bin:        bin,
+		Controller: "unix:/tmp/ctl.sock",
+		Cluster: config.Cluster{
+			Nodes:   n,
+			Ports:   []string{"client", "peer"},
+			Command: []string{"{{.Bin}}", mode, "{{.Host}}:{{.Port.client}}"},
+			Env: map[string]string{
+				helperEnv:  "1",
+				"PEERS":    "{{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=http://{{$n.Host}}:{{$n.Port.peer}}{{end}}",
+				"NODE_DIR": "{{.Dir}}",
+			},
+			Ready:    config.Ready{TCP: "{{.Host}}:{{.Port.client}}", Timeout: 20 * time.Second},
+			Shutdown: config.Shutdown{Signal: "SIGTERM", Grace: 30 * time.Second}, // Stop returns once nodes exit
+		},
+	}
+}
+
+func start(t *testing.T, ctx context.Context, s Spec) *Cluster {
+	t.Helper()
+	c, err := Start(ctx, s)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return c
+}
+
+func pids(recs []record.Node) []int {
+	var out []int
+	for _, r := range recs {
+		out = append(out, r.PID)
+	}
+	return out
+}
+
+func TestNormalStop(t *testing.T) {
+	s := spec(t, "serve", 3)
+	c := start(t, context.Background(), s)
+	nodes := c.Nodes()
+	if len(nodes) != 3 || nodes[1].Name != "n2" || nodes[1].Index != 2 || nodes[1].Dir != filepath.Join(s.Dir, "n2") {
+		t.Fatalf("Nodes = %+v", nodes)
+	}
+	ports := c.Ports()
+	if len(ports) != 6 {
+		t.Fatalf("Ports = %v", ports)
+	}
+	for _, n := range nodes {
+		if !c.Running(n.Name) {
+			t.Errorf("%s not running", n.Name)
+		}
+	}
+	// The node saw its environment, rendered from the templates.
+	env, err := os.ReadFile(filepath.Join(s.Dir, "n2", "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peers []string
+	for _, n := range nodes {
+		peers = append(peers, n.Name+"=http://127.0.0.1:"+strconv.Itoa(n.Port["peer"]))
+	}
+	for _, want := range []string{
+		"GOFAULT_NODE=n2", "GOFAULT_TRIAL=t-serve", "GOFAULT_CONTROLLER=unix:/tmp/ctl.sock",
+		"PEERS=" + strings.Join(peers, ","), "NODE_DIR=" + filepath.Join(s.Dir, "n2"),
+	} {
+		if !slices.Contains(strings.Split(string(env), "\n"), want) {
+			t.Errorf("node env lacks %q", want)
+		}
+	}
+	recs := c.Stop()
+	if len(recs) != 3 {
+		t.Fatalf("%d records", len(recs))
+	}
+	for i, r := range recs {
+		want := record.Node{Name: NodeName(i + 1), PID: r.PID, ExitCode: 0, ExitTime: r.ExitTime, Log: filepath.Join(s.Dir, r.Name+".log")}
+		if r != want {
+			t.Errorf("record %+v, want %+v", r, want)
+		}
+		log, _ := os.ReadFile(r.Log)
+		if !bytes.Contains(log, []byte("listening on")) || !bytes.Contains(log, []byte("terminating")) {
+			t.Errorf("log of %s: %q", r.Name, log)
+		}
+	}
+	assertClean(t, pids(recs), ports)
+	select {
+	case <-c.Done():
+	default:
+		t.Error("Done not closed after Stop")
+	}
+	if again := c.Stop(); !slices.Equal(again, recs) {
+		t.Error("second Stop returned other records")
+	}
+}
+
+func TestNodeCrashes(t *testing.T) {
+	s := spec(t, "serve", 3)
+	c := start(t, context.Background(), s)
+	ports := c.Ports()
+	if err := os.WriteFile(filepath.Join(s.Dir, "n2", "crash"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exit := <-c.Exits()
+	if exit.Name != "n2" || !exit.Exited || exit.Killed || exit.ExitCode != 3 {
+		t.Errorf("exit notification %+v", exit)
+	}
+	if c.Running("n2") {
+		t.Error("n2 still running")
+	}
+	recs := c.Stop()
+	for _, r := range recs {
+		if r.Exited != (r.Name == "n2") {
+			t.Errorf("%s: Exited = %v", r.Name, r.Exited)
+		}
+	}
+	log, _ := os.ReadFile(recs[1].Log)
+	if !bytes.Contains(log, []byte("panic: crash requested")) {
+		t.Errorf("n2 log: %q", log)
+	}
+	assertClean(t, pids(recs), ports)
+}
+
+func TestHangingNodeKilledAfterGrace(t *testing.T) {
+	s := spec(t, "hang", 2)
+	s.Cluster.Shutdown.Grace = 300 * time.Millisecond
+	c := start(t, context.Background(), s)
+	ports := c.Ports()
+	recs := c.Stop()
+	for _, r := range recs {
+		if r.Signal != "SIGKILL" || r.ExitCode != -1 || r.Exited || r.Killed {
+			t.Errorf("record %+v: want killed by SIGKILL after grace, not Exited", r)
+		}
+	}
+	assertClean(t, pids(recs), ports)
+}
+
+func TestContextCancelled(t *testing.T) {
+	for _, mode := range []string{"serve", "hang"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s := spec(t, mode, 3)
+			c := start(t, ctx, s)
+			ports := c.Ports()
+			var groups []int
+			for _, n := range c.Nodes() {
+				r, err := c.Node(n.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				groups = append(groups, r.PID)
+			}
+			cancel() // what Ctrl-C does
+			<-c.Done() // every node process has ended
+			if err := c.Restart(context.Background(), "n1"); err == nil {
+				t.Error("Restart after cancel succeeded")
+			}
+			recs := c.Stop()
+			for _, r := range recs {
+				if r.Exited || r.Signal != "SIGKILL" {
+					t.Errorf("record %+v: want SIGKILL by gofault, not Exited", r)
+				}
+			}
+			assertClean(t, groups, ports)
+		})
+	}
+}
+
+func TestKillAndRestart(t *testing.T) {
+	s := spec(t, "serve", 3)
+	c := start(t, context.Background(), s)
+	ports := c.Ports()
+	before, _ := c.Node("n1")
+	if err := c.Kill("n1"); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := c.Node("n1")
+	if !r.Killed || !r.Exited || r.Signal != "SIGKILL" || c.Running("n1") {
+		t.Errorf("after Kill: %+v running=%v", r, c.Running("n1"))
+	}
+	if err := c.Kill("n1"); err == nil {
+		t.Error("second Kill succeeded")
+	}
+	if err := c.Kill("n9"); err == nil {
+		t.Error("Kill of unknown node succeeded")
+	}
+	assertClean(t, []int{before.PID}, nil)
+	if err := c.Restart(context.Background(), "n1"); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = c.Node("n1")
+	if r.Restarts != 1 || r.PID == before.PID || r.Killed || r.Exited || !c.Running("n1") {
+		t.Errorf("after Restart: %+v", r)
+	}
+	// Restarting a running node kills it first.
+	if err := c.Restart(context.Background(), "n3"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case e := <-c.Exits():
+		t.Errorf("unexpected exit notification for a killed node: %+v", e)
+	default:
+	}
+	recs := c.Stop()
+	if recs[0].Restarts != 1 || recs[2].Restarts != 1 || recs[1].Restarts != 0 {
+		t.Errorf("restarts: %+v", recs)
+	}
+	log, _ := os.ReadFile(recs[0].Log)
+	if bytes.Count(log, []byte("listening on")) != 2 || !bytes.Contains(log, []byte("=== gofault: restart 1 of node n1 ===")) {
+		t.Errorf("n1 log: %q", log)
+	}
+	if err := c.Kill("n2"); err == nil {
+		t.Error("Kill after Stop succeeded")
+	}
+	assertClean(t, pids(recs), ports)
+}
+
+func TestStartFailure(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Spec)
+		want   []string
+	}{
+		{"node exits", func(s *Spec) { s.Cluster.Command = []string{"{{.Bin}}", "fail"} }, []string{"exited before it was ready (exit status 2)", "boom: bad flag"}},
+		{"never ready", func(s *Spec) {
+			s.Cluster.Ready.TCP = "{{.Host}}:{{.Port.peer}}"
+			s.Cluster.Ready.Timeout = 300 * time.Millisecond
+		}, []string{"not ready after 300ms"}},
+		{"no program", func(s *Spec) { s.Cluster.Command = []string{"./no-such-program"} }, []string{"no-such-program"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec(t, "serve", 2)
+			tt.mutate(&s)
+			c, err := Start(context.Background(), s)
+			if err == nil {
+				c.Stop()
+				t.Fatal("Start succeeded")
+			}
+			var se *StartError
+			if !errors.As(err, &se) {
+				t.Fatalf("error %T %v, want *StartError", err, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			var groups []int
+			for _, r := range se.Nodes {
+				if r.PID != 0 {
+					groups = append(groups, r.PID)
+				}
+			}
+			assertClean(t, groups, nil)
+		})
+	}
+}
+
+func TestStartRejects(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*Spec)
+		want   string
+	}{
+		{"no nodes", func(s *Spec) { s.Cluster.Nodes = 0 }, "0 nodes"},
+		{"no command", func(s *Spec) { s.Cluster.Command = nil }, "empty command"},
+		{"undeclared port", func(s *Spec) { s.Cluster.Command = []string{"{{.Port.admin}}"} }, "admin"},
+		{"bad signal", func(s *Spec) { s.Cluster.Shutdown.Signal = "SIGNOPE" }, "unknown signal"},
+		{"dir not empty", func(s *Spec) {
+			os.MkdirAll(s.Dir, 0o755)
+			os.WriteFile(filepath.Join(s.Dir, "x"), nil, 0o644)
+		}, "not empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := spec(t, "serve", 2)
+			tt.mutate(&s)
+			c, err := Start(context.Background(), s)
+			if err == nil {
+				c.Stop()
+				t.Fatal("Start succeeded")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q lacks %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestHTTPReady(t *testing.T) {
+	s := spec(t, "http", 1)
+	s.Cluster.Ready = config.Ready{HTTP: "http://{{.Host}}:{{.Port.client}}/health", Timeout: 20 * time.Second}
+	c := start(t, context.Background(), s)
+	ports := c.Ports()
+	recs := c.Stop()
+	assertClean(t, pids(recs), ports)
+}
+
+func TestParallelClusters(t *testing.T) {
+	const k = 3
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	var wg sync.WaitGroup
+	for i := range k {
+		wg.Go(func() {
+			s := spec(t, "serve", 2)
+			s.Trial = "p" + strconv.Itoa(i)
+			c, err := Start(context.Background(), s)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			for _, p := range c.Ports() {
+				if seen[p] {
+					t.Errorf("port %d handed out twice", p)
+				}
+				seen[p] = true
+			}
+			mu.Unlock()
+			ports := c.Ports()
+			recs := c.Stop()
+			assertClean(t, pids(recs), ports)
+		})
+	}
+	wg.Wait()
+}
+
+// TestTemplatesAgreeWithConfig checks that config.Validate's template check
+// and Render accept the same variables.
+func TestTemplatesAgreeWithConfig(t *testing.T) {
+	s := spec(t, "serve", 3)
+	cfg := config.Config{Name: "x", Cluster: s.Cluster, Target: config.Target{Packages: []string{"./..."}},
+		Workload: config.Workload{Command: []string{"w"}}}
+	cfg.Cluster.Command = append(cfg.Cluster.Command, "{{.Index}} {{.Name}} {{.Dir}} {{.Trial}} {{.TrialDir}} {{range .Nodes}}{{.Index}}{{end}}")
+	cfg.Defaults()
+	if err := cfg.Validate(config.Known{}); err != nil {
+		t.Fatalf("config rejects runner templates: %v", err)
+	}
+	v := NodeVars{Index: 1, Name: "n1", Port: map[string]int{"client": 1, "peer": 2}, Host: Host}
+	v.Nodes = []NodeVars{v}
+	for _, tmpl := range cfg.Cluster.Command {
+		if _, err := Render(tmpl, v); err != nil {
+			t.Errorf("Render(%q): %v", tmpl, err)
+		}
+	}
+}
