@@ -259,4 +259,3 @@ func sortPackages(ps []*ssa.Package) {
 func sortSites(ss []catalog.Site) {
 	sort.SliceStable(ss, func(i, j int) bool { return ss[i].ID < ss[j].ID })
 }
-

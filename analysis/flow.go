@@ -239,15 +239,20 @@ func (fl *flow) callResult(c *ssa.Call, idx int, d int) leafSet {
 		}
 	}
 	callees := fl.prog.Callees(c)
-	if len(callees) == 0 {
+	s := leafSet{complete: true}
+	if common.IsInvoke() && isStd(common.Method.Pkg()) {
+		// A conn or listener handed out by a standard interface (e.g.
+		// net.Listener.Accept) whose implementation has no body here.
+		if lf, ok := stdResultLeaf[typeString(resultType(common.Signature(), idx))]; ok {
+			s.add(leaf{name: lf})
+		}
+	}
+	if len(callees) == 0 && len(s.leaves) == 0 {
 		return leafSet{}
 	}
-	s := leafSet{complete: true}
 	for _, f := range callees {
 		if f.Blocks == nil {
-			rt := resultType(f.Signature, idx)
-			if lf, ok := stdResultLeaf[types.TypeString(rt, nil)]; ok && rt != nil && f.Pkg != nil && isStd(f.Pkg.Pkg) &&
-				(lf != leafNetConn || types.TypeString(rt, nil) == "net.Conn") {
+			if lf, ok := stdResultLeaf[typeString(resultType(f.Signature, idx))]; ok && isStd(pkgOf(f)) {
 				s.add(leaf{name: lf})
 				continue
 			}
@@ -261,6 +266,13 @@ func (fl *flow) callResult(c *ssa.Call, idx int, d int) leafSet {
 		}
 	}
 	return s
+}
+
+func typeString(t types.Type) string {
+	if t == nil {
+		return ""
+	}
+	return types.TypeString(t, nil)
 }
 
 func resultType(sig *types.Signature, idx int) types.Type {

@@ -240,7 +240,7 @@ func (o *origins) resolve(c ssa.CallInstruction) resolved {
 				if a >= len(common.Args) {
 					continue
 				}
-				if !o.viaLeaves(&r, common.Args[a], opMethod(w.ops[i])) {
+				if _, inf := o.viaLeaves(&r, common.Args[a], opMethod(w.ops[i])); !inf {
 					all = false
 				}
 			}
@@ -254,8 +254,8 @@ func (o *origins) resolve(c ssa.CallInstruction) resolved {
 			if wt, ok := wrapperOf(recv.Type()); ok {
 				if op, ok := wt.ops[f.Name()]; ok {
 					r.ioShaped = true
-					all := o.viaLeaves(&r, common.Args[0], opMethod(op))
-					r.infallible = all && r.io == ""
+					_, inf := o.viaLeaves(&r, common.Args[0], opMethod(op))
+					r.infallible = inf && r.io == ""
 				}
 				return r
 			}
@@ -266,8 +266,8 @@ func (o *origins) resolve(c ssa.CallInstruction) resolved {
 	if common.IsInvoke() {
 		m := common.Method.Name()
 		_, r.ioShaped = ioMethods[m]
-		if o.viaLeaves(&r, common.Value, m) {
-			r.infallible = r.io == "" && len(r.calleeCreated) == 0
+		if complete, inf := o.viaLeaves(&r, common.Value, m); complete {
+			r.infallible = inf && r.io == "" && len(r.calleeCreated) == 0
 			return r
 		}
 		// The local value flow was incomplete: use the call graph.
@@ -297,34 +297,36 @@ func opMethod(op string) string {
 }
 
 // viaLeaves adds what method m of the dynamic types of v can return. It
-// reports whether the value flow was complete and every leaf cannot fail.
-func (o *origins) viaLeaves(r *resolved, v ssa.Value, m string) bool {
+// reports whether the value flow was complete (every dynamic type known)
+// and whether every leaf cannot fail.
+func (o *origins) viaLeaves(r *resolved, v ssa.Value, m string) (complete, infallibleAll bool) {
 	ls := o.flow.leaves(v)
-	all := ls.complete && len(ls.leaves) > 0
+	complete = ls.complete && len(ls.leaves) > 0
+	infallibleAll = complete
 	for _, name := range sortedLeafNames(ls) {
 		l := ls.leaves[name]
 		if p, ok := syntheticOp(l.name, m); ok {
 			r.addIO(p.io, public(p.values))
-			all = false
+			infallibleAll = false
 			continue
 		}
 		if infallible[l.name] {
 			continue
 		}
 		if l.t == nil {
-			all = false
+			infallibleAll = false
 			continue
 		}
 		f := o.method(l.t, m)
 		if f == nil {
-			all = false
+			infallibleAll = false
 			continue
 		}
 		if !o.viaFunc(r, f) {
-			all = false
+			infallibleAll = false
 		}
 	}
-	return all
+	return complete, infallibleAll
 }
 
 // method returns method m of type t, or nil.

@@ -241,17 +241,17 @@ type wrapperFunc struct {
 }
 
 var wrapperFuncs = map[string]wrapperFunc{
-	"io.ReadFull":          {[]int{0}, []string{"read"}, []catalog.ErrorValue{unexpectedEOFErr}},
-	"io.ReadAtLeast":       {[]int{0}, []string{"read"}, []catalog.ErrorValue{unexpectedEOFErr}},
-	"io.ReadAll":           {[]int{0}, []string{"read"}, nil},
-	"io.Copy":              {[]int{0, 1}, []string{"write", "read"}, nil},
-	"io.CopyN":             {[]int{0, 1}, []string{"write", "read"}, nil},
-	"io.CopyBuffer":        {[]int{0, 1}, []string{"write", "read"}, nil},
-	"io.WriteString":       {[]int{0}, []string{"write"}, nil},
-	"fmt.Fprintf":          {[]int{0}, []string{"write"}, nil},
-	"fmt.Fprint":           {[]int{0}, []string{"write"}, nil},
-	"fmt.Fprintln":         {[]int{0}, []string{"write"}, nil},
-	"encoding/binary.Read": {[]int{0}, []string{"read"}, []catalog.ErrorValue{unexpectedEOFErr}},
+	"io.ReadFull":           {[]int{0}, []string{"read"}, []catalog.ErrorValue{unexpectedEOFErr}},
+	"io.ReadAtLeast":        {[]int{0}, []string{"read"}, []catalog.ErrorValue{unexpectedEOFErr}},
+	"io.ReadAll":            {[]int{0}, []string{"read"}, nil},
+	"io.Copy":               {[]int{0, 1}, []string{"write", "read"}, nil},
+	"io.CopyN":              {[]int{0, 1}, []string{"write", "read"}, nil},
+	"io.CopyBuffer":         {[]int{0, 1}, []string{"write", "read"}, nil},
+	"io.WriteString":        {[]int{0}, []string{"write"}, nil},
+	"fmt.Fprintf":           {[]int{0}, []string{"write"}, nil},
+	"fmt.Fprint":            {[]int{0}, []string{"write"}, nil},
+	"fmt.Fprintln":          {[]int{0}, []string{"write"}, nil},
+	"encoding/binary.Read":  {[]int{0}, []string{"read"}, []catalog.ErrorValue{unexpectedEOFErr}},
 	"encoding/binary.Write": {[]int{0}, []string{"write"}, nil},
 }
 
@@ -273,8 +273,8 @@ var wrapperTypes = map[string]wrapperType{
 		ops: map[string]string{"Read": "read", "ReadByte": "read", "ReadBytes": "read", "ReadString": "read",
 			"ReadLine": "read", "ReadRune": "read", "ReadSlice": "read", "Peek": "read", "Discard": "read", "WriteTo": "read"},
 	},
-	"*io.LimitedReader": {ctors: map[string]int{"io.LimitReader": 0}, ops: map[string]string{"Read": "read"}},
-	"*io.SectionReader": {ctors: map[string]int{"io.NewSectionReader": 0}, ops: map[string]string{"Read": "read", "ReadAt": "read"}},
+	"*io.LimitedReader":      {ctors: map[string]int{"io.LimitReader": 0}, ops: map[string]string{"Read": "read"}},
+	"*io.SectionReader":      {ctors: map[string]int{"io.NewSectionReader": 0}, ops: map[string]string{"Read": "read", "ReadAt": "read"}},
 	"*encoding/json.Encoder": {ctors: map[string]int{"encoding/json.NewEncoder": 0}, ops: map[string]string{"Encode": "write"}},
 	"*encoding/json.Decoder": {ctors: map[string]int{"encoding/json.NewDecoder": 0}, ops: map[string]string{"Decode": "read"}},
 }
@@ -309,9 +309,8 @@ const (
 // stdResultLeaf maps a standard interface type returned by a standard
 // function to the synthetic leaf it stands for.
 var stdResultLeaf = map[string]string{
-	"net.Conn":      leafNetConn,
-	"net.Listener":  leafNetListener,
-	"io.ReadCloser": leafNetConn, // only when coming from net/http, see flow
+	"net.Conn":     leafNetConn,
+	"net.Listener": leafNetListener,
 }
 
 // syntheticOp returns the primitive for method m of a synthetic leaf.

@@ -1,0 +1,334 @@
+package analysis
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/catalog"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// runApp analyses the testdata module copied to (or found in) dir.
+func runApp(t *testing.T, dir string) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), Options{Dir: dir, Patterns: []string{"example.com/app/..."}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err := res.Catalog.Check(); err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	return res
+}
+
+func appDir(t *testing.T) string {
+	t.Helper()
+	d, err := filepath.Abs(filepath.Join("testdata", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestGolden(t *testing.T) {
+	dir := appDir(t)
+	res := runApp(t, dir)
+	var buf bytes.Buffer
+	if err := WriteSites(&buf, res.Catalog, dir); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("\n")
+	for _, row := range res.Stats.Packages {
+		fmt.Fprintf(&buf, "%s", row.Package)
+		keys := make([]string, 0, len(row.Counts))
+		for k := range row.Counts {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&buf, " %s=%d", k, row.Counts[k])
+		}
+		buf.WriteString("\n")
+	}
+	golden := filepath.Join("testdata", "app.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got := buf.String(); got != string(want) {
+		t.Errorf("sites differ from %s (run with -update after checking):\n%s", golden, diffLines(string(want), got))
+	}
+}
+
+// TestExpectations states the patterns of the testdata in code, so a
+// golden update cannot silently accept a regression.
+func TestExpectations(t *testing.T) {
+	res := runApp(t, appDir(t))
+	byID := map[string]catalog.Site{}
+	for _, s := range res.Catalog.Sites {
+		byID[s.ID] = s
+	}
+	const st, pe = "example.com/app/store.", "example.com/app/peer."
+	tests := []struct {
+		id     string
+		kind   catalog.SiteKind // 0: must be absent
+		io     string
+		errors []string
+	}{
+		{st + "Open:os.MkdirAll#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "Open:os.OpenFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "(*Store).Put:store.validate#0", catalog.KindError, "", []string{`"empty key"`}},
+		{st + "(*Store).Put:store.persist#0", 0, "", nil}, // persist only propagates
+		{st + "persist:(io.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "checksum:(io.Writer).Write#0", 0, "", nil}, // hash and bytes.Buffer: pruned
+		{st + "(*Store).Put:(*os.File).Sync#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
+		{st + "(*Store).PutBatch:(*bufio.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "(*Store).PutBatch:(*bufio.Writer).Flush#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "Render:(*bufio.Writer).Write#0", 0, "", nil}, // over bytes.Buffer: pruned
+		{st + "Render:(*bufio.Writer).Flush#0", 0, "", nil},
+		{st + "(*Store).Lookup:(*store.Store).Get#0", catalog.KindError, "", []string{"ErrNotFound"}},
+		{st + "(*Store).Load:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ErrUnexpectedEOF"}},
+		{st + "(*Store).Load:store.verify#0", catalog.KindError, "", []string{"CorruptError"}},
+		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
+		{pe + "Send:net.Dial#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNREFUSED", "ETIMEDOUT"}},
+		{pe + "Send:(net.Conn).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EPIPE", "ECONNRESET", "deadline"}},
+		{pe + "Send:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF", "ErrUnexpectedEOF"}},
+		{pe + "Serve:(net.Listener).Accept#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EMFILE"}},
+		{pe + "handle:(*bufio.Reader).ReadString#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF"}},
+		{pe + "handle:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EPIPE", "ECONNRESET", "deadline"}},
+		{pe + "handle:(*store.Store).Put#0", 0, "", nil}, // Put creates nothing itself
+		{pe + "Parse:io.ReadFull#0", 0, "", nil},           // strings.Reader: pruned
+		{pe + "Fetch:(*store.Store).Lookup#0", 0, "", nil}, // propagation only
+	}
+	for _, tt := range tests {
+		s, ok := byID[tt.id]
+		if tt.kind == 0 {
+			if ok {
+				t.Errorf("%s: unexpected site %s", tt.id, KindString(s.Kind))
+			}
+			continue
+		}
+		if !ok {
+			t.Errorf("%s: missing", tt.id)
+			continue
+		}
+		var names []string
+		for _, e := range s.Errors {
+			names = append(names, e.Name)
+		}
+		if s.Kind != tt.kind || s.IO != tt.io || strings.Join(names, ",") != strings.Join(tt.errors, ",") {
+			t.Errorf("%s: got kind=%s io=%q errors=%v, want kind=%s io=%q errors=%v",
+				tt.id, KindString(s.Kind), s.IO, names, KindString(tt.kind), tt.io, tt.errors)
+		}
+	}
+	if got := res.Stats.Totals[CountPrunedInvalid]; got < 4 {
+		t.Errorf("pruned_invalid = %d, want ≥ 4 (checksum, Render Write/Flush, Parse)", got)
+	}
+}
+
+// copyTree copies the testdata module to a temporary directory.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestStableIDs edits a copy of the testdata (blank lines, an unrelated
+// function and an unrelated call) and checks that every site keeps its ID
+// while its line moves.
+func TestStableIDs(t *testing.T) {
+	before := runApp(t, appDir(t))
+	dir := copyTree(t, appDir(t))
+	for _, f := range []string{"store/store.go", "peer/peer.go"} {
+		p := filepath.Join(dir, f)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(data)
+		i := strings.Index(src, "import (")
+		i += strings.Index(src[i:], "\n)\n") + 3
+		edit := "\n\n\n// unrelated is an unrelated edit.\nfunc unrelated() int {\n\tx := 1\n\treturn x + 1\n}\n\n"
+		src = src[:i] + edit + src[i:]
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := runApp(t, dir)
+	if len(before.Catalog.Sites) != len(after.Catalog.Sites) {
+		t.Fatalf("site count changed: %d -> %d", len(before.Catalog.Sites), len(after.Catalog.Sites))
+	}
+	moved := 0
+	for i, b := range before.Catalog.Sites {
+		a := after.Catalog.Sites[i]
+		if a.ID != b.ID || a.Index != b.Index || a.Kind != b.Kind {
+			t.Errorf("site %d: %s %s -> %s %s", i, b.ID, KindString(b.Kind), a.ID, KindString(a.Kind))
+		}
+		if a.Line != b.Line {
+			moved++
+		}
+	}
+	if moved == 0 {
+		t.Error("no site moved: the edit did not take effect")
+	}
+	if before.Catalog.Hash != after.Catalog.Hash {
+		t.Errorf("hash changed: %s -> %s", before.Catalog.Hash, after.Catalog.Hash)
+	}
+}
+
+// TestErrorValuesCompile writes every site's error values into a file in
+// the site's package (dropping the package's own qualifier, as the
+// instrumenter does) and builds the module.
+func TestErrorValuesCompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	src := appDir(t)
+	res := runApp(t, src)
+	dir := copyTree(t, src)
+	files := map[string]*strings.Builder{}
+	imports := map[string]map[string]bool{}
+	for _, s := range res.Catalog.Sites {
+		rel, err := filepath.Rel(src, filepath.Dir(s.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := pathName(s.Pkg)
+		if s.Pkg == "example.com/app/cmd/node" {
+			name = "main"
+		}
+		b := files[rel]
+		if b == nil {
+			b = &strings.Builder{}
+			files[rel] = b
+			imports[rel] = map[string]bool{}
+		}
+		for i, e := range s.Errors {
+			expr := e.Expr
+			for _, imp := range e.Imports {
+				if imp == s.Pkg {
+					expr = strings.ReplaceAll(expr, pathName(imp)+".", "")
+					continue
+				}
+				imports[rel][imp] = true
+			}
+			fmt.Fprintf(b, "var _ error = %s // site %d value %d\n", expr, s.Index, i)
+		}
+		_ = name
+	}
+	for rel, b := range files {
+		name := pathName(filepath.ToSlash(rel))
+		if strings.HasPrefix(rel, "cmd") {
+			name = "main"
+		}
+		var out strings.Builder
+		fmt.Fprintf(&out, "package %s\n\nimport (\n", name)
+		for imp := range imports[rel] {
+			fmt.Fprintf(&out, "\t%q\n", imp)
+		}
+		out.WriteString(")\n\n" + b.String())
+		if err := os.WriteFile(filepath.Join(dir, rel, "zz_errors.go"), []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "build", "./...")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("error values do not compile: %v\n%s", err, out)
+	}
+}
+
+func TestStatsJSON(t *testing.T) {
+	s := Stats{
+		Packages: []PackageStats{{Package: "a", Counts: Counts{CountFunctions: 2, "state_machines": 1}}},
+		Totals:   Counts{CountPackages: 1, CountFunctions: 2, "state_machines": 1},
+		Seconds:  1.5,
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"packages", "functions", "error_sites", "delay_sites", "pruned_invalid", "seconds", "state_machines", "per_package"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON %s lacks key %q", data, k)
+		}
+	}
+	if m["functions"].(float64) != 2 || m["seconds"].(float64) != 1.5 {
+		t.Errorf("JSON %s: wrong values", data)
+	}
+}
+
+func TestPathName(t *testing.T) {
+	tests := []struct{ path, want string }{
+		{"io/fs", "fs"},
+		{"go.etcd.io/etcd/server/v3", "server"},
+		{"go.etcd.io/etcd/server/v3/wal", "wal"},
+		{"syscall", "syscall"},
+		{"gopkg.in/yaml.v3", "yaml.v3"},
+	}
+	for _, tt := range tests {
+		if got := pathName(tt.path); got != tt.want {
+			t.Errorf("pathName(%q) = %q, want %q", tt.path, got, tt.want)
+		}
+	}
+}
+
+// diffLines shows the first differing lines of two texts.
+func diffLines(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, wl, gl)
+			if n++; n > 10 {
+				break
+			}
+		}
+	}
+	return b.String()
+}

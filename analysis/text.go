@@ -1,0 +1,56 @@
+package analysis
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+)
+
+// KindString renders a site kind as "error|delay|crash".
+func KindString(k catalog.SiteKind) string {
+	var parts []string
+	if k.Has(catalog.KindError) {
+		parts = append(parts, "error")
+	}
+	if k.Has(catalog.KindDelay) {
+		parts = append(parts, "delay")
+	}
+	if k.Has(catalog.KindCrash) {
+		parts = append(parts, "crash")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, "|")
+}
+
+// WriteSites writes a readable rendering of the catalog's sites, one block
+// per site: index, ID, kinds, I/O class, callee, position (relative to base
+// when base is not empty), then one line per error value.
+func WriteSites(w io.Writer, cat *catalog.Catalog, base string) error {
+	for _, s := range cat.Sites {
+		file := s.File
+		if base != "" {
+			if rel, err := filepath.Rel(base, s.File); err == nil {
+				file = filepath.ToSlash(rel)
+			}
+		}
+		io := s.IO
+		if io == "" {
+			io = "-"
+		}
+		if _, err := fmt.Fprintf(w, "%d %s\n\tkind=%s io=%s callee=%s at %s:%d:%d\n",
+			s.Index, s.ID, KindString(s.Kind), io, s.Callee, file, s.Line, s.Col); err != nil {
+			return err
+		}
+		for _, e := range s.Errors {
+			if _, err := fmt.Fprintf(w, "\t%s = %s  [%s]\n", e.Name, e.Expr, strings.Join(e.Imports, " ")); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
