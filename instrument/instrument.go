@@ -253,6 +253,10 @@ type rewriter struct {
 	w     *Work
 	pkgs  map[string]*packages.Package // by package path
 	files map[string]fileRef           // by absolute file name
+	// deps is the import graph of the packages the error values need.
+	deps map[string][]string
+	// reach memoizes imports: from -> to -> result.
+	reach map[string]map[string]bool
 }
 
 type fileRef struct {
@@ -264,17 +268,27 @@ type fileRef struct {
 // newRewriter loads (parses and type-checks) the packages holding cat's
 // sites, from the prepared tree.
 func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter, error) {
-	rw := &rewriter{w: w, pkgs: map[string]*packages.Package{}, files: map[string]fileRef{}}
+	rw := &rewriter{w: w, pkgs: map[string]*packages.Package{}, files: map[string]fileRef{},
+		deps: map[string][]string{}, reach: map[string]map[string]bool{}}
 	seen := map[string]bool{}
 	var paths []string
+	errImports := map[string]bool{}
 	for _, s := range cat.Sites {
 		if !seen[s.Pkg] {
 			seen[s.Pkg] = true
 			paths = append(paths, s.Pkg)
 		}
+		for _, e := range s.Errors {
+			for _, p := range e.Imports {
+				errImports[p] = true
+			}
+		}
 	}
 	if len(paths) == 0 {
 		return rw, nil
+	}
+	if err := rw.loadDeps(ctx, sortedKeys(errImports)); err != nil {
+		return nil, err
 	}
 	sort.Strings(paths)
 	pcfg := &packages.Config{
@@ -306,6 +320,52 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter,
 		}
 	}
 	return rw, nil
+}
+
+// loadDeps lists the import graph below the packages the error values
+// import, so that rewriting can refuse an error value whose package imports
+// the site's package (an import cycle).
+func (rw *rewriter) loadDeps(ctx context.Context, roots []string) error {
+	if len(roots) == 0 {
+		return nil
+	}
+	args := append([]string{"list", "-e", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}, rw.w.AllBuildFlags()...)
+	out, err := rw.w.goCmd(ctx, append(args, roots...)...)
+	if err != nil {
+		return fmt.Errorf("list error value packages: %w", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 {
+			rw.deps[f[0]] = f[1:]
+		}
+	}
+	return nil
+}
+
+// imports reports whether package from imports package to, directly or
+// through other packages.
+func (rw *rewriter) imports(from, to string) bool {
+	m := rw.reach[to]
+	if m == nil {
+		m = map[string]bool{}
+		rw.reach[to] = m
+	}
+	var visit func(p string) bool
+	visit = func(p string) bool {
+		if r, ok := m[p]; ok {
+			return r
+		}
+		m[p] = false // cuts cycles while visiting
+		for _, d := range rw.deps[p] {
+			if d == to || visit(d) {
+				m[p] = true
+				return true
+			}
+		}
+		return false
+	}
+	return visit(from)
 }
 
 // overlaySet is the result of one rewrite: the replaced and added files.
@@ -351,7 +411,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		lineName := rw.w.OrigPath(name)
 		out := rewriteFile(fileInput{
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
-			lineName: lineName, renamed: lineName != name,
+			lineName: lineName, renamed: lineName != name, imports: rw.imports,
 		}, byFile[name])
 		for idx, r := range out.skipped {
 			ov.skipped[cat.Sites[idx].ID] = r

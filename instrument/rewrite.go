@@ -58,6 +58,9 @@ type fileInput struct {
 	// renamed says the file sits at another path than lineName, so the
 	// output starts with a //line directive.
 	renamed bool
+	// imports reports whether package from imports package to, directly
+	// or not; nil means never (no cycle check).
+	imports func(from, to string) bool
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -155,7 +158,7 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 		}
 		errBranch = false
 	}
-	if errBranch && !errorsImportable(in.pkg.Path(), s.Errors) {
+	if errBranch && !errorsImportable(in.pkg.Path(), s.Errors, in.imports) {
 		if !hookOnly {
 			return siteEdit{}, SkipErrImport
 		}
@@ -421,11 +424,15 @@ func canImport(importer, p string) bool {
 }
 
 // errorsImportable reports whether the error values' imports may be
-// imported by package pkg (its own path is fine: the qualifier is dropped).
-func errorsImportable(pkg string, errs []catalog.ErrorValue) bool {
+// imported by package pkg (its own path is fine: the qualifier is dropped):
+// allowed by the internal-package rule and creating no import cycle.
+func errorsImportable(pkg string, errs []catalog.ErrorValue, imports func(from, to string) bool) bool {
 	for _, e := range errs {
 		for _, p := range e.Imports {
-			if p != pkg && !canImport(pkg, p) {
+			if p == pkg {
+				continue
+			}
+			if !canImport(pkg, p) || (imports != nil && imports(p, pkg)) {
 				return false
 			}
 		}

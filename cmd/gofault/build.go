@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/instrument"
+)
+
+func init() {
+	register(command{
+		name:    "build",
+		summary: "analyse and build the instrumented target binary (or the plain one)",
+		run:     runBuild,
+	})
+}
+
+// setFlags collects repeated --set path=value overrides.
+type setFlags []string
+
+func (s *setFlags) String() string     { return strings.Join(*s, ",") }
+func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
+
+func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("build", os.Stderr)
+	cfgPath := fs.String("config", "gofault.yaml", "config file")
+	out := fs.String("o", "", "output binary (default <workdir>/bin/<name>, or <name>-plain with --uninstrumented)")
+	plain := fs.Bool("uninstrumented", false, "build the plain binary with the same module versions (for baselines)")
+	catPath := fs.String("catalog", "", "use this catalog.json instead of running the analysis (positions must match the work dir)")
+	asJSON := fs.Bool("json", false, "print the build result as JSON")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a config value, e.g. --set target.version=v3.5.16 (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return errors.Join(errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	cfg, err := config.Load(*cfgPath, sets...)
+	if err != nil {
+		return err
+	}
+	cfg.Defaults()
+	if len(cfg.Target.Packages) == 0 && !*plain {
+		return fmt.Errorf("config %s: target.packages is empty; nothing to instrument", *cfgPath)
+	}
+	if *out == "" {
+		name := cfg.Name
+		if *plain {
+			name += "-plain"
+		}
+		*out = cfg.Path(cfg.WorkDir + "/bin/" + name)
+	}
+	opts := instrument.Options{Uninstrumented: *plain, Analyze: analyze}
+	if *catPath != "" {
+		if opts.Catalog, err = catalog.Load(*catPath); err != nil {
+			return err
+		}
+	}
+	res, err := instrument.Build(ctx, cfg, *out, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Binary  string           `json:"binary"`
+			Catalog string           `json:"catalog,omitempty"`
+			Hash    string           `json:"catalog_hash,omitempty"`
+			Stats   instrument.Stats `json:"stats"`
+		}{res.Binary, res.CatalogFile, catalogHash(res.Catalog), res.Stats})
+	}
+	st := res.Stats
+	if *plain {
+		fmt.Fprintf(stdout, "built %s (uninstrumented) in %.1fs\n", res.Binary, st.Seconds.Total)
+		return nil
+	}
+	fmt.Fprintf(stdout, "built %s\n", res.Binary)
+	fmt.Fprintf(stdout, "  catalog    %s (hash %s)\n", res.CatalogFile, res.Catalog.Hash)
+	fmt.Fprintf(stdout, "  sites      %d found, %d instrumented (%d with error branch, %d delay/crash hook only), %d skipped\n",
+		st.Sites, st.Instrumented, st.ErrorSites, st.HookOnly, st.Skipped)
+	if st.Skipped > 0 {
+		fmt.Fprintf(stdout, "  skipped    %s\n", st.SkipSummary())
+	}
+	fmt.Fprintf(stdout, "  rewritten  %d files in %d packages; %d dependency modules copied\n", st.Files, st.Packages, st.Copies)
+	fmt.Fprintf(stdout, "  seconds    prepare %.1f, analyse %.1f, instrument %.1f, build %.1f (%d go build runs), total %.1f\n",
+		st.Seconds.Prepare, st.Seconds.Analyze, st.Seconds.Instrument, st.Seconds.Build, st.Builds, st.Seconds.Total)
+	return nil
+}
+
+func catalogHash(c *catalog.Catalog) string {
+	if c == nil {
+		return ""
+	}
+	return c.Hash
+}
+
+// analyze runs the analysis on a prepared work tree.
+func analyze(ctx context.Context, w *instrument.Work) (*catalog.Catalog, error) {
+	res, err := analysis.Run(ctx, analysis.Options{
+		Dir:        w.ModuleDir,
+		Patterns:   w.Patterns,
+		BuildFlags: w.AllBuildFlags(),
+		Env:        w.Env,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.Catalog, nil
+}
