@@ -348,3 +348,24 @@ func TestFields(t *testing.T) {
 		}
 	}
 }
+
+func TestOverridesFlag(t *testing.T) {
+	var o Overrides
+	for _, s := range []string{"cluster.nodes=5", "target.version=v3.5.16"} {
+		if err := o.Set(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, bad := range []string{"nodes", "=5"} {
+		if err := o.Set(bad); err == nil {
+			t.Errorf("Set(%q): no error", bad)
+		}
+	}
+	c, err := Parse([]byte(base), o...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Cluster.Nodes != 5 || c.Target.Version != "v3.5.16" || o.String() != "cluster.nodes=5 target.version=v3.5.16" {
+		t.Errorf("nodes %d version %q string %q", c.Cluster.Nodes, c.Target.Version, o.String())
+	}
+}

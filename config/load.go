@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -78,4 +79,21 @@ func (c *Config) Path(p string) string {
 		return p
 	}
 	return filepath.Join(c.Dir, p)
+}
+
+// Overrides collects repeated --set path=value flags; use it with
+// flag.FlagSet.Var and pass it to Load or Open as overrides...
+type Overrides []string
+
+// String returns the overrides joined by spaces.
+func (o *Overrides) String() string { return strings.Join(*o, " ") }
+
+// Set adds one override; it checks only the path=value shape, Load checks
+// the path and value.
+func (o *Overrides) Set(s string) error {
+	if p, _, ok := strings.Cut(s, "="); !ok || strings.TrimSpace(p) == "" {
+		return fmt.Errorf("want path=value, e.g. cluster.nodes=5")
+	}
+	*o = append(*o, s)
+	return nil
 }
