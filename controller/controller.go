@@ -164,6 +164,9 @@ type TrialSpec struct {
 	// Crash kills node; the controller calls it when the policy decides a
 	// crash fault. It may be nil when crashes are not allowed.
 	Crash func(node string)
+	// NoFaults runs the trial without asking the policy: a fault-free
+	// baseline trial whose states and events are still recorded.
+	NoFaults bool
 }
 
 // Trial is a running trial.
@@ -198,9 +201,12 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 	if spec.ID == "" {
 		return nil, errors.New("controller: trial without ID")
 	}
-	c.pmu.Lock()
-	plan := c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes})
-	c.pmu.Unlock()
+	plan := policy.Plan{States: true}
+	if !spec.NoFaults {
+		c.pmu.Lock()
+		plan = c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes})
+		c.pmu.Unlock()
+	}
 	t := &Trial{
 		c:        c,
 		spec:     spec,
@@ -258,11 +264,24 @@ func (t *Trial) End() Result {
 	return res
 }
 
-// Judge tells the policy how the ended trial was judged.
+// Judge tells the policy how the ended trial was judged. Baseline trials
+// (TrialSpec.NoFaults) are not the policy's and are not judged.
 func (c *Controller) Judge(index int, res Result, failed bool) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
 	c.policy.End(policy.Outcome{Index: index, Requests: res.Requests, Injections: res.Injections, Failed: failed})
+}
+
+// SnapshotPolicy returns the policy's state for the store, or nil if the
+// policy keeps none.
+func (c *Controller) SnapshotPolicy() ([]byte, error) {
+	s, ok := c.policy.(policy.Stateful)
+	if !ok {
+		return nil, nil
+	}
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return s.Snapshot()
 }
 
 // LastProgress returns, per workload client, the time of its last reported

@@ -1,0 +1,390 @@
+package campaign
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/cluster"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/instrument"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
+	"github.com/gofault/gofault/workload"
+)
+
+// baselinePolicy is the policy name recorded for fault-free baseline trials.
+const baselinePolicy = "baseline"
+
+// restartDelay is how long a node killed by a crash fault stays down before
+// it is restarted, so the trial also exercises its recovery.
+const restartDelay = time.Second
+
+// Built is the output of Build: the binaries a campaign runs.
+type Built struct {
+	// Binary is the instrumented node binary; Catalog its catalog.
+	Binary  string
+	Catalog *catalog.Catalog
+	// Workload is the workload's command line.
+	Workload []string
+	Seconds  float64
+}
+
+// Analyze runs gofault's analysis on a prepared work tree; it is the
+// analyzer every instrumented build uses.
+func Analyze(ctx context.Context, w *instrument.Work) (*catalog.Catalog, error) {
+	res, err := analysis.Run(ctx, analysis.Options{
+		Dir:        w.ModuleDir,
+		Patterns:   w.Patterns,
+		BuildFlags: w.AllBuildFlags(),
+		Env:        w.Env,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res.Catalog, nil
+}
+
+// Build builds the instrumented node binary and the workload of cfg.
+func Build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Built, error) {
+	start := time.Now()
+	bin := filepath.Join(cfg.Path(cfg.WorkDir), "bin", cfg.Name)
+	log.Info("building instrumented target", "config", cfg.Name)
+	res, err := instrument.Build(ctx, cfg, bin, instrument.Options{Analyze: Analyze})
+	if err != nil {
+		return nil, fmt.Errorf("build target: %w", err)
+	}
+	b := &Built{Binary: res.Binary, Catalog: res.Catalog}
+	switch {
+	case cfg.Workload.Package != "":
+		wl := bin + "-workload"
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", wl, cfg.Workload.Package)
+		cmd.Dir = cfg.Path(cfg.Target.Module)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build workload %s: %w\n%s", cfg.Workload.Package, err, out)
+		}
+		b.Workload = []string{wl}
+	case len(cfg.Workload.Command) > 0:
+		b.Workload = cfg.Workload.Command
+	default:
+		return nil, errors.New("workload: set workload.package (a Go main package) or workload.command")
+	}
+	b.Seconds = time.Since(start).Seconds()
+	log.Info("built", "binary", b.Binary, "sites", len(b.Catalog.Sites), "seconds", fmt.Sprintf("%.1f", b.Seconds))
+	return b, nil
+}
+
+// runner runs the trials of one campaign.
+type runner struct {
+	cfg      *config.Config
+	bt       *Built
+	campaign int64
+	ctl      *controller.Controller
+	sockDir  string
+	log      *slog.Logger
+	nodes    []string
+
+	bmu      sync.Mutex
+	baseline *check.Baseline
+}
+
+func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
+	sock, err := socketPath()
+	if err != nil {
+		return nil, err
+	}
+	ctl, err := controller.Listen("unix", sock, controller.Options{Catalog: bt.Catalog, Policy: pol, Logger: log})
+	if err != nil {
+		os.RemoveAll(filepath.Dir(sock))
+		return nil, err
+	}
+	r := &runner{cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline}
+	for i := 1; i <= cfg.Cluster.Nodes; i++ {
+		r.nodes = append(r.nodes, cluster.NodeName(i))
+	}
+	return r, nil
+}
+
+func (r *runner) close() {
+	r.ctl.Close()
+	os.RemoveAll(r.sockDir)
+}
+
+// trialRun is one trial in progress.
+type trialRun struct {
+	index    int
+	id       string
+	baseline bool
+	ct       *controller.Trial
+	start    time.Time
+
+	mu       sync.Mutex
+	cl       *cluster.Cluster
+	restarts sync.WaitGroup
+	ctx      context.Context
+}
+
+// crash carries out a crash fault: kill the node now, restart it a little
+// later.
+func (t *trialRun) crash(r *runner, node string) {
+	t.mu.Lock()
+	cl, ctx := t.cl, t.ctx
+	if cl == nil {
+		t.mu.Unlock()
+		return
+	}
+	t.restarts.Add(1)
+	t.mu.Unlock()
+	defer t.restarts.Done()
+	if err := cl.Kill(node); err != nil {
+		r.log.Warn("crash fault: kill failed", "trial", t.id, "node", node, "err", err)
+		return
+	}
+	select {
+	case <-time.After(restartDelay):
+	case <-ctx.Done():
+		return
+	case <-cl.Done():
+		return
+	}
+	if err := cl.Restart(ctx, node); err != nil {
+		r.log.Info("crash fault: node did not come back", "trial", t.id, "node", node, "err", err)
+	}
+}
+
+// begin registers trial index with the controller; the policy plans it.
+func (r *runner) begin(index int, baseline bool) (*trialRun, error) {
+	t := &trialRun{index: index, id: store.TrialID(r.campaign, index), baseline: baseline, start: time.Now()}
+	spec := controller.TrialSpec{ID: t.id, Index: index, Nodes: r.nodes, NoFaults: baseline}
+	spec.Crash = func(node string) { t.crash(r, node) }
+	ct, err := r.ctl.BeginTrial(spec)
+	if err != nil {
+		return nil, err
+	}
+	t.ct = ct
+	return t, nil
+}
+
+// trial runs one trial start to end.
+func (r *runner) trial(ctx context.Context, index int, baseline bool) (*record.Trial, error) {
+	t, err := r.begin(index, baseline)
+	if err != nil {
+		return nil, err
+	}
+	return r.finish(ctx, t)
+}
+
+// finish runs a begun trial: cluster, workload, checkers. It returns an
+// error only when the trial could not be judged (ctx cancelled, or gofault
+// itself failed); a target that fails is a judged trial.
+func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error) {
+	cfg := r.cfg
+	dir := trialDir(cfg, t.id)
+	if err := os.RemoveAll(dir); err != nil {
+		t.ct.End()
+		return nil, fmt.Errorf("trial dir: %w", err)
+	}
+	tctx, cancel := context.WithTimeout(ctx, cfg.Trials.Timeout)
+	defer cancel()
+	t.mu.Lock()
+	t.ctx = tctx
+	t.mu.Unlock()
+
+	tr := &record.Trial{
+		ID:       t.id,
+		Campaign: cfg.Name,
+		Index:    t.index,
+		Policy:   r.ctl.Policy().Name(),
+		Seed:     cfg.Policy.Seed,
+		Start:    t.start,
+		Dir:      dir,
+		Status:   store.TrialOK,
+	}
+	if t.baseline {
+		tr.Policy = baselinePolicy
+	}
+
+	var (
+		wres      workload.Result
+		wlEvents  []record.ClientEvent
+		wlStarted bool
+	)
+	cl, err := cluster.Start(tctx, cluster.Spec{
+		Dir:        dir,
+		Trial:      t.id,
+		Bin:        r.bt.Binary,
+		BaseDir:    cfg.Dir,
+		Cluster:    cfg.Cluster,
+		Controller: r.ctl.Addr(),
+		Log:        r.log,
+	})
+	if err != nil {
+		var se *cluster.StartError
+		if !errors.As(err, &se) || ctx.Err() != nil {
+			t.ct.End()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("trial %s: %w", t.id, err)
+		}
+		tr.Nodes = se.Nodes
+		tr.Err = "cluster did not start: " + se.Error()
+	} else {
+		t.mu.Lock()
+		t.cl = cl
+		t.mu.Unlock()
+		wres, wlEvents, err = r.runWorkload(tctx, t, cl, dir)
+		wlStarted = err == nil
+		if err != nil && ctx.Err() == nil {
+			tr.Err = "workload: " + err.Error()
+		}
+		t.mu.Lock()
+		t.cl = nil // no crash fault may start after this point
+		t.mu.Unlock()
+		t.restarts.Wait()
+		tr.Nodes = cl.Stop()
+	}
+	res := t.ct.End()
+	tr.End = time.Now()
+	if ctx.Err() != nil {
+		return nil, ctx.Err() // an interrupted trial is not recorded
+	}
+	tr.Injections = res.Injections
+	tr.Requests = res.Requests
+	tr.States = res.States
+	tr.Timeouts = res.Timeouts
+	tr.Client = mergeEvents(res.Client, wlEvents)
+	if wlStarted && !wres.OK() && tr.Err == "" {
+		tr.Err = fmt.Sprintf("workload exited with status %d", wres.ExitCode)
+		if wres.TimedOut {
+			tr.Err = "workload timed out"
+		}
+	}
+
+	r.bmu.Lock()
+	baseline := *r.baseline
+	r.bmu.Unlock()
+	verdicts, err := check.Run(ctx, &check.Input{
+		Trial:                  tr,
+		Baseline:               &baseline,
+		Progress:               cfg.Checkers.Progress,
+		LinearizabilityTimeout: cfg.Checkers.Linearizability,
+		WorkloadTimedOut:       wres.TimedOut,
+		Visualize:              true,
+	}, cfg.Checkers.Enabled)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: checkers: %w", t.id, err)
+	}
+	tr.Verdicts = verdicts
+	switch {
+	case check.Failed(verdicts):
+		tr.Status = store.TrialFailed
+	case tr.Err != "" && len(tr.Injections) == 0:
+		// Nothing was injected and still the trial did not run: the setup
+		// is broken (ports, binary, config), not the target.
+		tr.Status = store.TrialError
+	}
+	if !t.baseline {
+		r.ctl.Judge(t.index, res, tr.Status == store.TrialFailed)
+	}
+	if len(tr.Injections) == 0 && tr.Status == store.TrialOK {
+		// A trial without faults that passed is a baseline sample too.
+		r.bmu.Lock()
+		if err := r.baseline.Learn(tr); err != nil {
+			r.log.Warn("log baseline: learn", "trial", t.id, "err", err)
+		}
+		r.bmu.Unlock()
+	}
+	return tr, nil
+}
+
+// runWorkload runs the workload against a started cluster.
+func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Cluster, dir string) (workload.Result, []record.ClientEvent, error) {
+	cfg := r.cfg
+	var nodes []workload.Node
+	for _, v := range cl.Nodes() {
+		nodes = append(nodes, workload.Node{Name: v.Name, Host: v.Host, Ports: v.Port})
+	}
+	logf, err := os.Create(filepath.Join(dir, "workload.log"))
+	if err != nil {
+		return workload.Result{}, nil, fmt.Errorf("workload log: %w", err)
+	}
+	defer logf.Close()
+	var extra []string
+	for k, v := range cfg.Workload.Env {
+		extra = append(extra, k+"="+v)
+	}
+	sort.Strings(extra)
+	var (
+		mu     sync.Mutex
+		events []record.ClientEvent
+	)
+	res, err := workload.RunCommand(ctx, workload.Command{
+		Args: r.bt.Workload,
+		Dir:  dir,
+		Env: workload.Env{
+			Controller: r.ctl.Addr(),
+			Trial:      t.id,
+			Nodes:      nodes,
+			Deadline:   time.Now().Add(cfg.Workload.Timeout),
+			Seed:       cfg.Policy.Seed + int64(t.index),
+		},
+		ExtraEnv: extra,
+		Stderr:   logf,
+		OnEvent: func(e record.ClientEvent) {
+			mu.Lock()
+			events = append(events, e)
+			mu.Unlock()
+		},
+		Log: slog.New(slog.NewTextHandler(logf, nil)),
+	})
+	return res, events, err
+}
+
+// mergeEvents joins the events that came over the wire with those a
+// command workload printed, in time order.
+func mergeEvents(a, b []record.ClientEvent) []record.ClientEvent {
+	out := append(append([]record.ClientEvent(nil), a...), b...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
+	return out
+}
+
+// save stores a judged trial, then the policy's and the baseline's state,
+// so a resumed campaign continues from exactly this point.
+func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) error {
+	// Use a context that survives Ctrl-C: a judged trial is always saved
+	// whole.
+	sctx := context.WithoutCancel(ctx)
+	if err := st.SaveTrial(sctx, r.campaign, tr); err != nil {
+		return err
+	}
+	data, err := r.ctl.SnapshotPolicy()
+	if err != nil {
+		return fmt.Errorf("snapshot policy: %w", err)
+	}
+	if data != nil {
+		if err := st.PutBlob(sctx, r.campaign, blobPolicy, data); err != nil {
+			return err
+		}
+	}
+	r.bmu.Lock()
+	bl, err := json.Marshal(r.baseline)
+	r.bmu.Unlock()
+	if err != nil {
+		return fmt.Errorf("encode log baseline: %w", err)
+	}
+	return st.PutBlob(sctx, r.campaign, blobBaseline, bl)
+}

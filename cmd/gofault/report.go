@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
+	"github.com/gofault/gofault/store"
+)
+
+func init() {
+	register(command{
+		name:    "report",
+		summary: "list a campaign's findings, clustered by fault and symptom",
+		run:     runReport,
+	})
+	register(command{
+		name:    "replay",
+		summary: "re-run one trial with the same faults and judge it again",
+		run:     runReplay,
+	})
+}
+
+// storeFlags are the flags that locate the database.
+type storeFlags struct {
+	db, cfg *string
+	sets    setFlags
+}
+
+func addStoreFlags(fs *flag.FlagSet) *storeFlags {
+	s := &storeFlags{
+		db:  fs.String("db", "", "database file (default: the config's store.db)"),
+		cfg: fs.String("config", "gofault.yaml", "config file, used to find the database when --db is not given"),
+	}
+	fs.Var(&s.sets, "set", "override a config value (repeatable)")
+	return s
+}
+
+// open opens the store named by --db, or the config's.
+func (s *storeFlags) open() (*store.Store, error) {
+	path := *s.db
+	if path == "" {
+		cfg, err := config.Open(*s.cfg, known(), s.sets...)
+		if err != nil {
+			return nil, fmt.Errorf("%w (or name the database with --db)", err)
+		}
+		path = cfg.Path(cfg.Store.DB)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("no gofault database at %s: run a campaign first (gofault run)", path)
+	}
+	return store.Open(path)
+}
+
+func runReport(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("report", os.Stderr)
+	sf := addStoreFlags(fs)
+	id := fs.Int64("campaign", 0, "campaign ID (default: the latest)")
+	all := fs.Bool("all", false, "report over every campaign in the database")
+	asJSON := fs.Bool("json", false, "print findings as a JSON array")
+	if err := fs.Parse(args); err != nil {
+		return errors.Join(errUsage, err)
+	}
+	st, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	camps, err := st.Campaigns(ctx)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	switch {
+	case *all:
+		for _, c := range camps {
+			ids = append(ids, c.ID)
+		}
+	case *id != 0:
+		ids = []int64{*id}
+	case len(camps) > 0:
+		ids = []int64{latestCampaign(camps)}
+	}
+	var trials []*record.Trial
+	for _, c := range ids {
+		ts, err := st.Trials(ctx, c)
+		if err != nil {
+			return err
+		}
+		trials = append(trials, ts...)
+	}
+	findings := report.Cluster(trials)
+	for i := range findings {
+		findings[i].Replay = fmt.Sprintf("gofault replay --db %s %s", st.Path(), findings[i].Trials[0])
+	}
+	if *asJSON {
+		if findings == nil {
+			findings = []report.Finding{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(findings)
+	}
+	return report.WriteText(stdout, findings)
+}
+
+// latestCampaign returns the newest campaign that is not a replay.
+func latestCampaign(camps []*store.Campaign) int64 {
+	var id int64
+	for _, c := range camps {
+		if c.Policy != "replay" && c.ID > id {
+			id = c.ID
+		}
+	}
+	return id
+}
+
+func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("replay", os.Stderr)
+	sf := addStoreFlags(fs)
+	asJSON := fs.Bool("json", false, "print the replayed trial as JSON")
+	if err := fs.Parse(args); err != nil {
+		return errors.Join(errUsage, err)
+	}
+	if fs.NArg() != 1 {
+		return fmt.Errorf("%w: want one trial ID, e.g. gofault replay 3-17", errUsage)
+	}
+	st, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	orig, err := st.Trial(ctx, fs.Arg(0))
+	if err != nil {
+		return fmt.Errorf("trial %s: %w", fs.Arg(0), err)
+	}
+	camp, err := st.Campaign(ctx, campaign.CampaignOf(orig.ID))
+	if err != nil {
+		return err
+	}
+	var cfg config.Config
+	if err := json.Unmarshal([]byte(camp.Config), &cfg); err != nil {
+		return fmt.Errorf("campaign %d: stored config: %w", camp.ID, err)
+	}
+	tr, missing, err := campaign.Replay(ctx, &cfg, st, orig, nil)
+	if err != nil {
+		return err
+	}
+	for _, m := range missing {
+		fmt.Fprintf(os.Stderr, "warning: cannot replay: %s\n", m)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(tr)
+	}
+	fmt.Fprintf(stdout, "replayed %s as %s: %s, %d injections (original: %s, %d injections)\n",
+		orig.ID, tr.ID, tr.Status, len(tr.Injections), orig.Status, len(orig.Injections))
+	for _, v := range tr.Verdicts {
+		if v.Failed {
+			fmt.Fprintf(stdout, "  [%s] %s\n", v.Checker, v.Symptom)
+		}
+	}
+	fmt.Fprintf(stdout, "  logs %s\n", tr.Dir)
+	return nil
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/policy"
+)
+
+func init() {
+	register(command{
+		name:    "run",
+		summary: "run a campaign: build, then trials on a real cluster, each with a chosen fault",
+		run:     runCampaign,
+	})
+}
+
+// known lists the names config validation accepts.
+func known() config.Known {
+	return config.Known{Policies: policy.Names(), Checkers: check.Names()}
+}
+
+func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("run", os.Stderr)
+	cfgPath := fs.String("config", "gofault.yaml", "config file")
+	trials := fs.Int("trials", 0, "number of trials (default: config trials.count)")
+	pol := fs.String("policy", "", "injection policy, overrides config policy.name ("+strings.Join(policy.Names(), ", ")+")")
+	parallel := fs.Int("parallel", 0, "clusters run at once (default: config trials.parallel)")
+	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
+	asJSON := fs.Bool("json", false, "print a JSON summary")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a config value, e.g. --set cluster.nodes=5 (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return errors.Join(errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if *pol != "" {
+		sets = append(sets, "policy.name="+*pol)
+	}
+	cfg, err := config.Open(*cfgPath, known(), sets...)
+	if err != nil {
+		return err
+	}
+	bar := newProgressBar(os.Stderr)
+	sum, err := campaign.Run(ctx, campaign.Options{
+		Config:   cfg,
+		Trials:   *trials,
+		Parallel: *parallel,
+		Resume:   *resume,
+		Progress: bar.update,
+	})
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "campaign %d (%s): %d trials (%d with faults, %d injections), %d baseline trials\n",
+			sum.Campaign, sum.Policy, sum.Trials, sum.InjectedTrials, sum.Injections, sum.BaselineTrials)
+		fmt.Fprintf(stdout, "  %d failed, %d could not run; %d findings\n", sum.FailedTrials, sum.ErrorTrials, sum.Findings)
+		fmt.Fprintf(stdout, "  %.0fs (build %.0fs, median trial %.1fs); store %s\n", sum.Seconds, sum.BuildSeconds, sum.MedianTrial, sum.DB)
+		if sum.Findings > 0 {
+			fmt.Fprintf(stdout, "  see them with: gofault report --db %s\n", sum.DB)
+		}
+		if sum.Exhausted {
+			fmt.Fprintln(stdout, "  the policy has nothing left to try")
+		}
+	}
+	if sum.Stopped {
+		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s\n", *cfgPath, sum.Policy)
+	}
+	return nil
+}
+
+// progressBar draws campaign progress on a terminal and stays silent
+// otherwise.
+type progressBar struct {
+	w     io.Writer
+	tty   bool
+	start time.Time
+	drawn bool
+}
+
+func newProgressBar(f *os.File) *progressBar {
+	fi, err := f.Stat()
+	return &progressBar{w: f, tty: err == nil && fi.Mode()&os.ModeCharDevice != 0, start: time.Now()}
+}
+
+func (p *progressBar) update(pr campaign.Progress) {
+	if !p.tty {
+		return
+	}
+	const width = 30
+	if pr.Baseline {
+		fmt.Fprintf(p.w, "\r\033[Kbaseline trial %s: %s", pr.Trial.ID, pr.Trial.Status)
+		p.drawn = true
+		return
+	}
+	filled := 0
+	if pr.Total > 0 {
+		filled = width * pr.Done / pr.Total
+	}
+	per := time.Since(p.start) / time.Duration(max(pr.Done, 1))
+	eta := per * time.Duration(pr.Total-pr.Done)
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d trials, %d failed, ETA %s",
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled), pr.Done, pr.Total, pr.Failed, eta.Round(time.Second))
+	p.drawn = true
+}
+
+func (p *progressBar) finish() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}

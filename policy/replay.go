@@ -1,0 +1,117 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+// Replay re-injects the faults of a recorded trial: each recorded injection
+// is granted at the first request from the same node, site and call stack
+// (by StackKey) after the previous one was granted. Sites are matched by
+// their stable IDs, so a replay works on a rebuilt binary.
+type Replay struct {
+	cat     *catalog.Catalog
+	want    []replayed
+	next    int
+	sites   []uint32
+	nodes   []string
+	missing []string
+}
+
+type replayed struct {
+	inj   record.Injection
+	site  *catalog.Site
+	fault Fault
+	stack string
+}
+
+// NewReplay builds a replay of injections against cat. Injections whose site
+// or error value no longer exists are reported by Missing and skipped.
+func NewReplay(cat *catalog.Catalog, injections []record.Injection) *Replay {
+	r := &Replay{cat: cat}
+	byID := make(map[string]*catalog.Site, len(cat.Sites))
+	for i := range cat.Sites {
+		byID[cat.Sites[i].ID] = &cat.Sites[i]
+	}
+	live := map[uint32]bool{}
+	nodes := map[string]bool{}
+	for _, inj := range injections {
+		s := byID[inj.SiteID]
+		if s == nil {
+			r.missing = append(r.missing, fmt.Sprintf("site %s is not in the catalog", inj.SiteID))
+			continue
+		}
+		f, err := faultOf(s, inj)
+		if err != nil {
+			r.missing = append(r.missing, err.Error())
+			continue
+		}
+		r.want = append(r.want, replayed{inj: inj, site: s, fault: f, stack: StackKey(inj.Stack)})
+		live[s.Index] = true
+		nodes[inj.Node] = true
+	}
+	for s := range live {
+		r.sites = append(r.sites, s)
+	}
+	sort.Slice(r.sites, func(i, j int) bool { return r.sites[i] < r.sites[j] })
+	for n := range nodes {
+		r.nodes = append(r.nodes, n)
+	}
+	sort.Strings(r.nodes)
+	return r
+}
+
+// faultOf rebuilds the fault of a recorded injection at site s.
+func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
+	switch inj.Kind {
+	case record.KindError:
+		for i, e := range s.Errors {
+			if e.Name == inj.Error {
+				return Fault{Kind: Error, Error: i + 1}, nil
+			}
+		}
+		return Fault{}, fmt.Errorf("site %s no longer returns %s", s.ID, inj.Error)
+	case record.KindDelay:
+		return Fault{Kind: Delay, Delay: inj.Delay}, nil
+	case record.KindCrash:
+		return Fault{Kind: Crash}, nil
+	}
+	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
+}
+
+// Missing lists the recorded injections that cannot be replayed.
+func (r *Replay) Missing() []string { return r.missing }
+
+// Name implements Policy.
+func (r *Replay) Name() string { return "replay" }
+
+// Begin implements Policy.
+func (r *Replay) Begin(TrialInfo) Plan {
+	r.next = 0
+	if len(r.want) == 0 {
+		return Plan{}
+	}
+	return Plan{Sites: r.sites, Nodes: r.nodes, Stacks: true, States: true}
+}
+
+// Decide implements Policy.
+func (r *Replay) Decide(req *Request) Decision {
+	if r.next >= len(r.want) || req.Site == nil {
+		return Decision{Done: r.next >= len(r.want)}
+	}
+	w := &r.want[r.next]
+	if req.Node != w.inj.Node || req.Site.ID != w.site.ID {
+		return Decision{}
+	}
+	if len(w.inj.Stack) > 0 && StackKey(req.Stack) != w.stack {
+		return Decision{}
+	}
+	r.next++
+	return Decision{Fault: w.fault, Done: r.next >= len(r.want)}
+}
+
+// End implements Policy.
+func (r *Replay) End(Outcome) {}

@@ -1,0 +1,161 @@
+// Package report turns judged trials into findings: failing verdicts
+// clustered by the fault that preceded them (kind, site and the call stack
+// that reached it) and the symptom, so a user reads one finding per root
+// cause, each with the trials that show it and a command that replays one.
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/gofault/gofault/record"
+)
+
+// stackDepth is how many frames of the injection stack identify a finding.
+const stackDepth = 8
+
+// Fault is the fault behind a finding.
+type Fault struct {
+	Kind  string   `json:"kind"` // "error", "delay", "crash" or "none"
+	Site  string   `json:"site,omitempty"`
+	Node  string   `json:"node,omitempty"`
+	Error string   `json:"error,omitempty"`
+	Delay string   `json:"delay,omitempty"`
+	State string   `json:"state,omitempty"`
+	Stack []string `json:"stack,omitempty"` // "func file:line", innermost first
+}
+
+// Finding is one cluster of failing trials.
+type Finding struct {
+	ID       string   `json:"id"`
+	Checker  string   `json:"checker"`
+	Symptom  string   `json:"symptom"`
+	Fault    Fault    `json:"fault"`
+	Trials   []string `json:"trials"`
+	Evidence []string `json:"evidence,omitempty"`
+	// Dir is the first trial's directory, with node logs.
+	Dir string `json:"dir,omitempty"`
+	// Replay is the command that re-runs the first trial with its faults.
+	Replay string `json:"replay"`
+}
+
+// Cluster groups the failing verdicts of trials into findings, ordered by
+// the number of trials that show them, then by ID.
+func Cluster(trials []*record.Trial) []Finding {
+	byKey := map[string]*Finding{}
+	for _, t := range trials {
+		fault := faultOf(t)
+		for _, v := range t.Verdicts {
+			if !v.Failed {
+				continue
+			}
+			key := strings.Join([]string{v.Checker, v.Symptom, fault.Kind, fault.Site, stackKey(fault.Stack)}, "\x00")
+			f := byKey[key]
+			if f == nil {
+				sum := sha256.Sum256([]byte(key))
+				f = &Finding{
+					ID:       hex.EncodeToString(sum[:])[:10],
+					Checker:  v.Checker,
+					Symptom:  v.Symptom,
+					Fault:    fault,
+					Evidence: v.Evidence,
+					Dir:      t.Dir,
+					Replay:   "gofault replay " + t.ID,
+				}
+				byKey[key] = f
+			}
+			if n := len(f.Trials); n == 0 || f.Trials[n-1] != t.ID {
+				f.Trials = append(f.Trials, t.ID)
+			}
+		}
+	}
+	out := make([]Finding, 0, len(byKey))
+	for _, f := range byKey {
+		out = append(out, *f)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if len(out[i].Trials) != len(out[j].Trials) {
+			return len(out[i].Trials) > len(out[j].Trials)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out
+}
+
+// faultOf describes the first fault of a trial (most trials have one).
+func faultOf(t *record.Trial) Fault {
+	if len(t.Injections) == 0 {
+		return Fault{Kind: "none"}
+	}
+	inj := t.Injections[0]
+	f := Fault{Kind: inj.Kind, Site: inj.SiteID, Node: inj.Node, Error: inj.Error, State: inj.StateID}
+	if inj.Delay > 0 {
+		f.Delay = inj.Delay.String()
+	}
+	for i, fr := range inj.Stack {
+		if i == stackDepth {
+			break
+		}
+		f.Stack = append(f.Stack, fmt.Sprintf("%s %s:%d", fr.Func, fr.File, fr.Line))
+	}
+	return f
+}
+
+// stackKey keeps the function names of a rendered stack, so findings do
+// not split on line numbers.
+func stackKey(stack []string) string {
+	var b strings.Builder
+	for _, s := range stack {
+		fn, _, _ := strings.Cut(s, " ")
+		b.WriteString(fn)
+		b.WriteByte('|')
+	}
+	return b.String()
+}
+
+// WriteText writes findings for humans.
+func WriteText(w io.Writer, findings []Finding) error {
+	if len(findings) == 0 {
+		_, err := fmt.Fprintln(w, "no findings")
+		return err
+	}
+	for i, f := range findings {
+		fmt.Fprintf(w, "finding %s  [%s] %s\n", f.ID, f.Checker, f.Symptom)
+		switch f.Fault.Kind {
+		case "none":
+			fmt.Fprintf(w, "  fault    none (fails without injected faults)\n")
+		default:
+			detail := f.Fault.Error
+			if f.Fault.Delay != "" {
+				detail = f.Fault.Delay
+			}
+			fmt.Fprintf(w, "  fault    %s %s at %s on %s\n", f.Fault.Kind, detail, f.Fault.Site, f.Fault.Node)
+			if f.Fault.State != "" {
+				fmt.Fprintf(w, "  state    %s\n", f.Fault.State)
+			}
+			for _, s := range f.Fault.Stack {
+				fmt.Fprintf(w, "           %s\n", s)
+			}
+		}
+		for j, e := range f.Evidence {
+			if j == 5 {
+				fmt.Fprintf(w, "           ... %d more\n", len(f.Evidence)-5)
+				break
+			}
+			fmt.Fprintf(w, "  evidence %s\n", e)
+		}
+		fmt.Fprintf(w, "  trials   %s\n", strings.Join(f.Trials, " "))
+		if f.Dir != "" {
+			fmt.Fprintf(w, "  logs     %s\n", f.Dir)
+		}
+		fmt.Fprintf(w, "  replay   %s\n", f.Replay)
+		if i < len(findings)-1 {
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
