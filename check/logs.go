@@ -35,6 +35,8 @@ type LogLine struct {
 	// Msg is the message; for unstructured lines the line without a
 	// leading timestamp.
 	Msg string
+	// Err is the "error" field of a structured line.
+	Err string
 	// Template is the normalized identity of the line: level, caller and
 	// message with every variable part replaced.
 	Template string
@@ -57,12 +59,16 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 			Level  string `json:"level"`
 			Msg    string `json:"msg"`
 			Caller string `json:"caller"`
+			Err    any    `json:"error"`
 		}
 		if json.Unmarshal([]byte(s), &j) != nil || j.Level == "" {
 			return l, false
 		}
 		l.Level = normLevel(j.Level)
 		l.Msg = j.Msg
+		if j.Err != nil {
+			l.Err = fmt.Sprint(j.Err)
+		}
 		l.Caller = j.Caller
 		if i := strings.LastIndexByte(l.Caller, ':'); i > 0 {
 			l.Caller = l.Caller[:i]
@@ -280,10 +286,10 @@ func (e echoes) echo(l LogLine) string {
 			}
 		}
 	}
-	if e.delay && delayWords.MatchString(l.Msg) {
+	if e.delay && (delayWords.MatchString(l.Msg) || delayWords.MatchString(l.Err)) {
 		return "follows from the injected delay"
 	}
-	if e.killed && connectionWords.MatchString(l.Msg) {
+	if e.killed && (connectionWords.MatchString(l.Msg) || connectionWords.MatchString(l.Err)) {
 		return "follows from the killed node"
 	}
 	return ""

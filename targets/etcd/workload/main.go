@@ -238,10 +238,20 @@ func (w *wl) verify(ctx context.Context) error {
 		if c.cli == nil {
 			return
 		}
+		// A node that fails a request is down or cut off: one error says
+		// so, and waiting for the others would only lengthen the trial.
 		for _, k := range w.keys {
-			c.get(ctx, k)
+			if c.get(ctx, k) != nil {
+				c.down = true
+				c.stopKeepAlive()
+				return
+			}
 		}
-		c.checkLeaseKey(ctx)
+		if c.checkLeaseKey(ctx) != nil {
+			c.down = true
+			c.stopKeepAlive()
+			return
+		}
 		c.revokeLease(ctx)
 	})
 	w.mu.Lock()
@@ -251,7 +261,9 @@ func (w *wl) verify(ctx context.Context) error {
 		if c.watch == nil {
 			return
 		}
-		c.watch.waitFor(ctx, target, catchUp)
+		if !c.down {
+			c.watch.waitFor(ctx, target, catchUp)
+		}
 		w.mu.Lock()
 		writes := make(map[int64]string, len(w.writes))
 		for r, k := range w.writes {
@@ -279,6 +291,7 @@ type client struct {
 	// expired: send time of the last successful keep-alive plus its TTL.
 	keptUntil atomic.Int64
 	health    time.Time
+	down      bool // a verify request failed: the node is unreachable
 	kaStop    context.CancelFunc
 	kaWG      sync.WaitGroup
 
@@ -395,11 +408,11 @@ func (c *client) keepAlive(ctx context.Context) {
 
 // checkLeaseKey reads the lease key: it must exist while the lease cannot
 // have expired.
-func (c *client) checkLeaseKey(ctx context.Context) {
+func (c *client) checkLeaseKey(ctx context.Context) error {
 	if c.lease == 0 {
-		return
+		return nil
 	}
-	_ = c.wc.Do(ctx, "lease-check", c.leaseKey, func(ctx context.Context) error {
+	return c.wc.Do(ctx, "lease-check", c.leaseKey, func(ctx context.Context) error {
 		resp, err := c.cli.Get(ctx, c.leaseKey)
 		if err != nil {
 			return err
@@ -491,7 +504,7 @@ func (c *client) mix(ctx context.Context) {
 		key := c.w.keys[c.rng.IntN(len(c.w.keys))]
 		switch r := c.rng.IntN(100); {
 		case r < 30:
-			c.get(ctx, key)
+			_ = c.get(ctx, key)
 		case r < 55:
 			c.put(ctx, key)
 		case r < 65:
@@ -499,7 +512,7 @@ func (c *client) mix(ctx context.Context) {
 		case r < 88:
 			c.cas(ctx, key)
 		case r < 95:
-			c.checkLeaseKey(ctx)
+			_ = c.checkLeaseKey(ctx)
 		default:
 			c.shortLease(ctx)
 		}
@@ -512,7 +525,7 @@ func (c *client) value() string {
 	return fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
 }
 
-func (c *client) get(ctx context.Context, key string) {
+func (c *client) get(ctx context.Context, key string) error {
 	out, err := c.wc.DoOp(ctx, record.Op{Kind: "get", Key: key}, func(ctx context.Context) (string, error) {
 		resp, err := c.cli.Get(ctx, key)
 		if err != nil {
@@ -526,6 +539,7 @@ func (c *client) get(ctx context.Context, key string) {
 	if err == nil {
 		c.last[key] = out
 	}
+	return err
 }
 
 func (c *client) put(ctx context.Context, key string) {

@@ -82,7 +82,7 @@ func freePorts(t *testing.T, n int) []int {
 
 // startCluster starts a 3-member etcd cluster on loopback and returns its
 // nodes and their logs; cleanup kills every member's process group.
-func startCluster(t *testing.T) ([]workload.Node, []record.Node) {
+func startCluster(t *testing.T) ([]workload.Node, []record.Node, []int) {
 	t.Helper()
 	bin := etcdBinary(t)
 	dir := t.TempDir()
@@ -94,6 +94,7 @@ func startCluster(t *testing.T) ([]workload.Node, []record.Node) {
 	}
 	var nodes []workload.Node
 	var recs []record.Node
+	var pgids []int
 	for i, n := range names {
 		client, peer := ports[2*i], ports[2*i+1]
 		logPath := filepath.Join(dir, n+".log")
@@ -126,6 +127,7 @@ func startCluster(t *testing.T) ([]workload.Node, []record.Node) {
 		})
 		nodes = append(nodes, workload.Node{Name: n, Ports: map[string]int{"client": client, "peer": peer}})
 		recs = append(recs, record.Node{Name: n, PID: pid, Log: logPath})
+		pgids = append(pgids, pid)
 	}
 	// Ready when every member's /health says so.
 	deadline := time.Now().Add(30 * time.Second)
@@ -144,7 +146,7 @@ func startCluster(t *testing.T) ([]workload.Node, []record.Node) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	return nodes, recs
+	return nodes, recs, pgids
 }
 
 // controller accepts one workload connection and collects its events.
@@ -210,67 +212,108 @@ func controller(t *testing.T) (addr string, wait func() ([]record.ClientEvent, e
 	}
 }
 
-// TestFaultFreeCluster runs the workload on a real 3-member etcd cluster
-// with no faults: it must finish all phases, report no violation, and its
-// history must be linearizable; no checker may fail.
-func TestFaultFreeCluster(t *testing.T) {
+// TestCluster runs the workload on a real 3-member etcd cluster. Fault-free,
+// it must finish all phases with every kind of request, report no
+// violation, and its history must be linearizable: no checker may fail.
+// With a member SIGKILLed mid-trial by the test (as gofault's crash fault
+// does), the workload must still finish and no checker may fail either:
+// the killed member's clients failing is expected, and the peers' warnings
+// about it are informational.
+func TestCluster(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a real etcd cluster")
+		t.Skip("starts real etcd clusters")
 	}
-	nodes, recs := startCluster(t)
-	addr, wait := controller(t)
 	t.Setenv("ETCD_WORKLOAD_DURATION", "3s")
+	var bl check.Baseline
+	t.Run("fault-free", func(t *testing.T) {
+		nodes, recs, _ := startCluster(t)
+		tr, evs := runTrial(t, nodes, recs, nil)
+		counts := map[string]int{}
+		ops := map[string]int{}
+		progress := map[string]int{} // by "client request"
+		for _, e := range evs {
+			counts[e.Kind]++
+			switch e.Kind {
+			case record.EvOp:
+				ops[e.Op.Kind]++
+			case record.EvProgress:
+				name, _, _ := strings.Cut(e.Msg, " ")
+				progress[e.Client+" "+name]++
+			case record.EvError:
+				t.Logf("error event: %s %s", e.Client, e.Msg)
+			}
+		}
+		t.Logf("%d events: %v, ops %v", len(evs), counts, ops)
+		for _, k := range []string{"get", "put", "delete", "cas"} {
+			if ops[k] == 0 {
+				t.Errorf("no %s operations", k)
+			}
+		}
+		for _, n := range nodes {
+			for _, what := range []string{"connect", "watch", "lease-grant", "lease-keepalive", "lease-check", "lease-revoke", "lease-revoke-check"} {
+				if progress[n.Name+"/0 "+what] == 0 {
+					t.Errorf("client %s/0 made no %s progress", n.Name, what)
+				}
+			}
+		}
+		if counts[record.EvPhase] != 3 || counts[record.EvHealthy] == 0 {
+			t.Errorf("phases %d, healthy %d", counts[record.EvPhase], counts[record.EvHealthy])
+		}
+		if err := bl.Learn(tr); err != nil {
+			t.Fatal(err)
+		}
+		judge(t, tr, &bl)
+	})
+	t.Run("member killed", func(t *testing.T) {
+		if bl.Trials == 0 {
+			t.Skip("no baseline")
+		}
+		nodes, recs, pgids := startCluster(t)
+		tr, _ := runTrial(t, nodes, recs, func(tr *record.Trial) {
+			time.Sleep(1500 * time.Millisecond)
+			tr.Injections = append(tr.Injections, record.Injection{Time: time.Now(), Node: "n3", Kind: record.KindCrash, SiteID: "test"})
+			_ = syscall.Kill(-pgids[2], syscall.SIGKILL)
+			tr.Nodes[2].Killed, tr.Nodes[2].Exited, tr.Nodes[2].ExitTime, tr.Nodes[2].Signal = true, true, time.Now(), "SIGKILL"
+		})
+		judge(t, tr, &bl)
+	})
+}
+
+// runTrial runs the workload against nodes while fault, if not nil, runs
+// beside it, and returns the recorded trial.
+func runTrial(t *testing.T, nodes []workload.Node, recs []record.Node, fault func(*record.Trial)) (*record.Trial, []record.ClientEvent) {
+	t.Helper()
+	addr, wait := controller(t)
 	start := time.Now()
+	tr := &record.Trial{ID: t.Name(), Start: start, Nodes: recs, Dir: t.TempDir()}
+	faultDone := make(chan struct{})
+	go func() {
+		defer close(faultDone)
+		if fault != nil {
+			fault(tr)
+		}
+	}()
 	env := workload.Env{Controller: addr, Trial: "test", Nodes: nodes, Deadline: start.Add(40 * time.Second), Seed: 42}
 	var stdout strings.Builder
 	if err := workload.Run(context.Background(), env, &stdout, run); err != nil {
 		t.Fatalf("workload: %v", err)
 	}
+	<-faultDone
 	evs, err := wait()
 	if err != nil {
 		t.Fatalf("controller: %v", err)
 	}
-	counts := map[string]int{}
-	ops := map[string]int{}
-	progress := map[string]int{} // by "client msg"
-	for _, e := range evs {
-		counts[e.Kind]++
-		if e.Kind == record.EvProgress {
-			name, _, _ := strings.Cut(e.Msg, " ")
-			progress[e.Client+" "+name]++
-		}
-		if e.Kind == record.EvOp {
-			ops[e.Op.Kind]++
-		}
-		if e.Kind == record.EvError {
-			t.Logf("error event: %s %s", e.Client, e.Msg)
-		}
-	}
-	t.Logf("%d events in %s: %v, ops %v", len(evs), time.Since(start).Round(time.Millisecond), counts, ops)
-	for _, k := range []string{"get", "put", "delete", "cas"} {
-		if ops[k] == 0 {
-			t.Errorf("no %s operations", k)
-		}
-	}
-	for _, n := range nodes {
-		for _, what := range []string{"connect", "watch", "lease-grant", "lease-keepalive", "lease-check", "lease-revoke", "lease-revoke-check"} {
-			if progress[n.Name+"/0 "+what] == 0 {
-				t.Errorf("client %s/0 made no %s progress", n.Name, what)
-			}
-		}
-	}
-	if counts[record.EvPhase] != 3 || counts[record.EvHealthy] == 0 {
-		t.Errorf("phases %d, healthy %d", counts[record.EvPhase], counts[record.EvHealthy])
-	}
-	tr := &record.Trial{ID: "test", Start: start, End: time.Now(), Nodes: recs, Client: evs, Dir: t.TempDir()}
-	// The log checker needs a baseline; this trial is fault-free, so
-	// learning from it and then judging it must pass, and the other
-	// checkers must pass on their own.
-	var bl check.Baseline
-	if err := bl.Learn(tr); err != nil {
-		t.Fatal(err)
-	}
-	vs, err := check.Run(context.Background(), &check.Input{Trial: tr, Baseline: &bl, Visualize: true}, nil)
+	tr.End = time.Now()
+	tr.Client = evs
+	t.Logf("trial took %s", tr.End.Sub(start).Round(time.Millisecond))
+	return tr, evs
+}
+
+// judge runs every checker on tr and fails the test on any failed or
+// unknown verdict.
+func judge(t *testing.T, tr *record.Trial, bl *check.Baseline) {
+	t.Helper()
+	vs, err := check.Run(context.Background(), &check.Input{Trial: tr, Baseline: bl, Visualize: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
