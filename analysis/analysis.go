@@ -83,7 +83,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	for k, v := range s.Totals {
 		m[k] = v
 	}
-	for _, k := range []string{CountPackages, CountFunctions, CountErrorSites, CountDelaySites, CountPrunedInvalid} {
+	for _, k := range []string{CountPackages, CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid} {
 		if _, ok := m[k]; !ok {
 			m[k] = 0
 		}
@@ -185,7 +185,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if c == nil {
 			c = Counts{}
 		}
-		for _, k := range []string{CountFunctions, CountErrorSites, CountDelaySites, CountPrunedInvalid} {
+		for _, k := range []string{CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid} {
 			c[k] += 0
 		}
 		res.Stats.Packages = append(res.Stats.Packages, PackageStats{Package: path, Counts: c})

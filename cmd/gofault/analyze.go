@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/config"
+)
+
+func init() {
+	register(command{
+		name:    "analyze",
+		summary: "find the fault sites of the target and print statistics",
+		run:     runAnalyze,
+	})
+}
+
+func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("analyze", os.Stderr)
+	cfgPath := fs.String("config", "gofault.yaml", "config file")
+	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
+	catPath := fs.String("catalog", "", "also write the catalog (catalog.json) to this file")
+	sites := fs.Bool("sites", false, "also list every site with its error values (not with --json)")
+	var sets setFlags
+	fs.Var(&sets, "set", "override a config value, e.g. --set target.packages=example.com/x/... (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return errors.Join(errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	cfg, err := config.Load(*cfgPath, sets...)
+	if err != nil {
+		return err
+	}
+	if len(cfg.Target.Packages) == 0 {
+		return fmt.Errorf("config %s: target.packages is empty; nothing to analyse", *cfgPath)
+	}
+	dir := cfg.Path(cfg.Target.Module)
+	if dir == "" {
+		dir = cfg.Dir
+	}
+	res, err := analysis.Run(ctx, analysis.Options{
+		Dir:        dir,
+		Patterns:   cfg.Target.Packages,
+		BuildFlags: cfg.Target.BuildFlags,
+	})
+	if err != nil {
+		return err
+	}
+	if *catPath != "" {
+		if err := res.Catalog.Save(*catPath); err != nil {
+			return err
+		}
+	}
+	if *asJSON {
+		return json.NewEncoder(stdout).Encode(res.Stats)
+	}
+	if *sites {
+		if err := analysis.WriteSites(stdout, res.Catalog, ""); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	return writeStatsTable(stdout, res.Stats)
+}
+
+// writeStatsTable prints the statistics like Legolas's Table 2: one row
+// per package, then the totals and the time.
+func writeStatsTable(w io.Writer, s analysis.Stats) error {
+	names := s.CounterNames()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := []string{"package"}
+	for _, n := range names {
+		header = append(header, strings.ReplaceAll(n, "_", " "))
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
+	row := func(name string, c analysis.Counts) {
+		cells := []string{name}
+		for _, n := range names {
+			cells = append(cells, fmt.Sprint(c[n]))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+	}
+	prefix := commonPrefix(s.Packages)
+	for _, p := range s.Packages {
+		name := strings.TrimPrefix(p.Package, prefix)
+		if name == "" {
+			name = p.Package
+		}
+		row(name, p.Counts)
+	}
+	row(fmt.Sprintf("total (%d packages)", s.Totals[analysis.CountPackages]), s.Totals)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if prefix != "" {
+		fmt.Fprintf(w, "packages under %s\n", prefix)
+	}
+	_, err := fmt.Fprintf(w, "analysis took %.1fs\n", s.Seconds)
+	return err
+}
+
+// commonPrefix returns the longest common "a/b/" prefix of the package
+// paths, when there are at least two packages.
+func commonPrefix(rows []analysis.PackageStats) string {
+	if len(rows) < 2 {
+		return ""
+	}
+	prefix := rows[0].Package
+	for _, r := range rows[1:] {
+		for !strings.HasPrefix(r.Package, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	if i := strings.LastIndex(prefix, "/"); i >= 0 {
+		return prefix[:i+1]
+	}
+	return ""
+}
