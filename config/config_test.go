@@ -369,3 +369,34 @@ func TestOverridesFlag(t *testing.T) {
 		t.Errorf("nodes %d version %q string %q", c.Cluster.Nodes, c.Target.Version, o.String())
 	}
 }
+
+// TestDocExample checks that the annotated example in docs/config.md is a
+// valid config.
+func TestDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../docs/config.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "## Annotated example")
+	if !ok {
+		t.Fatal("docs/config.md has no annotated example")
+	}
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	example, _, _ := strings.Cut(rest, "```")
+	c, err := Parse([]byte(example))
+	if err != nil {
+		t.Fatalf("example does not parse: %v", err)
+	}
+	c.Defaults()
+	if err := c.Validate(Known{Policies: []string{"bsrr"}, Checkers: DefaultCheckers}); err != nil {
+		t.Errorf("example does not validate: %v", err)
+	}
+	// Every field of the schema is documented.
+	for _, f := range Fields() {
+		name := f[strings.LastIndex(f, ".")+1:]
+		d := string(doc)
+		if !strings.Contains(d, "`"+name+"`") && !strings.Contains(d, "`"+name+".") && !strings.Contains(d, "."+name+"`") {
+			t.Errorf("docs/config.md does not document %s", f)
+		}
+	}
+}

@@ -157,6 +157,9 @@ func checkNode(n *yaml.Node, t reflect.Type, path string) error {
 		if name == "" {
 			name = "config"
 		}
+		if n.Line == 0 { // a --set value
+			return fmt.Errorf("%s: want %s, got %q", name, describe(t), nodeText(n))
+		}
 		return fmt.Errorf("line %d: %s: want %s, got %q", n.Line, name, describe(t), nodeText(n))
 	}
 	switch {
@@ -269,6 +272,7 @@ func Set(doc *yaml.Node, override string) error {
 	if err != nil {
 		return fmt.Errorf("--set %s: %w", path, err)
 	}
+	clearLines(v)
 	if err := checkNode(v, t, path); err != nil {
 		return fmt.Errorf("--set %s=%s: %w", path, value, err)
 	}
@@ -294,6 +298,15 @@ func Set(doc *yaml.Node, override string) error {
 	}
 	*n = *v
 	return nil
+}
+
+// clearLines zeroes the positions of an override's nodes: they refer to
+// the --set argument, not to the file.
+func clearLines(n *yaml.Node) {
+	n.Line, n.Column = 0, 0
+	for _, c := range n.Content {
+		clearLines(c)
+	}
 }
 
 // valueNode builds the YAML node for an override value of type t.
