@@ -53,12 +53,11 @@ func (Gray) Check(_ context.Context, in *Input) record.Verdict {
 		faultNodes[inj.Node] = true
 	}
 	failNodes := map[string]bool{}
-	var okClients, failClients []string
+	var okClients []string
 	clientsOf := map[string]int{}
 	for _, tl := range tls {
 		clientsOf[tl.node]++
 		if _, f := failing[tl.name]; f {
-			failClients = append(failClients, tl.name)
 			failNodes[tl.node] = true
 			continue
 		}

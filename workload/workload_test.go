@@ -464,3 +464,33 @@ func TestRunCommand(t *testing.T) {
 		})
 	}
 }
+
+func TestRequestsCutByTheirContextAreNotErrors(t *testing.T) {
+	var stdout bytes.Buffer
+	err := Run(context.Background(), Env{Nodes: testNodes()}, &stdout, func(ctx context.Context, t *T) error {
+		c := t.Client("n1")
+		pctx, cancel := context.WithCancel(ctx)
+		cancel() // the phase is over
+		_ = c.Do(pctx, "get", "a", func(ctx context.Context) error { return ctx.Err() })
+		_, _ = c.DoOp(pctx, record.Op{Kind: "put", Key: "a", Value: "1"}, func(ctx context.Context) (string, error) { return "", ctx.Err() })
+		// A request's own timeout is an error.
+		c.Timeout = time.Millisecond
+		_ = c.Do(ctx, "get", "b", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() })
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []record.ClientEvent
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		ev, _ := parseEvent([]byte(line))
+		evs = append(evs, ev)
+	}
+	want := []string{
+		`n1/0 op put a out="" unknown=true`,
+		"n1/0 error get b: context deadline exceeded",
+	}
+	if got := kinds(evs); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s", strings.Join(got, "\n"))
+	}
+}
