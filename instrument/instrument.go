@@ -87,6 +87,10 @@ type Stats struct {
 	Copies       int            `json:"module_copies"` // dependency modules copied
 	Builds       int            `json:"builds"`        // go build runs (retries included)
 	Seconds      Phases         `json:"seconds"`
+	// PeakRSSMB is the peak resident memory of this process (analysis and
+	// type-checking for the rewrite; go build runs in child processes),
+	// from /proc/self/status VmHWM; 0 where unavailable.
+	PeakRSSMB float64 `json:"peak_rss_mb"`
 }
 
 // Phases are wall-clock seconds per phase.
@@ -124,7 +128,10 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 	res.Stats.SkipReasons = map[string]int{}
 	t1 := time.Now()
 	res.Stats.Seconds.Prepare = t1.Sub(t0).Seconds()
-	defer func() { res.Stats.Seconds.Total = time.Since(t0).Seconds() }()
+	defer func() {
+		res.Stats.Seconds.Total = time.Since(t0).Seconds()
+		res.Stats.PeakRSSMB = peakRSSMB()
+	}()
 
 	if opts.Uninstrumented {
 		if out, err := w.build(ctx, bin, "", ""); err != nil {
@@ -253,8 +260,10 @@ type rewriter struct {
 	w     *Work
 	pkgs  map[string]*packages.Package // by package path
 	files map[string]fileRef           // by absolute file name
-	// deps is the import graph of the packages the error values need.
-	deps map[string][]string
+	// deps is the import graph of the packages the error values need,
+	// and names their package names.
+	deps  map[string][]string
+	names map[string]string
 	// reach memoizes imports: from -> to -> result.
 	reach map[string]map[string]bool
 }
@@ -269,7 +278,7 @@ type fileRef struct {
 // sites, from the prepared tree.
 func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter, error) {
 	rw := &rewriter{w: w, pkgs: map[string]*packages.Package{}, files: map[string]fileRef{},
-		deps: map[string][]string{}, reach: map[string]map[string]bool{}}
+		deps: map[string][]string{}, names: map[string]string{}, reach: map[string]map[string]bool{}}
 	seen := map[string]bool{}
 	var paths []string
 	errImports := map[string]bool{}
@@ -329,15 +338,16 @@ func (rw *rewriter) loadDeps(ctx context.Context, roots []string) error {
 	if len(roots) == 0 {
 		return nil
 	}
-	args := append([]string{"list", "-e", "-deps", "-f", "{{.ImportPath}} {{join .Imports \" \"}}"}, rw.w.AllBuildFlags()...)
+	args := append([]string{"list", "-e", "-deps", "-f", "{{.ImportPath}} {{.Name}} {{join .Imports \" \"}}"}, rw.w.AllBuildFlags()...)
 	out, err := rw.w.goCmd(ctx, append(args, roots...)...)
 	if err != nil {
 		return fmt.Errorf("list error value packages: %w", err)
 	}
 	for _, line := range strings.Split(string(out), "\n") {
 		f := strings.Fields(line)
-		if len(f) > 0 {
-			rw.deps[f[0]] = f[1:]
+		if len(f) >= 2 {
+			rw.names[f[0]] = f[1]
+			rw.deps[f[0]] = f[2:]
 		}
 	}
 	return nil
@@ -438,7 +448,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 	}
 	ov.packages = len(pkgs)
 	for p, sites := range errSites {
-		files, err := errorFiles(p.Types.Name(), p.PkgPath, sites)
+		files, err := errorFiles(p.Types.Name(), p.PkgPath, sites, rw.names)
 		if err != nil {
 			return nil, fmt.Errorf("package %s: %w", p.PkgPath, err)
 		}
@@ -543,6 +553,24 @@ func (ov *overlaySet) blame(w *Work, out string) []string {
 		}
 	}
 	return sortedKeys(bad)
+}
+
+// peakRSSMB returns the process's peak resident set size in MiB (Linux).
+func peakRSSMB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) >= 1 {
+				kb, _ := strconv.ParseFloat(f[0], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return 0
 }
 
 // SkipSummary formats the skip reasons for humans, e.g. "go/defer call: 3".

@@ -449,18 +449,28 @@ type errFile struct {
 }
 
 // errorFiles generates the gofaultErrN functions of the sites of package
-// pkgPath (named pkgName). Sites whose error values import packages with
-// clashing names go to further files.
-func errorFiles(pkgName, pkgPath string, sites []*catalog.Site) ([]*errFile, error) {
+// pkgPath (named pkgName). names gives the package names of import paths
+// (importName guesses the others). An import no expression of a site uses
+// is not written; sites whose error values import packages with clashing
+// names go to further files.
+func errorFiles(pkgName, pkgPath string, sites []*catalog.Site, names map[string]string) ([]*errFile, error) {
 	var files []*errFile
 	sort.Slice(sites, func(i, j int) bool { return sites[i].Index < sites[j].Index })
 	bodies := map[*errFile][]*catalog.Site{}
 	for _, s := range sites {
 		need := map[string]string{}
 		for _, e := range s.Errors {
+			used, err := qualifiers(e.Expr)
+			if err != nil {
+				return nil, fmt.Errorf("site %s error %s: %w", s.ID, e.Name, err)
+			}
 			for _, p := range e.Imports {
-				if p != pkgPath {
-					need[p] = importName(p)
+				n := names[p]
+				if n == "" {
+					n = importName(p)
+				}
+				if p != pkgPath && used[n] {
+					need[p] = n
 				}
 			}
 		}
@@ -499,7 +509,7 @@ func errorFiles(pkgName, pkgPath string, sites []*catalog.Site) ([]*errFile, err
 		}
 		sort.Strings(paths)
 		for _, p := range paths {
-			fmt.Fprintf(&b, "import %q\n", p)
+			fmt.Fprintf(&b, "import %s %q\n", f.imports[p], p)
 		}
 		line := strings.Count(b.String(), "\n") + 1
 		for _, s := range bodies[f] {
@@ -525,6 +535,25 @@ func errorFiles(pkgName, pkgPath string, sites []*catalog.Site) ([]*errFile, err
 		f.src = b.Bytes()
 	}
 	return files, nil
+}
+
+// qualifiers returns the identifiers expr uses as selector bases, e.g. "fs"
+// and "syscall" in &fs.PathError{Err: syscall.EIO}.
+func qualifiers(expr string) (map[string]bool, error) {
+	e, err := parser.ParseExpr(expr)
+	if err != nil {
+		return nil, fmt.Errorf("parse %q: %w", expr, err)
+	}
+	used := map[string]bool{}
+	ast.Inspect(e, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				used[id.Name] = true
+			}
+		}
+		return true
+	})
+	return used, nil
 }
 
 // localExpr parses an error expression and, when it names the package it

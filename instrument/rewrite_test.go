@@ -2,6 +2,7 @@ package instrument
 
 import (
 	"flag"
+	"fmt"
 	"go/ast"
 	"go/importer"
 	"go/parser"
@@ -184,7 +185,7 @@ func up(s string) string { return strings.ToUpper(s) }
 					errSites = append(errSites, e.site)
 				}
 			}
-			files, err := errorFiles("p", "example.com/p", errSites)
+			files, err := errorFiles("p", "example.com/p", errSites, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,4 +344,38 @@ func TestImportName(t *testing.T) {
 			t.Errorf("importName(%q) = %q, want %q", p, got, want)
 		}
 	}
+}
+
+func TestErrorFiles(t *testing.T) {
+	sites := []*catalog.Site{
+		{Index: 3, ID: "a", Errors: []catalog.ErrorValue{
+			{Name: "EIO", Expr: `&fs.PathError{Op: "read", Err: syscall.EIO}`, Imports: []string{"io/fs", "syscall", "os"}},
+			{Name: "ErrCompacted", Expr: `raft.ErrCompacted`, Imports: []string{"example.com/raft"}},
+		}},
+		{Index: 5, ID: "b", Errors: []catalog.ErrorValue{
+			{Name: "ErrX", Expr: `errors.ErrX`, Imports: []string{"example.com/pkg/errors"}},
+		}},
+		{Index: 7, ID: "c", Errors: []catalog.ErrorValue{
+			{Name: "wrapped", Expr: `errors.New("x")`, Imports: []string{"errors"}},
+		}},
+	}
+	files, err := errorFiles("raft", "example.com/raft", sites, map[string]string{"example.com/pkg/errors": "errors"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []byte
+	for _, f := range files {
+		all = append(all, "// == "+f.name+"\n"...)
+		all = append(all, f.src...)
+		for idx, lines := range f.lineOf {
+			got := strings.Split(string(f.src), "\n")[lines[0]-1]
+			if want := fmt.Sprintf("func gofaultErr%d(k int) error {", idx); got != want {
+				t.Errorf("%s line %d = %q, want %q", f.name, lines[0], got, want)
+			}
+		}
+	}
+	if len(files) != 2 {
+		t.Errorf("%d files, want 2 (the two packages named errors clash)", len(files))
+	}
+	golden(t, filepath.Join("testdata", "rewrite", "errors.golden"), all)
 }

@@ -94,6 +94,9 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "  rewritten  %d files in %d packages; %d dependency modules copied\n", st.Files, st.Packages, st.Copies)
 	fmt.Fprintf(stdout, "  seconds    prepare %.1f, analyse %.1f, instrument %.1f, build %.1f (%d go build runs), total %.1f\n",
 		st.Seconds.Prepare, st.Seconds.Analyze, st.Seconds.Instrument, st.Seconds.Build, st.Builds, st.Seconds.Total)
+	if st.PeakRSSMB > 0 {
+		fmt.Fprintf(stdout, "  memory     peak %.0f MiB (analysis and rewrite; go build not included)\n", st.PeakRSSMB)
+	}
 	return nil
 }
 
