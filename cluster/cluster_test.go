@@ -1,10 +1,14 @@
 package cluster
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"runtime"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,12 +24,16 @@ import (
 // spec returns a cluster spec running the helper in mode on n nodes.
 func spec(t *testing.T, mode string, n int) Spec {
 	t.Helper()
+	return specIn(filepath.Join(t.TempDir(), "trial"), mode, n)
+}
+
+func specIn(dir, mode string, n int) Spec {
 	bin, err := os.Executable()
 	if err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return Spec{
-		Dir:        filepath.Join(t.TempDir(), "trial"),
+		Dir:        dir,
 		Trial:      "t-" + mode,
 		Bin:        bin,
 		Controller: "unix:/tmp/ctl.sock",
@@ -371,4 +379,67 @@ func TestTemplatesAgreeWithConfig(t *testing.T) {
 			t.Errorf("Render(%q): %v", tmpl, err)
 		}
 	}
+}
+
+// TestRunnerDies kills a process running a cluster with SIGKILL, as if
+// gofault crashed, and checks that its nodes die with it (Pdeathsig).
+func TestRunnerDies(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Pdeathsig is Linux only")
+	}
+	dir := filepath.Join(t.TempDir(), "trial")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), runnerEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var groups, ports []int
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		kind, n, _ := strings.Cut(sc.Text(), " ")
+		v, _ := strconv.Atoi(n)
+		switch kind {
+		case "pid":
+			groups = append(groups, v)
+		case "port":
+			ports = append(ports, v)
+		}
+		if kind == "ready" {
+			break
+		}
+	}
+	if len(groups) != 2 {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("runner reported %d nodes", len(groups))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	assertClean(t, groups, ports)
+}
+
+// runnerMain starts a cluster in dir, prints its node PIDs and ports, and
+// waits to be killed.
+func runnerMain(dir string) {
+	s := specIn(dir, "serve", 2)
+	s.Cluster.Env["NOCHILD"] = "1" // a node's children die only with its group
+	c, err := Start(context.Background(), s)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, n := range c.Nodes() {
+		r, _ := c.Node(n.Name)
+		fmt.Println("pid", r.PID)
+	}
+	for _, p := range c.Ports() {
+		fmt.Println("port", p)
+	}
+	fmt.Println("ready")
+	select {}
 }

@@ -18,9 +18,16 @@ import (
 // helperEnv makes the test binary act as a node (see helperMain).
 const helperEnv = "GOFAULT_CLUSTER_HELPER"
 
+// runnerEnv makes the test binary run a cluster (see runnerMain).
+const runnerEnv = "GOFAULT_CLUSTER_RUNNER"
+
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "1" {
+	if os.Getenv(helperEnv) == "1" { // before runnerEnv: nodes inherit it
 		helperMain(os.Args[1:])
+		return
+	}
+	if dir := os.Getenv(runnerEnv); dir != "" {
+		runnerMain(dir)
 		return
 	}
 	os.Exit(m.Run())
@@ -67,10 +74,12 @@ func helperMain(args []string) {
 		os.Exit(1)
 	}
 	// A child in the same process group, which must not outlive the node.
-	child := exec.Command(os.Args[0], "sleep")
-	if err := child.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "child:", err)
-		os.Exit(1)
+	if os.Getenv("NOCHILD") == "" {
+		child := exec.Command(os.Args[0], "sleep")
+		if err := child.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
 	}
 	wd, _ := os.Getwd()
 	os.WriteFile("env", []byte(strings.Join(os.Environ(), "\n")), 0o644)
