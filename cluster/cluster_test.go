@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,7 +184,7 @@ func TestContextCancelled(t *testing.T) {
 				}
 				groups = append(groups, r.PID)
 			}
-			cancel() // what Ctrl-C does
+			cancel()   // what Ctrl-C does
 			<-c.Done() // every node process has ended
 			if err := c.Restart(context.Background(), "n1"); err == nil {
 				t.Error("Restart after cancel succeeded")
