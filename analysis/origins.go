@@ -608,8 +608,16 @@ func typeValue(x ssa.Value) (errVal, bool) {
 	switch u := named.Underlying().(type) {
 	case *types.Struct:
 		var fields []string
+		consts := constFields(x)
 		for i := range u.NumFields() {
 			f := u.Field(i)
+			if c, ok := consts[i]; ok && !f.Embedded() {
+				if !f.Exported() && ev.private == nil {
+					ev.private = pkg
+				}
+				fields = append(fields, f.Name()+": "+c)
+				continue
+			}
 			if !types.Identical(f.Type(), errorType) || f.Embedded() || pkg.Name() == "errors" {
 				continue
 			}
@@ -638,4 +646,39 @@ func typeValue(x ssa.Value) (errVal, bool) {
 		ev.Expr = q + "(" + c.Value.ExactString() + ")"
 	}
 	return ev, true
+}
+
+// constFields returns the fields of a composite literal &T{...} (an SSA
+// Alloc) that are set to basic constants, as Go literals by field index.
+func constFields(x ssa.Value) map[int]string {
+	alloc, ok := x.(*ssa.Alloc)
+	if !ok {
+		return nil
+	}
+	out := map[int]string{}
+	for _, ref := range *alloc.Referrers() {
+		fa, ok := ref.(*ssa.FieldAddr)
+		if !ok {
+			continue
+		}
+		for _, r2 := range *fa.Referrers() {
+			st, ok := r2.(*ssa.Store)
+			if !ok || st.Addr != fa {
+				continue
+			}
+			c, ok := st.Val.(*ssa.Const)
+			if !ok || c.Value == nil {
+				continue
+			}
+			if _, basic := c.Type().(*types.Basic); !basic {
+				continue // a named constant type would need its package
+			}
+			if c.Value.Kind() == constant.String {
+				out[fa.Field] = strconv.Quote(constant.StringVal(c.Value))
+			} else {
+				out[fa.Field] = c.Value.ExactString()
+			}
+		}
+	}
+	return out
 }
