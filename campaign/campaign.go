@@ -159,16 +159,12 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	faultTrials := 0
-	for _, t := range prior {
-		if t.Policy != baselinePolicy {
-			faultTrials++
-		}
-	}
+	priorBaseline := countBaseline(prior)
+	faultTrials := len(prior) - priorBaseline
 
 	// Fault-free baseline trials first, so the log checker has something
 	// to judge against.
-	for baseline.Trials < cfg.Checkers.Baseline && ctx.Err() == nil {
+	for priorBaseline+sum.BaselineTrials < cfg.Checkers.Baseline && ctx.Err() == nil {
 		tr, err := r.trial(ctx, next, true)
 		if err != nil {
 			return stopped(sum, ctx, err)
@@ -275,6 +271,17 @@ func stopped(sum *Summary, ctx context.Context, err error) (*Summary, error) {
 		return sum, nil
 	}
 	return nil, err
+}
+
+// countBaseline counts the baseline trials among trials.
+func countBaseline(trials []*record.Trial) int {
+	n := 0
+	for _, t := range trials {
+		if t.Policy == baselinePolicy {
+			n++
+		}
+	}
+	return n
 }
 
 // summarise fills the counts of a summary from the campaign's trials.

@@ -277,6 +277,11 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	r.bmu.Lock()
 	baseline := *r.baseline
 	r.bmu.Unlock()
+	checkers := cfg.Checkers.Enabled
+	if t.baseline {
+		// A baseline trial teaches the log checker; it is not judged by it.
+		checkers = without(checkers, check.NameLog)
+	}
 	verdicts, err := check.Run(ctx, &check.Input{
 		Trial:                  tr,
 		Baseline:               &baseline,
@@ -284,7 +289,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		LinearizabilityTimeout: cfg.Checkers.Linearizability,
 		WorkloadTimedOut:       wres.TimedOut,
 		Visualize:              true,
-	}, cfg.Checkers.Enabled)
+	}, checkers)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: checkers: %w", t.id, err)
 	}
@@ -387,4 +392,18 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 		return fmt.Errorf("encode log baseline: %w", err)
 	}
 	return st.PutBlob(sctx, r.campaign, blobBaseline, bl)
+}
+
+// without returns names without name; empty names means every checker.
+func without(names []string, name string) []string {
+	if len(names) == 0 {
+		names = check.Names()
+	}
+	var out []string
+	for _, n := range names {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	return out
 }
