@@ -122,6 +122,13 @@ func TestBuildApp(t *testing.T) {
 	var catSites, semverSites int
 	res, err := Build(ctx, cfg, filepath.Join(tmp, "bin", "app"), Options{Analyze: func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
 		c := handCatalog(t, w)
+		// A realistic-looking error value that does not compile: the
+		// build must drop its site and retry.
+		for i := range c.Sites {
+			if c.Sites[i].Callee == "os.ReadDir" {
+				c.Sites[i].Errors = []catalog.ErrorValue{{Name: "bogus", Expr: `fs.ErrNoSuchThing`, Imports: []string{"io/fs"}}}
+			}
+		}
 		catSites = len(c.Sites)
 		for _, s := range c.Sites {
 			if s.Pkg == "golang.org/x/mod/semver" {
@@ -142,10 +149,10 @@ func TestBuildApp(t *testing.T) {
 	if st.Sites != catSites || st.Instrumented+st.Skipped != st.Sites {
 		t.Errorf("sites %d, instrumented %d + skipped %d, want %d", st.Sites, st.Instrumented, st.Skipped, catSites)
 	}
-	// The deferred f.Close() is the only site that must be skipped; the
-	// delay sites in semver are hook-only.
-	if st.Skipped != 1 || st.SkipReasons[SkipGoDefer] != 1 {
-		t.Errorf("skipped %v, want one go/defer call", st.SkipReasons)
+	// The deferred f.Close() and the os.ReadDir with the bogus error are
+	// the only sites skipped; the delay sites in semver are hook-only.
+	if st.Skipped != 2 || st.SkipReasons[SkipGoDefer] != 1 || st.SkipReasons[SkipCompile] != 1 || st.Builds != 2 {
+		t.Errorf("skipped %v after %d builds, want one go/defer call and one compile error after 2", st.SkipReasons, st.Builds)
 	}
 	if st.HookOnly != semverSites || semverSites == 0 || st.Copies != 1 || st.Packages != 2 {
 		t.Errorf("hook-only %d, copies %d, packages %d; want %d, 1, 2", st.HookOnly, st.Copies, st.Packages, semverSites)

@@ -134,8 +134,8 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 	}()
 
 	if opts.Uninstrumented {
-		if out, err := w.build(ctx, bin, "", ""); err != nil {
-			return nil, fmt.Errorf("build: %w\n%s", err, out)
+		if err := w.build(ctx, bin, "", ""); err != nil {
+			return nil, fmt.Errorf("build: %w", err)
 		}
 		res.Stats.Builds = 1
 		res.Stats.Seconds.Build = time.Since(t1).Seconds()
@@ -188,7 +188,7 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 		tb := time.Now()
 		res.Stats.Seconds.Instrument += tb.Sub(ti).Seconds()
 		kept.Hash = kept.ComputeHash()
-		buildOut, err := w.build(ctx, bin, overlay, kept.Hash)
+		err = w.build(ctx, bin, overlay, kept.Hash)
 		res.Stats.Builds++
 		res.Stats.Seconds.Build += time.Since(tb).Seconds()
 		if err == nil {
@@ -201,9 +201,9 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("build: %w", ctx.Err())
 		}
-		bad := ov.blame(w, buildOut)
+		bad := ov.blame(w, err.Error()) // the error holds the compiler's stderr
 		if len(bad) == 0 || attempt >= opts.MaxRetries {
-			return nil, fmt.Errorf("build: %w\n%s", err, buildOut)
+			return nil, fmt.Errorf("build: %w", err)
 		}
 		slog.Warn("rewritten sites did not compile; dropping them and rebuilding", "sites", len(bad))
 		for _, id := range bad {
@@ -238,8 +238,8 @@ func keep(cat *catalog.Catalog, skipped map[string]string) *catalog.Catalog {
 }
 
 // build runs go build of the main package into bin, with the overlay and
-// catalog hash if given, and returns the combined output.
-func (w *Work) build(ctx context.Context, bin, overlay, hash string) (string, error) {
+// catalog hash if given; the error holds the compiler's output.
+func (w *Work) build(ctx context.Context, bin, overlay, hash string) error {
 	args := append([]string{"build"}, w.AllBuildFlags()...)
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
@@ -248,11 +248,8 @@ func (w *Work) build(ctx context.Context, bin, overlay, hash string) (string, er
 		args = append(args, "-ldflags=-X="+AgentModule+".catalogHash="+hash)
 	}
 	args = append(args, "-o", bin, w.Main)
-	out, err := w.goCmd(ctx, args...)
-	if err != nil {
-		return string(out), err
-	}
-	return string(out), nil
+	_, err := w.goCmd(ctx, args...)
+	return err
 }
 
 // rewriter holds the type-checked target packages across rewrite attempts.
@@ -385,6 +382,7 @@ type overlaySet struct {
 	errFiles  map[string]*errFile // target file -> generated errors file
 	lineNames map[string]string   // target file -> name in //line directives
 	skipped   map[string]string   // site ID -> reason
+	written   map[string]string   // target file -> overlay file, set by write
 	errSites  int
 	hookSites int
 	files     int
@@ -469,6 +467,7 @@ func (ov *overlaySet) write(dir, jsonPath string) error {
 		return fmt.Errorf("overlay: %w", err)
 	}
 	repl := map[string]string{}
+	ov.written = repl
 	n := 0
 	put := func(target string, data []byte) error {
 		n++
@@ -538,6 +537,11 @@ func (ov *overlaySet) blame(w *Work, out string) []string {
 			}
 			byName[name] = append(byName[name], span{id, r[0], r[1]})
 		}
+	}
+	// The compiler names the overlay's file where no //line directive
+	// says otherwise (e.g. in generated error files).
+	for target, file := range ov.written {
+		byName[file] = append(byName[file], byName[target]...)
 	}
 	bad := map[string]bool{}
 	for _, m := range errLine.FindAllStringSubmatch(out, -1) {
