@@ -332,3 +332,33 @@ func diffLines(want, got string) string {
 	}
 	return b.String()
 }
+
+// TestCustomPass checks that a later pass slots in: it sees the sites of
+// the earlier passes and its counters reach the statistics.
+func TestCustomPass(t *testing.T) {
+	count := &Pass{
+		Name: "count-io",
+		Run: func(ctx context.Context, p *Program, f *Facts) error {
+			for _, s := range f.Sites {
+				if s.IO != "" {
+					f.Add(s.Pkg, "io_sites_seen", 1)
+				}
+			}
+			return nil
+		},
+	}
+	res, err := Run(context.Background(), Options{
+		Dir:      appDir(t),
+		Patterns: []string{"example.com/app/..."},
+		Passes:   append(DefaultPasses(), count),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.Stats.Totals["io_sites_seen"], res.Stats.Totals[CountDelaySites]; got != want || got == 0 {
+		t.Errorf("io_sites_seen = %d, want %d (> 0)", got, want)
+	}
+	if names := res.Stats.CounterNames(); names[len(names)-1] != "io_sites_seen" {
+		t.Errorf("CounterNames = %v, want the new counter last", names)
+	}
+}

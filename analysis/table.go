@@ -25,8 +25,6 @@ type prim struct {
 	values []catalog.ErrorValue
 }
 
-// errnoNames are the errno values used in realistic errors.
-var errnoNames = []string{"EIO", "ENOSPC", "EMFILE", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ECONNREFUSED", "EADDRINUSE"}
 
 // pathErr is what os file operations return: *fs.PathError{Op, Path, Err}.
 func pathErr(op, errno string) catalog.ErrorValue {
