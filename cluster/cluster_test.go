@@ -443,3 +443,20 @@ func runnerMain(dir string) {
 	fmt.Println("ready")
 	select {}
 }
+
+// BenchmarkStartStop measures the runner's own cost of a trial: ports,
+// three helper nodes started and probed ready, then stopped.
+func BenchmarkStartStop(b *testing.B) {
+	root := b.TempDir()
+	i := 0
+	for b.Loop() {
+		i++
+		s := specIn(filepath.Join(root, strconv.Itoa(i)), "serve", 3)
+		s.Cluster.Env["NOCHILD"] = "1"
+		c, err := Start(context.Background(), s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.Stop()
+	}
+}

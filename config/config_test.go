@@ -104,6 +104,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration", "trials:\n  timeout: 10\n", []string{"line 2", "trials.timeout", "duration"}},
 		{"list not scalar", "faults:\n  kinds: error\n", []string{"faults.kinds", "list"}},
 		{"not yaml", "a: [", []string{"parse yaml"}},
+		{"not a mapping", "- a\n", []string{"line 1", "want a mapping"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,12 +122,14 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParseEmpty(t *testing.T) {
-	c, err := Parse(nil, "cluster.nodes=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Cluster.Nodes != 2 {
-		t.Errorf("nodes = %d", c.Cluster.Nodes)
+	for _, doc := range []string{"", "# only a comment\n", "---\n", "null\n"} {
+		c, err := Parse([]byte(doc), "cluster.nodes=2")
+		if err != nil {
+			t.Fatalf("%q: %v", doc, err)
+		}
+		if c.Cluster.Nodes != 2 {
+			t.Errorf("%q: nodes = %d", doc, c.Cluster.Nodes)
+		}
 	}
 }
 

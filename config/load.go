@@ -56,6 +56,9 @@ func Parse(data []byte, overrides ...string) (*Config, error) {
 	if doc.Kind == 0 { // empty file
 		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
 	}
+	if root := doc.Content[0]; root.Kind != yaml.MappingNode && !isNull(root) {
+		return nil, fmt.Errorf("line %d: want a mapping of fields such as \"name: etcd\", got %q", root.Line, nodeText(root))
+	}
 	for _, o := range overrides {
 		if err := Set(&doc, o); err != nil {
 			return nil, err

@@ -440,3 +440,47 @@ func BenchmarkSaveTrial(b *testing.B) {
 		}
 	}
 }
+
+func TestOddPath(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a b", "x#y?.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateCampaign(ctx, Campaign{Name: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("database not at %s: %v", path, err)
+	}
+	if _, err := Open(""); err == nil {
+		t.Error("empty path opened")
+	}
+}
+
+func BenchmarkTrials(b *testing.B) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(b.TempDir(), "g.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	cid, err := s.CreateCampaign(ctx, Campaign{Name: "bench"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 100 {
+		if err := s.SaveTrial(ctx, cid, sampleTrial(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		ts, err := s.Trials(ctx, cid)
+		if err != nil || len(ts) != 100 {
+			b.Fatal(len(ts), err)
+		}
+	}
+}
