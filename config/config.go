@@ -48,12 +48,13 @@ type Target struct {
 
 // Cluster says how to run one node of the target.
 type Cluster struct {
+	// Nodes is the number of node processes (default 3).
 	Nodes int `yaml:"nodes"`
 	// Ports names the ports each node gets, e.g. ["client", "peer"]; every
 	// trial allocates fresh free loopback ports.
 	Ports []string `yaml:"ports"`
 	// Command is the node's command line, a list of Go text/template strings
-	// over NodeVars, e.g. "--listen-client-urls=http://127.0.0.1:{{.Port.client}}".
+	// over cluster.NodeVars, e.g. "--listen-client-urls=http://127.0.0.1:{{.Port.client}}".
 	Command []string `yaml:"command"`
 	// Env adds environment variables (templates too).
 	Env map[string]string `yaml:"env"`
@@ -68,7 +69,8 @@ type Ready struct {
 	// TCP is a template for host:port that accepts connections when ready.
 	TCP string `yaml:"tcp"`
 	// HTTP is a template for a URL that answers 2xx when ready.
-	HTTP    string        `yaml:"http"`
+	HTTP string `yaml:"http"`
+	// Timeout bounds the wait for every node to be ready (default 30s).
 	Timeout time.Duration `yaml:"timeout"`
 }
 
@@ -84,37 +86,45 @@ type Workload struct {
 	// per campaign and run as the workload; or
 	Package string `yaml:"package"`
 	// Command is an external command line (templates over TrialVars).
-	Command []string          `yaml:"command"`
-	Env     map[string]string `yaml:"env"`
-	// Timeout bounds the workload; past it the trial ends as hung.
+	Command []string `yaml:"command"`
+	// Env adds environment variables to the workload.
+	Env map[string]string `yaml:"env"`
+	// Timeout bounds the workload; past it the trial ends as hung
+	// (default 30s).
 	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Checkers selects and tunes the checkers.
 type Checkers struct {
-	// Enabled lists checker names; default all that apply.
+	// Enabled lists checker names; default DefaultCheckers.
 	Enabled []string `yaml:"enabled"`
 	// Progress is how long a client may go without progress before the
-	// hang checker reports it.
+	// hang checker reports it (default 10s).
 	Progress time.Duration `yaml:"progress"`
 	// Baseline is the number of fault-free trials the log checker learns
-	// from.
+	// from (default 3; -1 for none).
 	Baseline int `yaml:"baseline"`
-	// Linearizability bounds the porcupine check of each key's history.
+	// Linearizability bounds the porcupine check of a trial's history
+	// (default 10s).
 	Linearizability time.Duration `yaml:"linearizability_timeout"`
 }
 
 // Faults selects the fault kinds a campaign may inject.
 type Faults struct {
-	Kinds []string `yaml:"kinds"` // "error", "delay", "crash"
-	// Delay is the default injected delay where no timeout was observed.
+	// Kinds are the fault kinds to inject (default DefaultFaultKinds:
+	// error, delay, crash).
+	Kinds []string `yaml:"kinds"`
+	// Delay is the injected delay where no timeout was observed (default
+	// 3s).
 	Delay time.Duration `yaml:"delay"`
 }
 
 // Policy selects and tunes the injection policy.
 type Policy struct {
+	// Name names the policy (default "random").
 	Name string `yaml:"name"`
-	Seed int64  `yaml:"seed"`
+	// Seed seeds the policy's random choices.
+	Seed int64 `yaml:"seed"`
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int `yaml:"per_trial"`
 	// Budget is bsrr's per-state budget (default 5).
@@ -123,9 +133,12 @@ type Policy struct {
 
 // Trials bounds a campaign.
 type Trials struct {
-	Count    int           `yaml:"count"`
-	Parallel int           `yaml:"parallel"`
-	Timeout  time.Duration `yaml:"timeout"`
+	// Count is the number of trials (default 100).
+	Count int `yaml:"count"`
+	// Parallel is the number of clusters run at once (default 1).
+	Parallel int `yaml:"parallel"`
+	// Timeout bounds one whole trial (default 2m).
+	Timeout time.Duration `yaml:"timeout"`
 }
 
 // Store says where records go.
