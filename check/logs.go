@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/gofault/gofault/record"
 )
@@ -37,6 +38,11 @@ type LogLine struct {
 	Msg string
 	// Err is the "error" field of a structured line.
 	Err string
+	// Fields are the field names of a structured line.
+	Fields []string
+	// Time is the structured line's "ts" (RFC 3339 or epoch seconds);
+	// zero when the line has none.
+	Time time.Time
 	// Template is the normalized identity of the line: level, caller and
 	// message with every variable part replaced.
 	Template string
@@ -60,6 +66,7 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 			Msg    string `json:"msg"`
 			Caller string `json:"caller"`
 			Err    any    `json:"error"`
+			TS     any    `json:"ts"`
 		}
 		if json.Unmarshal([]byte(s), &j) != nil || j.Level == "" {
 			return l, false
@@ -68,6 +75,19 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 		l.Msg = j.Msg
 		if j.Err != nil {
 			l.Err = fmt.Sprint(j.Err)
+		}
+		switch ts := j.TS.(type) {
+		case string:
+			l.Time, _ = time.Parse(time.RFC3339Nano, ts)
+		case float64:
+			l.Time = time.Unix(0, int64(ts*1e9))
+		}
+		var fields map[string]json.RawMessage
+		if json.Unmarshal([]byte(s), &fields) == nil {
+			for k := range fields {
+				l.Fields = append(l.Fields, k)
+			}
+			sort.Strings(l.Fields)
 		}
 		l.Caller = j.Caller
 		if i := strings.LastIndexByte(l.Caller, ':'); i > 0 {
@@ -205,6 +225,25 @@ func scanLog(p string, fn func(LogLine)) error {
 // a busy host they come and go, so they are never reported as new.
 var environmental = regexp.MustCompile(`(?i)took too long|too long|slow|overloaded|on time|clock|leader is overloaded|heartbeat`)
 
+// timingField names a structured field that reports how long something
+// took: a line carrying one is a latency report (etcd's "request stats",
+// "apply request took too long"), which depends on the machine's load.
+var timingField = regexp.MustCompile(`(?i)^(took|time[ _-]?spent|elapsed|latency|duration|expected[ _-]duration)$`)
+
+// aboutMachine reports whether l is about the machine rather than the
+// system's logic.
+func aboutMachine(l LogLine) bool {
+	if environmental.MatchString(l.Msg) {
+		return true
+	}
+	for _, f := range l.Fields {
+		if timingField.MatchString(f) {
+			return true
+		}
+	}
+	return false
+}
+
 // Errno names and their messages, to recognise a log line that echoes an
 // injected error.
 var errnoText = map[string]string{
@@ -295,8 +334,25 @@ func (e echoes) echo(l LogLine) string {
 	return ""
 }
 
+// judgedWindow returns the period whose log lines the log checker judges:
+// from the workload's first event, or the first injection if that is
+// earlier, to the workload's last event. Lines before cannot be caused by a
+// fault and are the cluster's start-up, whose warnings vary with timing
+// (peers not up yet); lines after are its shutdown. Zero times mean the
+// trial has no client events, and every line is judged.
+func judgedWindow(tr *record.Trial) (from, to time.Time) {
+	from, to = workloadSpan(tr)
+	for _, in := range tr.Injections {
+		if !from.IsZero() && in.Time.Before(from) {
+			from = in.Time
+		}
+	}
+	return from, to
+}
+
 // Log is the log checker: it reports warning, error, panic and fatal lines
-// whose template never appeared in the fault-free baseline. Lines that echo
+// whose template never appeared in the fault-free baseline, among the lines
+// logged while the workload ran (see judgedWindow). Lines that echo
 // the injected fault (its error text, the fault site's own logging, the
 // timeouts of a delay, the peers' view of a killed node) are the system
 // handling the fault and are at most informational; so are messages about
@@ -333,11 +389,15 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 		ignore = append(ignore, re)
 	}
 	ech := faultEchoes(in.Trial)
+	from, to := judgedWindow(in.Trial)
 	found := map[string]*newTemplate{}
 	var order []string
 	for _, n := range in.Trial.Nodes {
 		err := scanLog(n.Log, func(l LogLine) {
 			if severity[l.Level] < severity[LevelWarn] || in.Baseline.Known(l.Template) {
+				return
+			}
+			if !l.Time.IsZero() && !from.IsZero() && (l.Time.Before(from) || l.Time.After(to)) {
 				return
 			}
 			for _, re := range ignore {
@@ -350,7 +410,7 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 				return
 			}
 			nt := &newTemplate{line: l, node: n.Name, count: 1, reason: ech.echo(l)}
-			if nt.reason == "" && environmental.MatchString(l.Msg) {
+			if nt.reason == "" && aboutMachine(l) {
 				nt.reason = "about a slow or overloaded machine"
 			}
 			found[l.Template] = nt

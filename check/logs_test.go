@@ -96,6 +96,17 @@ func TestLog(t *testing.T) {
 			nil, false, nil, verdictWant{failed: true, symptom: "new warn log at rafthttp/stream.go: lost TCP streaming connection with remote peer"}},
 		{"slow machine", []string{`{"level":"warn","caller":"etcdserver/util.go:166","msg":"apply request took too long","took":"250ms"}`},
 			nil, false, nil, verdictWant{symptom: "informational: new warn log at etcdserver/util.go: apply request took too long"}},
+		{"start-up and shutdown are not judged", []string{
+			`{"level":"warn","ts":"2026-11-21T04:59:59.5Z","caller":"rafthttp/peer.go:1","msg":"peer not up yet"}`,
+			`{"level":"warn","ts":"2026-11-21T05:00:06.5Z","caller":"embed/etcd.go:1","msg":"skipped leadership transfer"}`,
+			`{"level":"warn","ts":1795237203.5,"caller":"x/y.go:1","msg":"during the workload"}`,
+		}, nil, false, nil, verdictWant{failed: true, symptom: "new warn log at x/y.go: during the workload"}},
+		{"after an early injection is judged", []string{
+			`{"level":"warn","ts":"2026-11-21T04:59:59.5Z","caller":"rafthttp/peer.go:1","msg":"peer not up yet"}`,
+		}, func(b *trialB) { b.inject(-1000, "n1", record.KindError, nil) }, false, nil,
+			verdictWant{failed: true, symptom: "new warn log at rafthttp/peer.go: peer not up yet"}},
+		{"latency report", []string{`{"level":"warn","caller":"v3rpc/interceptor.go:197","msg":"request stats","start time":"2026-11-21T05:20:56.404403Z","time spent":"1.078742738s","remote":"127.0.0.1:57374"}`},
+			nil, false, nil, verdictWant{symptom: "informational: new warn log at v3rpc/interceptor.go: request stats"}},
 		{"real error beside an echo", []string{`{"level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"EIO"}`, newErr},
 			func(b *trialB) {
 				b.inject(10, "n1", record.KindError, func(in *record.Injection) { in.Error = "syscall.EIO" })
