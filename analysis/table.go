@@ -25,7 +25,6 @@ type prim struct {
 	values []catalog.ErrorValue
 }
 
-
 // pathErr is what os file operations return: *fs.PathError{Op, Path, Err}.
 func pathErr(op, errno string) catalog.ErrorValue {
 	return catalog.ErrorValue{
