@@ -135,6 +135,40 @@ func tick() time.Time {
 			renamed: true,
 		},
 		{
+			name: "chained_generic_and_package_level",
+			src: `package p
+
+import (
+	"errors"
+	"os"
+)
+
+type T struct{ n int }
+
+func mk() *T                    { return &T{} }
+func (t *T) Read() (int, error) { return t.n, errors.New("x") }
+
+func first[E any](xs []E) (E, error) {
+	var zero E
+	if len(xs) == 0 {
+		return zero, errors.New("empty")
+	}
+	return xs[0], nil
+}
+
+var cwd, cwdErr = os.Getwd()
+
+func use() (int, error) {
+	if _, err := first([]string{"a"}); err != nil {
+		return 0, err
+	}
+	return mk().Read()
+}
+`,
+			kind:    catalog.KindError | catalog.KindDelay,
+			callees: []string{"mk", "mk().Read", "first", "os.Getwd"},
+		},
+		{
 			name: "no_error_result",
 			src: `package p
 
