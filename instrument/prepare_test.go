@@ -3,6 +3,8 @@ package instrument
 import (
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/catalog"
 )
 
 func TestWorkModFile(t *testing.T) {
@@ -55,5 +57,38 @@ func TestGoEnv(t *testing.T) {
 	want := []string{"HOME=/h", "GOFLAGS=-trimpath", "GOWORK=off"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("goEnv = %q, want %q", got, want)
+	}
+}
+
+func TestBlame(t *testing.T) {
+	a := &catalog.Site{Index: 0, ID: "a"}
+	b := &catalog.Site{Index: 1, ID: "b"}
+	c := &catalog.Site{Index: 2, ID: "c"}
+	ov := &overlaySet{
+		edits: map[string][]siteEdit{
+			"/work/mod/m@v1/p/p.go": {{site: a, startLine: 10, endLine: 12}, {site: b, startLine: 20, endLine: 20}},
+			"/src/q/q.go":           {{site: c, startLine: 5, endLine: 5}},
+		},
+		lineNames: map[string]string{"/work/mod/m@v1/p/p.go": "/cache/m@v1/p/p.go", "/src/q/q.go": "/src/q/q.go"},
+		errFiles: map[string]*errFile{
+			"/work/mod/m@v1/p/gofault_errors.go": {lineOf: map[uint32][2]int{1: {7, 12}}},
+		},
+		written: map[string]string{"/work/mod/m@v1/p/gofault_errors.go": "/work/overlay/0003_gofault_errors.go"},
+	}
+	w := &Work{ModuleDir: "/src"}
+	tests := []struct {
+		out  string
+		want string
+	}{
+		{"# m/p\n/cache/m@v1/p/p.go:11:3: cannot use x\n", "a"},
+		{"/cache/m@v1/p/p.go:13:3: not a site line\n", ""},
+		{"/work/overlay/0003_gofault_errors.go:9:10: undefined: fs.X\n", "b"},
+		{"q/q.go:5:9: wrong\n/cache/m@v1/p/p.go:10:1: x\n", "a c"},
+		{"go: updates to go.mod needed\n", ""},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(ov.blame(w, tt.out), " "); got != tt.want {
+			t.Errorf("blame(%q) = %q, want %q", tt.out, got, tt.want)
+		}
 	}
 }
