@@ -77,10 +77,12 @@ type origins struct {
 	flow   *flow
 	sums   map[*ssa.Function]*summary
 	active map[*ssa.Function]bool
+	reach  map[[2]*types.Package]bool
 }
 
 func newOrigins(p *Program, fl *flow) *origins {
-	return &origins{prog: p, flow: fl, sums: map[*ssa.Function]*summary{}, active: map[*ssa.Function]bool{}}
+	return &origins{prog: p, flow: fl, sums: map[*ssa.Function]*summary{}, active: map[*ssa.Function]bool{},
+		reach: map[[2]*types.Package]bool{}}
 }
 
 // lastIsError reports whether sig's last result is the error type.

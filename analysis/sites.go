@@ -123,7 +123,7 @@ func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
 			if v.private != nil && v.private != pkg {
 				continue
 			}
-			if !importsOK(v.ErrorValue) {
+			if !importsOK(v.ErrorValue) || !o.importable(pkg, v.Imports) {
 				continue
 			}
 			evs = append(evs, v.ErrorValue)
@@ -177,6 +177,61 @@ func hookable(c *ssa.CallCommon) bool {
 		return false
 	}
 	return true
+}
+
+// importable reports whether a file in package from may import every path
+// of imports: not into another module's internal tree, and not a package
+// that imports from (directly or not), which would be a cycle.
+func (o *origins) importable(from *types.Package, imports []string) bool {
+	for _, path := range imports {
+		if path == from.Path() {
+			continue
+		}
+		if i := strings.LastIndex(path, "/internal"); i >= 0 && (i+len("/internal") == len(path) || path[i+len("/internal")] == '/') {
+			if parent := path[:i]; from.Path() != parent && !strings.HasPrefix(from.Path(), parent+"/") {
+				return false
+			}
+		}
+		if strings.HasPrefix(path, "internal/") || path == "internal" {
+			return false
+		}
+		sp := o.prog.SSA.ImportedPackage(path)
+		if sp == nil {
+			continue
+		}
+		if o.reaches(sp.Pkg, from) {
+			return false
+		}
+	}
+	return true
+}
+
+// reaches reports whether package a imports b, directly or not.
+func (o *origins) reaches(a, b *types.Package) bool {
+	key := [2]*types.Package{a, b}
+	if r, ok := o.reach[key]; ok {
+		return r
+	}
+	seen := map[*types.Package]bool{}
+	var dfs func(p *types.Package) bool
+	dfs = func(p *types.Package) bool {
+		if p == b {
+			return true
+		}
+		if seen[p] {
+			return false
+		}
+		seen[p] = true
+		for _, q := range p.Imports() {
+			if dfs(q) {
+				return true
+			}
+		}
+		return false
+	}
+	r := dfs(a)
+	o.reach[key] = r
+	return r
 }
 
 // importsOK reports whether no two imports of v share a package name.
