@@ -45,11 +45,10 @@ func (w *watcher) run(ctx context.Context) {
 			if resp.IsProgressNotify() {
 				continue
 			}
+			// Watch events are not reported as progress: a node that
+			// streams events but fails requests must still show as failing.
 			for _, ev := range resp.Events {
 				w.observe(ev.Kv.ModRevision, string(ev.Kv.Key))
-			}
-			if len(resp.Events) > 0 {
-				w.c.wc.Progress("watch " + kvPrefix)
 			}
 		}
 		sleep(ctx, 100*time.Millisecond)
@@ -113,6 +112,9 @@ func (w *watcher) checkComplete(writes map[int64]string, target int64) {
 		}
 	}
 	sort.Slice(missed, func(i, j int) bool { return missed[i] < missed[j] })
+	if w.lastRev >= target {
+		w.c.wc.Progress(fmt.Sprintf("watch %s: %d events up to revision %d", kvPrefix, len(w.seen), w.lastRev))
+	}
 	for i, rev := range missed {
 		if i == 5 {
 			w.c.wc.Violation(checkWatchOrder, fmt.Sprintf("watcher of %s missed %d more writes", w.c.wc.Name(), len(missed)-i))
