@@ -123,7 +123,7 @@ func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
 			if v.private != nil && v.private != pkg {
 				continue
 			}
-			if !importsOK(v.ErrorValue) || !o.importable(pkg, v.Imports) {
+			if !o.importsOK(v.ErrorValue) || !o.importable(pkg, v.Imports) {
 				continue
 			}
 			evs = append(evs, v.ErrorValue)
@@ -235,10 +235,13 @@ func (o *origins) reaches(a, b *types.Package) bool {
 }
 
 // importsOK reports whether no two imports of v share a package name.
-func importsOK(v catalog.ErrorValue) bool {
+func (o *origins) importsOK(v catalog.ErrorValue) bool {
 	seen := map[string]string{}
 	for _, p := range v.Imports {
 		name := pathName(p)
+		if sp := o.prog.SSA.ImportedPackage(p); sp != nil {
+			name = sp.Pkg.Name()
+		}
 		if q, ok := seen[name]; ok && q != p {
 			return false
 		}
