@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -492,5 +493,16 @@ func TestRequestsCutByTheirContextAreNotErrors(t *testing.T) {
 	}
 	if got := kinds(evs); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("events:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// BenchmarkEmit measures what reporting one event costs a client (the
+// batching goroutine's encoding is not on the client's path).
+func BenchmarkEmit(b *testing.B) {
+	s := newSink(newJSONWriter(io.Discard))
+	defer s.close()
+	c := &Client{t: &T{sink: s}, name: "n1/0", node: "n1"}
+	for b.Loop() {
+		c.Progress("put kv/k1")
 	}
 }
