@@ -28,6 +28,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"go/ast"
@@ -119,6 +120,11 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
+	unlock, err := lockWorkDir(WorkDir(cfg))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	w, err := Prepare(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -220,6 +226,27 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 		return nil, err
 	}
 	return res, nil
+}
+
+// lockWorkDir takes an exclusive lock on the work dir for one build, so
+// that concurrent builds of one config wait for each other instead of
+// rewriting each other's modfile and overlay.
+func lockWorkDir(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("work dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock work dir: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock work dir: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
 }
 
 // keep returns a copy of cat without the skipped sites, re-indexed.

@@ -153,7 +153,7 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Work, error) {
 	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
 		return nil, fmt.Errorf("write work go.sum: %w", err)
 	}
-	if cfg.Target.Version != "" && len(cfg.Target.Versioned) > 0 {
+	if cfg.Target.Version != "" && len(cfg.Target.Versioned) > 0 && !allRequired(mf, cfg.Target.Version, cfg.Target.Versioned) {
 		// go get (in the work copy only) applies the version with the
 		// module graph's own rules: modules that require a newer
 		// version of a versioned module (e.g. etcd's client/v2 at
@@ -415,6 +415,25 @@ func workModFile(data []byte, modDir string) ([]byte, error) {
 		return nil, fmt.Errorf("format go.mod: %w", err)
 	}
 	return out, nil
+}
+
+// allRequired reports whether go.mod data requires every module of mods at
+// version already, so that applying the version would change nothing.
+func allRequired(data []byte, version string, mods []string) bool {
+	f, err := modfile.ParseLax("go.mod", data, nil)
+	if err != nil {
+		return false
+	}
+	have := map[string]string{}
+	for _, r := range f.Require {
+		have[r.Mod.Path] = r.Mod.Version
+	}
+	for _, m := range mods {
+		if have[m] != version {
+			return false
+		}
+	}
+	return true
 }
 
 // addReplacements requires each module of repl at v0.0.0 if it is not
