@@ -306,6 +306,11 @@ func TestBaselineJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(back, b) {
 		t.Fatalf("round trip %s: %+v %v", data, back, err)
 	}
+	c := back.Clone()
+	c.Templates["other"] = 1
+	if back.Known("other") || !c.Known("warn x.go a <n>") {
+		t.Fatal("Clone shares its map")
+	}
 	if !back.Known("warn x.go a <n>") || back.Known("warn x.go b") || (*Baseline)(nil).Known("x") {
 		t.Fatal("Known")
 	}

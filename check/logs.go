@@ -195,6 +195,16 @@ func (b *Baseline) Learn(tr *record.Trial) error {
 	return nil
 }
 
+// Clone returns a deep copy, for judging a trial while other goroutines
+// go on learning into b.
+func (b *Baseline) Clone() *Baseline {
+	c := &Baseline{Trials: b.Trials, Templates: make(map[string]int, len(b.Templates))}
+	for k, v := range b.Templates {
+		c.Templates[k] = v
+	}
+	return c
+}
+
 // Known reports whether template was seen in the baseline.
 func (b *Baseline) Known(template string) bool { return b != nil && b.Templates[template] > 0 }
 
