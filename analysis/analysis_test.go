@@ -362,3 +362,18 @@ func TestCustomPass(t *testing.T) {
 		t.Errorf("CounterNames = %v, want the new counter last", names)
 	}
 }
+
+func TestUniqueNames(t *testing.T) {
+	evs := []catalog.ErrorValue{
+		pathErr("write", "EIO"), pathErr("write", "ENOSPC"), pathErr("sync", "EIO"),
+		errnoErr("EIO"), errnoErr("EIO"),
+	}
+	uniqueNames(evs)
+	var got []string
+	for _, e := range evs {
+		got = append(got, e.Name)
+	}
+	if want := "EIO ENOSPC EIO(sync) EIO#2 EIO#3"; strings.Join(got, " ") != want {
+		t.Errorf("names = %q, want %q", strings.Join(got, " "), want)
+	}
+}

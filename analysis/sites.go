@@ -2,8 +2,10 @@ package analysis
 
 import (
 	"context"
+	"fmt"
 	"go/types"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -128,6 +130,7 @@ func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
 			}
 			evs = append(evs, v.ErrorValue)
 		}
+		uniqueNames(evs)
 		if len(evs) > 0 {
 			kind |= catalog.KindError
 		}
@@ -158,6 +161,28 @@ func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
 		if kind.Has(catalog.KindCrash) {
 			facts.Add(pkg.Path(), CountCrashSites, 1)
 		}
+	}
+}
+
+var opField = regexp.MustCompile(`Op: "([^"]*)"`)
+
+// uniqueNames makes the names of a site's error values distinct: a repeated
+// name gets the operation of its value, e.g. "EIO" and "EIO(sync)", or a
+// number.
+func uniqueNames(evs []catalog.ErrorValue) {
+	seen := map[string]bool{}
+	for i := range evs {
+		name := evs[i].Name
+		if seen[name] {
+			if m := opField.FindStringSubmatch(evs[i].Expr); m != nil {
+				name = fmt.Sprintf("%s(%s)", evs[i].Name, m[1])
+			}
+			for n := 2; seen[name]; n++ {
+				name = fmt.Sprintf("%s#%d", evs[i].Name, n)
+			}
+		}
+		seen[name] = true
+		evs[i].Name = name
 	}
 }
 
