@@ -147,6 +147,22 @@ func TestCrash(t *testing.T) {
 		{"plain exit", func(*testing.T) *trialB {
 			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 0, at(3000) })
 		}, verdictWant{failed: true, symptom: "node exited with status 0", nodes: []string{"n2"}}},
+		{"refused to start on an injected error", func(*testing.T) *trialB {
+			return healthy().inject(-2000, "n2", record.KindError, func(in *record.Injection) { in.Error = `"expected IP in URL"` }).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(-1900) })
+		}, verdictWant{symptom: "informational: node exited during start-up on an injected error", ev: "node n2 exited with status 1 during start-up"}},
+		{"start-up exit without a fault", func(*testing.T) *trialB {
+			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(-1900) })
+		}, verdictWant{failed: true, symptom: "node exited with status 1", nodes: []string{"n2"}}},
+		{"start-up panic on an injected error", func(t *testing.T) *trialB {
+			log := writeLog(t, goPanic)
+			return healthy().inject(-2000, "n2", record.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(-1900), log })
+		}, verdictWant{failed: true, symptom: "node panicked: runtime error: invalid memory address or nil pointer dereference in go.etcd.io/etcd/server/v3/etcdserver.(*EtcdServer).applyAll"}},
+		{"exit on an injected error while serving", func(*testing.T) *trialB {
+			return healthy().inject(2000, "n2", record.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
+		}, verdictWant{failed: true, symptom: "node exited with status 1"}},
 		{"signal", func(*testing.T) *trialB {
 			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.Signal, n.ExitTime = true, -1, "SIGSEGV", at(3000) })
 		}, verdictWant{failed: true, symptom: "node was killed by SIGSEGV", nodes: []string{"n2"}}},

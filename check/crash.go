@@ -7,13 +7,17 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/gofault/gofault/record"
 )
 
 // Crash reports nodes that exited or died while the trial ran without
 // gofault having killed them (record.Node.Killed), quoting the panic or
-// fatal line of the node's log when there is one.
+// fatal line of the node's log when there is one. A node that exits with an
+// error status during start-up, before the workload began, right after an
+// error was injected into it, without panicking, only refused to start: that
+// is informational.
 type Crash struct{}
 
 // Name implements Checker.
@@ -22,9 +26,14 @@ func (Crash) Name() string { return NameCrash }
 // Check implements Checker.
 func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 	v := pass(NameCrash)
-	var symptoms []string
+	var symptoms, info []string
+	wlStart, _ := workloadSpan(in.Trial)
 	for _, n := range in.Trial.Nodes {
 		if !n.Exited || n.Killed {
+			continue
+		}
+		if startupExit(in.Trial, n, wlStart) {
+			info = append(info, fmt.Sprintf("informational: node %s exited with status %d during start-up, after an error was injected into it: it refused to start, which is not a crash", n.Name, n.ExitCode))
 			continue
 		}
 		v.Failed = true
@@ -50,9 +59,33 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 		// One node's symptom is the cluster key; several nodes dying the
 		// same way share it.
 		v.Symptom = symptoms[0]
-		v.Evidence = capEvidence(v.Evidence)
+	} else if len(info) > 0 {
+		v.Symptom = "informational: node exited during start-up on an injected error"
 	}
+	v.Evidence = capEvidence(append(v.Evidence, info...))
 	return v
+}
+
+// startupExit reports whether node n exited with an error status before the
+// workload started (or with no workload at all) after gofault injected an
+// error into it, without a panic or a signal: a node that refuses to start
+// on an error — a failed config check, an unreadable data dir — fails fast
+// as it should.
+func startupExit(tr *record.Trial, n record.Node, wlStart time.Time) bool {
+	if n.Signal != "" || n.ExitCode == 0 || (!wlStart.IsZero() && !n.ExitTime.Before(wlStart)) {
+		return false
+	}
+	injected := false
+	for _, in := range tr.Injections {
+		if in.Node == n.Name && in.Kind == record.KindError && !in.Time.After(n.ExitTime) {
+			injected = true
+		}
+	}
+	if !injected {
+		return false
+	}
+	d, ok := deathNote(n.Log)
+	return !ok || d.kind != "panicked"
 }
 
 // death is the last words of a node found in its log.

@@ -284,21 +284,7 @@ func faultEchoes(tr *record.Trial) echoes {
 		case record.KindCrash:
 			e.killed = true
 		case record.KindError:
-			if in.Error != "" {
-				name := in.Error
-				if i := strings.LastIndexByte(name, '.'); i >= 0 && !strings.Contains(name, " ") {
-					name = name[i+1:]
-				}
-				if t, ok := errnoText[name]; ok {
-					e.texts = append(e.texts, t)
-				}
-				if len(name) >= 3 {
-					e.texts = append(e.texts, name)
-				}
-				if strings.Contains(in.Error, " ") {
-					e.texts = append(e.texts, in.Error)
-				}
-			}
+			e.texts = append(e.texts, errorTexts(in.Error)...)
 		}
 		for i, f := range in.Stack {
 			if i >= 4 {
@@ -318,6 +304,40 @@ func faultEchoes(tr *record.Trial) echoes {
 }
 
 var delayWords = regexp.MustCompile(`(?i)deadline|timeout|timed out|lagging|waiting|retry`)
+
+// errorTexts returns the strings that a log line echoing the injected error
+// err would contain. err names an errno or sentinel ("EIO",
+// "syscall.ECONNRESET", "io.ErrUnexpectedEOF") or quotes the error's text,
+// possibly truncated ("\"open failed: …\"") and with format verbs.
+func errorTexts(err string) []string {
+	var out []string
+	err = strings.TrimSpace(err)
+	if err == "" {
+		return nil
+	}
+	if !strings.ContainsAny(err, " \"'") {
+		name := err
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		if t, ok := errnoText[name]; ok {
+			out = append(out, t)
+		}
+		if len(name) >= 3 {
+			out = append(out, name)
+		}
+		return out
+	}
+	text := strings.TrimSuffix(strings.TrimSuffix(strings.Trim(err, "\"`"), "…"), "...")
+	text = strings.TrimSuffix(text, "\"")
+	if i := strings.IndexByte(text, '%'); i >= 0 {
+		text = text[:i] // the part before a format verb is verbatim
+	}
+	if text = strings.TrimSpace(text); len(text) >= 6 {
+		out = append(out, text)
+	}
+	return out
+}
 
 var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health`)
 

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/gofault/gofault/record"
@@ -135,5 +136,28 @@ func TestLog(t *testing.T) {
 			}
 			checkVerdict(t, runOne(t, NameLog, in), tc.want)
 		})
+	}
+}
+
+func TestErrorTexts(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"EIO", []string{"input/output error", "EIO"}},
+		{"syscall.ECONNRESET", []string{"connection reset by peer", "ECONNRESET"}},
+		{"io.ErrUnexpectedEOF", []string{"unexpected EOF", "ErrUnexpectedEOF"}},
+		{"EOF", []string{"EOF", "EOF"}},
+		{"ErrFoo", []string{"ErrFoo"}},
+		{`"running with systemd/journal but other '…"`, []string{"running with systemd/journal but other '"}},
+		{`"expected IP in URL for binding (%s)"`, []string{"expected IP in URL for binding ("}},
+		{`"%w: x"`, nil},
+		{"", nil},
+	}
+	for _, tc := range tests {
+		got := errorTexts(tc.in)
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("errorTexts(%q) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }
