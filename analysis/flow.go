@@ -291,11 +291,17 @@ func (fl *flow) param(p *ssa.Parameter, d int) leafSet {
 			idx = i
 		}
 	}
+	var s leafSet
+	if typeString(p.Type()) == "net/http.ResponseWriter" {
+		// A handler's response writer is made by net/http around the
+		// client's conn; callers in the program may add others.
+		s.add(leaf{name: leafNetConn})
+	}
 	n := fl.prog.Graph.Nodes[fn]
 	if idx < 0 || n == nil || len(n.In) == 0 || len(n.In) > 64 {
-		return leafSet{}
+		return s
 	}
-	s := leafSet{complete: true}
+	s.complete = true
 	for _, e := range n.In {
 		if e.Site == nil {
 			s.complete = false

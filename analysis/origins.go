@@ -242,7 +242,7 @@ func (o *origins) resolve(c ssa.CallInstruction) resolved {
 				if a >= len(common.Args) {
 					continue
 				}
-				if _, inf := o.viaLeaves(&r, common.Args[a], opMethod(w.ops[i])); !inf {
+				if complete, inf := o.viaLeaves(&r, common.Args[a], opMethod(w.ops[i])); !complete || !inf {
 					all = false
 				}
 			}
@@ -256,8 +256,8 @@ func (o *origins) resolve(c ssa.CallInstruction) resolved {
 			if wt, ok := wrapperOf(recv.Type()); ok {
 				if op, ok := wt.ops[f.Name()]; ok {
 					r.ioShaped = true
-					_, inf := o.viaLeaves(&r, common.Args[0], opMethod(op))
-					r.infallible = inf && r.io == ""
+					complete, inf := o.viaLeaves(&r, common.Args[0], opMethod(op))
+					r.infallible = complete && inf && r.io == ""
 				}
 				return r
 			}
@@ -268,14 +268,15 @@ func (o *origins) resolve(c ssa.CallInstruction) resolved {
 	if common.IsInvoke() {
 		m := common.Method.Name()
 		_, r.ioShaped = ioMethods[m]
-		if complete, inf := o.viaLeaves(&r, common.Value, m); complete {
+		complete, inf := o.viaLeaves(&r, common.Value, m)
+		if complete {
 			r.infallible = inf && r.io == "" && len(r.calleeCreated) == 0
 			return r
 		}
-		// The local value flow was incomplete: use the call graph.
-		r = resolved{ioShaped: r.ioShaped}
+		// The local value flow was incomplete: add the call graph's
+		// callees to the dynamic types it found.
 		callees := o.prog.Callees(c)
-		all := len(callees) > 0
+		all := len(callees) > 0 && inf
 		for _, f := range callees {
 			if !o.viaFunc(&r, f) {
 				all = false
@@ -300,11 +301,11 @@ func opMethod(op string) string {
 
 // viaLeaves adds what method m of the dynamic types of v can return. It
 // reports whether the value flow was complete (every dynamic type known)
-// and whether every leaf cannot fail.
+// and whether every leaf it found cannot fail.
 func (o *origins) viaLeaves(r *resolved, v ssa.Value, m string) (complete, infallibleAll bool) {
 	ls := o.flow.leaves(v)
 	complete = ls.complete && len(ls.leaves) > 0
-	infallibleAll = complete
+	infallibleAll = true
 	for _, name := range sortedLeafNames(ls) {
 		l := ls.leaves[name]
 		if p, ok := syntheticOp(l.name, m); ok {

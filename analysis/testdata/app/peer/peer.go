@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 
 	"example.com/app/store"
@@ -72,4 +73,22 @@ func Parse(s string) ([]byte, error) {
 // Fetch only propagates: no site at calls of Fetch.
 func Fetch(s *store.Store, key string) ([]byte, error) {
 	return s.Lookup(key)
+}
+
+// Handler stores the request body under the path and echoes it.
+func Handler(s *store.Store) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if err := s.Put(r.URL.Path, body); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if _, err := w.Write(body); err != nil {
+			return
+		}
+	}
 }

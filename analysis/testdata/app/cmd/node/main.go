@@ -42,4 +42,5 @@ func main() {
 	_, _ = peer.Send("127.0.0.1:1", nil)
 	_ = s.Close()
 	_ = peer.ErrClosed
+	_ = peer.Handler(s)
 }
