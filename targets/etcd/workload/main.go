@@ -62,6 +62,9 @@ const (
 	expiryMargin = 500 * time.Millisecond
 	// setupBudget bounds connecting in the setup phase.
 	setupBudget = 10 * time.Second
+	// setupGrace is how long setup waits for the other nodes once one
+	// answered.
+	setupGrace = 2 * time.Second
 	// catchUp bounds how long verify waits for watchers to see every write.
 	catchUp = 3 * time.Second
 	// healthEvery is how often a client asks its node for its status.
@@ -195,6 +198,7 @@ func (w *wl) setup(ctx context.Context) error {
 	defer cancel()
 	var ready atomic.Int32
 	var rev atomic.Int64
+	var once sync.Once
 	w.each(func(c *client) {
 		for sctx.Err() == nil {
 			r, err := c.ready(sctx)
@@ -202,6 +206,10 @@ func (w *wl) setup(ctx context.Context) error {
 				ready.Add(1)
 				for old := rev.Load(); r > old && !rev.CompareAndSwap(old, r); old = rev.Load() {
 				}
+				// Once one node answers, the others get a short grace:
+				// a node that is down is the fault under test, not a
+				// reason to delay the trial.
+				once.Do(func() { time.AfterFunc(setupGrace, cancel) })
 				return
 			}
 			sleep(sctx, 200*time.Millisecond)
@@ -214,12 +222,12 @@ func (w *wl) setup(ctx context.Context) error {
 		return errors.New("no etcd node answered within " + setupBudget.String())
 	}
 	w.startRev = rev.Load()
-	for _, c := range w.clients {
-		if c.cli != nil {
+	w.each(func(c *client) {
+		if c.isReady {
 			c.grantLease(ctx)
 			c.startWatch(w.startRev + 1)
 		}
-	}
+	})
 	return ctx.Err()
 }
 
@@ -235,7 +243,7 @@ func (w *wl) mixed(ctx context.Context) error {
 // checks that every watcher saw every acknowledged write in order.
 func (w *wl) verify(ctx context.Context) error {
 	w.each(func(c *client) {
-		if c.cli == nil {
+		if !c.isReady {
 			return
 		}
 		// A node that fails a request is down or cut off: one error says
@@ -282,6 +290,7 @@ type client struct {
 	endpoint string
 	rng      *rand.Rand
 	cli      *clientv3.Client
+	isReady  bool // connected and answered once
 	seq      int
 	last     map[string]string // last value this client saw per key
 
@@ -343,6 +352,7 @@ func (c *client) ready(ctx context.Context) (int64, error) {
 		rev = resp.Header.Revision
 		return nil
 	})
+	c.isReady = err == nil
 	return rev, err
 }
 
@@ -491,7 +501,7 @@ func (c *client) shortLease(ctx context.Context) {
 func (c *client) mix(ctx context.Context) {
 	pause := time.Second / time.Duration(c.w.cfg.rate)
 	for ctx.Err() == nil {
-		if c.cli == nil {
+		if !c.isReady {
 			if _, err := c.ready(ctx); err != nil {
 				sleep(ctx, 200*time.Millisecond)
 				continue

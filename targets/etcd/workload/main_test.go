@@ -277,6 +277,23 @@ func TestCluster(t *testing.T) {
 		})
 		judge(t, tr, &bl)
 	})
+	t.Run("member down from the start", func(t *testing.T) {
+		if bl.Trials == 0 {
+			t.Skip("no baseline")
+		}
+		nodes, recs, pgids := startCluster(t)
+		_ = syscall.Kill(-pgids[0], syscall.SIGKILL)
+		recs[0].Killed, recs[0].Exited, recs[0].ExitTime, recs[0].Signal = true, true, time.Now(), "SIGKILL"
+		tr, evs := runTrial(t, nodes, recs, nil)
+		tr.Injections = append(tr.Injections, record.Injection{Time: recs[0].ExitTime, Node: "n1", Kind: record.KindCrash, SiteID: "test"})
+		for _, e := range evs {
+			if e.Kind == record.EvOp && e.Node != "n1" && !e.Op.Unknown {
+				judge(t, tr, &bl)
+				return
+			}
+		}
+		t.Fatal("the live members' clients made no progress")
+	})
 }
 
 // runTrial runs the workload against nodes while fault, if not nil, runs
