@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"go/types"
+	"log/slog"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -101,6 +102,8 @@ func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
 		r := o.resolve(cl.c)
 		if r.ioShaped && r.infallible {
 			facts.Add(pkg.Path(), CountPrunedInvalid, 1)
+			slog.Debug("analysis: pruned invalid injection", "pkg", pkg.Path(), "func", fname, "callee", cl.callee,
+				"pos", fset.Position(common.Pos()).String())
 			continue
 		}
 		var kind catalog.SiteKind
