@@ -204,8 +204,6 @@ type resolved struct {
 	// infallible is set for an I/O-shaped call whose dynamic types all
 	// cannot fail.
 	infallible bool
-	// targetCallees are the target functions the call may reach.
-	targetCallees []*ssa.Function
 }
 
 func (r *resolved) addIO(class string, vals []errVal) {
@@ -267,7 +265,7 @@ func (o *origins) resolve(c ssa.CallInstruction) resolved {
 	}
 	if common.IsInvoke() {
 		m := common.Method.Name()
-		_, r.ioShaped = ioMethods[m]
+		r.ioShaped = ioMethods[m]
 		complete, inf := o.viaLeaves(&r, common.Value, m)
 		if complete {
 			r.infallible = inf && r.io == "" && len(r.calleeCreated) == 0
@@ -358,7 +356,6 @@ func (o *origins) viaFunc(r *resolved, f *ssa.Function) bool {
 	if o.prog.IsTarget(pkgOf(f)) {
 		// I/O errors coming out of a target function are hooked deeper,
 		// at the I/O call inside it.
-		r.targetCallees = append(r.targetCallees, f)
 		r.calleeCreated = appendVals(r.calleeCreated, s.created...)
 	} else {
 		if s.io != "" {

@@ -290,9 +290,9 @@ var infallible = map[string]bool{
 // ioMethods are interface methods whose implementations typically do I/O;
 // a call to one whose dynamic types all cannot fail is an invalid
 // injection and is pruned.
-var ioMethods = map[string]string{
-	"Read": "read", "ReadAt": "read", "ReadFrom": "write", "Write": "write", "WriteAt": "write",
-	"WriteString": "write", "WriteTo": "read", "Sync": "sync", "Flush": "write", "Close": "close",
+var ioMethods = map[string]bool{
+	"Read": true, "ReadAt": true, "ReadFrom": true, "Write": true, "WriteAt": true,
+	"WriteString": true, "WriteTo": true, "Sync": true, "Flush": true, "Close": true,
 }
 
 // syntheticLeaf names a dynamic type that is known only by its interface:
