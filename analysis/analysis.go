@@ -42,6 +42,8 @@ type Options struct {
 
 // Result is what Run found.
 type Result struct {
+	// Catalog holds the sites, sorted by ID, indexed and hashed; its
+	// Module is Options.Dir.
 	Catalog *catalog.Catalog
 	Stats   Stats
 }
@@ -63,7 +65,7 @@ type Counts map[string]int
 // PackageStats is one row of the statistics: the counters of one target
 // package.
 type PackageStats struct {
-	Package string `json:"package"`
+	Package string `json:"package"` // import path
 	Counts  Counts `json:"counts"`
 }
 
@@ -71,9 +73,9 @@ type PackageStats struct {
 // all of them, and the wall time. Its JSON form is one flat object of the
 // totals plus "seconds" and "per_package".
 type Stats struct {
-	Packages []PackageStats
-	Totals   Counts
-	Seconds  float64
+	Packages []PackageStats // one row per target package, sorted by path
+	Totals   Counts         // sums of the rows, plus "packages"
+	Seconds  float64        // wall time of Run
 }
 
 // MarshalJSON writes the totals as top-level keys, e.g.
@@ -134,9 +136,12 @@ func (f *Facts) Add(pkg, name string, n int) {
 
 // Pass is one analysis pass. Run reads the program and adds to facts.
 type Pass struct {
+	// Name is short, e.g. "sites".
 	Name string
-	Doc  string
-	Run  func(ctx context.Context, prog *Program, facts *Facts) error
+	// Doc says what the pass finds.
+	Doc string
+	// Run reads prog and adds sites and counters to facts.
+	Run func(ctx context.Context, prog *Program, facts *Facts) error
 }
 
 // DefaultPasses returns the built-in passes: fault sites (error, delay and

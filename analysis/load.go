@@ -21,8 +21,11 @@ import (
 // whole program, and the set of target packages whose call sites become fault
 // sites. Passes read it and never modify it.
 type Program struct {
+	// Fset holds the positions of all loaded files.
 	Fset *token.FileSet
-	SSA  *ssa.Program
+	// SSA is the whole program: target and dependency packages with
+	// bodies, the standard library without.
+	SSA *ssa.Program
 	// Targets are the SSA packages matching Options.Patterns, sorted by path.
 	Targets []*ssa.Package
 	// Graph is the VTA call graph (seeded by CHA) of all functions with
