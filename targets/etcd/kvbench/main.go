@@ -8,9 +8,13 @@
 // Or side by side: for each round, start a fresh one-node etcd on loopback
 // from each -etcd binary in turn (a fresh data dir each time), run the same
 // load, stop it, and report the median throughput of every binary and its
-// ratio to the first:
+// ratio to the first (every other round in reverse order):
 //
 //	kvbench -etcd ./etcd-plain -etcd ./etcd-instrumented -rounds 5
+//
+// -etcd-flag passes extra flags to the started members, e.g.
+// -etcd-flag=--unsafe-no-fsync to take the disk out of the measurement and
+// make it CPU-bound, which magnifies any instrumentation overhead.
 package main
 
 import (
@@ -64,6 +68,11 @@ type run struct {
 	OpsPerSec float64 `json:"ops_per_sec"`
 	P50ms     float64 `json:"p50_ms"`
 	P99ms     float64 `json:"p99_ms"`
+	// CPUPerOpUs is the etcd process's CPU time (user+system) per
+	// measured operation, in microseconds, when kvbench started the
+	// member itself: unlike throughput it hardly depends on what else the
+	// machine is doing.
+	CPUPerOpUs float64 `json:"cpu_per_op_us,omitempty"`
 }
 
 func main() {
@@ -71,6 +80,8 @@ func main() {
 	endpoints := flag.String("endpoints", "", "comma-separated client endpoints of a running cluster")
 	flag.Var(&bins, "etcd", "etcd binary to start as a one-node cluster (repeat to compare binaries)")
 	rounds := flag.Int("rounds", 3, "rounds per binary with -etcd (alternating binaries)")
+	var extra listFlag
+	flag.Var(&extra, "etcd-flag", "extra flag for the -etcd binaries, e.g. --unsafe-no-fsync (repeatable)")
 	var o options
 	flag.IntVar(&o.clients, "clients", 16, "concurrent clients")
 	flag.IntVar(&o.ops, "ops", 20000, "operations per measured run")
@@ -88,10 +99,10 @@ func main() {
 	switch {
 	case *endpoints != "" && len(bins) == 0:
 		var r run
-		r, err = load(ctx, strings.Split(*endpoints, ","), o)
+		r, err = load(ctx, strings.Split(*endpoints, ","), o, 0)
 		runs = append(runs, r)
 	case *endpoints == "" && len(bins) > 0:
-		runs, err = compare(ctx, bins, *rounds, o, os.Stderr)
+		runs, err = compare(ctx, bins, extra, *rounds, o, os.Stderr)
 	default:
 		err = errors.New("give either -endpoints or one or more -etcd binaries")
 	}
@@ -109,11 +120,12 @@ func main() {
 		return
 	}
 	for _, r := range runs {
-		fmt.Printf("%-50s round %d  %8.0f ops/s  p50 %6.2f ms  p99 %6.2f ms  errors %d\n",
-			r.Binary, r.Round, r.OpsPerSec, r.P50ms, r.P99ms, r.Errors)
+		fmt.Printf("%-50s round %d  %8.0f ops/s  p50 %6.2f ms  p99 %6.2f ms  cpu %6.1f µs/op  errors %d\n",
+			r.Binary, r.Round, r.OpsPerSec, r.P50ms, r.P99ms, r.CPUPerOpUs, r.Errors)
 	}
 	for _, s := range sum {
-		fmt.Printf("%-50s median %8.0f ops/s  ratio to first %.3f\n", s.Binary, s.MedianOpsPerSec, s.Ratio)
+		fmt.Printf("%-50s median %8.0f ops/s  ratio to first %.3f  paired ratio %.3f  cpu %.1f µs/op (ratio %.3f)\n",
+			s.Binary, s.MedianOpsPerSec, s.Ratio, s.PairedRatio, s.MedianCPUPerOpUs, s.CPURatio)
 	}
 }
 
@@ -121,7 +133,15 @@ func main() {
 type summary struct {
 	Binary          string  `json:"binary"`
 	MedianOpsPerSec float64 `json:"median_ops_per_sec"`
-	Ratio           float64 `json:"ratio_to_first"`
+	// Ratio is the median throughput over the first binary's.
+	Ratio float64 `json:"ratio_to_first"`
+	// PairedRatio is the median over rounds of the ratio to the first
+	// binary's run of the same round (robust to drifts in machine load).
+	PairedRatio float64 `json:"paired_ratio_to_first"`
+	// MedianCPUPerOpUs is the median CPU time of the member per operation
+	// and CPURatio its ratio to the first binary's (> 1: more CPU).
+	MedianCPUPerOpUs float64 `json:"median_cpu_per_op_us"`
+	CPURatio         float64 `json:"cpu_ratio_to_first"`
 }
 
 func summarize(runs []run, bins []string) []summary {
@@ -130,17 +150,34 @@ func summarize(runs []run, bins []string) []summary {
 	}
 	var out []summary
 	for _, b := range bins {
-		var xs []float64
+		var xs, cs []float64
 		for _, r := range runs {
 			if r.Binary == b {
 				xs = append(xs, r.OpsPerSec)
+				cs = append(cs, r.CPUPerOpUs)
 			}
 		}
-		out = append(out, summary{Binary: b, MedianOpsPerSec: median(xs)})
+		out = append(out, summary{Binary: b, MedianOpsPerSec: median(xs), MedianCPUPerOpUs: median(cs)})
+	}
+	first := map[int]float64{}
+	for _, r := range runs {
+		if r.Binary == bins[0] {
+			first[r.Round] = r.OpsPerSec
+		}
 	}
 	for i := range out {
 		if out[0].MedianOpsPerSec > 0 {
 			out[i].Ratio = out[i].MedianOpsPerSec / out[0].MedianOpsPerSec
+		}
+		var ratios []float64
+		for _, r := range runs {
+			if r.Binary == out[i].Binary && first[r.Round] > 0 {
+				ratios = append(ratios, r.OpsPerSec/first[r.Round])
+			}
+		}
+		out[i].PairedRatio = median(ratios)
+		if out[0].MedianCPUPerOpUs > 0 {
+			out[i].CPURatio = out[i].MedianCPUPerOpUs / out[0].MedianCPUPerOpUs
 		}
 	}
 	return out
@@ -159,12 +196,19 @@ func median(xs []float64) float64 {
 }
 
 // compare runs rounds of the load against a fresh one-node etcd of each
-// binary in turn.
-func compare(ctx context.Context, bins []string, rounds int, o options, logw io.Writer) ([]run, error) {
+// binary in turn; every other round runs the binaries in reverse order, so
+// that drifts in machine load hit all binaries alike.
+func compare(ctx context.Context, bins, extra []string, rounds int, o options, logw io.Writer) ([]run, error) {
 	var runs []run
 	for r := 1; r <= rounds; r++ {
-		for _, bin := range bins {
-			res, err := withNode(ctx, bin, func(ep string) (run, error) { return load(ctx, []string{ep}, o) })
+		order := append([]string(nil), bins...)
+		if r%2 == 0 {
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
+		}
+		for _, bin := range order {
+			res, err := withNode(ctx, bin, extra, func(ep string, pid int) (run, error) { return load(ctx, []string{ep}, o, pid) })
 			if err != nil {
 				return runs, fmt.Errorf("%s round %d: %w", bin, r, err)
 			}
@@ -178,7 +222,7 @@ func compare(ctx context.Context, bins []string, rounds int, o options, logw io.
 
 // withNode starts a one-node etcd from bin on free loopback ports with a
 // fresh data dir, calls f with its client endpoint and stops it.
-func withNode(ctx context.Context, bin string, f func(endpoint string) (run, error)) (run, error) {
+func withNode(ctx context.Context, bin string, extra []string, f func(endpoint string, pid int) (run, error)) (run, error) {
 	dir, err := os.MkdirTemp("", "kvbench-")
 	if err != nil {
 		return run{}, err
@@ -194,11 +238,13 @@ func withNode(ctx context.Context, bin string, f func(endpoint string) (run, err
 	}
 	client := fmt.Sprintf("http://127.0.0.1:%d", cport)
 	peer := fmt.Sprintf("http://127.0.0.1:%d", pport)
-	cmd := exec.Command(bin,
-		"--name=n1", "--data-dir="+filepath.Join(dir, "data"),
-		"--listen-client-urls="+client, "--advertise-client-urls="+client,
-		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
-		"--initial-cluster=n1="+peer, "--log-level=error")
+	args := append([]string{
+		"--name=n1", "--data-dir=" + filepath.Join(dir, "data"),
+		"--listen-client-urls=" + client, "--advertise-client-urls=" + client,
+		"--listen-peer-urls=" + peer, "--initial-advertise-peer-urls=" + peer,
+		"--initial-cluster=n1=" + peer, "--log-level=error",
+	}, extra...)
+	cmd := exec.Command(bin, args...)
 	logf, err := os.Create(filepath.Join(dir, "etcd.log"))
 	if err != nil {
 		return run{}, err
@@ -225,7 +271,27 @@ func withNode(ctx context.Context, bin string, f func(endpoint string) (run, err
 		log, _ := os.ReadFile(filepath.Join(dir, "etcd.log"))
 		return run{}, fmt.Errorf("%w\n%s", err, log)
 	}
-	return f(client)
+	return f(client, cmd.Process.Pid)
+}
+
+// cpuTime returns the CPU time (user+system) process pid has used, from
+// /proc/<pid>/stat; 0 if unavailable.
+func cpuTime(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command name, which is in parentheses.
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	var ut, st int64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	const ticksPerSecond = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / ticksPerSecond
 }
 
 func freePort() (int, error) {
@@ -260,8 +326,9 @@ func waitHealthy(ctx context.Context, url string, exited <-chan error) error {
 }
 
 // load runs o.warmup unmeasured and then o.ops measured operations from
-// o.clients concurrent clients, each with its own connection.
-func load(ctx context.Context, endpoints []string, o options) (run, error) {
+// o.clients concurrent clients, each with its own connection. With pid > 0
+// it also measures the CPU time of that process per measured operation.
+func load(ctx context.Context, endpoints []string, o options, pid int) (run, error) {
 	clients := make([]*clientv3.Client, o.clients)
 	for i := range clients {
 		c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
@@ -310,9 +377,11 @@ func load(ctx context.Context, endpoints []string, o options) (run, error) {
 	phase(o.warmup, nil)
 	errs.Store(0)
 	lat := make([]time.Duration, o.ops)
+	cpu0 := cpuTime(pid)
 	start := time.Now()
 	phase(o.ops, lat)
 	el := time.Since(start)
+	cpu := cpuTime(pid) - cpu0
 	if err := ctx.Err(); err != nil {
 		return run{}, err
 	}
@@ -321,5 +390,6 @@ func load(ctx context.Context, endpoints []string, o options) (run, error) {
 	return run{
 		Ops: o.ops, Errors: errs.Load(), Seconds: el.Seconds(), OpsPerSec: float64(o.ops) / el.Seconds(),
 		P50ms: ms(lat[len(lat)/2]), P99ms: ms(lat[len(lat)*99/100]),
+		CPUPerOpUs: float64(cpu.Microseconds()) / float64(o.ops),
 	}, nil
 }
