@@ -231,20 +231,16 @@ func packageFunctions(sp *ssa.Package) []*ssa.Function {
 		case *ssa.Function:
 			fs = append(fs, m)
 		case *ssa.Type:
-			if _, ok := m.Type().Underlying().(*types.Interface); ok {
+			named, ok := types.Unalias(m.Type()).(*types.Named)
+			if !ok {
 				continue
 			}
-			for _, t := range []types.Type{m.Type(), types.NewPointer(m.Type())} {
-				ms := sp.Prog.MethodSets.MethodSet(t)
-				for i := range ms.Len() {
-					sel := ms.At(i)
-					if sel.Obj().Pkg() != sp.Pkg || len(sel.Index()) > 1 {
-						continue
-					}
-					f := sp.Prog.MethodValue(sel)
-					if f != nil && f.Synthetic == "" && !slices.Contains(fs, f) {
-						fs = append(fs, f)
-					}
+			// Declared methods only (no promoted wrappers); methods of
+			// generic types are their generic bodies.
+			for i := range named.NumMethods() {
+				f := sp.Prog.FuncValue(named.Method(i))
+				if f != nil && f.Synthetic == "" && !slices.Contains(fs, f) {
+					fs = append(fs, f)
 				}
 			}
 		}

@@ -104,6 +104,7 @@ func TestExpectations(t *testing.T) {
 		{st + "(*Store).Lookup:(*store.Store).Get#0", catalog.KindError, "", []string{"ErrNotFound"}},
 		{st + "(*Store).Load:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ErrUnexpectedEOF"}},
 		{st + "(*Store).Load:store.verify#0", catalog.KindError, "", []string{"CorruptError"}},
+		{st + "(*Log[T]).Append:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
 		{pe + "Send:net.Dial#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNREFUSED", "ETIMEDOUT"}},
 		{pe + "Send:(net.Conn).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EPIPE", "ECONNRESET", "deadline"}},

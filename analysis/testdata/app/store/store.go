@@ -157,3 +157,14 @@ func (s *Store) Load() error {
 
 // Close closes the file.
 func (s *Store) Close() error { return s.f.Close() }
+
+// Log appends values of any type to a file: a method of a generic type.
+type Log[T any] struct {
+	f *os.File
+}
+
+// Append writes one value.
+func (l *Log[T]) Append(v T) error {
+	_, err := fmt.Fprintf(l.f, "%v\n", v)
+	return err
+}
