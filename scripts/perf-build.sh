@@ -7,7 +7,8 @@
 #   scripts/perf-build.sh             # both
 #
 # Environment: ROUNDS (default 5), OPS (20000), CLIENTS (16), VERSION (the
-# profile's target.version unless set), OUT (default bin/perf).
+# profile's target.version unless set), OUT (default bin/perf), ETCD_FLAGS
+# (extra kvbench flags, e.g. "-etcd-flag=--unsafe-no-fsync").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -38,11 +39,22 @@ build() {
 
 throughput() {
 	[[ -x "$out/etcd" && -x "$out/etcd-plain" ]] || build
+	# A byte-identical copy of the plain binary, run as a third binary,
+	# shows how much of a difference is noise (an A/A comparison).
+	cp "$out/etcd-plain" "$out/etcd-plain-copy"
 	echo "== KV throughput, one-node etcd on loopback, binaries alternating"
-	"$out/kvbench" -etcd "$out/etcd-plain" -etcd "$out/etcd" \
-		-rounds "${ROUNDS:-5}" -ops "${OPS:-20000}" -clients "${CLIENTS:-16}" --json | tee "$out/kvbench.json"
-	echo "== summary (ratio of the instrumented binary to the plain one; ≥ 0.9 required)"
-	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(f"{s[\"binary\"]}: median {s[\"median_ops_per_sec\"]:.0f} ops/s, ratio {s[\"ratio_to_first\"]:.3f}") for s in d["summary"]]' "$out/kvbench.json"
+	"$out/kvbench" -etcd "$out/etcd-plain" -etcd "$out/etcd" -etcd "$out/etcd-plain-copy" \
+		-rounds "${ROUNDS:-5}" -ops "${OPS:-20000}" -clients "${CLIENTS:-16}" ${ETCD_FLAGS:-} --json >"$out/kvbench.json"
+	echo "== summary (instrumented vs plain: throughput ratio ≥ 0.9 required)"
+	python3 - "$out/kvbench.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["runs"]:
+    print(f'  round {r["round"]} {r["binary"].rsplit("/", 1)[-1]:16} {r["ops_per_sec"]:8.0f} ops/s  p50 {r["p50_ms"]:.2f} ms  p99 {r["p99_ms"]:.2f} ms  cpu {r.get("cpu_per_op_us", 0):.1f} us/op')
+for s in d["summary"]:
+    print(f'{s["binary"].rsplit("/", 1)[-1]:16} median {s["median_ops_per_sec"]:8.0f} ops/s  ratio {s["ratio_to_first"]:.3f}  '
+          f'paired ratio {s["paired_ratio_to_first"]:.3f}  cpu {s["median_cpu_per_op_us"]:.1f} us/op (ratio {s["cpu_ratio_to_first"]:.3f})')
+PY
 }
 
 case "${1:-all}" in
