@@ -294,6 +294,35 @@ func TestCluster(t *testing.T) {
 		}
 		t.Fatal("the live members' clients made no progress")
 	})
+	t.Run("member paused (a true positive)", func(t *testing.T) {
+		// SIGSTOP a member for 4.5 s without telling the checkers: its
+		// client must be seen making no progress.
+		t.Setenv("ETCD_WORKLOAD_DURATION", "6s")
+		nodes, recs, pgids := startCluster(t)
+		tr, _ := runTrial(t, nodes, recs, func(*record.Trial) {
+			time.Sleep(1500 * time.Millisecond)
+			_ = syscall.Kill(-pgids[2], syscall.SIGSTOP)
+			time.Sleep(4500 * time.Millisecond)
+			_ = syscall.Kill(-pgids[2], syscall.SIGCONT)
+		})
+		vs, err := check.Run(context.Background(), &check.Input{Trial: tr, Baseline: &bl}, []string{check.NameHang, check.NameGray, check.NameViolations, check.NameLinearizability})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vs {
+			t.Logf("%s: failed=%v %s %v", v.Checker, v.Failed, v.Symptom, v.Nodes)
+			switch v.Checker {
+			case check.NameHang:
+				if !v.Failed || !strings.Contains(strings.Join(v.Nodes, ","), "n3") {
+					t.Errorf("hang checker missed the paused member: %+v", v)
+				}
+			case check.NameViolations, check.NameLinearizability:
+				if v.Failed || v.Unknown {
+					t.Errorf("%s: %s\n%s", v.Checker, v.Symptom, strings.Join(v.Evidence, "\n"))
+				}
+			}
+		}
+	})
 }
 
 // runTrial runs the workload against nodes while fault, if not nil, runs
