@@ -138,6 +138,11 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
+	switch spec.Cluster.Shutdown.Order {
+	case "", config.ShutdownParallel, config.ShutdownSequential:
+	default:
+		return nil, fmt.Errorf("start cluster: unknown shutdown order %q", spec.Cluster.Shutdown.Order)
+	}
 	if spec.Log == nil {
 		spec.Log = slog.Default()
 	}
@@ -509,7 +514,8 @@ func appendLine(path, line string) {
 	fmt.Fprintln(f, line)
 }
 
-// Stop sends the shutdown signal to every running node, SIGKILLs any still
+// Stop sends the shutdown signal to every running node (all at once, or
+// one at a time when Shutdown.Order is "sequential"), SIGKILLs any still
 // running after the grace period, releases the ports and returns the node
 // records (exit codes, signals, Exited/Killed flags, log paths). Calling
 // it again returns the same records.
@@ -533,10 +539,15 @@ func (c *Cluster) Stop() []record.Node {
 		if p == nil {
 			continue
 		}
-		wg.Go(func() {
+		stop := func() {
 			p.Stop(c.sig, c.spec.Cluster.Shutdown.Grace)
 			c.recordExit(n, p)
-		})
+		}
+		if c.spec.Cluster.Shutdown.Order == config.ShutdownSequential {
+			stop()
+		} else {
+			wg.Go(stop)
+		}
 	}
 	wg.Wait()
 	c.mu.Lock()

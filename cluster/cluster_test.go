@@ -155,14 +155,40 @@ func TestNodeCrashes(t *testing.T) {
 }
 
 func TestHangingNodeKilledAfterGrace(t *testing.T) {
-	s := spec(t, "hang", 2)
-	s.Cluster.Shutdown.Grace = 300 * time.Millisecond
+	for _, order := range []string{config.ShutdownParallel, config.ShutdownSequential} {
+		t.Run(order, func(t *testing.T) {
+			s := spec(t, "hang", 2)
+			s.Cluster.Shutdown.Grace = 300 * time.Millisecond
+			s.Cluster.Shutdown.Order = order
+			c := start(t, context.Background(), s)
+			ports := c.Ports()
+			recs := c.Stop()
+			for _, r := range recs {
+				if r.Signal != "SIGKILL" || r.ExitCode != -1 || r.Exited || r.Killed {
+					t.Errorf("record %+v: want killed by SIGKILL after grace, not Exited", r)
+				}
+			}
+			// Sequential: the second node got its own grace after the first ended.
+			if d := recs[1].ExitTime.Sub(recs[0].ExitTime); order == config.ShutdownSequential && d < 300*time.Millisecond {
+				t.Errorf("sequential stop: n2 ended %v after n1, want at least the grace", d)
+			}
+			assertClean(t, pids(recs), ports)
+		})
+	}
+}
+
+func TestSequentialStop(t *testing.T) {
+	s := spec(t, "serve", 3)
+	s.Cluster.Shutdown.Order = config.ShutdownSequential
 	c := start(t, context.Background(), s)
 	ports := c.Ports()
 	recs := c.Stop()
-	for _, r := range recs {
-		if r.Signal != "SIGKILL" || r.ExitCode != -1 || r.Exited || r.Killed {
-			t.Errorf("record %+v: want killed by SIGKILL after grace, not Exited", r)
+	for i, r := range recs {
+		if r.Exited || r.ExitCode != 0 || r.Signal != "" {
+			t.Errorf("record %+v: want a clean exit", r)
+		}
+		if i > 0 && r.ExitTime.Before(recs[i-1].ExitTime) {
+			t.Errorf("%s ended before %s", r.Name, recs[i-1].Name)
 		}
 	}
 	assertClean(t, pids(recs), ports)
@@ -301,6 +327,7 @@ func TestStartRejects(t *testing.T) {
 		{"no command", func(s *Spec) { s.Cluster.Command = nil }, "empty command"},
 		{"undeclared port", func(s *Spec) { s.Cluster.Command = []string{"{{.Port.admin}}"} }, "admin"},
 		{"bad signal", func(s *Spec) { s.Cluster.Shutdown.Signal = "SIGNOPE" }, "unknown signal"},
+		{"bad order", func(s *Spec) { s.Cluster.Shutdown.Order = "random" }, "unknown shutdown order"},
 		{"dir not empty", func(s *Spec) {
 			os.MkdirAll(s.Dir, 0o755)
 			os.WriteFile(filepath.Join(s.Dir, "x"), nil, 0o644)

@@ -78,6 +78,12 @@ type Ready struct {
 type Shutdown struct {
 	Signal string        `yaml:"signal"` // default "SIGTERM"
 	Grace  time.Duration `yaml:"grace"`  // then SIGKILL; default 5s
+	// Order is "parallel" (default: signal every node at once) or
+	// "sequential" (one node at a time, in index order, each getting its
+	// own grace). Consensus systems often stop faster sequentially: a
+	// leader stopping while its peers stop too may wait out a leadership
+	// transfer.
+	Order string `yaml:"order"`
 }
 
 // Workload is what drives the cluster during a trial.

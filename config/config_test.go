@@ -177,7 +177,7 @@ func TestDefaults(t *testing.T) {
 		Cluster: Cluster{
 			Nodes:    3,
 			Ready:    Ready{Timeout: 30 * time.Second},
-			Shutdown: Shutdown{Signal: "SIGTERM", Grace: 5 * time.Second},
+			Shutdown: Shutdown{Signal: "SIGTERM", Grace: 5 * time.Second, Order: "parallel"},
 		},
 		Workload: Workload{Timeout: 30 * time.Second},
 		Checkers: Checkers{Enabled: DefaultCheckers, Progress: 10 * time.Second, Baseline: 3, Linearizability: 10 * time.Second},
@@ -225,6 +225,8 @@ func TestValidate(t *testing.T) {
 		{"dup port", []string{"cluster.ports=client,client"}, []string{"listed twice"}},
 		{"bad signal", []string{"cluster.shutdown.signal=SIGFOO"}, []string{"cluster.shutdown.signal: unknown signal", "SIGTERM"}},
 		{"short signal", []string{"cluster.shutdown.signal=int"}, nil},
+		{"sequential", []string{"cluster.shutdown.order=sequential"}, nil},
+		{"bad order", []string{"cluster.shutdown.order=random"}, []string{`cluster.shutdown.order: unknown order "random"; set "order: parallel" or "order: sequential"`}},
 		{"negative grace", []string{"cluster.shutdown.grace=-1s"}, []string{"cluster.shutdown.grace: must be positive"}},
 		{"no workload", []string{"workload.command="}, []string{"workload: must set package or command"}},
 		{"both workloads", []string{"workload.package=./w"}, []string{"workload: sets both"}},

@@ -12,6 +12,7 @@ const (
 	DefaultReadyTimeout    = 30 * time.Second
 	DefaultSignal          = "SIGTERM"
 	DefaultGrace           = 5 * time.Second
+	DefaultShutdownOrder   = ShutdownParallel
 	DefaultWorkloadTimeout = 30 * time.Second
 	DefaultTrialTimeout    = 2 * time.Minute
 	DefaultProgress        = 10 * time.Second
@@ -25,6 +26,12 @@ const (
 	DefaultParallel        = 1
 	DefaultWorkDir         = ".gofault"
 	DefaultDBName          = "gofault.db"
+)
+
+// Shutdown orders (cluster.shutdown.order).
+const (
+	ShutdownParallel   = "parallel"
+	ShutdownSequential = "sequential"
 )
 
 // DefaultFaultKinds are the fault kinds a campaign injects unless
@@ -61,6 +68,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Cluster.Shutdown.Grace == 0 {
 		c.Cluster.Shutdown.Grace = DefaultGrace
+	}
+	if c.Cluster.Shutdown.Order == "" {
+		c.Cluster.Shutdown.Order = DefaultShutdownOrder
 	}
 	if c.Workload.Timeout == 0 {
 		c.Workload.Timeout = DefaultWorkloadTimeout

@@ -72,10 +72,13 @@ cluster:
     # http: "http://{{.Host}}:{{.Port.client}}/health"
     timeout: 30s
   # shutdown stops each node at the end of a trial: signal, then SIGKILL of
-  # its process group after grace.
+  # its process group after grace. order: parallel stops all nodes at once;
+  # sequential stops one at a time (often faster for consensus systems,
+  # whose leader may wait for a leadership transfer while peers stop).
   shutdown:
     signal: SIGTERM
     grace: 5s
+    order: parallel
 
 # workload drives the cluster during a trial, one client per node. Set
 # either package (a Go main package, relative to target.module, written with

@@ -134,6 +134,9 @@ func (c *Config) Validate(known Known) error {
 	if c.Cluster.Shutdown.Grace <= 0 {
 		bad("cluster.shutdown.grace", `set e.g. "grace: 5s"`, "must be positive (got %s)", c.Cluster.Shutdown.Grace)
 	}
+	if o := c.Cluster.Shutdown.Order; o != ShutdownParallel && o != ShutdownSequential {
+		bad("cluster.shutdown.order", `set "order: parallel" or "order: sequential"`, "unknown order %q", o)
+	}
 	// Workload.
 	switch {
 	case c.Workload.Package == "" && len(c.Workload.Command) == 0:
