@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/instrument"
@@ -59,7 +59,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		*out = cfg.Path(cfg.WorkDir + "/bin/" + name)
 	}
-	opts := instrument.Options{Uninstrumented: *plain, Analyze: analyze}
+	opts := instrument.Options{Uninstrumented: *plain, Analyze: campaign.Analyze}
 	if *catPath != "" {
 		if opts.Catalog, err = catalog.Load(*catPath); err != nil {
 			return err
@@ -105,18 +105,4 @@ func catalogHash(c *catalog.Catalog) string {
 		return ""
 	}
 	return c.Hash
-}
-
-// analyze runs the analysis on a prepared work tree.
-func analyze(ctx context.Context, w *instrument.Work) (*catalog.Catalog, error) {
-	res, err := analysis.Run(ctx, analysis.Options{
-		Dir:        w.ModuleDir,
-		Patterns:   w.Patterns,
-		BuildFlags: w.AllBuildFlags(),
-		Env:        w.Env,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res.Catalog, nil
 }
