@@ -199,6 +199,12 @@ func (w *wl) setup(ctx context.Context) error {
 	var ready atomic.Int32
 	var rev atomic.Int64
 	var once sync.Once
+	var grace *time.Timer
+	defer func() {
+		if grace != nil {
+			grace.Stop()
+		}
+	}()
 	w.each(func(c *client) {
 		for sctx.Err() == nil {
 			r, err := c.ready(sctx)
@@ -209,7 +215,7 @@ func (w *wl) setup(ctx context.Context) error {
 				// Once one node answers, the others get a short grace:
 				// a node that is down is the fault under test, not a
 				// reason to delay the trial.
-				once.Do(func() { time.AfterFunc(setupGrace, cancel) })
+				once.Do(func() { grace = time.AfterFunc(setupGrace, cancel) })
 				return
 			}
 			sleep(sctx, 200*time.Millisecond)
