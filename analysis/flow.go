@@ -101,8 +101,23 @@ func addrKey(addr ssa.Value) any {
 }
 
 func fieldKeyOf(a *ssa.FieldAddr) fieldKey {
-	t := a.X.Type().Underlying().(*types.Pointer).Elem()
-	return fieldKey{types.TypeString(t, nil), a.Field}
+	return fieldKey{types.TypeString(pointee(a.X.Type()), nil), a.Field}
+}
+
+// pointee returns the element type of a pointer type (or of a type
+// parameter whose core type is a pointer), else t.
+func pointee(t types.Type) types.Type {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		return p.Elem()
+	}
+	if tp, ok := t.(*types.TypeParam); ok {
+		if it, ok := tp.Constraint().Underlying().(*types.Interface); ok && it.NumEmbeddeds() == 1 {
+			if p, ok := it.EmbeddedType(0).Underlying().(*types.Pointer); ok {
+				return p.Elem()
+			}
+		}
+	}
+	return t
 }
 
 func isInterface(t types.Type) bool { return types.IsInterface(t) }
@@ -222,7 +237,7 @@ func (fl *flow) load(addr ssa.Value, d int) leafSet {
 }
 
 func isBodyField(fa *ssa.FieldAddr) bool {
-	st, ok := fa.X.Type().Underlying().(*types.Pointer).Elem().Underlying().(*types.Struct)
+	st, ok := pointee(fa.X.Type()).Underlying().(*types.Struct)
 	return ok && st.Field(fa.Field).Name() == "Body"
 }
 
