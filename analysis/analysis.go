@@ -177,6 +177,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	sortSites(cat.Sites)
 	for i := range cat.Sites {
 		cat.Sites[i].Index = uint32(i)
+		if i > 0 && cat.Sites[i].ID == cat.Sites[i-1].ID {
+			return nil, fmt.Errorf("two sites with ID %s (%s:%d and %s:%d)", cat.Sites[i].ID,
+				cat.Sites[i-1].File, cat.Sites[i-1].Line, cat.Sites[i].File, cat.Sites[i].Line)
+		}
 	}
 	cat.Hash = cat.ComputeHash()
 	if err := cat.Check(); err != nil {
