@@ -49,4 +49,3 @@ func BenchmarkRewrittenCall(b *testing.B) {
 		sink += n
 	}
 }
-

@@ -161,6 +161,7 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 	t2 := time.Now()
 	res.Stats.Seconds.Analyze = t2.Sub(t1).Seconds()
 	res.Stats.Sites = len(cat.Sites)
+	cat = localize(cat, w)
 
 	rw, err := newRewriter(ctx, w, cat)
 	if err != nil {
@@ -247,6 +248,17 @@ func lockWorkDir(dir string) (func(), error) {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// localize returns cat with site files in the module cache moved to the
+// work dir's copies of their modules.
+func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
+	c := *cat
+	c.Sites = append([]catalog.Site(nil), cat.Sites...)
+	for i := range c.Sites {
+		c.Sites[i].File = w.CopyPath(c.Sites[i].File)
+	}
+	return &c
 }
 
 // keep returns a copy of cat without the skipped sites, re-indexed.

@@ -76,6 +76,19 @@ func (w *Work) OrigPath(file string) string {
 	return file
 }
 
+// CopyPath maps a file in the module cache to the same file in the work
+// dir's copy of its module; other paths are returned unchanged. It lets a
+// catalog made by analysing the module cache (e.g. gofault analyze) be used
+// for a build.
+func (w *Work) CopyPath(file string) string {
+	for _, c := range w.Copies {
+		if rel, ok := within(c.Orig, file); ok {
+			return filepath.Join(c.Dir, rel)
+		}
+	}
+	return file
+}
+
 // within reports whether file lies under dir and returns its relative path.
 func within(dir, file string) (string, bool) {
 	rel, err := filepath.Rel(dir, file)

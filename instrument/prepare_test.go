@@ -111,3 +111,21 @@ func TestAllRequired(t *testing.T) {
 		}
 	}
 }
+
+func TestPaths(t *testing.T) {
+	w := &Work{Copies: []ModuleCopy{{Path: "m", Version: "v1", Orig: "/cache/m@v1", Dir: "/work/mod/m@v1"}}}
+	for _, tt := range []struct{ copy, orig string }{
+		{"/work/mod/m@v1/p/p.go", "/cache/m@v1/p/p.go"},
+		{"/src/q.go", "/src/q.go"},
+		{"/work/mod/m@v10/p.go", "/work/mod/m@v10/p.go"},
+	} {
+		if got := w.OrigPath(tt.copy); got != tt.orig {
+			t.Errorf("OrigPath(%s) = %s, want %s", tt.copy, got, tt.orig)
+		}
+		if tt.copy != tt.orig {
+			if got := w.CopyPath(tt.orig); got != tt.copy {
+				t.Errorf("CopyPath(%s) = %s, want %s", tt.orig, got, tt.copy)
+			}
+		}
+	}
+}
