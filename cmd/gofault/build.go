@@ -34,7 +34,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	cfgPath := fs.String("config", "gofault.yaml", "config file")
 	out := fs.String("o", "", "output binary (default <workdir>/bin/<name>, or <name>-plain with --uninstrumented)")
 	plain := fs.Bool("uninstrumented", false, "build the plain binary with the same module versions (for baselines)")
-	catPath := fs.String("catalog", "", "use this catalog.json instead of running the analysis (positions must match the work dir)")
+	catPath := fs.String("catalog", "", "use this catalog.json instead of running the analysis (same module versions; module-cache positions are mapped to the work dir)")
 	asJSON := fs.Bool("json", false, "print the build result as JSON")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a config value, e.g. --set target.version=v3.5.16 (repeatable)")
