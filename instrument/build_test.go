@@ -190,6 +190,21 @@ func TestBuildApp(t *testing.T) {
 	if !strings.Contains(string(data), res.Catalog.Hash) {
 		t.Errorf("binary does not contain catalog hash %s", res.Catalog.Hash)
 	}
+	// Both binaries name the module cache's files of the copied module,
+	// never the copy's.
+	copyDir := ""
+	for _, c := range res.Work.Copies {
+		copyDir = c.Dir
+	}
+	for _, bin := range []string{res.Binary, plain.Binary} {
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), filepath.Join(xmod, "semver", "semver.go")) || strings.Contains(string(data), filepath.Join(copyDir, "semver", "semver.go")) {
+			t.Errorf("%s does not name %s only by its module cache path", bin, "semver.go")
+		}
+	}
 	// Neither the user's tree nor the module cache changed.
 	if h := treeHash(t, app); h != beforeApp {
 		t.Error("the user's module dir changed during the build")

@@ -139,8 +139,17 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 		res.Stats.PeakRSSMB = peakRSSMB()
 	}()
 
+	lines, err := w.lineFiles()
+	if err != nil {
+		return nil, err
+	}
+	overlay := filepath.Join(w.Dir, "overlay.json")
 	if opts.Uninstrumented {
-		if err := w.build(ctx, bin, "", ""); err != nil {
+		ov := &overlaySet{base: lines}
+		if err := ov.write(filepath.Join(w.Dir, "overlay"), overlay); err != nil {
+			return nil, err
+		}
+		if err := w.build(ctx, bin, overlay, ""); err != nil {
 			return nil, fmt.Errorf("build: %w", err)
 		}
 		res.Stats.Builds = 1
@@ -176,6 +185,7 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 		if err != nil {
 			return nil, err
 		}
+		ov.base = lines
 		if len(ov.skipped) > 0 {
 			for id, r := range ov.skipped {
 				skipped[id] = r
@@ -184,11 +194,11 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 			if ov, err = rw.rewrite(kept); err != nil {
 				return nil, err
 			}
+			ov.base = lines
 			if len(ov.skipped) > 0 {
 				return nil, fmt.Errorf("rewrite: %d sites skipped after re-indexing", len(ov.skipped))
 			}
 		}
-		overlay := filepath.Join(w.Dir, "overlay.json")
 		if err := ov.write(filepath.Join(w.Dir, "overlay"), overlay); err != nil {
 			return nil, err
 		}
@@ -416,6 +426,8 @@ func (rw *rewriter) imports(from, to string) bool {
 
 // overlaySet is the result of one rewrite: the replaced and added files.
 type overlaySet struct {
+	base map[string][]byte // files of module copies behind a //line directive
+
 	replace   map[string][]byte // target file -> content
 	edits     map[string][]siteEdit
 	errFiles  map[string]*errFile // target file -> generated errors file
@@ -516,6 +528,14 @@ func (ov *overlaySet) write(dir, jsonPath string) error {
 		}
 		repl[target] = p
 		return nil
+	}
+	for _, t := range sortedKeys(ov.base) {
+		if _, ok := ov.replace[t]; ok {
+			continue
+		}
+		if err := put(t, ov.base[t]); err != nil {
+			return err
+		}
 	}
 	for _, t := range sortedKeys(ov.replace) {
 		if err := put(t, ov.replace[t]); err != nil {

@@ -76,6 +76,47 @@ func (w *Work) OrigPath(file string) string {
 	return file
 }
 
+// lineFiles returns, for every Go file that a build may compile from the
+// module copies, its content behind a //line directive naming the file it
+// was copied from. Built through the overlay, every position in the copies
+// (stack traces, panics, compiler errors) names the module cache file, as
+// in a build of the original module, and instrumented and plain builds name
+// the same files. Test files, testdata, and cgo files are left alone.
+func (w *Work) lineFiles() (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for _, c := range w.Copies {
+		err := filepath.WalkDir(c.Dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if d.IsDir() {
+				if path != c.Dir && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") || !d.Type().IsRegular() {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if bytes.Contains(data, []byte(`import "C"`)) {
+				return nil
+			}
+			rel, _ := filepath.Rel(c.Dir, path)
+			files[path] = append([]byte("//line "+filepath.Join(c.Orig, rel)+":1\n"), data...)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("module copy %s: %w", c.Path, err)
+		}
+	}
+	return files, nil
+}
+
 // CopyPath maps a file in the module cache to the same file in the work
 // dir's copy of its module; other paths are returned unchanged. It lets a
 // catalog made by analysing the module cache (e.g. gofault analyze) be used
