@@ -118,6 +118,9 @@ func histories(tr *record.Trial) (keys []string, byKey map[string][]porcupine.Op
 			clientIDs[e.Client] = id
 		}
 		ret := op.Return
+		if ret < op.Call {
+			ret = op.Call // a wall-clock step back; keep the interval valid
+		}
 		if op.Unknown {
 			ret = math.MaxInt64
 		}
