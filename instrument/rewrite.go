@@ -40,6 +40,10 @@ type siteEdit struct {
 	start, end int // byte offsets of the call expression
 	prefix     string
 	suffix     string
+	// lparen, when > 0, is the offset of the call's "(", replaced by
+	// lparenText (go and defer calls only).
+	lparen     int
+	lparenText string
 	startLine  int
 	endLine    int
 	errBranch  bool
@@ -114,11 +118,11 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 				return true
 			}
 			found[s.Index] = true
+			edit := editCall
 			if deferred[n] {
-				out.skipped[s.Index] = SkipGoDefer
-				return true
+				edit = editDeferred
 			}
-			e, reason := editCall(in, q, n, s)
+			e, reason := edit(in, q, n, s)
 			if reason != "" {
 				out.skipped[s.Index] = reason
 				return true
@@ -217,6 +221,75 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 	}, ""
 }
 
+// editDeferred builds the edit for a site that is the call of a go or
+// defer statement. Such a call evaluates its function value and arguments
+// when the statement runs and calls later; wrapping it in a closure would
+// evaluate them late. So the function value and the arguments become the
+// arguments of a function literal that calls the hook and then the
+// function:
+//
+//	defer func(gofaultF func() error) { gofaultagent.Fault(N); gofaultF() }(f.Close)
+//
+// The call's results are discarded by the statement, so an injected error
+// could only skip the call, which no real failure does: the site keeps its
+// delay and crash kinds and loses KindError (in the built catalog too).
+func editDeferred(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (siteEdit, string) {
+	if s.Kind&(catalog.KindDelay|catalog.KindCrash) == 0 {
+		return siteEdit{}, SkipGoDefer
+	}
+	tv, ok := in.info.Types[call.Fun]
+	if !ok || tv.Type == nil || tv.IsType() || tv.IsBuiltin() {
+		return siteEdit{}, SkipNoType
+	}
+	sig, ok := tv.Type.Underlying().(*types.Signature)
+	if !ok {
+		return siteEdit{}, SkipNoType
+	}
+	if len(call.Args) == 1 {
+		if t, ok := in.info.Types[call.Args[0]].Type.(*types.Tuple); ok && t.Len() > 1 {
+			return siteEdit{}, SkipGoDefer // f(g()) with a multi-value g
+		}
+	}
+	trial := q.trial()
+	if !trial.nameable(sig) {
+		return siteEdit{}, SkipUnnameable
+	}
+	fn := types.TypeString(types.NewSignatureType(nil, nil, nil, sig.Params(), sig.Results(), sig.Variadic()), trial.qualify)
+	var params, args []string
+	params = append(params, "gofaultF "+fn)
+	for i := 0; i < sig.Params().Len(); i++ {
+		t := sig.Params().At(i).Type()
+		name := fmt.Sprintf("gofaultA%d", i)
+		if sig.Variadic() && i == sig.Params().Len()-1 {
+			params = append(params, name+" ..."+types.TypeString(t.(*types.Slice).Elem(), trial.qualify))
+			args = append(args, name+"...")
+			continue
+		}
+		params = append(params, name+" "+types.TypeString(t, trial.qualify))
+		args = append(args, name)
+	}
+	q.commit(trial)
+	s.Kind &^= catalog.KindError
+	start := in.fset.Position(call.Pos())
+	end := in.fset.Position(call.End())
+	lp := in.fset.Position(call.Lparen)
+	lpText := ", "
+	if len(call.Args) == 0 {
+		lpText = ""
+	}
+	return siteEdit{
+		site:  s,
+		start: start.Offset,
+		end:   end.Offset,
+		prefix: fmt.Sprintf("func(%s) { %s.Fault(%d); gofaultF(%s) }(/*line %s:%d:%d*/",
+			strings.Join(params, ", "), agentAlias, s.Index, strings.Join(args, ", "), in.lineName, start.Line, start.Column),
+		lparen:     lp.Offset,
+		lparenText: lpText,
+		startLine:  start.Line,
+		endLine:    end.Line,
+	}, ""
+}
+
 // apply inserts the edits' text into the source, adds the imports after the
 // package clause (on the same line) and, for a renamed file, a leading
 // //line directive.
@@ -225,11 +298,15 @@ func apply(in fileInput, q *qualifier, edits []siteEdit) []byte {
 		off   int
 		text  string
 		order int // at one offset: suffixes (inner first), then prefixes (outer first)
+		skip  int // bytes of the source replaced by text
 	}
 	var all []ins
 	for _, e := range edits {
 		span := e.end - e.start
-		all = append(all, ins{e.start, e.prefix, 1<<40 - span}, ins{e.end, e.suffix, span})
+		all = append(all, ins{e.start, e.prefix, 1<<40 - span, 0}, ins{e.end, e.suffix, span, 0})
+		if e.lparen > 0 {
+			all = append(all, ins{e.lparen, e.lparenText, 1 << 41, 1})
+		}
 	}
 	// The imports go right after the package name.
 	imp := fmt.Sprintf("; import (%s %q", agentAlias, AgentModule)
@@ -237,7 +314,7 @@ func apply(in fileInput, q *qualifier, edits []siteEdit) []byte {
 		imp += fmt.Sprintf("; %s %q", q.alias[p], p)
 	}
 	imp += ")"
-	all = append(all, ins{in.fset.Position(in.file.Name.End()).Offset, imp, -1})
+	all = append(all, ins{in.fset.Position(in.file.Name.End()).Offset, imp, -1, 0})
 	sort.SliceStable(all, func(i, j int) bool {
 		if all[i].off != all[j].off {
 			return all[i].off < all[j].off
@@ -252,7 +329,7 @@ func apply(in fileInput, q *qualifier, edits []siteEdit) []byte {
 	for _, x := range all {
 		b.Write(in.src[last:x.off])
 		b.WriteString(x.text)
-		last = x.off
+		last = x.off + x.skip
 	}
 	b.Write(in.src[last:])
 	return b.Bytes()

@@ -88,6 +88,28 @@ func write(name string, data []byte) (int, error) {
 `,
 			kind:    catalog.KindError | catalog.KindDelay,
 			callees: []string{"os.Create", "f.Write", "f.Close"},
+		},
+		{
+			name: "go_and_defer",
+			src: `package p
+
+import (
+	"fmt"
+	"os"
+)
+
+func log(f *os.File, args []any) {
+	defer fmt.Fprintln(f, "done", len(args))
+	defer fmt.Fprintln(f, args...)
+	defer f.Sync()
+	go fmt.Fprint(f)
+	go fmt.Fprintln(two())
+}
+
+func two() (*os.File, string) { return os.Stderr, "x" }
+`,
+			kind:    catalog.KindError | catalog.KindDelay,
+			callees: []string{"fmt.Fprintln", "fmt.Fprint", "f.Sync"},
 			skipped: map[string]int{SkipGoDefer: 1},
 		},
 		{
