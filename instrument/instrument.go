@@ -4,15 +4,16 @@
 // Build prepares a work directory (Prepare: a copy of go.mod requiring and
 // replacing the agent module, copies of the dependency modules that hold
 // target packages), runs the analysis on that prepared tree, rewrites every
-// catalog site into a call through the agent (Rewrite), writes the rewritten
-// files through overlay.json and runs
+// catalog site into a call through the agent, writes the rewritten files
+// (and every file of the module copies, behind a //line directive naming its
+// module cache path) through overlay.json and runs
 //
 //	go build -modfile=<work>/go.mod -overlay=<work>/overlay.json \
 //	    -ldflags=-X=github.com/gofault/gofault/agent.catalogHash=<hash>
 //
-// Sites that cannot be rewritten (a result type that cannot be named, a go
-// or defer call, a compile error in the rewritten code) are dropped from the
-// catalog, which is re-indexed and written as catalog.json next to the
+// Sites that cannot be rewritten (a result type that cannot be named, an
+// error value whose package cannot be imported, a compile error in the
+// rewritten code) are dropped from the catalog, which is re-indexed and written as catalog.json next to the
 // binary, so the controller only ever plans sites that exist in the binary.
 package instrument
 

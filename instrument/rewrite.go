@@ -86,9 +86,8 @@ type fileOutput struct {
 // CALL is the original text, preceded by a /*line*/ directive so that its
 // positions (and thus panics and stack traces) keep their original file,
 // line and column. No newline is inserted, so every other line keeps its
-// number too. Calls that are the call of a go or defer statement are not
-// rewritten: wrapping them would defer the evaluation of their receiver and
-// arguments.
+// number too. The call of a go or defer statement gets the hook in a
+// different form; see editDeferred.
 func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	out := fileOutput{skipped: map[uint32]string{}}
 	tf := in.fset.File(in.file.Pos())
