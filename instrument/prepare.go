@@ -106,6 +106,7 @@ func (w *Work) lineFiles() (map[string][]byte, error) {
 			if bytes.Contains(data, []byte(`import "C"`)) {
 				return nil
 			}
+			data = bytes.TrimPrefix(data, []byte("\ufeff")) // a BOM is only allowed first
 			rel, _ := filepath.Rel(c.Dir, path)
 			files[path] = append([]byte("//line "+filepath.Join(c.Orig, rel)+":1\n"), data...)
 			return nil
