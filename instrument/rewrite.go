@@ -325,6 +325,9 @@ func apply(in fileInput, q *qualifier, edits []siteEdit) []byte {
 		fmt.Fprintf(&b, "//line %s:1\n", in.lineName)
 	}
 	last := 0
+	if in.renamed && bytes.HasPrefix(in.src, []byte("\ufeff")) {
+		last = 3 // a BOM is only allowed first, before the //line header
+	}
 	for _, x := range all {
 		b.Write(in.src[last:x.off])
 		b.WriteString(x.text)
