@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every test of gofault: vet and tests of its three Go modules (gofault,
+# the stdlib-only agent, the etcd target), the race detector on the packages
+# with concurrency, a short run of the protocol fuzz target, and the
+# end-to-end tests: instrumented etcd builds, a real 3-member etcd cluster and
+# one real gofault campaign on it.
+#
+#   scripts/test.sh            everything (about 10 minutes on 2 cores)
+#   GOFAULT_SHORT=1 scripts/test.sh   unit tests only (-short)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+short=()
+[ -n "${GOFAULT_SHORT:-}" ] && short=(-short)
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "go vet"
+go vet ./...
+(cd agent && go vet ./...)
+(cd targets/etcd && go vet ./...)
+
+step "agent module (race detector), protocol fuzzing"
+(cd agent && go test -race -count=1 ./...)
+(cd agent && go test -run '^$' -fuzz FuzzReader -fuzztime 10s ./wire)
+
+step "gofault module"
+go test -count=1 -timeout 40m "${short[@]}" ./...
+
+step "race detector on the concurrent packages"
+go test -race -short -count=1 ./controller ./policy ./cluster ./workload ./store ./campaign
+
+step "etcd target module"
+(cd targets/etcd && go test -count=1 -timeout 20m "${short[@]}" ./...)
