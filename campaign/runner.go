@@ -246,6 +246,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		t.mu.Lock()
 		t.cl = cl
 		t.mu.Unlock()
+		t.ct.Arm() // faults strike the ready cluster under the workload
 		wres, wlEvents, err = r.runWorkload(tctx, t, cl, dir)
 		wlStarted = err == nil
 		if err != nil && ctx.Err() == nil {

@@ -66,9 +66,11 @@ func benchChild(addr string) int {
 // median and 99th percentile latency.
 func BenchmarkDecisionRoundTrip(b *testing.B) {
 	c := start(b, &scripted{plan: policy.Plan{Sites: []uint32{0}}})
-	if _, err := c.BeginTrial(TrialSpec{ID: "bench"}); err != nil {
+	tr, err := c.BeginTrial(TrialSpec{ID: "bench"})
+	if err != nil {
 		b.Fatal(err)
 	}
+	tr.Arm()
 	connectAgent(b, c, "n1", "bench")
 	for i := 0; i < 1000; i++ { // warm up
 		agent.Fault(0)
@@ -91,9 +93,11 @@ func BenchmarkDecisionRoundTrip(b *testing.B) {
 func BenchmarkDecisionThroughput3Agents(b *testing.B) {
 	const agents = 3
 	c := start(b, &scripted{plan: policy.Plan{Sites: []uint32{0}}})
-	if _, err := c.BeginTrial(TrialSpec{ID: "bench"}); err != nil {
+	tr, err := c.BeginTrial(TrialSpec{ID: "bench"})
+	if err != nil {
 		b.Fatal(err)
 	}
+	tr.Arm()
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)

@@ -176,6 +176,7 @@ type Trial struct {
 	plan policy.Plan
 
 	mu       sync.Mutex
+	armed    bool // faults may be injected (see Arm)
 	done     bool // the policy said it grants nothing more
 	ended    bool
 	peers    map[*peer]struct{}
@@ -315,10 +316,29 @@ func (t *Trial) wirePlan(node string) wire.Plan {
 	if t.plan.Timeouts {
 		wp.Flags |= wire.FlagTimeouts
 	}
-	if !t.done && !t.ended && t.plan.LiveOn(node) {
+	if t.armed && !t.done && !t.ended && t.plan.LiveOn(node) {
 		wp.Sites = t.plan.Sites
 	}
 	return wp
+}
+
+// Arm starts the injection phase: until it is called, agents get plans
+// without live sites (states and events are still recorded), so faults
+// strike the running cluster under the workload, not its start-up. Nodes
+// that start later — a node restarted after a crash fault — get the live
+// plan at once, so recovery paths are injected too.
+func (t *Trial) Arm() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.armed || t.ended {
+		return
+	}
+	t.armed = true
+	for p := range t.peers {
+		if p.hello.Role == wire.RoleAgent {
+			p.sendPlan(t.wirePlan(p.hello.Node))
+		}
+	}
 }
 
 func (t *Trial) attach(p *peer) wire.Plan {

@@ -95,11 +95,12 @@ func TestTrialLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	connectAgent(t, c, "n1", "t1")
-
 	agent.State(1, 2, 0xc0de)
-	if k := agent.Fault(0); k != 2 {
-		t.Fatalf("Fault(0) = %d, want error variant 2", k)
+	if k := agent.Fault(0); k != 0 || pol.requests() != 0 {
+		t.Fatalf("Fault before Arm = %d with %d requests; want none", k, pol.requests())
 	}
+	tr.Arm() // the plan push reaches the agent asynchronously
+	waitFor(t, func() bool { return agent.Fault(0) == 2 })
 	if k := agent.Fault(1); k != 0 {
 		t.Fatalf("Fault(1) = %d at a site outside the plan", k)
 	}
@@ -128,7 +129,7 @@ func TestTrialLifecycle(t *testing.T) {
 	if inj.Task != 1 || inj.State != 2 || inj.Inst != 0xc0de || inj.StateID != "p.(*node).run#1" {
 		t.Errorf("injection state = task %d state %d (%s) inst %#x", inj.Task, inj.State, inj.StateID, inj.Inst)
 	}
-	if len(inj.Stack) == 0 || !strings.HasSuffix(inj.Stack[0].Func, "controller.TestTrialLifecycle") {
+	if len(inj.Stack) == 0 || !strings.HasPrefix(inj.Stack[0].Func, "github.com/gofault/gofault/controller.TestTrialLifecycle") {
 		t.Errorf("injection stack starts at %+v, want the test function", inj.Stack)
 	}
 	if len(res.States) != 1 || res.States[0].State != 2 || res.States[0].Node != "n1" {
@@ -157,6 +158,7 @@ func TestNoFaultsWithoutMatchingTrialOrCatalog(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			tr.Arm()
 			defer tr.End()
 			hash := tt.hash
 			if hash == "" {
@@ -187,6 +189,7 @@ func TestCrashCallsRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.Arm()
 	connectAgent(t, c, "n3", "t1")
 	agent.Fault(1)
 	select {
@@ -228,6 +231,7 @@ func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: policy.Error, Error: 1}}}
 	c := start(t, pol)
 	tr, _ := c.BeginTrial(TrialSpec{ID: "t1"})
+	tr.Arm()
 	defer tr.End()
 	for _, junk := range [][]byte{
 		[]byte("GET / HTTP/1.1\r\n\r\n"),
@@ -264,7 +268,8 @@ func dialRaw(t *testing.T, c *Controller) net.Conn {
 
 func TestCloseWithConnectedAgentsReturns(t *testing.T) {
 	c := start(t, &scripted{plan: policy.Plan{Sites: []uint32{0}}})
-	c.BeginTrial(TrialSpec{ID: "t1"})
+	tr, _ := c.BeginTrial(TrialSpec{ID: "t1"})
+	tr.Arm()
 	connectAgent(t, c, "n1", "t1")
 	done := make(chan struct{})
 	go func() { c.Close(); close(done) }()

@@ -27,9 +27,11 @@ func TestTargetFinishesWhenControllerDies(t *testing.T) {
 		pol.script = append(pol.script, policy.Fault{Kind: policy.Error, Error: 1})
 	}
 	c := start(t, pol)
-	if _, err := c.BeginTrial(TrialSpec{ID: "t1"}); err != nil {
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1"})
+	if err != nil {
 		t.Fatal(err)
 	}
+	tr.Arm()
 
 	bin := filepath.Join(t.TempDir(), "failopen")
 	build := exec.Command("go", "build", "-o", bin,

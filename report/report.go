@@ -159,3 +159,40 @@ func WriteText(w io.Writer, findings []Finding) error {
 	}
 	return nil
 }
+
+// WriteTrials writes one line per trial: its status, duration, faults and
+// the checkers that failed it.
+func WriteTrials(w io.Writer, trials []*record.Trial) error {
+	for _, t := range trials {
+		var faults []string
+		for _, inj := range t.Injections {
+			detail := inj.Error
+			if inj.Delay > 0 {
+				detail = inj.Delay.String()
+			}
+			faults = append(faults, fmt.Sprintf("%s %s at %s on %s", inj.Kind, detail, inj.SiteID, inj.Node))
+		}
+		if len(faults) == 0 {
+			faults = []string{"no fault"}
+		}
+		var failed []string
+		for _, v := range t.Verdicts {
+			if v.Failed {
+				failed = append(failed, v.Checker+": "+v.Symptom)
+			}
+		}
+		fmt.Fprintf(w, "%-8s %-6s %5.1fs %-9s %s\n", t.ID, t.Status, t.End.Sub(t.Start).Seconds(), t.Policy, strings.Join(faults, "; "))
+		for _, f := range failed {
+			fmt.Fprintf(w, "%25s %s\n", "", f)
+		}
+		if t.Err != "" {
+			fmt.Fprintf(w, "%25s (%s)\n", "", firstLine(t.Err))
+		}
+	}
+	return nil
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}

@@ -66,6 +66,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	id := fs.Int64("campaign", 0, "campaign ID (default: the latest)")
 	all := fs.Bool("all", false, "report over every campaign in the database")
 	asJSON := fs.Bool("json", false, "print findings as a JSON array")
+	listTrials := fs.Bool("trials", false, "list every trial (fault, status, failed checkers) instead of findings")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
 	}
@@ -96,6 +97,14 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 		trials = append(trials, ts...)
+	}
+	if *listTrials {
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(trials)
+		}
+		return report.WriteTrials(stdout, trials)
 	}
 	findings := report.Cluster(trials)
 	for i := range findings {
