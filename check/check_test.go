@@ -136,6 +136,16 @@ func TestCrash(t *testing.T) {
 				n.Exited, n.Killed, n.Signal, n.ExitCode, n.ExitTime = true, true, "SIGKILL", -1, at(100)
 			})
 		}, verdictWant{}},
+		{"crash fault the runner did not mark", func(*testing.T) *trialB {
+			return healthy().inject(100, "n2", record.KindCrash, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.Signal, n.ExitCode, n.ExitTime = true, "SIGKILL", -1, at(110)
+			})
+		}, verdictWant{}},
+		{"SIGKILL without a crash fault", func(*testing.T) *trialB {
+			return healthy().inject(100, "n2", record.KindDelay, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.Signal, n.ExitCode, n.ExitTime = true, "SIGKILL", -1, at(110)
+			})
+		}, verdictWant{failed: true, symptom: "node was killed by SIGKILL", nodes: []string{"n2"}}},
 		{"go panic", func(t *testing.T) *trialB {
 			log := writeLog(t, `{"level":"info","msg":"serving"}`, goPanic)
 			return healthy().node("n3", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(3000), log })

@@ -29,7 +29,7 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 	var symptoms, info []string
 	wlStart, _ := workloadSpan(in.Trial)
 	for _, n := range in.Trial.Nodes {
-		if !n.Exited || n.Killed {
+		if !n.Exited || n.Killed || crashInjected(in.Trial, n) {
 			continue
 		}
 		if startupExit(in.Trial, n, wlStart) {
@@ -64,6 +64,20 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 	}
 	v.Evidence = capEvidence(append(v.Evidence, info...))
 	return v
+}
+
+// crashInjected reports whether n died of SIGKILL after gofault injected a
+// crash into it, in case the runner did not mark the kill.
+func crashInjected(tr *record.Trial, n record.Node) bool {
+	if n.Signal != "SIGKILL" && n.Signal != "killed" {
+		return false
+	}
+	for _, in := range tr.Injections {
+		if in.Node == n.Name && in.Kind == record.KindCrash && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
+			return true
+		}
+	}
+	return false
 }
 
 // startupExit reports whether node n exited with an error status before the

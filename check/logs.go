@@ -303,7 +303,10 @@ func faultEchoes(tr *record.Trial) echoes {
 	return e
 }
 
-var delayWords = regexp.MustCompile(`(?i)deadline|timeout|timed out|lagging|waiting|retry`)
+// delayWords are what a node logs when something it waits for is late: a
+// delay of seconds also costs a leader its leadership and fails health
+// probes.
+var delayWords = regexp.MustCompile(`(?i)deadline|timeout|timed out|lagging|waiting|retry|cancel|leader|elect|unavailable|health`)
 
 // errorTexts returns the strings that a log line echoing the injected error
 // err would contain. err names an errno or sentinel ("EIO",

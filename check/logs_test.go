@@ -3,6 +3,7 @@ package check
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofault/gofault/record"
 )
@@ -95,6 +96,11 @@ func TestLog(t *testing.T) {
 			verdictWant{symptom: "informational: new warn log at etcdserver/cluster_util.go: failed to get version"}},
 		{"same line without a kill is new", []string{`{"level":"warn","caller":"rafthttp/stream.go:421","msg":"lost TCP streaming connection with remote peer"}`},
 			nil, false, nil, verdictWant{failed: true, symptom: "new warn log at rafthttp/stream.go: lost TCP streaming connection with remote peer"}},
+		{"health probe failing under a delay", []string{`{"level":"warn","caller":"etcdhttp/health.go:120","msg":"/health error","output":"{\"health\":\"false\",\"reason\":\"RANGE ERROR:context canceled\"}","status-code":503}`,
+			`{"level":"warn","caller":"etcdserver/server.go:1243","msg":"Failed to check current member's leadership","error":"etcdserver: leader changed"}`},
+			func(b *trialB) {
+				b.inject(10, "n1", record.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second })
+			}, false, nil, verdictWant{symptom: "informational: new warn log at etcdhttp/health.go: <path> error", ev: "leader changed"}},
 		{"slow machine", []string{`{"level":"warn","caller":"etcdserver/util.go:166","msg":"apply request took too long","took":"250ms"}`},
 			nil, false, nil, verdictWant{symptom: "informational: new warn log at etcdserver/util.go: apply request took too long"}},
 		{"start-up and shutdown are not judged", []string{
