@@ -276,7 +276,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	}
 
 	r.bmu.Lock()
-	baseline := *r.baseline
+	baseline := r.baseline.Clone() // other trials keep learning into r.baseline
 	r.bmu.Unlock()
 	checkers := cfg.Checkers.Enabled
 	if t.baseline {
@@ -285,7 +285,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	}
 	verdicts, err := check.Run(ctx, &check.Input{
 		Trial:                  tr,
-		Baseline:               &baseline,
+		Baseline:               baseline,
 		Progress:               cfg.Checkers.Progress,
 		LinearizabilityTimeout: cfg.Checkers.Linearizability,
 		WorkloadTimedOut:       wres.TimedOut,
