@@ -221,6 +221,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		wres      workload.Result
 		wlEvents  []record.ClientEvent
 		wlStarted bool
+		res       controller.Result
 	)
 	cl, err := cluster.Start(tctx, cluster.Spec{
 		Dir:        dir,
@@ -252,13 +253,15 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		if err != nil && ctx.Err() == nil {
 			tr.Err = "workload: " + err.Error()
 		}
+		// The workload is over: no fault may strike the shutdown.
+		res = t.ct.End()
 		t.mu.Lock()
-		t.cl = nil // no crash fault may start after this point
+		t.cl = nil
 		t.mu.Unlock()
 		t.restarts.Wait()
 		tr.Nodes = cl.Stop()
 	}
-	res := t.ct.End()
+	res = t.ct.End() // idempotent: the record as of the first End
 	tr.End = time.Now()
 	if ctx.Err() != nil {
 		return nil, ctx.Err() // an interrupted trial is not recorded

@@ -188,6 +188,7 @@ type Trial struct {
 	client   []record.ClientEvent
 	dropped  int
 	progress map[string]time.Time // client → last progress
+	result   *Result              // set by the first End
 }
 
 type instKey struct {
@@ -239,16 +240,20 @@ type Result struct {
 	Dropped int
 }
 
-// End ends the trial: its agents get an empty plan, the policy hears the
-// outcome (failed tells it whether a checker failed the trial; pass false if
-// the checkers have not run, and report later with Judge), and the record is
-// returned.
+// End ends the trial: its agents get an empty plan and the trial's record
+// is returned. Events that arrive later are not recorded; calling End again
+// returns the same record. Tell the policy the outcome with Judge.
 func (t *Trial) End() Result {
 	c := t.c
 	c.mu.Lock()
 	delete(c.trials, t.spec.ID)
 	c.mu.Unlock()
 	t.mu.Lock()
+	if t.ended {
+		res := *t.result
+		t.mu.Unlock()
+		return res
+	}
 	t.ended = true
 	for p := range t.peers {
 		p.sendPlan(wire.Plan{})
@@ -261,6 +266,7 @@ func (t *Trial) End() Result {
 		Client:     t.client,
 		Dropped:    t.dropped,
 	}
+	t.result = &res
 	t.mu.Unlock()
 	return res
 }
@@ -456,6 +462,9 @@ func frames(fs []wire.Frame) []record.Frame {
 func (t *Trial) events(p *peer, evs []wire.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.ended {
+		return
+	}
 	node := p.hello.Node
 	for i := range evs {
 		e := &evs[i]
