@@ -58,6 +58,33 @@ type Site struct {
 	LockHeld bool `json:"lock_held,omitempty"`
 	Barrier  bool `json:"barrier,omitempty"`
 	Timeout  bool `json:"timeout,omitempty"`
+	// Timeouts are the indices of the TimeoutPoints whose timeout guards
+	// this call (Sieve's timeout-protected I/O), so delays can be sized
+	// from the values observed at run time.
+	Timeouts []uint32 `json:"timeouts,omitempty"`
+	// Block is a stable ID of the basic block holding the call; Rep marks
+	// the one site per block that stands for the block's I/O (Sieve's
+	// grouping: the last I/O call of the block).
+	Block string `json:"block,omitempty"`
+	Rep   bool   `json:"rep,omitempty"`
+}
+
+// TimeoutPoint is an expression whose value is a timeout: the duration
+// passed to context.WithTimeout, time.After, a SetDeadline computation, or
+// the constant compared with time.Since. The instrumenter wraps it as
+// agent.Timeout(Index, expr) so the value used at run time is reported.
+type TimeoutPoint struct {
+	Index uint32 `json:"index"` // dense, 0-based: its position in Catalog.TimeoutPoints
+	ID    string `json:"id"`
+	Pkg   string `json:"pkg"`
+	Func  string `json:"func"`
+	// Kind names the construct: "WithTimeout", "WithDeadline", "After",
+	// "NewTimer", "SetDeadline", "Since".
+	Kind string `json:"kind"`
+	// File, Line and Col locate the start of the duration expression.
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
 }
 
 // ErrorValue is one error a site can return.
@@ -88,8 +115,15 @@ type State struct {
 	Task  uint32 `json:"task"` // Task.Index
 	// Cond describes the branch that starts the state, for humans.
 	Cond string `json:"cond"`
+	// File, Line and Col locate the opening brace of the block (or the
+	// colon of the case clause) that the state hook is inserted after.
 	File string `json:"file"`
 	Line int    `json:"line"`
+	Col  int    `json:"col"`
+	// Inst is a Go expression, valid at the start of that block, whose
+	// pointer value identifies the task instance (e.g. the receiver "n");
+	// empty when the task has no instance (package-level state).
+	Inst string `json:"inst,omitempty"`
 }
 
 // Catalog is everything analysis found in a target.
@@ -98,6 +132,8 @@ type Catalog struct {
 	Sites  []Site  `json:"sites"`
 	Tasks  []Task  `json:"tasks,omitempty"`
 	States []State `json:"states,omitempty"`
+	// TimeoutPoints are the timeout expressions found by the Sieve passes.
+	TimeoutPoints []TimeoutPoint `json:"timeout_points,omitempty"`
 	// Hash identifies the catalog's contents; see ComputeHash.
 	Hash string `json:"hash"`
 }
@@ -121,6 +157,9 @@ func (c *Catalog) ComputeHash() string {
 	}
 	for _, s := range c.States {
 		fmt.Fprintf(h, "a %d %s %d\n", s.Index, s.ID, s.Task)
+	}
+	for _, p := range c.TimeoutPoints {
+		fmt.Fprintf(h, "o %d %s\n", p.Index, p.ID)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
@@ -164,6 +203,11 @@ func (c *Catalog) Check() error {
 	for i := range c.States {
 		if c.States[i].Index != uint32(i+1) {
 			return fmt.Errorf("catalog: state %q has index %d, want %d", c.States[i].ID, c.States[i].Index, i+1)
+		}
+	}
+	for i := range c.TimeoutPoints {
+		if c.TimeoutPoints[i].Index != uint32(i) {
+			return fmt.Errorf("catalog: timeout point %q has index %d, want %d", c.TimeoutPoints[i].ID, c.TimeoutPoints[i].Index, i)
 		}
 	}
 	if c.Hash != "" && c.Hash != c.ComputeHash() {
