@@ -126,6 +126,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		Kinds:    kinds,
 		PerTrial: cfg.Policy.PerTrial,
 		Budget:   cfg.Policy.Budget,
+		Key:      cfg.Policy.Key,
 		Delay:    cfg.Faults.Delay,
 	})
 	if err != nil {

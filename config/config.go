@@ -135,6 +135,9 @@ type Policy struct {
 	PerTrial int `yaml:"per_trial"`
 	// Budget is bsrr's per-state budget (default 5).
 	Budget int `yaml:"budget"`
+	// Key is the injection key of bsrr and new-state-only: "state"
+	// (default), "state+site" or "state+site+stack".
+	Key string `yaml:"key"`
 }
 
 // Trials bounds a campaign.

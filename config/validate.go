@@ -182,6 +182,11 @@ func (c *Config) Validate(known Known) error {
 	if c.Policy.Budget < 1 {
 		bad("policy.budget", `set e.g. "budget: 5"`, "must be at least 1 (got %d)", c.Policy.Budget)
 	}
+	switch c.Policy.Key {
+	case "", "state", "state+site", "state+site+stack":
+	default:
+		bad("policy.key", `set "key: state", "key: state+site" or "key: state+site+stack"`, "unknown injection key %q", c.Policy.Key)
+	}
 	// Trials.
 	if c.Trials.Count < 1 {
 		bad("trials.count", `set e.g. "count: 100"`, "must be at least 1 (got %d)", c.Trials.Count)

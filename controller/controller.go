@@ -276,7 +276,7 @@ func (t *Trial) End() Result {
 func (c *Controller) Judge(index int, res Result, failed bool) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
-	c.policy.End(policy.Outcome{Index: index, Requests: res.Requests, Injections: res.Injections, Failed: failed})
+	c.policy.End(policy.Outcome{Index: index, Requests: res.Requests, Injections: res.Injections, Timeouts: res.Timeouts, Failed: failed})
 }
 
 // SnapshotPolicy returns the policy's state for the store, or nil if the

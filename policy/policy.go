@@ -137,6 +137,8 @@ type Outcome struct {
 	Index      int
 	Requests   int
 	Injections []record.Injection
+	// Timeouts are the timeout values the trial's nodes reported.
+	Timeouts []record.Timeout
 	// Failed is set when a checker failed the trial.
 	Failed bool
 }
@@ -176,6 +178,9 @@ type Env struct {
 	PerTrial int
 	// Budget is bsrr's per-state budget (default 5).
 	Budget int
+	// Key is the injection key of the Legolas policies (KeyState by
+	// default; see KeyNames).
+	Key string
 	// Delay is the length of injected delays (default 2s).
 	Delay time.Duration
 }

@@ -92,7 +92,7 @@ func mustNew(t *testing.T, name string, env Env) Policy {
 
 func TestDeterministicUnderSeed(t *testing.T) {
 	cat := testCatalog()
-	for _, name := range []string{"random", "exhaustive", "fate"} {
+	for _, name := range []string{"random", "exhaustive", "fate", "bsrr", "new-state-only", "sieve", "sieve-insensitive"} {
 		t.Run(name, func(t *testing.T) {
 			a := replay(mustNew(t, name, Env{Catalog: cat, Seed: 7}), cat, 20, 60)
 			b := replay(mustNew(t, name, Env{Catalog: cat, Seed: 7}), cat, 20, 60)
@@ -227,7 +227,7 @@ func TestNoneNeverInjects(t *testing.T) {
 
 func TestSnapshotRestoreContinues(t *testing.T) {
 	cat := testCatalog()
-	for _, name := range []string{"random", "exhaustive", "fate"} {
+	for _, name := range []string{"random", "exhaustive", "fate", "bsrr", "new-state-only", "sieve", "sieve-insensitive"} {
 		t.Run(name, func(t *testing.T) {
 			whole := replay(mustNew(t, name, Env{Catalog: cat, Seed: 9}), cat, 8, 40)
 
