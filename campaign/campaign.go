@@ -48,6 +48,11 @@ type Options struct {
 	// Progress, if set, is called after every trial.
 	Progress func(Progress)
 	Logger   *slog.Logger
+	// Built, if set, is used instead of building the target again.
+	Built *Built
+	// Baseline, if set, is the log checker's starting baseline, and no
+	// baseline trials are run.
+	Baseline *check.Baseline
 }
 
 // Progress is reported after each trial.
@@ -107,9 +112,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	defer st.Close()
 
-	bt, err := Build(ctx, cfg, log)
-	if err != nil {
-		return nil, err
+	bt := opts.Built
+	if bt == nil {
+		if bt, err = Build(ctx, cfg, log); err != nil {
+			return nil, err
+		}
 	}
 
 	camp, err := openCampaign(ctx, st, cfg, polName, opts.Resume)
@@ -139,6 +146,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	wantBaseline := cfg.Checkers.Baseline
+	if opts.Baseline != nil && baseline.Trials == 0 {
+		baseline, wantBaseline = opts.Baseline.Clone(), 0
+	}
 	done, err := st.TrialIndexes(ctx, camp.ID)
 	if err != nil {
 		return nil, err
@@ -165,7 +176,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 
 	// Fault-free baseline trials first, so the log checker has something
 	// to judge against.
-	for priorBaseline+sum.BaselineTrials < cfg.Checkers.Baseline && ctx.Err() == nil {
+	for priorBaseline+sum.BaselineTrials < wantBaseline && ctx.Err() == nil {
 		tr, err := r.trial(ctx, next, true)
 		if err != nil {
 			return stopped(sum, ctx, err)

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/policy"
+)
+
+func init() {
+	register(command{
+		name:    "compare",
+		summary: "compare injection policies on your system: findings and trials to each",
+		run:     runCompare,
+	})
+}
+
+func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("compare", os.Stderr)
+	cfgPath := fs.String("config", "gofault.yaml", "config file")
+	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
+	seeds := fs.Int("seeds", 3, "campaigns per policy, with seeds 1..N")
+	trials := fs.Int("trials", 0, "fault trials per campaign (default: config trials.count)")
+	parallel := fs.Int("parallel", 0, "clusters run at once (default: config trials.parallel)")
+	asJSON := fs.Bool("json", false, "print a JSON object keyed by policy")
+	var sets config.Overrides
+	fs.Var(&sets, "set", "override a config value (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return errors.Join(errUsage, err)
+	}
+	if *seeds < 1 {
+		return fmt.Errorf("%w: --seeds must be at least 1", errUsage)
+	}
+	cfg, err := config.Open(*cfgPath, known(), sets...)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, p := range strings.Split(*pols, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !slices.Contains(policy.Names(), p) {
+			return fmt.Errorf("%w: unknown policy %q (want one of %s)", errUsage, p, strings.Join(policy.Names(), ", "))
+		}
+		names = append(names, p)
+	}
+	if *trials <= 0 {
+		*trials = cfg.Trials.Count
+	}
+	cmp, err := campaign.Compare(ctx, campaign.CompareOptions{
+		Config: cfg, Policies: names, Seeds: *seeds, Trials: *trials, Parallel: *parallel,
+		Progress: func(p string, seed int64) {
+			fmt.Fprintf(os.Stderr, "compare: policy %s, seed %d of %d (%d trials)\n", p, seed, *seeds, *trials)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(cmp)
+	}
+	writeComparison(stdout, cmp, names)
+	return nil
+}
+
+// writeComparison prints one row per finding and a column per policy.
+func writeComparison(w io.Writer, cmp *campaign.Comparison, names []string) {
+	fmt.Fprintf(w, "%d seeds × %d trials per policy; store %s\n\n", cmp.Seeds, cmp.Trials, cmp.DB)
+	all := map[string]bool{}
+	for _, r := range cmp.Policies {
+		for f := range r.MedianTrialsToFinding {
+			all[f] = true
+		}
+	}
+	findings := make([]string, 0, len(all))
+	for f := range all {
+		findings = append(findings, f)
+	}
+	sort.Strings(findings)
+	fmt.Fprintf(w, "%-16s", "policy")
+	for _, n := range names {
+		fmt.Fprintf(w, " %18s", n)
+	}
+	fmt.Fprintf(w, "\n%-16s", "findings")
+	for _, n := range names {
+		fmt.Fprintf(w, " %18d", cmp.Policies[n].Findings)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "\nmedian trials to each finding (found in seeds/all; > trials means missed by most seeds):")
+	for _, f := range findings {
+		fmt.Fprintf(w, "  %s\n  %-14s", f, "")
+		for _, n := range names {
+			r := cmp.Policies[n]
+			if found := r.FoundIn[f]; found > 0 {
+				cell := fmt.Sprintf("%.1f (%d/%d)", r.MedianTrialsToFinding[f], found, cmp.Seeds)
+				if m := r.MedianMinutesToFinding[f]; m != nil {
+					cell += fmt.Sprintf(" %.1fm", *m)
+				}
+				fmt.Fprintf(w, " %18s", cell)
+			} else {
+				fmt.Fprintf(w, " %18s", "-")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
