@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 )
 
@@ -164,7 +165,7 @@ func firstFindings(ts []*record.Trial) map[string]firstFind {
 			if !v.Failed {
 				continue
 			}
-			name := v.Checker + ": " + v.Symptom
+			name := v.Checker + ": " + report.Symptom(v.Symptom)
 			if _, ok := out[name]; !ok {
 				out[name] = firstFind{trials: n, minutes: t.End.Sub(start).Minutes()}
 			}

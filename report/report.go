@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -31,11 +32,14 @@ type Fault struct {
 
 // Finding is one cluster of failing trials.
 type Finding struct {
-	ID       string   `json:"id"`
-	Checker  string   `json:"checker"`
-	Symptom  string   `json:"symptom"`
-	Fault    Fault    `json:"fault"`
-	Trials   []string `json:"trials"`
+	ID      string   `json:"id"`
+	Checker string   `json:"checker"`
+	Symptom string   `json:"symptom"`
+	Fault   Fault    `json:"fault"`
+	Trials  []string `json:"trials"`
+	// Nodes are the nodes involved in any of the trials: where the fault
+	// struck and where the symptom showed.
+	Nodes    []string `json:"nodes,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
 	// Dir is the first trial's directory, with node logs.
 	Dir string `json:"dir,omitempty"`
@@ -43,47 +47,116 @@ type Finding struct {
 	Replay string `json:"replay"`
 }
 
-// Cluster groups the failing verdicts of trials into findings, ordered by
-// the number of trials that show them, then by ID.
+// similar is the stack similarity (Jaccard index of the functions on two
+// injection stacks) at which two failures with the same checker, symptom and
+// fault kind are one finding.
+const similar = 0.5
+
+// nodeName matches node and client names ("n2", "n2/0") in symptoms, so the
+// same failure on different nodes is one finding.
+var nodeName = regexp.MustCompile(`\bn\d+(/\d+)?\b`)
+
+// Symptom normalises a verdict's symptom for clustering.
+func Symptom(s string) string { return nodeName.ReplaceAllString(s, "n*") }
+
+// Cluster groups the failing verdicts of trials into findings: failures with
+// the same checker, normalised symptom and fault kind whose injection stacks
+// are similar (see similar) form one finding. Findings are ordered by the
+// number of trials that show them, then by ID.
 func Cluster(trials []*record.Trial) []Finding {
-	byKey := map[string]*Finding{}
-	for _, t := range trials {
+	type cluster struct {
+		f     *Finding
+		funcs map[string]bool
+		nodes map[string]bool
+	}
+	groups := map[string][]*cluster{}
+	var all []*cluster
+	ts := append([]*record.Trial(nil), trials...)
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
+	for _, t := range ts {
 		fault := faultOf(t)
+		funcs := funcSet(fault.Stack)
 		for _, v := range t.Verdicts {
 			if !v.Failed {
 				continue
 			}
-			key := strings.Join([]string{v.Checker, v.Symptom, fault.Kind, fault.Site, stackKey(fault.Stack)}, "\x00")
-			f := byKey[key]
-			if f == nil {
-				sum := sha256.Sum256([]byte(key))
-				f = &Finding{
-					ID:       hex.EncodeToString(sum[:])[:10],
-					Checker:  v.Checker,
-					Symptom:  v.Symptom,
-					Fault:    fault,
-					Evidence: v.Evidence,
-					Dir:      t.Dir,
-					Replay:   "gofault replay " + t.ID,
+			sym := Symptom(v.Symptom)
+			group := strings.Join([]string{v.Checker, sym, fault.Kind}, "\x00")
+			var c *cluster
+			for _, cand := range groups[group] {
+				if jaccard(cand.funcs, funcs) >= similar || (len(funcs) == 0 && len(cand.funcs) == 0) {
+					c = cand
+					break
 				}
-				byKey[key] = f
 			}
-			if n := len(f.Trials); n == 0 || f.Trials[n-1] != t.ID {
-				f.Trials = append(f.Trials, t.ID)
+			if c == nil {
+				key := group + "\x00" + fault.Site + "\x00" + stackKey(fault.Stack)
+				sum := sha256.Sum256([]byte(key))
+				c = &cluster{
+					f: &Finding{
+						ID:       hex.EncodeToString(sum[:])[:10],
+						Checker:  v.Checker,
+						Symptom:  sym,
+						Fault:    fault,
+						Evidence: v.Evidence,
+						Dir:      t.Dir,
+						Replay:   "gofault replay " + t.ID,
+					},
+					funcs: funcs,
+					nodes: map[string]bool{},
+				}
+				groups[group] = append(groups[group], c)
+				all = append(all, c)
+			}
+			if n := len(c.f.Trials); n == 0 || c.f.Trials[n-1] != t.ID {
+				c.f.Trials = append(c.f.Trials, t.ID)
+			}
+			for _, n := range v.Nodes {
+				c.nodes[n] = true
+			}
+			if fault.Node != "" {
+				c.nodes[fault.Node] = true
 			}
 		}
 	}
-	out := make([]Finding, 0, len(byKey))
-	for _, f := range byKey {
-		out = append(out, *f)
+	out := make([]Finding, 0, len(all))
+	for _, c := range all {
+		for n := range c.nodes {
+			c.f.Nodes = append(c.f.Nodes, n)
+		}
+		sort.Strings(c.f.Nodes)
+		out = append(out, *c.f)
 	}
-	sort.Slice(out, func(i, j int) bool {
+	sort.SliceStable(out, func(i, j int) bool {
 		if len(out[i].Trials) != len(out[j].Trials) {
 			return len(out[i].Trials) > len(out[j].Trials)
 		}
 		return out[i].ID < out[j].ID
 	})
 	return out
+}
+
+// funcSet is the set of functions on a rendered stack.
+func funcSet(stack []string) map[string]bool {
+	m := make(map[string]bool, len(stack))
+	for _, s := range stack {
+		fn, _, _ := strings.Cut(s, " ")
+		m[fn] = true
+	}
+	return m
+}
+
+func jaccard(a, b map[string]bool) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	inter := 0
+	for k := range a {
+		if b[k] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
 // faultOf describes the first fault of a trial (most trials have one).

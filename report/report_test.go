@@ -1,0 +1,96 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/record"
+)
+
+func stack(fns ...string) []record.Frame {
+	var fs []record.Frame
+	for i, f := range fns {
+		fs = append(fs, record.Frame{Func: f, File: "x.go", Line: 10 + i})
+	}
+	return fs
+}
+
+func failing(id string, index int, checker, symptom, kind, site, node string, st []record.Frame) *record.Trial {
+	t := &record.Trial{ID: id, Index: index, Verdicts: []record.Verdict{
+		{Checker: "crash"},
+		{Checker: checker, Symptom: symptom, Failed: true, Nodes: []string{node}},
+	}}
+	if kind != "" {
+		t.Injections = []record.Injection{{Kind: kind, SiteID: site, Node: node, Stack: st}}
+	}
+	return t
+}
+
+func TestCluster(t *testing.T) {
+	walStack := stack("wal.(*WAL).sync", "wal.(*WAL).Save", "etcdserver.(*raftNode).start.func1")
+	walStack2 := stack("wal.(*WAL).sync", "wal.(*WAL).Save", "etcdserver.(*raftNode).start.func1", "runtime.main")
+	snapStack := stack("snap.(*Snapshotter).save", "etcdserver.(*EtcdServer).snapshot", "etcdserver.(*EtcdServer).run")
+	trials := []*record.Trial{
+		failing("1-1", 1, "hang", "client n2/0 made no progress for 3s", "error", "wal.sync", "n2", walStack),
+		// Same root cause on another node, a slightly different stack: one finding.
+		failing("1-2", 2, "hang", "client n3/0 made no progress for 3s", "error", "wal.sync", "n3", walStack2),
+		// Same symptom, unrelated stack: another finding.
+		failing("1-3", 3, "hang", "client n2/0 made no progress for 3s", "error", "snap.save", "n2", snapStack),
+		// Same stack, another symptom: another finding.
+		failing("1-4", 4, "linearizability", "key k1 not linearizable", "error", "wal.sync", "n2", walStack),
+		// Same everything, another fault kind: another finding.
+		failing("1-5", 5, "hang", "client n2/0 made no progress for 3s", "delay", "wal.sync", "n2", walStack),
+		// No fault at all.
+		failing("1-6", 6, "crash", "node n1 panicked", "", "", "n1", nil),
+		failing("1-7", 7, "crash", "node n3 panicked", "", "", "n3", nil),
+		{ID: "1-8", Index: 8, Verdicts: []record.Verdict{{Checker: "hang"}}},
+	}
+	got := Cluster(trials)
+	var lines []string
+	for _, f := range got {
+		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%v|%v", f.Checker, f.Symptom, f.Fault.Kind, f.Fault.Site, f.Trials, f.Nodes))
+	}
+	want := []string{
+		"crash|node n* panicked|none||[1-6 1-7]|[n1 n3]",
+		"hang|client n* made no progress for 3s|error|wal.sync|[1-1 1-2]|[n2 n3]",
+	}
+	for i, w := range want {
+		if i >= len(lines) || lines[i] != w {
+			t.Fatalf("findings:\n%s\nwant first:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+		}
+	}
+	if len(got) != 5 {
+		t.Fatalf("%d findings, want 5:\n%s", len(got), strings.Join(lines, "\n"))
+	}
+	// IDs are stable and distinct.
+	again := Cluster(trials)
+	ids := map[string]bool{}
+	for i := range got {
+		if got[i].ID != again[i].ID {
+			t.Fatalf("finding IDs changed between runs")
+		}
+		ids[got[i].ID] = true
+	}
+	if len(ids) != len(got) {
+		t.Fatal("two findings share an ID")
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, got); err != nil || !strings.Contains(buf.String(), "replay   gofault replay 1-1") {
+		t.Fatalf("text report:\n%s", buf.String())
+	}
+}
+
+func TestSymptom(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"client n2/0 made no progress for 3s", "client n* made no progress for 3s"},
+		{"node n13 exited with status 2", "node n* exited with status 2"},
+		{"panic in snapshot", "panic in snapshot"},
+	}
+	for _, tt := range tests {
+		if got := Symptom(tt.in); got != tt.want {
+			t.Errorf("Symptom(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
