@@ -120,6 +120,11 @@ type Facts struct {
 	// Sites are the fault sites found so far, unsorted; Run sorts them and
 	// assigns indices.
 	Sites []catalog.Site
+	// Tasks and States are the task units and abstract states found so
+	// far (see StatesPass); Run assigns their 1-based indices in order,
+	// and a state's Task is the 1-based position of its task in Tasks.
+	Tasks  []catalog.Task
+	States []catalog.State
 	// Counts are per-package counters, keyed by package path.
 	Counts map[string]Counts
 }
@@ -145,9 +150,9 @@ type Pass struct {
 }
 
 // DefaultPasses returns the built-in passes: fault sites (error, delay and
-// crash sites with invalid-injection pruning).
+// crash sites with invalid-injection pruning) and abstract states.
 func DefaultPasses() []*Pass {
-	return []*Pass{SitesPass}
+	return []*Pass{SitesPass, StatesPass}
 }
 
 // Run loads the target and runs the passes.
@@ -181,6 +186,18 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("two sites with ID %s (%s:%d and %s:%d)", cat.Sites[i].ID,
 				cat.Sites[i-1].File, cat.Sites[i-1].Line, cat.Sites[i].File, cat.Sites[i].Line)
 		}
+	}
+	cat.Tasks, cat.States = facts.Tasks, facts.States
+	for i := range cat.Tasks {
+		cat.Tasks[i].Index = uint32(i + 1)
+	}
+	ids := map[string]bool{}
+	for i := range cat.States {
+		cat.States[i].Index = uint32(i + 1)
+		if ids[cat.States[i].ID] {
+			return nil, fmt.Errorf("two states with ID %s", cat.States[i].ID)
+		}
+		ids[cat.States[i].ID] = true
 	}
 	cat.Hash = cat.ComputeHash()
 	if err := cat.Check(); err != nil {

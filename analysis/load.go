@@ -129,6 +129,13 @@ func load(ctx context.Context, opts Options) (*Program, error) {
 	}
 
 	prog, spkgs := ssautil.AllPackages(pkgs, ssa.InstantiateGenerics)
+	for _, sp := range spkgs {
+		// Debug references map the target's expressions to SSA values
+		// (the states pass reads branch conditions through them).
+		if sp != nil && targetPaths[sp.Pkg.Path()] {
+			sp.SetDebugMode(true)
+		}
+	}
 	prog.Build()
 	slog.Debug("analysis: built SSA", "elapsed", time.Since(t0))
 	p := &Program{Fset: prog.Fset, SSA: prog, target: map[*types.Package]bool{}}

@@ -113,6 +113,10 @@ type State struct {
 	Index uint32 `json:"index"` // dense, 1-based within the catalog
 	ID    string `json:"id"`
 	Task  uint32 `json:"task"` // Task.Index
+	// Pkg and Func name the function holding the branch (the task's
+	// function or a method it calls from its loop).
+	Pkg  string `json:"pkg,omitempty"`
+	Func string `json:"func,omitempty"`
 	// Cond describes the branch that starts the state, for humans.
 	Cond string `json:"cond"`
 	// File, Line and Col locate the opening brace of the block (or the

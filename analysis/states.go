@@ -1,0 +1,1002 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+	"golang.org/x/tools/go/ssa"
+)
+
+// Counter names of the states pass.
+const (
+	CountStateMachines = "state_machines" // task units with at least one state
+	CountStates        = "states"
+)
+
+// StatesPass infers Legolas abstract states (NSDI'24 §4, Algorithm 1):
+//
+//   - task units are the functions started by go statements in target
+//     packages (named functions, methods and closures, resolved through the
+//     call graph), and their long-running loops;
+//   - state variables are the fields of target structs that are written
+//     somewhere after construction and read through the task's receiver,
+//     a captured variable or a pointer parameter, and written package-level
+//     variables; errors, channels, functions and foreign types other than
+//     sync/atomic values are not state;
+//   - a branch (if/else, switch and type switch clause, select case whose
+//     channel depends on state) inside a task unit, or inside a method of
+//     the same instance called directly from a long-running loop, whose
+//     condition depends on a state variable directly or through SSA def-use
+//     within the function, and whose block performs an action (a call, a
+//     send, a go/defer, or a state write), starts an abstract state.
+//
+// It fills Facts.Tasks and Facts.States and the counters state_machines and
+// states.
+var StatesPass = &Pass{
+	Name: "states",
+	Doc:  "Legolas abstract states: state-dependent branches with actions in goroutine task units",
+	Run:  runStates,
+}
+
+// stateInfo is the analysis state of the pass.
+type stateInfo struct {
+	p *Program
+	// written holds the struct fields (origins) stored to outside a
+	// composite literal or a fresh local, and globals stored outside init.
+	written map[*types.Var]bool
+	globals map[*ssa.Global]bool
+	// getters memoizes whether a function's results depend on state:
+	// 1 in progress, 2 yes, 3 no.
+	getters map[*ssa.Function]int
+	// refs maps, per function, an expression to its SSA value (debug
+	// mode).
+	refs map[*ssa.Function]map[ast.Expr]ssa.Value
+	// done holds the block positions that already start a state, so a
+	// method called from two tasks gets one hook.
+	done map[token.Pos]bool
+}
+
+func runStates(ctx context.Context, p *Program, facts *Facts) error {
+	s := &stateInfo{p: p, written: map[*types.Var]bool{}, globals: map[*ssa.Global]bool{},
+		getters: map[*ssa.Function]int{}, refs: map[*ssa.Function]map[ast.Expr]ssa.Value{}, done: map[token.Pos]bool{}}
+	var funcs []*ssa.Function
+	for _, sp := range p.Targets {
+		funcs = append(funcs, targetFunctions(sp)...)
+	}
+	for _, f := range funcs {
+		s.collectWrites(f)
+	}
+	tasks := s.findTasks(funcs)
+	for _, t := range tasks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pkg := pkgOf(t)
+		fname := t.RelString(pkg)
+		task := catalog.Task{ID: pkg.Path() + "." + fname, Pkg: pkg.Path(), Func: fname}
+		states := s.statesOf(t)
+		if len(states) == 0 {
+			continue
+		}
+		facts.Tasks = append(facts.Tasks, task)
+		ti := len(facts.Tasks)
+		for i := range states {
+			states[i].Task = uint32(ti)
+		}
+		facts.States = append(facts.States, states...)
+		facts.Add(pkg.Path(), CountStateMachines, 1)
+		for _, st := range states {
+			facts.Add(st.Pkg, CountStates, 1)
+		}
+	}
+	return nil
+}
+
+// collectWrites records the fields and globals f writes.
+func (s *stateInfo) collectWrites(f *ssa.Function) {
+	initFn := f.Name() == "init" || strings.HasPrefix(f.Name(), "init#")
+	mark := func(addr ssa.Value) {
+		switch a := addr.(type) {
+		case *ssa.FieldAddr:
+			if !freshBase(a) {
+				if v := fieldVar(a.X.Type(), a.Field, true); v != nil {
+					s.written[v.Origin()] = true
+				}
+			}
+		case *ssa.Global:
+			if !initFn {
+				s.globals[a] = true
+			}
+		}
+	}
+	for _, b := range f.Blocks {
+		for _, in := range b.Instrs {
+			switch in := in.(type) {
+			case *ssa.Store:
+				mark(in.Addr)
+			case *ssa.MapUpdate:
+				if l, ok := in.Map.(*ssa.UnOp); ok && l.Op == token.MUL {
+					mark(l.X)
+				}
+			case ssa.CallInstruction:
+				// &x.f passed to a call (atomic stores, methods
+				// with pointer receivers on value fields).
+				c := in.Common()
+				args := c.Args
+				if c.IsInvoke() {
+					args = append([]ssa.Value{c.Value}, args...)
+				}
+				for _, a := range args {
+					if fa, ok := a.(*ssa.FieldAddr); ok {
+						mark(fa)
+					}
+				}
+			}
+		}
+	}
+}
+
+// freshBase reports whether a field address lies in a struct allocated by
+// the same function (a composite literal or a local variable).
+func freshBase(fa *ssa.FieldAddr) bool {
+	x := fa.X
+	for {
+		switch v := x.(type) {
+		case *ssa.Alloc:
+			return true
+		case *ssa.FieldAddr:
+			x = v.X
+		case *ssa.IndexAddr:
+			x = v.X
+		default:
+			return false
+		}
+	}
+}
+
+// fieldVar returns field i of the struct t points to (ptr) or is.
+func fieldVar(t types.Type, i int, ptr bool) *types.Var {
+	if ptr {
+		p, ok := t.Underlying().(*types.Pointer)
+		if !ok {
+			return nil
+		}
+		t = p.Elem()
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok || i >= st.NumFields() {
+		return nil
+	}
+	return st.Field(i)
+}
+
+func isErrorValue(t types.Type) bool {
+	return types.Identical(t, errorType) || types.Implements(t, errorIface) && !isBasicType(t)
+}
+
+func isBasicType(t types.Type) bool {
+	_, ok := t.Underlying().(*types.Basic)
+	return ok
+}
+
+// stateField reports whether field v is a state variable.
+func (s *stateInfo) stateField(v *types.Var) bool {
+	if v == nil || !s.written[v.Origin()] || v.Pkg() == nil || !s.p.IsTarget(v.Pkg()) {
+		return false
+	}
+	return s.stateType(v.Type())
+}
+
+// stateType reports whether values of type t can be state: basic values,
+// slices, maps and arrays, sync/atomic values, and target types; not
+// errors, channels, functions or foreign structs (loggers, mutexes,
+// contexts, clocks).
+func (s *stateInfo) stateType(t types.Type) bool {
+	if isErrorValue(t) {
+		return false
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	if n, ok := types.Unalias(t).(*types.Named); ok && n.Obj().Pkg() != nil {
+		pkg := n.Obj().Pkg()
+		if pkg.Path() == "sync/atomic" {
+			return true
+		}
+		if _, basic := t.Underlying().(*types.Basic); basic {
+			return true
+		}
+		if !s.p.IsTarget(pkg) {
+			return false
+		}
+	}
+	switch t.Underlying().(type) {
+	case *types.Chan, *types.Signature:
+		return false
+	case *types.Basic:
+		return t.Underlying().(*types.Basic).Kind() != types.UnsafePointer
+	}
+	return true
+}
+
+// findTasks returns the functions started by go statements in target
+// code, sorted by name, with closures that only call a function value
+// replaced by the functions passed for it (wrappers such as GoAttach).
+func (s *stateInfo) findTasks(funcs []*ssa.Function) []*ssa.Function {
+	set := map[*ssa.Function]bool{}
+	add := func(f *ssa.Function) {
+		if f != nil && f.Blocks != nil && f.Synthetic == "" && pkgOf(f) != nil && s.p.IsTarget(pkgOf(f)) {
+			set[f] = true
+		}
+	}
+	// wrappers maps a function to the index of its parameter that it
+	// starts in a goroutine.
+	wrappers := map[*ssa.Function]int{}
+	for _, f := range funcs {
+		for _, b := range f.Blocks {
+			for _, in := range b.Instrs {
+				g, ok := in.(*ssa.Go)
+				if !ok {
+					continue
+				}
+				if i := startedParam(f, g); i >= 0 {
+					wrappers[f] = i
+					continue
+				}
+				for _, c := range s.p.Callees(g) {
+					add(c)
+				}
+			}
+		}
+	}
+	for _, f := range funcs {
+		for _, b := range f.Blocks {
+			for _, in := range b.Instrs {
+				c, ok := in.(*ssa.Call)
+				if !ok {
+					continue
+				}
+				var arg ssa.Value
+				if w := c.Call.StaticCallee(); w != nil {
+					if i, ok := wrappers[w]; ok && i < len(c.Call.Args) {
+						arg = c.Call.Args[i]
+					}
+				}
+				if w := c.Call.StaticCallee(); w != nil && w.Name() == "Go" && w.Signature.Recv() != nil &&
+					strings.HasSuffix(w.Signature.Recv().Type().String(), "sync.WaitGroup") && len(c.Call.Args) == 2 {
+					arg = c.Call.Args[1]
+				}
+				switch a := arg.(type) {
+				case *ssa.Function:
+					add(a)
+				case *ssa.MakeClosure:
+					add(a.Fn.(*ssa.Function))
+				}
+			}
+		}
+	}
+	out := make([]*ssa.Function, 0, len(set))
+	for f := range set {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		pi, pj := pkgOf(out[i]).Path(), pkgOf(out[j]).Path()
+		if pi != pj {
+			return pi < pj
+		}
+		return out[i].String() < out[j].String()
+	})
+	return out
+}
+
+// startedParam returns the index of f's parameter that the go statement g
+// starts (go fn(), or go func() { fn() }() with fn captured), or -1.
+func startedParam(f *ssa.Function, g *ssa.Go) int {
+	v := g.Call.Value
+	if mc, ok := v.(*ssa.MakeClosure); ok {
+		fn := mc.Fn.(*ssa.Function)
+		// The closure must call exactly one captured function value.
+		for _, b := range fn.Blocks {
+			for _, in := range b.Instrs {
+				c, ok := in.(*ssa.Call)
+				if !ok || c.Call.IsInvoke() {
+					continue
+				}
+				fv, ok := c.Call.Value.(*ssa.FreeVar)
+				if !ok {
+					continue
+				}
+				for i, fvar := range fn.FreeVars {
+					if fvar == fv {
+						v = mc.Bindings[i]
+					}
+				}
+			}
+		}
+	}
+	for i, p := range f.Params {
+		if p == v {
+			if _, ok := p.Type().Underlying().(*types.Signature); ok {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// branch is a block of a conditional statement.
+type branch struct {
+	cond       string
+	open       token.Pos // the '{' or ':' the hook goes after
+	start, end token.Pos // the block's extent, for actions
+	deps       []ast.Expr
+	instrRange [2]token.Pos // instructions of the condition (switch compares)
+}
+
+// statesOf returns the states of task t: in t's body and in methods of the
+// same instance called directly from its long-running loops.
+func (s *stateInfo) statesOf(t *ssa.Function) []catalog.State {
+	var out []catalog.State
+	out = append(out, s.statesIn(t, t)...)
+	for _, c := range s.loopCallees(t) {
+		out = append(out, s.statesIn(t, c)...)
+	}
+	return out
+}
+
+// funcBody returns f's syntax body.
+func funcBody(f *ssa.Function) *ast.BlockStmt {
+	switch n := f.Syntax().(type) {
+	case *ast.FuncDecl:
+		return n.Body
+	case *ast.FuncLit:
+		return n.Body
+	}
+	return nil
+}
+
+// loopCallees returns the target methods called, with t's receiver (or a
+// captured instance) as receiver, from the bodies of t's long-running
+// loops, in call order.
+func (s *stateInfo) loopCallees(t *ssa.Function) []*ssa.Function {
+	body := funcBody(t)
+	if body == nil {
+		return nil
+	}
+	var loops [][2]token.Pos
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ForStmt:
+			if n.Cond == nil || s.condOnState(t, n.Cond) {
+				loops = append(loops, [2]token.Pos{n.Body.Lbrace, n.Body.Rbrace})
+			}
+		case *ast.RangeStmt:
+			if tv := t.Pkg; tv != nil {
+				if v, ok := s.exprValue(t, n.X); ok {
+					if _, ch := v.Type().Underlying().(*types.Chan); ch {
+						loops = append(loops, [2]token.Pos{n.Body.Lbrace, n.Body.Rbrace})
+					}
+				}
+			}
+		}
+		return true
+	})
+	inLoop := func(p token.Pos) bool {
+		for _, l := range loops {
+			if l[0] < p && p < l[1] {
+				return true
+			}
+		}
+		return false
+	}
+	var calls []*ssa.Call
+	for _, b := range t.Blocks {
+		for _, in := range b.Instrs {
+			c, ok := in.(*ssa.Call)
+			if !ok || !inLoop(c.Pos()) {
+				continue
+			}
+			calls = append(calls, c)
+		}
+	}
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].Pos() < calls[j].Pos() })
+	seen := map[*ssa.Function]bool{t: true}
+	var out []*ssa.Function
+	for _, c := range calls {
+		f := c.Call.StaticCallee()
+		if f == nil || seen[f] || f.Signature.Recv() == nil || len(c.Call.Args) == 0 || f.Blocks == nil ||
+			pkgOf(f) == nil || !s.p.IsTarget(pkgOf(f)) || funcBody(f) == nil {
+			continue
+		}
+		if !rooted(t, c.Call.Args[0]) {
+			continue
+		}
+		seen[f] = true
+		out = append(out, f)
+	}
+	return out
+}
+
+// statesIn returns the states of the branches in f's body (not in its
+// closures), as part of task t.
+func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
+	body := funcBody(f)
+	if body == nil {
+		return nil
+	}
+	var branches []branch
+	str := types.ExprString
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.IfStmt:
+			c := str(n.Cond)
+			branches = append(branches, branch{cond: c, open: n.Body.Lbrace, start: n.Body.Lbrace, end: n.Body.Rbrace, deps: []ast.Expr{n.Cond}})
+			if e, ok := n.Else.(*ast.BlockStmt); ok {
+				branches = append(branches, branch{cond: "!(" + c + ")", open: e.Lbrace, start: e.Lbrace, end: e.Rbrace, deps: []ast.Expr{n.Cond}})
+			}
+		case *ast.SwitchStmt:
+			for _, st := range n.Body.List {
+				cc := st.(*ast.CaseClause)
+				var deps []ast.Expr
+				if n.Tag != nil {
+					deps = append(deps, n.Tag)
+				}
+				deps = append(deps, cc.List...)
+				branches = append(branches, branch{cond: caseText(n.Tag, cc.List), open: cc.Colon, start: cc.Colon, end: cc.End(), deps: deps,
+					instrRange: [2]token.Pos{cc.Case, cc.Colon}})
+			}
+		case *ast.TypeSwitchStmt:
+			var x ast.Expr
+			switch a := n.Assign.(type) {
+			case *ast.AssignStmt:
+				x = a.Rhs[0].(*ast.TypeAssertExpr).X
+			case *ast.ExprStmt:
+				x = a.X.(*ast.TypeAssertExpr).X
+			}
+			for _, st := range n.Body.List {
+				cc := st.(*ast.CaseClause)
+				var types []string
+				for _, e := range cc.List {
+					types = append(types, str(e))
+				}
+				cond := str(x) + ".(type) is " + strings.Join(types, ", ")
+				if cc.List == nil {
+					cond = str(x) + ".(type): default"
+				}
+				branches = append(branches, branch{cond: cond, open: cc.Colon, start: cc.Colon, end: cc.End(), deps: []ast.Expr{x}})
+			}
+		case *ast.SelectStmt:
+			for _, st := range n.Body.List {
+				cc := st.(*ast.CommClause)
+				ch := commChan(cc.Comm)
+				if ch == nil {
+					continue
+				}
+				branches = append(branches, branch{cond: "case " + commText(cc.Comm), open: cc.Colon, start: cc.Colon, end: cc.End(), deps: []ast.Expr{ch}})
+			}
+		}
+		return true
+	})
+	pkg := pkgOf(f)
+	fname := f.RelString(pkg)
+	var out []catalog.State
+	for i, b := range branches {
+		if s.done[b.open] || !s.depends(f, b) || !s.action(f, b.start, b.end) {
+			continue
+		}
+		s.done[b.open] = true
+		pos := s.p.Fset.Position(b.open)
+		file, _ := filepath.Abs(pos.Filename)
+		out = append(out, catalog.State{
+			ID:   pkg.Path() + "." + fname + "#" + itoa(i),
+			Cond: b.cond,
+			File: file, Line: pos.Line, Col: pos.Column,
+			Inst: s.instExpr(f, b.open+1),
+			Pkg:  pkg.Path(),
+			Func: fname,
+		})
+	}
+	return out
+}
+
+// caseText renders a switch clause's condition.
+func caseText(tag ast.Expr, list []ast.Expr) string {
+	var vals []string
+	for _, e := range list {
+		vals = append(vals, types.ExprString(e))
+	}
+	switch {
+	case list == nil && tag != nil:
+		return types.ExprString(tag) + ": default"
+	case list == nil:
+		return "default"
+	case tag == nil:
+		return strings.Join(vals, " || ")
+	}
+	return types.ExprString(tag) + " == " + strings.Join(vals, ", ")
+}
+
+// commChan returns the channel of a select case, nil for default.
+func commChan(st ast.Stmt) ast.Expr {
+	var e ast.Expr
+	switch st := st.(type) {
+	case *ast.SendStmt:
+		return st.Chan
+	case *ast.ExprStmt:
+		e = st.X
+	case *ast.AssignStmt:
+		e = st.Rhs[0]
+	default:
+		return nil
+	}
+	if u, ok := ast.Unparen(e).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+		return u.X
+	}
+	return nil
+}
+
+func commText(st ast.Stmt) string {
+	switch st := st.(type) {
+	case *ast.SendStmt:
+		return types.ExprString(st.Chan) + " <- " + types.ExprString(st.Value)
+	case *ast.ExprStmt:
+		return types.ExprString(st.X)
+	case *ast.AssignStmt:
+		return types.ExprString(st.Rhs[0])
+	}
+	return ""
+}
+
+// debugRefs returns f's map from expressions to values.
+func (s *stateInfo) debugRefs(f *ssa.Function) map[ast.Expr]ssa.Value {
+	if m, ok := s.refs[f]; ok {
+		return m
+	}
+	m := map[ast.Expr]ssa.Value{}
+	for _, b := range f.Blocks {
+		for _, in := range b.Instrs {
+			if r, ok := in.(*ssa.DebugRef); ok && !r.IsAddr {
+				m[r.Expr] = r.X
+			}
+		}
+	}
+	s.refs[f] = m
+	return m
+}
+
+// exprValue returns the SSA value of expression e in f.
+func (s *stateInfo) exprValue(f *ssa.Function, e ast.Expr) (ssa.Value, bool) {
+	v, ok := s.debugRefs(f)[ast.Unparen(e)]
+	return v, ok
+}
+
+// condOnState reports whether expression e depends on state in f.
+func (s *stateInfo) condOnState(f *ssa.Function, e ast.Expr) bool {
+	return s.depends(f, branch{deps: []ast.Expr{e}})
+}
+
+// depends reports whether b's condition depends on state.
+func (s *stateInfo) depends(f *ssa.Function, b branch) bool {
+	refs := s.debugRefs(f)
+	seen := map[ssa.Value]bool{}
+	for _, d := range b.deps {
+		found := false
+		ast.Inspect(d, func(n ast.Node) bool {
+			if found {
+				return false
+			}
+			if _, ok := n.(*ast.FuncLit); ok {
+				return false
+			}
+			if e, ok := n.(ast.Expr); ok {
+				if v, ok := refs[e]; ok && s.dep(f, v, seen) {
+					found = true
+				}
+			}
+			return true
+		})
+		if found {
+			return true
+		}
+	}
+	if b.instrRange[0].IsValid() {
+		for _, bl := range f.Blocks {
+			for _, in := range bl.Instrs {
+				if op, ok := in.(*ssa.BinOp); ok && op.Pos() >= b.instrRange[0] && op.Pos() < b.instrRange[1] && s.dep(f, op, seen) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// dep reports whether value v of function f depends on a state read,
+// following SSA def-use edges backwards within f.
+func (s *stateInfo) dep(f *ssa.Function, v ssa.Value, seen map[ssa.Value]bool) bool {
+	if v == nil || seen[v] {
+		return false
+	}
+	seen[v] = true
+	if _, tuple := v.Type().(*types.Tuple); !tuple && isErrorValue(v.Type()) {
+		return false
+	}
+	switch v := v.(type) {
+	case *ssa.UnOp:
+		switch v.Op {
+		case token.MUL:
+			return s.load(f, v.X, seen)
+		case token.ARROW:
+			return false
+		}
+		return s.dep(f, v.X, seen)
+	case *ssa.Field:
+		if s.stateField(fieldVar(v.X.Type(), v.Field, false)) && rooted(f, v.X) {
+			return true
+		}
+		return false
+	case *ssa.FieldAddr:
+		return s.stateField(fieldVar(v.X.Type(), v.Field, true)) && rooted(f, v.X)
+	case *ssa.BinOp:
+		return s.dep(f, v.X, seen) || s.dep(f, v.Y, seen)
+	case *ssa.Phi:
+		for _, e := range v.Edges {
+			if s.dep(f, e, seen) {
+				return true
+			}
+		}
+		// Control dependence: a local chosen by a branch on state
+		// (var propc chan T; if leader { propc = n.propc }).
+		if d := v.Block().Idom(); d != nil && len(d.Instrs) > 0 {
+			if br, ok := d.Instrs[len(d.Instrs)-1].(*ssa.If); ok && v.Block().Comment != "for.body" {
+				return s.dep(f, br.Cond, seen)
+			}
+		}
+	case *ssa.Convert:
+		return s.dep(f, v.X, seen)
+	case *ssa.ChangeType:
+		return s.dep(f, v.X, seen)
+	case *ssa.MakeInterface:
+		return s.dep(f, v.X, seen)
+	case *ssa.ChangeInterface:
+		return s.dep(f, v.X, seen)
+	case *ssa.TypeAssert:
+		return s.dep(f, v.X, seen)
+	case *ssa.Slice:
+		return s.dep(f, v.X, seen)
+	case *ssa.Index:
+		return s.dep(f, v.X, seen) || s.dep(f, v.Index, seen)
+	case *ssa.Lookup:
+		return s.dep(f, v.X, seen) || s.dep(f, v.Index, seen)
+	case *ssa.Extract:
+		if c, ok := v.Tuple.(*ssa.Call); ok {
+			return s.callDep(f, c, seen)
+		}
+		return s.dep(f, v.Tuple, seen)
+	case *ssa.Call:
+		return s.callDep(f, v, seen)
+	}
+	return false
+}
+
+// load reports whether a load from addr reads state.
+func (s *stateInfo) load(f *ssa.Function, addr ssa.Value, seen map[ssa.Value]bool) bool {
+	switch a := addr.(type) {
+	case *ssa.FieldAddr:
+		return s.stateField(fieldVar(a.X.Type(), a.Field, true)) && rooted(f, a.X)
+	case *ssa.Global:
+		return s.globals[a] && s.stateType(derefType(a.Type()))
+	case *ssa.IndexAddr:
+		return s.dep(f, a.X, seen) || s.load(f, a.X, seen)
+	case *ssa.Alloc:
+		// A local whose address is taken: follow its stores.
+		if seen[a] {
+			return false
+		}
+		seen[a] = true
+		for _, r := range *a.Referrers() {
+			if st, ok := r.(*ssa.Store); ok && st.Addr == a && s.dep(f, st.Val, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func derefType(t types.Type) types.Type {
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		return p.Elem()
+	}
+	return t
+}
+
+// callDep reports whether the result of call c depends on state: len and
+// cap of state, atomic loads of state fields, target getters reading their
+// receiver's state, and standard-library computations (time.Since,
+// bytes.Equal, ...) on state.
+func (s *stateInfo) callDep(f *ssa.Function, c *ssa.Call, seen map[ssa.Value]bool) bool {
+	common := c.Common()
+	if b, ok := common.Value.(*ssa.Builtin); ok {
+		switch b.Name() {
+		case "len", "cap", "min", "max":
+			for _, a := range common.Args {
+				if s.dep(f, a, seen) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if common.IsInvoke() {
+		return false
+	}
+	callee := common.StaticCallee()
+	if callee == nil {
+		return false
+	}
+	pkg := pkgOf(callee)
+	if pkg == nil {
+		return false
+	}
+	if pkg.Path() == "sync/atomic" {
+		for _, a := range common.Args {
+			if fa, ok := a.(*ssa.FieldAddr); ok && s.stateField(fieldVar(fa.X.Type(), fa.Field, true)) && rooted(f, fa.X) {
+				return true
+			}
+		}
+		return false
+	}
+	if s.p.IsTarget(pkg) {
+		if callee.Signature.Recv() == nil || len(common.Args) == 0 || !rooted(f, common.Args[0]) {
+			return false
+		}
+		return s.getter(callee)
+	}
+	if !strings.Contains(strings.Split(pkg.Path(), "/")[0], ".") {
+		// Standard library: a pure computation on its arguments.
+		for _, a := range common.Args {
+			if s.dep(f, a, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// getter reports whether a small target method's results depend on the
+// state of its receiver.
+func (s *stateInfo) getter(f *ssa.Function) bool {
+	switch s.getters[f] {
+	case 1, 3:
+		return false
+	case 2:
+		return true
+	}
+	if len(f.Blocks) > 8 || f.Blocks == nil {
+		s.getters[f] = 3
+		return false
+	}
+	s.getters[f] = 1
+	ok := false
+	seen := map[ssa.Value]bool{}
+	for _, b := range f.Blocks {
+		if r, isRet := b.Instrs[len(b.Instrs)-1].(*ssa.Return); isRet {
+			for _, v := range r.Results {
+				if s.dep(f, v, seen) {
+					ok = true
+				}
+			}
+		}
+	}
+	if ok {
+		s.getters[f] = 2
+	} else {
+		s.getters[f] = 3
+	}
+	return ok
+}
+
+// rooted reports whether x is (a field path from) the task instance of f:
+// its receiver, a pointer parameter to a target struct, a captured
+// variable, or a global.
+func rooted(f *ssa.Function, x ssa.Value) bool {
+	for {
+		switch v := x.(type) {
+		case *ssa.FieldAddr:
+			x = v.X
+		case *ssa.Field:
+			x = v.X
+		case *ssa.UnOp:
+			if v.Op != token.MUL {
+				return false
+			}
+			x = v.X
+		case *ssa.Parameter:
+			if f.Signature.Recv() != nil && len(f.Params) > 0 && f.Params[0] == v {
+				return true
+			}
+			_, ok := v.Type().Underlying().(*types.Pointer)
+			return ok
+		case *ssa.FreeVar, *ssa.Global:
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// action reports whether the instructions of f within [start, end) perform
+// an action: a call (not len/cap/append), a send, a go or defer, a panic,
+// or a write of a state field or global.
+func (s *stateInfo) action(f *ssa.Function, start, end token.Pos) bool {
+	in := func(p token.Pos) bool { return p >= start && p < end }
+	for _, b := range f.Blocks {
+		for _, ins := range b.Instrs {
+			switch ins := ins.(type) {
+			case *ssa.Call:
+				if !in(ins.Pos()) {
+					continue
+				}
+				if bi, ok := ins.Call.Value.(*ssa.Builtin); ok {
+					switch bi.Name() {
+					case "len", "cap", "append", "min", "max", "new", "make", "complex", "real", "imag", "ssa:wrapnilchk":
+						continue
+					}
+				}
+				return true
+			case *ssa.Go, *ssa.Defer, *ssa.Send, *ssa.Panic:
+				if in(ins.Pos()) {
+					return true
+				}
+			case *ssa.Store:
+				if !in(ins.Pos()) {
+					continue
+				}
+				switch a := ins.Addr.(type) {
+				case *ssa.FieldAddr:
+					if s.stateField(fieldVar(a.X.Type(), a.Field, true)) && rooted(f, a.X) {
+						return true
+					}
+				case *ssa.Global:
+					if s.globals[a] {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+// instExpr returns the expression naming f's task instance at pos: the
+// receiver of a method, the first captured pointer to a target struct of
+// a closure, the first such pointer parameter, or "" when none is in scope
+// under its name at pos.
+func (s *stateInfo) instExpr(f *ssa.Function, pos token.Pos) string {
+	scope := pkgOf(f).Scope().Innermost(pos)
+	if scope == nil {
+		return ""
+	}
+	isPtr := func(t types.Type) bool {
+		p, ok := t.Underlying().(*types.Pointer)
+		if !ok {
+			return false
+		}
+		n, ok := types.Unalias(p.Elem()).(*types.Named)
+		return ok && n.Obj().Pkg() != nil && s.p.IsTarget(n.Obj().Pkg())
+	}
+	if f.Signature.Recv() != nil && len(f.Params) > 0 {
+		r := f.Params[0]
+		if r.Name() == "" || r.Name() == "_" || strings.HasPrefix(r.Name(), "recv") && r.Object() == nil {
+			return ""
+		}
+		if _, obj := scope.LookupParent(r.Name(), pos); obj != nil && obj == r.Object() {
+			return r.Name()
+		}
+		return ""
+	}
+	lit, _ := f.Syntax().(*ast.FuncLit)
+	for _, fv := range s.freeVarsByUse(f) {
+		// Captured variables are free variables by reference.
+		t := derefType(fv.Type())
+		if !isPtr(t) || lit == nil {
+			continue
+		}
+		_, obj := scope.LookupParent(fv.Name(), pos)
+		if v, ok := obj.(*types.Var); ok && (v.Pos() < lit.Pos() || v.Pos() >= lit.End()) && isPtr(v.Type()) {
+			return fv.Name()
+		}
+	}
+	for _, p := range f.Params {
+		if !isPtr(p.Type()) {
+			continue
+		}
+		if _, obj := scope.LookupParent(p.Name(), pos); obj != nil && obj == p.Object() {
+			return p.Name()
+		}
+	}
+	return ""
+}
+
+// freeVarsByUse returns f's free variables, those whose state fields f
+// uses most first: the instance of a closure is the struct it works on.
+func (s *stateInfo) freeVarsByUse(f *ssa.Function) []*ssa.FreeVar {
+	uses := map[*ssa.FreeVar]int{}
+	for _, b := range f.Blocks {
+		for _, in := range b.Instrs {
+			var x ssa.Value
+			var v *types.Var
+			switch in := in.(type) {
+			case *ssa.FieldAddr:
+				x, v = in.X, fieldVar(in.X.Type(), in.Field, true)
+			case *ssa.Field:
+				x, v = in.X, fieldVar(in.X.Type(), in.Field, false)
+			default:
+				continue
+			}
+			if !s.stateField(v) {
+				continue
+			}
+			for {
+				if u, ok := x.(*ssa.UnOp); ok && u.Op == token.MUL {
+					x = u.X
+					continue
+				}
+				break
+			}
+			if fv, ok := x.(*ssa.FreeVar); ok {
+				uses[fv]++
+			}
+		}
+	}
+	out := slices.Clone(f.FreeVars)
+	sort.SliceStable(out, func(i, j int) bool { return uses[out[i]] > uses[out[j]] })
+	return out
+}
+
+// WriteStates writes the per-task listing of the catalog's states for
+// humans: one line per task with states, then one line per state with its
+// index, condition and position (relative to base when not empty).
+func WriteStates(w interface{ Write([]byte) (int, error) }, cat *catalog.Catalog, base string) error {
+	byTask := map[uint32][]catalog.State{}
+	for _, st := range cat.States {
+		byTask[st.Task] = append(byTask[st.Task], st)
+	}
+	for _, t := range cat.Tasks {
+		sts := byTask[t.Index]
+		if len(sts) == 0 {
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "task %d %s (%d states)\n", t.Index, t.ID, len(sts)); err != nil {
+			return err
+		}
+		for _, st := range sts {
+			file := st.File
+			if base != "" {
+				if rel, err := filepath.Rel(base, st.File); err == nil {
+					file = filepath.ToSlash(rel)
+				}
+			}
+			inst := st.Inst
+			if inst == "" {
+				inst = "-"
+			}
+			if _, err := fmt.Fprintf(w, "\tstate %d %s\n\t\tif %s  inst=%s at %s:%d:%d\n", st.Index, st.ID, st.Cond, inst, file, st.Line, st.Col); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

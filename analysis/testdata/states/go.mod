@@ -1,0 +1,3 @@
+module example.com/states
+
+go 1.22
