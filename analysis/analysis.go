@@ -85,7 +85,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	for k, v := range s.Totals {
 		m[k] = v
 	}
-	for _, k := range []string{CountPackages, CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid} {
+	for _, k := range append([]string{CountPackages, CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid}, SieveCounters...) {
 		if _, ok := m[k]; !ok {
 			m[k] = 0
 		}
@@ -127,6 +127,10 @@ type Facts struct {
 	States []catalog.State
 	// Counts are per-package counters, keyed by package path.
 	Counts map[string]Counts
+	// TimeoutPoints are the timeout expressions found so far, indexed
+	// by the pass that adds them (SievePass); Run copies them into the
+	// catalog as they are.
+	TimeoutPoints []catalog.TimeoutPoint
 }
 
 // Add adds n to counter name of package pkg.
@@ -150,9 +154,11 @@ type Pass struct {
 }
 
 // DefaultPasses returns the built-in passes: fault sites (error, delay and
-// crash sites with invalid-injection pruning) and abstract states.
+// crash sites with invalid-injection pruning), abstract states, and the
+// Sieve annotations of the I/O sites (lock-held, barrier, timeout,
+// grouping).
 func DefaultPasses() []*Pass {
-	return []*Pass{SitesPass, StatesPass}
+	return []*Pass{SitesPass, StatesPass, SievePass}
 }
 
 // Run loads the target and runs the passes.
@@ -178,7 +184,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 		slog.Debug("analysis: pass done", "pass", p.Name, "elapsed", time.Since(t))
 	}
-	cat := &catalog.Catalog{Module: opts.Dir, Sites: facts.Sites}
+	cat := &catalog.Catalog{Module: opts.Dir, Sites: facts.Sites, TimeoutPoints: facts.TimeoutPoints}
 	sortSites(cat.Sites)
 	for i := range cat.Sites {
 		cat.Sites[i].Index = uint32(i)

@@ -1,0 +1,351 @@
+package analysis
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"path/filepath"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+	"golang.org/x/tools/go/ssa"
+)
+
+// Counter names of the Sieve pass (SievePass).
+const (
+	// CountLockHeldSites counts I/O sites reached while a mutex is held.
+	CountLockHeldSites = "lock_held_sites"
+	// CountBarrierSites counts I/O sites run while a barrier is pending.
+	CountBarrierSites = "barrier_sites"
+	// CountTimeoutSites counts I/O sites guarded by a timeout.
+	CountTimeoutSites = "timeout_sites"
+	// CountSieveSites counts the union of lock-held, barrier and timeout
+	// sites, before grouping.
+	CountSieveSites = "sieve_sites"
+	// CountGroupedSites counts the representatives (one per basic block)
+	// among the Sieve sites: the sites a Sieve policy injects at.
+	CountGroupedSites = "grouped_sites"
+	// CountTimeoutPoints counts the timeout expressions the instrumenter
+	// wraps to capture their values.
+	CountTimeoutPoints = "timeout_points"
+	// CountTimeoutUncaptured counts deadlines (WithDeadline, SetDeadline)
+	// that guard I/O but are not of the form time.Now().Add(d), so no
+	// duration can be captured.
+	CountTimeoutUncaptured = "timeout_uncaptured"
+)
+
+// SieveCounters are the counters of SievePass, in table order.
+var SieveCounters = []string{CountLockHeldSites, CountBarrierSites, CountTimeoutSites, CountSieveSites,
+	CountGroupedSites, CountTimeoutPoints, CountTimeoutUncaptured}
+
+// SievePass annotates the I/O sites found by SitesPass with the contexts
+// Sieve injects delays in: lock-held I/O (LockHeld), barrier-pending I/O
+// (Barrier) and timeout-protected I/O (Timeout, Timeouts, with the timeout
+// expressions as catalog.TimeoutPoints), then groups the sites by basic
+// block (Block, Rep). It creates no sites and must run after SitesPass.
+var SievePass = &Pass{
+	Name: "sieve",
+	Doc:  "lock-held, barrier-pending and timeout-protected I/O sites, grouped by basic block",
+	Run:  runSieve,
+}
+
+// calleeDepth bounds how deep the call graph is followed from a call made
+// in a locked region, before a barrier or with a timeout context: deep
+// enough for wrappers (encoder → writer → file), shallow enough to stay
+// precise and fast.
+const calleeDepth = 3
+
+// maxFanout is the most callees a dynamic call may have and still be
+// followed; wider interface calls are too imprecise to attribute.
+const maxFanout = 4
+
+// sieve holds what the Sieve sub-passes share: the I/O sites by call
+// instruction and the facts being annotated.
+type sieve struct {
+	p     *Program
+	facts *Facts
+	funcs []*ssa.Function              // target functions, in order
+	site  map[*ssa.Call]int            // I/O site call -> index in facts.Sites
+	calls map[*ssa.Function][]*ssa.Call // I/O site calls of a function, in order
+	// within memoizes sitesWithin.
+	within map[withinKey][]int
+	// points are the timeout expressions found, by position.
+	points map[token.Pos]*point
+	// guards are the timeout points of each guarded site (-1 for a
+	// timeout with no capturable point).
+	guards map[int]map[*point]bool
+}
+
+type withinKey struct {
+	f     *ssa.Function
+	depth int
+}
+
+func runSieve(ctx context.Context, p *Program, facts *Facts) error {
+	s := &sieve{p: p, facts: facts, site: map[*ssa.Call]int{}, calls: map[*ssa.Function][]*ssa.Call{},
+		within: map[withinKey][]int{}, points: map[token.Pos]*point{}, guards: map[int]map[*point]bool{},}
+	type key struct {
+		file      string
+		line, col int
+	}
+	byPos := map[key]int{}
+	for i, st := range facts.Sites {
+		if st.IO != "" {
+			byPos[key{st.File, st.Line, st.Col}] = i
+		}
+	}
+	for _, sp := range p.Targets {
+		s.funcs = append(s.funcs, targetFunctions(sp)...)
+	}
+	for _, f := range s.funcs {
+		for _, b := range f.Blocks {
+			for _, in := range b.Instrs {
+				c, ok := in.(*ssa.Call)
+				if !ok || !c.Call.Pos().IsValid() {
+					continue
+				}
+				pos := p.Fset.Position(c.Call.Pos())
+				file, _ := filepath.Abs(pos.Filename)
+				if i, ok := byPos[key{file, pos.Line, pos.Column}]; ok {
+					s.site[c] = i
+					s.calls[f] = append(s.calls[f], c)
+				}
+			}
+		}
+	}
+	taint := s.contexts()
+	for _, f := range s.funcs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.locks(f)
+		s.barriers(f)
+		s.timeouts(f, taint)
+	}
+	s.finishPoints()
+	s.group()
+	return nil
+}
+
+// sitesWithin returns the I/O sites of f and of the functions it calls,
+// up to depth levels of calls below f.
+func (s *sieve) sitesWithin(f *ssa.Function, depth int) []int {
+	k := withinKey{f, depth}
+	if r, ok := s.within[k]; ok {
+		return r
+	}
+	s.within[k] = nil // cuts recursion
+	seen := map[int]bool{}
+	var out []int
+	add := func(is ...int) {
+		for _, i := range is {
+			if !seen[i] {
+				seen[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	for _, c := range s.calls[f] {
+		add(s.site[c])
+	}
+	if depth > 0 {
+		for _, b := range f.Blocks {
+			for _, in := range b.Instrs {
+				if c, ok := in.(*ssa.Call); ok {
+					add(s.calleeSites(c, depth-1)...)
+				}
+			}
+		}
+	}
+	s.within[k] = out
+	return out
+}
+
+// calleeSites returns the I/O sites in the functions call c may call, up
+// to depth further levels.
+func (s *sieve) calleeSites(c ssa.CallInstruction, depth int) []int {
+	fs := s.p.Callees(c)
+	if len(fs) > maxFanout {
+		return nil
+	}
+	var out []int
+	for _, g := range fs {
+		if g.Blocks == nil {
+			continue
+		}
+		out = append(out, s.sitesWithin(g, depth)...)
+	}
+	return out
+}
+
+// reached returns the I/O sites call c is or reaches through its callees.
+func (s *sieve) reached(c *ssa.Call) []int {
+	var out []int
+	if i, ok := s.site[c]; ok {
+		out = append(out, i)
+	}
+	return append(out, s.calleeSites(c, calleeDepth-1)...)
+}
+
+// group sets Block and Rep on every I/O site: sites in one basic block
+// share a Block ID, and the representative is the last Sieve site of the
+// block (lock-held, barrier or timeout), or the last I/O site when the
+// block has none. It then counts the Sieve sites before and after.
+func (s *sieve) group() {
+	for _, f := range s.funcs {
+		byBlock := map[*ssa.BasicBlock][]*ssa.Call{}
+		var order []*ssa.BasicBlock
+		for _, c := range s.calls[f] {
+			if byBlock[c.Block()] == nil {
+				order = append(order, c.Block())
+			}
+			byBlock[c.Block()] = append(byBlock[c.Block()], c)
+		}
+		for _, b := range order {
+			cs := byBlock[b] // in instruction order
+			rep := cs[len(cs)-1]
+			for _, c := range cs {
+				if sieveSite(&s.facts.Sites[s.site[c]]) {
+					rep = c
+				}
+			}
+			r := &s.facts.Sites[s.site[rep]]
+			id := r.Pkg + "." + r.Func + "@" + strings.TrimPrefix(r.ID, r.Pkg+"."+r.Func+":")
+			for _, c := range cs {
+				st := &s.facts.Sites[s.site[c]]
+				st.Block = id
+				st.Rep = c == rep
+			}
+		}
+	}
+	for i := range s.facts.Sites {
+		st := &s.facts.Sites[i]
+		if st.IO == "" {
+			continue
+		}
+		for _, c := range []struct {
+			name string
+			on   bool
+		}{
+			{CountLockHeldSites, st.LockHeld},
+			{CountBarrierSites, st.Barrier},
+			{CountTimeoutSites, st.Timeout},
+			{CountSieveSites, sieveSite(st)},
+			{CountGroupedSites, sieveSite(st) && st.Rep},
+		} {
+			if c.on {
+				s.facts.Add(st.Pkg, c.name, 1)
+			}
+		}
+	}
+}
+
+// sieveSite reports whether a site is one Sieve injects delays at.
+func sieveSite(st *catalog.Site) bool { return st.LockHeld || st.Barrier || st.Timeout }
+
+// reachesFrom reports whether instruction b can run after instruction a in
+// their function: later in the same block, or in a block reachable from
+// a's block.
+func reachesFrom(a, b ssa.Instruction) bool {
+	ab, bb := a.Block(), b.Block()
+	if ab == bb && index(a) < index(b) {
+		return true
+	}
+	seen := map[*ssa.BasicBlock]bool{}
+	stack := append([]*ssa.BasicBlock(nil), ab.Succs...)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[x] {
+			continue
+		}
+		if x == bb {
+			return true
+		}
+		seen[x] = true
+		stack = append(stack, x.Succs...)
+	}
+	return false
+}
+
+func index(in ssa.Instruction) int {
+	for i, x := range in.Block().Instrs {
+		if x == in {
+			return i
+		}
+	}
+	return -1
+}
+
+// valueKey names the object a value denotes, so that two SSA values for
+// the same mutex or connection compare equal: the same value, the same
+// field of the same base, or loads of the same address.
+func valueKey(v ssa.Value) string {
+	switch v := v.(type) {
+	case *ssa.FieldAddr:
+		return valueKey(v.X) + "." + itoa(v.Field)
+	case *ssa.Field:
+		return valueKey(v.X) + "." + itoa(v.Field)
+	case *ssa.UnOp:
+		if v.Op == token.MUL {
+			return "*" + valueKey(v.X)
+		}
+	case *ssa.ChangeInterface:
+		return valueKey(v.X)
+	case *ssa.MakeInterface:
+		return valueKey(v.X)
+	case *ssa.ChangeType:
+		return valueKey(v.X)
+	case *ssa.Global:
+		return "g:" + v.String()
+	}
+	return fmt.Sprintf("%p", v)
+}
+
+// rootSyntax returns the declaration holding f: closures are searched in
+// their enclosing function's syntax.
+func rootSyntax(f *ssa.Function) ast.Node {
+	for f.Parent() != nil {
+		f = f.Parent()
+	}
+	return f.Syntax()
+}
+
+// syntaxCall returns the call expression of f's source whose "(" is at
+// lparen, or nil.
+func syntaxCall(f *ssa.Function, lparen token.Pos) *ast.CallExpr {
+	var found *ast.CallExpr
+	if root := rootSyntax(f); root != nil {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if found != nil || n == nil {
+				return false
+			}
+			if c, ok := n.(*ast.CallExpr); ok && c.Lparen == lparen {
+				found = c
+				return false
+			}
+			return n.Pos() <= lparen && lparen < n.End()
+		})
+	}
+	return found
+}
+
+// syntaxBinary returns the binary expression of f's source whose operator
+// is at op, or nil.
+func syntaxBinary(f *ssa.Function, op token.Pos) *ast.BinaryExpr {
+	var found *ast.BinaryExpr
+	if root := rootSyntax(f); root != nil {
+		ast.Inspect(root, func(n ast.Node) bool {
+			if found != nil || n == nil {
+				return false
+			}
+			if b, ok := n.(*ast.BinaryExpr); ok && b.OpPos == op {
+				found = b
+				return false
+			}
+			return n.Pos() <= op && op < n.End()
+		})
+	}
+	return found
+}

@@ -1,0 +1,3 @@
+module example.com/sieve
+
+go 1.22
