@@ -1,0 +1,119 @@
+// Command node runs one minikv replica.
+//
+//	node --name n1 --data-dir /tmp/n1 --listen 127.0.0.1:7001 \
+//	     --peers n1=127.0.0.1:7001,n2=127.0.0.1:7002,n3=127.0.0.1:7003
+//
+// The first node of --peers (or --leader) is the static leader. --bugs (or
+// the MINIKV_BUGS environment variable) enables planted bugs: a comma list
+// of snapshot, rotate, fence, retry, or all; the default is none.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofault/gofault/examples/minikv/server"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "minikv:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		name      = flag.String("name", "", "this node's name, as in --peers")
+		dataDir   = flag.String("data-dir", "", "directory of the log and snapshots")
+		listen    = flag.String("listen", "", "host:port of the HTTP API")
+		peers     = flag.String("peers", "", "every node as name=host:port, comma separated")
+		leader    = flag.String("leader", "", "the static leader's name (default: first of --peers)")
+		bugs      = flag.String("bugs", os.Getenv("MINIKV_BUGS"), "planted bugs to enable: "+strings.Join(server.AllBugs, ",")+", all (default $MINIKV_BUGS)")
+		snapEvery = flag.Uint64("snap-every", 0, "applied entries between snapshots (default 120)")
+		segment   = flag.Int64("segment-bytes", 0, "WAL segment size (default 6 KiB)")
+		verbose   = flag.Bool("v", false, "debug logs")
+	)
+	flag.Parse()
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("node", *name)
+
+	if *name == "" || *dataDir == "" || *listen == "" || *peers == "" {
+		return errors.New("--name, --data-dir, --listen and --peers are required")
+	}
+	pm, order, err := parsePeers(*peers)
+	if err != nil {
+		return err
+	}
+	if *leader == "" {
+		*leader = order[0]
+	}
+	b, err := server.ParseBugs(*bugs)
+	if err != nil {
+		return err
+	}
+	if names := b.Names(); len(names) > 0 {
+		log.Info("planted bugs enabled", "bugs", strings.Join(names, ","))
+	}
+	n, err := server.Open(server.Config{
+		Name: *name, DataDir: *dataDir, Listen: *listen, Peers: pm, Leader: *leader,
+		Bugs: b, Log: log, SnapEvery: *snapEvery, SegmentBytes: *segment,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		n.Close()
+		return fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: n.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	n.Start()
+	log.Info("serving", "listen", *listen, "leader", *leader)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		n.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	return n.Close()
+}
+
+// parsePeers parses name=host:port,... into a map and the names in order.
+func parsePeers(s string) (map[string]string, []string, error) {
+	m := map[string]string{}
+	var order []string
+	for _, p := range strings.Split(s, ",") {
+		name, addr, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if !ok || name == "" || addr == "" {
+			return nil, nil, fmt.Errorf("--peers: %q is not name=host:port", p)
+		}
+		if _, dup := m[name]; dup {
+			return nil, nil, fmt.Errorf("--peers: %s listed twice", name)
+		}
+		m[name] = addr
+		order = append(order, name)
+	}
+	return m, order, nil
+}

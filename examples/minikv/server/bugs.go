@@ -1,0 +1,89 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The planted bugs. Each is off by default and only reachable through a
+// fault: a fault-free run with all of them on behaves correctly.
+const (
+	// BugSnapshot (Legolas rare-state error, after the ZooKeeper
+	// SyncRequestProcessor snapshot of Legolas §4.1/Figure 5: the same
+	// write path serves the log and the snapshot): a write error while
+	// snapshotting returns without clearing n.snapshotting, so the node
+	// stops applying committed entries and its clients hang. The same
+	// error on a log append is handled (the append is cut back and
+	// rejected).
+	BugSnapshot = "snapshot"
+	// BugRotate (Legolas rare-state error, after HDFS-15869's edit-log
+	// roll: a log roll that fails leaves the log unusable): WAL segment
+	// rotation closes the old segment before the new one exists; when
+	// creating the new one fails, the node keeps the closed file and every
+	// later append fails.
+	BugRotate = "rotate"
+	// BugFence (Sieve indefinite blocking, after HDFS-5341: a scan doing
+	// slow disk I/O under the dataset lock blocks the heartbeat): the
+	// snapshot is written while holding the node mutex; a slow write
+	// delays the heartbeat handler, the leader watchdog declares the
+	// leader dead and fences its epoch for good — no new leader comes, so
+	// the follower never serves again. Only a delay triggers it.
+	BugFence = "fence"
+	// BugRetry (Sieve timeout race, after HDFS-9178/the retry patterns of
+	// Sieve's Table 4: a timeout handler retries while the slow original
+	// still completes): a follower forwarding a write retries after
+	// ForwardTimeout under a fresh request ID, so when the slow first
+	// attempt completes too, the leader applies the write twice.
+	BugRetry = "retry"
+)
+
+// AllBugs lists every planted bug.
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry}
+
+// Bugs is a set of enabled planted bugs.
+type Bugs struct {
+	snapshotStuck   bool
+	rotateCloseFirst bool
+	stickyFence     bool
+	retryNewID      bool
+}
+
+// ParseBugs parses a comma-separated list of bug names ("all" enables every
+// bug, "" none).
+func ParseBugs(s string) (Bugs, error) {
+	var b Bugs
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		switch name {
+		case "", "none":
+		case "all":
+			b = Bugs{true, true, true, true}
+		case BugSnapshot:
+			b.snapshotStuck = true
+		case BugRotate:
+			b.rotateCloseFirst = true
+		case BugFence:
+			b.stickyFence = true
+		case BugRetry:
+			b.retryNewID = true
+		default:
+			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
+		}
+	}
+	return b, nil
+}
+
+// Names lists the enabled bugs.
+func (b Bugs) Names() []string {
+	var out []string
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}} {
+		if x.on {
+			out = append(out, x.name)
+		}
+	}
+	return slices.Clip(out)
+}

@@ -1,0 +1,713 @@
+// Package server is minikv's replica: a key-value store replicated from a
+// static leader to its followers over HTTP, with a write-ahead log and
+// periodic snapshots on disk, heartbeats and a leader watchdog, and
+// linearizable reads through a read index. It carries planted bugs (see
+// bugs.go), each off by default and reachable only through a fault.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Config configures a node.
+type Config struct {
+	Name    string
+	DataDir string
+	Listen  string
+	// Peers maps every node's name (this one included) to its host:port.
+	Peers  map[string]string
+	Leader string // the static leader's name
+	Bugs   Bugs
+	Log    *slog.Logger
+
+	SnapEvery        uint64        // applied entries between snapshots
+	SegmentBytes     int64         // WAL segment size before rotation
+	HeartbeatEvery   time.Duration // leader → follower heartbeats, watchdog ticks
+	LeaderTimeout    time.Duration // a follower declares the leader lost after this silence
+	ReplicateTimeout time.Duration // bound on one append/heartbeat RPC
+	ForwardTimeout   time.Duration // a follower retries a forwarded write after this
+}
+
+// Defaults fills unset fields.
+func (c *Config) Defaults() {
+	if c.SnapEvery == 0 {
+		c.SnapEvery = 120
+	}
+	if c.SegmentBytes == 0 {
+		c.SegmentBytes = 6 << 10
+	}
+	if c.HeartbeatEvery == 0 {
+		c.HeartbeatEvery = 50 * time.Millisecond
+	}
+	if c.LeaderTimeout == 0 {
+		c.LeaderTimeout = 600 * time.Millisecond
+	}
+	if c.ReplicateTimeout == 0 {
+		c.ReplicateTimeout = 300 * time.Millisecond
+	}
+	if c.ForwardTimeout == 0 {
+		c.ForwardTimeout = 500 * time.Millisecond
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+}
+
+type role int
+
+const (
+	roleFollower role = iota
+	roleLeader
+)
+
+func (r role) String() string {
+	if r == roleLeader {
+		return "leader"
+	}
+	return "follower"
+}
+
+// result is the outcome of a proposed entry.
+type result struct {
+	val string
+	err error
+}
+
+type proposal struct {
+	e Entry
+}
+
+type appendReq struct {
+	msg   AppendMsg
+	reply chan AppendResp
+}
+
+// peer is the leader's view of a follower.
+type peer struct {
+	name   string
+	addr   string
+	next   uint64 // next index to send
+	match  uint64 // highest index known stored
+	notify chan struct{}
+}
+
+// Node is one minikv replica.
+type Node struct {
+	cfg    Config
+	log    *slog.Logger
+	bugs   Bugs
+	client *http.Client
+	epoch  int64 // this process's leader epoch
+
+	proposals chan proposal
+	appends   chan appendReq
+	kick      chan struct{}
+	stop      chan struct{}
+	wg        sync.WaitGroup
+
+	// wal is owned by the run loop.
+	wal *wal
+
+	mu           sync.Mutex
+	role         role
+	entries      []Entry // entries[i-1] has index i
+	commit       uint64
+	applied      uint64
+	recovered    uint64 // last index recovered at start: reads wait for it
+	snapIndex    uint64
+	snapshotting bool
+	data         map[string]string
+	done         map[string]string // request ID → result
+	waiters      map[string][]chan result
+	appliedC     chan struct{} // closed when applied advances
+	peers        []*peer
+	lastHeard    time.Time
+	leaderLost   bool
+	leaderEpoch  int64 // epoch of the leader last heard
+	fenced       int64 // a leader epoch declared dead
+	seq          uint64
+}
+
+// Open recovers a node from its data dir.
+func Open(cfg Config) (*Node, error) {
+	cfg.Defaults()
+	if _, ok := cfg.Peers[cfg.Name]; !ok {
+		return nil, fmt.Errorf("node %q is not in the peer list", cfg.Name)
+	}
+	if _, ok := cfg.Peers[cfg.Leader]; !ok {
+		return nil, fmt.Errorf("leader %q is not in the peer list", cfg.Leader)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	snap, err := loadSnapshot(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	w, entries, err := openWAL(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg:       cfg,
+		log:       cfg.Log,
+		bugs:      cfg.Bugs,
+		client:    &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
+		epoch:     time.Now().UnixNano(),
+		proposals: make(chan proposal, 256),
+		appends:   make(chan appendReq),
+		kick:      make(chan struct{}, 1),
+		stop:      make(chan struct{}),
+		wal:       w,
+		entries:   entries,
+		data:      snap.Data,
+		done:      snap.Done,
+		waiters:   map[string][]chan result{},
+		appliedC:  make(chan struct{}),
+		snapIndex: snap.Index,
+		applied:   snap.Index,
+		commit:    snap.Index,
+		lastHeard: time.Now(),
+	}
+	n.recovered = n.lastIndex()
+	if cfg.Name == cfg.Leader {
+		n.role = roleLeader
+		for name, addr := range cfg.Peers {
+			if name != cfg.Name {
+				n.peers = append(n.peers, &peer{name: name, addr: addr, next: n.lastIndex() + 1, notify: make(chan struct{}, 1)})
+			}
+		}
+	}
+	return n, nil
+}
+
+// Start starts the node's loops.
+func (n *Node) Start() {
+	n.wg.Add(2)
+	go func() { defer n.wg.Done(); n.run() }()
+	go func() { defer n.wg.Done(); n.watchdog() }()
+	for _, p := range n.peers {
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.replicate(p) }()
+	}
+}
+
+// Close stops the loops and closes the log.
+func (n *Node) Close() error {
+	close(n.stop)
+	n.wg.Wait()
+	return n.wal.f.Close()
+}
+
+func (n *Node) lastIndex() uint64 { return uint64(len(n.entries)) }
+
+// run is the node's main loop: it appends proposals (leader) and replicated
+// entries (follower) to the log, applies committed entries, rotates the log
+// and takes snapshots.
+func (n *Node) run() {
+	tick := time.NewTicker(n.cfg.HeartbeatEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case p := <-n.proposals:
+			n.appendProposals(p)
+		case a := <-n.appends:
+			a.reply <- n.appendFromLeader(a.msg)
+		case <-n.kick:
+		case <-tick.C:
+		}
+		if !n.snapshotting {
+			n.applyCommitted()
+		}
+		if n.wal.size >= n.cfg.SegmentBytes {
+			n.rotateWAL()
+		}
+		if n.applied-n.snapIndex >= n.cfg.SnapEvery && !n.snapshotting {
+			n.snapshot()
+		}
+	}
+}
+
+// appendProposals logs a batch of proposals and hands them to the
+// replicators.
+func (n *Node) appendProposals(first proposal) {
+	batch := []proposal{first}
+	for len(batch) < 64 {
+		select {
+		case p := <-n.proposals:
+			batch = append(batch, p)
+			continue
+		default:
+		}
+		break
+	}
+	n.mu.Lock()
+	next := n.lastIndex() + 1
+	n.mu.Unlock()
+	entries := make([]Entry, len(batch))
+	for i, p := range batch {
+		entries[i] = p.e
+		entries[i].Index = next + uint64(i)
+	}
+	if err := n.wal.append(entries); err != nil {
+		n.log.Warn("log append failed, proposals rejected", "first", next, "count", len(entries), "err", err)
+		n.mu.Lock()
+		for _, e := range entries {
+			n.notify(e.ID, result{err: fmt.Errorf("log append: %w", err)})
+		}
+		n.mu.Unlock()
+		return
+	}
+	n.mu.Lock()
+	n.entries = append(n.entries, entries...)
+	n.mu.Unlock()
+	for _, p := range n.peers {
+		select {
+		case p.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// appendFromLeader stores replicated entries on a follower.
+func (n *Node) appendFromLeader(m AppendMsg) AppendResp {
+	n.mu.Lock()
+	last := n.lastIndex()
+	n.mu.Unlock()
+	var fresh []Entry
+	for _, e := range m.Entries {
+		if e.Index > last { // a resend of stored entries is dropped
+			fresh = append(fresh, e)
+		}
+	}
+	if len(fresh) > 0 && fresh[0].Index != last+1 {
+		return AppendResp{OK: false, Last: last}
+	}
+	if len(fresh) > 0 {
+		if err := n.wal.append(fresh); err != nil {
+			n.log.Warn("log append failed, entries rejected", "first", fresh[0].Index, "err", err)
+			return AppendResp{OK: false, Last: last}
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.entries = append(n.entries, fresh...)
+	n.learnCommit(m.Commit)
+	return AppendResp{OK: true, Last: n.lastIndex()}
+}
+
+// learnCommit raises the commit index to what the leader committed, as far
+// as the local log reaches. n.mu is held.
+func (n *Node) learnCommit(c uint64) {
+	c = min(c, n.lastIndex())
+	if c > n.commit {
+		n.commit = c
+		n.poke()
+	}
+}
+
+func (n *Node) poke() {
+	select {
+	case n.kick <- struct{}{}:
+	default:
+	}
+}
+
+// applyCommitted applies committed entries to the store.
+func (n *Node) applyCommitted() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.applied >= n.commit {
+		return
+	}
+	for n.applied < n.commit {
+		e := n.entries[n.applied]
+		n.applied++
+		res, ok := n.done[e.ID]
+		if !ok {
+			res = n.apply(e)
+			n.done[e.ID] = res
+		}
+		n.notify(e.ID, result{val: res})
+	}
+	close(n.appliedC)
+	n.appliedC = make(chan struct{})
+}
+
+// apply executes one entry on the store. n.mu is held.
+func (n *Node) apply(e Entry) string {
+	switch e.Op {
+	case "put":
+		n.data[e.Key] = e.Value
+	case "delete":
+		delete(n.data, e.Key)
+	case "cas":
+		if n.data[e.Key] != e.Expect {
+			return "false"
+		}
+		n.data[e.Key] = e.Value
+		return "true"
+	}
+	return ""
+}
+
+// notify answers the waiters of request id. n.mu is held.
+func (n *Node) notify(id string, r result) {
+	for _, ch := range n.waiters[id] {
+		ch <- r
+	}
+	delete(n.waiters, id)
+}
+
+// rotateWAL starts a new log segment once the current one is full.
+func (n *Node) rotateWAL() {
+	w := n.wal
+	old := w.f
+	closeOld := func() {
+		if err := old.Close(); err != nil {
+			n.log.Warn("closing wal segment failed", "segment", w.seq, "err", err)
+		}
+	}
+	if n.bugs.rotateCloseFirst {
+		closeOld()
+	}
+	f, size, err := createSegment(w.dir, w.seq+1)
+	if err != nil {
+		// The old segment stays in use; rotation is retried next round.
+		n.log.Warn("wal rotation failed", "segment", w.seq+1, "err", err)
+		return
+	}
+	if !n.bugs.rotateCloseFirst {
+		closeOld()
+	}
+	w.f, w.seq, w.size = f, w.seq+1, size
+}
+
+// snapshot writes the applied state to disk. It holds n.mu for the whole
+// write, so the state cannot change under it.
+func (n *Node) snapshot() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.snapshotting = true
+	snap := snapshotFile{Index: n.applied, Data: n.data, Done: n.done}
+	b, err := json.Marshal(snap)
+	if err != nil {
+		n.log.Error("encode snapshot", "err", err)
+		n.snapshotting = false
+		return
+	}
+	if err := n.writeSnapshot(b); err != nil {
+		n.log.Warn("snapshot failed", "index", snap.Index, "err", err)
+		if !n.bugs.snapshotStuck {
+			n.snapshotting = false
+		}
+		return
+	}
+	n.snapIndex = snap.Index
+	n.snapshotting = false
+	n.log.Info("snapshot taken", "index", snap.Index)
+}
+
+// writeSnapshot replaces the snapshot file with b, atomically.
+func (n *Node) writeSnapshot(b []byte) error {
+	tmp := filepath.Join(n.cfg.DataDir, snapshotName+".tmp")
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("create snapshot: %w", err)
+	}
+	if err := writeRecord(f, b); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("close snapshot: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(n.cfg.DataDir, snapshotName)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("install snapshot: %w", err)
+	}
+	return nil
+}
+
+// replicate sends one follower its missing entries and heartbeats.
+func (n *Node) replicate(p *peer) {
+	tick := time.NewTicker(n.cfg.HeartbeatEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-p.notify:
+		case <-tick.C:
+		}
+		n.mu.Lock()
+		last := n.lastIndex()
+		if p.next > last+1 {
+			p.next = last + 1
+		}
+		msg := AppendMsg{Leader: n.cfg.Name, Epoch: n.epoch, Commit: n.commit}
+		if p.next <= last {
+			end := min(last, p.next+63)
+			msg.Entries = append([]Entry(nil), n.entries[p.next-1:end]...)
+		}
+		n.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ReplicateTimeout)
+		resp, err := n.sendAppend(ctx, p.addr, msg)
+		cancel()
+		if err != nil {
+			n.log.Debug("append to follower failed", "peer", p.name, "err", err)
+			continue
+		}
+		n.mu.Lock()
+		if resp.OK {
+			p.match = max(p.match, resp.Last)
+			p.next = resp.Last + 1
+			n.advanceCommit()
+		} else {
+			p.next = resp.Last + 1
+		}
+		more := p.next <= n.lastIndex()
+		n.mu.Unlock()
+		if more {
+			select {
+			case p.notify <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// advanceCommit commits the highest index stored on a majority. n.mu is
+// held.
+func (n *Node) advanceCommit() {
+	for c := n.lastIndex(); c > n.commit; c-- {
+		votes := 1
+		for _, p := range n.peers {
+			if p.match >= c {
+				votes++
+			}
+		}
+		if votes*2 > len(n.peers)+1 {
+			n.commit = c
+			n.poke()
+			return
+		}
+	}
+}
+
+// watchdog declares the leader lost on a follower that has not heard from
+// it for LeaderTimeout.
+func (n *Node) watchdog() {
+	tick := time.NewTicker(n.cfg.HeartbeatEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+		}
+		n.mu.Lock()
+		if n.role == roleFollower && !n.leaderLost && time.Since(n.lastHeard) > n.cfg.LeaderTimeout {
+			n.leaderLost = true
+			n.fenced = n.leaderEpoch
+			n.log.Warn("leader lost", "leader", n.cfg.Leader, "silent", time.Since(n.lastHeard).Round(time.Millisecond))
+		}
+		n.mu.Unlock()
+	}
+}
+
+// heard records a message from the leader; it reports false when the
+// leader's epoch is fenced. n.mu is held.
+func (n *Node) heard(epoch int64) bool {
+	if n.bugs.stickyFence && n.leaderLost && epoch == n.fenced {
+		// The leader was declared dead: only a new epoch is followed.
+		return false
+	}
+	n.lastHeard = time.Now()
+	n.leaderEpoch = epoch
+	if n.leaderLost {
+		n.leaderLost = false
+		n.log.Info("leader back", "leader", n.cfg.Leader)
+	}
+	return true
+}
+
+// errNoLeader is returned by a follower that lost its leader.
+var errNoLeader = errors.New("no leader")
+
+// readIndex returns the index a linearizable read must wait for.
+func (n *Node) readIndex(ctx context.Context) (uint64, error) {
+	n.mu.Lock()
+	if n.role == roleLeader {
+		idx := max(n.commit, n.recovered)
+		n.mu.Unlock()
+		return idx, nil
+	}
+	lost := n.leaderLost
+	n.mu.Unlock()
+	if lost {
+		return 0, errNoLeader
+	}
+	idx, err := n.askReadIndex(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n.mu.Lock()
+	n.learnCommit(idx)
+	n.mu.Unlock()
+	return idx, nil
+}
+
+// waitApplied waits until the store has applied index idx.
+func (n *Node) waitApplied(ctx context.Context, idx uint64) error {
+	for {
+		n.mu.Lock()
+		if n.applied >= idx {
+			n.mu.Unlock()
+			return nil
+		}
+		ch := n.appliedC
+		n.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("wait for index %d: %w", idx, ctx.Err())
+		}
+	}
+}
+
+// Get reads key linearizably; ok is false when it is absent.
+func (n *Node) Get(ctx context.Context, key string) (string, bool, error) {
+	idx, err := n.readIndex(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	if err := n.waitApplied(ctx, idx); err != nil {
+		return "", false, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	v, ok := n.data[key]
+	return v, ok, nil
+}
+
+// Write proposes a write (put, delete or cas) and returns its result
+// ("true"/"false" for a cas).
+func (n *Node) Write(ctx context.Context, e Entry) (string, error) {
+	if e.ID == "" {
+		return "", errors.New("write without a request ID")
+	}
+	n.mu.Lock()
+	leader := n.role == roleLeader
+	lost := n.leaderLost
+	n.mu.Unlock()
+	if leader {
+		return n.propose(ctx, e)
+	}
+	if lost {
+		return "", errNoLeader
+	}
+	return n.forward(ctx, e)
+}
+
+// propose appends e on the leader and waits until it is applied. A request
+// ID seen before is not proposed again.
+func (n *Node) propose(ctx context.Context, e Entry) (string, error) {
+	ch := make(chan result, 1)
+	n.mu.Lock()
+	if r, ok := n.done[e.ID]; ok {
+		n.mu.Unlock()
+		return r, nil
+	}
+	inFlight := len(n.waiters[e.ID]) > 0
+	n.waiters[e.ID] = append(n.waiters[e.ID], ch)
+	n.mu.Unlock()
+	if !inFlight {
+		select {
+		case n.proposals <- proposal{e: e}:
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+	select {
+	case r := <-ch:
+		return r.val, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// forward sends a write to the leader. An attempt that takes longer than
+// ForwardTimeout is retried (the leader may be busy); the first answer
+// wins.
+func (n *Node) forward(ctx context.Context, e Entry) (string, error) {
+	results := make(chan result, 3)
+	pending := 0
+	for attempt := 1; ; attempt++ {
+		if attempt <= 3 {
+			a := e
+			if n.bugs.retryNewID {
+				n.mu.Lock()
+				n.seq++
+				a.ID = fmt.Sprintf("%s/fwd-%d", n.cfg.Name, n.seq)
+				n.mu.Unlock()
+			}
+			pending++
+			go func() {
+				v, err := n.sendPropose(ctx, a)
+				results <- result{val: v, err: err}
+			}()
+		}
+		select {
+		case r := <-results:
+			pending--
+			if r.err == nil || pending == 0 {
+				return r.val, r.err
+			}
+		case <-time.After(n.cfg.ForwardTimeout):
+			n.log.Debug("forwarded write slow, retrying", "id", e.ID, "attempt", attempt)
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+}
+
+// Status is a node's self-report.
+type Status struct {
+	Name         string `json:"name"`
+	Role         string `json:"role"`
+	Leader       string `json:"leader,omitempty"`
+	Healthy      bool   `json:"healthy"`
+	Commit       uint64 `json:"commit"`
+	Applied      uint64 `json:"applied"`
+	SnapIndex    uint64 `json:"snap_index"`
+	Snapshotting bool   `json:"snapshotting"`
+}
+
+// Status reports the node's state.
+func (n *Node) Status() Status {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := Status{
+		Name: n.cfg.Name, Role: n.role.String(), Healthy: !n.leaderLost,
+		Commit: n.commit, Applied: n.applied, SnapIndex: n.snapIndex, Snapshotting: n.snapshotting,
+	}
+	if !n.leaderLost {
+		s.Leader = n.cfg.Leader
+	}
+	return s
+}

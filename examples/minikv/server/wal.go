@@ -1,0 +1,191 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Entry is one replicated log entry.
+type Entry struct {
+	Index uint64 `json:"i"`
+	// ID identifies the client request, so a retried request is applied
+	// once.
+	ID     string `json:"id"`
+	Op     string `json:"op"` // "put", "delete" or "cas"
+	Key    string `json:"k"`
+	Value  string `json:"v,omitempty"`
+	Expect string `json:"e,omitempty"`
+}
+
+// wal is the write-ahead log: a sequence of segment files wal-<n>.log of
+// JSON lines, each segment starting with a header line.
+type wal struct {
+	dir  string
+	f    *os.File
+	seq  int   // number of the open segment
+	size int64 // bytes written to the open segment
+}
+
+type segmentHeader struct {
+	Segment int `json:"segment"`
+}
+
+// writeRecord appends b and syncs it: the one write path of both the log and
+// the snapshot files.
+func writeRecord(f *os.File, b []byte) error {
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+func segmentName(dir string, seq int) string {
+	return filepath.Join(dir, fmt.Sprintf("wal-%06d.log", seq))
+}
+
+// createSegment creates segment seq and writes its header.
+func createSegment(dir string, seq int) (*os.File, int64, error) {
+	f, err := os.OpenFile(segmentName(dir, seq), os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, 0, fmt.Errorf("create wal segment: %w", err)
+	}
+	h, _ := json.Marshal(segmentHeader{Segment: seq})
+	h = append(h, '\n')
+	if err := writeRecord(f, h); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, 0, err
+	}
+	return f, int64(len(h)), nil
+}
+
+// append writes entries as one record. On failure the segment is cut back to
+// its previous length, so a torn record never precedes later ones.
+func (w *wal) append(entries []Entry) error {
+	var b []byte
+	for _, e := range entries {
+		j, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("encode entry %d: %w", e.Index, err)
+		}
+		b = append(append(b, j...), '\n')
+	}
+	if err := writeRecord(w.f, b); err != nil {
+		if terr := w.f.Truncate(w.size); terr != nil {
+			return fmt.Errorf("%w (and truncate: %v)", err, terr)
+		}
+		return err
+	}
+	w.size += int64(len(b))
+	return nil
+}
+
+// segments lists the numbers of the segments in dir, in order.
+func segments(dir string) ([]int, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "wal-*.log"))
+	if err != nil {
+		return nil, err
+	}
+	var seqs []int
+	for _, n := range names {
+		var seq int
+		if _, err := fmt.Sscanf(filepath.Base(n), "wal-%06d.log", &seq); err == nil {
+			seqs = append(seqs, seq)
+		}
+	}
+	sort.Ints(seqs)
+	return seqs, nil
+}
+
+// openWAL replays every segment of dir and opens a fresh segment for
+// appends. A torn last line (a crash mid-write) ends a segment.
+func openWAL(dir string) (*wal, []Entry, error) {
+	seqs, err := segments(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list wal: %w", err)
+	}
+	var entries []Entry
+	for _, seq := range seqs {
+		es, err := readSegment(segmentName(dir, seq))
+		if err != nil {
+			return nil, nil, err
+		}
+		entries = append(entries, es...)
+	}
+	next := 1
+	if len(seqs) > 0 {
+		next = seqs[len(seqs)-1] + 1
+	}
+	f, size, err := createSegment(dir, next)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &wal{dir: dir, f: f, seq: next, size: size}, entries, nil
+}
+
+func readSegment(name string) ([]Entry, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("open wal segment: %w", err)
+	}
+	defer f.Close()
+	var entries []Entry
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, `{"segment"`) {
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			break // torn tail
+		}
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read wal segment %s: %w", name, err)
+	}
+	return entries, nil
+}
+
+// snapshotFile is the on-disk form of a snapshot.
+type snapshotFile struct {
+	Index uint64            `json:"index"`
+	Data  map[string]string `json:"data"`
+	// Done holds the results of applied requests by request ID.
+	Done map[string]string `json:"done"`
+}
+
+const snapshotName = "snapshot.json"
+
+// loadSnapshot reads the snapshot in dir, if any.
+func loadSnapshot(dir string) (snapshotFile, error) {
+	s := snapshotFile{Data: map[string]string{}, Done: map[string]string{}}
+	b, err := os.ReadFile(filepath.Join(dir, snapshotName))
+	if errors.Is(err, os.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, fmt.Errorf("read snapshot: %w", err)
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("decode snapshot: %w", err)
+	}
+	if s.Data == nil {
+		s.Data = map[string]string{}
+	}
+	if s.Done == nil {
+		s.Done = map[string]string{}
+	}
+	return s, nil
+}

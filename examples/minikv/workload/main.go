@@ -1,0 +1,330 @@
+// Command workload is gofault's minikv workload: one HTTP client per node
+// (each talking to that node only) drives a mix of get, put, delete and
+// compare-and-swap on a few keys, records every operation for the
+// linearizability checker and the node's own status for the gray-failure
+// checker, and checks one guarantee itself:
+//
+//   - recovery: once the load stops, every node serves a linearizable read
+//     again within MINIKV_RECOVERY (a correct minikv recovers from any
+//     single fault: a restarted node replays its log, a follower that lost
+//     its leader follows it again at the next heartbeat).
+//
+// Phases: setup (every node answers /health), load (the mix, for
+// MINIKV_WORKLOAD_DURATION), verify (the recovery check and a final read of
+// every key). Its choices are deterministic given GOFAULT_SEED.
+//
+// Environment, beside the workload contract (see package workload):
+//
+//	MINIKV_WORKLOAD_DURATION  length of the load phase (default 1500ms)
+//	MINIKV_WORKLOAD_KEYS      number of keys (default 5)
+//	MINIKV_WORKLOAD_RATE      operations per second per client (default 100)
+//	MINIKV_RECOVERY           recovery bound of the verify phase (default 3s)
+//	MINIKV_WORKLOAD_PORT      name of the nodes' port (default "client")
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/workload"
+)
+
+func main() { workload.Main(run) }
+
+// checkRecovery names the recovery guarantee in violations.
+const checkRecovery = "recovery"
+
+type config struct {
+	duration time.Duration
+	recovery time.Duration
+	keys     int
+	rate     int
+	port     string
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	c := config{duration: 1500 * time.Millisecond, recovery: 3 * time.Second, keys: 5, rate: 100, port: "client"}
+	for _, v := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"MINIKV_WORKLOAD_DURATION", &c.duration}, {"MINIKV_RECOVERY", &c.recovery}} {
+		if s := getenv(v.name); s != "" {
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				return c, fmt.Errorf("%s=%q: want a positive duration like 2s", v.name, s)
+			}
+			*v.dst = d
+		}
+	}
+	for _, v := range []struct {
+		name string
+		dst  *int
+	}{{"MINIKV_WORKLOAD_KEYS", &c.keys}, {"MINIKV_WORKLOAD_RATE", &c.rate}} {
+		if s := getenv(v.name); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n <= 0 {
+				return c, fmt.Errorf("%s=%q: want a positive integer", v.name, s)
+			}
+			*v.dst = n
+		}
+	}
+	if s := getenv("MINIKV_WORKLOAD_PORT"); s != "" {
+		c.port = s
+	}
+	return c, nil
+}
+
+func run(ctx context.Context, t *workload.T) error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	var clients []*client
+	for i, n := range t.Nodes() {
+		addr := n.Addr(cfg.port)
+		if addr == "" {
+			return fmt.Errorf("node %s has no %q port", n.Name, cfg.port)
+		}
+		clients = append(clients, &client{
+			cfg:  cfg,
+			wc:   t.Client(n.Name),
+			base: "http://" + addr,
+			http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}},
+			rng:  rand.New(rand.NewPCG(uint64(t.Seed()), uint64(i))),
+			last: map[string]string{},
+		})
+	}
+	if err := t.Phase("setup", func(ctx context.Context) error {
+		return each(clients, func(c *client) error { return c.waitHealthy(ctx) })
+	}); err != nil {
+		return err
+	}
+	if err := t.Phase("load", func(ctx context.Context) error {
+		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
+		defer cancel()
+		each(clients, func(c *client) error { c.load(lctx); return nil })
+		return ctx.Err()
+	}); err != nil {
+		return err
+	}
+	return t.Phase("verify", func(ctx context.Context) error {
+		each(clients, func(c *client) error { c.verify(ctx); return nil })
+		return ctx.Err()
+	})
+}
+
+// each runs fn for every client concurrently and returns the first error.
+func each(clients []*client, fn func(c *client) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(clients))
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn(c)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// client talks to one node.
+type client struct {
+	cfg    config
+	wc     *workload.Client
+	base   string
+	http   *http.Client
+	rng    *rand.Rand
+	seq    int
+	last   map[string]string // last value this client saw per key
+	health time.Time
+}
+
+// errStatus is a non-2xx answer.
+type errStatus struct {
+	code int
+	msg  string
+}
+
+func (e *errStatus) Error() string { return fmt.Sprintf("%d %s", e.code, e.msg) }
+
+// do sends one request and returns the body of a 2xx answer.
+func (c *client) do(ctx context.Context, method, path, id, body string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, strings.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	if id != "" {
+		req.Header.Set("X-Request-ID", id)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode/100 != 2 {
+		return "", &errStatus{code: resp.StatusCode, msg: strings.TrimSpace(string(b))}
+	}
+	return string(b), nil
+}
+
+// waitHealthy waits until the node answers /health.
+func (c *client) waitHealthy(ctx context.Context) error {
+	for {
+		_, err := c.do(ctx, http.MethodGet, "/health", "", "")
+		if err == nil {
+			c.wc.Progress("health")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("node %s never became healthy: %w", c.wc.Node(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func (c *client) key() string { return fmt.Sprintf("k%d", c.rng.IntN(c.cfg.keys)) }
+
+func (c *client) nextID() string {
+	c.seq++
+	return fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
+}
+
+// load runs the random mix until ctx ends.
+func (c *client) load(ctx context.Context) {
+	pause := time.Second / time.Duration(c.cfg.rate)
+	for ctx.Err() == nil {
+		if time.Since(c.health) >= 250*time.Millisecond {
+			c.reportHealth(ctx)
+		}
+		key := c.key()
+		switch r := c.rng.IntN(100); {
+		case r < 45:
+			c.get(ctx, key)
+		case r < 70:
+			c.put(ctx, key)
+		case r < 75:
+			c.del(ctx, key)
+		default:
+			c.cas(ctx, key)
+		}
+		sleep(ctx, pause)
+	}
+}
+
+func (c *client) get(ctx context.Context, key string) error {
+	out, err := c.wc.DoOp(ctx, record.Op{Kind: "get", Key: key}, func(ctx context.Context) (string, error) {
+		v, err := c.do(ctx, http.MethodGet, "/kv/"+key, "", "")
+		var es *errStatus
+		if errors.As(err, &es) && es.code == http.StatusNotFound {
+			return "", nil
+		}
+		return v, err
+	})
+	if err == nil {
+		c.last[key] = out
+	}
+	return err
+}
+
+func (c *client) put(ctx context.Context, key string) {
+	id := c.nextID()
+	if _, err := c.wc.DoOp(ctx, record.Op{Kind: "put", Key: key, Value: id}, func(ctx context.Context) (string, error) {
+		_, err := c.do(ctx, http.MethodPut, "/kv/"+key, id, id)
+		return "", err
+	}); err == nil {
+		c.last[key] = id
+	}
+}
+
+func (c *client) del(ctx context.Context, key string) {
+	id := c.nextID()
+	if _, err := c.wc.DoOp(ctx, record.Op{Kind: "delete", Key: key}, func(ctx context.Context) (string, error) {
+		_, err := c.do(ctx, http.MethodDelete, "/kv/"+key, id, "")
+		return "", err
+	}); err == nil {
+		c.last[key] = ""
+	}
+}
+
+// cas swaps key from the value this client last saw to a new one.
+func (c *client) cas(ctx context.Context, key string) {
+	id, expect := c.nextID(), c.last[key]
+	out, err := c.wc.DoOp(ctx, record.Op{Kind: "cas", Key: key, Value: id, Expect: expect}, func(ctx context.Context) (string, error) {
+		return c.do(ctx, http.MethodPost, "/cas/"+key+"?expect="+url.QueryEscape(expect), id, id)
+	})
+	switch {
+	case err == nil && out == "true":
+		c.last[key] = id
+	case err == nil:
+		delete(c.last, key) // learn the value with the next get
+	}
+}
+
+// reportHealth asks the node for its status.
+func (c *client) reportHealth(ctx context.Context) {
+	c.health = time.Now()
+	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	_, err := c.do(rctx, http.MethodGet, "/status", "", "")
+	var es *errStatus
+	switch {
+	case err == nil:
+		c.wc.Health(true, "serving")
+	case errors.As(err, &es):
+		c.wc.Health(false, es.msg)
+	case ctx.Err() == nil:
+		c.wc.Health(false, "status: "+err.Error())
+	}
+}
+
+// verify checks that the node serves reads again within the recovery bound,
+// then reads every key once more.
+func (c *client) verify(ctx context.Context) {
+	vctx, cancel := context.WithTimeout(ctx, c.cfg.recovery)
+	defer cancel()
+	start := time.Now()
+	for {
+		if c.get(vctx, "k0") == nil {
+			break
+		}
+		if vctx.Err() != nil {
+			if ctx.Err() == nil {
+				c.wc.Violation(checkRecovery, fmt.Sprintf("node %s served no read within %s after the load stopped", c.wc.Node(), c.cfg.recovery))
+			}
+			return
+		}
+		sleep(vctx, 100*time.Millisecond)
+	}
+	if d := time.Since(start); d > time.Second {
+		c.wc.Progress(fmt.Sprintf("recovered after %s", d.Round(time.Millisecond)))
+	}
+	for i := 1; i < c.cfg.keys; i++ {
+		_ = c.get(ctx, fmt.Sprintf("k%d", i))
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
