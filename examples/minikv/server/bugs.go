@@ -43,10 +43,10 @@ var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
-	snapshotStuck   bool
+	snapshotStuck    bool
 	rotateCloseFirst bool
-	stickyFence     bool
-	retryNewID      bool
+	stickyFence      bool
+	retryNewID       bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
