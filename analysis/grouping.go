@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
 	"path/filepath"
 	"strings"
 
@@ -197,10 +198,11 @@ func (s *sieve) group() {
 		byBlock := map[*ssa.BasicBlock][]*ssa.Call{}
 		var order []*ssa.BasicBlock
 		for _, c := range s.calls[f] {
-			if byBlock[c.Block()] == nil {
-				order = append(order, c.Block())
+			b := groupBlock(c.Block())
+			if byBlock[b] == nil {
+				order = append(order, b)
 			}
-			byBlock[c.Block()] = append(byBlock[c.Block()], c)
+			byBlock[b] = append(byBlock[b], c)
 		}
 		for _, b := range order {
 			cs := byBlock[b] // in instruction order
@@ -241,6 +243,63 @@ func (s *sieve) group() {
 	}
 }
 
+// groupBlock returns the first block of the basic block b belongs to when
+// error exits do not end blocks. Sieve groups by Java basic blocks, where
+// an exception leaves through an exceptional edge; in Go the same exit is
+// an "if err != nil { return }" that splits the block. So a block whose
+// only predecessor ends in a branch on an error value whose other arm
+// returns (or panics) continues its predecessor's block, as does a block
+// whose only predecessor jumps to it.
+func groupBlock(b *ssa.BasicBlock) *ssa.BasicBlock {
+	for seen := 0; seen < len(b.Parent().Blocks); seen++ {
+		if len(b.Preds) != 1 {
+			return b
+		}
+		p := b.Preds[0]
+		switch last := p.Instrs[len(p.Instrs)-1].(type) {
+		case *ssa.Jump:
+		case *ssa.If:
+			other := p.Succs[0]
+			if other == b {
+				other = p.Succs[1]
+			}
+			if !errorCheck(last.Cond) || !exits(other) {
+				return b
+			}
+		default:
+			return b
+		}
+		b = p
+	}
+	return b
+}
+
+// errorCheck reports whether a branch condition compares an error with nil.
+func errorCheck(v ssa.Value) bool {
+	cmp, ok := v.(*ssa.BinOp)
+	if !ok || (cmp.Op != token.EQL && cmp.Op != token.NEQ) {
+		return false
+	}
+	errT := types.Universe.Lookup("error").Type()
+	return types.Identical(cmp.X.Type(), errT) || types.Identical(cmp.Y.Type(), errT)
+}
+
+// exits reports whether a block leaves the function: it returns or panics,
+// directly or after one jump.
+func exits(b *ssa.BasicBlock) bool {
+	for range 2 {
+		switch b.Instrs[len(b.Instrs)-1].(type) {
+		case *ssa.Return, *ssa.Panic:
+			return true
+		case *ssa.Jump:
+			b = b.Succs[0]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // sieveSite reports whether a site is one Sieve injects delays at.
 func sieveSite(st *catalog.Site) bool { return st.LockHeld || st.Barrier || st.Timeout }
 
@@ -248,12 +307,30 @@ func sieveSite(st *catalog.Site) bool { return st.LockHeld || st.Barrier || st.T
 // their function: later in the same block, or in a block reachable from
 // a's block.
 func reachesFrom(a, b ssa.Instruction) bool {
+	return reaches(a, b, false)
+}
+
+// reachesForward is reachesFrom without loop back edges (edges to a block
+// that dominates their source): b runs after a in the same iteration.
+func reachesForward(a, b ssa.Instruction) bool {
+	return reaches(a, b, true)
+}
+
+func reaches(a, b ssa.Instruction, forward bool) bool {
 	ab, bb := a.Block(), b.Block()
 	if ab == bb && index(a) < index(b) {
 		return true
 	}
 	seen := map[*ssa.BasicBlock]bool{}
-	stack := append([]*ssa.BasicBlock(nil), ab.Succs...)
+	var stack []*ssa.BasicBlock
+	push := func(from *ssa.BasicBlock) {
+		for _, x := range from.Succs {
+			if !forward || !x.Dominates(from) {
+				stack = append(stack, x)
+			}
+		}
+	}
+	push(ab)
 	for len(stack) > 0 {
 		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
@@ -264,7 +341,7 @@ func reachesFrom(a, b ssa.Instruction) bool {
 			return true
 		}
 		seen[x] = true
-		stack = append(stack, x.Succs...)
+		push(x)
 	}
 	return false
 }

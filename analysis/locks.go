@@ -167,9 +167,12 @@ func sharedChan(v ssa.Value) bool {
 
 // barriers marks the I/O that runs in f before a barrier operation of f
 // (the barrier is pending while the I/O runs): I/O calls from which a
-// barrier is reachable in the control-flow graph, and any I/O of a
-// function that defers one. Calls before a barrier mark the I/O sites of
-// their callees, as for locks.
+// barrier is reachable in the control-flow graph within one iteration of
+// any enclosing loop (a send at the top of a loop is not pending while the
+// loop's I/O runs, it happened before), and any I/O of a function that
+// defers one. Only f's own I/O calls count: which goroutine waits is
+// only clear next to the barrier, and following callees from the long
+// loops that signal would mark most of a server.
 func (s *sieve) barriers(f *ssa.Function) {
 	var ops []ssa.Instruction
 	deferred := false
@@ -194,14 +197,12 @@ func (s *sieve) barriers(f *ssa.Function) {
 			}
 			pending := deferred
 			for _, op := range ops {
-				if !pending && reachesFrom(c, op) {
+				if !pending && reachesForward(c, op) {
 					pending = true
 				}
 			}
-			if pending {
-				for _, i := range s.reached(c) {
-					s.facts.Sites[i].Barrier = true
-				}
+			if i, ok := s.site[c]; ok && pending {
+				s.facts.Sites[i].Barrier = true
 			}
 		}
 	}
