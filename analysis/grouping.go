@@ -66,8 +66,8 @@ const maxFanout = 4
 type sieve struct {
 	p     *Program
 	facts *Facts
-	funcs []*ssa.Function              // target functions, in order
-	site  map[*ssa.Call]int            // I/O site call -> index in facts.Sites
+	funcs []*ssa.Function               // target functions, in order
+	site  map[*ssa.Call]int             // I/O site call -> index in facts.Sites
 	calls map[*ssa.Function][]*ssa.Call // I/O site calls of a function, in order
 	// within memoizes sitesWithin.
 	within map[withinKey][]int
@@ -85,7 +85,7 @@ type withinKey struct {
 
 func runSieve(ctx context.Context, p *Program, facts *Facts) error {
 	s := &sieve{p: p, facts: facts, site: map[*ssa.Call]int{}, calls: map[*ssa.Function][]*ssa.Call{},
-		within: map[withinKey][]int{}, points: map[token.Pos]*point{}, guards: map[int]map[*point]bool{},}
+		within: map[withinKey][]int{}, points: map[token.Pos]*point{}, guards: map[int]map[*point]bool{}}
 	type key struct {
 		file      string
 		line, col int
