@@ -44,7 +44,7 @@ func (n *Node) Handler() http.Handler {
 	mux.HandleFunc("DELETE /kv/{key}", n.handleWrite("delete"))
 	mux.HandleFunc("POST /cas/{key}", n.handleWrite("cas"))
 	mux.HandleFunc("GET /status", n.handleStatus)
-	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { reply(w, "ok\n") })
 	mux.HandleFunc("POST /raft/append", n.handleAppend)
 	mux.HandleFunc("POST /raft/propose", n.handlePropose)
 	mux.HandleFunc("GET /raft/readindex", n.handleReadIndex)
@@ -61,7 +61,7 @@ func (n *Node) handleGet(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
 	}
-	io.WriteString(w, v)
+	reply(w, v)
 }
 
 func (n *Node) handleWrite(op string) http.HandlerFunc {
@@ -81,7 +81,7 @@ func (n *Node) handleWrite(op string) http.HandlerFunc {
 			httpError(w, err)
 			return
 		}
-		io.WriteString(w, out)
+		reply(w, out)
 	}
 }
 
@@ -146,7 +146,7 @@ func (n *Node) handlePropose(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	io.WriteString(w, out)
+	reply(w, out)
 }
 
 func (n *Node) handleReadIndex(w http.ResponseWriter, r *http.Request) {
@@ -162,7 +162,16 @@ func (n *Node) handleReadIndex(w http.ResponseWriter, r *http.Request) {
 		httpError(w, err)
 		return
 	}
-	fmt.Fprint(w, idx)
+	reply(w, strconv.FormatUint(idx, 10))
+}
+
+// reply writes body with its length declared first, so a write that fails
+// part way reaches the client as a broken response, never as a short value.
+func reply(w http.ResponseWriter, body string) {
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	if _, err := io.WriteString(w, body); err != nil {
+		return // the client sees the connection fail
+	}
 }
 
 func httpError(w http.ResponseWriter, err error) {

@@ -192,12 +192,11 @@ func Open(cfg Config) (*Node, error) {
 
 // Start starts the node's loops.
 func (n *Node) Start() {
-	n.wg.Add(2)
-	go func() { defer n.wg.Done(); n.run() }()
-	go func() { defer n.wg.Done(); n.watchdog() }()
+	n.wg.Add(2 + len(n.peers))
+	go n.run()
+	go n.watchdog()
 	for _, p := range n.peers {
-		n.wg.Add(1)
-		go func() { defer n.wg.Done(); n.replicate(p) }()
+		go n.replicate(p)
 	}
 }
 
@@ -214,6 +213,7 @@ func (n *Node) lastIndex() uint64 { return uint64(len(n.entries)) }
 // entries (follower) to the log, applies committed entries, rotates the log
 // and takes snapshots.
 func (n *Node) run() {
+	defer n.wg.Done()
 	tick := time.NewTicker(n.cfg.HeartbeatEvery)
 	defer tick.Stop()
 	for {
@@ -444,6 +444,7 @@ func (n *Node) writeSnapshot(b []byte) error {
 
 // replicate sends one follower its missing entries and heartbeats.
 func (n *Node) replicate(p *peer) {
+	defer n.wg.Done()
 	tick := time.NewTicker(n.cfg.HeartbeatEvery)
 	defer tick.Stop()
 	for {
@@ -512,6 +513,7 @@ func (n *Node) advanceCommit() {
 // watchdog declares the leader lost on a follower that has not heard from
 // it for LeaderTimeout.
 func (n *Node) watchdog() {
+	defer n.wg.Done()
 	tick := time.NewTicker(n.cfg.HeartbeatEvery)
 	defer tick.Stop()
 	for {
