@@ -179,7 +179,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	for priorBaseline+sum.BaselineTrials < wantBaseline && ctx.Err() == nil {
 		tr, err := r.trial(ctx, next, true)
 		if err != nil {
-			return stopped(sum, ctx, err)
+			return stopped(ctx, sum, err)
 		}
 		if err := r.save(ctx, st, tr); err != nil {
 			return nil, err
@@ -277,7 +277,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 }
 
 // stopped finishes a summary for a run interrupted by ctx, or returns err.
-func stopped(sum *Summary, ctx context.Context, err error) (*Summary, error) {
+func stopped(ctx context.Context, sum *Summary, err error) (*Summary, error) {
 	if ctx.Err() != nil {
 		sum.Stopped = true
 		return sum, nil
