@@ -78,17 +78,19 @@ type Result struct {
 
 // Stats counts what a build did.
 type Stats struct {
-	Sites        int            `json:"sites"`         // sites in the analysis catalog
-	Instrumented int            `json:"instrumented"`  // sites rewritten and built
-	ErrorSites   int            `json:"error_sites"`   // of those, with an error branch
-	HookOnly     int            `json:"hook_only"`     // of those, delay/crash hook only
-	Skipped      int            `json:"skipped"`       // sites dropped
-	SkipReasons  map[string]int `json:"skip_reasons"`  // why, counted
-	Files        int            `json:"files"`         // rewritten files
-	Packages     int            `json:"packages"`      // packages with rewritten files
-	Copies       int            `json:"module_copies"` // dependency modules copied
-	Builds       int            `json:"builds"`        // go build runs (retries included)
-	Seconds      Phases         `json:"seconds"`
+	Sites        int `json:"sites"`        // sites in the analysis catalog
+	Instrumented int `json:"instrumented"` // sites rewritten and built
+	ErrorSites   int `json:"error_sites"`  // of those, with an error branch
+	HookOnly     int `json:"hook_only"`    // of those, delay/crash hook only
+	Skipped      int `json:"skipped"`      // sites and timeout points dropped
+	// TimeoutPoints counts the timeout expressions wrapped and built.
+	TimeoutPoints int            `json:"timeout_points"`
+	SkipReasons   map[string]int `json:"skip_reasons"`  // why, counted
+	Files         int            `json:"files"`         // rewritten files
+	Packages      int            `json:"packages"`      // packages with rewritten files
+	Copies        int            `json:"module_copies"` // dependency modules copied
+	Builds        int            `json:"builds"`        // go build runs (retries included)
+	Seconds       Phases         `json:"seconds"`
 	// PeakRSSMB is the peak resident memory of this process (analysis and
 	// type-checking for the rewrite; go build runs in child processes),
 	// from /proc/self/status VmHWM; 0 where unavailable.
@@ -213,6 +215,7 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 			res.Catalog = kept
 			res.Stats.Instrumented = len(kept.Sites)
 			res.Stats.ErrorSites, res.Stats.HookOnly = ov.errSites, ov.hookSites
+			res.Stats.TimeoutPoints = ov.timeoutPoints
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
 			break
 		}
@@ -269,6 +272,10 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 	for i := range c.Sites {
 		c.Sites[i].File = w.CopyPath(c.Sites[i].File)
 	}
+	c.TimeoutPoints = append([]catalog.TimeoutPoint(nil), cat.TimeoutPoints...)
+	for i := range c.TimeoutPoints {
+		c.TimeoutPoints[i].File = w.CopyPath(c.TimeoutPoints[i].File)
+	}
 	return &c
 }
 
@@ -283,6 +290,7 @@ func keep(cat *catalog.Catalog, skipped map[string]string) *catalog.Catalog {
 		s.Index = uint32(len(c.Sites))
 		c.Sites = append(c.Sites, s)
 	}
+	keepPoints(&c, skipped)
 	c.Hash = ""
 	return &c
 }
@@ -329,6 +337,12 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter,
 	seen := map[string]bool{}
 	var paths []string
 	errImports := map[string]bool{}
+	for _, p := range cat.TimeoutPoints {
+		if !seen[p.Pkg] {
+			seen[p.Pkg] = true
+			paths = append(paths, p.Pkg)
+		}
+	}
 	for _, s := range cat.Sites {
 		if !seen[s.Pkg] {
 			seen[s.Pkg] = true
@@ -437,8 +451,10 @@ type overlaySet struct {
 	written   map[string]string   // target file -> overlay file, set by write
 	errSites  int
 	hookSites int
-	files     int
-	packages  int
+	// timeoutPoints counts the wrapped timeout expressions.
+	timeoutPoints int
+	files         int
+	packages      int
 }
 
 // rewrite rewrites the files holding cat's sites.
@@ -452,6 +468,19 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 	}
 	byFile := map[string][]*catalog.Site{}
 	var names []string
+	points := map[string][]*catalog.TimeoutPoint{}
+	for i := range cat.TimeoutPoints {
+		p := &cat.TimeoutPoints[i]
+		f := filepath.Clean(p.File)
+		if _, ok := rw.files[f]; !ok {
+			ov.skipped[p.ID] = SkipTimeoutNotFound
+			continue
+		}
+		if byFile[f] == nil && points[f] == nil {
+			names = append(names, f)
+		}
+		points[f] = append(points[f], p)
+	}
 	for i := range cat.Sites {
 		s := &cat.Sites[i]
 		f := filepath.Clean(s.File)
@@ -459,7 +488,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			ov.skipped[s.ID] = SkipNotFound
 			continue
 		}
-		if byFile[f] == nil {
+		if byFile[f] == nil && points[f] == nil {
 			names = append(names, f)
 		}
 		byFile[f] = append(byFile[f], s)
@@ -471,10 +500,13 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		lineName := rw.w.OrigPath(name)
 		out := rewriteFile(fileInput{
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
-			lineName: lineName, renamed: lineName != name, imports: rw.imports,
+			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 		}, byFile[name])
 		for idx, r := range out.skipped {
 			ov.skipped[cat.Sites[idx].ID] = r
+		}
+		for id, r := range out.skippedPoints {
+			ov.skipped[id] = r
 		}
 		if out.src == nil {
 			continue
@@ -483,10 +515,13 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		ov.edits[name] = out.edits
 		ov.lineNames[name] = lineName
 		for _, e := range out.edits {
-			if e.errBranch {
+			switch {
+			case e.point != nil:
+				ov.timeoutPoints++
+			case e.errBranch:
 				ov.errSites++
 				errSites[ref.pkg] = append(errSites[ref.pkg], e.site)
-			} else {
+			default:
 				ov.hookSites++
 			}
 		}
@@ -580,7 +615,13 @@ func (ov *overlaySet) blame(w *Work, out string) []string {
 	for name, edits := range ov.edits {
 		ln := ov.lineNames[name]
 		for _, e := range edits {
-			sp := span{e.site.ID, e.startLine, e.endLine}
+			id := ""
+			if e.site != nil {
+				id = e.site.ID
+			} else if e.point != nil {
+				id = e.point.ID
+			}
+			sp := span{id, e.startLine, e.endLine}
 			byName[ln] = append(byName[ln], sp)
 			byName[name] = append(byName[name], sp)
 		}
@@ -590,7 +631,7 @@ func (ov *overlaySet) blame(w *Work, out string) []string {
 			id := ""
 			for _, edits := range ov.edits {
 				for _, e := range edits {
-					if e.site.Index == idx {
+					if e.site != nil && e.site.Index == idx {
 						id = e.site.ID
 					}
 				}

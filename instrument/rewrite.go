@@ -36,7 +36,10 @@ const (
 // siteEdit is one rewritten site: the text inserted before and after the
 // call, and where the call lies in the original file.
 type siteEdit struct {
-	site       *catalog.Site
+	site *catalog.Site
+	// point is set instead of site for a wrapped timeout expression
+	// (see timeoutEdits).
+	point      *catalog.TimeoutPoint
 	start, end int // byte offsets of the call expression
 	prefix     string
 	suffix     string
@@ -65,6 +68,8 @@ type fileInput struct {
 	// imports reports whether package from imports package to, directly
 	// or not; nil means never (no cycle check).
 	imports func(from, to string) bool
+	// timeouts are the timeout points of the file (see timeoutEdits).
+	timeouts []*catalog.TimeoutPoint
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -72,6 +77,8 @@ type fileOutput struct {
 	src     []byte
 	edits   []siteEdit
 	skipped map[uint32]string
+	// skippedPoints are the timeout points not wrapped, by ID.
+	skippedPoints map[string]string
 }
 
 // rewriteFile rewrites the calls of sites in one file. Each call whose site
@@ -99,6 +106,7 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 		for _, s := range sites {
 			out.skipped[s.Index] = SkipCgo
 		}
+		_, out.skippedPoints = timeoutEdits(in, nil, in.timeouts)
 		return out
 	}
 	deferred := map[*ast.CallExpr]bool{}
@@ -135,6 +143,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 			out.skipped[s.Index] = SkipNotFound
 		}
 	}
+	var pe []siteEdit
+	pe, out.skippedPoints = timeoutEdits(in, q, in.timeouts)
+	out.edits = append(out.edits, pe...)
 	if len(out.edits) == 0 {
 		return out
 	}
