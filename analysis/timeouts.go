@@ -479,19 +479,14 @@ func (s *sieve) deadlineTimeout(f *ssa.Function, c *ssa.Call) {
 	}
 }
 
-// finishPoints turns the points that guard sites into catalog
-// TimeoutPoints with stable IDs (package, function, kind and ordinal of
+// finishPoints turns every timeout expression found in the target (those
+// that guard I/O and the others, so that the controller sees every timeout
+// value the target uses) into catalog TimeoutPoints with stable IDs (package, function, kind and ordinal of
 // the kind in the function) and dense indices in ID order, and lists them
 // on the sites they guard.
 func (s *sieve) finishPoints() {
-	used := map[*point]bool{}
-	for _, g := range s.guards {
-		for p := range g {
-			used[p] = true
-		}
-	}
 	var ps []*point
-	for p := range used {
+	for _, p := range s.points {
 		if p.expr == nil {
 			s.facts.Add(pkgOf(p.fn).Path(), CountTimeoutUncaptured, 1)
 			continue
