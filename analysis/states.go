@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -75,6 +76,10 @@ func runStates(ctx context.Context, p *Program, facts *Facts) error {
 		s.collectWrites(f)
 	}
 	tasks := s.findTasks(funcs)
+	taskSet := map[*ssa.Function]bool{}
+	for _, t := range tasks {
+		taskSet[t] = true
+	}
 	for _, t := range tasks {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -82,7 +87,8 @@ func runStates(ctx context.Context, p *Program, facts *Facts) error {
 		pkg := pkgOf(t)
 		fname := t.RelString(pkg)
 		task := catalog.Task{ID: pkg.Path() + "." + fname, Pkg: pkg.Path(), Func: fname}
-		states := s.statesOf(t)
+		states := s.statesOf(t, taskSet)
+		slog.Debug("states: task unit", "task", task.ID, "states", len(states))
 		if len(states) == 0 {
 			continue
 		}
@@ -152,6 +158,23 @@ func freshBase(fa *ssa.FieldAddr) bool {
 		switch v := x.(type) {
 		case *ssa.Alloc:
 			return true
+		case *ssa.UnOp:
+			// A local pointer variable kept on the heap (captured by
+			// a closure) that only ever holds fresh structs.
+			a, ok := v.X.(*ssa.Alloc)
+			if !ok || v.Op != token.MUL {
+				return false
+			}
+			fresh := false
+			for _, r := range *a.Referrers() {
+				if st, ok := r.(*ssa.Store); ok && st.Addr == a {
+					if _, isAlloc := st.Val.(*ssa.Alloc); !isAlloc {
+						return false
+					}
+					fresh = true
+				}
+			}
+			return fresh
 		case *ssa.FieldAddr:
 			x = v.X
 		case *ssa.IndexAddr:
@@ -217,9 +240,14 @@ func (s *stateInfo) stateType(t types.Type) bool {
 		if !s.p.IsTarget(pkg) {
 			return false
 		}
+		if _, ok := t.Underlying().(*types.Chan); ok {
+			// A channel field that is replaced after construction
+			// (demotec != nil means primary).
+			return true
+		}
 	}
 	switch t.Underlying().(type) {
-	case *types.Chan, *types.Signature:
+	case *types.Signature:
 		return false
 	case *types.Basic:
 		return t.Underlying().(*types.Basic).Kind() != types.UnsafePointer
@@ -278,7 +306,12 @@ func (s *stateInfo) findTasks(funcs []*ssa.Function) []*ssa.Function {
 				case *ssa.Function:
 					add(a)
 				case *ssa.MakeClosure:
-					add(a.Fn.(*ssa.Function))
+					fn := a.Fn.(*ssa.Function)
+					if obj, ok := fn.Object().(*types.Func); ok && fn.Synthetic != "" {
+						// A bound method value (s.purgeFile).
+						fn = s.p.SSA.FuncValue(obj)
+					}
+					add(fn)
 				}
 			}
 		}
@@ -310,13 +343,25 @@ func startedParam(f *ssa.Function, g *ssa.Go) int {
 				if !ok || c.Call.IsInvoke() {
 					continue
 				}
-				fv, ok := c.Call.Value.(*ssa.FreeVar)
+				cv := c.Call.Value
+				if u, ok := cv.(*ssa.UnOp); ok && u.Op == token.MUL {
+					cv = u.X // captured by reference
+				}
+				fv, ok := cv.(*ssa.FreeVar)
 				if !ok {
 					continue
 				}
 				for i, fvar := range fn.FreeVars {
 					if fvar == fv {
 						v = mc.Bindings[i]
+					}
+				}
+				if a, ok := v.(*ssa.Alloc); ok {
+					// The parameter, spilled to the heap.
+					for _, r := range *a.Referrers() {
+						if st, ok := r.(*ssa.Store); ok && st.Addr == a {
+							v = st.Val
+						}
 					}
 				}
 			}
@@ -341,13 +386,92 @@ type branch struct {
 	instrRange [2]token.Pos // instructions of the condition (switch compares)
 }
 
-// statesOf returns the states of task t: in t's body and in methods of the
-// same instance called directly from its long-running loops.
-func (s *stateInfo) statesOf(t *ssa.Function) []catalog.State {
+// maxCallDepth bounds how deep the pass follows calls on the task's
+// instance: the task function is depth 0, the methods it calls depth 1.
+const maxCallDepth = 6
+
+// statesOf returns the states of task t: in t's body, in the closures it
+// defines (jobs it schedules), and in the target methods it calls on its
+// instance or on components of it, up to maxCallDepth calls deep. A
+// function reached from several tasks gives its states to the first.
+func (s *stateInfo) statesOf(t *ssa.Function, tasks map[*ssa.Function]bool) []catalog.State {
 	var out []catalog.State
-	out = append(out, s.statesIn(t, t)...)
-	for _, c := range s.loopCallees(t) {
-		out = append(out, s.statesIn(t, c)...)
+	seen := map[*ssa.Function]bool{t: true}
+	level := []*ssa.Function{t}
+	for d := 0; len(level) > 0; d++ {
+		var next []*ssa.Function
+		for _, g := range level {
+			out = append(out, s.statesIn(t, g)...)
+			if d == maxCallDepth {
+				continue
+			}
+			for _, c := range s.instanceCallees(g) {
+				if seen[c] || tasks[c] {
+					continue
+				}
+				seen[c] = true
+				next = append(next, c)
+			}
+		}
+		level = next
+	}
+	return out
+}
+
+// instanceCallees returns, in call order, the target functions g calls on
+// its instance (methods whose receiver is rooted at g's receiver, captured
+// variables or pointer parameters, through fields: s.r.tick(),
+// s.v2store.HasTTLKeys()), then the closures g defines.
+func (s *stateInfo) instanceCallees(g *ssa.Function) []*ssa.Function {
+	var calls []*ssa.Call
+	for _, b := range g.Blocks {
+		for _, in := range b.Instrs {
+			if c, ok := in.(*ssa.Call); ok {
+				calls = append(calls, c)
+			}
+		}
+	}
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].Pos() < calls[j].Pos() })
+	ok := func(f *ssa.Function) bool {
+		return f != nil && f.Blocks != nil && pkgOf(f) != nil && s.p.IsTarget(pkgOf(f)) && funcBody(f) != nil
+	}
+	var out []*ssa.Function
+	for _, c := range calls {
+		common := c.Common()
+		if common.IsInvoke() {
+			if !rooted(g, common.Value) {
+				continue
+			}
+			for _, f := range s.p.Callees(c) {
+				if ok(f) {
+					out = append(out, f)
+				}
+			}
+			continue
+		}
+		f := common.StaticCallee()
+		if f == nil {
+			// A function-valued field of the instance (raft's
+			// r.step = stepLeader).
+			if !rooted(g, common.Value) {
+				continue
+			}
+			for _, f := range s.p.Callees(c) {
+				if ok(f) {
+					out = append(out, f)
+				}
+			}
+			continue
+		}
+		if !ok(f) || f.Signature.Recv() == nil || len(common.Args) == 0 || !rooted(g, common.Args[0]) {
+			continue
+		}
+		out = append(out, f)
+	}
+	for _, a := range g.AnonFuncs {
+		if ok(a) {
+			out = append(out, a)
+		}
 	}
 	return out
 }
@@ -481,7 +605,10 @@ func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
 			for _, st := range n.Body.List {
 				cc := st.(*ast.CommClause)
 				ch := commChan(cc.Comm)
-				if ch == nil {
+				if _, local := ast.Unparen(ch).(*ast.Ident); !local {
+					// Only a local channel can be switched by
+					// state (nil disables the case); a field or
+					// a call is always the same stream.
 					continue
 				}
 				branches = append(branches, branch{cond: "case " + commText(cc.Comm), open: cc.Colon, start: cc.Colon, end: cc.End(), deps: []ast.Expr{ch}})
@@ -652,6 +779,12 @@ func (s *stateInfo) dep(f *ssa.Function, v ssa.Value, seen map[ssa.Value]bool) b
 	case *ssa.BinOp:
 		return s.dep(f, v.X, seen) || s.dep(f, v.Y, seen)
 	case *ssa.Phi:
+		if loopCarried(v) && s.localStateType(v.Type()) {
+			// A local the goroutine's loop carries from one
+			// iteration to the next (islead, prevSoftState,
+			// propc): the loop's own state.
+			return true
+		}
 		for _, e := range v.Edges {
 			if s.dep(f, e, seen) {
 				return true
@@ -715,6 +848,33 @@ func (s *stateInfo) load(f *ssa.Function, addr ssa.Value, seen map[ssa.Value]boo
 	return false
 }
 
+// loopCarried reports whether phi merges a value from a back edge of an
+// unbounded loop (for {...} or a range over a channel).
+func loopCarried(phi *ssa.Phi) bool {
+	b := phi.Block()
+	if b.Comment != "for.body" && b.Comment != "rangechan.loop" {
+		return false
+	}
+	for i, pred := range b.Preds {
+		if b.Dominates(pred) && phi.Edges[i] != phi {
+			if _, isConst := phi.Edges[i].(*ssa.Const); !isConst {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// localStateType reports whether a loop-carried local of type t is state:
+// as for fields, plus channels (a channel set to nil disables a select
+// case).
+func (s *stateInfo) localStateType(t types.Type) bool {
+	if _, ok := t.Underlying().(*types.Chan); ok {
+		return true
+	}
+	return s.stateType(t)
+}
+
 func derefType(t types.Type) types.Type {
 	if p, ok := t.Underlying().(*types.Pointer); ok {
 		return p.Elem()
@@ -740,6 +900,15 @@ func (s *stateInfo) callDep(f *ssa.Function, c *ssa.Call, seen map[ssa.Value]boo
 		return false
 	}
 	if common.IsInvoke() {
+		// A query on a component of the instance (s.v2store.HasTTLKeys()).
+		if !rooted(f, common.Value) {
+			return false
+		}
+		for _, callee := range s.p.Callees(c) {
+			if pkgOf(callee) != nil && s.p.IsTarget(pkgOf(callee)) && s.getter(callee) {
+				return true
+			}
+		}
 		return false
 	}
 	callee := common.StaticCallee()
@@ -831,6 +1000,21 @@ func rooted(f *ssa.Function, x ssa.Value) bool {
 			return ok
 		case *ssa.FreeVar, *ssa.Global:
 			return true
+		case *ssa.Alloc:
+			// A receiver or parameter spilled to the heap because a
+			// closure captures it.
+			var next ssa.Value
+			for _, r := range *v.Referrers() {
+				if st, ok := r.(*ssa.Store); ok && st.Addr == v {
+					if _, isParam := st.Val.(*ssa.Parameter); isParam {
+						next = st.Val
+					}
+				}
+			}
+			if next == nil {
+				return false
+			}
+			x = next
 		default:
 			return false
 		}
@@ -993,7 +1177,7 @@ func WriteStates(w interface{ Write([]byte) (int, error) }, cat *catalog.Catalog
 			if inst == "" {
 				inst = "-"
 			}
-			if _, err := fmt.Fprintf(w, "\tstate %d %s\n\t\tif %s  inst=%s at %s:%d:%d\n", st.Index, st.ID, st.Cond, inst, file, st.Line, st.Col); err != nil {
+			if _, err := fmt.Fprintf(w, "\tstate %d %s\n\t\t%s  inst=%s at %s:%d:%d\n", st.Index, st.ID, st.Cond, inst, file, st.Line, st.Col); err != nil {
 				return err
 			}
 		}

@@ -81,7 +81,7 @@ func TestStatesExpectations(t *testing.T) {
 		{"(*Node).run", "n.role == Candidate", "n", true},
 		{"(*Node).run", "n.role == Follower", "n", false}, // no action
 		{"(*Node).run", "role != Follower && n.lead == 0", "n", true},
-		{"(*Node).run", "n.err != nil", "n", false}, // errors are not state
+		{"(*Node).run", "n.err != nil", "n", false},     // errors are not state
 		{"(*Node).run", "n.stopped.Load()", "n", false}, // return only
 		{"(*Node).step", "m.Term > n.term", "n", true},  // called from the loop
 		{"(*Node).step", "m.Type == 1", "n", false},     // message only

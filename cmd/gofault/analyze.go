@@ -28,6 +28,7 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	catPath := fs.String("catalog", "", "also write the catalog (catalog.json) to this file")
 	sites := fs.Bool("sites", false, "also list every site with its error values (not with --json)")
+	states := fs.Bool("states", false, "also list every task unit with its abstract states (not with --json)")
 	var sets setFlags
 	fs.Var(&sets, "set", "override a config value, e.g. --set target.packages=example.com/x/... (repeatable)")
 	if err := fs.Parse(args); err != nil {
@@ -61,6 +62,9 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	if *asJSON {
+		// The state counters are always reported, zero or not.
+		res.Stats.Totals[analysis.CountStateMachines] += 0
+		res.Stats.Totals[analysis.CountStates] += 0
 		return json.NewEncoder(stdout).Encode(res.Stats)
 	}
 	if *sites {
@@ -69,7 +73,16 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	return writeStatsTable(stdout, res.Stats)
+	if *states {
+		if err := analysis.WriteStates(stdout, res.Catalog, ""); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+	}
+	if err := writeStatsTable(stdout, res.Stats); err != nil {
+		return err
+	}
+	return writeSieveTable(stdout, res.Stats)
 }
 
 // writeStatsTable prints the statistics like Legolas's Table 2: one row
