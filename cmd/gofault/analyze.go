@@ -79,10 +79,7 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	if err := writeStatsTable(stdout, res.Stats); err != nil {
-		return err
-	}
-	return writeSieveTable(stdout, res.Stats)
+	return writeStatsTable(stdout, res.Stats)
 }
 
 // writeStatsTable prints the statistics like Legolas's Table 2: one row
