@@ -79,7 +79,10 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	return writeStatsTable(stdout, res.Stats)
+	if err := writeStatsTable(stdout, res.Stats); err != nil {
+		return err
+	}
+	return writeSieveTable(stdout, res.Stats)
 }
 
 // writeStatsTable prints the statistics like Legolas's Table 2: one row
