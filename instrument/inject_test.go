@@ -76,6 +76,7 @@ func TestInjectApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tr.Arm() // live from the start: the program's first put is the target
 	cmd := exec.Command(res.Binary, t.TempDir())
 	cmd.Env = append(os.Environ(), "GOFAULT_CONTROLLER="+c.Addr(), "GOFAULT_NODE=n1", "GOFAULT_TRIAL=t1")
 	out, err := cmd.CombinedOutput()
