@@ -49,7 +49,7 @@ func (c *Config) Defaults() {
 		c.HeartbeatEvery = 50 * time.Millisecond
 	}
 	if c.LeaderTimeout == 0 {
-		c.LeaderTimeout = 600 * time.Millisecond
+		c.LeaderTimeout = 1500 * time.Millisecond
 	}
 	if c.ReplicateTimeout == 0 {
 		c.ReplicateTimeout = 300 * time.Millisecond
