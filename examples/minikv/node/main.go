@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -40,8 +41,8 @@ func run() error {
 		peers     = flag.String("peers", "", "every node as name=host:port, comma separated")
 		leader    = flag.String("leader", "", "the static leader's name (default: first of --peers)")
 		bugs      = flag.String("bugs", os.Getenv("MINIKV_BUGS"), "planted bugs to enable: "+strings.Join(server.AllBugs, ",")+", all (default $MINIKV_BUGS)")
-		snapEvery = flag.Uint64("snap-every", 0, "applied entries between snapshots (default 120)")
-		segment   = flag.Int64("segment-bytes", 0, "WAL segment size (default 6 KiB)")
+		snapEvery = flag.Uint64("snap-every", envInt("MINIKV_SNAP_EVERY"), "applied entries between snapshots (default $MINIKV_SNAP_EVERY or 120)")
+		segment   = flag.Int64("segment-bytes", int64(envInt("MINIKV_SEGMENT_BYTES")), "WAL segment size (default $MINIKV_SEGMENT_BYTES or 6 KiB)")
 		verbose   = flag.Bool("v", false, "debug logs")
 	)
 	flag.Parse()
@@ -98,6 +99,16 @@ func run() error {
 	defer cancel()
 	srv.Shutdown(sctx)
 	return n.Close()
+}
+
+// envInt reads a non-negative integer from the environment; unset or
+// malformed is 0 (the default).
+func envInt(name string) uint64 {
+	n, err := strconv.ParseUint(os.Getenv(name), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // parsePeers parses name=host:port,... into a map and the names in order.

@@ -18,7 +18,8 @@
 //	MINIKV_WORKLOAD_DURATION  length of the load phase (default 1500ms)
 //	MINIKV_WORKLOAD_KEYS      number of keys (default 5)
 //	MINIKV_WORKLOAD_RATE      operations per second per client (default 100)
-//	MINIKV_RECOVERY           recovery bound of the verify phase (default 3s)
+//	MINIKV_RECOVERY           recovery bound of the verify phase (default 8s, beyond
+//	                          the longest delay the policies inject by default)
 //	MINIKV_WORKLOAD_PORT      name of the nodes' port (default "client")
 package main
 
@@ -54,7 +55,7 @@ type config struct {
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
-	c := config{duration: 1500 * time.Millisecond, recovery: 3 * time.Second, keys: 5, rate: 100, port: "client"}
+	c := config{duration: 1500 * time.Millisecond, recovery: 8 * time.Second, keys: 5, rate: 100, port: "client"}
 	for _, v := range []struct {
 		name string
 		dst  *time.Duration
