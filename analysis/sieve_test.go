@@ -159,3 +159,58 @@ func TestSievePatterns(t *testing.T) {
 		t.Errorf("timeout_uncaptured=%d, want 1 (Pong)", tot[CountTimeoutUncaptured])
 	}
 }
+
+// TestSieveEtcd runs the Sieve pass on the etcd v3.5 server packages of
+// targets/etcd and checks the counters and a sample read in etcd's source.
+func TestSieveEtcd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("analyses etcd")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "targets", "etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Skip("no etcd target module")
+	}
+	res, err := Run(context.Background(), Options{Dir: dir, Patterns: []string{"go.etcd.io/etcd/server/v3/..."},
+		Passes: []*Pass{SitesPass, SievePass}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := res.Stats.Totals
+	t.Logf("etcd: lock_held=%d barrier=%d timeout=%d union=%d grouped=%d points=%d in %.1fs",
+		tot[CountLockHeldSites], tot[CountBarrierSites], tot[CountTimeoutSites], tot[CountSieveSites],
+		tot[CountGroupedSites], tot[CountTimeoutPoints], res.Stats.Seconds)
+	if tot[CountLockHeldSites] == 0 || tot[CountTimeoutSites] == 0 || tot[CountTimeoutPoints] == 0 {
+		t.Errorf("want lock-held sites, timeout sites and timeout points: %v", tot)
+	}
+	if tot[CountGroupedSites] >= tot[CountLockHeldSites]+tot[CountTimeoutSites] {
+		t.Errorf("grouped_sites=%d, want < lock_held_sites+timeout_sites=%d", tot[CountGroupedSites],
+			tot[CountLockHeldSites]+tot[CountTimeoutSites])
+	}
+	byID := map[string]catalog.Site{}
+	for _, s := range res.Catalog.Sites {
+		byID[s.ID] = s
+	}
+	const p = "go.etcd.io/etcd/server/v3/"
+	for _, tt := range []struct {
+		id            string
+		lock, timeout bool
+	}{
+		{p + "wal.(*WAL).sync:fileutil.Fdatasync#0", true, true},                 // Save holds w.mu; Since(start) > warnSyncDuration
+		{p + "wal.write:(io.Writer).Write#0", true, false},                       // encoder under Save's lock
+		{p + "mvcc/backend.(*batchTx).commit:(*bbolt.Tx).Commit#0", true, false}, // batchTx.Commit locks, then commit
+		{p + "lease/leasehttp.RenewHTTP:(*http.Client).Do#0", false, true},       // LeaseRenew's WithTimeout
+		{p + "etcdserver.openSnapshotBackend:os.Rename#0", true, false},          // applySnapshot holds s.bemu
+	} {
+		s, ok := byID[tt.id]
+		if !ok {
+			t.Errorf("%s: missing", tt.id)
+			continue
+		}
+		if s.LockHeld != tt.lock || s.Timeout != tt.timeout {
+			t.Errorf("%s: lock=%v timeout=%v, want %v %v", tt.id, s.LockHeld, s.Timeout, tt.lock, tt.timeout)
+		}
+	}
+}
