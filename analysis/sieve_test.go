@@ -31,7 +31,7 @@ func runSieveData(t *testing.T) (*Result, string) {
 	return res, dir
 }
 
-// WriteSieve renders the Sieve annotations of a catalog for the golden
+// writeSieve renders the Sieve annotations of a catalog for the golden
 // file: one line per I/O site, then one per timeout point.
 func writeSieve(cat *catalog.Catalog, base string) string {
 	var b bytes.Buffer
