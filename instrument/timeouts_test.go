@@ -1,16 +1,20 @@
 package instrument
 
 import (
+	"context"
 	"go/ast"
 	"go/importer"
 	"go/parser"
 	"go/token"
 	"go/types"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
 )
 
 const timeoutSrc = `package p
@@ -180,5 +184,49 @@ func checkCompilesWithTimeout(t *testing.T, src []byte) {
 	})}
 	if _, err := conf.Check("example.com/p", fset, []*ast.File{f}, nil); err != nil {
 		t.Fatalf("rewritten file does not type-check: %v\n%s", err, src)
+	}
+}
+
+// TestBuildTimeouts analyses, instruments and builds the Sieve testdata
+// module of the analysis package (every timeout pattern) and runs the
+// binary: every timeout point is wrapped and the program still works.
+func TestBuildTimeouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	ctx := context.Background()
+	mod, err := filepath.Abs(filepath.Join("..", "analysis", "testdata", "sieve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	cfg := &config.Config{Dir: tmp, Target: config.Target{
+		Module: mod, Main: "./cmd/sieve", Packages: []string{"example.com/sieve/..."},
+	}}
+	bin := filepath.Join(tmp, "bin", "sieve")
+	res, err := Build(ctx, cfg, bin, Options{Analyze: func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns,
+			BuildFlags: w.AllBuildFlags(), Env: w.Env})
+		if err != nil {
+			return nil, err
+		}
+		return r.Catalog, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Catalog.TimeoutPoints) == 0 || res.Stats.TimeoutPoints != len(res.Catalog.TimeoutPoints) {
+		t.Errorf("%d timeout points wrapped, catalog has %d (skipped: %v)", res.Stats.TimeoutPoints,
+			len(res.Catalog.TimeoutPoints), res.Stats.SkipReasons)
+	}
+	if err := res.Catalog.Check(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, bin).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "slow: false err: <nil>") {
+		t.Errorf("output %q", out)
 	}
 }
