@@ -84,13 +84,15 @@ type Stats struct {
 	HookOnly     int `json:"hook_only"`    // of those, delay/crash hook only
 	Skipped      int `json:"skipped"`      // sites and timeout points dropped
 	// TimeoutPoints counts the timeout expressions wrapped and built.
-	TimeoutPoints int            `json:"timeout_points"`
-	SkipReasons   map[string]int `json:"skip_reasons"`  // why, counted
-	Files         int            `json:"files"`         // rewritten files
-	Packages      int            `json:"packages"`      // packages with rewritten files
-	Copies        int            `json:"module_copies"` // dependency modules copied
-	Builds        int            `json:"builds"`        // go build runs (retries included)
-	Seconds       Phases         `json:"seconds"`
+	TimeoutPoints int `json:"timeout_points"`
+	// States counts the abstract-state hooks inserted and built.
+	States      int            `json:"states"`
+	SkipReasons map[string]int `json:"skip_reasons"`  // why, counted
+	Files       int            `json:"files"`         // rewritten files
+	Packages    int            `json:"packages"`      // packages with rewritten files
+	Copies      int            `json:"module_copies"` // dependency modules copied
+	Builds      int            `json:"builds"`        // go build runs (retries included)
+	Seconds     Phases         `json:"seconds"`
 	// PeakRSSMB is the peak resident memory of this process (analysis and
 	// type-checking for the rewrite; go build runs in child processes),
 	// from /proc/self/status VmHWM; 0 where unavailable.
@@ -216,6 +218,7 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 			res.Stats.Instrumented = len(kept.Sites)
 			res.Stats.ErrorSites, res.Stats.HookOnly = ov.errSites, ov.hookSites
 			res.Stats.TimeoutPoints = ov.timeoutPoints
+			res.Stats.States = ov.states
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
 			break
 		}
@@ -276,6 +279,7 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 	for i := range c.TimeoutPoints {
 		c.TimeoutPoints[i].File = w.CopyPath(c.TimeoutPoints[i].File)
 	}
+	localizeStates(&c, w)
 	return &c
 }
 
@@ -291,6 +295,7 @@ func keep(cat *catalog.Catalog, skipped map[string]string) *catalog.Catalog {
 		c.Sites = append(c.Sites, s)
 	}
 	keepPoints(&c, skipped)
+	keepStates(&c, skipped)
 	c.Hash = ""
 	return &c
 }
@@ -337,6 +342,12 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter,
 	seen := map[string]bool{}
 	var paths []string
 	errImports := map[string]bool{}
+	for _, s := range cat.States {
+		if !seen[s.Pkg] && s.Pkg != "" {
+			seen[s.Pkg] = true
+			paths = append(paths, s.Pkg)
+		}
+	}
 	for _, p := range cat.TimeoutPoints {
 		if !seen[p.Pkg] {
 			seen[p.Pkg] = true
@@ -453,6 +464,7 @@ type overlaySet struct {
 	hookSites int
 	// timeoutPoints counts the wrapped timeout expressions.
 	timeoutPoints int
+	states        int
 	files         int
 	packages      int
 }
@@ -493,6 +505,18 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		}
 		byFile[f] = append(byFile[f], s)
 	}
+	states := statesByFile(cat)
+	for f, sts := range states {
+		if _, ok := rw.files[f]; !ok {
+			for _, s := range sts {
+				ov.skipped[s.ID] = SkipStateNotFound
+			}
+			continue
+		}
+		if byFile[f] == nil && points[f] == nil {
+			names = append(names, f)
+		}
+	}
 	sort.Strings(names)
 	errSites := map[*packages.Package][]*catalog.Site{}
 	for _, name := range names {
@@ -501,11 +525,15 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		out := rewriteFile(fileInput{
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
+			states: states[name],
 		}, byFile[name])
 		for idx, r := range out.skipped {
 			ov.skipped[cat.Sites[idx].ID] = r
 		}
 		for id, r := range out.skippedPoints {
+			ov.skipped[id] = r
+		}
+		for id, r := range out.skippedStates {
 			ov.skipped[id] = r
 		}
 		if out.src == nil {
@@ -518,6 +546,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			switch {
 			case e.point != nil:
 				ov.timeoutPoints++
+			case e.state != nil:
+				ov.states++
 			case e.errBranch:
 				ov.errSites++
 				errSites[ref.pkg] = append(errSites[ref.pkg], e.site)
@@ -620,6 +650,8 @@ func (ov *overlaySet) blame(w *Work, out string) []string {
 				id = e.site.ID
 			} else if e.point != nil {
 				id = e.point.ID
+			} else if e.state != nil {
+				id = e.state.ID
 			}
 			sp := span{id, e.startLine, e.endLine}
 			byName[ln] = append(byName[ln], sp)

@@ -39,7 +39,10 @@ type siteEdit struct {
 	site *catalog.Site
 	// point is set instead of site for a wrapped timeout expression
 	// (see timeoutEdits).
-	point      *catalog.TimeoutPoint
+	point *catalog.TimeoutPoint
+	// state is set instead of site for an abstract state's hook (see
+	// stateEdits).
+	state      *catalog.State
 	start, end int // byte offsets of the call expression
 	prefix     string
 	suffix     string
@@ -70,6 +73,8 @@ type fileInput struct {
 	imports func(from, to string) bool
 	// timeouts are the timeout points of the file (see timeoutEdits).
 	timeouts []*catalog.TimeoutPoint
+	// states are the abstract states of the file (see stateEdits).
+	states []*catalog.State
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -79,6 +84,8 @@ type fileOutput struct {
 	skipped map[uint32]string
 	// skippedPoints are the timeout points not wrapped, by ID.
 	skippedPoints map[string]string
+	// skippedStates are the states not hooked, by ID.
+	skippedStates map[string]string
 }
 
 // rewriteFile rewrites the calls of sites in one file. Each call whose site
@@ -107,6 +114,7 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 			out.skipped[s.Index] = SkipCgo
 		}
 		_, out.skippedPoints = timeoutEdits(in, nil, in.timeouts)
+		_, out.skippedStates = stateEdits(in, in.states)
 		return out
 	}
 	deferred := map[*ast.CallExpr]bool{}
@@ -146,6 +154,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	var pe []siteEdit
 	pe, out.skippedPoints = timeoutEdits(in, q, in.timeouts)
 	out.edits = append(out.edits, pe...)
+	var se []siteEdit
+	se, out.skippedStates = stateEdits(in, in.states)
+	out.edits = append(out.edits, se...)
 	if len(out.edits) == 0 {
 		return out
 	}
@@ -322,6 +333,9 @@ func apply(in fileInput, q *qualifier, edits []siteEdit) []byte {
 	imp := fmt.Sprintf("; import (%s %q", agentAlias, AgentModule)
 	for _, p := range q.paths() {
 		imp += fmt.Sprintf("; %s %q", q.alias[p], p)
+	}
+	if usesUnsafe(edits) {
+		imp += fmt.Sprintf("; %s %q", unsafeAlias, "unsafe")
 	}
 	imp += ")"
 	all = append(all, ins{in.fset.Position(in.file.Name.End()).Offset, imp, -1, 0})

@@ -1,0 +1,164 @@
+package instrument
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+)
+
+// unsafeAlias is the name rewritten files import package unsafe under
+// when a state hook takes the address of its task instance.
+const unsafeAlias = "gofaultunsafe"
+
+// Skip reasons of state hooks.
+const (
+	SkipStateNotFound = "state block not found"
+)
+
+// stateEdits builds the hooks of the abstract states of one file. Each
+// state's block (after its '{') or case clause (after its ':') starts with
+//
+//	gofaultagent.State(T, S, uintptr(gofaultunsafe.Pointer(inst))); /*line f:L:C*/
+//
+// on the same line, the /*line*/ directive giving the rest of the line its
+// original columns. inst is the state's Inst when it names, at that point,
+// a variable of pointer type; &inst for a variable of another type (a
+// value receiver); 0 when Inst is empty or names nothing there. It returns
+// the edits and the IDs of the states it could not hook, with the reason.
+func stateEdits(in fileInput, states []*catalog.State) ([]siteEdit, map[string]string) {
+	skipped := map[string]string{}
+	if len(states) == 0 {
+		return nil, skipped
+	}
+	if isCgo(in.file) {
+		for _, s := range states {
+			skipped[s.ID] = SkipCgo
+		}
+		return nil, skipped
+	}
+	tf := in.fset.File(in.file.Pos())
+	var edits []siteEdit
+	for _, s := range states {
+		off, ok := stateOffset(in, tf, s)
+		if !ok {
+			skipped[s.ID] = SkipStateNotFound
+			continue
+		}
+		pos := tf.Pos(off + 1)
+		inst := instArg(in, pos, s.Inst)
+		p := tf.Position(pos)
+		text := fmt.Sprintf(" %s.State(%d, %d, %s); /*line %s:%d:%d*/", agentAlias, s.Task, s.Index, inst, in.lineName, p.Line, p.Column)
+		edits = append(edits, siteEdit{
+			state:     s,
+			start:     off + 1,
+			end:       off + 1,
+			prefix:    text,
+			startLine: p.Line,
+			endLine:   p.Line,
+		})
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	return edits, skipped
+}
+
+// stateOffset returns the byte offset of the '{' or ':' a state names,
+// checking that it opens a block or ends a case clause.
+func stateOffset(in fileInput, tf *token.File, s *catalog.State) (int, bool) {
+	if s.Line < 1 || s.Line > tf.LineCount() || s.Col < 1 {
+		return 0, false
+	}
+	off := tf.Offset(tf.LineStart(s.Line)) + s.Col - 1
+	if off >= len(in.src) {
+		return 0, false
+	}
+	want := tf.Pos(off)
+	found := false
+	ast.Inspect(in.file, func(n ast.Node) bool {
+		if n == nil || found || want < n.Pos() || want >= n.End() {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			found = n.Lbrace == want
+		case *ast.CaseClause:
+			found = n.Colon == want
+		case *ast.CommClause:
+			found = n.Colon == want
+		}
+		return !found
+	})
+	return off, found
+}
+
+// instArg returns the hook's instance argument for expression inst at pos.
+func instArg(in fileInput, pos token.Pos, inst string) string {
+	if inst == "" || in.pkg == nil {
+		return "0"
+	}
+	scope := in.pkg.Scope().Innermost(pos)
+	if scope == nil {
+		return "0"
+	}
+	_, obj := scope.LookupParent(inst, pos)
+	v, ok := obj.(*types.Var)
+	if !ok {
+		return "0"
+	}
+	if _, ptr := v.Type().Underlying().(*types.Pointer); ptr {
+		return fmt.Sprintf("uintptr(%s.Pointer(%s))", unsafeAlias, inst)
+	}
+	if _, param := v.Type().Underlying().(*types.TypeParam); param {
+		return "0"
+	}
+	return fmt.Sprintf("uintptr(%s.Pointer(&%s))", unsafeAlias, inst)
+}
+
+// usesUnsafe reports whether any edit's text needs the unsafe import.
+func usesUnsafe(edits []siteEdit) bool {
+	for _, e := range edits {
+		if e.state != nil && strings.Contains(e.prefix, unsafeAlias+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// statesByFile groups cat's states by clean file name.
+func statesByFile(cat *catalog.Catalog) map[string][]*catalog.State {
+	m := map[string][]*catalog.State{}
+	for i := range cat.States {
+		s := &cat.States[i]
+		f := filepath.Clean(s.File)
+		m[f] = append(m[f], s)
+	}
+	return m
+}
+
+// keepStates drops the skipped states of c and re-indexes the others
+// (their tasks keep their indices).
+func keepStates(c *catalog.Catalog, skipped map[string]string) {
+	states := make([]catalog.State, 0, len(c.States))
+	for _, s := range c.States {
+		if _, ok := skipped[s.ID]; ok {
+			continue
+		}
+		s.Index = uint32(len(states) + 1)
+		states = append(states, s)
+	}
+	c.States = states
+}
+
+// localizeStates moves the state files of c in the module cache to the
+// work dir's copies.
+func localizeStates(c *catalog.Catalog, w *Work) {
+	c.States = append([]catalog.State(nil), c.States...)
+	for i := range c.States {
+		c.States[i].File = w.CopyPath(c.States[i].File)
+	}
+}
