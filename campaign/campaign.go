@@ -150,10 +150,6 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Baseline != nil && baseline.Trials == 0 {
 		baseline, wantBaseline = opts.Baseline.Clone(), 0
 	}
-	done, err := st.TrialIndexes(ctx, camp.ID)
-	if err != nil {
-		return nil, err
-	}
 
 	r, err := newRunner(cfg, bt, camp.ID, pol, baseline, log)
 	if err != nil {
@@ -162,14 +158,14 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	defer r.close()
 
 	sum := &Summary{Campaign: camp.ID, Policy: polName, DB: st.Path(), BuildSeconds: bt.Seconds}
-	next := 0
-	if len(done) > 0 {
-		next = done[len(done)-1] + 1
-	}
 	// Count what an earlier run of a resumed campaign already did.
 	prior, err := st.Trials(ctx, camp.ID)
 	if err != nil {
 		return nil, err
+	}
+	next := 0
+	for _, t := range prior {
+		next = max(next, t.Index+1)
 	}
 	priorBaseline := countBaseline(prior)
 	faultTrials := len(prior) - priorBaseline
@@ -178,8 +174,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// to judge against.
 	for priorBaseline+sum.BaselineTrials < wantBaseline && ctx.Err() == nil {
 		tr, err := r.trial(ctx, next, true)
+		if ctx.Err() != nil {
+			break
+		}
 		if err != nil {
-			return stopped(ctx, sum, err)
+			return nil, err
 		}
 		if err := r.save(ctx, st, tr); err != nil {
 			return nil, err
@@ -257,8 +256,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, firstErr
 	}
 
-	all, err := st.Trials(ctx, camp.ID)
-	if err != nil && ctx.Err() == nil {
+	// The run's context may be cancelled (Ctrl-C); the summary and the
+	// campaign's status are still written.
+	sctx := context.WithoutCancel(ctx)
+	all, err := st.Trials(sctx, camp.ID)
+	if err != nil {
 		return nil, err
 	}
 	summarise(sum, all)
@@ -268,21 +270,10 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		sum.Stopped = true
 		status = store.StatusInterrupted
 	}
-	// A fresh context: the run's may be cancelled, and the status must
-	// still be written.
-	if err := st.SetCampaignStatus(context.Background(), camp.ID, status); err != nil {
+	if err := st.SetCampaignStatus(sctx, camp.ID, status); err != nil {
 		return nil, err
 	}
 	return sum, nil
-}
-
-// stopped finishes a summary for a run interrupted by ctx, or returns err.
-func stopped(ctx context.Context, sum *Summary, err error) (*Summary, error) {
-	if ctx.Err() != nil {
-		sum.Stopped = true
-		return sum, nil
-	}
-	return nil, err
 }
 
 // countBaseline counts the baseline trials among trials.
