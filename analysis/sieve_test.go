@@ -129,6 +129,10 @@ func TestSievePatterns(t *testing.T) {
 		{n + "Ping:(net.Conn).Write#0", false, false, true, "SetDeadline"},
 		{n + "Ping:io.ReadFull#0", false, false, true, "SetDeadline"},
 		{n + "Pong:(net.Conn).Write#0", false, false, true, ""}, // absolute deadline: no point
+		{n + "Watch$1:(*os.File).Read#0", false, true, true, ""}, // the caller's context: no point
+		{n + "Timed$1:(*os.File).Sync#0", false, true, true, "NewTimer"},
+		{n + "Captured$1:(*net.Dialer).DialContext#0", false, false, true, "WithTimeout"},
+		{n + "Sub:(*os.File).Write#0", false, false, true, "Since"},
 	}
 	for _, tt := range tests {
 		s, ok := byID[tt.id]

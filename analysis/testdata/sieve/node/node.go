@@ -172,3 +172,51 @@ func Pong(addr string, at time.Time) error {
 	_, err = conn.Write([]byte("pong"))
 	return err
 }
+
+// Watch awaits a goroutine's read against the caller's context: guarded,
+// with no timeout expression of its own.
+func Watch(ctx context.Context, f *os.File, buf []byte) error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Read(buf)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Timed awaits a goroutine's sync against a timer.
+func Timed(f *os.File) error {
+	done := make(chan error, 1)
+	go func() { done <- f.Sync() }()
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return errors.New("sync timed out")
+	}
+}
+
+// Captured dials in a closure that captures a timed context.
+func Captured(addr string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	dial := func() (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	return dial()
+}
+
+// Sub measures with time.Now().Sub and compares the other way round.
+func Sub(f *os.File, b []byte, limit time.Duration) bool {
+	start := time.Now()
+	f.Write(b)
+	return limit <= time.Now().Sub(start)
+}
