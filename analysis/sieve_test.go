@@ -128,7 +128,7 @@ func TestSievePatterns(t *testing.T) {
 		{n + "Apply:(*os.File).Sync#0", false, false, false, ""},
 		{n + "Ping:(net.Conn).Write#0", false, false, true, "SetDeadline"},
 		{n + "Ping:io.ReadFull#0", false, false, true, "SetDeadline"},
-		{n + "Pong:(net.Conn).Write#0", false, false, true, ""}, // absolute deadline: no point
+		{n + "Pong:(net.Conn).Write#0", false, false, true, ""},  // absolute deadline: no point
 		{n + "Watch$1:(*os.File).Read#0", false, true, true, ""}, // the caller's context: no point
 		{n + "Timed$1:(*os.File).Sync#0", false, true, true, "NewTimer"},
 		{n + "Captured$1:(*net.Dialer).DialContext#0", false, false, true, "WithTimeout"},
