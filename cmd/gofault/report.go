@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
@@ -37,22 +39,31 @@ type storeFlags struct {
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	s := &storeFlags{
-		db:  fs.String("db", "", "database file (default: the config's store.db)"),
+		db:  fs.String("db", "", "database file (default: the config's store.db, else the last one gofault run used)"),
 		cfg: fs.String("config", "gofault.yaml", "config file, used to find the database when --db is not given"),
 	}
 	fs.Var(&s.sets, "set", "override a config value (repeatable)")
 	return s
 }
 
-// open opens the store named by --db, or the config's.
+// open opens the store named by --db, or the config's, or — when neither
+// is given and there is no gofault.yaml here — the one the last gofault run
+// on this machine used.
 func (s *storeFlags) open() (*store.Store, error) {
 	path := *s.db
 	if path == "" {
-		cfg, err := config.Open(*s.cfg, known(), s.sets...)
-		if err != nil {
-			return nil, fmt.Errorf("%w (or name the database with --db)", err)
+		_, statErr := os.Stat(*s.cfg)
+		last := lastDB()
+		switch {
+		case os.IsNotExist(statErr) && *s.cfg == "gofault.yaml" && len(s.sets) == 0 && last != "":
+			path = last
+		default:
+			cfg, err := config.Open(*s.cfg, known(), s.sets...)
+			if err != nil {
+				return nil, fmt.Errorf("%w (or name the database with --db)", err)
+			}
+			path = cfg.Path(cfg.Store.DB)
 		}
-		path = cfg.Path(cfg.Store.DB)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no gofault database at %s: run a campaign first (gofault run)", path)
@@ -180,4 +191,37 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "  logs %s\n", tr.Dir)
 	return nil
+}
+
+// lastDBFile remembers the database of the last campaign run on this
+// machine, so "gofault report" works from anywhere right after "gofault run".
+func lastDBFile() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "gofault", "last-db")
+}
+
+// lastDB returns the remembered database path, or "".
+func lastDB() string {
+	f := lastDBFile()
+	if f == "" {
+		return ""
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// rememberDB records path as the last database used; failures are ignored,
+// it is only a convenience.
+func rememberDB(path string) {
+	f := lastDBFile()
+	if f == "" || os.MkdirAll(filepath.Dir(f), 0o755) != nil {
+		return
+	}
+	os.WriteFile(f, []byte(path+"\n"), 0o644)
 }
