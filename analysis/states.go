@@ -28,16 +28,19 @@ const (
 //     packages (named functions, methods and closures, resolved through the
 //     call graph), and their long-running loops;
 //   - state variables are the fields of target structs that are written
-//     somewhere after construction and read through the task's receiver,
-//     a captured variable or a pointer parameter, and written package-level
-//     variables; errors, channels, functions and foreign types other than
-//     sync/atomic values are not state;
-//   - a branch (if/else, switch and type switch clause, select case whose
-//     channel depends on state) inside a task unit, or inside a method of
-//     the same instance called directly from a long-running loop, whose
+//     somewhere after construction and read through the instance (a
+//     method's receiver, a captured variable, a pointer parameter of a
+//     plain function), written package-level variables, and the locals an
+//     unbounded loop carries across iterations; errors, functions and
+//     foreign types other than sync/atomic values are not state;
+//   - a branch (if/else, switch and type switch clause, select case on a
+//     local channel chosen by state) inside a task unit, its closures, or a
+//     method it calls on its instance (up to maxCallDepth calls deep), whose
 //     condition depends on a state variable directly or through SSA def-use
 //     within the function, and whose block performs an action (a call, a
 //     send, a go/defer, or a state write), starts an abstract state.
+//
+// See docs/analysis.md, "Abstract states".
 //
 // It fills Facts.Tasks and Facts.States and the counters state_machines and
 // states.
@@ -73,7 +76,9 @@ func runStates(ctx context.Context, p *Program, facts *Facts) error {
 		funcs = append(funcs, targetFunctions(sp)...)
 	}
 	for _, f := range funcs {
-		s.collectWrites(f)
+		if !generated(p.Fset, f) {
+			s.collectWrites(f)
+		}
 	}
 	tasks := s.findTasks(funcs)
 	taskSet := map[*ssa.Function]bool{}
@@ -148,6 +153,14 @@ func (s *stateInfo) collectWrites(f *ssa.Function) {
 			}
 		}
 	}
+}
+
+// generated reports whether f is declared in generated code (protobuf
+// messages and gateways): its branches and writes are not the target's
+// state machine.
+func generated(fset *token.FileSet, f *ssa.Function) bool {
+	name := fset.Position(f.Pos()).Filename
+	return strings.HasSuffix(name, ".pb.go") || strings.HasSuffix(name, ".pb.gw.go")
 }
 
 // freshBase reports whether a field address lies in a struct allocated by
@@ -405,7 +418,7 @@ func (s *stateInfo) statesOf(t *ssa.Function, tasks map[*ssa.Function]bool) []ca
 			if d == maxCallDepth {
 				continue
 			}
-			for _, c := range s.instanceCallees(g) {
+			for _, c := range s.instanceCallees(g, pkgOf(t)) {
 				if seen[c] || tasks[c] {
 					continue
 				}
@@ -419,10 +432,13 @@ func (s *stateInfo) statesOf(t *ssa.Function, tasks map[*ssa.Function]bool) []ca
 }
 
 // instanceCallees returns, in call order, the target functions g calls on
-// its instance (methods whose receiver is rooted at g's receiver, captured
-// variables or pointer parameters, through fields: s.r.tick(),
-// s.v2store.HasTTLKeys()), then the closures g defines.
-func (s *stateInfo) instanceCallees(g *ssa.Function) []*ssa.Function {
+// its instance (methods whose receiver is g's receiver, a captured variable
+// or a pointer parameter: s.applyAll()) or on a component of it declared in
+// the task's package pkg (a receiver reached through fields: s.r.tick(),
+// n.rn.raft.Step(), s.applyV3.Apply()), then the closures g defines.
+// Components of other packages (a transport, a stats queue) are other
+// state machines, not this task's.
+func (s *stateInfo) instanceCallees(g *ssa.Function, pkg *types.Package) []*ssa.Function {
 	var calls []*ssa.Call
 	for _, b := range g.Blocks {
 		for _, in := range b.Instrs {
@@ -435,15 +451,18 @@ func (s *stateInfo) instanceCallees(g *ssa.Function) []*ssa.Function {
 	ok := func(f *ssa.Function) bool {
 		return f != nil && f.Blocks != nil && pkgOf(f) != nil && s.p.IsTarget(pkgOf(f)) && funcBody(f) != nil
 	}
+	// own reports whether a call on receiver x to f stays in the task's
+	// state machine.
+	own := func(x ssa.Value, f *ssa.Function) bool {
+		r, viaField := rootOf(g, x)
+		return r && (!viaField || pkgOf(f) == pkg)
+	}
 	var out []*ssa.Function
 	for _, c := range calls {
 		common := c.Common()
 		if common.IsInvoke() {
-			if !rooted(g, common.Value) {
-				continue
-			}
 			for _, f := range s.p.Callees(c) {
-				if ok(f) {
+				if ok(f) && own(common.Value, f) {
 					out = append(out, f)
 				}
 			}
@@ -452,18 +471,15 @@ func (s *stateInfo) instanceCallees(g *ssa.Function) []*ssa.Function {
 		f := common.StaticCallee()
 		if f == nil {
 			// A function-valued field of the instance (raft's
-			// r.step = stepLeader).
-			if !rooted(g, common.Value) {
-				continue
-			}
+			// r.step = stepLeader), called on the instance.
 			for _, f := range s.p.Callees(c) {
-				if ok(f) {
+				if ok(f) && pkgOf(f) == pkg && len(common.Args) > 0 && rooted(g, common.Value) && rooted(g, common.Args[0]) {
 					out = append(out, f)
 				}
 			}
 			continue
 		}
-		if !ok(f) || f.Signature.Recv() == nil || len(common.Args) == 0 || !rooted(g, common.Args[0]) {
+		if !ok(f) || f.Signature.Recv() == nil || len(common.Args) == 0 || !own(common.Args[0], f) {
 			continue
 		}
 		out = append(out, f)
@@ -555,7 +571,7 @@ func (s *stateInfo) loopCallees(t *ssa.Function) []*ssa.Function {
 // closures), as part of task t.
 func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
 	body := funcBody(f)
-	if body == nil {
+	if body == nil || generated(s.p.Fset, f) {
 		return nil
 	}
 	var branches []branch
@@ -813,6 +829,11 @@ func (s *stateInfo) dep(f *ssa.Function, v ssa.Value, seen map[ssa.Value]bool) b
 		return s.dep(f, v.X, seen) || s.dep(f, v.Index, seen)
 	case *ssa.Lookup:
 		return s.dep(f, v.X, seen) || s.dep(f, v.Index, seen)
+	case *ssa.Next:
+		// Ranging over a state map: its keys and values are state.
+		return s.dep(f, v.Iter, seen)
+	case *ssa.Range:
+		return s.dep(f, v.X, seen)
 	case *ssa.Extract:
 		if c, ok := v.Tuple.(*ssa.Call); ok {
 			return s.callDep(f, c, seen)
@@ -933,8 +954,10 @@ func (s *stateInfo) callDep(f *ssa.Function, c *ssa.Call, seen map[ssa.Value]boo
 		}
 		return s.getter(callee)
 	}
-	if !strings.Contains(strings.Split(pkg.Path(), "/")[0], ".") {
-		// Standard library: a pure computation on its arguments.
+	{
+		// A function outside the target (time.Since, bytes.Equal,
+		// semver comparisons): a computation on its arguments. An
+		// error result was cut above.
 		for _, a := range common.Args {
 			if s.dep(f, a, seen) {
 				return true
@@ -961,11 +984,18 @@ func (s *stateInfo) getter(f *ssa.Function) bool {
 	ok := false
 	seen := map[ssa.Value]bool{}
 	for _, b := range f.Blocks {
-		if r, isRet := b.Instrs[len(b.Instrs)-1].(*ssa.Return); isRet {
-			for _, v := range r.Results {
+		switch last := b.Instrs[len(b.Instrs)-1].(type) {
+		case *ssa.Return:
+			for _, v := range last.Results {
 				if s.dep(f, v, seen) {
 					ok = true
 				}
+			}
+		case *ssa.If:
+			// The result is chosen by a branch on state
+			// (if c.version == nil { return nil }).
+			if f.Signature.Results().Len() > 0 && s.dep(f, last.Cond, seen) {
+				ok = true
 			}
 		}
 	}
@@ -977,29 +1007,38 @@ func (s *stateInfo) getter(f *ssa.Function) bool {
 	return ok
 }
 
-// rooted reports whether x is (a field path from) the task instance of f:
-// its receiver, a pointer parameter to a target struct, a captured
+// rooted reports whether x is (a field path from) the instance of f: a
+// method's receiver, a pointer parameter of a plain function, a captured
 // variable, or a global.
 func rooted(f *ssa.Function, x ssa.Value) bool {
+	r, _ := rootOf(f, x)
+	return r
+}
+
+// rootOf reports whether x is rooted (see rooted) and whether the path
+// from the root goes through a field.
+func rootOf(f *ssa.Function, x ssa.Value) (rooted, viaField bool) {
 	for {
 		switch v := x.(type) {
 		case *ssa.FieldAddr:
-			x = v.X
+			x, viaField = v.X, true
 		case *ssa.Field:
-			x = v.X
+			x, viaField = v.X, true
 		case *ssa.UnOp:
 			if v.Op != token.MUL {
-				return false
+				return false, false
 			}
 			x = v.X
 		case *ssa.Parameter:
-			if f.Signature.Recv() != nil && len(f.Params) > 0 && f.Params[0] == v {
-				return true
+			if f.Signature.Recv() != nil {
+				// A method's instance is its receiver; its
+				// other parameters are requests and messages.
+				return len(f.Params) > 0 && f.Params[0] == v, viaField
 			}
 			_, ok := v.Type().Underlying().(*types.Pointer)
-			return ok
+			return ok, viaField
 		case *ssa.FreeVar, *ssa.Global:
-			return true
+			return true, viaField
 		case *ssa.Alloc:
 			// A receiver or parameter spilled to the heap because a
 			// closure captures it.
@@ -1012,11 +1051,11 @@ func rooted(f *ssa.Function, x ssa.Value) bool {
 				}
 			}
 			if next == nil {
-				return false
+				return false, false
 			}
 			x = next
 		default:
-			return false
+			return false, false
 		}
 	}
 }
