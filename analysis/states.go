@@ -786,12 +786,12 @@ func (s *stateInfo) dep(f *ssa.Function, v ssa.Value, seen map[ssa.Value]bool) b
 		}
 		return s.dep(f, v.X, seen)
 	case *ssa.Field:
-		if s.stateField(fieldVar(v.X.Type(), v.Field, false)) && rooted(f, v.X) {
+		if s.stateField(fieldVar(v.X.Type(), v.Field, false)) && stateObject(f, v.X) {
 			return true
 		}
 		return false
 	case *ssa.FieldAddr:
-		return s.stateField(fieldVar(v.X.Type(), v.Field, true)) && rooted(f, v.X)
+		return s.stateField(fieldVar(v.X.Type(), v.Field, true)) && stateObject(f, v.X)
 	case *ssa.BinOp:
 		return s.dep(f, v.X, seen) || s.dep(f, v.Y, seen)
 	case *ssa.Phi:
@@ -849,7 +849,7 @@ func (s *stateInfo) dep(f *ssa.Function, v ssa.Value, seen map[ssa.Value]bool) b
 func (s *stateInfo) load(f *ssa.Function, addr ssa.Value, seen map[ssa.Value]bool) bool {
 	switch a := addr.(type) {
 	case *ssa.FieldAddr:
-		return s.stateField(fieldVar(a.X.Type(), a.Field, true)) && rooted(f, a.X)
+		return s.stateField(fieldVar(a.X.Type(), a.Field, true)) && stateObject(f, a.X)
 	case *ssa.Global:
 		return s.globals[a] && s.stateType(derefType(a.Type()))
 	case *ssa.IndexAddr:
@@ -942,7 +942,7 @@ func (s *stateInfo) callDep(f *ssa.Function, c *ssa.Call, seen map[ssa.Value]boo
 	}
 	if pkg.Path() == "sync/atomic" {
 		for _, a := range common.Args {
-			if fa, ok := a.(*ssa.FieldAddr); ok && s.stateField(fieldVar(fa.X.Type(), fa.Field, true)) && rooted(f, fa.X) {
+			if fa, ok := a.(*ssa.FieldAddr); ok && s.stateField(fieldVar(fa.X.Type(), fa.Field, true)) && stateObject(f, fa.X) {
 				return true
 			}
 		}
@@ -1005,6 +1005,31 @@ func (s *stateInfo) getter(f *ssa.Function) bool {
 		s.getters[f] = 3
 	}
 	return ok
+}
+
+// stateObject reports whether the struct x is, or points to, holds state
+// of f's task: anything but a request or message passed to a method as a
+// non-receiver parameter. Objects the instance reaches through locals (a
+// watcher taken from a map of the store, a peer's progress) are part of
+// its state.
+func stateObject(f *ssa.Function, x ssa.Value) bool {
+	for {
+		switch v := x.(type) {
+		case *ssa.FieldAddr:
+			x = v.X
+		case *ssa.Field:
+			x = v.X
+		case *ssa.UnOp:
+			if v.Op != token.MUL {
+				return true
+			}
+			x = v.X
+		case *ssa.Parameter:
+			return rooted(f, v)
+		default:
+			return true
+		}
+	}
 }
 
 // rooted reports whether x is (a field path from) the instance of f: a

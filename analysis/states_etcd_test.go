@@ -1,0 +1,77 @@
+package analysis
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gofault/gofault/config"
+)
+
+// TestEtcdStates analyses the packages of the etcd profile and checks the
+// abstract states against a sample read by hand in etcd's source.
+func TestEtcdStates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("analyses etcd")
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "targets", "etcd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Skip("no etcd target module")
+	}
+	cfg, err := config.Load(filepath.Join(dir, "gofault.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Dir: dir, Patterns: cfg.Target.Packages, BuildFlags: cfg.Target.BuildFlags})
+	if err != nil {
+		t.Fatal(err)
+	}
+	machines, states := res.Stats.Totals[CountStateMachines], res.Stats.Totals[CountStates]
+	t.Logf("etcd: %d state machines, %d states in %.1fs", machines, states, res.Stats.Seconds)
+	if machines < 20 || states < 150 {
+		t.Errorf("%d state machines and %d states, want dozens and hundreds", machines, states)
+	}
+	type key struct{ fn, cond string }
+	got := map[key]string{}
+	for _, s := range res.Catalog.States {
+		got[key{s.Func, s.Cond}] = res.Catalog.Task(s.Task).Func
+	}
+	for _, tt := range []struct {
+		fn, cond, task string
+	}{
+		// raft's node loop: proposals are taken only with a leader.
+		{"(*node).run", "case <-propc", "(*node).run"},
+		{"(*node).run", "lead != r.lead", "(*node).run"},
+		// raft's state machine, reached through n.rn.raft.Step and r.step.
+		{"stepLeader", "pr.State == tracker.StateReplicate", "(*node).run"},
+		{"(*raft).Step", "m.Term > r.Term", "(*node).run"},
+		// etcd's raft node: the loop-carried leadership flag.
+		{"(*raftNode).start$1", "islead", "(*raftNode).start$1"},
+		// EtcdServer.run: TTL sync only when the v2 store holds TTL keys.
+		{"(*EtcdServer).run", "s.v2store.HasTTLKeys()", "(*EtcdServer).run"},
+		// The lessor revokes and checkpoints only as primary.
+		{"(*lessor).revokeExpiredLeases", "le.isPrimary()", "(*lessor).runLoop"},
+		// The backend commits only with pending writes.
+		{"(*backend).run", "b.batchTx.safePending() != 0", "(*backend).run"},
+		// The watchable store moves victims back by revision.
+		{"(*watchableStore).moveVictims", "w.minRev <= curRev", "(*watchableStore).syncVictimsLoop"},
+	} {
+		task, ok := got[key{tt.fn, tt.cond}]
+		if !ok {
+			t.Errorf("no state %q in %s", tt.cond, tt.fn)
+			continue
+		}
+		if task != tt.task {
+			t.Errorf("state %q in %s belongs to task %s, want %s", tt.cond, tt.fn, task, tt.task)
+		}
+	}
+	for _, s := range res.Catalog.States {
+		if s.Cond == "err != nil" {
+			t.Errorf("state %s on an error: %s", s.ID, s.Cond)
+		}
+	}
+}
