@@ -95,8 +95,8 @@ func TestCampaigns(t *testing.T) {
 
 // targeted are the reachability checks: each campaign makes one bug's
 // trigger common — the rare state frequent (a snapshot after every applied
-// entry, a WAL rotation every 300 bytes) and only the fault kind that
-// triggers it — so a dozen random trials reach it. The policy comparisons in
+// entry, a WAL rotation after every append) and only the fault kind that
+// triggers it — so a few dozen random trials reach it. The policy comparisons in
 // docs/examples.md measure how fast each policy finds the bugs in their
 // realistic, rare settings.
 var targeted = []struct {
@@ -104,7 +104,8 @@ var targeted = []struct {
 	args []string
 }{
 	{server.BugSnapshot, []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"}},
-	{server.BugRotate, []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=300", "--set", "faults.kinds=error"}},
+	{server.BugRotate, []string{"--policy", "random", "--trials", "24", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"}},
 	{server.BugFence, []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"}},
-	{server.BugRetry, []string{"--policy", "random", "--trials", "12", "--set", "faults.kinds=delay"}},
+	// Sieve delays the forwarded write's timeout-protected RPC first.
+	{server.BugRetry, []string{"--policy", "sieve", "--trials", "8"}},
 }

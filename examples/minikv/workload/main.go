@@ -244,14 +244,19 @@ func (c *client) get(ctx context.Context, key string) error {
 	return err
 }
 
-func (c *client) put(ctx context.Context, key string) {
+func (c *client) put(ctx context.Context, key string) { c.putOK(ctx, key) }
+
+// putOK writes a fresh value to key and reports whether it succeeded.
+func (c *client) putOK(ctx context.Context, key string) bool {
 	id := c.nextID()
-	if _, err := c.wc.DoOp(ctx, record.Op{Kind: "put", Key: key, Value: id}, func(ctx context.Context) (string, error) {
+	_, err := c.wc.DoOp(ctx, record.Op{Kind: "put", Key: key, Value: id}, func(ctx context.Context) (string, error) {
 		_, err := c.do(ctx, http.MethodPut, "/kv/"+key, id, id)
 		return "", err
-	}); err == nil {
+	})
+	if err == nil {
 		c.last[key] = id
 	}
+	return err == nil
 }
 
 func (c *client) del(ctx context.Context, key string) {
@@ -295,19 +300,20 @@ func (c *client) reportHealth(ctx context.Context) {
 	}
 }
 
-// verify checks that the node serves reads again within the recovery bound,
+// verify checks that the node serves a read and a write again within the
+// recovery bound,
 // then reads every key once more.
 func (c *client) verify(ctx context.Context) {
 	vctx, cancel := context.WithTimeout(ctx, c.cfg.recovery)
 	defer cancel()
 	start := time.Now()
 	for {
-		if c.get(vctx, "k0") == nil {
+		if c.get(vctx, "k0") == nil && c.putOK(vctx, "k0") {
 			break
 		}
 		if vctx.Err() != nil {
 			if ctx.Err() == nil {
-				c.wc.Violation(checkRecovery, fmt.Sprintf("node %s served no read within %s after the load stopped", c.wc.Node(), c.cfg.recovery))
+				c.wc.Violation(checkRecovery, fmt.Sprintf("node %s served no read and write within %s after the load stopped", c.wc.Node(), c.cfg.recovery))
 			}
 			return
 		}
