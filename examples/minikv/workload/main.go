@@ -5,7 +5,7 @@
 // checker, and checks one guarantee itself:
 //
 //   - recovery: once the load stops, every node serves a linearizable read
-//     again within MINIKV_RECOVERY (a correct minikv recovers from any
+//     and a write again within MINIKV_RECOVERY (a correct minikv recovers from any
 //     single fault: a restarted node replays its log, a follower that lost
 //     its leader follows it again at the next heartbeat).
 //
@@ -301,8 +301,7 @@ func (c *client) reportHealth(ctx context.Context) {
 }
 
 // verify checks that the node serves a read and a write again within the
-// recovery bound,
-// then reads every key once more.
+// recovery bound, then reads every key once more.
 func (c *client) verify(ctx context.Context) {
 	vctx, cancel := context.WithTimeout(ctx, c.cfg.recovery)
 	defer cancel()
