@@ -23,6 +23,11 @@ type Store struct {
 	started time.Time
 }
 
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{stopc: make(chan struct{}), synced: map[string]*watcher{}}
+}
+
 // Watch starts a goroutine syncing a new watcher.
 func (s *Store) Watch() {
 	w := &watcher{}

@@ -1,0 +1,65 @@
+package instrument
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
+)
+
+// TestBuildStates analyses the states testdata of the analysis package,
+// builds it with a hook at every abstract state, and runs the binary.
+func TestBuildStates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	ctx := context.Background()
+	mod, err := filepath.Abs(filepath.Join("..", "analysis", "testdata", "states"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	cfg := &config.Config{Dir: tmp, Target: config.Target{
+		Module: mod, Main: "./cmd/node", Packages: []string{"example.com/states/..."},
+	}}
+	var analysed int
+	res, err := Build(ctx, cfg, filepath.Join(tmp, "bin", "node"), Options{Analyze: func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env})
+		if err != nil {
+			return nil, err
+		}
+		analysed = len(r.Catalog.States)
+		return r.Catalog, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if analysed == 0 || res.Stats.States != analysed || res.Stats.Builds != 1 {
+		t.Errorf("%d state hooks built in %d builds, want all %d in one (skipped %v)", res.Stats.States, res.Stats.Builds, analysed, res.Stats.SkipReasons)
+	}
+	cat, err := catalog.Load(res.CatalogFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cat.States) != analysed || len(cat.Tasks) == 0 {
+		t.Errorf("catalog has %d states and %d tasks, want %d states", len(cat.States), len(cat.Tasks), analysed)
+	}
+	for _, s := range cat.States {
+		if !strings.HasPrefix(s.File, mod) {
+			t.Errorf("state %s at %s, want a file of %s", s.ID, s.File, mod)
+		}
+	}
+	// The binary runs its state hooks without a controller.
+	cmd := exec.CommandContext(ctx, res.Binary)
+	cmd.Env = os.Environ()
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "follower" {
+		t.Errorf("node: %v, output %q", err, out)
+	}
+}
