@@ -503,70 +503,6 @@ func funcBody(f *ssa.Function) *ast.BlockStmt {
 	return nil
 }
 
-// loopCallees returns the target methods called, with t's receiver (or a
-// captured instance) as receiver, from the bodies of t's long-running
-// loops, in call order.
-func (s *stateInfo) loopCallees(t *ssa.Function) []*ssa.Function {
-	body := funcBody(t)
-	if body == nil {
-		return nil
-	}
-	var loops [][2]token.Pos
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.ForStmt:
-			if n.Cond == nil || s.condOnState(t, n.Cond) {
-				loops = append(loops, [2]token.Pos{n.Body.Lbrace, n.Body.Rbrace})
-			}
-		case *ast.RangeStmt:
-			if tv := t.Pkg; tv != nil {
-				if v, ok := s.exprValue(t, n.X); ok {
-					if _, ch := v.Type().Underlying().(*types.Chan); ch {
-						loops = append(loops, [2]token.Pos{n.Body.Lbrace, n.Body.Rbrace})
-					}
-				}
-			}
-		}
-		return true
-	})
-	inLoop := func(p token.Pos) bool {
-		for _, l := range loops {
-			if l[0] < p && p < l[1] {
-				return true
-			}
-		}
-		return false
-	}
-	var calls []*ssa.Call
-	for _, b := range t.Blocks {
-		for _, in := range b.Instrs {
-			c, ok := in.(*ssa.Call)
-			if !ok || !inLoop(c.Pos()) {
-				continue
-			}
-			calls = append(calls, c)
-		}
-	}
-	sort.SliceStable(calls, func(i, j int) bool { return calls[i].Pos() < calls[j].Pos() })
-	seen := map[*ssa.Function]bool{t: true}
-	var out []*ssa.Function
-	for _, c := range calls {
-		f := c.Call.StaticCallee()
-		if f == nil || seen[f] || f.Signature.Recv() == nil || len(c.Call.Args) == 0 || f.Blocks == nil ||
-			pkgOf(f) == nil || !s.p.IsTarget(pkgOf(f)) || funcBody(f) == nil {
-			continue
-		}
-		if !rooted(t, c.Call.Args[0]) {
-			continue
-		}
-		seen[f] = true
-		out = append(out, f)
-	}
-	return out
-}
-
 // statesIn returns the states of the branches in f's body (not in its
 // closures), as part of task t.
 func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
@@ -717,17 +653,6 @@ func (s *stateInfo) debugRefs(f *ssa.Function) map[ast.Expr]ssa.Value {
 	}
 	s.refs[f] = m
 	return m
-}
-
-// exprValue returns the SSA value of expression e in f.
-func (s *stateInfo) exprValue(f *ssa.Function, e ast.Expr) (ssa.Value, bool) {
-	v, ok := s.debugRefs(f)[ast.Unparen(e)]
-	return v, ok
-}
-
-// condOnState reports whether expression e depends on state in f.
-func (s *stateInfo) condOnState(f *ssa.Function, e ast.Expr) bool {
-	return s.depends(f, branch{deps: []ast.Expr{e}})
 }
 
 // depends reports whether b's condition depends on state.
@@ -1147,7 +1072,7 @@ func (s *stateInfo) instExpr(f *ssa.Function, pos token.Pos) string {
 	}
 	if f.Signature.Recv() != nil && len(f.Params) > 0 {
 		r := f.Params[0]
-		if r.Name() == "" || r.Name() == "_" || strings.HasPrefix(r.Name(), "recv") && r.Object() == nil {
+		if r.Name() == "" || r.Name() == "_" {
 			return ""
 		}
 		if _, obj := scope.LookupParent(r.Name(), pos); obj != nil && obj == r.Object() {
