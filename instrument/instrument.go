@@ -82,7 +82,7 @@ type Stats struct {
 	Instrumented int `json:"instrumented"` // sites rewritten and built
 	ErrorSites   int `json:"error_sites"`  // of those, with an error branch
 	HookOnly     int `json:"hook_only"`    // of those, delay/crash hook only
-	Skipped      int `json:"skipped"`      // sites and timeout points dropped
+	Skipped      int `json:"skipped"`      // sites, timeout points and states dropped
 	// TimeoutPoints counts the timeout expressions wrapped and built.
 	TimeoutPoints int `json:"timeout_points"`
 	// States counts the abstract-state hooks inserted and built.

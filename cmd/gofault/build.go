@@ -88,6 +88,9 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "  catalog    %s (hash %s)\n", res.CatalogFile, res.Catalog.Hash)
 	fmt.Fprintf(stdout, "  sites      %d found, %d instrumented (%d with error branch, %d delay/crash hook only), %d skipped\n",
 		st.Sites, st.Instrumented, st.ErrorSites, st.HookOnly, st.Skipped)
+	if len(res.Catalog.States) > 0 {
+		fmt.Fprintf(stdout, "  states     %d hooks in %d task units\n", st.States, len(res.Catalog.Tasks))
+	}
 	if st.Skipped > 0 {
 		fmt.Fprintf(stdout, "  skipped    %s\n", st.SkipSummary())
 	}
