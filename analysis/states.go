@@ -232,9 +232,9 @@ func (s *stateInfo) stateField(v *types.Var) bool {
 }
 
 // stateType reports whether values of type t can be state: basic values,
-// slices, maps and arrays, sync/atomic values, and target types; not
-// errors, channels, functions or foreign structs (loggers, mutexes,
-// contexts, clocks).
+// slices, maps, arrays, channels, structs and pointers (a *semver.Version,
+// a time.Time), sync/atomic values; not errors, functions, contexts, locks,
+// loggers or foreign interfaces.
 func (s *stateInfo) stateType(t types.Type) bool {
 	if isErrorValue(t) {
 		return false
@@ -250,13 +250,10 @@ func (s *stateInfo) stateType(t types.Type) bool {
 		if _, basic := t.Underlying().(*types.Basic); basic {
 			return true
 		}
-		if !s.p.IsTarget(pkg) {
+		if noStatePackages[pkg.Path()] || !s.p.IsTarget(pkg) && isInterface(t) {
+			// Contexts, locks, loggers; and foreign interfaces
+			// (an io.Closer, a grpc stream) are plumbing.
 			return false
-		}
-		if _, ok := t.Underlying().(*types.Chan); ok {
-			// A channel field that is replaced after construction
-			// (demotec != nil means primary).
-			return true
 		}
 	}
 	switch t.Underlying().(type) {
@@ -266,6 +263,12 @@ func (s *stateInfo) stateType(t types.Type) bool {
 		return t.Underlying().(*types.Basic).Kind() != types.UnsafePointer
 	}
 	return true
+}
+
+// noStatePackages hold types whose values are plumbing, never state.
+var noStatePackages = map[string]bool{
+	"context": true, "sync": true, "log": true, "log/slog": true,
+	"go.uber.org/zap": true, "go.uber.org/zap/zapcore": true,
 }
 
 // findTasks returns the functions started by go statements in target
@@ -408,13 +411,17 @@ const maxCallDepth = 6
 // instance or on components of it, up to maxCallDepth calls deep. A
 // function reached from several tasks gives its states to the first.
 func (s *stateInfo) statesOf(t *ssa.Function, tasks map[*ssa.Function]bool) []catalog.State {
-	var out []catalog.State
+	var funcs []*ssa.Function
 	seen := map[*ssa.Function]bool{t: true}
 	level := []*ssa.Function{t}
+	long := false
 	for d := 0; len(level) > 0; d++ {
 		var next []*ssa.Function
 		for _, g := range level {
-			out = append(out, s.statesIn(t, g)...)
+			funcs = append(funcs, g)
+			if d <= 1 && len(s.unboundedLoops(g)) > 0 {
+				long = true
+			}
 			if d == maxCallDepth {
 				continue
 			}
@@ -428,7 +435,47 @@ func (s *stateInfo) statesOf(t *ssa.Function, tasks map[*ssa.Function]bool) []ca
 		}
 		level = next
 	}
+	if !long {
+		// A one-shot goroutine (serving a listener, a single
+		// snapshot send): its branches run once, they are
+		// configuration, not a state machine.
+		return nil
+	}
+	var out []catalog.State
+	for _, g := range funcs {
+		out = append(out, s.statesIn(t, g)...)
+	}
 	return out
+}
+
+// unboundedLoops returns the extents of f's long-running loops: for loops
+// without a condition or with a condition on state, and ranges over
+// channels.
+func (s *stateInfo) unboundedLoops(f *ssa.Function) [][2]token.Pos {
+	body := funcBody(f)
+	if body == nil {
+		return nil
+	}
+	refs := s.debugRefs(f)
+	var loops [][2]token.Pos
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ForStmt:
+			if n.Cond == nil || s.depends(f, branch{deps: []ast.Expr{n.Cond}}) {
+				loops = append(loops, [2]token.Pos{n.Pos(), n.End()})
+			}
+		case *ast.RangeStmt:
+			if v, ok := refs[ast.Unparen(n.X)]; ok {
+				if _, ch := v.Type().Underlying().(*types.Chan); ch {
+					loops = append(loops, [2]token.Pos{n.Pos(), n.End()})
+				}
+			}
+		}
+		return true
+	})
+	return loops
 }
 
 // instanceCallees returns, in call order, the target functions g calls on
@@ -512,6 +559,15 @@ func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
 	}
 	var branches []branch
 	str := types.ExprString
+	loops := s.unboundedLoops(f)
+	inLoop := func(p token.Pos) bool {
+		for _, l := range loops {
+			if l[0] <= p && p < l[1] {
+				return true
+			}
+		}
+		return false
+	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -554,6 +610,11 @@ func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
 				branches = append(branches, branch{cond: cond, open: cc.Colon, start: cc.Colon, end: cc.End(), deps: []ast.Expr{x}})
 			}
 		case *ast.SelectStmt:
+			if !inLoop(n.Pos()) {
+				// A local channel switches a case only in a
+				// loop that selects again.
+				return true
+			}
 			for _, st := range n.Body.List {
 				cc := st.(*ast.CommClause)
 				ch := commChan(cc.Comm)

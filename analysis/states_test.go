@@ -95,6 +95,7 @@ func TestStatesExpectations(t *testing.T) {
 		{"(*Store).Watch$1", "w.closed", "w", false},
 		{"(*Store).Watch$1", "local > 2", "w", false},
 		{"(*Store).Watch$1", "w.rev < s.rev", "w", true},
+		{"(*Store).Watch$2", "w.closed", "w", false}, // one-shot goroutine
 		{"compactLoop", "compacting", "", true},
 		{"compactLoop", "!(compacting)", "", true},
 		{"notATask", "len(w.pending) > 0", "", false},

@@ -55,6 +55,12 @@ func (s *Store) Watch() {
 			}
 		}
 	}()
+	go func() {
+		// A one-shot goroutine: its branch runs once, not a state.
+		if w.closed {
+			w.flush()
+		}
+	}()
 	go compactLoop()
 }
 
