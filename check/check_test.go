@@ -160,7 +160,7 @@ func TestCrash(t *testing.T) {
 		{"refused to start on an injected error", func(*testing.T) *trialB {
 			return healthy().inject(-2000, "n2", record.KindError, func(in *record.Injection) { in.Error = `"expected IP in URL"` }).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(-1900) })
-		}, verdictWant{symptom: "informational: node exited during start-up on an injected error", ev: "node n2 exited with status 1 during start-up"}},
+		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "node n2 exited with status 1 during start-up"}},
 		{"start-up exit without a fault", func(*testing.T) *trialB {
 			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(-1900) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1", nodes: []string{"n2"}}},
@@ -173,6 +173,21 @@ func TestCrash(t *testing.T) {
 			return healthy().inject(2000, "n2", record.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1"}},
+		{"fail-stop: fatal with the injected error while serving", func(t *testing.T) *trialB {
+			log := writeLog(t, `{"level":"fatal","ts":"2026-11-21T05:00:02.123Z","caller":"backend/batch_tx.go:250","msg":"failed to commit tx","error":"input/output error"}`)
+			return healthy().inject(2000, "n2", record.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2100), log })
+		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "failed to commit tx"}},
+		{"fatal with an error but on another node than the fault", func(t *testing.T) *trialB {
+			log := writeLog(t, `{"level":"fatal","msg":"failed to commit tx","error":"input/output error"}`)
+			return healthy().inject(2000, "n1", record.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2100), log })
+		}, verdictWant{failed: true, symptom: "node fatal: failed to commit tx", nodes: []string{"n2"}}},
+		{"logged panic without an error after a fault (an assertion)", func(t *testing.T) *trialB {
+			log := writeLog(t, `{"level":"panic","msg":"applied index is larger than commit index"}`)
+			return healthy().inject(2000, "n2", record.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(2100), log })
+		}, verdictWant{failed: true, symptom: "node panicked: applied index is larger than commit index", nodes: []string{"n2"}}},
 		{"signal", func(*testing.T) *trialB {
 			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.Signal, n.ExitTime = true, -1, "SIGSEGV", at(3000) })
 		}, verdictWant{failed: true, symptom: "node was killed by SIGSEGV", nodes: []string{"n2"}}},

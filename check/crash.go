@@ -14,10 +14,16 @@ import (
 
 // Crash reports nodes that exited or died while the trial ran without
 // gofault having killed them (record.Node.Killed), quoting the panic or
-// fatal line of the node's log when there is one. A node that exits with an
-// error status during start-up, before the workload began, right after an
-// error was injected into it, without panicking, only refused to start: that
-// is informational.
+// fatal line of the node's log when there is one.
+//
+// A node that stops on an error injected into it is failing fast, as it
+// should, and is informational: it exits with an error status during
+// start-up without panicking (it refused to start), or at any time its last
+// words are a fatal or panic-level log line that carries the error (etcd's
+// "failed to commit tx" with the I/O error). A runtime panic (nil pointer,
+// index out of range), a logged panic without an error (an assertion), a
+// death by signal, or a death on another node than the injected one is a
+// crash.
 type Crash struct{}
 
 // Name implements Checker.
@@ -34,6 +40,10 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 		}
 		if startupExit(in.Trial, n, wlStart) {
 			info = append(info, fmt.Sprintf("informational: node %s exited with status %d during start-up, after an error was injected into it: it refused to start, which is not a crash", n.Name, n.ExitCode))
+			continue
+		}
+		if d, ok := failStop(in.Trial, n); ok {
+			info = append(info, fmt.Sprintf("informational: node %s stopped on the error injected into it (%s): it failed fast, which is not a crash", n.Name, d.line))
 			continue
 		}
 		v.Failed = true
@@ -60,7 +70,7 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 		// same way share it.
 		v.Symptom = symptoms[0]
 	} else if len(info) > 0 {
-		v.Symptom = "informational: node exited during start-up on an injected error"
+		v.Symptom = "informational: node stopped on an injected error"
 	}
 	v.Evidence = capEvidence(append(v.Evidence, info...))
 	return v
@@ -102,12 +112,36 @@ func startupExit(tr *record.Trial, n record.Node, wlStart time.Time) bool {
 	return !ok || d.kind != "panicked"
 }
 
+// failStop reports whether node n stopped on purpose on an error injected
+// into it: after the injection, without a signal, its last words a fatal or
+// logged panic that carries an error (not a runtime panic, not an
+// assertion).
+func failStop(tr *record.Trial, n record.Node) (death, bool) {
+	if n.Signal != "" || n.ExitCode == 0 {
+		return death{}, false
+	}
+	injected := false
+	for _, in := range tr.Injections {
+		if in.Node == n.Name && in.Kind == record.KindError && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
+			injected = true
+		}
+	}
+	if !injected {
+		return death{}, false
+	}
+	d, ok := deathNote(n.Log)
+	return d, ok && d.cause != ""
+}
+
 // death is the last words of a node found in its log.
 type death struct {
 	kind     string // "panicked" or "fatal"
 	line     string // the line as logged
 	template string // normalized message
 	where    string // first non-runtime function of the panicking goroutine
+	// cause is the error a structured fatal or panic line carries (its
+	// "error" field); empty for runtime panics and assertions.
+	cause string
 }
 
 // deathNote scans a node log for a Go panic, a runtime fatal error or a
@@ -140,9 +174,10 @@ func deathNote(path string) (death, bool) {
 			var j struct {
 				Level string `json:"level"`
 				Msg   string `json:"msg"`
+				Error string `json:"error"`
 			}
 			if json.Unmarshal([]byte(line), &j) == nil && (j.Level == "panic" || j.Level == "dpanic" || j.Level == "fatal") {
-				d = death{kind: "fatal", line: line, template: normalize(j.Msg)}
+				d = death{kind: "fatal", line: line, template: normalize(j.Msg), cause: j.Error}
 				if j.Level != "fatal" {
 					d.kind = "panicked"
 				}

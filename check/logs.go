@@ -296,7 +296,9 @@ func faultEchoes(tr *record.Trial) echoes {
 		}
 	}
 	for _, n := range tr.Nodes {
-		if n.Killed || n.Restarts > 0 {
+		// A node gone for any reason (killed, restarted, or stopped on
+		// an injected error) makes its peers log about the lost peer.
+		if n.Killed || n.Restarts > 0 || n.Exited {
 			e.killed = true
 		}
 	}
