@@ -373,25 +373,28 @@ func (n *Node) notify(id string, r result) {
 // rotateWAL starts a new log segment once the current one is full.
 func (n *Node) rotateWAL() {
 	w := n.wal
-	old := w.f
+	old, seq := w.f, w.seq+1
 	closeOld := func() {
 		if err := old.Close(); err != nil {
 			n.log.Warn("closing wal segment failed", "segment", w.seq, "err", err)
 		}
 	}
 	if n.bugs.rotateCloseFirst {
+		// The old segment is closed and counted as rotated before its
+		// successor exists.
 		closeOld()
+		w.seq, w.size = seq, 0
 	}
-	f, size, err := createSegment(w.dir, w.seq+1)
+	f, size, err := createSegment(w.dir, seq)
 	if err != nil {
 		// The old segment stays in use; rotation is retried next round.
-		n.log.Warn("wal rotation failed", "segment", w.seq+1, "err", err)
+		n.log.Warn("wal rotation failed", "segment", seq, "err", err)
 		return
 	}
 	if !n.bugs.rotateCloseFirst {
 		closeOld()
 	}
-	w.f, w.seq, w.size = f, w.seq+1, size
+	w.f, w.seq, w.size = f, seq, size
 }
 
 // snapshot writes the applied state to disk. It holds n.mu for the whole
