@@ -40,8 +40,10 @@ type summary struct {
 func campaign(t *testing.T, bin string, args ...string) summary {
 	t.Helper()
 	work := t.TempDir()
+	// A failing trial waits out the workload's recovery bound: 4 s is
+	// enough past the targeted campaigns' delays of at most 3 s.
 	args = append([]string{"run", "--config", "gofault.yaml", "--json",
-		"--set", "workdir=" + work}, args...)
+		"--set", "workdir=" + work, "--set", "workload.env.MINIKV_RECOVERY=4s"}, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -55,7 +57,7 @@ func campaign(t *testing.T, bin string, args ...string) summary {
 		t.Fatalf("decode summary: %v\n%s", err, stdout.String())
 	}
 	t.Logf("gofault %s: %d trials (median %.1fs), %d failed, %d could not run, %d findings",
-		strings.Join(args[5:], " "), s.Trials, s.MedianTrial, s.FailedTrials, s.ErrorTrials, s.Findings)
+		strings.Join(args[7:], " "), s.Trials, s.MedianTrial, s.FailedTrials, s.ErrorTrials, s.Findings)
 	return s
 }
 
@@ -103,9 +105,9 @@ var targeted = []struct {
 	bug  string
 	args []string
 }{
-	{server.BugSnapshot, []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"}},
-	{server.BugRotate, []string{"--policy", "random", "--trials", "24", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"}},
-	{server.BugFence, []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"}},
-	// Sieve delays the forwarded write's timeout-protected RPC first.
-	{server.BugRetry, []string{"--policy", "sieve", "--trials", "8"}},
+	{server.BugSnapshot, []string{"--policy", "random", "--trials", "8", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"}},
+	{server.BugRotate, []string{"--policy", "random", "--trials", "16", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"}},
+	{server.BugFence, []string{"--policy", "random", "--trials", "14", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"}},
+	// Sieve delays the forwarded write's timeout-protected RPC early.
+	{server.BugRetry, []string{"--policy", "sieve", "--trials", "6"}},
 }
