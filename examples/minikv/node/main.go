@@ -70,7 +70,7 @@ func run() error {
 		log.Info("planted bugs enabled", "bugs", strings.Join(names, ","))
 	}
 	n, err := server.Open(server.Config{
-		Name: *name, DataDir: *dataDir, Listen: *listen, Peers: pm, Leader: *leader,
+		Name: *name, DataDir: *dataDir, Peers: pm, Leader: *leader,
 		Bugs: b, Log: log, SnapEvery: *snapEvery, SegmentBytes: *segment,
 	})
 	if err != nil {

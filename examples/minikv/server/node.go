@@ -22,7 +22,6 @@ import (
 type Config struct {
 	Name    string
 	DataDir string
-	Listen  string
 	// Peers maps every node's name (this one included) to its host:port.
 	Peers  map[string]string
 	Leader string // the static leader's name
@@ -186,6 +185,7 @@ func Open(cfg Config) (*Node, error) {
 				n.peers = append(n.peers, &peer{name: name, addr: addr, next: n.lastIndex() + 1, notify: make(chan struct{}, 1)})
 			}
 		}
+		n.advanceCommit() // alone, the recovered log is committed
 	}
 	return n, nil
 }
@@ -271,6 +271,7 @@ func (n *Node) appendProposals(first proposal) {
 	}
 	n.mu.Lock()
 	n.entries = append(n.entries, entries...)
+	n.advanceCommit() // a leader without followers commits alone
 	n.mu.Unlock()
 	for _, p := range n.peers {
 		select {
