@@ -135,6 +135,8 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		Budget:   cfg.Policy.Budget,
 		Key:      cfg.Policy.Key,
 		Delay:    cfg.Faults.Delay,
+
+		TargetErrors: cfg.Faults.TargetErrors,
 	})
 	if err != nil {
 		return nil, err

@@ -123,6 +123,14 @@ type Faults struct {
 	// Delay is the injected delay where no timeout was observed (default
 	// 3s).
 	Delay time.Duration `yaml:"delay"`
+	// TargetErrors also injects the errors the target creates itself
+	// (sentinels, errors.New, custom types) rather than only errors of
+	// I/O. Off by default: such an error is a computed result, not a fault
+	// of the environment, and injecting it where the target's own logic
+	// rules it out (an apply error on one replica of a deterministic state
+	// machine, ErrCompacted from an in-memory raft log) makes findings that
+	// cannot happen.
+	TargetErrors bool `yaml:"target_errors"`
 }
 
 // Policy selects and tunes the injection policy.

@@ -183,6 +183,10 @@ type Env struct {
 	Key string
 	// Delay is the length of injected delays (default 2s).
 	Delay time.Duration
+	// TargetErrors allows error faults at sites whose errors the target
+	// creates itself (catalog.Site.IO == ""); by default only errors of
+	// I/O are injected.
+	TargetErrors bool
 }
 
 func (e *Env) allows(k Kind) bool {
@@ -215,7 +219,7 @@ func (e *Env) delay() time.Duration {
 // order: each error variant, then a delay, then a crash.
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
-	if s.Kind.Has(catalog.KindError) && e.allows(Error) {
+	if s.Kind.Has(catalog.KindError) && e.allows(Error) && (s.IO != "" || e.TargetErrors) {
 		for i := range s.Errors {
 			fs = append(fs, Fault{Kind: Error, Error: i + 1})
 		}

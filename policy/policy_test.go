@@ -15,10 +15,10 @@ import (
 // helper returning a sentinel (error only) and a read (delay only).
 func testCatalog() *catalog.Catalog {
 	c := &catalog.Catalog{Sites: []catalog.Site{
-		{Index: 0, ID: "wal.save#Write.0", Kind: catalog.KindError | catalog.KindDelay | catalog.KindCrash,
+		{Index: 0, ID: "wal.save#Write.0", Kind: catalog.KindError | catalog.KindDelay | catalog.KindCrash, IO: "disk",
 			Errors: []catalog.ErrorValue{{Name: "EIO"}, {Name: "ENOSPC"}}},
 		{Index: 1, ID: "raft.step#check.0", Kind: catalog.KindError, Errors: []catalog.ErrorValue{{Name: "ErrStopped"}}},
-		{Index: 2, ID: "rafthttp.read#Read.0", Kind: catalog.KindDelay},
+		{Index: 2, ID: "rafthttp.read#Read.0", Kind: catalog.KindDelay, IO: "net"},
 	}}
 	c.Hash = c.ComputeHash()
 	return c
@@ -170,7 +170,7 @@ func TestRandomSpreadsOverTheTrial(t *testing.T) {
 
 func TestExhaustiveTriesEveryFaultOnce(t *testing.T) {
 	cat := testCatalog()
-	p := mustNew(t, "exhaustive", Env{Catalog: cat})
+	p := mustNew(t, "exhaustive", Env{Catalog: cat, TargetErrors: true})
 	got := replay(p, cat, 10, 30)
 	var all []string
 	for _, g := range got {
@@ -198,7 +198,7 @@ func TestExhaustiveTriesEveryFaultOnce(t *testing.T) {
 
 func TestFATENewFailureIDsOnly(t *testing.T) {
 	cat := testCatalog()
-	p := mustNew(t, "fate", Env{Catalog: cat, Kinds: []Kind{Error}})
+	p := mustNew(t, "fate", Env{Catalog: cat, Kinds: []Kind{Error}, TargetErrors: true})
 	got := replay(p, cat, 8, 30)
 	n := 0
 	for _, g := range got {
@@ -303,5 +303,20 @@ func TestFaultKey(t *testing.T) {
 		if got := tt.f.Key(); got != tt.want {
 			t.Errorf("Key() = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+func TestTargetErrorsOnlyWhenAsked(t *testing.T) {
+	cat := testCatalog()
+	env := Env{Catalog: cat}
+	if fs := env.faults(&cat.Sites[1]); len(fs) != 0 {
+		t.Fatalf("faults at a site whose error the target creates = %v, want none by default", fs)
+	}
+	if fs := env.faults(&cat.Sites[0]); len(fs) != 4 {
+		t.Fatalf("faults at an I/O site = %v, want 2 errors, a delay and a crash", fs)
+	}
+	env.TargetErrors = true
+	if fs := env.faults(&cat.Sites[1]); len(fs) != 1 || fs[0].Kind != Error {
+		t.Fatalf("faults with TargetErrors = %v, want the site's error", fs)
 	}
 }
