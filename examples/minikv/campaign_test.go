@@ -43,7 +43,7 @@ func campaign(t *testing.T, bin string, args ...string) summary {
 	// A failing trial waits out the workload's recovery bound: 4 s is
 	// enough past the targeted campaigns' delays of at most 3 s.
 	args = append([]string{"run", "--config", "gofault.yaml", "--json",
-		"--set", "workdir=" + work, "--set", "workload.env.MINIKV_RECOVERY=4s"}, args...)
+		"--set", "workdir=" + work, "--set", "workload.env.MINIKV_RECOVERY=4s", "--set", "checkers.baseline=1"}, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -57,7 +57,7 @@ func campaign(t *testing.T, bin string, args ...string) summary {
 		t.Fatalf("decode summary: %v\n%s", err, stdout.String())
 	}
 	t.Logf("gofault %s: %d trials (median %.1fs), %d failed, %d could not run, %d findings",
-		strings.Join(args[7:], " "), s.Trials, s.MedianTrial, s.FailedTrials, s.ErrorTrials, s.Findings)
+		strings.Join(args[10:], " "), s.Trials, s.MedianTrial, s.FailedTrials, s.ErrorTrials, s.Findings)
 	return s
 }
 
