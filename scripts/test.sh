@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test of gofault: vet and tests of its three Go modules (gofault,
-# the stdlib-only agent, the etcd target), the race detector on the packages
-# with concurrency, a short run of the protocol fuzz target, and the
-# end-to-end tests: instrumented etcd builds, a real 3-member etcd cluster and
-# one real gofault campaign on it.
+# Runs every test of gofault: vet and tests of its four Go modules (gofault,
+# the stdlib-only agent, the etcd target, the minikv example), the race
+# detector on the packages with concurrency, a short run of the protocol fuzz
+# target, and the end-to-end tests: instrumented etcd builds, a real 3-member
+# etcd cluster, real gofault campaigns on etcd and on the planted-bug example.
 #
-#   scripts/test.sh            everything (about 10 minutes on 2 cores)
+#   scripts/test.sh            everything (about 15 minutes on 2 cores)
 #   GOFAULT_SHORT=1 scripts/test.sh   unit tests only (-short)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +19,7 @@ step "go vet"
 go vet ./...
 (cd agent && go vet ./...)
 (cd targets/etcd && go vet ./...)
+(cd examples/minikv && go vet ./...)
 
 step "agent module (race detector), protocol fuzzing"
 (cd agent && go test -race -count=1 ./...)
@@ -32,3 +33,6 @@ go test -race -short -count=1 ./controller ./policy ./cluster ./workload ./store
 
 step "etcd target module"
 (cd targets/etcd && go test -count=1 -timeout 20m "${short[@]}" ./...)
+
+step "bundled example (minikv, planted bugs)"
+(cd examples/minikv && go test -count=1 -timeout 20m "${short[@]}" ./...)
