@@ -165,9 +165,20 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	next := 0
+	// Trial indices (which also seed each trial's workload) are handed out
+	// lowest first, skipping those already stored, so a trial interrupted
+	// in an earlier run is run again under its own index.
+	used := map[int]bool{}
 	for _, t := range prior {
-		next = max(next, t.Index+1)
+		used[t.Index] = true
+	}
+	nextIndex := func() int {
+		i := 0
+		for used[i] {
+			i++
+		}
+		used[i] = true
+		return i
 	}
 	priorBaseline := countBaseline(prior)
 	faultTrials := len(prior) - priorBaseline
@@ -175,7 +186,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// Fault-free baseline trials first, so the log checker has something
 	// to judge against.
 	for priorBaseline+sum.BaselineTrials < wantBaseline && ctx.Err() == nil {
-		tr, err := r.trial(ctx, next, true)
+		tr, err := r.trial(ctx, nextIndex(), true)
 		if ctx.Err() != nil {
 			break
 		}
@@ -185,7 +196,6 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		if err := r.save(ctx, st, tr); err != nil {
 			return nil, err
 		}
-		next++
 		sum.BaselineTrials++
 		if opts.Progress != nil {
 			opts.Progress(Progress{Done: 0, Total: total - faultTrials, Baseline: true, Trial: tr})
@@ -216,9 +226,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		if tctx.Err() != nil {
 			break
 		}
-		index := next
-		next++
-		tr, err := r.begin(index, false)
+		tr, err := r.begin(nextIndex(), false)
 		if err != nil {
 			<-sem
 			mu.Lock()
