@@ -148,7 +148,7 @@ func groupAlive(pgid int) bool {
 
 // assertClean fails unless every process group is gone and every port is
 // free. Killed processes vanish asynchronously, so it waits up to 10s for
-// the condition before failing.
+// both before failing.
 func assertClean(t *testing.T, pgids, ports []int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -162,11 +162,19 @@ func assertClean(t *testing.T, pgids, ports []int) {
 		}
 	}
 	for _, p := range ports {
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
-		if err != nil {
-			t.Errorf("port %d still in use: %v", p, err)
-			continue
+		for {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err == nil {
+				l.Close()
+				break
+			}
+			// A dying process's sockets close as it exits, which can
+			// trail the process-group check by a moment.
+			if time.Now().After(deadline) {
+				t.Errorf("port %d still in use: %v", p, err)
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		l.Close()
 	}
 }
