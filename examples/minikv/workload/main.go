@@ -32,7 +32,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -55,35 +54,15 @@ type config struct {
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
-	c := config{duration: 1500 * time.Millisecond, recovery: 8 * time.Second, keys: 5, rate: 100, port: "client"}
-	for _, v := range []struct {
-		name string
-		dst  *time.Duration
-	}{{"MINIKV_WORKLOAD_DURATION", &c.duration}, {"MINIKV_RECOVERY", &c.recovery}} {
-		if s := getenv(v.name); s != "" {
-			d, err := time.ParseDuration(s)
-			if err != nil || d <= 0 {
-				return c, fmt.Errorf("%s=%q: want a positive duration like 2s", v.name, s)
-			}
-			*v.dst = d
-		}
+	s := workload.NewSettings(getenv)
+	c := config{
+		duration: s.Duration("MINIKV_WORKLOAD_DURATION", 1500*time.Millisecond),
+		recovery: s.Duration("MINIKV_RECOVERY", 8*time.Second),
+		keys:     s.Int("MINIKV_WORKLOAD_KEYS", 5),
+		rate:     s.Int("MINIKV_WORKLOAD_RATE", 100),
+		port:     s.String("MINIKV_WORKLOAD_PORT", "client"),
 	}
-	for _, v := range []struct {
-		name string
-		dst  *int
-	}{{"MINIKV_WORKLOAD_KEYS", &c.keys}, {"MINIKV_WORKLOAD_RATE", &c.rate}} {
-		if s := getenv(v.name); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return c, fmt.Errorf("%s=%q: want a positive integer", v.name, s)
-			}
-			*v.dst = n
-		}
-	}
-	if s := getenv("MINIKV_WORKLOAD_PORT"); s != "" {
-		c.port = s
-	}
-	return c, nil
+	return c, s.Err()
 }
 
 func run(ctx context.Context, t *workload.T) error {

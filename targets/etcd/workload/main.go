@@ -30,7 +30,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -80,30 +79,14 @@ type config struct {
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
-	c := config{duration: 3 * time.Second, keys: 5, rate: 100, port: "client"}
-	if s := getenv("ETCD_WORKLOAD_DURATION"); s != "" {
-		d, err := time.ParseDuration(s)
-		if err != nil || d <= 0 {
-			return c, fmt.Errorf("ETCD_WORKLOAD_DURATION=%q: want a positive duration like 3s", s)
-		}
-		c.duration = d
+	s := workload.NewSettings(getenv)
+	c := config{
+		duration: s.Duration("ETCD_WORKLOAD_DURATION", 3*time.Second),
+		keys:     s.Int("ETCD_WORKLOAD_KEYS", 5),
+		rate:     s.Int("ETCD_WORKLOAD_RATE", 100),
+		port:     s.String("ETCD_WORKLOAD_PORT", "client"),
 	}
-	for _, v := range []struct {
-		name string
-		dst  *int
-	}{{"ETCD_WORKLOAD_KEYS", &c.keys}, {"ETCD_WORKLOAD_RATE", &c.rate}} {
-		if s := getenv(v.name); s != "" {
-			n, err := strconv.Atoi(s)
-			if err != nil || n <= 0 {
-				return c, fmt.Errorf("%s=%q: want a positive integer", v.name, s)
-			}
-			*v.dst = n
-		}
-	}
-	if s := getenv("ETCD_WORKLOAD_PORT"); s != "" {
-		c.port = s
-	}
-	return c, nil
+	return c, s.Err()
 }
 
 func run(ctx context.Context, t *workload.T) error {
