@@ -29,7 +29,7 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	catPath := fs.String("catalog", "", "also write the catalog (catalog.json) to this file")
 	sites := fs.Bool("sites", false, "also list every site with its error values (not with --json)")
 	states := fs.Bool("states", false, "also list every task unit with its abstract states (not with --json)")
-	var sets setFlags
+	var sets config.Overrides
 	fs.Var(&sets, "set", "override a config value, e.g. --set target.packages=example.com/x/... (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)

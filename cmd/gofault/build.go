@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
@@ -23,12 +22,6 @@ func init() {
 	})
 }
 
-// setFlags collects repeated --set path=value overrides.
-type setFlags []string
-
-func (s *setFlags) String() string     { return strings.Join(*s, ",") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
-
 func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("build", os.Stderr)
 	cfgPath := fs.String("config", "gofault.yaml", "config file")
@@ -36,7 +29,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	plain := fs.Bool("uninstrumented", false, "build the plain binary with the same module versions (for baselines)")
 	catPath := fs.String("catalog", "", "use this catalog.json instead of running the analysis (same module versions; module-cache positions are mapped to the work dir)")
 	asJSON := fs.Bool("json", false, "print the build result as JSON")
-	var sets setFlags
+	var sets config.Overrides
 	fs.Var(&sets, "set", "override a config value, e.g. --set target.version=v3.5.16 (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)

@@ -34,7 +34,7 @@ func init() {
 // storeFlags are the flags that locate the database.
 type storeFlags struct {
 	db, cfg *string
-	sets    setFlags
+	sets    config.Overrides
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {

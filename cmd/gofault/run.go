@@ -37,7 +37,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	parallel := fs.Int("parallel", 0, "clusters run at once (default: config trials.parallel)")
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
-	var sets setFlags
+	var sets config.Overrides
 	fs.Var(&sets, "set", "override a config value, e.g. --set cluster.nodes=5 (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
