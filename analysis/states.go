@@ -80,23 +80,27 @@ func runStates(ctx context.Context, p *Program, facts *Facts) error {
 			s.collectWrites(f)
 		}
 	}
-	tasks := s.findTasks(funcs)
+	tasks, spawns := s.findTasks(funcs)
 	taskSet := map[*ssa.Function]bool{}
 	for _, t := range tasks {
 		taskSet[t] = true
 	}
-	for _, t := range tasks {
+	for _, t := range s.units(tasks, spawns, taskSet) {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		pkg := pkgOf(t)
-		fname := t.RelString(pkg)
+		pkg := pkgOf(t.fn)
+		fname := t.fn.RelString(pkg)
 		task := catalog.Task{ID: pkg.Path() + "." + fname, Pkg: pkg.Path(), Func: fname}
-		states := s.statesOf(t, taskSet)
-		slog.Debug("states: task unit", "task", task.ID, "states", len(states))
+		var states []catalog.State
+		for _, g := range t.funcs {
+			states = append(states, s.statesIn(g)...)
+		}
+		slog.Debug("states: task unit", "task", task.ID, "long", t.long, "states", len(states))
 		if len(states) == 0 {
 			continue
 		}
+		states = append([]catalog.State{s.entryState(t.fn)}, states...)
 		facts.Tasks = append(facts.Tasks, task)
 		ti := len(facts.Tasks)
 		for i := range states {
@@ -109,6 +113,97 @@ func runStates(ctx context.Context, p *Program, facts *Facts) error {
 		}
 	}
 	return nil
+}
+
+// EntryCond is the condition of a task unit's first abstract state, the
+// one its goroutine is in from its start until it takes a state branch
+// (Algorithm 1 starts asv_locations with the task method's first
+// instruction).
+const EntryCond = "entry"
+
+// entryState returns the first state of task function t, at its body's
+// opening brace.
+func (s *stateInfo) entryState(t *ssa.Function) catalog.State {
+	pkg := pkgOf(t)
+	fname := t.RelString(pkg)
+	lbrace := funcBody(t).Lbrace
+	pos := s.p.Fset.Position(lbrace)
+	file, _ := filepath.Abs(pos.Filename)
+	return catalog.State{
+		ID:   pkg.Path() + "." + fname + "#" + EntryCond,
+		Cond: EntryCond,
+		File: file, Line: pos.Line, Col: pos.Column,
+		Inst: s.instExpr(t, lbrace+1),
+		Pkg:  pkg.Path(),
+		Func: fname,
+	}
+}
+
+// unit is a task unit: a function started by go statements, the
+// functions whose states it owns (itself, the closures it defines, the
+// methods it calls on its instance), and whether it runs long.
+type unit struct {
+	fn    *ssa.Function
+	funcs []*ssa.Function
+	long  bool
+}
+
+// spawn is a place that starts a task: a go statement or a call of a
+// wrapper that starts its argument (GoAttach, WaitGroup.Go).
+type spawn struct {
+	in  *ssa.Function
+	pos token.Pos
+}
+
+// units returns the task units among tasks that are state machines, in
+// the order they claim states (a function reached from two units gives
+// its states to the first):
+//
+//   - first the long-running ones: a task with an unbounded loop in its
+//     body or in a method it calls, whose branches see the state change
+//     from one iteration to the next;
+//   - then the short-lived tasks started over and over: from inside an
+//     unbounded loop, or from a function a long-running task reaches (a
+//     goroutine per applied entry, per lease revocation, per snapshot).
+//     Each run sees the state of the system at its start, so its
+//     branches are states as well (Legolas's short-lived runnables).
+//
+// A task started once (serving a listener, a start-up job) is dropped:
+// its branches run once and follow the configuration.
+func (s *stateInfo) units(tasks []*ssa.Function, spawns map[*ssa.Function][]spawn, taskSet map[*ssa.Function]bool) []unit {
+	var long, short []unit
+	reached := map[*ssa.Function]bool{}
+	for _, t := range tasks {
+		u := s.reach(t, taskSet)
+		if u.long {
+			long = append(long, u)
+			for _, g := range u.funcs {
+				reached[g] = true
+			}
+			continue
+		}
+		short = append(short, u)
+	}
+	out := long
+	for _, u := range short {
+		for _, sp := range spawns[u.fn] {
+			if reached[sp.in] || s.inUnboundedLoop(sp.in, sp.pos) {
+				out = append(out, u)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// inUnboundedLoop reports whether pos lies in one of f's unbounded loops.
+func (s *stateInfo) inUnboundedLoop(f *ssa.Function, pos token.Pos) bool {
+	for _, l := range s.unboundedLoops(f) {
+		if l[0] <= pos && pos < l[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // collectWrites records the fields and globals f writes.
@@ -273,12 +368,17 @@ var noStatePackages = map[string]bool{
 
 // findTasks returns the functions started by go statements in target
 // code, sorted by name, with closures that only call a function value
-// replaced by the functions passed for it (wrappers such as GoAttach).
-func (s *stateInfo) findTasks(funcs []*ssa.Function) []*ssa.Function {
+// replaced by the functions passed for it (wrappers such as GoAttach),
+// and the places that start each.
+func (s *stateInfo) findTasks(funcs []*ssa.Function) ([]*ssa.Function, map[*ssa.Function][]spawn) {
 	set := map[*ssa.Function]bool{}
+	spawns := map[*ssa.Function][]spawn{}
+	var from *ssa.Function
+	var at token.Pos
 	add := func(f *ssa.Function) {
-		if f != nil && f.Blocks != nil && f.Synthetic == "" && pkgOf(f) != nil && s.p.IsTarget(pkgOf(f)) {
+		if f != nil && f.Blocks != nil && f.Synthetic == "" && pkgOf(f) != nil && s.p.IsTarget(pkgOf(f)) && funcBody(f) != nil {
 			set[f] = true
+			spawns[f] = append(spawns[f], spawn{in: from, pos: at})
 		}
 	}
 	// wrappers maps a function to the index of its parameter that it
@@ -295,6 +395,7 @@ func (s *stateInfo) findTasks(funcs []*ssa.Function) []*ssa.Function {
 					wrappers[f] = i
 					continue
 				}
+				from, at = f, g.Pos()
 				for _, c := range s.p.Callees(g) {
 					add(c)
 				}
@@ -318,6 +419,7 @@ func (s *stateInfo) findTasks(funcs []*ssa.Function) []*ssa.Function {
 					strings.HasSuffix(w.Signature.Recv().Type().String(), "sync.WaitGroup") && len(c.Call.Args) == 2 {
 					arg = c.Call.Args[1]
 				}
+				from, at = f, c.Pos()
 				switch a := arg.(type) {
 				case *ssa.Function:
 					add(a)
@@ -343,7 +445,7 @@ func (s *stateInfo) findTasks(funcs []*ssa.Function) []*ssa.Function {
 		}
 		return out[i].String() < out[j].String()
 	})
-	return out
+	return out, spawns
 }
 
 // startedParam returns the index of f's parameter that the go statement g
@@ -406,21 +508,20 @@ type branch struct {
 // instance: the task function is depth 0, the methods it calls depth 1.
 const maxCallDepth = 6
 
-// statesOf returns the states of task t: in t's body, in the closures it
-// defines (jobs it schedules), and in the target methods it calls on its
-// instance or on components of it, up to maxCallDepth calls deep. A
-// function reached from several tasks gives its states to the first.
-func (s *stateInfo) statesOf(t *ssa.Function, tasks map[*ssa.Function]bool) []catalog.State {
-	var funcs []*ssa.Function
+// reach returns task t as a unit: t, the closures it defines (jobs it
+// schedules), and the target methods it calls on its instance or on
+// components of it, up to maxCallDepth calls deep, other tasks excluded;
+// long when t or a function it calls directly has an unbounded loop.
+func (s *stateInfo) reach(t *ssa.Function, tasks map[*ssa.Function]bool) unit {
+	u := unit{fn: t}
 	seen := map[*ssa.Function]bool{t: true}
 	level := []*ssa.Function{t}
-	long := false
 	for d := 0; len(level) > 0; d++ {
 		var next []*ssa.Function
 		for _, g := range level {
-			funcs = append(funcs, g)
+			u.funcs = append(u.funcs, g)
 			if d <= 1 && len(s.unboundedLoops(g)) > 0 {
-				long = true
+				u.long = true
 			}
 			if d == maxCallDepth {
 				continue
@@ -435,17 +536,7 @@ func (s *stateInfo) statesOf(t *ssa.Function, tasks map[*ssa.Function]bool) []ca
 		}
 		level = next
 	}
-	if !long {
-		// A one-shot goroutine (serving a listener, a single
-		// snapshot send): its branches run once, they are
-		// configuration, not a state machine.
-		return nil
-	}
-	var out []catalog.State
-	for _, g := range funcs {
-		out = append(out, s.statesIn(t, g)...)
-	}
-	return out
+	return u
 }
 
 // unboundedLoops returns the extents of f's long-running loops: for loops
@@ -551,8 +642,8 @@ func funcBody(f *ssa.Function) *ast.BlockStmt {
 }
 
 // statesIn returns the states of the branches in f's body (not in its
-// closures), as part of task t.
-func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
+// closures) that no other task unit claimed first.
+func (s *stateInfo) statesIn(f *ssa.Function) []catalog.State {
 	body := funcBody(f)
 	if body == nil || generated(s.p.Fset, f) {
 		return nil
@@ -572,11 +663,17 @@ func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
+		case *ast.BlockStmt:
+			branches = append(branches, guards(n.List)...)
+		case *ast.CaseClause:
+			branches = append(branches, guards(n.Body)...)
+		case *ast.CommClause:
+			branches = append(branches, guards(n.Body)...)
 		case *ast.IfStmt:
 			c := str(n.Cond)
 			branches = append(branches, branch{cond: c, open: n.Body.Lbrace, start: n.Body.Lbrace, end: n.Body.Rbrace, deps: []ast.Expr{n.Cond}})
 			if e, ok := n.Else.(*ast.BlockStmt); ok {
-				branches = append(branches, branch{cond: "!(" + c + ")", open: e.Lbrace, start: e.Lbrace, end: e.Rbrace, deps: []ast.Expr{n.Cond}})
+				branches = append(branches, branch{cond: negate(n.Cond), open: e.Lbrace, start: e.Lbrace, end: e.Rbrace, deps: []ast.Expr{n.Cond}})
 			}
 		case *ast.SwitchStmt:
 			for _, st := range n.Body.List {
@@ -629,6 +726,7 @@ func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
 		}
 		return true
 	})
+	sort.SliceStable(branches, func(i, j int) bool { return branches[i].open < branches[j].open })
 	pkg := pkgOf(f)
 	fname := f.RelString(pkg)
 	var out []catalog.State
@@ -649,6 +747,75 @@ func (s *stateInfo) statesIn(t, f *ssa.Function) []catalog.State {
 		})
 	}
 	return out
+}
+
+// guards returns the branches that the guard clauses of a statement list
+// lead to: after an if statement without else whose block always leaves
+// (if !s.isLeader() { continue }), the rest of the list runs only when
+// the condition is false, so it is a block of its own, Go's spelling of
+// an else. Its hook goes after the if statement's closing brace.
+func guards(list []ast.Stmt) []branch {
+	var out []branch
+	for i, st := range list[:max(len(list)-1, 0)] {
+		n, ok := st.(*ast.IfStmt)
+		if !ok || n.Else != nil || !leaves(n.Body) {
+			continue
+		}
+		out = append(out, branch{cond: negate(n.Cond), open: n.Body.Rbrace,
+			start: list[i+1].Pos(), end: list[len(list)-1].End(), deps: []ast.Expr{n.Cond}})
+	}
+	return out
+}
+
+// negate renders the negation of condition c: !x is x, a != b is a == b,
+// other conditions are !(c).
+func negate(c ast.Expr) string {
+	switch c := ast.Unparen(c).(type) {
+	case *ast.UnaryExpr:
+		if c.Op == token.NOT {
+			return types.ExprString(c.X)
+		}
+	case *ast.BinaryExpr:
+		if op, ok := inverse[c.Op]; ok {
+			return types.ExprString(c.X) + " " + op.String() + " " + types.ExprString(c.Y)
+		}
+	case *ast.Ident, *ast.SelectorExpr, *ast.CallExpr, *ast.IndexExpr:
+		return "!" + types.ExprString(c)
+	}
+	return "!(" + types.ExprString(c) + ")"
+}
+
+// inverse maps a comparison to its negation.
+var inverse = map[token.Token]token.Token{
+	token.EQL: token.NEQ, token.NEQ: token.EQL,
+	token.LSS: token.GEQ, token.GEQ: token.LSS,
+	token.GTR: token.LEQ, token.LEQ: token.GTR,
+}
+
+// leaves reports whether a block always leaves the statement list it is
+// in: it ends in a return, a break, continue or goto, or a call of panic,
+// os.Exit or a logger's Fatal or Panic.
+func leaves(b *ast.BlockStmt) bool {
+	if len(b.List) == 0 {
+		return false
+	}
+	switch st := b.List[len(b.List)-1].(type) {
+	case *ast.ReturnStmt, *ast.BranchStmt:
+		return true
+	case *ast.ExprStmt:
+		call, ok := st.X.(*ast.CallExpr)
+		if !ok {
+			return false
+		}
+		switch fn := ast.Unparen(call.Fun).(type) {
+		case *ast.Ident:
+			return fn.Name == "panic"
+		case *ast.SelectorExpr:
+			name := fn.Sel.Name
+			return name == "Exit" || strings.HasPrefix(name, "Fatal") || strings.HasPrefix(name, "Panic")
+		}
+	}
+	return false
 }
 
 // caseText renders a switch clause's condition.
@@ -840,6 +1007,11 @@ func (s *stateInfo) load(f *ssa.Function, addr ssa.Value, seen map[ssa.Value]boo
 		return s.globals[a] && s.stateType(derefType(a.Type()))
 	case *ssa.IndexAddr:
 		return s.dep(f, a.X, seen) || s.load(f, a.X, seen)
+	case *ssa.FreeVar:
+		// A variable the closure captured and writes (the last
+		// compacted revision of a compaction loop): state the
+		// goroutine carries from one run of its body to the next.
+		return s.localStateType(derefType(a.Type())) && storesTo(f, a)
 	case *ssa.Alloc:
 		// A local whose address is taken: follow its stores.
 		if seen[a] {
@@ -850,6 +1022,16 @@ func (s *stateInfo) load(f *ssa.Function, addr ssa.Value, seen map[ssa.Value]boo
 			if st, ok := r.(*ssa.Store); ok && st.Addr == a && s.dep(f, st.Val, seen) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// storesTo reports whether f stores to addr.
+func storesTo(f *ssa.Function, addr ssa.Value) bool {
+	for _, r := range *addr.Referrers() {
+		if st, ok := r.(*ssa.Store); ok && st.Addr == addr && st.Parent() == f {
+			return true
 		}
 	}
 	return false

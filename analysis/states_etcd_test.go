@@ -32,7 +32,7 @@ func TestEtcdStates(t *testing.T) {
 	}
 	machines, states := res.Stats.Totals[CountStateMachines], res.Stats.Totals[CountStates]
 	t.Logf("etcd: %d state machines, %d states in %.1fs", machines, states, res.Stats.Seconds)
-	if machines < 15 || states < 150 {
+	if machines < 24 || states < 250 {
 		t.Errorf("%d state machines and %d states, want dozens and hundreds", machines, states)
 	}
 	type key struct{ fn, cond string }

@@ -74,9 +74,10 @@ func TestStatesExpectations(t *testing.T) {
 		want           bool
 	}{
 		{"(*Node).run", "n.role == Leader", "n", true},
-		{"(*Node).run", "!(n.role == Leader)", "n", false}, // propc = nil: no action
-		{"(*Node).run", "case <-propc", "n", true},         // channel enabled by state
-		{"(*Node).run", "case <-n.recvc", "n", false},      // a plain receive
+		{"(*Node).run", "entry", "n", true},             // the task's first state
+		{"(*Node).run", "n.role != Leader", "n", false}, // propc = nil: no action
+		{"(*Node).run", "case <-propc", "n", true},      // channel enabled by state
+		{"(*Node).run", "case <-n.recvc", "n", false},   // a plain receive
 		{"(*Node).run", "n.role == Leader", "n", true},
 		{"(*Node).run", "n.role == Candidate", "n", true},
 		{"(*Node).run", "n.role == Follower", "n", false}, // no action
@@ -89,15 +90,26 @@ func TestStatesExpectations(t *testing.T) {
 		{"(*Node).syncLoop", "n.applied - n.snapIndex > n.snapCount", "n", true},
 		{"(*Node).syncLoop", "n.isLeader()", "n", true}, // through a getter
 		{"(*Node).syncLoop", "err != nil", "n", false},
+		{"(*Node).syncLoop", "err == nil", "n", false}, // after a guard on an error
+		{"(*Node).save", "n.term != 0", "n", false},    // after a guard: no action
+		// A short task started from the loop, after a guard clause.
+		{"(*Node).replicate", "entry", "n", true},
+		{"(*Node).replicate", "n.lead != n.id", "n", false}, // return only
+		{"(*Node).replicate", "n.lead == n.id", "n", true},
 		{"(*Node).syncLoop", "n.applied > n.snapIndex", "n", false}, // no action
 		{"(*Node).Start$1", "n.role == Leader", "n", true},
 		{"(*Store).Watch$1", "len(w.pending) > 0", "w", true},
 		{"(*Store).Watch$1", "w.closed", "w", false},
+		{"(*Store).Watch$1", "!w.closed", "w", true}, // after the guard
 		{"(*Store).Watch$1", "local > 2", "w", false},
 		{"(*Store).Watch$1", "w.rev < s.rev", "w", true},
 		{"(*Store).Watch$2", "w.closed", "w", false}, // one-shot goroutine
+		{"(*Store).Watch$2", "entry", "w", false},
 		{"compactLoop", "compacting", "", true},
-		{"compactLoop", "!(compacting)", "", true},
+		{"compactLoop", "!compacting", "", true},
+		// A captured variable the goroutine writes is its state.
+		{"(*Store).retain$1", "minute != prev", "", true},
+		{"(*Store).retain", "entry", "s", false}, // one-shot
 		{"notATask", "len(w.pending) > 0", "", false},
 		{"(*Node).Status", "n.role == Leader", "", false},
 	} {

@@ -65,21 +65,25 @@ type Progress struct {
 
 // Summary is the outcome of a run.
 type Summary struct {
-	Campaign       int64   `json:"campaign"`
-	Policy         string  `json:"policy"`
-	Trials         int     `json:"trials"`
-	BaselineTrials int     `json:"baseline_trials"`
-	InjectedTrials int     `json:"injected_trials"`
-	Injections     int     `json:"injections"`
-	FailedTrials   int     `json:"failed_trials"`
-	ErrorTrials    int     `json:"error_trials"`
-	Findings       int     `json:"findings"`
-	Seconds        float64 `json:"seconds"`
-	BuildSeconds   float64 `json:"build_seconds"`
-	MedianTrial    float64 `json:"median_trial_seconds"`
-	DB             string  `json:"db"`
-	Stopped        bool    `json:"stopped,omitempty"` // interrupted; resume with --resume
-	Exhausted      bool    `json:"exhausted,omitempty"`
+	Campaign       int64  `json:"campaign"`
+	Policy         string `json:"policy"`
+	Trials         int    `json:"trials"`
+	BaselineTrials int    `json:"baseline_trials"`
+	InjectedTrials int    `json:"injected_trials"`
+	Injections     int    `json:"injections"`
+	FailedTrials   int    `json:"failed_trials"`
+	ErrorTrials    int    `json:"error_trials"`
+	Findings       int    `json:"findings"`
+	// States is the number of abstract states in the catalog;
+	// StatesEntered how many of them some trial's node entered.
+	States        int     `json:"states"`
+	StatesEntered int     `json:"states_entered"`
+	Seconds       float64 `json:"seconds"`
+	BuildSeconds  float64 `json:"build_seconds"`
+	MedianTrial   float64 `json:"median_trial_seconds"`
+	DB            string  `json:"db"`
+	Stopped       bool    `json:"stopped,omitempty"` // interrupted; resume with --resume
+	Exhausted     bool    `json:"exhausted,omitempty"`
 }
 
 // Run runs a campaign.
@@ -274,6 +278,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	summarise(sum, all)
+	sum.States = len(bt.Catalog.States)
 	sum.Seconds = time.Since(start).Seconds()
 	status := store.StatusDone
 	if ctx.Err() != nil {
@@ -301,7 +306,12 @@ func countBaseline(trials []*record.Trial) int {
 func summarise(sum *Summary, trials []*record.Trial) {
 	var durations []float64
 	sum.Trials, sum.BaselineTrials = 0, 0
+	type stateKey struct{ task, state uint32 }
+	entered := map[stateKey]bool{}
 	for _, t := range trials {
+		for _, v := range t.States {
+			entered[stateKey{v.Task, v.State}] = true
+		}
 		if t.Policy == baselinePolicy {
 			sum.BaselineTrials++
 		} else {
@@ -324,6 +334,7 @@ func summarise(sum *Summary, trials []*record.Trial) {
 		sum.MedianTrial = durations[n/2]
 	}
 	sum.Findings = len(report.Cluster(trials))
+	sum.StatesEntered = len(entered)
 }
 
 func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polName string, resume bool) (*store.Campaign, error) {

@@ -119,8 +119,11 @@ type State struct {
 	Func string `json:"func,omitempty"`
 	// Cond describes the branch that starts the state, for humans.
 	Cond string `json:"cond"`
-	// File, Line and Col locate the opening brace of the block (or the
-	// colon of the case clause) that the state hook is inserted after.
+	// File, Line and Col locate where the state hook is inserted: after
+	// the opening brace of the block or the colon of the case clause
+	// that starts the state, or, for the state a guard clause leads to
+	// (if !leader { continue }; ...), after the closing brace of the
+	// guard's if statement.
 	File string `json:"file"`
 	Line int    `json:"line"`
 	Col  int    `json:"col"`

@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"sort"
 	"sync"
 	"time"
 
@@ -23,11 +24,9 @@ import (
 	"github.com/gofault/gofault/record"
 )
 
-// Limits on what one trial records, so a chatty target cannot exhaust memory.
-const (
-	maxStateChanges = 200_000
-	maxClientEvents = 200_000
-)
+// maxClientEvents limits what one trial records of its workload's events,
+// so a chatty workload cannot exhaust memory.
+const maxClientEvents = 200_000
 
 // Options configure a Controller.
 type Options struct {
@@ -182,7 +181,7 @@ type Trial struct {
 	peers    map[*peer]struct{}
 	requests int
 	inj      []record.Injection
-	states   []record.StateChange
+	visits   map[visitKey]*record.StateVisit
 	current  map[instKey]uint32 // per node and task instance: current state
 	timeouts []record.Timeout
 	client   []record.ClientEvent
@@ -195,6 +194,11 @@ type instKey struct {
 	node string
 	task uint32
 	inst uint64
+}
+
+type visitKey struct {
+	node        string
+	task, state uint32
 }
 
 // BeginTrial asks the policy for the trial's plan and registers it, so agents
@@ -215,6 +219,7 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 		plan:     plan,
 		peers:    make(map[*peer]struct{}),
 		current:  make(map[instKey]uint32),
+		visits:   make(map[visitKey]*record.StateVisit),
 		progress: make(map[string]time.Time),
 	}
 	c.mu.Lock()
@@ -233,9 +238,10 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 type Result struct {
 	Requests   int
 	Injections []record.Injection
-	States     []record.StateChange
-	Timeouts   []record.Timeout
-	Client     []record.ClientEvent
+	// States are the abstract states entered, by node, task and state.
+	States   []record.StateVisit
+	Timeouts []record.Timeout
+	Client   []record.ClientEvent
 	// Dropped counts events not recorded because of the per-trial limits.
 	Dropped int
 }
@@ -261,7 +267,7 @@ func (t *Trial) End() Result {
 	res := Result{
 		Requests:   t.requests,
 		Injections: t.inj,
-		States:     t.states,
+		States:     t.stateVisits(),
 		Timeouts:   t.timeouts,
 		Client:     t.client,
 		Dropped:    t.dropped,
@@ -475,13 +481,13 @@ func (t *Trial) events(p *peer, evs []wire.Event) {
 				continue
 			}
 			t.current[k] = uint32(e.B)
-			if len(t.states) >= maxStateChanges {
-				t.dropped++
-				continue
+			vk := visitKey{node: node, task: uint32(e.A), state: uint32(e.B)}
+			v := t.visits[vk]
+			if v == nil {
+				v = &record.StateVisit{Node: node, Task: vk.task, State: vk.state, First: time.Unix(0, e.Time)}
+				t.visits[vk] = v
 			}
-			t.states = append(t.states, record.StateChange{
-				Time: time.Unix(0, e.Time), Node: node, Task: uint32(e.A), Inst: e.C, State: uint32(e.B),
-			})
+			v.Entries++
 		case wire.EvTimeout:
 			t.timeouts = append(t.timeouts, record.Timeout{Node: node, Site: uint32(e.A), Duration: time.Duration(e.B)})
 		case wire.EvWorkload:
@@ -503,6 +509,26 @@ func (t *Trial) events(p *peer, evs []wire.Event) {
 			t.client = append(t.client, ce)
 		}
 	}
+}
+
+// stateVisits returns the trial's state visits by node, task and state.
+// t.mu is held.
+func (t *Trial) stateVisits() []record.StateVisit {
+	out := make([]record.StateVisit, 0, len(t.visits))
+	for _, v := range t.visits {
+		out = append(out, *v)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		if a.Task != b.Task {
+			return a.Task < b.Task
+		}
+		return a.State < b.State
+	})
+	return out
 }
 
 // StateOf returns the current abstract state of a task instance on a node.

@@ -53,7 +53,12 @@ func stateEdits(in fileInput, states []*catalog.State) ([]siteEdit, map[string]s
 		pos := tf.Pos(off + 1)
 		inst := instArg(in, pos, s.Inst)
 		p := tf.Position(pos)
-		text := fmt.Sprintf(" %s.State(%d, %d, %s); /*line %s:%d:%d*/", agentAlias, s.Task, s.Index, inst, in.lineName, p.Line, p.Column)
+		sep := ""
+		if in.src[off] == '}' {
+			// After a guard clause's if statement.
+			sep = ";"
+		}
+		text := fmt.Sprintf("%s %s.State(%d, %d, %s); /*line %s:%d:%d*/", sep, agentAlias, s.Task, s.Index, inst, in.lineName, p.Line, p.Column)
 		edits = append(edits, siteEdit{
 			state:     s,
 			start:     off + 1,
@@ -67,8 +72,10 @@ func stateEdits(in fileInput, states []*catalog.State) ([]siteEdit, map[string]s
 	return edits, skipped
 }
 
-// stateOffset returns the byte offset of the '{' or ':' a state names,
-// checking that it opens a block or ends a case clause.
+// stateOffset returns the byte offset of the '{', ':' or '}' a state
+// names, checking that it opens a block, ends a case clause, or closes
+// the block of an if statement without else that sits in a statement
+// list (a guard clause: the hook goes after the if statement).
 func stateOffset(in fileInput, tf *token.File, s *catalog.State) (int, bool) {
 	if s.Line < 1 || s.Line > tf.LineCount() || s.Col < 1 {
 		return 0, false
@@ -85,15 +92,26 @@ func stateOffset(in fileInput, tf *token.File, s *catalog.State) (int, bool) {
 		}
 		switch n := n.(type) {
 		case *ast.BlockStmt:
-			found = n.Lbrace == want
+			found = n.Lbrace == want || guardIn(n.List, want)
 		case *ast.CaseClause:
-			found = n.Colon == want
+			found = n.Colon == want || guardIn(n.Body, want)
 		case *ast.CommClause:
-			found = n.Colon == want
+			found = n.Colon == want || guardIn(n.Body, want)
 		}
 		return !found
 	})
 	return off, found
+}
+
+// guardIn reports whether one of list's statements is an if statement
+// without else whose block closes at pos.
+func guardIn(list []ast.Stmt, pos token.Pos) bool {
+	for _, st := range list {
+		if n, ok := st.(*ast.IfStmt); ok && n.Else == nil && n.Body.Rbrace == pos {
+			return true
+		}
+	}
+	return false
 }
 
 // instArg returns the hook's instance argument for expression inst at pos.

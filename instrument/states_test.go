@@ -16,7 +16,8 @@ import (
 )
 
 // statesAt makes one state per if/else block, case clause and select case
-// of function fn, in source order, with instance expression inst.
+// of function fn, and one after each if statement without else, in source
+// order, with instance expression inst.
 func statesAt(fset *token.FileSet, f *ast.File, fn, inst string) []*catalog.State {
 	var states []*catalog.State
 	add := func(p token.Pos) {
@@ -37,6 +38,10 @@ func statesAt(fset *token.FileSet, f *ast.File, fn, inst string) []*catalog.Stat
 				add(n.Body.Lbrace)
 				if e, ok := n.Else.(*ast.BlockStmt); ok {
 					add(e.Lbrace)
+				}
+				if n.Else == nil {
+					// As after a guard clause.
+					add(n.Body.Rbrace)
 				}
 			case *ast.CaseClause:
 				add(n.Colon)
@@ -93,6 +98,20 @@ func shadow(n *node) {
 	}
 }
 
+func (n *node) guard() {
+	for {
+		if n.role != 2 {
+			continue
+		}
+		n.lead++
+		switch n.role {
+		case 2:
+			if n.lead == 0 { return }
+			n.lead--
+		}
+	}
+}
+
 func global() {
 	switch x := any(1).(type) {
 	case int:
@@ -105,6 +124,7 @@ func global() {
 		want     string // the instance argument of every hook
 	}{
 		{"run", "n", "uintptr(gofaultunsafe.Pointer(n))"},
+		{"guard", "n", "uintptr(gofaultunsafe.Pointer(n))"},
 		{"loop", "v", "uintptr(gofaultunsafe.Pointer(&v))"},
 		{"shadow", "n", "0"}, // n is an int in the loop: no pointer, but addressable
 		{"global", "", "0"},
@@ -147,12 +167,15 @@ func TestStateEditsNotFound(t *testing.T) {
 		{Index: 1, ID: "ok", Task: 1, File: "/src/p/p.go", Line: 4, Col: 11},
 		{Index: 2, ID: "not a brace", Task: 1, File: "/src/p/p.go", Line: 4, Col: 5},
 		{Index: 3, ID: "past the end", Task: 1, File: "/src/p/p.go", Line: 40, Col: 1},
+		{Index: 4, ID: "after the if", Task: 1, File: "/src/p/p.go", Line: 6, Col: 2},
+		{Index: 5, ID: "the function's closing brace", Task: 1, File: "/src/p/p.go", Line: 7, Col: 1},
 	}
 	out := rewriteFile(fileInput{src: []byte(src), file: f, fset: fset, info: info, pkg: pkg, lineName: "/src/p/p.go", states: states}, nil)
-	if len(out.edits) != 1 || out.edits[0].state.ID != "ok" {
+	if len(out.edits) != 2 || out.edits[0].state.ID != "ok" || out.edits[1].state.ID != "after the if" {
 		t.Fatalf("edits %+v", out.edits)
 	}
-	want := map[string]string{"not a brace": SkipStateNotFound, "past the end": SkipStateNotFound}
+	want := map[string]string{"not a brace": SkipStateNotFound, "past the end": SkipStateNotFound,
+		"the function's closing brace": SkipStateNotFound}
 	if fmt.Sprint(out.skippedStates) != fmt.Sprint(want) {
 		t.Errorf("skipped %v, want %v", out.skippedStates, want)
 	}

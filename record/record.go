@@ -38,13 +38,17 @@ type Injection struct {
 	StateID string `json:"state_id,omitempty"`
 }
 
-// StateChange is one abstract-state transition observed on a node.
-type StateChange struct {
-	Time  time.Time `json:"time"`
-	Node  string    `json:"node"`
-	Task  uint32    `json:"task"`
-	Inst  uint64    `json:"inst"`
-	State uint32    `json:"state"`
+// StateVisit is how often one abstract state was entered on a node in a
+// trial: the transitions into it, over all instances of its task (a state
+// re-entered without leaving it does not count again), and when first.
+// A trial keeps visits, not every transition: etcd's three members make
+// hundreds of thousands of transitions in a ten-second trial.
+type StateVisit struct {
+	Node    string    `json:"node"`
+	Task    uint32    `json:"task"`
+	State   uint32    `json:"state"`
+	Entries int       `json:"entries"`
+	First   time.Time `json:"first"`
 }
 
 // Timeout is a timeout value observed at run time.
@@ -144,7 +148,7 @@ type Trial struct {
 	Requests   int           `json:"requests"` // decisions asked in the trial
 	Nodes      []Node        `json:"nodes"`
 	Client     []ClientEvent `json:"client,omitempty"`
-	States     []StateChange `json:"states,omitempty"`
+	States     []StateVisit  `json:"states,omitempty"`
 	Timeouts   []Timeout     `json:"timeouts,omitempty"`
 	Verdicts   []Verdict     `json:"verdicts"`
 }

@@ -59,6 +59,31 @@ var nodeName = regexp.MustCompile(`\bn\d+(/\d+)?\b`)
 // Symptom normalises a verdict's symptom for clustering.
 func Symptom(s string) string { return nodeName.ReplaceAllString(s, "n*") }
 
+// Reproduced reports whether a replayed trial shows the original's
+// failure: every checker that failed in orig fails again in replayed. It
+// returns the original's failures that did not recur, as "checker: symptom".
+// A replay of a trial that did not fail reproduces nothing.
+func Reproduced(orig, replayed *record.Trial) (bool, []string) {
+	again := map[string]bool{}
+	for _, v := range replayed.Verdicts {
+		if v.Failed {
+			again[v.Checker] = true
+		}
+	}
+	var missing []string
+	failed := false
+	for _, v := range orig.Verdicts {
+		if !v.Failed {
+			continue
+		}
+		failed = true
+		if !again[v.Checker] {
+			missing = append(missing, v.Checker+": "+Symptom(v.Symptom))
+		}
+	}
+	return failed && len(missing) == 0, missing
+}
+
 // Cluster groups the failing verdicts of trials into findings: failures with
 // the same checker, normalised symptom and fault kind whose injection stacks
 // are similar (see similar) form one finding. Findings are ordered by the

@@ -94,3 +94,33 @@ func TestSymptom(t *testing.T) {
 		}
 	}
 }
+
+func TestReproduced(t *testing.T) {
+	ok := func(checkers ...string) *record.Trial {
+		tr := &record.Trial{Verdicts: []record.Verdict{{Checker: "crash"}}}
+		for _, c := range checkers {
+			tr.Verdicts = append(tr.Verdicts, record.Verdict{Checker: c, Symptom: "n2 says " + c, Failed: true})
+		}
+		return tr
+	}
+	tests := []struct {
+		name           string
+		orig, replayed *record.Trial
+		want           bool
+		missing        string
+	}{
+		{"same failure", ok("linearizability"), ok("linearizability"), true, "[]"},
+		{"more failures", ok("linearizability"), ok("linearizability", "hang"), true, "[]"},
+		{"passed", ok("linearizability"), ok(), false, "[linearizability: n* says linearizability]"},
+		{"other checker", ok("linearizability", "hang"), ok("hang"), false, "[linearizability: n* says linearizability]"},
+		{"original passed", ok(), ok("hang"), false, "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, missing := Reproduced(tt.orig, tt.replayed)
+			if got != tt.want || fmt.Sprint(missing) != tt.missing {
+				t.Errorf("Reproduced = %v, %v; want %v, %s", got, missing, tt.want, tt.missing)
+			}
+		})
+	}
+}

@@ -81,7 +81,7 @@ func sampleTrial(i int) *record.Trial {
 			Op: &record.Op{Kind: "put", Key: "k" + strconv.Itoa(j%10), Value: "v", Call: int64(j), Return: int64(j + 1)},
 		})
 	}
-	t.States = []record.StateChange{{Time: t0, Node: "n1", Task: 1, Inst: 2, State: 3}}
+	t.States = []record.StateVisit{{Node: "n1", Task: 1, State: 3, Entries: 2, First: t0}}
 	t.Timeouts = []record.Timeout{{Node: "n2", Site: 4, Duration: time.Second}}
 	for _, c := range []string{"crash", "hang", "gray", "log", "linearizability", "violations"} {
 		v := record.Verdict{Checker: c}

@@ -64,6 +64,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, errUsage) {
 			return 2
 		}
+		if errors.Is(err, errNotReproduced) {
+			return 3
+		}
 		return 1
 	}
 	return 0

@@ -177,20 +177,44 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	for _, m := range missing {
 		fmt.Fprintf(os.Stderr, "warning: cannot replay: %s\n", m)
 	}
+	reproduced, lost := report.Reproduced(orig, tr)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(tr)
-	}
-	fmt.Fprintf(stdout, "replayed %s as %s: %s, %d injections (original: %s, %d injections)\n",
-		orig.ID, tr.ID, tr.Status, len(tr.Injections), orig.Status, len(orig.Injections))
-	for _, v := range tr.Verdicts {
-		if v.Failed {
-			fmt.Fprintf(stdout, "  [%s] %s\n", v.Checker, v.Symptom)
+		if err := enc.Encode(replayResult{Original: orig.ID, Reproduced: reproduced, NotReproduced: lost, Trial: tr}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "replayed %s as %s: %s, %d injections (original: %s, %d injections)\n",
+			orig.ID, tr.ID, tr.Status, len(tr.Injections), orig.Status, len(orig.Injections))
+		for _, v := range tr.Verdicts {
+			if v.Failed {
+				fmt.Fprintf(stdout, "  [%s] %s\n", v.Checker, v.Symptom)
+			}
+		}
+		fmt.Fprintf(stdout, "  logs %s\n", tr.Dir)
+		if reproduced {
+			fmt.Fprintln(stdout, "reproduced")
 		}
 	}
-	fmt.Fprintf(stdout, "  logs %s\n", tr.Dir)
+	if len(lost) > 0 {
+		return fmt.Errorf("%w: %s's failure did not recur (%s)", errNotReproduced, orig.ID, strings.Join(lost, "; "))
+	}
 	return nil
+}
+
+// errNotReproduced marks a replay that ran but did not show the original
+// failure; it exits with 3.
+var errNotReproduced = errors.New("not reproduced")
+
+// replayResult is the JSON output of gofault replay.
+type replayResult struct {
+	Original   string `json:"original"`
+	Reproduced bool   `json:"reproduced"`
+	// NotReproduced are the original's failures ("checker: symptom")
+	// the replay did not show.
+	NotReproduced []string      `json:"not_reproduced,omitempty"`
+	Trial         *record.Trial `json:"trial"`
 }
 
 // lastDBFile remembers the database of the last campaign run on this

@@ -36,8 +36,8 @@ type summary struct {
 }
 
 // campaign runs one gofault campaign on a copy-free work dir of its own and
-// returns its JSON summary.
-func campaign(t *testing.T, bin string, args ...string) summary {
+// returns its JSON summary and its database.
+func campaign(t *testing.T, bin string, args ...string) (summary, string) {
 	t.Helper()
 	work := t.TempDir()
 	// A failing trial waits out the workload's recovery bound: 4 s is
@@ -58,13 +58,73 @@ func campaign(t *testing.T, bin string, args ...string) summary {
 	}
 	t.Logf("gofault %s: %d trials (median %.1fs), %d failed, %d could not run, %d findings",
 		strings.Join(args[10:], " "), s.Trials, s.MedianTrial, s.FailedTrials, s.ErrorTrials, s.Findings)
-	return s
+	return s, filepath.Join(work, "gofault.db")
+}
+
+// finding is the part of `gofault report --json` the test reads.
+type finding struct {
+	ID      string   `json:"id"`
+	Checker string   `json:"checker"`
+	Symptom string   `json:"symptom"`
+	Trials  []string `json:"trials"`
+	Replay  string   `json:"replay"`
+}
+
+// replayFindings replays the first trial of each finding in db with the
+// command the report gives, and checks that each reproduces. Faults that
+// race with timers (a delay against a timeout) may need a second run; a
+// finding that fails to reproduce twice fails the test.
+func replayFindings(t *testing.T, bin, db string) {
+	t.Helper()
+	out, err := exec.Command(bin, "report", "--db", db, "--json").Output()
+	if err != nil {
+		t.Fatalf("gofault report: %v", err)
+	}
+	var fs []finding
+	if err := json.Unmarshal(out, &fs); err != nil {
+		t.Fatalf("decode findings: %v\n%s", err, out)
+	}
+	for _, f := range fs {
+		args := strings.Fields(f.Replay)
+		if len(args) < 3 || args[0] != "gofault" || args[1] != "replay" {
+			t.Fatalf("finding %s: replay command %q", f.ID, f.Replay)
+		}
+		var res struct {
+			Reproduced    bool     `json:"reproduced"`
+			NotReproduced []string `json:"not_reproduced"`
+		}
+		for attempt := 1; attempt <= 2; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			cmd := exec.CommandContext(ctx, bin, append(args[1:], "--json")...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			cancel()
+			if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
+				t.Fatalf("finding %s: %s: %v, %v\n%s", f.ID, f.Replay, err, jerr, stderr.String())
+			}
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			}
+			t.Logf("finding %s [%s] %s: replay %d of trial %s: reproduced=%v (exit %d)", f.ID, f.Checker, f.Symptom, attempt, f.Trials[0], res.Reproduced, code)
+			if res.Reproduced != (code == 0) || (!res.Reproduced && code != 3) {
+				t.Errorf("finding %s: reproduced=%v but exit status %d (want 0, or 3 when not reproduced)", f.ID, res.Reproduced, code)
+			}
+			if res.Reproduced {
+				break
+			}
+		}
+		if !res.Reproduced {
+			t.Errorf("finding %s [%s] %s: replaying trial %s twice did not reproduce it (%v)", f.ID, f.Checker, f.Symptom, f.Trials[0], res.NotReproduced)
+		}
+	}
 }
 
 // TestCampaigns runs short gofault campaigns on minikv: fault-free trials
 // with every planted bug on must be clean (the bugs are only reachable
-// through faults), and each planted bug must be found by a targeted
-// campaign.
+// through faults), each planted bug must be found by a targeted campaign,
+// and each finding must reproduce with its replay command.
 func TestCampaigns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end campaigns")
@@ -78,7 +138,7 @@ func TestCampaigns(t *testing.T) {
 	bin := gofaultCLI(t)
 
 	t.Run("fault-free", func(t *testing.T) {
-		s := campaign(t, bin, "--policy", "none", "--trials", "3", "--set", "cluster.env.MINIKV_BUGS=all")
+		s, _ := campaign(t, bin, "--policy", "none", "--trials", "3", "--set", "cluster.env.MINIKV_BUGS=all")
 		if s.Findings != 0 || s.FailedTrials != 0 || s.ErrorTrials != 0 {
 			t.Errorf("fault-free trials with every bug on: %d failed, %d could not run, %d findings; want none", s.FailedTrials, s.ErrorTrials, s.Findings)
 		}
@@ -87,10 +147,12 @@ func TestCampaigns(t *testing.T) {
 	for _, tc := range targeted {
 		t.Run(tc.bug, func(t *testing.T) {
 			args := append([]string{"--set", "cluster.env.MINIKV_BUGS=" + tc.bug}, tc.args...)
-			s := campaign(t, bin, args...)
+			s, db := campaign(t, bin, args...)
 			if s.Findings == 0 {
 				t.Errorf("bug %s: no finding in %d trials", tc.bug, s.Trials)
 			}
+			// Every finding replays with the command its report gives.
+			replayFindings(t, bin, db)
 		})
 	}
 }

@@ -62,6 +62,24 @@ func (s *Store) Watch() {
 		}
 	}()
 	go compactLoop()
+	go s.retain()
+}
+
+// retain compacts once a minute in a goroutine that remembers, in a
+// variable it captured, the last minute it compacted.
+func (s *Store) retain() {
+	prev := int64(0)
+	go func() {
+		for {
+			time.Sleep(time.Second)
+			minute := time.Now().Unix() / 60
+			if minute == prev {
+				continue
+			}
+			compact()
+			prev = minute
+		}
+	}()
 }
 
 func (w *watcher) flush() { w.pending = w.pending[:0] }

@@ -165,7 +165,12 @@ func (n *Node) syncLoop() {
 		}
 		if err := n.save(); err != nil {
 			log.Printf("save: %v", err)
+			continue // a guard on an error: what follows is no state
 		}
+		if !n.isLeader() {
+			continue // a guard clause: the rest is the leader's state
+		}
+		go n.replicate(n.applied)
 		if n.applied > n.snapIndex {
 			// A branch without action.
 			continue
@@ -174,6 +179,16 @@ func (n *Node) syncLoop() {
 }
 
 func (n *Node) snapshot() { n.snapIndex = n.applied }
+
+// replicate is a short task started on every round of the leader's sync
+// loop: each run sees the state at its start, so it is a task unit.
+func (n *Node) replicate(idx uint64) {
+	if n.lead != n.id {
+		return
+	}
+	n.heartbeat()
+	_ = idx
+}
 
 func (n *Node) save() error {
 	if n.term == 0 {
