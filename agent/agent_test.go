@@ -215,7 +215,6 @@ func TestFailOpenWhenControllerHangs(t *testing.T) {
 	if first < DecisionTimeout/2 {
 		t.Fatalf("first decision returned after %v; expected to wait for the controller", first)
 	}
-	start = time.Now()
 	for i := 0; i < 100; i++ {
 		Fault(1)
 	}
@@ -298,7 +297,7 @@ func TestGoroutineIdentityDistinct(t *testing.T) {
 	if a == b || a == 0 {
 		t.Fatalf("goroutine identities %#x and %#x", a, b)
 	}
-	if goroutine() != goroutine() {
+	if g1, g2 := goroutine(), goroutine(); g1 != g2 {
 		t.Fatal("goroutine identity not stable")
 	}
 }

@@ -180,6 +180,7 @@ type Trial struct {
 	ended    bool
 	peers    map[*peer]struct{}
 	requests int
+	hits     map[hitKey]int // requests per node and site
 	inj      []record.Injection
 	visits   map[visitKey]*record.StateVisit
 	current  map[instKey]uint32 // per node and task instance: current state
@@ -194,6 +195,11 @@ type instKey struct {
 	node string
 	task uint32
 	inst uint64
+}
+
+type hitKey struct {
+	node string
+	site uint32
 }
 
 type visitKey struct {
@@ -220,6 +226,7 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 		peers:    make(map[*peer]struct{}),
 		current:  make(map[instKey]uint32),
 		visits:   make(map[visitKey]*record.StateVisit),
+		hits:     make(map[hitKey]int),
 		progress: make(map[string]time.Time),
 	}
 	c.mu.Lock()
@@ -383,15 +390,18 @@ func (t *Trial) decide(p *peer, r *wire.Request) wire.Response {
 		t.mu.Unlock()
 		return resp
 	}
+	hk := hitKey{node: p.hello.Node, site: site.Index}
+	t.hits[hk]++
 	req := policy.Request{
-		Trial: t.spec.Index,
-		Seq:   t.requests,
-		Node:  p.hello.Node,
-		Site:  site,
-		Stack: frames(r.Stack),
-		Task:  r.Task,
-		Inst:  r.Inst,
-		State: r.State,
+		Trial:      t.spec.Index,
+		Seq:        t.requests,
+		Node:       p.hello.Node,
+		Site:       site,
+		Stack:      frames(r.Stack),
+		Occurrence: t.hits[hk],
+		Task:       r.Task,
+		Inst:       r.Inst,
+		State:      r.State,
 	}
 	t.requests++
 	c.pmu.Lock()
@@ -401,15 +411,16 @@ func (t *Trial) decide(p *peer, r *wire.Request) wire.Response {
 	crash := false
 	if f := d.Fault; f.Kind != policy.None {
 		inj := record.Injection{
-			Time:   time.Now(),
-			Node:   req.Node,
-			Site:   site.Index,
-			SiteID: site.ID,
-			Kind:   f.Kind.String(),
-			Stack:  req.Stack,
-			Task:   req.Task,
-			Inst:   req.Inst,
-			State:  req.State,
+			Time:       time.Now(),
+			Node:       req.Node,
+			Site:       site.Index,
+			SiteID:     site.ID,
+			Kind:       f.Kind.String(),
+			Stack:      req.Stack,
+			Occurrence: req.Occurrence,
+			Task:       req.Task,
+			Inst:       req.Inst,
+			State:      req.State,
 		}
 		if st := c.cat.State(req.State); st != nil {
 			inj.StateID = st.ID

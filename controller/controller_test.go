@@ -127,6 +127,9 @@ func TestTrialLifecycle(t *testing.T) {
 	if inj.Node != "n1" || inj.SiteID != "p.f#os.WriteFile.0" || inj.Kind != record.KindError || inj.Error != "ENOSPC" {
 		t.Errorf("injection = %+v", inj)
 	}
+	if inj.Occurrence != 1 {
+		t.Errorf("injection at occurrence %d, want the first request at its site", inj.Occurrence)
+	}
 	if inj.Task != 1 || inj.State != 2 || inj.Inst != 0xc0de || inj.StateID != "p.(*node).run#1" {
 		t.Errorf("injection state = task %d state %d (%s) inst %#x", inj.Task, inj.State, inj.StateID, inj.Inst)
 	}

@@ -87,6 +87,9 @@ type Request struct {
 	Site  *catalog.Site
 	// Stack is the caller's stack when the plan asked for stacks.
 	Stack []record.Frame
+	// Occurrence counts the requests at Site from Node in this trial, this
+	// one included.
+	Occurrence int
 	// Task, Inst and State are the goroutine's abstract state (0 if none).
 	Task  uint32
 	Inst  uint64

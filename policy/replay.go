@@ -9,9 +9,12 @@ import (
 )
 
 // Replay re-injects the faults of a recorded trial: each recorded injection
-// is granted at the first request from the same node, site and call stack
-// (by StackKey) after the previous one was granted. Sites are matched by
-// their stable IDs, so a replay works on a rebuilt binary.
+// is granted, after the previous one was granted, at the first request from
+// the same node, site and call stack (by StackKey) that is at least the
+// recorded occurrence of a request at that site on that node — the 40th
+// log sync of the leader, not its first, when the original struck the
+// 40th. Sites are matched by their stable IDs, so a replay works on a
+// rebuilt binary.
 type Replay struct {
 	cat     *catalog.Catalog
 	want    []replayed
@@ -104,6 +107,9 @@ func (r *Replay) Decide(req *Request) Decision {
 	}
 	w := &r.want[r.next]
 	if req.Node != w.inj.Node || req.Site.ID != w.site.ID {
+		return Decision{}
+	}
+	if req.Occurrence < w.inj.Occurrence {
 		return Decision{}
 	}
 	if len(w.inj.Stack) > 0 && StackKey(req.Stack) != w.stack {

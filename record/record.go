@@ -31,6 +31,10 @@ type Injection struct {
 	// Delay is the injected delay for KindDelay.
 	Delay time.Duration `json:"delay,omitempty"`
 	Stack []Frame       `json:"stack,omitempty"`
+	// Occurrence counts the requests at this site from this node in the
+	// trial up to this one (1 for the first): a replay injects at the
+	// same occurrence, not at the first request that matches.
+	Occurrence int `json:"occurrence,omitempty"`
 	// Task, Inst and State locate the goroutine's abstract state, if any.
 	Task    uint32 `json:"task,omitempty"`
 	Inst    uint64 `json:"inst,omitempty"`

@@ -59,29 +59,30 @@ var nodeName = regexp.MustCompile(`\bn\d+(/\d+)?\b`)
 // Symptom normalises a verdict's symptom for clustering.
 func Symptom(s string) string { return nodeName.ReplaceAllString(s, "n*") }
 
-// Reproduced reports whether a replayed trial shows the original's
-// failure: every checker that failed in orig fails again in replayed. It
-// returns the original's failures that did not recur, as "checker: symptom".
-// A replay of a trial that did not fail reproduces nothing.
-func Reproduced(orig, replayed *record.Trial) (bool, []string) {
+// Recurrence compares a replayed trial with the original: the original's
+// failures ("checker: symptom") whose checker fails again in replayed, and
+// those whose checker does not. A fault that races with timers can show a
+// different mix of secondary symptoms from run to run (a gray failure seen
+// from one side or the other) while its main failure recurs.
+func Recurrence(orig, replayed *record.Trial) (recurred, missing []string) {
 	again := map[string]bool{}
 	for _, v := range replayed.Verdicts {
 		if v.Failed {
 			again[v.Checker] = true
 		}
 	}
-	var missing []string
-	failed := false
 	for _, v := range orig.Verdicts {
 		if !v.Failed {
 			continue
 		}
-		failed = true
-		if !again[v.Checker] {
-			missing = append(missing, v.Checker+": "+Symptom(v.Symptom))
+		f := v.Checker + ": " + Symptom(v.Symptom)
+		if again[v.Checker] {
+			recurred = append(recurred, f)
+		} else {
+			missing = append(missing, f)
 		}
 	}
-	return failed && len(missing) == 0, missing
+	return recurred, missing
 }
 
 // Cluster groups the failing verdicts of trials into findings: failures with

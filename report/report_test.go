@@ -95,7 +95,7 @@ func TestSymptom(t *testing.T) {
 	}
 }
 
-func TestReproduced(t *testing.T) {
+func TestRecurrence(t *testing.T) {
 	ok := func(checkers ...string) *record.Trial {
 		tr := &record.Trial{Verdicts: []record.Verdict{{Checker: "crash"}}}
 		for _, c := range checkers {
@@ -104,22 +104,21 @@ func TestReproduced(t *testing.T) {
 		return tr
 	}
 	tests := []struct {
-		name           string
-		orig, replayed *record.Trial
-		want           bool
-		missing        string
+		name              string
+		orig, replayed    *record.Trial
+		recurred, missing string
 	}{
-		{"same failure", ok("linearizability"), ok("linearizability"), true, "[]"},
-		{"more failures", ok("linearizability"), ok("linearizability", "hang"), true, "[]"},
-		{"passed", ok("linearizability"), ok(), false, "[linearizability: n* says linearizability]"},
-		{"other checker", ok("linearizability", "hang"), ok("hang"), false, "[linearizability: n* says linearizability]"},
-		{"original passed", ok(), ok("hang"), false, "[]"},
+		{"same failure", ok("linearizability"), ok("linearizability"), "[linearizability: n* says linearizability]", "[]"},
+		{"more failures", ok("linearizability"), ok("linearizability", "hang"), "[linearizability: n* says linearizability]", "[]"},
+		{"passed", ok("linearizability"), ok(), "[]", "[linearizability: n* says linearizability]"},
+		{"part", ok("linearizability", "hang"), ok("hang"), "[hang: n* says hang]", "[linearizability: n* says linearizability]"},
+		{"original passed", ok(), ok("hang"), "[]", "[]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, missing := Reproduced(tt.orig, tt.replayed)
-			if got != tt.want || fmt.Sprint(missing) != tt.missing {
-				t.Errorf("Reproduced = %v, %v; want %v, %s", got, missing, tt.want, tt.missing)
+			recurred, missing := Recurrence(tt.orig, tt.replayed)
+			if fmt.Sprint(recurred) != tt.recurred || fmt.Sprint(missing) != tt.missing {
+				t.Errorf("Recurrence = %v, %v; want %s, %s", recurred, missing, tt.recurred, tt.missing)
 			}
 		})
 	}

@@ -15,11 +15,19 @@ short=()
 
 step() { printf '\n== %s\n' "$*"; }
 
-step "go vet"
-go vet ./...
-(cd agent && go vet ./...)
-(cd targets/etcd && go vet ./...)
-(cd examples/minikv && go vet ./...)
+step "gofmt, go vet, staticcheck"
+unformatted=$(gofmt -l $(git ls-files '*.go' | grep -v '/testdata/') 2>/dev/null || true)
+if [ -n "$unformatted" ]; then
+	echo "not gofmt'ed:"; echo "$unformatted"; exit 1
+fi
+# staticcheck, pinned, built from the module proxy into the Go bin dir.
+staticcheck="$(go env GOPATH)/bin/staticcheck"
+if ! "$staticcheck" -version 2>/dev/null | grep -q "(0.8.2)"; then
+	GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+fi
+for m in . agent targets/etcd examples/minikv; do
+	(cd "$m" && go vet ./... && "$staticcheck" ./...)
+done
 
 step "agent module (race detector), protocol fuzzing"
 (cd agent && go test -race -count=1 ./...)

@@ -161,6 +161,8 @@ CREATE TABLE blobs (
 	PRIMARY KEY (campaign_id, key)
 );
 `,
+	// 2: the occurrence of each injection's request at its site.
+	`ALTER TABLE injections ADD COLUMN occurrence INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this package writes.

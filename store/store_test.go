@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"os"
@@ -69,7 +70,7 @@ func sampleTrial(i int) *record.Trial {
 		t.Injections = append(t.Injections, record.Injection{
 			Time: t0.Add(time.Duration(j) * time.Millisecond), Node: "n" + strconv.Itoa(j%3+1), Site: uint32(i*10 + j),
 			SiteID: fmt.Sprintf("wal.Save#%d", j), Kind: record.KindError, Error: "EIO", Stack: stack,
-			Task: 2, Inst: 1 << 40, State: 3, StateID: "raft.leader",
+			Occurrence: j + 1, Task: 2, Inst: 1 << 40, State: 3, StateID: "raft.leader",
 		})
 	}
 	for j := 1; j <= 3; j++ {
@@ -301,6 +302,41 @@ func TestMigrations(t *testing.T) {
 	s.Close()
 	if _, err := Open(path); err == nil {
 		t.Error("opened a database with a newer schema")
+	}
+}
+
+// TestMigrateFromVersion1 opens a database written with schema version 1
+// (no injection occurrences) and reads its injections back.
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{migrations[0], "PRAGMA user_version = 1",
+		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'random', 1, '{}', 'done', 0)`,
+		`INSERT INTO trials (id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts)
+			VALUES ('1-1', 1, 1, 'x', 'random', 1, 0, 0, 'failed', '', '/tmp', 10, 'null', 'null', 'null')`,
+		`INSERT INTO injections (trial_id, seq, time, node, site, site_id, kind, error, delay, stack, task, inst, state, state_id)
+			VALUES ('1-1', 0, 0, 'n1', 3, 'wal.Save#0', 'error', 'EIO', 0, 'null', 0, 0, 0, '')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tr, err := s.Trial(ctx, "1-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Injections) != 1 || tr.Injections[0].SiteID != "wal.Save#0" || tr.Injections[0].Occurrence != 0 {
+		t.Errorf("injections after migration: %+v", tr.Injections)
 	}
 }
 

@@ -66,8 +66,8 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 	}
 	if len(t.Injections) > 0 {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO injections
-			(trial_id, seq, time, node, site, site_id, kind, error, delay, stack, task, inst, state, state_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(trial_id, seq, time, node, site, site_id, kind, error, delay, stack, occurrence, task, inst, state, state_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("save trial %s: %w", t.ID, err)
 		}
@@ -78,7 +78,7 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 				return fmt.Errorf("save trial %s: %w", t.ID, err)
 			}
 			if _, err := stmt.ExecContext(ctx, t.ID, i, nanos(in.Time), in.Node, in.Site, in.SiteID, in.Kind, in.Error,
-				int64(in.Delay), stack, in.Task, int64(in.Inst), in.State, in.StateID); err != nil {
+				int64(in.Delay), stack, in.Occurrence, in.Task, int64(in.Inst), in.State, in.StateID); err != nil {
 				return fmt.Errorf("save trial %s injection %d: %w", t.ID, i, err)
 			}
 		}
@@ -195,14 +195,14 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 		return out, err
 	}
 	err = query(ctx, tx, `SELECT i.trial_id, i.time, i.node, i.site, i.site_id, i.kind, i.error, i.delay, i.stack,
-		i.task, i.inst, i.state, i.state_id FROM injections i JOIN trials t ON t.id = i.trial_id
+		i.occurrence, i.task, i.inst, i.state, i.state_id FROM injections i JOIN trials t ON t.id = i.trial_id
 		WHERE `+where+` ORDER BY i.trial_id, i.seq`, args,
 		func(r *sql.Rows) error {
 			var id, stack string
 			var in record.Injection
 			var tm, delay, inst int64
 			if err := r.Scan(&id, &tm, &in.Node, &in.Site, &in.SiteID, &in.Kind, &in.Error, &delay, &stack,
-				&in.Task, &inst, &in.State, &in.StateID); err != nil {
+				&in.Occurrence, &in.Task, &inst, &in.State, &in.StateID); err != nil {
 				return err
 			}
 			in.Time, in.Inst = fromNanos(tm), uint64(inst)

@@ -93,6 +93,23 @@ func logLevel() slog.Level {
 	return slog.LevelInfo
 }
 
+// parseInterleaved parses args with fs, allowing flags after positional
+// arguments (gofault replay 1-7 --json), and returns the positional ones.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
 // newFlags returns a flag set for a subcommand that reports errors instead
 // of exiting.
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {

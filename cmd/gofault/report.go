@@ -147,10 +147,11 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("replay", os.Stderr)
 	sf := addStoreFlags(fs)
 	asJSON := fs.Bool("json", false, "print the replayed trial as JSON")
-	if err := fs.Parse(args); err != nil {
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
 		return errors.Join(errUsage, err)
 	}
-	if fs.NArg() != 1 {
+	if len(rest) != 1 {
 		return fmt.Errorf("%w: want one trial ID, e.g. gofault replay 3-17", errUsage)
 	}
 	st, err := sf.open()
@@ -158,9 +159,9 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	orig, err := st.Trial(ctx, fs.Arg(0))
+	orig, err := st.Trial(ctx, rest[0])
 	if err != nil {
-		return fmt.Errorf("trial %s: %w", fs.Arg(0), err)
+		return fmt.Errorf("trial %s: %w", rest[0], err)
 	}
 	camp, err := st.Campaign(ctx, campaign.CampaignOf(orig.ID))
 	if err != nil {
@@ -177,11 +178,13 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	for _, m := range missing {
 		fmt.Fprintf(os.Stderr, "warning: cannot replay: %s\n", m)
 	}
-	reproduced, lost := report.Reproduced(orig, tr)
+	recurred, lost := report.Recurrence(orig, tr)
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(replayResult{Original: orig.ID, Reproduced: reproduced, NotReproduced: lost, Trial: tr}); err != nil {
+		res := replayResult{Original: orig.ID, Reproduced: len(recurred) > 0 && len(lost) == 0,
+			Recurred: recurred, NotReproduced: lost, Trial: tr}
+		if err := enc.Encode(res); err != nil {
 			return err
 		}
 	} else {
@@ -193,26 +196,31 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 			}
 		}
 		fmt.Fprintf(stdout, "  logs %s\n", tr.Dir)
-		if reproduced {
+		switch {
+		case len(recurred) > 0 && len(lost) == 0:
 			fmt.Fprintln(stdout, "reproduced")
+		case len(recurred) > 0:
+			fmt.Fprintf(stdout, "partly reproduced: did not recur: %s\n", strings.Join(lost, "; "))
 		}
 	}
-	if len(lost) > 0 {
-		return fmt.Errorf("%w: %s's failure did not recur (%s)", errNotReproduced, orig.ID, strings.Join(lost, "; "))
+	if len(recurred) == 0 && len(lost) > 0 {
+		return fmt.Errorf("%w: none of %s's failures recurred (%s)", errNotReproduced, orig.ID, strings.Join(lost, "; "))
 	}
 	return nil
 }
 
-// errNotReproduced marks a replay that ran but did not show the original
-// failure; it exits with 3.
+// errNotReproduced marks a replay that ran but showed none of the
+// original's failures; it exits with 3.
 var errNotReproduced = errors.New("not reproduced")
 
 // replayResult is the JSON output of gofault replay.
 type replayResult struct {
-	Original   string `json:"original"`
-	Reproduced bool   `json:"reproduced"`
-	// NotReproduced are the original's failures ("checker: symptom")
-	// the replay did not show.
+	Original string `json:"original"`
+	// Reproduced: every failure of the original recurred.
+	Reproduced bool `json:"reproduced"`
+	// Recurred and NotReproduced are the original's failures
+	// ("checker: symptom") whose checker failed again, and did not.
+	Recurred      []string      `json:"recurred,omitempty"`
 	NotReproduced []string      `json:"not_reproduced,omitempty"`
 	Trial         *record.Trial `json:"trial"`
 }

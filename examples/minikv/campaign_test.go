@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,10 +72,12 @@ type finding struct {
 }
 
 // replayFindings replays the first trial of each finding in db with the
-// command the report gives, and checks that each reproduces. Faults that
-// race with timers (a delay against a timeout) may need a second run; a
-// finding that fails to reproduce twice fails the test.
-func replayFindings(t *testing.T, bin, db string) {
+// command the report gives, up to three times, and logs whether the
+// finding's failure (its checker) recurs. A finding of one of the checkers
+// in must (the planted bug's own symptom) that does not recur fails the
+// test; the side symptoms of a 3 s delay (a gray failure seen from one
+// side or the other) race with the workload's timers and may not.
+func replayFindings(t *testing.T, bin, db string, must ...string) {
 	t.Helper()
 	out, err := exec.Command(bin, "report", "--db", db, "--json").Output()
 	if err != nil {
@@ -89,11 +92,11 @@ func replayFindings(t *testing.T, bin, db string) {
 		if len(args) < 3 || args[0] != "gofault" || args[1] != "replay" {
 			t.Fatalf("finding %s: replay command %q", f.ID, f.Replay)
 		}
-		var res struct {
-			Reproduced    bool     `json:"reproduced"`
-			NotReproduced []string `json:"not_reproduced"`
-		}
-		for attempt := 1; attempt <= 2; attempt++ {
+		recurred := false
+		for attempt := 1; attempt <= 3 && !recurred; attempt++ {
+			var res struct {
+				Recurred []string `json:"recurred"`
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			cmd := exec.CommandContext(ctx, bin, append(args[1:], "--json")...)
 			var stdout, stderr bytes.Buffer
@@ -103,20 +106,16 @@ func replayFindings(t *testing.T, bin, db string) {
 			if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
 				t.Fatalf("finding %s: %s: %v, %v\n%s", f.ID, f.Replay, err, jerr, stderr.String())
 			}
-			code := 0
-			if ee, ok := err.(*exec.ExitError); ok {
-				code = ee.ExitCode()
+			for _, r := range res.Recurred {
+				recurred = recurred || strings.HasPrefix(r, f.Checker+": ")
 			}
-			t.Logf("finding %s [%s] %s: replay %d of trial %s: reproduced=%v (exit %d)", f.ID, f.Checker, f.Symptom, attempt, f.Trials[0], res.Reproduced, code)
-			if res.Reproduced != (code == 0) || (!res.Reproduced && code != 3) {
-				t.Errorf("finding %s: reproduced=%v but exit status %d (want 0, or 3 when not reproduced)", f.ID, res.Reproduced, code)
-			}
-			if res.Reproduced {
-				break
+			t.Logf("finding %s [%s] %s: replay %d of trial %s: recurred %v (%v)", f.ID, f.Checker, f.Symptom, attempt, f.Trials[0], recurred, err)
+			if ee, ok := err.(*exec.ExitError); (len(res.Recurred) == 0) != (ok && ee.ExitCode() == 3) {
+				t.Errorf("finding %s: %d failures recurred, exit status %v (want 3 exactly when none did)", f.ID, len(res.Recurred), err)
 			}
 		}
-		if !res.Reproduced {
-			t.Errorf("finding %s [%s] %s: replaying trial %s twice did not reproduce it (%v)", f.ID, f.Checker, f.Symptom, f.Trials[0], res.NotReproduced)
+		if !recurred && slices.Contains(must, f.Checker) {
+			t.Errorf("finding %s [%s] %s: replaying trial %s three times did not show it again", f.ID, f.Checker, f.Symptom, f.Trials[0])
 		}
 	}
 }
@@ -151,8 +150,8 @@ func TestCampaigns(t *testing.T) {
 			if s.Findings == 0 {
 				t.Errorf("bug %s: no finding in %d trials", tc.bug, s.Trials)
 			}
-			// Every finding replays with the command its report gives.
-			replayFindings(t, bin, db)
+			// The bug's findings replay with the command their report gives.
+			replayFindings(t, bin, db, tc.symptoms...)
 		})
 	}
 }
@@ -166,10 +165,15 @@ func TestCampaigns(t *testing.T) {
 var targeted = []struct {
 	bug  string
 	args []string
+	// symptoms are the checkers that report the bug itself.
+	symptoms []string
 }{
-	{server.BugSnapshot, []string{"--policy", "random", "--trials", "8", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"}},
-	{server.BugRotate, []string{"--policy", "random", "--trials", "16", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"}},
-	{server.BugFence, []string{"--policy", "random", "--trials", "14", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"}},
+	{server.BugSnapshot, []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"},
+		[]string{"hang", "violations"}},
+	{server.BugRotate, []string{"--policy", "random", "--trials", "16", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"},
+		[]string{"violations"}},
+	{server.BugFence, []string{"--policy", "random", "--trials", "14", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"},
+		[]string{"violations"}},
 	// Sieve delays the forwarded write's timeout-protected RPC early.
-	{server.BugRetry, []string{"--policy", "sieve", "--trials", "6"}},
+	{server.BugRetry, []string{"--policy", "sieve", "--trials", "6"}, []string{"linearizability"}},
 }

@@ -1,0 +1,96 @@
+package policy
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/record"
+)
+
+// TestReplay feeds a replay the requests of a re-run trial and checks which
+// ones it grants: the recorded node, site and stack, at or after the
+// recorded occurrence, one recorded injection after the other.
+func TestReplay(t *testing.T) {
+	cat := testCatalog()
+	wal, step := &cat.Sites[0], &cat.Sites[1]
+	sync, snap := stackOf("wal.save", "raft.loop"), stackOf("wal.save", "snap.save")
+	// req is the occ-th request at site s from node.
+	req := func(node string, s int, st []record.Frame, occ int) Request {
+		return Request{Node: node, Site: &cat.Sites[s], Stack: st, Occurrence: occ}
+	}
+	tests := []struct {
+		name     string
+		recorded []record.Injection
+		requests []Request
+		want     string // granted request indices and faults
+		missing  int
+	}{
+		{
+			name:     "the recorded occurrence, not the first match",
+			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: record.KindError, Error: "ENOSPC", Stack: sync, Occurrence: 3}},
+			requests: []Request{req("n1", 0, sync, 1), req("n2", 0, sync, 1), req("n1", 0, sync, 2), req("n1", 0, sync, 3), req("n1", 0, sync, 4)},
+			want:     "[3:error#2]",
+		},
+		{
+			name:     "a later occurrence when the re-run made fewer requests before it",
+			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: record.KindDelay, Delay: time.Second, Stack: snap, Occurrence: 3}},
+			requests: []Request{req("n1", 0, sync, 1), req("n1", 0, snap, 2), req("n1", 0, sync, 3), req("n1", 0, snap, 4)},
+			want:     "[3:delay 1s]",
+		},
+		{
+			name:     "records without occurrence (older stores) match the first request",
+			recorded: []record.Injection{{Node: "n2", SiteID: wal.ID, Kind: record.KindCrash, Stack: sync}},
+			requests: []Request{req("n1", 0, sync, 1), req("n2", 0, sync, 1)},
+			want:     "[1:crash]",
+		},
+		{
+			name: "two injections in order",
+			recorded: []record.Injection{
+				{Node: "n1", SiteID: step.ID, Kind: record.KindError, Error: "ErrStopped", Occurrence: 2},
+				{Node: "n3", SiteID: wal.ID, Kind: record.KindError, Error: "EIO", Stack: sync, Occurrence: 1},
+			},
+			requests: []Request{req("n3", 0, sync, 1), req("n1", 1, nil, 1), req("n1", 1, nil, 2), req("n3", 0, sync, 2)},
+			want:     "[2:error#1 3:error#1]",
+		},
+		{
+			name: "a site or error gone from the catalog is reported and skipped",
+			recorded: []record.Injection{
+				{Node: "n1", SiteID: "gone#0", Kind: record.KindError, Error: "EIO"},
+				{Node: "n1", SiteID: wal.ID, Kind: record.KindError, Error: "EPERM"},
+			},
+			requests: []Request{req("n1", 0, sync, 1)},
+			want:     "[]",
+			missing:  2,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewReplay(cat, tt.recorded)
+			r.Begin(TrialInfo{})
+			var got []string
+			for i := range tt.requests {
+				d := r.Decide(&tt.requests[i])
+				if d.Fault.Kind != None {
+					got = append(got, fmt.Sprintf("%d:%s", i, faultString(d.Fault)))
+				}
+			}
+			if fmt.Sprint(got) != tt.want {
+				t.Errorf("granted %v, want %s", got, tt.want)
+			}
+			if len(r.Missing()) != tt.missing {
+				t.Errorf("missing %v, want %d", r.Missing(), tt.missing)
+			}
+		})
+	}
+}
+
+func faultString(f Fault) string {
+	switch f.Kind {
+	case Error:
+		return fmt.Sprintf("error#%d", f.Error)
+	case Delay:
+		return "delay " + f.Delay.String()
+	}
+	return f.Kind.String()
+}
