@@ -26,19 +26,26 @@ const (
 //
 //   - task units are the functions started by go statements in target
 //     packages (named functions, methods and closures, resolved through the
-//     call graph), and their long-running loops;
+//     call graph) that run their branches more than once: long-running
+//     ones (an unbounded loop) and short ones started over and over (from
+//     an unbounded loop or code a long-running unit reaches);
 //   - state variables are the fields of target structs that are written
 //     somewhere after construction and read through the instance (a
 //     method's receiver, a captured variable, a pointer parameter of a
-//     plain function), written package-level variables, and the locals an
-//     unbounded loop carries across iterations; errors, functions and
-//     foreign types other than sync/atomic values are not state;
+//     plain function), written package-level variables, the locals an
+//     unbounded loop carries across iterations, and the captured variables
+//     a goroutine writes; errors, functions and foreign types other than
+//     sync/atomic values are not state;
 //   - a branch (if/else, switch and type switch clause, select case on a
 //     local channel chosen by state) inside a task unit, its closures, or a
 //     method it calls on its instance (up to maxCallDepth calls deep), whose
 //     condition depends on a state variable directly or through SSA def-use
 //     within the function, and whose block performs an action (a call, a
-//     send, a go/defer, or a state write), starts an abstract state.
+//     send, a go/defer, or a state write), starts an abstract state; so
+//     does the rest of a statement list after a guard clause (an if
+//     without else whose block always leaves), Go's spelling of an else;
+//   - every task unit with states also has an entry state at its task
+//     function's first statement.
 //
 // See docs/analysis.md, "Abstract states".
 //
