@@ -30,13 +30,13 @@ func TestReplay(t *testing.T) {
 			name:     "the recorded occurrence, not the first match",
 			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: record.KindError, Error: "ENOSPC", Stack: sync, Occurrence: 3}},
 			requests: []Request{req("n1", 0, sync, 1), req("n2", 0, sync, 1), req("n1", 0, sync, 2), req("n1", 0, sync, 3), req("n1", 0, sync, 4)},
-			want:     "[3:error#2]",
+			want:     "[3:error:2]",
 		},
 		{
 			name:     "a later occurrence when the re-run made fewer requests before it",
 			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: record.KindDelay, Delay: time.Second, Stack: snap, Occurrence: 3}},
 			requests: []Request{req("n1", 0, sync, 1), req("n1", 0, snap, 2), req("n1", 0, sync, 3), req("n1", 0, snap, 4)},
-			want:     "[3:delay 1s]",
+			want:     "[3:delay:1s]",
 		},
 		{
 			name:     "records without occurrence (older stores) match the first request",
@@ -51,7 +51,7 @@ func TestReplay(t *testing.T) {
 				{Node: "n3", SiteID: wal.ID, Kind: record.KindError, Error: "EIO", Stack: sync, Occurrence: 1},
 			},
 			requests: []Request{req("n3", 0, sync, 1), req("n1", 1, nil, 1), req("n1", 1, nil, 2), req("n3", 0, sync, 2)},
-			want:     "[2:error#1 3:error#1]",
+			want:     "[2:error:1 3:error:1]",
 		},
 		{
 			name: "a site or error gone from the catalog is reported and skipped",
@@ -72,7 +72,7 @@ func TestReplay(t *testing.T) {
 			for i := range tt.requests {
 				d := r.Decide(&tt.requests[i])
 				if d.Fault.Kind != None {
-					got = append(got, fmt.Sprintf("%d:%s", i, faultString(d.Fault)))
+					got = append(got, fmt.Sprintf("%d:%s", i, d.Fault.Key()))
 				}
 			}
 			if fmt.Sprint(got) != tt.want {
@@ -83,14 +83,4 @@ func TestReplay(t *testing.T) {
 			}
 		})
 	}
-}
-
-func faultString(f Fault) string {
-	switch f.Kind {
-	case Error:
-		return fmt.Sprintf("error#%d", f.Error)
-	case Delay:
-		return "delay " + f.Delay.String()
-	}
-	return f.Kind.String()
 }
