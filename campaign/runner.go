@@ -291,6 +291,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		Baseline:               baseline,
 		Progress:               cfg.Checkers.Progress,
 		LinearizabilityTimeout: cfg.Checkers.Linearizability,
+		LogIgnore:              cfg.Checkers.LogIgnore,
 		WorkloadTimedOut:       wres.TimedOut,
 		Visualize:              true,
 	}, checkers)

@@ -113,6 +113,10 @@ type Checkers struct {
 	// Linearizability bounds the porcupine check of a trial's history
 	// (default 10s).
 	Linearizability time.Duration `yaml:"linearizability_timeout"`
+	// LogIgnore are regular expressions (Go syntax) of log lines the log
+	// checker never reports: warnings known to be harmless that the
+	// baseline trials happened not to see.
+	LogIgnore []string `yaml:"log_ignore"`
 }
 
 // Faults selects the fault kinds a campaign may inject.

@@ -231,6 +231,8 @@ func TestValidate(t *testing.T) {
 		{"no workload", []string{"workload.command="}, []string{"workload: must set package or command"}},
 		{"both workloads", []string{"workload.package=./w"}, []string{"workload: sets both"}},
 		{"unknown checker", []string{"checkers.enabled=crash,hang,lin"}, []string{`checkers.enabled[2]: unknown name "lin"`, `"linearizability"`}},
+		{"log ignore", []string{"checkers.log_ignore=slow fdatasync,lost leader [0-9a-f]+"}, nil},
+		{"bad log ignore", []string{"checkers.log_ignore=ok,took (too long"}, []string{"checkers.log_ignore[1]: is not a valid regular expression", "missing closing )"}},
 		{"unknown kind", []string{"faults.kinds=error,partition"}, []string{`faults.kinds[1]: unknown name "partition"`, `"crash", "delay", "error"`}},
 		{"unknown policy", []string{"policy.name=bsr"}, []string{`policy.name: unknown name "bsr"; valid names: "bsrr", "none", "random"`}},
 		{"per trial", []string{"policy.per_trial=-1"}, []string{"policy.per_trial: must be at least 1"}},

@@ -101,6 +101,9 @@ checkers:
   baseline: 3
   # linearizability_timeout bounds the linearizability check of a trial.
   linearizability_timeout: 10s
+  # log_ignore: regular expressions of log lines the log checker never
+  # reports (harmless warnings the baseline trials did not happen to see).
+  # log_ignore: ['slow fdatasync']
 
 # faults: which kinds may be injected (error, delay, crash), and the delay
 # used where no timeout was observed at the site.

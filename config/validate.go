@@ -160,6 +160,11 @@ func (c *Config) Validate(known Known) error {
 	if c.Checkers.Linearizability <= 0 {
 		bad("checkers.linearizability_timeout", `set e.g. "linearizability_timeout: 10s"`, "must be positive (got %s)", c.Checkers.Linearizability)
 	}
+	for i, p := range c.Checkers.LogIgnore {
+		if _, err := regexp.Compile(p); err != nil {
+			bad(fmt.Sprintf("checkers.log_ignore[%d]", i), `write a Go regular expression, e.g. 'slow fdatasync', and quote it in YAML`, "is not a valid regular expression: %v", err)
+		}
+	}
 	// Faults.
 	kinds := known.FaultKinds
 	if len(kinds) == 0 {
