@@ -146,13 +146,17 @@ func latestCampaign(camps []*store.Campaign) int64 {
 func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("replay", os.Stderr)
 	sf := addStoreFlags(fs)
-	asJSON := fs.Bool("json", false, "print the replayed trial as JSON")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	runs := fs.Int("runs", 1, "replay this many times and report how often the failure recurred")
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
 		return errors.Join(errUsage, err)
 	}
 	if len(rest) != 1 {
 		return fmt.Errorf("%w: want one trial ID, e.g. gofault replay 3-17", errUsage)
+	}
+	if *runs < 1 {
+		return fmt.Errorf("%w: --runs must be at least 1 (got %d)", errUsage, *runs)
 	}
 	st, err := sf.open()
 	if err != nil {
@@ -171,42 +175,82 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := json.Unmarshal([]byte(camp.Config), &cfg); err != nil {
 		return fmt.Errorf("campaign %d: stored config: %w", camp.ID, err)
 	}
-	tr, missing, err := campaign.Replay(ctx, &cfg, st, orig, nil)
-	if err != nil {
-		return err
-	}
-	for _, m := range missing {
-		fmt.Fprintf(os.Stderr, "warning: cannot replay: %s\n", m)
-	}
-	recurred, lost := report.Recurrence(orig, tr)
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		res := replayResult{Original: orig.ID, Reproduced: len(recurred) > 0 && len(lost) == 0,
-			Recurred: recurred, NotReproduced: lost, Trial: tr}
-		if err := enc.Encode(res); err != nil {
+	var results []replayResult
+	for i := 0; i < *runs && ctx.Err() == nil; i++ {
+		tr, missing, err := campaign.Replay(ctx, &cfg, st, orig, nil)
+		if err != nil {
 			return err
 		}
-	} else {
-		fmt.Fprintf(stdout, "replayed %s as %s: %s, %d injections (original: %s, %d injections)\n",
-			orig.ID, tr.ID, tr.Status, len(tr.Injections), orig.Status, len(orig.Injections))
-		for _, v := range tr.Verdicts {
-			if v.Failed {
-				fmt.Fprintf(stdout, "  [%s] %s\n", v.Checker, v.Symptom)
+		if i == 0 {
+			for _, m := range missing {
+				fmt.Fprintf(os.Stderr, "warning: cannot replay: %s\n", m)
 			}
 		}
-		fmt.Fprintf(stdout, "  logs %s\n", tr.Dir)
-		switch {
-		case len(recurred) > 0 && len(lost) == 0:
-			fmt.Fprintln(stdout, "reproduced")
-		case len(recurred) > 0:
-			fmt.Fprintf(stdout, "partly reproduced: did not recur: %s\n", strings.Join(lost, "; "))
+		recurred, lost := report.Recurrence(orig, tr)
+		res := replayResult{Original: orig.ID, Reproduced: len(recurred) > 0 && len(lost) == 0,
+			Recurred: recurred, NotReproduced: lost, Trial: tr}
+		results = append(results, res)
+		if !*asJSON {
+			writeReplay(stdout, orig, res)
 		}
 	}
-	if len(recurred) == 0 && len(lost) > 0 {
-		return fmt.Errorf("%w: none of %s's failures recurred (%s)", errNotReproduced, orig.ID, strings.Join(lost, "; "))
+	if len(results) == 0 {
+		return ctx.Err()
 	}
-	return nil
+	reproduced, recurred := 0, 0
+	for _, r := range results {
+		if r.Reproduced {
+			reproduced++
+		}
+		if len(r.Recurred) > 0 {
+			recurred++
+		}
+	}
+	switch {
+	case *asJSON && *runs == 1:
+		if err := writeJSON(stdout, results[0]); err != nil {
+			return err
+		}
+	case *asJSON:
+		sum := replaySummary{Original: orig.ID, Runs: len(results), Reproduced: reproduced, Recurred: recurred, Results: results}
+		if err := writeJSON(stdout, sum); err != nil {
+			return err
+		}
+	case *runs > 1:
+		fmt.Fprintf(stdout, "%s: reproduced in %d of %d runs, some failure recurred in %d\n", orig.ID, reproduced, len(results), recurred)
+	}
+	if recurred == 0 && len(results[0].NotReproduced) > 0 {
+		return fmt.Errorf("%w: none of %s's failures recurred in %d run(s) (%s)", errNotReproduced, orig.ID, len(results),
+			strings.Join(results[0].NotReproduced, "; "))
+	}
+	return ctx.Err()
+}
+
+// writeReplay prints one replay for humans.
+func writeReplay(w io.Writer, orig *record.Trial, r replayResult) {
+	tr := r.Trial
+	fmt.Fprintf(w, "replayed %s as %s: %s, %d injections (original: %s, %d injections)\n",
+		orig.ID, tr.ID, tr.Status, len(tr.Injections), orig.Status, len(orig.Injections))
+	for _, v := range tr.Verdicts {
+		if v.Failed {
+			fmt.Fprintf(w, "  [%s] %s\n", v.Checker, v.Symptom)
+		}
+	}
+	fmt.Fprintf(w, "  logs %s\n", tr.Dir)
+	switch {
+	case r.Reproduced:
+		fmt.Fprintln(w, "reproduced")
+	case len(r.Recurred) > 0:
+		fmt.Fprintf(w, "partly reproduced: did not recur: %s\n", strings.Join(r.NotReproduced, "; "))
+	case len(r.NotReproduced) > 0:
+		fmt.Fprintf(w, "not reproduced: did not recur: %s\n", strings.Join(r.NotReproduced, "; "))
+	}
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // errNotReproduced marks a replay that ran but showed none of the
@@ -223,6 +267,17 @@ type replayResult struct {
 	Recurred      []string      `json:"recurred,omitempty"`
 	NotReproduced []string      `json:"not_reproduced,omitempty"`
 	Trial         *record.Trial `json:"trial"`
+}
+
+// replaySummary is the JSON output of gofault replay --runs N, N > 1.
+type replaySummary struct {
+	Original string `json:"original"`
+	Runs     int    `json:"runs"`
+	// Reproduced counts the runs where every failure recurred; Recurred
+	// those where at least one did.
+	Reproduced int            `json:"reproduced"`
+	Recurred   int            `json:"recurred"`
+	Results    []replayResult `json:"results"`
 }
 
 // lastDBFile remembers the database of the last campaign run on this

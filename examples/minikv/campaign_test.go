@@ -120,6 +120,25 @@ func replayFindings(t *testing.T, bin, db string, must ...string) {
 	}
 }
 
+// replayRuns replays trial twice with --runs and checks the summary.
+func replayRuns(t *testing.T, bin, db, trial string) {
+	t.Helper()
+	out, err := exec.Command(bin, "replay", "--db", db, "--runs", "2", "--json", trial).Output()
+	var sum struct {
+		Runs, Reproduced, Recurred int
+		Results                    []struct {
+			Trial struct{ ID string }
+		}
+	}
+	if jerr := json.Unmarshal(out, &sum); jerr != nil {
+		t.Fatalf("replay --runs 2 %s: %v, %v\n%s", trial, err, jerr, out)
+	}
+	t.Logf("replay --runs 2 %s: reproduced in %d, recurred in %d (%v)", trial, sum.Reproduced, sum.Recurred, err)
+	if sum.Runs != 2 || len(sum.Results) != 2 || sum.Results[0].Trial.ID == sum.Results[1].Trial.ID || sum.Reproduced > sum.Recurred {
+		t.Errorf("replay --runs 2 %s: %s", trial, out)
+	}
+}
+
 // TestCampaigns runs short gofault campaigns on minikv: fault-free trials
 // with every planted bug on must be clean (the bugs are only reachable
 // through faults), each planted bug must be found by a targeted campaign,
@@ -152,6 +171,9 @@ func TestCampaigns(t *testing.T) {
 			}
 			// The bug's findings replay with the command their report gives.
 			replayFindings(t, bin, db, tc.symptoms...)
+			if tc.bug == server.BugRetry {
+				replayRuns(t, bin, db, "1-1")
+			}
 		})
 	}
 }
