@@ -202,5 +202,5 @@ var targeted = []struct {
 	{server.BugFence, []string{"--policy", "random", "--trials", "14", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"},
 		[]string{"violations"}},
 	// Sieve delays the forwarded write's timeout-protected RPC early.
-	{server.BugRetry, []string{"--policy", "sieve", "--trials", "6"}, []string{"linearizability"}},
+	{server.BugRetry, []string{"--policy", "sieve", "--trials", "12"}, []string{"linearizability"}},
 }
