@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,25 +23,20 @@ func init() {
 
 func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("analyze", os.Stderr)
-	cfgPath := fs.String("config", "gofault.yaml", "config file")
+	cf := addConfigFlags(fs, "target.packages=example.com/x/...")
 	asJSON := fs.Bool("json", false, "print the statistics as one JSON object")
 	catPath := fs.String("catalog", "", "also write the catalog (catalog.json) to this file")
 	sites := fs.Bool("sites", false, "also list every site with its error values (not with --json)")
 	states := fs.Bool("states", false, "also list every task unit with its abstract states (not with --json)")
-	var sets config.Overrides
-	fs.Var(&sets, "set", "override a config value, e.g. --set target.packages=example.com/x/... (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return errors.Join(errUsage, err)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
-	}
-	cfg, err := config.Load(*cfgPath, sets...)
+	cfg, err := config.Load(*cf.path, cf.sets...)
 	if err != nil {
 		return err
 	}
 	if len(cfg.Target.Packages) == 0 {
-		return fmt.Errorf("config %s: target.packages is empty; nothing to analyse", *cfgPath)
+		return fmt.Errorf("config %s: target.packages is empty; nothing to analyse", *cf.path)
 	}
 	dir := cfg.Path(cfg.Target.Module)
 	if dir == "" {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -24,26 +23,21 @@ func init() {
 
 func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("build", os.Stderr)
-	cfgPath := fs.String("config", "gofault.yaml", "config file")
+	cf := addConfigFlags(fs, "target.version=v3.5.16")
 	out := fs.String("o", "", "output binary (default <workdir>/bin/<name>, or <name>-plain with --uninstrumented)")
 	plain := fs.Bool("uninstrumented", false, "build the plain binary with the same module versions (for baselines)")
 	catPath := fs.String("catalog", "", "use this catalog.json instead of running the analysis (same module versions; module-cache positions are mapped to the work dir)")
 	asJSON := fs.Bool("json", false, "print the build result as JSON")
-	var sets config.Overrides
-	fs.Var(&sets, "set", "override a config value, e.g. --set target.version=v3.5.16 (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return errors.Join(errUsage, err)
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
-	}
-	cfg, err := config.Load(*cfgPath, sets...)
+	cfg, err := config.Load(*cf.path, cf.sets...)
 	if err != nil {
 		return err
 	}
 	cfg.Defaults()
 	if len(cfg.Target.Packages) == 0 && !*plain {
-		return fmt.Errorf("config %s: target.packages is empty; nothing to instrument", *cfgPath)
+		return fmt.Errorf("config %s: target.packages is empty; nothing to instrument", *cf.path)
 	}
 	if *out == "" {
 		name := cfg.Name

@@ -26,21 +26,19 @@ func init() {
 
 func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("compare", os.Stderr)
-	cfgPath := fs.String("config", "gofault.yaml", "config file")
+	cf := addConfigFlags(fs, "")
 	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
 	seeds := fs.Int("seeds", 3, "campaigns per policy, with seeds 1..N")
 	trials := fs.Int("trials", 0, "fault trials per campaign (default: config trials.count)")
 	parallel := fs.Int("parallel", 0, "clusters run at once (default: config trials.parallel)")
 	asJSON := fs.Bool("json", false, "print a JSON object keyed by policy")
-	var sets config.Overrides
-	fs.Var(&sets, "set", "override a config value (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
 	}
 	if *seeds < 1 {
 		return fmt.Errorf("%w: --seeds must be at least 1", errUsage)
 	}
-	cfg, err := config.Open(*cfgPath, known(), sets...)
+	cfg, err := config.Open(*cf.path, known(), cf.sets...)
 	if err != nil {
 		return err
 	}

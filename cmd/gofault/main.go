@@ -21,6 +21,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/gofault/gofault/config"
 )
 
 // command is one subcommand. Each lives in its own file and registers itself
@@ -108,6 +110,36 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// configFlags are the --config and --set flags of the commands that read a
+// config.
+type configFlags struct {
+	path *string
+	sets config.Overrides
+}
+
+// addConfigFlags adds --config and --set to fs; example, if not empty, is
+// a --set argument shown in the help.
+func addConfigFlags(fs *flag.FlagSet, example string) *configFlags {
+	c := &configFlags{path: fs.String("config", "gofault.yaml", "config file")}
+	usage := "override a config value (repeatable)"
+	if example != "" {
+		usage = "override a config value, e.g. --set " + example + " (repeatable)"
+	}
+	fs.Var(&c.sets, "set", usage)
+	return c
+}
+
+// parseNoArgs parses args with fs and rejects positional arguments.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return errors.Join(errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	return nil
 }
 
 // newFlags returns a flag set for a subcommand that reports errors instead

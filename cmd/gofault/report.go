@@ -33,16 +33,16 @@ func init() {
 
 // storeFlags are the flags that locate the database.
 type storeFlags struct {
-	db, cfg *string
-	sets    config.Overrides
+	db *string
+	*configFlags
 }
 
 func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 	s := &storeFlags{
-		db:  fs.String("db", "", "database file (default: the config's store.db, else the last one gofault run used)"),
-		cfg: fs.String("config", "gofault.yaml", "config file, used to find the database when --db is not given"),
+		db:          fs.String("db", "", "database file (default: the config's store.db, else the last one gofault run used)"),
+		configFlags: addConfigFlags(fs, ""),
 	}
-	fs.Var(&s.sets, "set", "override a config value (repeatable)")
+	fs.Lookup("config").Usage = "config file, used to find the database when --db is not given"
 	return s
 }
 
@@ -52,13 +52,13 @@ func addStoreFlags(fs *flag.FlagSet) *storeFlags {
 func (s *storeFlags) open() (*store.Store, error) {
 	path := *s.db
 	if path == "" {
-		_, statErr := os.Stat(*s.cfg)
+		_, statErr := os.Stat(*s.path)
 		last := lastDB()
 		switch {
-		case os.IsNotExist(statErr) && *s.cfg == "gofault.yaml" && len(s.sets) == 0 && last != "":
+		case os.IsNotExist(statErr) && *s.path == "gofault.yaml" && len(s.sets) == 0 && last != "":
 			path = last
 		default:
-			cfg, err := config.Open(*s.cfg, known(), s.sets...)
+			cfg, err := config.Open(*s.path, known(), s.sets...)
 			if err != nil {
 				return nil, fmt.Errorf("%w (or name the database with --db)", err)
 			}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,24 +30,19 @@ func known() config.Known {
 
 func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("run", os.Stderr)
-	cfgPath := fs.String("config", "gofault.yaml", "config file")
+	cf := addConfigFlags(fs, "cluster.nodes=5")
 	trials := fs.Int("trials", 0, "number of trials (default: config trials.count)")
 	pol := fs.String("policy", "", "injection policy, overrides config policy.name ("+strings.Join(policy.Names(), ", ")+")")
 	parallel := fs.Int("parallel", 0, "clusters run at once (default: config trials.parallel)")
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
-	var sets config.Overrides
-	fs.Var(&sets, "set", "override a config value, e.g. --set cluster.nodes=5 (repeatable)")
-	if err := fs.Parse(args); err != nil {
-		return errors.Join(errUsage, err)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
 	if *pol != "" {
-		sets = append(sets, "policy.name="+*pol)
+		cf.sets = append(cf.sets, "policy.name="+*pol)
 	}
-	cfg, err := config.Open(*cfgPath, known(), sets...)
+	cfg, err := config.Open(*cf.path, known(), cf.sets...)
 	if err != nil {
 		return err
 	}
@@ -87,7 +81,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	if sum.Stopped {
-		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s\n", *cfgPath, sum.Policy)
+		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s\n", *cf.path, sum.Policy)
 	}
 	return nil
 }
