@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -57,9 +56,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
+		return writeJSON(stdout, struct {
 			Binary  string           `json:"binary"`
 			Catalog string           `json:"catalog,omitempty"`
 			Hash    string           `json:"catalog_hash,omitempty"`

@@ -111,9 +111,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if *listTrials {
 		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			return enc.Encode(trials)
+			return writeJSON(stdout, trials)
 		}
 		return report.WriteTrials(stdout, trials)
 	}
@@ -125,9 +123,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		if findings == nil {
 			findings = []report.Finding{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(findings)
+		return writeJSON(stdout, findings)
 	}
 	return report.WriteText(stdout, findings)
 }
@@ -247,6 +243,7 @@ func writeReplay(w io.Writer, orig *record.Trial, r replayResult) {
 	}
 }
 
+// writeJSON writes v as indented JSON, the --json output of every command.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

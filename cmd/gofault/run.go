@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -60,9 +59,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	rememberDB(sum.DB)
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+		if err := writeJSON(stdout, sum); err != nil {
 			return err
 		}
 	} else {
