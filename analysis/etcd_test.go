@@ -9,10 +9,10 @@ import (
 	"github.com/gofault/gofault/catalog"
 )
 
-// TestEtcd analyses the etcd v3.5 server packages of targets/etcd and
-// checks a sample of sites read by hand in etcd's source. It takes a few
-// seconds with a warm build cache.
-func TestEtcd(t *testing.T) {
+// etcdDir returns the etcd target module's directory, skipping the test
+// with -short (it analyses etcd) or when the module is missing.
+func etcdDir(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("analyses etcd")
 	}
@@ -23,6 +23,14 @@ func TestEtcd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
 		t.Skip("no etcd target module")
 	}
+	return dir
+}
+
+// TestEtcd analyses the etcd v3.5 server packages of targets/etcd and
+// checks a sample of sites read by hand in etcd's source. It takes a few
+// seconds with a warm build cache.
+func TestEtcd(t *testing.T) {
+	dir := etcdDir(t)
 	res, err := Run(context.Background(), Options{Dir: dir, Patterns: []string{"go.etcd.io/etcd/server/v3/..."}})
 	if err != nil {
 		t.Fatal(err)

@@ -167,16 +167,7 @@ func TestSievePatterns(t *testing.T) {
 // TestSieveEtcd runs the Sieve pass on the etcd v3.5 server packages of
 // targets/etcd and checks the counters and a sample read in etcd's source.
 func TestSieveEtcd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("analyses etcd")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "targets", "etcd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Skip("no etcd target module")
-	}
+	dir := etcdDir(t)
 	res, err := Run(context.Background(), Options{Dir: dir, Patterns: []string{"go.etcd.io/etcd/server/v3/..."},
 		Passes: []*Pass{SitesPass, SievePass}})
 	if err != nil {

@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -12,16 +11,7 @@ import (
 // TestEtcdStates analyses the packages of the etcd profile and checks the
 // abstract states against a sample read by hand in etcd's source.
 func TestEtcdStates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("analyses etcd")
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "targets", "etcd"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Skip("no etcd target module")
-	}
+	dir := etcdDir(t)
 	cfg, err := config.Load(filepath.Join(dir, "gofault.yaml"))
 	if err != nil {
 		t.Fatal(err)
