@@ -1,9 +1,12 @@
 package instrument
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -19,6 +22,31 @@ import (
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 )
+
+// downloadModule downloads path@version into the module cache with the go
+// command (a no-op when it is there already) and returns its directory. A
+// test that hashes or reads a module's cache copy calls it first, so that it
+// passes on a machine whose module cache has never seen that version.
+func downloadModule(t *testing.T, path, version string) string {
+	t.Helper()
+	cmd := exec.Command("go", "mod", "download", "-json", path+"@"+version)
+	cmd.Dir = t.TempDir() // outside any module: the version asked for, not a go.mod's
+	cmd.Env = goEnv(os.Environ())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var m struct{ Dir, Error string }
+	if jerr := json.Unmarshal(out, &m); jerr == nil && m.Error != "" {
+		err = errors.New(m.Error)
+	}
+	if err != nil || m.Dir == "" {
+		proxy, _ := exec.Command("go", "env", "GOPROXY").Output()
+		t.Fatalf("download %s@%s from the module proxy (GOPROXY=%s): %v\n%s\n"+
+			"the test needs the module proxy, or the module in the module cache",
+			path, version, strings.TrimSpace(string(proxy)), err, strings.TrimSpace(stderr.String()))
+	}
+	return m.Dir
+}
 
 // treeHash hashes every file under dir (path, mode and content).
 func treeHash(t *testing.T, dir string) string {
@@ -110,8 +138,7 @@ func TestBuildApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modCache := goModCache(goEnv(os.Environ()))
-	xmod := filepath.Join(modCache, "golang.org", "x", "mod@v0.42.0")
+	xmod := downloadModule(t, "golang.org/x/mod", "v0.42.0")
 	beforeApp, beforeCache := treeHash(t, app), treeHash(t, xmod)
 
 	tmp := t.TempDir()

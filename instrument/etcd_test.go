@@ -93,7 +93,12 @@ func testBuildEtcd(t *testing.T, version string) {
 	}
 	cfg.Dir = t.TempDir() // the work dir goes there, the module stays
 	cfg.Target.Module = src
-	server := filepath.Join(goModCache(goEnv(os.Environ())), "go.etcd.io", "etcd", "server", "v3@"+cfg.Target.Version)
+	if cfg.Target.Version == "" {
+		t.Fatal("the etcd profile names no target.version")
+	}
+	// The release's module cache copy, downloaded first: nothing else may
+	// have asked for this release on this machine yet.
+	server := downloadModule(t, "go.etcd.io/etcd/server/v3", cfg.Target.Version)
 	// Other work may go on in targets/etcd (a workload being written), so
 	// the build's inputs there are hashed, and the whole module cache dir;
 	// TestBuildApp hashes a whole user tree.

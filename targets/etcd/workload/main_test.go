@@ -46,14 +46,12 @@ func TestLoadConfig(t *testing.T) {
 	}
 }
 
-// etcdBinary returns the prebuilt etcd node (see the package doc of
-// targets/etcd/node), building it if missing.
+// etcdBinary builds the etcd node (targets/etcd/node) into the test's
+// temporary directory: never a binary left by an earlier run, which may be of
+// another release.
 func etcdBinary(t *testing.T) string {
 	t.Helper()
-	const bin = "/tmp/etcd-node"
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
+	bin := filepath.Join(t.TempDir(), "etcd-node")
 	cmd := exec.Command("go", "build", "-o", bin, "./node")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
