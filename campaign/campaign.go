@@ -424,14 +424,17 @@ func socketPath() (string, error) {
 // Replay re-runs one recorded trial with the same faults, injected at the
 // same sites on the same nodes when the same call stacks reach them, and
 // judges it with the same checkers. The replayed trial is saved as a
-// campaign of its own, named after the original.
-func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *record.Trial, log *slog.Logger) (*record.Trial, []string, error) {
+// campaign of its own, named after the original. bt is the build to run
+// (from Build; replaying several times builds once); nil builds it.
+func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *record.Trial, bt *Built, log *slog.Logger) (*record.Trial, []string, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	bt, err := Build(ctx, cfg, log)
-	if err != nil {
-		return nil, nil, err
+	if bt == nil {
+		var err error
+		if bt, err = Build(ctx, cfg, log); err != nil {
+			return nil, nil, err
+		}
 	}
 	pol := policy.NewReplay(bt.Catalog, orig.Injections)
 	data, err := json.Marshal(cfg)

@@ -7,19 +7,17 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
-	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
@@ -43,27 +41,12 @@ type Built struct {
 	Seconds  float64
 }
 
-// Analyze runs gofault's analysis on a prepared work tree; it is the
-// analyzer every instrumented build uses.
-func Analyze(ctx context.Context, w *instrument.Work) (*catalog.Catalog, error) {
-	res, err := analysis.Run(ctx, analysis.Options{
-		Dir:        w.ModuleDir,
-		Patterns:   w.Patterns,
-		BuildFlags: w.AllBuildFlags(),
-		Env:        w.Env,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return res.Catalog, nil
-}
-
 // Build builds the instrumented node binary and the workload of cfg.
 func Build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Built, error) {
 	start := time.Now()
 	bin := filepath.Join(cfg.Path(cfg.WorkDir), "bin", cfg.Name)
 	log.Info("building instrumented target", "config", cfg.Name)
-	res, err := instrument.Build(ctx, cfg, bin, instrument.Options{Analyze: Analyze})
+	res, err := build.Node(ctx, build.Target(cfg), bin, nil)
 	if err != nil {
 		return nil, fmt.Errorf("build target: %w", err)
 	}
@@ -71,10 +54,8 @@ func Build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Built, e
 	switch {
 	case cfg.Workload.Package != "":
 		wl := bin + "-workload"
-		cmd := exec.CommandContext(ctx, "go", "build", "-o", wl, cfg.Workload.Package)
-		cmd.Dir = cfg.Path(cfg.Target.Module)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("build workload %s: %w\n%s", cfg.Workload.Package, err, out)
+		if err := build.Workload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package, wl); err != nil {
+			return nil, err
 		}
 		b.Workload = []string{wl}
 	case len(cfg.Workload.Command) > 0:
@@ -94,6 +75,7 @@ type runner struct {
 	campaign int64
 	ctl      *controller.Controller
 	sockDir  string
+	nodeSpec cluster.Nodes // how to run each node
 	log      *slog.Logger
 	nodes    []string
 
@@ -106,16 +88,37 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 	if err != nil {
 		return nil, err
 	}
+	nodes, err := clusterNodes(cfg.Cluster)
+	if err != nil {
+		return nil, err
+	}
 	ctl, err := controller.Listen("unix", sock, controller.Options{Catalog: bt.Catalog, Policy: pol, Logger: log})
 	if err != nil {
 		os.RemoveAll(filepath.Dir(sock))
 		return nil, err
 	}
-	r := &runner{cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline}
+	r := &runner{cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
 	}
 	return r, nil
+}
+
+// clusterNodes maps the config's cluster section to the cluster runner's
+// input; zero values take the config's defaults.
+func clusterNodes(c config.Cluster) (cluster.Nodes, error) {
+	d := config.Config{Cluster: c}
+	d.Defaults()
+	c = d.Cluster
+	sig, err := config.ParseSignal(c.Shutdown.Signal)
+	if err != nil {
+		return cluster.Nodes{}, fmt.Errorf("cluster.shutdown.signal: %w", err)
+	}
+	return cluster.Nodes{
+		Count: c.Nodes, Ports: c.Ports, Command: c.Command, Env: c.Env,
+		Ready:    cluster.Ready{TCP: c.Ready.TCP, HTTP: c.Ready.HTTP, Timeout: c.Ready.Timeout},
+		Shutdown: cluster.Shutdown{Signal: sig, Grace: c.Shutdown.Grace, Sequential: c.Shutdown.Order == config.ShutdownSequential},
+	}, nil
 }
 
 func (r *runner) close() {
@@ -228,7 +231,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		Trial:      t.id,
 		Bin:        r.bt.Binary,
 		BaseDir:    cfg.Dir,
-		Cluster:    cfg.Cluster,
+		Nodes:      r.nodeSpec,
 		Controller: r.ctl.Addr(),
 		Log:        r.log,
 	})

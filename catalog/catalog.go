@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 )
 
 // SiteKind says which faults a site can take; a site may take several.
@@ -143,6 +144,106 @@ type Catalog struct {
 	TimeoutPoints []TimeoutPoint `json:"timeout_points,omitempty"`
 	// Hash identifies the catalog's contents; see ComputeHash.
 	Hash string `json:"hash"`
+}
+
+// New returns the catalog of module made of the given parts, numbered as
+// the hooks see them: sites and timeout points from 0 and tasks and states
+// from 1, each in the order given, and hashed. A state names its task, and a
+// site its timeout points, by those numbers (their positions). IDs must be
+// unique within each kind.
+func New(module string, sites []Site, tasks []Task, states []State, points []TimeoutPoint) (*Catalog, error) {
+	c := &Catalog{Module: module, Sites: sites, Tasks: tasks, States: states, TimeoutPoints: points}
+	if err := c.number(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Without returns a copy of c without the sites, states and timeout points
+// whose IDs are in ids, renumbered consistently (sites' timeout references
+// follow their points) and rehashed. Tasks stay, so states keep their task
+// numbers. c is not changed.
+func (c *Catalog) Without(ids map[string]bool) *Catalog {
+	out := &Catalog{Module: c.Module, Tasks: slices.Clone(c.Tasks)}
+	renum := map[uint32]uint32{} // old timeout point index -> new
+	for _, p := range c.TimeoutPoints {
+		if ids[p.ID] {
+			continue
+		}
+		renum[p.Index] = uint32(len(out.TimeoutPoints))
+		out.TimeoutPoints = append(out.TimeoutPoints, p)
+	}
+	for _, s := range c.Sites {
+		if ids[s.ID] {
+			continue
+		}
+		if len(s.Timeouts) > 0 {
+			var ts []uint32
+			for _, x := range s.Timeouts {
+				if y, ok := renum[x]; ok {
+					ts = append(ts, y)
+				}
+			}
+			s.Timeouts = ts
+		}
+		out.Sites = append(out.Sites, s)
+	}
+	for _, s := range c.States {
+		if !ids[s.ID] {
+			out.States = append(out.States, s)
+		}
+	}
+	if err := out.number(); err != nil {
+		panic(err) // a subset of a numbered catalog has unique IDs
+	}
+	return out
+}
+
+// number assigns the dense indices in slice order, checks that IDs are
+// unique within each kind and that references are in range, and sets Hash.
+func (c *Catalog) number() error {
+	seen := map[string]bool{}
+	unique := func(kind, id string) error {
+		if seen[kind+" "+id] {
+			return fmt.Errorf("catalog: two %ss with ID %s", kind, id)
+		}
+		seen[kind+" "+id] = true
+		return nil
+	}
+	for i := range c.Sites {
+		c.Sites[i].Index = uint32(i)
+		if err := unique("site", c.Sites[i].ID); err != nil {
+			return err
+		}
+		for _, t := range c.Sites[i].Timeouts {
+			if int(t) >= len(c.TimeoutPoints) {
+				return fmt.Errorf("catalog: site %s names timeout point %d of %d", c.Sites[i].ID, t, len(c.TimeoutPoints))
+			}
+		}
+	}
+	for i := range c.Tasks {
+		c.Tasks[i].Index = uint32(i + 1)
+		if err := unique("task", c.Tasks[i].ID); err != nil {
+			return err
+		}
+	}
+	for i := range c.States {
+		c.States[i].Index = uint32(i + 1)
+		if err := unique("state", c.States[i].ID); err != nil {
+			return err
+		}
+		if t := c.States[i].Task; t == 0 || int(t) > len(c.Tasks) {
+			return fmt.Errorf("catalog: state %s names task %d of %d", c.States[i].ID, t, len(c.Tasks))
+		}
+	}
+	for i := range c.TimeoutPoints {
+		c.TimeoutPoints[i].Index = uint32(i)
+		if err := unique("timeout point", c.TimeoutPoints[i].ID); err != nil {
+			return err
+		}
+	}
+	c.Hash = c.ComputeHash()
+	return nil
 }
 
 // ComputeHash returns a hash of the stable parts of the catalog: the IDs,

@@ -22,7 +22,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
 )
 
@@ -48,10 +47,9 @@ type Spec struct {
 	// BaseDir resolves a relative program in the command (the config's
 	// directory); default the current directory.
 	BaseDir string
-	// Cluster gives the node count, port names, command and env templates,
-	// readiness probe and shutdown of config.Cluster. Zero Ready.Timeout,
-	// Shutdown.Signal and Shutdown.Grace take config's defaults.
-	Cluster config.Cluster
+	// Nodes says how to run each node: count, port names, command and env
+	// templates, readiness probe and shutdown.
+	Nodes Nodes
 	// Controller is the agent's GOFAULT_CONTROLLER ("unix:/path" or
 	// "tcp:host:port"); empty leaves the nodes uninstrumented in effect.
 	Controller string
@@ -61,11 +59,47 @@ type Spec struct {
 	Log *slog.Logger
 }
 
+// Nodes says how to run the nodes of a cluster.
+type Nodes struct {
+	// Count is the number of node processes.
+	Count int
+	// Ports names the ports each node gets, e.g. ["client", "peer"].
+	Ports []string
+	// Command is the node's command line, text/template strings over
+	// NodeVars, e.g. "--data-dir={{.Dir}}".
+	Command []string
+	// Env adds environment variables, values templates over NodeVars.
+	Env map[string]string
+	// Ready is how to tell that a node is up.
+	Ready Ready
+	// Shutdown is how nodes are stopped at the end of a trial.
+	Shutdown Shutdown
+}
+
+// Ready is a readiness probe; with neither TCP nor HTTP a node is ready as
+// soon as it runs.
+type Ready struct {
+	// TCP is a template for host:port that accepts connections when ready.
+	TCP string
+	// HTTP is a template for a URL that answers 2xx when ready.
+	HTTP string
+	// Timeout bounds the wait for every node to be ready; required.
+	Timeout time.Duration
+}
+
+// Shutdown is how nodes are stopped: Signal, then SIGKILL after Grace.
+type Shutdown struct {
+	Signal syscall.Signal // required
+	Grace  time.Duration
+	// Sequential stops one node at a time, in index order, each with its
+	// own grace, instead of all at once.
+	Sequential bool
+}
+
 // Cluster is a running trial cluster. Its methods are safe for concurrent
 // use; several clusters may run at once.
 type Cluster struct {
 	spec   Spec
-	sig    syscall.Signal
 	ctx    context.Context
 	log    *slog.Logger
 	vars   []NodeVars
@@ -118,31 +152,18 @@ func (e *StartError) Unwrap() error { return e.Err }
 // still be called to release the cluster's ports and collect its records.
 // If Start fails, it returns a *StartError after stopping what it started.
 func Start(ctx context.Context, spec Spec) (*Cluster, error) {
-	cl := spec.Cluster
-	if cl.Nodes < 1 {
-		return nil, fmt.Errorf("start cluster: %d nodes", cl.Nodes)
-	}
-	if len(cl.Command) == 0 {
+	cl := spec.Nodes
+	switch {
+	case cl.Count < 1:
+		return nil, fmt.Errorf("start cluster: %d nodes", cl.Count)
+	case len(cl.Command) == 0:
 		return nil, errors.New("start cluster: empty command")
+	case cl.Ready.Timeout <= 0:
+		return nil, errors.New("start cluster: no ready timeout")
+	case cl.Shutdown.Signal == 0:
+		return nil, errors.New("start cluster: no shutdown signal")
 	}
-	if cl.Ready.Timeout <= 0 {
-		spec.Cluster.Ready.Timeout = config.DefaultReadyTimeout
-	}
-	if cl.Shutdown.Grace <= 0 {
-		spec.Cluster.Shutdown.Grace = config.DefaultGrace
-	}
-	if cl.Shutdown.Signal == "" {
-		spec.Cluster.Shutdown.Signal = config.DefaultSignal
-	}
-	sig, err := config.ParseSignal(spec.Cluster.Shutdown.Signal)
-	if err != nil {
-		return nil, fmt.Errorf("start cluster: %w", err)
-	}
-	switch spec.Cluster.Shutdown.Order {
-	case "", config.ShutdownParallel, config.ShutdownSequential:
-	default:
-		return nil, fmt.Errorf("start cluster: unknown shutdown order %q", spec.Cluster.Shutdown.Order)
-	}
+	var err error
 	if spec.Log == nil {
 		spec.Log = slog.Default()
 	}
@@ -160,19 +181,19 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
 
-	ps, err := AllocPorts(cl.Nodes * len(cl.Ports))
+	ps, err := AllocPorts(cl.Count * len(cl.Ports))
 	if err != nil {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
 	c := &Cluster{
-		spec: spec, sig: sig, ctx: ctx, ports: ps,
+		spec: spec, ctx: ctx, ports: ps,
 		log:    spec.Log.With("trial", spec.Trial),
-		exits:  make(chan record.Node, 8*cl.Nodes),
+		exits:  make(chan record.Node, 8*cl.Count),
 		done:   make(chan struct{}),
 		stopCh: make(chan struct{}),
 	}
-	c.vars = make([]NodeVars, cl.Nodes)
-	for i := range cl.Nodes {
+	c.vars = make([]NodeVars, cl.Count)
+	for i := range cl.Count {
 		name := NodeName(i + 1)
 		port := map[string]int{}
 		for j, pn := range cl.Ports {
@@ -211,7 +232,7 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 	if n, err := c.waitReady(ctx, c.nodes); err != nil {
 		return fail(n, err)
 	}
-	c.log.Debug("cluster ready", "nodes", cl.Nodes, "dir", spec.Dir)
+	c.log.Debug("cluster ready", "nodes", cl.Count, "dir", spec.Dir)
 	return c, nil
 }
 
@@ -225,7 +246,7 @@ func freshDir(dir string) error {
 }
 
 func (c *Cluster) newNode(v NodeVars) (*node, error) {
-	cl := c.spec.Cluster
+	cl := c.spec.Nodes
 	n := &node{vars: v, rec: record.Node{Name: v.Name, Log: filepath.Join(c.spec.Dir, v.Name+".log")}}
 	for _, t := range cl.Command {
 		s, err := Render(t, v)
@@ -363,7 +384,7 @@ func (c *Cluster) procsLocked() []*Process {
 // waitReady waits for the nodes' probes; it returns the first node that
 // failed and why.
 func (c *Cluster) waitReady(ctx context.Context, nodes []*node) (*node, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.spec.Cluster.Ready.Timeout)
+	ctx, cancel := context.WithTimeout(ctx, c.spec.Nodes.Ready.Timeout)
 	defer cancel()
 	type result struct {
 		n   *node
@@ -374,7 +395,7 @@ func (c *Cluster) waitReady(ctx context.Context, nodes []*node) (*node, error) {
 		c.mu.Lock()
 		p := n.proc
 		c.mu.Unlock()
-		go func() { results <- result{n, probe(ctx, n.ready, p, c.spec.Cluster.Ready.Timeout)} }()
+		go func() { results <- result{n, probe(ctx, n.ready, p, c.spec.Nodes.Ready.Timeout)} }()
 	}
 	var first result
 	for range nodes {
@@ -540,10 +561,10 @@ func (c *Cluster) Stop() []record.Node {
 			continue
 		}
 		stop := func() {
-			p.Stop(c.sig, c.spec.Cluster.Shutdown.Grace)
+			p.Stop(c.spec.Nodes.Shutdown.Signal, c.spec.Nodes.Shutdown.Grace)
 			c.recordExit(n, p)
 		}
-		if c.spec.Cluster.Shutdown.Order == config.ShutdownSequential {
+		if c.spec.Nodes.Shutdown.Sequential {
 			stop()
 		} else {
 			wg.Go(stop)

@@ -14,10 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
 )
 
@@ -37,8 +37,8 @@ func specIn(dir, mode string, n int) Spec {
 		Trial:      "t-" + mode,
 		Bin:        bin,
 		Controller: "unix:/tmp/ctl.sock",
-		Cluster: config.Cluster{
-			Nodes:   n,
+		Nodes: Nodes{
+			Count:   n,
 			Ports:   []string{"client", "peer"},
 			Command: []string{"{{.Bin}}", mode, "{{.Host}}:{{.Port.client}}"},
 			Env: map[string]string{
@@ -46,8 +46,8 @@ func specIn(dir, mode string, n int) Spec {
 				"PEERS":    "{{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=http://{{$n.Host}}:{{$n.Port.peer}}{{end}}",
 				"NODE_DIR": "{{.Dir}}",
 			},
-			Ready:    config.Ready{TCP: "{{.Host}}:{{.Port.client}}", Timeout: 20 * time.Second},
-			Shutdown: config.Shutdown{Signal: "SIGTERM", Grace: 30 * time.Second}, // Stop returns once nodes exit
+			Ready:    Ready{TCP: "{{.Host}}:{{.Port.client}}", Timeout: 20 * time.Second},
+			Shutdown: Shutdown{Signal: syscall.SIGTERM, Grace: 30 * time.Second}, // Stop returns once nodes exit
 		},
 	}
 }
@@ -155,11 +155,11 @@ func TestNodeCrashes(t *testing.T) {
 }
 
 func TestHangingNodeKilledAfterGrace(t *testing.T) {
-	for _, order := range []string{config.ShutdownParallel, config.ShutdownSequential} {
-		t.Run(order, func(t *testing.T) {
+	for _, sequential := range []bool{false, true} {
+		t.Run(fmt.Sprint("sequential=", sequential), func(t *testing.T) {
 			s := spec(t, "hang", 2)
-			s.Cluster.Shutdown.Grace = 300 * time.Millisecond
-			s.Cluster.Shutdown.Order = order
+			s.Nodes.Shutdown.Grace = 300 * time.Millisecond
+			s.Nodes.Shutdown.Sequential = sequential
 			c := start(t, context.Background(), s)
 			ports := c.Ports()
 			recs := c.Stop()
@@ -169,7 +169,7 @@ func TestHangingNodeKilledAfterGrace(t *testing.T) {
 				}
 			}
 			// Sequential: the second node got its own grace after the first ended.
-			if d := recs[1].ExitTime.Sub(recs[0].ExitTime); order == config.ShutdownSequential && d < 300*time.Millisecond {
+			if d := recs[1].ExitTime.Sub(recs[0].ExitTime); sequential && d < 300*time.Millisecond {
 				t.Errorf("sequential stop: n2 ended %v after n1, want at least the grace", d)
 			}
 			assertClean(t, pids(recs), ports)
@@ -179,7 +179,7 @@ func TestHangingNodeKilledAfterGrace(t *testing.T) {
 
 func TestSequentialStop(t *testing.T) {
 	s := spec(t, "serve", 3)
-	s.Cluster.Shutdown.Order = config.ShutdownSequential
+	s.Nodes.Shutdown.Sequential = true
 	c := start(t, context.Background(), s)
 	ports := c.Ports()
 	recs := c.Stop()
@@ -281,12 +281,12 @@ func TestStartFailure(t *testing.T) {
 		mutate func(*Spec)
 		want   []string
 	}{
-		{"node exits", func(s *Spec) { s.Cluster.Command = []string{"{{.Bin}}", "fail"} }, []string{"exited before it was ready (exit status 2)", "boom: bad flag"}},
+		{"node exits", func(s *Spec) { s.Nodes.Command = []string{"{{.Bin}}", "fail"} }, []string{"exited before it was ready (exit status 2)", "boom: bad flag"}},
 		{"never ready", func(s *Spec) {
-			s.Cluster.Ready.TCP = "{{.Host}}:{{.Port.peer}}"
-			s.Cluster.Ready.Timeout = 300 * time.Millisecond
+			s.Nodes.Ready.TCP = "{{.Host}}:{{.Port.peer}}"
+			s.Nodes.Ready.Timeout = 300 * time.Millisecond
 		}, []string{"not ready after 300ms"}},
-		{"no program", func(s *Spec) { s.Cluster.Command = []string{"./no-such-program"} }, []string{"no-such-program"}},
+		{"no program", func(s *Spec) { s.Nodes.Command = []string{"./no-such-program"} }, []string{"no-such-program"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -323,11 +323,11 @@ func TestStartRejects(t *testing.T) {
 		mutate func(*Spec)
 		want   string
 	}{
-		{"no nodes", func(s *Spec) { s.Cluster.Nodes = 0 }, "0 nodes"},
-		{"no command", func(s *Spec) { s.Cluster.Command = nil }, "empty command"},
-		{"undeclared port", func(s *Spec) { s.Cluster.Command = []string{"{{.Port.admin}}"} }, "admin"},
-		{"bad signal", func(s *Spec) { s.Cluster.Shutdown.Signal = "SIGNOPE" }, "unknown signal"},
-		{"bad order", func(s *Spec) { s.Cluster.Shutdown.Order = "random" }, "unknown shutdown order"},
+		{"no nodes", func(s *Spec) { s.Nodes.Count = 0 }, "0 nodes"},
+		{"no command", func(s *Spec) { s.Nodes.Command = nil }, "empty command"},
+		{"undeclared port", func(s *Spec) { s.Nodes.Command = []string{"{{.Port.admin}}"} }, "admin"},
+		{"no signal", func(s *Spec) { s.Nodes.Shutdown.Signal = 0 }, "no shutdown signal"},
+		{"no ready timeout", func(s *Spec) { s.Nodes.Ready.Timeout = 0 }, "no ready timeout"},
 		{"dir not empty", func(s *Spec) {
 			os.MkdirAll(s.Dir, 0o755)
 			os.WriteFile(filepath.Join(s.Dir, "x"), nil, 0o644)
@@ -351,7 +351,7 @@ func TestStartRejects(t *testing.T) {
 
 func TestHTTPReady(t *testing.T) {
 	s := spec(t, "http", 1)
-	s.Cluster.Ready = config.Ready{HTTP: "http://{{.Host}}:{{.Port.client}}/health", Timeout: 20 * time.Second}
+	s.Nodes.Ready = Ready{HTTP: "http://{{.Host}}:{{.Port.client}}/health", Timeout: 20 * time.Second}
 	c := start(t, context.Background(), s)
 	ports := c.Ports()
 	recs := c.Stop()
@@ -386,26 +386,6 @@ func TestParallelClusters(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-// TestTemplatesAgreeWithConfig checks that config.Validate's template check
-// and Render accept the same variables.
-func TestTemplatesAgreeWithConfig(t *testing.T) {
-	s := spec(t, "serve", 3)
-	cfg := config.Config{Name: "x", Cluster: s.Cluster, Target: config.Target{Packages: []string{"./..."}},
-		Workload: config.Workload{Command: []string{"w"}}}
-	cfg.Cluster.Command = append(cfg.Cluster.Command, "{{.Index}} {{.Name}} {{.Dir}} {{.Trial}} {{.TrialDir}} {{range .Nodes}}{{.Index}}{{end}}")
-	cfg.Defaults()
-	if err := cfg.Validate(config.Known{}); err != nil {
-		t.Fatalf("config rejects runner templates: %v", err)
-	}
-	v := NodeVars{Index: 1, Name: "n1", Port: map[string]int{"client": 1, "peer": 2}, Host: Host}
-	v.Nodes = []NodeVars{v}
-	for _, tmpl := range cfg.Cluster.Command {
-		if _, err := Render(tmpl, v); err != nil {
-			t.Errorf("Render(%q): %v", tmpl, err)
-		}
-	}
 }
 
 // TestRunnerDies kills a process running a cluster with SIGKILL, as if
@@ -454,7 +434,7 @@ func TestRunnerDies(t *testing.T) {
 // waits to be killed.
 func runnerMain(dir string) {
 	s := specIn(dir, "serve", 2)
-	s.Cluster.Env["NOCHILD"] = "1" // a node's children die only with its group
+	s.Nodes.Env["NOCHILD"] = "1" // a node's children die only with its group
 	c, err := Start(context.Background(), s)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -479,7 +459,7 @@ func BenchmarkStartStop(b *testing.B) {
 	for b.Loop() {
 		i++
 		s := specIn(filepath.Join(root, strconv.Itoa(i)), "serve", 3)
-		s.Cluster.Env["NOCHILD"] = "1"
+		s.Nodes.Env["NOCHILD"] = "1"
 		c, err := Start(context.Background(), s)
 		if err != nil {
 			b.Fatal(err)

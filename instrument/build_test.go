@@ -20,7 +20,6 @@ import (
 	"testing"
 
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/config"
 )
 
 // downloadModule downloads path@version into the module cache with the go
@@ -46,6 +45,26 @@ func downloadModule(t *testing.T, path, version string) string {
 			path, version, strings.TrimSpace(string(proxy)), err, strings.TrimSpace(stderr.String()))
 	}
 	return m.Dir
+}
+
+// buildWith runs a whole instrumented build of target into out as gofault
+// sequences it (lock, Prepare, analyze, Build), with analyze standing in
+// for the analysis.
+func buildWith(ctx context.Context, target Target, out string, analyze func(context.Context, *Work) (*catalog.Catalog, error)) (*Result, error) {
+	unlock, err := LockWorkDir(target.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w, err := Prepare(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	cat, err := analyze(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	return Build(ctx, w, cat, out, Options{})
 }
 
 // treeHash hashes every file under dir (path, mode and content).
@@ -142,12 +161,12 @@ func TestBuildApp(t *testing.T) {
 	beforeApp, beforeCache := treeHash(t, app), treeHash(t, xmod)
 
 	tmp := t.TempDir()
-	cfg := &config.Config{Dir: tmp, Target: config.Target{
-		Module: app, Main: "./cmd/app",
+	target := Target{
+		Module: app, Main: "./cmd/app", WorkDir: filepath.Join(tmp, "build"),
 		Packages: []string{"example.com/app/store", "golang.org/x/mod/semver"},
-	}}
+	}
 	var catSites, semverSites int
-	res, err := Build(ctx, cfg, filepath.Join(tmp, "bin", "app"), Options{Analyze: func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+	res, err := buildWith(ctx, target, filepath.Join(tmp, "bin", "app"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
 		c := handCatalog(t, w)
 		// A realistic-looking error value that does not compile: the
 		// build must drop its site and retry.
@@ -163,11 +182,15 @@ func TestBuildApp(t *testing.T) {
 			}
 		}
 		return c, nil
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := Build(ctx, cfg, filepath.Join(tmp, "bin", "app-plain"), Options{Uninstrumented: true})
+	w, err := Prepare(ctx, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := BuildPlain(ctx, w, filepath.Join(tmp, "bin", "app-plain"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,8 +91,10 @@ func testBuildEtcd(t *testing.T, version string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Dir = t.TempDir() // the work dir goes there, the module stays
-	cfg.Target.Module = src
+	target := Target{ // the work dir goes to a temp dir, the module stays
+		Module: src, Main: cfg.Target.Main, Packages: cfg.Target.Packages, BuildFlags: cfg.Target.BuildFlags,
+		Version: cfg.Target.Version, Versioned: cfg.Target.Versioned, WorkDir: filepath.Join(t.TempDir(), "build"),
+	}
 	if cfg.Target.Version == "" {
 		t.Fatal("the etcd profile names no target.version")
 	}
@@ -111,7 +113,7 @@ func testBuildEtcd(t *testing.T, version string) {
 	}
 	beforeSrc, beforeCache := srcHash(), treeHash(t, server)
 
-	res, err := Build(ctx, cfg, filepath.Join(cfg.Dir, "etcd"), Options{Analyze: everyErrorCall})
+	res, err := buildWith(ctx, target, filepath.Join(t.TempDir(), "etcd"), everyErrorCall)
 	if err != nil {
 		t.Fatal(err)
 	}

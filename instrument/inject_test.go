@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/policy"
 )
@@ -47,13 +46,13 @@ func TestInjectApp(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	cfg := &config.Config{Dir: tmp, Target: config.Target{
+	target := Target{WorkDir: filepath.Join(tmp, "build"),
 		Module: app, Main: "./cmd/app",
 		Packages: []string{"example.com/app/store", "golang.org/x/mod/semver"},
-	}}
-	res, err := Build(context.Background(), cfg, filepath.Join(tmp, "app"), Options{Analyze: func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+	}
+	res, err := buildWith(context.Background(), target, filepath.Join(tmp, "app"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
 		return handCatalog(t, w), nil
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

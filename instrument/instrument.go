@@ -1,26 +1,31 @@
 // Package instrument turns a target and its catalog into an instrumented
-// binary without touching the user's tree or the module cache.
+// binary without touching the user's tree or the module cache. A build is
+// three steps, sequenced by the caller (package build does it for gofault):
 //
-// Build prepares a work directory (Prepare: a copy of go.mod requiring and
-// replacing the agent module, copies of the dependency modules that hold
-// target packages), runs the analysis on that prepared tree, rewrites every
-// catalog site into a call through the agent, writes the rewritten files
-// (and every file of the module copies, behind a //line directive naming its
-// module cache path) through overlay.json and runs
+//	w, _ := instrument.Prepare(ctx, target) // the work dir
+//	res, _ := analysis.Run(ctx, ...w...)     // the catalog of the prepared tree
+//	out, _ := instrument.Build(ctx, w, res.Catalog, bin, opts)
+//
+// Prepare writes a work directory: a copy of go.mod requiring and replacing
+// the agent module, and copies of the dependency modules that hold target
+// packages. Build rewrites every catalog site into a call through the agent,
+// writes the rewritten files (and every file of the module copies, behind a
+// //line directive naming its module cache path) through overlay.json and
+// runs
 //
 //	go build -modfile=<work>/go.mod -overlay=<work>/overlay.json \
 //	    -ldflags=-X=github.com/gofault/gofault/agent.catalogHash=<hash>
 //
 // Sites that cannot be rewritten (a result type that cannot be named, an
 // error value whose package cannot be imported, a compile error in the
-// rewritten code) are dropped from the catalog, which is re-indexed and written as catalog.json next to the
-// binary, so the controller only ever plans sites that exist in the binary.
+// rewritten code) are dropped from the catalog (catalog.Without renumbers
+// it), which is written as catalog.json next to the binary, so the
+// controller only ever plans sites that exist in the binary.
 package instrument
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -37,26 +42,10 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/config"
 )
-
-// Analyzer produces the catalog of a prepared work tree; its site positions
-// must point at the files the build compiles (the module copies for
-// dependency modules). cmd/gofault passes one that runs analysis.Run with
-// Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags() and
-// Env: w.Env.
-type Analyzer func(ctx context.Context, w *Work) (*catalog.Catalog, error)
 
 // Options tune Build.
 type Options struct {
-	// Analyze produces the catalog; required for an instrumented build
-	// unless Catalog is set.
-	Analyze Analyzer
-	// Catalog, if set, is used instead of running Analyze.
-	Catalog *catalog.Catalog
-	// Uninstrumented builds the plain binary with the same module versions
-	// (for baselines and benchmarks): no analysis, no rewriting.
-	Uninstrumented bool
 	// MaxRetries bounds the builds retried after dropping sites whose
 	// rewritten code did not compile (default 6).
 	MaxRetries int
@@ -71,6 +60,9 @@ type Result struct {
 	// Catalog holds the instrumented sites, re-indexed (nil when
 	// uninstrumented).
 	Catalog *catalog.Catalog
+	// Skipped maps the ID of every site, state and timeout point of the
+	// analysis catalog that is not in the binary to the reason (Skip*).
+	Skipped map[string]string
 	// Work is the prepared work directory.
 	Work  *Work
 	Stats Stats
@@ -114,9 +106,44 @@ func (w *Work) AllBuildFlags() []string {
 	return append(w.GoFlags(), w.BuildFlags...)
 }
 
-// Build prepares the work dir of cfg, analyses, instruments and builds the
-// target's main package into out, and writes catalog.json next to out.
-func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*Result, error) {
+// BuildPlain builds the target's main package of w into out without
+// instrumentation, with the same module versions as an instrumented build
+// (for baselines and benchmarks).
+func BuildPlain(ctx context.Context, w *Work, out string) (*Result, error) {
+	t0 := time.Now()
+	bin, err := filepath.Abs(out)
+	if err != nil {
+		return nil, fmt.Errorf("output: %w", err)
+	}
+	res := &Result{Binary: bin, Work: w}
+	res.Stats.Copies = len(w.Copies)
+	lines, err := w.lineFiles()
+	if err != nil {
+		return nil, err
+	}
+	overlay := filepath.Join(w.Dir, "overlay.json")
+	ov := &overlaySet{base: lines}
+	if err := ov.write(filepath.Join(w.Dir, "overlay"), overlay); err != nil {
+		return nil, err
+	}
+	if err := w.build(ctx, bin, overlay, ""); err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	res.Stats.Builds = 1
+	res.Stats.Seconds.Build = time.Since(t0).Seconds()
+	res.Stats.Seconds.Total = res.Stats.Seconds.Build
+	return res, nil
+}
+
+// Build rewrites every site, state and timeout point of cat in the prepared
+// work dir w, builds the target's main package into out, and writes the
+// catalog of what is in the binary (cat without the skipped IDs,
+// renumbered) as catalog.json next to out. cat's positions may point at the
+// module cache or at w's copies. Sites whose rewritten code does not
+// compile are dropped and the build retried. Build fills the instrument and
+// build phases of Result.Stats; the caller, which prepared and analysed,
+// fills the others.
+func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts Options) (*Result, error) {
 	t0 := time.Now()
 	if opts.MaxRetries == 0 {
 		opts.MaxRetries = 6
@@ -125,67 +152,36 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("output: %w", err)
 	}
-	unlock, err := lockWorkDir(WorkDir(cfg))
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	w, err := Prepare(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	res := &Result{Binary: bin, Work: w}
+	res := &Result{Binary: bin, Work: w, Skipped: map[string]string{}}
 	res.Stats.Copies = len(w.Copies)
 	res.Stats.SkipReasons = map[string]int{}
-	t1 := time.Now()
-	res.Stats.Seconds.Prepare = t1.Sub(t0).Seconds()
+	res.Stats.Sites = len(cat.Sites)
 	defer func() {
 		res.Stats.Seconds.Total = time.Since(t0).Seconds()
 		res.Stats.PeakRSSMB = peakRSSMB()
 	}()
-
 	lines, err := w.lineFiles()
 	if err != nil {
 		return nil, err
 	}
 	overlay := filepath.Join(w.Dir, "overlay.json")
-	if opts.Uninstrumented {
-		ov := &overlaySet{base: lines}
-		if err := ov.write(filepath.Join(w.Dir, "overlay"), overlay); err != nil {
-			return nil, err
-		}
-		if err := w.build(ctx, bin, overlay, ""); err != nil {
-			return nil, fmt.Errorf("build: %w", err)
-		}
-		res.Stats.Builds = 1
-		res.Stats.Seconds.Build = time.Since(t1).Seconds()
-		return res, nil
-	}
-
-	cat := opts.Catalog
-	if cat == nil {
-		if opts.Analyze == nil {
-			return nil, errors.New("instrumented build needs an analyzer or a catalog")
-		}
-		cat, err = opts.Analyze(ctx, w)
-		if err != nil {
-			return nil, fmt.Errorf("analyse: %w", err)
-		}
-	}
-	t2 := time.Now()
-	res.Stats.Seconds.Analyze = t2.Sub(t1).Seconds()
-	res.Stats.Sites = len(cat.Sites)
 	cat = localize(cat, w)
-
 	rw, err := newRewriter(ctx, w, cat)
 	if err != nil {
 		return nil, err
 	}
-	res.Stats.Seconds.Instrument += time.Since(t2).Seconds()
-	skipped := map[string]string{} // site ID -> reason
+	res.Stats.Seconds.Instrument += time.Since(t0).Seconds()
+	skipped := res.Skipped // ID -> reason
+	without := func() *catalog.Catalog {
+		ids := make(map[string]bool, len(skipped))
+		for id := range skipped {
+			ids[id] = true
+		}
+		return cat.Without(ids)
+	}
 	for attempt := 0; ; attempt++ {
 		ti := time.Now()
-		kept := keep(cat, skipped)
+		kept := without()
 		ov, err := rw.rewrite(kept)
 		if err != nil {
 			return nil, err
@@ -195,7 +191,7 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 			for id, r := range ov.skipped {
 				skipped[id] = r
 			}
-			kept = keep(cat, skipped)
+			kept = without()
 			if ov, err = rw.rewrite(kept); err != nil {
 				return nil, err
 			}
@@ -209,6 +205,8 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 		}
 		tb := time.Now()
 		res.Stats.Seconds.Instrument += tb.Sub(ti).Seconds()
+		// The rewrite narrows some sites' kinds (a deferred call takes no
+		// error): hash what is built.
 		kept.Hash = kept.ComputeHash()
 		err = w.build(ctx, bin, overlay, kept.Hash)
 		res.Stats.Builds++
@@ -246,10 +244,11 @@ func Build(ctx context.Context, cfg *config.Config, out string, opts Options) (*
 	return res, nil
 }
 
-// lockWorkDir takes an exclusive lock on the work dir for one build, so
-// that concurrent builds of one config wait for each other instead of
-// rewriting each other's modfile and overlay.
-func lockWorkDir(dir string) (func(), error) {
+// LockWorkDir takes an exclusive lock on the build work dir for one build
+// (Prepare, analysis and Build), so that concurrent builds of one config
+// wait for each other instead of rewriting each other's modfile and
+// overlay. Call the returned function to release it.
+func LockWorkDir(dir string) (func(), error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
@@ -280,23 +279,6 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 		c.TimeoutPoints[i].File = w.CopyPath(c.TimeoutPoints[i].File)
 	}
 	localizeStates(&c, w)
-	return &c
-}
-
-// keep returns a copy of cat without the skipped sites, re-indexed.
-func keep(cat *catalog.Catalog, skipped map[string]string) *catalog.Catalog {
-	c := *cat
-	c.Sites = make([]catalog.Site, 0, len(cat.Sites))
-	for _, s := range cat.Sites {
-		if _, ok := skipped[s.ID]; ok {
-			continue
-		}
-		s.Index = uint32(len(c.Sites))
-		c.Sites = append(c.Sites, s)
-	}
-	keepPoints(&c, skipped)
-	keepStates(&c, skipped)
-	c.Hash = ""
 	return &c
 }
 

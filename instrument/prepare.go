@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -18,7 +19,6 @@ import (
 	"golang.org/x/mod/module"
 
 	"github.com/gofault/gofault/agent"
-	"github.com/gofault/gofault/config"
 )
 
 // AgentModule is the module path of the agent that instrumented code imports.
@@ -39,7 +39,7 @@ type Work struct {
 	// Copies are the dependency modules copied into the work dir because
 	// target packages live in them.
 	Copies []ModuleCopy
-	// Patterns are the target package patterns (cfg.Target.Packages).
+	// Patterns are the target package patterns (Target.Packages).
 	Patterns []string
 	// Main is the main package to build, relative to ModuleDir.
 	Main string
@@ -140,38 +140,50 @@ func within(dir, file string) (string, bool) {
 	return rel, true
 }
 
-// WorkDir returns the build work directory of cfg: <workdir>/build, where
-// workdir is cfg.WorkDir or ".gofault" next to the config file.
-func WorkDir(cfg *config.Config) string {
-	wd := cfg.WorkDir
-	if wd == "" {
-		wd = ".gofault"
-	}
-	return filepath.Join(cfg.Path(wd), "build")
+// Target is what Prepare needs to know of a target: its main module, the
+// packages to instrument and the release to build.
+type Target struct {
+	// Module is the user's main module directory.
+	Module string
+	// Main is the main package to build, relative to Module (default ".").
+	Main string
+	// Packages are the package patterns to instrument.
+	Packages []string
+	// BuildFlags are extra go build flags, e.g. "-tags=foo".
+	BuildFlags []string
+	// Version, if set, is applied to every module of Versioned in the
+	// work copy of go.mod (e.g. "v3.5.16").
+	Version   string
+	Versioned []string
+	// WorkDir is the build work directory, e.g. <config dir>/.gofault/build.
+	WorkDir string
 }
 
-// Prepare sets up the work directory for cfg: it writes the agent module,
+// Prepare sets up the work directory of t: it writes the agent module,
 // copies the user's go.mod and go.sum (absolute replace paths, the target
 // version applied with go get, the agent required and replaced), copies the dependency
 // modules that hold target packages out of the module cache and replaces
 // them with the copies. Neither the user's tree nor the module cache is
 // modified.
-func Prepare(ctx context.Context, cfg *config.Config) (*Work, error) {
-	modDir, err := filepath.Abs(cfg.Path(cfg.Target.Module))
+func Prepare(ctx context.Context, t Target) (*Work, error) {
+	modDir, err := filepath.Abs(t.Module)
 	if err != nil {
 		return nil, fmt.Errorf("target module: %w", err)
 	}
 	if _, err := os.Stat(filepath.Join(modDir, "go.mod")); err != nil {
 		return nil, fmt.Errorf("target module %s: %w", modDir, err)
 	}
-	dir, err := filepath.Abs(WorkDir(cfg))
+	if t.WorkDir == "" {
+		return nil, errors.New("prepare: no work dir")
+	}
+	dir, err := filepath.Abs(t.WorkDir)
 	if err != nil {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("work dir: %w", err)
 	}
-	main := cfg.Target.Main
+	main := t.Main
 	if main == "" {
 		main = "."
 	}
@@ -180,9 +192,9 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Work, error) {
 		ModuleDir:  modDir,
 		ModFile:    filepath.Join(dir, "go.mod"),
 		AgentDir:   filepath.Join(dir, "agent"),
-		Patterns:   cfg.Target.Packages,
+		Patterns:   t.Packages,
 		Main:       main,
-		BuildFlags: cfg.Target.BuildFlags,
+		BuildFlags: t.BuildFlags,
 		Env:        goEnv(os.Environ()),
 	}
 	if err := writeAgent(w.AgentDir); err != nil {
@@ -208,17 +220,17 @@ func Prepare(ctx context.Context, cfg *config.Config) (*Work, error) {
 	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
 		return nil, fmt.Errorf("write work go.sum: %w", err)
 	}
-	if cfg.Target.Version != "" && len(cfg.Target.Versioned) > 0 && !allRequired(mf, cfg.Target.Version, cfg.Target.Versioned) {
+	if t.Version != "" && len(t.Versioned) > 0 && !allRequired(mf, t.Version, t.Versioned) {
 		// go get (in the work copy only) applies the version with the
 		// module graph's own rules: modules that require a newer
 		// version of a versioned module (e.g. etcd's client/v2 at
 		// v2.305.x) are downgraded along, and go.sum is extended.
 		args := []string{"get", "-modfile=" + w.ModFile}
-		for _, m := range cfg.Target.Versioned {
-			args = append(args, m+"@"+cfg.Target.Version)
+		for _, m := range t.Versioned {
+			args = append(args, m+"@"+t.Version)
 		}
 		if _, err := w.goCmd(ctx, args...); err != nil {
-			return nil, fmt.Errorf("apply target version %s: %w", cfg.Target.Version, err)
+			return nil, fmt.Errorf("apply target version %s: %w", t.Version, err)
 		}
 	}
 	// 2. The modules that hold target packages.

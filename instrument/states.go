@@ -158,20 +158,6 @@ func statesByFile(cat *catalog.Catalog) map[string][]*catalog.State {
 	return m
 }
 
-// keepStates drops the skipped states of c and re-indexes the others
-// (their tasks keep their indices).
-func keepStates(c *catalog.Catalog, skipped map[string]string) {
-	states := make([]catalog.State, 0, len(c.States))
-	for _, s := range c.States {
-		if _, ok := skipped[s.ID]; ok {
-			continue
-		}
-		s.Index = uint32(len(states) + 1)
-		states = append(states, s)
-	}
-	c.States = states
-}
-
 // localizeStates moves the state files of c in the module cache to the
 // work dir's copies.
 func localizeStates(c *catalog.Catalog, w *Work) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/config"
 )
 
 // TestBuildStates analyses the states testdata of the analysis package,
@@ -25,18 +24,18 @@ func TestBuildStates(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	cfg := &config.Config{Dir: tmp, Target: config.Target{
+	target := Target{WorkDir: filepath.Join(tmp, "build"),
 		Module: mod, Main: "./cmd/node", Packages: []string{"example.com/states/..."},
-	}}
+	}
 	var analysed int
-	res, err := Build(ctx, cfg, filepath.Join(tmp, "bin", "node"), Options{Analyze: func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+	res, err := buildWith(ctx, target, filepath.Join(tmp, "bin", "node"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
 		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env})
 		if err != nil {
 			return nil, err
 		}
 		analysed = len(r.Catalog.States)
 		return r.Catalog, nil
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,14 +186,6 @@ func TestStateEditsNotFound(t *testing.T) {
 	golden(t, filepath.Join("testdata", "rewrite", "states.golden"), out.src)
 }
 
-func TestKeepStates(t *testing.T) {
-	c := &catalog.Catalog{States: []catalog.State{{Index: 1, ID: "a", Task: 1}, {Index: 2, ID: "b", Task: 1}, {Index: 3, ID: "c", Task: 2}}}
-	keepStates(c, map[string]string{"b": SkipCompile})
-	if len(c.States) != 2 || c.States[1].ID != "c" || c.States[1].Index != 2 || c.States[1].Task != 2 {
-		t.Errorf("kept %+v", c.States)
-	}
-}
-
 // checkStatesCompile type-checks a rewritten file with a stand-in agent
 // package holding State.
 func checkStatesCompile(t *testing.T, src []byte) {

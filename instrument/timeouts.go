@@ -152,32 +152,3 @@ func findImport(pkg *types.Package, path string) *types.Package {
 	}
 	return visit(pkg)
 }
-
-// keepPoints drops the skipped timeout points of cat (by ID), re-indexes
-// the others and renumbers the sites' Timeouts to match.
-func keepPoints(c *catalog.Catalog, skipped map[string]string) {
-	renum := map[uint32]uint32{}
-	pts := make([]catalog.TimeoutPoint, 0, len(c.TimeoutPoints))
-	for _, p := range c.TimeoutPoints {
-		if _, ok := skipped[p.ID]; ok {
-			continue
-		}
-		renum[p.Index] = uint32(len(pts))
-		p.Index = uint32(len(pts))
-		pts = append(pts, p)
-	}
-	c.TimeoutPoints = pts
-	for i := range c.Sites {
-		old := c.Sites[i].Timeouts
-		if len(old) == 0 {
-			continue
-		}
-		var ts []uint32
-		for _, x := range old {
-			if y, ok := renum[x]; ok {
-				ts = append(ts, y)
-			}
-		}
-		c.Sites[i].Timeouts = ts
-	}
-}

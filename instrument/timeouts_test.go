@@ -14,7 +14,6 @@ import (
 
 	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/config"
 )
 
 const timeoutSrc = `package p
@@ -134,26 +133,6 @@ func TestTimeoutNotFound(t *testing.T) {
 	}
 }
 
-func TestKeepPoints(t *testing.T) {
-	cat := &catalog.Catalog{
-		Sites:         []catalog.Site{{ID: "a", Timeouts: []uint32{0, 2}}, {ID: "b", Timeouts: []uint32{1}}},
-		TimeoutPoints: []catalog.TimeoutPoint{{Index: 0, ID: "p0"}, {Index: 1, ID: "p1"}, {Index: 2, ID: "p2"}},
-	}
-	got := keep(cat, map[string]string{"p1": SkipTimeoutType, "a": SkipCompile})
-	if err := got.Check(); err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Sites) != 1 || got.Sites[0].ID != "b" || len(got.Sites[0].Timeouts) != 0 {
-		t.Errorf("sites %+v", got.Sites)
-	}
-	if len(got.TimeoutPoints) != 2 || got.TimeoutPoints[1].ID != "p2" || got.TimeoutPoints[1].Index != 1 {
-		t.Errorf("points %+v", got.TimeoutPoints)
-	}
-	if len(cat.TimeoutPoints) != 3 || cat.Sites[0].Timeouts[1] != 2 {
-		t.Error("keep modified its input")
-	}
-}
-
 // checkCompilesWithTimeout type-checks a rewritten file against an agent
 // with Fault and Timeout.
 func checkCompilesWithTimeout(t *testing.T, src []byte) {
@@ -200,18 +179,18 @@ func TestBuildTimeouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	cfg := &config.Config{Dir: tmp, Target: config.Target{
+	target := Target{WorkDir: filepath.Join(tmp, "build"),
 		Module: mod, Main: "./cmd/sieve", Packages: []string{"example.com/sieve/..."},
-	}}
+	}
 	bin := filepath.Join(tmp, "bin", "sieve")
-	res, err := Build(ctx, cfg, bin, Options{Analyze: func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+	res, err := buildWith(ctx, target, bin, func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
 		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns,
 			BuildFlags: w.AllBuildFlags(), Env: w.Env})
 		if err != nil {
 			return nil, err
 		}
 		return r.Catalog, nil
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/instrument"
@@ -45,13 +45,18 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		*out = cfg.Path(cfg.WorkDir + "/bin/" + name)
 	}
-	opts := instrument.Options{Uninstrumented: *plain, Analyze: campaign.Analyze}
-	if *catPath != "" {
-		if opts.Catalog, err = catalog.Load(*catPath); err != nil {
-			return err
+	var res *instrument.Result
+	if *plain {
+		res, err = build.Plain(ctx, build.Target(cfg), *out)
+	} else {
+		var cat *catalog.Catalog
+		if *catPath != "" {
+			if cat, err = catalog.Load(*catPath); err != nil {
+				return err
+			}
 		}
+		res, err = build.Node(ctx, build.Target(cfg), *out, cat)
 	}
-	res, err := instrument.Build(ctx, cfg, *out, opts)
 	if err != nil {
 		return err
 	}

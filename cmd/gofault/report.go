@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,9 +172,13 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := json.Unmarshal([]byte(camp.Config), &cfg); err != nil {
 		return fmt.Errorf("campaign %d: stored config: %w", camp.ID, err)
 	}
+	bt, err := campaign.Build(ctx, &cfg, slog.Default()) // once for every run
+	if err != nil {
+		return err
+	}
 	var results []replayResult
 	for i := 0; i < *runs && ctx.Err() == nil; i++ {
-		tr, missing, err := campaign.Replay(ctx, &cfg, st, orig, nil)
+		tr, missing, err := campaign.Replay(ctx, &cfg, st, orig, bt, nil)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package cluster
+package campaign
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
 )
 
@@ -15,7 +16,7 @@ import (
 // cluster until every member is ready and stopping it, per shutdown order.
 // It needs an etcd node binary (e.g. from "gofault build --uninstrumented"):
 //
-//	GOFAULT_ETCD_BIN=/path/to/etcd go test -run '^$' -bench EtcdStartStop -benchtime 5x ./cluster
+//	GOFAULT_ETCD_BIN=/path/to/etcd go test -run '^$' -bench EtcdStartStop -benchtime 5x ./campaign
 func BenchmarkEtcdStartStop(b *testing.B) {
 	bin := os.Getenv("GOFAULT_ETCD_BIN")
 	if bin == "" {
@@ -28,15 +29,18 @@ func BenchmarkEtcdStartStop(b *testing.B) {
 	cfg.Defaults()
 	for _, order := range []string{config.ShutdownParallel, config.ShutdownSequential} {
 		b.Run(order, func(b *testing.B) {
-			cl := cfg.Cluster
-			cl.Shutdown.Order = order
+			cfg.Cluster.Shutdown.Order = order
+			nodes, err := clusterNodes(cfg.Cluster)
+			if err != nil {
+				b.Fatal(err)
+			}
 			var start, stop time.Duration
 			kills, i := 0, 0
 			for b.Loop() {
 				i++
 				t0 := time.Now()
-				c, err := Start(context.Background(), Spec{
-					Dir: filepath.Join(b.TempDir(), "trial"), Trial: fmt.Sprint(order, i), Bin: bin, Cluster: cl,
+				c, err := cluster.Start(context.Background(), cluster.Spec{
+					Dir: filepath.Join(b.TempDir(), "trial"), Trial: fmt.Sprint(order, i), Bin: bin, Nodes: nodes,
 				})
 				if err != nil {
 					b.Fatal(err)

@@ -1,0 +1,124 @@
+// Package build is the one place that sequences gofault's build of a
+// target, in this order:
+//
+//	instrument.Prepare(target)          → a work dir (module copies, modfile)
+//	analysis.Run(work)                  → the catalog of the prepared tree
+//	instrument.Build(work, catalog)     → the binary, its catalog, the IDs dropped
+//
+// under one lock on the work dir, plus the plain (uninstrumented) build and
+// the workload program. It maps gofault.yaml to the instrumenter's own
+// input (Target); the stages it calls know nothing of the config.
+package build
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/instrument"
+)
+
+// Target returns the instrumenter's input for cfg: its main module, target
+// packages and release, and the build work dir <workdir>/build (workdir is
+// cfg.WorkDir or ".gofault" next to the config file).
+func Target(cfg *config.Config) instrument.Target {
+	wd := cfg.WorkDir
+	if wd == "" {
+		wd = ".gofault"
+	}
+	return instrument.Target{
+		Module:     cfg.Path(cfg.Target.Module),
+		Main:       cfg.Target.Main,
+		Packages:   cfg.Target.Packages,
+		BuildFlags: cfg.Target.BuildFlags,
+		Version:    cfg.Target.Version,
+		Versioned:  cfg.Target.Versioned,
+		WorkDir:    filepath.Join(cfg.Path(wd), "build"),
+	}
+}
+
+// Node builds the instrumented node binary of t into out: it prepares the
+// work dir, analyses the prepared tree (unless cat is given: a catalog
+// saved earlier for the same module versions, whose module-cache positions
+// are mapped to the work dir) and instruments and builds. The result's
+// Stats cover every phase.
+func Node(ctx context.Context, t instrument.Target, out string, cat *catalog.Catalog) (*instrument.Result, error) {
+	t0 := time.Now()
+	unlock, err := instrument.LockWorkDir(t.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w, err := instrument.Prepare(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	t1 := time.Now()
+	if cat == nil {
+		res, err := Analyze(ctx, w)
+		if err != nil {
+			return nil, fmt.Errorf("analyse: %w", err)
+		}
+		cat = res.Catalog
+	}
+	t2 := time.Now()
+	res, err := instrument.Build(ctx, w, cat, out, instrument.Options{})
+	if err != nil {
+		return nil, err
+	}
+	res.Stats.Seconds.Prepare = t1.Sub(t0).Seconds()
+	res.Stats.Seconds.Analyze = t2.Sub(t1).Seconds()
+	res.Stats.Seconds.Total = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// Plain builds t's main package into out without instrumentation, with the
+// same module versions as Node (for baselines and benchmarks).
+func Plain(ctx context.Context, t instrument.Target, out string) (*instrument.Result, error) {
+	t0 := time.Now()
+	unlock, err := instrument.LockWorkDir(t.WorkDir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w, err := instrument.Prepare(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	t1 := time.Now()
+	res, err := instrument.BuildPlain(ctx, w, out)
+	if err != nil {
+		return nil, err
+	}
+	res.Stats.Seconds.Prepare = t1.Sub(t0).Seconds()
+	res.Stats.Seconds.Total = time.Since(t0).Seconds()
+	return res, nil
+}
+
+// Analyze runs gofault's analysis on a prepared work tree: the target
+// packages as the instrumented build compiles them (the work modfile, the
+// module copies, the user's build flags).
+func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) {
+	return analysis.Run(ctx, analysis.Options{
+		Dir:        w.ModuleDir,
+		Patterns:   w.Patterns,
+		BuildFlags: w.AllBuildFlags(),
+		Env:        w.Env,
+	})
+}
+
+// Workload builds the Go main package pkg of the module in dir into out
+// with the module's own go.mod (the workload is not instrumented).
+func Workload(ctx context.Context, dir, pkg, out string) error {
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build workload %s: %w\n%s", pkg, err, b)
+	}
+	return nil
+}

@@ -1,0 +1,49 @@
+package campaign
+
+import (
+	"syscall"
+	"testing"
+
+	"github.com/gofault/gofault/cluster"
+	"github.com/gofault/gofault/config"
+)
+
+// TestClusterNodes checks the mapping of the config's cluster section to the
+// cluster runner's input, defaults included, and that the templates
+// config.Validate accepts are the ones cluster.Render can execute.
+func TestClusterNodes(t *testing.T) {
+	cfg := config.Config{Name: "x", Target: config.Target{Packages: []string{"./..."}},
+		Workload: config.Workload{Command: []string{"w"}},
+		Cluster: config.Cluster{
+			Nodes:   3,
+			Ports:   []string{"client", "peer"},
+			Command: []string{"{{.Bin}}", "{{.Index}} {{.Name}} {{.Dir}} {{.Trial}} {{.TrialDir}} {{range .Nodes}}{{.Index}}{{end}}"},
+			Env:     map[string]string{"PEERS": "{{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=http://{{$n.Host}}:{{$n.Port.peer}}{{end}}"},
+			Ready:   config.Ready{TCP: "{{.Host}}:{{.Port.client}}"},
+		},
+	}
+	cfg.Defaults()
+	if err := cfg.Validate(config.Known{}); err != nil {
+		t.Fatalf("config rejects runner templates: %v", err)
+	}
+	cfg.Cluster.Shutdown = config.Shutdown{Signal: "INT", Order: config.ShutdownSequential}
+	got, err := clusterNodes(cfg.Cluster)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Count != 3 || got.Ready.Timeout != config.DefaultReadyTimeout || got.Shutdown.Signal != syscall.SIGINT ||
+		got.Shutdown.Grace != config.DefaultGrace || !got.Shutdown.Sequential || got.Ready.TCP != cfg.Cluster.Ready.TCP {
+		t.Errorf("nodes %+v", got)
+	}
+	v := cluster.NodeVars{Index: 1, Name: "n1", Port: map[string]int{"client": 1, "peer": 2}, Host: cluster.Host}
+	v.Nodes = []cluster.NodeVars{v}
+	for _, tmpl := range append(got.Command, got.Env["PEERS"], got.Ready.TCP) {
+		if _, err := cluster.Render(tmpl, v); err != nil {
+			t.Errorf("Render(%q): %v", tmpl, err)
+		}
+	}
+	cfg.Cluster.Shutdown.Signal = "SIGNOPE"
+	if _, err := clusterNodes(cfg.Cluster); err == nil {
+		t.Error("a bad signal was accepted")
+	}
+}

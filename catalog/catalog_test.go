@@ -1,0 +1,109 @@
+package catalog
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func parts() ([]Site, []Task, []State, []TimeoutPoint) {
+	sites := []Site{
+		{ID: "s/a", Kind: KindError, Timeouts: []uint32{1}},
+		{ID: "s/b", Kind: KindDelay, Timeouts: []uint32{0, 2}},
+		{ID: "s/c", Kind: KindCrash},
+	}
+	tasks := []Task{{ID: "t/1"}, {ID: "t/2"}}
+	states := []State{{ID: "a/1", Task: 1}, {ID: "a/2", Task: 2}, {ID: "a/3", Task: 2}}
+	points := []TimeoutPoint{{ID: "o/x"}, {ID: "o/y"}, {ID: "o/z"}}
+	return sites, tasks, states, points
+}
+
+// newM is New for module "m", so that parts() can be passed whole.
+func newM(s []Site, t []Task, a []State, o []TimeoutPoint) (*Catalog, error) {
+	return New("m", s, t, a, o)
+}
+
+func TestNewNumbers(t *testing.T) {
+	c, err := newM(parts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Hash == "" || c.Hash != c.ComputeHash() {
+		t.Errorf("hash %q, want %q", c.Hash, c.ComputeHash())
+	}
+	if c.Site(2).ID != "s/c" || c.State(3).ID != "a/3" || c.Task(2).ID != "t/2" || c.TimeoutPoints[1].Index != 1 {
+		t.Errorf("indices: %+v", c)
+	}
+}
+
+func TestNewRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint)
+		want string
+	}{
+		{"duplicate site", func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint) {
+			return append(s, Site{ID: "s/a"}), t, a, o
+		}, "two sites with ID s/a"},
+		{"duplicate state", func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint) {
+			return s, t, append(a, State{ID: "a/1", Task: 1}), o
+		}, "two states with ID a/1"},
+		{"state without task", func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint) {
+			return s, t, append(a, State{ID: "a/9", Task: 3}), o
+		}, "names task 3 of 2"},
+		{"timeout out of range", func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint) {
+			return s, t, a, o[:2]
+		}, "names timeout point 2 of 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := newM(tc.edit(parts()))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWithout(t *testing.T) {
+	c, err := newM(parts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := c.Hash
+	got := c.Without(map[string]bool{"s/a": true, "a/2": true, "o/x": true})
+	if err := got.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if c.Hash != before || len(c.Sites) != 3 || c.Sites[1].Timeouts[1] != 2 {
+		t.Fatal("Without changed its receiver")
+	}
+	ids := func(n int, id func(int) string) []string {
+		var out []string
+		for i := range n {
+			out = append(out, id(i))
+		}
+		return out
+	}
+	if s := ids(len(got.Sites), func(i int) string { return got.Sites[i].ID }); !reflect.DeepEqual(s, []string{"s/b", "s/c"}) {
+		t.Errorf("sites %v", s)
+	}
+	if s := ids(len(got.States), func(i int) string { return got.States[i].ID }); !reflect.DeepEqual(s, []string{"a/1", "a/3"}) {
+		t.Errorf("states %v", s)
+	}
+	if got.State(2).Task != 2 || len(got.Tasks) != 2 {
+		t.Errorf("state a/3 lost its task: %+v", got.States)
+	}
+	// s/b guarded o/x (dropped) and o/z (now index 1).
+	if !reflect.DeepEqual(got.Sites[0].Timeouts, []uint32{1}) || got.TimeoutPoints[1].ID != "o/z" {
+		t.Errorf("timeouts %v, points %+v", got.Sites[0].Timeouts, got.TimeoutPoints)
+	}
+	if got.Hash == before || got.Hash != got.ComputeHash() {
+		t.Errorf("hash %q not recomputed", got.Hash)
+	}
+	if same := c.Without(nil); same.Hash != before {
+		t.Errorf("Without(nil) hash %q, want %q", same.Hash, before)
+	}
+}
