@@ -72,8 +72,8 @@ var (
 
 func init() {
 	current.Store(emptyPlan)
-	if addr := os.Getenv("GOFAULT_CONTROLLER"); addr != "" {
-		if err := Connect(addr, os.Getenv("GOFAULT_NODE"), os.Getenv("GOFAULT_TRIAL")); err != nil {
+	if addr := os.Getenv(wire.EnvController); addr != "" {
+		if err := Connect(addr, os.Getenv(wire.EnvNode), os.Getenv(wire.EnvTrial)); err != nil {
 			os.Stderr.WriteString("gofault-agent: no controller, running without faults: " + err.Error() + "\n")
 		}
 	}

@@ -6,6 +6,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,12 +18,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
+	"golang.org/x/sync/errgroup"
 )
 
 // Blob keys in the store.
@@ -86,209 +89,203 @@ type Summary struct {
 	Exhausted     bool    `json:"exhausted,omitempty"`
 }
 
-// Run runs a campaign.
+// Run runs a campaign: fault-free baseline trials first (so the log
+// checker has something to judge against), then fault trials, several
+// clusters at once, each saved as soon as it is judged.
 func Run(ctx context.Context, opts Options) (*Summary, error) {
 	start := time.Now()
-	cfg := opts.Config
-	log := opts.Logger
-	if log == nil {
-		log = slog.Default()
-	}
-	polName := opts.Policy
-	if polName == "" {
-		polName = cfg.Policy.Name
-	}
-	total := opts.Trials
-	if total <= 0 {
-		total = cfg.Trials.Count
-	}
-	parallel := opts.Parallel
-	if parallel <= 0 {
-		parallel = cfg.Trials.Parallel
-	}
-	if parallel <= 0 {
-		parallel = 1
-	}
-
-	st, err := store.Open(cfg.Path(cfg.Store.DB))
+	s, err := open(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	defer st.Close()
-
-	bt := opts.Built
-	if bt == nil {
-		if bt, err = Build(ctx, cfg, log); err != nil {
-			return nil, err
-		}
-	}
-
-	camp, err := openCampaign(ctx, st, cfg, polName, opts.Resume)
-	if err != nil {
-		return nil, err
-	}
-	kinds, err := faultKinds(cfg.Faults.Kinds)
-	if err != nil {
-		return nil, err
-	}
-	pol, err := policy.New(polName, policy.Env{
-		Catalog:  bt.Catalog,
-		Seed:     cfg.Policy.Seed,
-		Kinds:    kinds,
-		PerTrial: cfg.Policy.PerTrial,
-		Budget:   cfg.Policy.Budget,
-		Key:      cfg.Policy.Key,
-		Delay:    cfg.Faults.Delay,
-
-		TargetErrors: cfg.Faults.TargetErrors,
-	})
-	if err != nil {
-		return nil, err
-	}
-	if err := restorePolicy(ctx, st, camp.ID, pol); err != nil {
-		return nil, err
-	}
-	baseline, err := loadBaseline(ctx, st, camp.ID)
-	if err != nil {
-		return nil, err
-	}
-	wantBaseline := cfg.Checkers.Baseline
-	if opts.Baseline != nil && baseline.Trials == 0 {
-		baseline, wantBaseline = opts.Baseline.Clone(), 0
-	}
-
-	r, err := newRunner(cfg, bt, camp.ID, pol, baseline, log)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-
-	sum := &Summary{Campaign: camp.ID, Policy: polName, DB: st.Path(), BuildSeconds: bt.Seconds}
-	// Count what an earlier run of a resumed campaign already did.
-	prior, err := st.Trials(ctx, camp.ID)
-	if err != nil {
-		return nil, err
-	}
-	// Trial indices (which also seed each trial's workload) are handed out
-	// lowest first, skipping those already stored, so a trial interrupted
-	// in an earlier run is run again under its own index.
-	used := map[int]bool{}
-	for _, t := range prior {
-		used[t.Index] = true
-	}
-	nextIndex := func() int {
-		i := 0
-		for used[i] {
-			i++
-		}
-		used[i] = true
-		return i
-	}
-	priorBaseline := countBaseline(prior)
-	faultTrials := len(prior) - priorBaseline
-
-	// Fault-free baseline trials first, so the log checker has something
-	// to judge against.
-	for priorBaseline+sum.BaselineTrials < wantBaseline && ctx.Err() == nil {
-		tr, err := r.trial(ctx, nextIndex(), true)
+	defer s.close()
+	for s.priorBaseline+s.sum.BaselineTrials < s.wantBaseline && ctx.Err() == nil {
+		tr, err := s.r.trial(ctx, s.used.next(), true)
 		if ctx.Err() != nil {
 			break
 		}
 		if err != nil {
 			return nil, err
 		}
-		if err := r.save(ctx, st, tr); err != nil {
+		if err := s.r.save(ctx, s.st, tr); err != nil {
 			return nil, err
 		}
-		sum.BaselineTrials++
-		if opts.Progress != nil {
-			opts.Progress(Progress{Done: 0, Total: total - faultTrials, Baseline: true, Trial: tr})
-		}
+		s.sum.BaselineTrials++
+		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
 	}
-
-	// Fault trials, parallel workers pulling indices in order.
-	var (
-		mu           sync.Mutex
-		firstErr     error
-		failed       int
-		finished     int
-		want         = total - faultTrials
-		sem          = make(chan struct{}, parallel)
-		wg           sync.WaitGroup
-		tctx, cancel = context.WithCancel(ctx)
-	)
-	defer cancel()
-	for i := 0; i < want && tctx.Err() == nil; i++ {
-		if f, ok := pol.(policy.Finite); ok && f.Exhausted() {
-			sum.Exhausted = true
-			break
-		}
-		select {
-		case sem <- struct{}{}:
-		case <-tctx.Done():
-		}
-		if tctx.Err() != nil {
-			break
-		}
-		tr, err := r.begin(nextIndex(), false)
-		if err != nil {
-			<-sem
-			mu.Lock()
-			firstErr = err
-			mu.Unlock()
-			cancel()
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			t, err := r.finish(tctx, tr)
-			if err == nil {
-				err = r.save(ctx, st, t)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-				}
-				cancel()
-				return
-			}
-			finished++
-			if t.Status == store.TrialFailed {
-				failed++
-			}
-			if opts.Progress != nil {
-				opts.Progress(Progress{Done: finished, Total: want, Failed: failed, Trial: t})
-			}
-		}()
+	if err := s.faultTrials(ctx); err != nil && ctx.Err() == nil {
+		return nil, err
 	}
-	wg.Wait()
-	if firstErr != nil && ctx.Err() == nil {
-		return nil, firstErr
-	}
-
 	// The run's context may be cancelled (Ctrl-C); the summary and the
 	// campaign's status are still written.
 	sctx := context.WithoutCancel(ctx)
-	all, err := st.Trials(sctx, camp.ID)
+	all, err := s.st.Trials(sctx, s.camp.ID)
 	if err != nil {
 		return nil, err
 	}
-	summarise(sum, all)
-	sum.States = len(bt.Catalog.States)
-	sum.Seconds = time.Since(start).Seconds()
+	summarise(s.sum, all)
+	s.sum.States = len(s.bt.Catalog.States)
+	s.sum.Seconds = time.Since(start).Seconds()
 	status := store.StatusDone
 	if ctx.Err() != nil {
-		sum.Stopped = true
+		s.sum.Stopped = true
 		status = store.StatusInterrupted
 	}
-	if err := st.SetCampaignStatus(sctx, camp.ID, status); err != nil {
+	if err := s.st.SetCampaignStatus(sctx, s.camp.ID, status); err != nil {
 		return nil, err
 	}
-	return sum, nil
+	return s.sum, nil
+}
+
+// session is one run of a campaign: what Run set up and what it counts.
+type session struct {
+	opts     Options
+	st       *store.Store
+	bt       *Built
+	camp     *store.Campaign
+	pol      policy.Policy
+	r        *runner
+	sum      *Summary
+	parallel int
+	used     indices
+	// priorBaseline counts the baseline trials an earlier run of a
+	// resumed campaign saved; want the fault trials this run still owes.
+	priorBaseline, wantBaseline, want int
+
+	mu             sync.Mutex // guards the counts below and Progress calls
+	done, failures int
+}
+
+// open sets a run up: store, build, campaign (new or resumed), policy and
+// log baseline (restored on resume), runner, and what is left to do.
+func open(ctx context.Context, opts Options) (_ *session, err error) {
+	cfg := opts.Config
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &session{opts: opts, parallel: max(1, cmp.Or(opts.Parallel, cfg.Trials.Parallel))}
+	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
+	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.bt = opts.Built; s.bt == nil {
+		if s.bt, err = Build(ctx, cfg, opts.Logger); err != nil {
+			return nil, err
+		}
+	}
+	if s.camp, err = openCampaign(ctx, s.st, cfg, polName, opts.Resume); err != nil {
+		return nil, err
+	}
+	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
+		return nil, err
+	}
+	if err := restorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
+		return nil, err
+	}
+	baseline, err := loadBaseline(ctx, s.st, s.camp.ID)
+	if err != nil {
+		return nil, err
+	}
+	s.wantBaseline = cfg.Checkers.Baseline
+	if opts.Baseline != nil && baseline.Trials == 0 {
+		baseline, s.wantBaseline = opts.Baseline.Clone(), 0
+	}
+	if s.r, err = newRunner(cfg, s.bt, s.camp.ID, s.pol, baseline, opts.Logger); err != nil {
+		return nil, err
+	}
+	s.sum = &Summary{Campaign: s.camp.ID, Policy: polName, DB: s.st.Path(), BuildSeconds: s.bt.Seconds}
+	// Count what an earlier run of a resumed campaign already did.
+	prior, err := s.st.Trials(ctx, s.camp.ID)
+	if err != nil {
+		return nil, err
+	}
+	s.used = indices{}
+	for _, t := range prior {
+		s.used[t.Index] = true
+	}
+	s.priorBaseline = countBaseline(prior)
+	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
+	return s, nil
+}
+
+func (s *session) close() {
+	if s.r != nil {
+		s.r.close()
+	}
+	s.st.Close()
+}
+
+// progress reports to Options.Progress, if set; s.mu is held or no fault
+// trial runs.
+func (s *session) progress(p Progress) {
+	if s.opts.Progress != nil {
+		s.opts.Progress(p)
+	}
+}
+
+// faultTrials runs the fault trials still owed, s.parallel at a time. Each
+// trial is begun (the policy plans it) only once a worker is free for it,
+// in index order, so the policy has learned from every trial that ended
+// before; the policy running dry ends the run early.
+func (s *session) faultTrials(ctx context.Context) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(s.parallel)
+	for i := 0; i < s.want && gctx.Err() == nil; i++ {
+		if f, ok := s.pol.(policy.Finite); ok && f.Exhausted() {
+			s.sum.Exhausted = true
+			break
+		}
+		begun := make(chan error, 1)
+		g.Go(func() error {
+			if err := gctx.Err(); err != nil { // stopped while waiting for a worker
+				begun <- err
+				return nil
+			}
+			tr, err := s.r.begin(s.used.next(), false)
+			begun <- err
+			if err != nil {
+				return err
+			}
+			t, err := s.r.finish(gctx, tr)
+			if err == nil {
+				err = s.r.save(ctx, s.st, t)
+			}
+			if err != nil {
+				return err
+			}
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.done++
+			if t.Status == record.StatusFailed {
+				s.failures++
+			}
+			s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, Trial: t})
+			return nil
+		})
+		if <-begun != nil {
+			break
+		}
+	}
+	return g.Wait()
+}
+
+// indices hands out trial indices (which also seed each trial's workload)
+// lowest first, skipping those already stored, so a trial interrupted in an
+// earlier run is run again under its own index. Only Run's goroutine uses it.
+type indices map[int]bool
+
+func (u indices) next() int {
+	i := 0
+	for u[i] {
+		i++
+	}
+	u[i] = true
+	return i
 }
 
 // countBaseline counts the baseline trials among trials.
@@ -322,9 +319,9 @@ func summarise(sum *Summary, trials []*record.Trial) {
 			sum.Injections += len(t.Injections)
 		}
 		switch t.Status {
-		case store.TrialFailed:
+		case record.StatusFailed:
 			sum.FailedTrials++
-		case store.TrialError:
+		case record.StatusError:
 			sum.ErrorTrials++
 		}
 		durations = append(durations, t.End.Sub(t.Start).Seconds())
@@ -362,6 +359,25 @@ func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polN
 		return nil, err
 	}
 	return st.Campaign(ctx, id)
+}
+
+// newPolicy makes the named policy for the catalog, tuned by cfg.
+func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Policy, error) {
+	kinds, err := faultKinds(cfg.Faults.Kinds)
+	if err != nil {
+		return nil, err
+	}
+	return policy.New(name, policy.Env{
+		Catalog:  cat,
+		Seed:     cfg.Policy.Seed,
+		Kinds:    kinds,
+		PerTrial: cfg.Policy.PerTrial,
+		Budget:   cfg.Policy.Budget,
+		Key:      cfg.Policy.Key,
+		Delay:    cfg.Faults.Delay,
+
+		TargetErrors: cfg.Faults.TargetErrors,
+	})
 }
 
 func faultKinds(names []string) ([]policy.Kind, error) {
@@ -454,8 +470,10 @@ func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *reco
 	defer r.close()
 	// The original campaign's log baseline judges the replay as it judged
 	// the original.
-	if b, err := loadBaseline(ctx, st, CampaignOf(orig.ID)); err == nil {
-		r.baseline = b
+	if c, _, ok := record.ParseTrialID(orig.ID); ok {
+		if b, err := loadBaseline(ctx, st, c); err == nil {
+			r.baseline = b
+		}
 	}
 	tr, err := r.trial(ctx, orig.Index, false)
 	if err != nil {
@@ -469,13 +487,4 @@ func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *reco
 		return nil, nil, err
 	}
 	return tr, pol.Missing(), nil
-}
-
-// CampaignOf parses the campaign ID out of a trial ID made by
-// store.TrialID ("3-17" → 3); 0 if it is not one.
-func CampaignOf(trialID string) int64 {
-	var id int64
-	var idx int
-	fmt.Sscanf(trialID, "%d-%d", &id, &idx)
-	return id
 }

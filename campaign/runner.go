@@ -170,7 +170,7 @@ func (t *trialRun) crash(r *runner, node string) {
 
 // begin registers trial index with the controller; the policy plans it.
 func (r *runner) begin(index int, baseline bool) (*trialRun, error) {
-	t := &trialRun{index: index, id: store.TrialID(r.campaign, index), baseline: baseline, start: time.Now()}
+	t := &trialRun{index: index, id: record.TrialID(r.campaign, index), baseline: baseline, start: time.Now()}
 	spec := controller.TrialSpec{ID: t.id, Index: index, Nodes: r.nodes, NoFaults: baseline}
 	spec.Crash = func(node string) { t.crash(r, node) }
 	ct, err := r.ctl.BeginTrial(spec)
@@ -190,15 +190,78 @@ func (r *runner) trial(ctx context.Context, index int, baseline bool) (*record.T
 	return r.finish(ctx, t)
 }
 
-// finish runs a begun trial: cluster, workload, checkers. It returns an
-// error only when the trial could not be judged (ctx cancelled, or gofault
-// itself failed); a target that fails is a judged trial.
+// finish runs a begun trial: cluster and workload (execute), checkers,
+// status (judge). It returns an error only when the trial could not be
+// judged (ctx cancelled, or gofault itself failed); a target that fails is a
+// judged trial.
 func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error) {
-	cfg := r.cfg
-	dir := trialDir(cfg, t.id)
+	tr, res, wres, err := r.execute(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	r.bmu.Lock()
+	baseline := r.baseline.Clone() // other trials keep learning into r.baseline
+	r.bmu.Unlock()
+	checkers := r.cfg.Checkers.Enabled
+	if t.baseline {
+		// A baseline trial teaches the log checker; it is not judged by it.
+		checkers = without(checkers, check.NameLog)
+	}
+	tr.Verdicts, err = check.Run(ctx, &check.Input{
+		Trial:                  tr,
+		Baseline:               baseline,
+		Progress:               r.cfg.Checkers.Progress,
+		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
+		LogIgnore:              r.cfg.Checkers.LogIgnore,
+		WorkloadTimedOut:       wres.TimedOut,
+		Visualize:              true,
+	}, checkers)
+	if err != nil {
+		return nil, fmt.Errorf("trial %s: checkers: %w", t.id, err)
+	}
+	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections))
+	if !t.baseline {
+		r.ctl.Judge(t.index, res, tr.Status == record.StatusFailed)
+	}
+	if len(tr.Injections) == 0 && tr.Status == record.StatusOK {
+		// A trial without faults that passed is a baseline sample too.
+		r.bmu.Lock()
+		if err := r.baseline.Learn(tr); err != nil {
+			r.log.Warn("log baseline: learn", "trial", t.id, "err", err)
+		}
+		r.bmu.Unlock()
+	}
+	return tr, nil
+}
+
+// judge gives a trial its status: failed when a checker failed it; an
+// error when it did not run (tr.Err) although nothing was injected — the
+// setup is broken (ports, binary, config), not the target; ok otherwise.
+func judge(verdicts []record.Verdict, runErr string, injections int) record.Status {
+	switch {
+	case check.Failed(verdicts):
+		return record.StatusFailed
+	case runErr != "" && injections == 0:
+		return record.StatusError
+	}
+	return record.StatusOK
+}
+
+// execute runs a begun trial's cluster and workload under the trial
+// timeout and records what happened, unjudged. A cluster that does not
+// start or a workload that fails is recorded in the trial's Err.
+func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, controller.Result, workload.Result, error) {
+	var (
+		cfg       = r.cfg
+		dir       = trialDir(cfg, t.id)
+		wres      workload.Result
+		wlEvents  []record.ClientEvent
+		wlStarted bool
+		res       controller.Result
+	)
 	if err := os.RemoveAll(dir); err != nil {
 		t.ct.End()
-		return nil, fmt.Errorf("trial dir: %w", err)
+		return nil, res, wres, fmt.Errorf("trial dir: %w", err)
 	}
 	tctx, cancel := context.WithTimeout(ctx, cfg.Trials.Timeout)
 	defer cancel()
@@ -207,42 +270,24 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	t.mu.Unlock()
 
 	tr := &record.Trial{
-		ID:       t.id,
-		Campaign: cfg.Name,
-		Index:    t.index,
-		Policy:   r.ctl.Policy().Name(),
-		Seed:     cfg.Policy.Seed,
-		Start:    t.start,
-		Dir:      dir,
-		Status:   store.TrialOK,
+		ID: t.id, Campaign: cfg.Name, Index: t.index, Policy: r.ctl.Policy().Name(),
+		Seed: cfg.Policy.Seed, Start: t.start, Dir: dir, Status: record.StatusOK,
 	}
 	if t.baseline {
 		tr.Policy = baselinePolicy
 	}
-
-	var (
-		wres      workload.Result
-		wlEvents  []record.ClientEvent
-		wlStarted bool
-		res       controller.Result
-	)
 	cl, err := cluster.Start(tctx, cluster.Spec{
-		Dir:        dir,
-		Trial:      t.id,
-		Bin:        r.bt.Binary,
-		BaseDir:    cfg.Dir,
-		Nodes:      r.nodeSpec,
-		Controller: r.ctl.Addr(),
-		Log:        r.log,
+		Dir: dir, Trial: t.id, Bin: r.bt.Binary, BaseDir: cfg.Dir,
+		Nodes: r.nodeSpec, Controller: r.ctl.Addr(), Log: r.log,
 	})
 	if err != nil {
 		var se *cluster.StartError
 		if !errors.As(err, &se) || ctx.Err() != nil {
 			t.ct.End()
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, res, wres, ctx.Err()
 			}
-			return nil, fmt.Errorf("trial %s: %w", t.id, err)
+			return nil, res, wres, fmt.Errorf("trial %s: %w", t.id, err)
 		}
 		tr.Nodes = se.Nodes
 		tr.Err = "cluster did not start: " + se.Error()
@@ -257,7 +302,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 			tr.Err = "workload: " + err.Error()
 		}
 		// The workload is over: no fault may strike the shutdown.
-		res = t.ct.End()
+		t.ct.End()
 		t.mu.Lock()
 		t.cl = nil
 		t.mu.Unlock()
@@ -267,7 +312,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	res = t.ct.End() // idempotent: the record as of the first End
 	tr.End = time.Now()
 	if ctx.Err() != nil {
-		return nil, ctx.Err() // an interrupted trial is not recorded
+		return nil, res, wres, ctx.Err() // an interrupted trial is not recorded
 	}
 	tr.Injections = res.Injections
 	tr.Requests = res.Requests
@@ -280,48 +325,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 			tr.Err = "workload timed out"
 		}
 	}
-
-	r.bmu.Lock()
-	baseline := r.baseline.Clone() // other trials keep learning into r.baseline
-	r.bmu.Unlock()
-	checkers := cfg.Checkers.Enabled
-	if t.baseline {
-		// A baseline trial teaches the log checker; it is not judged by it.
-		checkers = without(checkers, check.NameLog)
-	}
-	verdicts, err := check.Run(ctx, &check.Input{
-		Trial:                  tr,
-		Baseline:               baseline,
-		Progress:               cfg.Checkers.Progress,
-		LinearizabilityTimeout: cfg.Checkers.Linearizability,
-		LogIgnore:              cfg.Checkers.LogIgnore,
-		WorkloadTimedOut:       wres.TimedOut,
-		Visualize:              true,
-	}, checkers)
-	if err != nil {
-		return nil, fmt.Errorf("trial %s: checkers: %w", t.id, err)
-	}
-	tr.Verdicts = verdicts
-	switch {
-	case check.Failed(verdicts):
-		tr.Status = store.TrialFailed
-	case tr.Err != "" && len(tr.Injections) == 0:
-		// Nothing was injected and still the trial did not run: the setup
-		// is broken (ports, binary, config), not the target.
-		tr.Status = store.TrialError
-	}
-	if !t.baseline {
-		r.ctl.Judge(t.index, res, tr.Status == store.TrialFailed)
-	}
-	if len(tr.Injections) == 0 && tr.Status == store.TrialOK {
-		// A trial without faults that passed is a baseline sample too.
-		r.bmu.Lock()
-		if err := r.baseline.Learn(tr); err != nil {
-			r.log.Warn("log baseline: learn", "trial", t.id, "err", err)
-		}
-		r.bmu.Unlock()
-	}
-	return tr, nil
+	return tr, res, wres, nil
 }
 
 // runWorkload runs the workload against a started cluster.
@@ -346,8 +350,9 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 		events []record.ClientEvent
 	)
 	res, err := workload.RunCommand(ctx, workload.Command{
-		Args: r.bt.Workload,
-		Dir:  dir,
+		Args:    r.bt.Workload,
+		BaseDir: cfg.Dir,
+		Dir:     dir,
 		Env: workload.Env{
 			Controller: r.ctl.Addr(),
 			Trial:      t.id,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/record"
 )
 
 // TestClusterNodes checks the mapping of the config's cluster section to the
@@ -45,5 +46,30 @@ func TestClusterNodes(t *testing.T) {
 	cfg.Cluster.Shutdown.Signal = "SIGNOPE"
 	if _, err := clusterNodes(cfg.Cluster); err == nil {
 		t.Error("a bad signal was accepted")
+	}
+}
+
+func TestJudge(t *testing.T) {
+	failed := []record.Verdict{{Checker: "crash"}, {Checker: "hang", Failed: true}}
+	passed := []record.Verdict{{Checker: "crash"}, {Checker: "linearizability", Unknown: true}}
+	for _, tc := range []struct {
+		name       string
+		verdicts   []record.Verdict
+		err        string
+		injections int
+		want       record.Status
+	}{
+		{"all passed", passed, "", 0, record.StatusOK},
+		{"a checker failed", failed, "", 1, record.StatusFailed},
+		{"failed without faults is still failed", failed, "workload timed out", 0, record.StatusFailed},
+		{"did not run, nothing injected: the setup", passed, "cluster did not start: boom", 0, record.StatusError},
+		{"did not run after a fault: judged by the checkers", passed, "workload exited with status 1", 2, record.StatusOK},
+		{"no verdicts", nil, "", 0, record.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := judge(tc.verdicts, tc.err, tc.injections); got != tc.want {
+				t.Errorf("judge = %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/store"
 )
 
 func TestSummarise(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	trial := func(policy, status string, secs int, injections int, states ...record.StateVisit) *record.Trial {
+	trial := func(policy string, status record.Status, secs int, injections int, states ...record.StateVisit) *record.Trial {
 		tr := &record.Trial{Policy: policy, Status: status, Start: t0, End: t0.Add(time.Duration(secs) * time.Second), States: states}
 		for range injections {
 			tr.Injections = append(tr.Injections, record.Injection{Kind: record.KindError})
@@ -22,10 +21,10 @@ func TestSummarise(t *testing.T) {
 	}
 	var sum Summary
 	summarise(&sum, []*record.Trial{
-		trial(baselinePolicy, store.TrialOK, 8, 0, visit("n1", 1, 1), visit("n2", 1, 1)),
-		trial("bsrr", store.TrialOK, 10, 1, visit("n1", 1, 2)),
-		trial("bsrr", store.TrialError, 9, 0),
-		trial("bsrr", store.TrialOK, 11, 2, visit("n3", 2, 7), visit("n3", 1, 2)),
+		trial(baselinePolicy, record.StatusOK, 8, 0, visit("n1", 1, 1), visit("n2", 1, 1)),
+		trial("bsrr", record.StatusOK, 10, 1, visit("n1", 1, 2)),
+		trial("bsrr", record.StatusError, 9, 0),
+		trial("bsrr", record.StatusOK, 11, 2, visit("n3", 2, 7), visit("n3", 1, 2)),
 	})
 	if sum.Trials != 3 || sum.BaselineTrials != 1 || sum.InjectedTrials != 2 || sum.Injections != 3 ||
 		sum.ErrorTrials != 1 || sum.FailedTrials != 0 || sum.MedianTrial != 10 {

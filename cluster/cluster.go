@@ -22,14 +22,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/record"
-)
-
-// Environment variables set for every node (read by the agent).
-const (
-	EnvController = "GOFAULT_CONTROLLER"
-	EnvNode       = "GOFAULT_NODE"
-	EnvTrial      = "GOFAULT_TRIAL"
 )
 
 // Host is the address every node listens on.
@@ -264,9 +258,9 @@ func (c *Cluster) newNode(v NodeVars) (*node, error) {
 		n.env = append(n.env, k+"="+s)
 	}
 	n.env = append(n.env, c.spec.Env...)
-	n.env = append(n.env, EnvNode+"="+v.Name, EnvTrial+"="+c.spec.Trial)
+	n.env = append(n.env, wire.EnvNode+"="+v.Name, wire.EnvTrial+"="+c.spec.Trial)
 	if c.spec.Controller != "" {
-		n.env = append(n.env, EnvController+"="+c.spec.Controller)
+		n.env = append(n.env, wire.EnvController+"="+c.spec.Controller)
 	}
 	switch {
 	case cl.Ready.TCP != "":
@@ -289,7 +283,7 @@ func (c *Cluster) newNode(v NodeVars) (*node, error) {
 func baseEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k == EnvController || k == EnvNode || k == EnvTrial {
+		if k, _, _ := strings.Cut(kv, "="); k == wire.EnvController || k == wire.EnvNode || k == wire.EnvTrial {
 			continue
 		}
 		env = append(env, kv)

@@ -38,8 +38,11 @@ type ProcSpec struct {
 	// directory is created). Empty discards them, unless Stdout is set.
 	Log string
 	// Stdout, if set, also receives the process's stdout (e.g. a workload's
-	// JSON events). Writes happen on one goroutine, in order.
+	// JSON events). Writes happen on one goroutine, in order, and are all
+	// done when the process's Done channel is closed.
 	Stdout io.Writer
+	// Stderr, if set and Log is empty, receives the process's stderr.
+	Stderr io.Writer
 	// Timeout, if positive, kills the process that long after start.
 	Timeout time.Duration
 }
@@ -107,6 +110,11 @@ func StartProcess(ctx context.Context, spec ProcSpec) (*Process, error) {
 			return nil, fmt.Errorf("start %s: %w", spec.Args[0], err)
 		}
 		cmd.Stdout, cmd.Stderr = logf, logf
+	} else if spec.Stderr != nil {
+		cmd.Stderr = spec.Stderr
+		// A writer that is not a file is copied by os/exec, and Wait waits
+		// for the copy: bound that wait, in case a child holds the pipe.
+		cmd.WaitDelay = 2 * time.Second
 	}
 	// Extra stdout goes through our own pipe so that Wait returns when the
 	// process itself exits, not when the last child closes the pipe.

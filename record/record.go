@@ -3,7 +3,11 @@
 // controller, the runner, the checkers, the store and the reports.
 package record
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Fault kinds.
 const (
@@ -134,6 +138,36 @@ type Verdict struct {
 	Nodes    []string `json:"nodes,omitempty"`
 }
 
+// Status is a judged trial's outcome.
+type Status string
+
+// Trial statuses.
+const (
+	StatusOK     Status = "ok"     // every checker passed
+	StatusFailed Status = "failed" // some verdict failed: a finding
+	StatusError  Status = "error"  // the trial could not run (e.g. the cluster never became ready)
+)
+
+// TrialID is the ID of trial index of campaign campaignID: "3-17".
+func TrialID(campaignID int64, index int) string {
+	return strconv.FormatInt(campaignID, 10) + "-" + strconv.Itoa(index)
+}
+
+// ParseTrialID splits an ID made by TrialID into its campaign ID and trial
+// index; ok is false if id is not one.
+func ParseTrialID(id string) (campaignID int64, index int, ok bool) {
+	c, i, found := strings.Cut(id, "-")
+	if !found {
+		return 0, 0, false
+	}
+	campaignID, err1 := strconv.ParseInt(c, 10, 64)
+	index, err2 := strconv.Atoi(i)
+	if err1 != nil || err2 != nil || campaignID < 0 || index < 0 {
+		return 0, 0, false
+	}
+	return campaignID, index, true
+}
+
 // Trial is everything recorded about one trial.
 type Trial struct {
 	ID       string    `json:"id"`
@@ -143,9 +177,7 @@ type Trial struct {
 	Seed     int64     `json:"seed"`
 	Start    time.Time `json:"start"`
 	End      time.Time `json:"end"`
-	// Status is "ok", "failed" (some verdict failed) or "error" (the trial
-	// could not run, e.g. the cluster never became ready).
-	Status     string        `json:"status"`
+	Status     Status        `json:"status"`
 	Err        string        `json:"err,omitempty"`
 	Dir        string        `json:"dir"` // data and logs of the trial
 	Injections []Injection   `json:"injections"`

@@ -60,7 +60,7 @@ func sampleTrial(i int) *record.Trial {
 	t := &record.Trial{
 		Index: i, Campaign: "etcd", Policy: "random", Seed: int64(i) * 7,
 		Start: t0, End: t0.Add(time.Duration(i+1) * time.Second),
-		Status: TrialOK, Dir: "/tmp/trial-" + strconv.Itoa(i), Requests: 10 * i,
+		Status: record.StatusOK, Dir: "/tmp/trial-" + strconv.Itoa(i), Requests: 10 * i,
 	}
 	for j := 0; j < 1+i%4; j++ {
 		stack := make([]record.Frame, 20)
@@ -88,7 +88,7 @@ func sampleTrial(i int) *record.Trial {
 		v := record.Verdict{Checker: c}
 		if c == "hang" && i%5 == 4 {
 			v = record.Verdict{Checker: c, Failed: true, Symptom: "client n2/0 made no progress", Evidence: []string{"a", "b"}, Nodes: []string{"n2"}}
-			t.Status = TrialFailed
+			t.Status = record.StatusFailed
 		}
 		t.Verdicts = append(t.Verdicts, v)
 	}
@@ -117,8 +117,8 @@ func TestTrialRoundTrip(t *testing.T) {
 		trial *record.Trial
 	}{
 		{"full", sampleTrial(4)},
-		{"empty parts", &record.Trial{Index: 100, Status: TrialError, Err: "cluster not ready"}},
-		{"delay and crash", &record.Trial{Index: 101, Status: TrialOK, Start: t0, Injections: []record.Injection{
+		{"empty parts", &record.Trial{Index: 100, Status: record.StatusError, Err: "cluster not ready"}},
+		{"delay and crash", &record.Trial{Index: 101, Status: record.StatusOK, Start: t0, Injections: []record.Injection{
 			{Kind: record.KindDelay, Delay: 3 * time.Second, Node: "n2", Inst: ^uint64(0)},
 			{Kind: record.KindCrash, Node: "n3"},
 		}}},
@@ -128,7 +128,7 @@ func TestTrialRoundTrip(t *testing.T) {
 			if err := s.SaveTrial(ctx, cid, tt.trial); err != nil {
 				t.Fatal(err)
 			}
-			if tt.trial.ID != TrialID(cid, tt.trial.Index) {
+			if tt.trial.ID != record.TrialID(cid, tt.trial.Index) {
 				t.Errorf("ID = %q", tt.trial.ID)
 			}
 			got, err := s.Trial(ctx, tt.trial.ID)
@@ -156,7 +156,7 @@ func TestTrialRoundTrip(t *testing.T) {
 	}
 	// Saving again replaces.
 	tr := sampleTrial(4)
-	tr.Status, tr.Injections = TrialOK, nil
+	tr.Status, tr.Injections = record.StatusOK, nil
 	if err := s.SaveTrial(ctx, cid, tr); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestTrialRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != TrialOK || len(got.Injections) != 0 || len(got.Nodes) != 3 {
+	if got.Status != record.StatusOK || len(got.Injections) != 0 || len(got.Nodes) != 3 {
 		t.Errorf("replaced trial: status %s, %d injections, %d nodes", got.Status, len(got.Injections), len(got.Nodes))
 	}
 	idx, err := s.TrialIndexes(ctx, cid)
@@ -446,7 +446,7 @@ func TestKilledWriter(t *testing.T) {
 		}
 		for i, tr := range ts {
 			want := sampleTrial(i)
-			want.ID = TrialID(c.ID, i)
+			want.ID = record.TrialID(c.ID, i)
 			if !reflect.DeepEqual(tr, want) {
 				t.Errorf("round %d: trial %d incomplete: %d injections, %d nodes, %d verdicts, %d client events",
 					round, i, len(tr.Injections), len(tr.Nodes), len(tr.Verdicts), len(tr.Client))

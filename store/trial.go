@@ -6,31 +6,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/gofault/gofault/record"
 )
 
-// Trial statuses, as in record.Trial.Status.
-const (
-	TrialOK     = "ok"
-	TrialFailed = "failed"
-	TrialError  = "error"
-)
-
-// TrialID is the ID SaveTrial gives a trial that has none: the campaign ID
-// and the trial index, e.g. "3-17".
-func TrialID(campaignID int64, index int) string {
-	return strconv.FormatInt(campaignID, 10) + "-" + strconv.Itoa(index)
-}
-
 // SaveTrial writes a trial with its injections, nodes and verdicts in one
 // transaction: after a crash the trial is either complete or absent. A trial
-// without ID gets TrialID(campaignID, t.Index) (written back to t.ID).
+// without ID gets record.TrialID(campaignID, t.Index) (written back to t.ID).
 // Saving a trial ID again replaces the earlier record.
 func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial) (err error) {
 	if t.ID == "" {
-		t.ID = TrialID(campaignID, t.Index)
+		t.ID = record.TrialID(campaignID, t.Index)
 	}
 	client, err := jsonText(t.Client)
 	if err != nil {
@@ -136,7 +122,7 @@ func (s *Store) Trials(ctx context.Context, campaignID int64) ([]*record.Trial, 
 // FailedTrials returns a campaign's trials whose status is "failed" (some
 // verdict failed), in index order.
 func (s *Store) FailedTrials(ctx context.Context, campaignID int64) ([]*record.Trial, error) {
-	ts, err := s.loadTrials(ctx, "t.campaign_id = ? AND t.status = ?", campaignID, TrialFailed)
+	ts, err := s.loadTrials(ctx, "t.campaign_id = ? AND t.status = ?", campaignID, record.StatusFailed)
 	if err != nil {
 		return nil, fmt.Errorf("failed trials of campaign %d: %w", campaignID, err)
 	}

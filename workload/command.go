@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"time"
 
+	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/record"
 )
 
@@ -30,6 +32,10 @@ type Command struct {
 	Args []string
 	// Dir is the working directory; empty means the current one.
 	Dir string
+	// BaseDir resolves a relative program (Args[0] with a slash), as for
+	// cluster nodes; empty means the current directory. A program without
+	// a slash is looked up in PATH.
+	BaseDir string
 	// Env is the workload environment passed to the command.
 	Env Env
 	// ExtraEnv adds NAME=value entries (e.g. config workload.env) on top of
@@ -66,9 +72,10 @@ func (r Result) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
 
 // RunCommand runs the command workload c to its end. It returns an error
 // only when the command could not be run or ctx was cancelled; a workload
-// that fails or times out is described by the Result. The command runs in a
-// process group of its own, which is killed when the command ends, so it
-// leaves no stray processes.
+// that fails or times out is described by the Result. The command is
+// started as cluster nodes are (cluster.StartProcess): in a process group of
+// its own, which is killed when the command ends, and on Linux killed too if
+// gofault dies, so it leaves no stray processes.
 func RunCommand(ctx context.Context, c Command) (Result, error) {
 	var res Result
 	if len(c.Args) == 0 {
@@ -82,45 +89,44 @@ func RunCommand(ctx context.Context, c Command) (Result, error) {
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
-	runCtx := ctx
+	var timeout time.Duration
 	if !c.Env.Deadline.IsZero() {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithDeadline(ctx, c.Env.Deadline.Add(grace))
-		defer cancel()
-	}
-	cmd := exec.CommandContext(runCtx, c.Args[0], c.Args[1:]...)
-	cmd.Dir = c.Dir
-	cmd.Env = append(append(os.Environ(), c.ExtraEnv...), envv...)
-	cmd.Stderr = c.Stderr
-	setProcessGroup(cmd)
-	cmd.WaitDelay = grace
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return res, fmt.Errorf("workload command: %w", err)
-	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
-		return res, fmt.Errorf("workload command %s: %w", c.Args[0], err)
+		timeout = max(time.Until(c.Env.Deadline.Add(grace)), time.Millisecond)
 	}
 	log := c.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	res.Events = readEvents(stdout, c.OnEvent, log)
-	werr := cmd.Wait()
-	killGroup(cmd)
+	pr, pw := io.Pipe()
+	events := make(chan int, 1)
+	go func() { events <- readEvents(pr, c.OnEvent, log) }()
+	start := time.Now()
+	p, err := cluster.StartProcess(ctx, cluster.ProcSpec{
+		Args:    c.Args,
+		BaseDir: c.BaseDir,
+		Dir:     c.Dir,
+		Env:     append(append(os.Environ(), c.ExtraEnv...), envv...),
+		Stdout:  pw,
+		Stderr:  c.Stderr,
+		Timeout: timeout,
+	})
+	if err != nil {
+		pw.Close()
+		<-events
+		return res, fmt.Errorf("workload command: %w", err)
+	}
+	exit := p.Wait() // stdout is all written when it returns
+	pw.Close()
+	res.Events = <-events
 	res.Duration = time.Since(start)
-	res.ExitCode = cmd.ProcessState.ExitCode()
-	if ctx.Err() != nil {
-		return res, fmt.Errorf("workload command %s: %w", c.Args[0], ctx.Err())
-	}
-	if runCtx.Err() != nil {
+	res.ExitCode = exit.Code
+	switch {
+	case exit.Reason == cluster.ReasonCanceled || ctx.Err() != nil:
+		return res, fmt.Errorf("workload command %s: %w", c.Args[0], cmp.Or(ctx.Err(), context.Canceled))
+	case exit.Reason == cluster.ReasonTimeout:
 		res.TimedOut = true
-		return res, nil
-	}
-	var exit *exec.ExitError
-	if werr != nil && !errors.As(werr, &exit) && !errors.Is(werr, exec.ErrWaitDelay) {
-		return res, fmt.Errorf("workload command %s: %w", c.Args[0], werr)
+	case exit.Err != nil && !errors.Is(exit.Err, exec.ErrWaitDelay):
+		return res, fmt.Errorf("workload command %s: %w", c.Args[0], exit.Err)
 	}
 	return res, nil
 }

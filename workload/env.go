@@ -7,25 +7,28 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/gofault/gofault/agent/wire"
 )
 
-// Environment variables of the workload contract. The runner sets them for
-// Go workloads (Main) and external command workloads (RunCommand) alike.
+// Environment variables of the workload contract (defined in agent/wire).
+// The runner sets them for Go workloads (Main) and external command
+// workloads (RunCommand) alike.
 const (
 	// EnvController is the controller address, "unix:/path" or
 	// "tcp:host:port". Absent when a workload is run by hand: events are
 	// then written to stdout as JSON lines.
-	EnvController = "GOFAULT_CONTROLLER"
+	EnvController = wire.EnvController
 	// EnvTrial is the trial key, echoed in the workload's Hello.
-	EnvTrial = "GOFAULT_TRIAL"
+	EnvTrial = wire.EnvTrial
 	// EnvNodes is the JSON array of nodes, see Node.
-	EnvNodes = "GOFAULT_NODES"
+	EnvNodes = wire.EnvNodes
 	// EnvDeadline is the RFC 3339 (nano) time at which the workload must
 	// have finished; the context passed to the workload is cancelled then.
-	EnvDeadline = "GOFAULT_DEADLINE"
+	EnvDeadline = wire.EnvDeadline
 	// EnvSeed is a decimal int64 that makes the workload's choices
 	// deterministic.
-	EnvSeed = "GOFAULT_SEED"
+	EnvSeed = wire.EnvSeed
 )
 
 // Node is one node of the cluster under test as a workload sees it.

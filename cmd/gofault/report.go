@@ -164,7 +164,11 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("trial %s: %w", rest[0], err)
 	}
-	camp, err := st.Campaign(ctx, campaign.CampaignOf(orig.ID))
+	cid, _, ok := record.ParseTrialID(orig.ID)
+	if !ok {
+		return fmt.Errorf("trial %s: not a trial ID of the form <campaign>-<index>", orig.ID)
+	}
+	camp, err := st.Campaign(ctx, cid)
 	if err != nil {
 		return err
 	}

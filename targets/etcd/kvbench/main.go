@@ -40,6 +40,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+
+	"github.com/gofault/gofault/agent/wire"
 )
 
 type listFlag []string
@@ -251,7 +253,7 @@ func withNode(ctx context.Context, bin string, extra []string, f func(endpoint s
 	}
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "GOFAULT_CONTROLLER=")
+	cmd.Env = append(os.Environ(), wire.EnvController+"=") // the agent stays off
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		return run{}, fmt.Errorf("start etcd: %w", err)

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package workload
-
-import "os/exec"
-
-func setProcessGroup(*exec.Cmd) {}
-
-func killGroup(*exec.Cmd) {}
