@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,9 +10,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,10 +28,22 @@ import (
 // RunCommand is tested on a real workload.Main program.
 const helperEnv = "GOFAULT_WORKLOAD_TEST_HELPER"
 
+// runnerEnv makes the test binary run a long command workload with
+// RunCommand, as gofault's runner does, and wait to be killed.
+const runnerEnv = "GOFAULT_WORKLOAD_TEST_RUNNER"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) != "" {
 		Main(helperWorkload)
 		return
+	}
+	if os.Getenv(runnerEnv) != "" {
+		// The workload prints its PID (its process group) to our stdout.
+		_, err := RunCommand(context.Background(), Command{
+			Args: []string{"sh", "-c", "echo $$ >&2; exec sleep 60"}, Env: Env{Nodes: testNodes()}, Stderr: os.Stdout,
+		})
+		fmt.Fprintln(os.Stderr, "runner: workload ended:", err)
+		os.Exit(1)
 	}
 	os.Exit(m.Run())
 }
@@ -464,6 +481,52 @@ func TestRunCommand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWorkloadDiesWithRunner kills a process running a command workload
+// with SIGKILL, as if gofault crashed, and checks that the workload dies
+// with it (it is started as nodes are: Pdeathsig).
+func TestWorkloadDiesWithRunner(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Pdeathsig is Linux only")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), runnerEnv+"=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	pid := 0
+	if sc.Scan() {
+		pid, _ = strconv.Atoi(strings.TrimSpace(sc.Text()))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if pid <= 0 {
+		t.Fatalf("the runner reported no workload PID (%q)", sc.Text())
+	}
+	for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			syscall.Kill(-pid, syscall.SIGKILL)
+			t.Fatalf("workload %d outlived its runner", pid)
+		}
+	}
+}
+
+// alive reports whether process pid runs (a zombie does not).
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
 }
 
 func TestRequestsCutByTheirContextAreNotErrors(t *testing.T) {
