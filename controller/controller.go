@@ -4,18 +4,27 @@
 // end), tracks each node's abstract-state machines per task instance, asks
 // the policy about every request from a live site, and records every event
 // and injection of a trial for the checkers and the store.
+//
+// A trial's logic is a single-threaded state machine (session): connections,
+// requests and events go in, responses and Effects (plans to push, a node to
+// crash, warnings) come out, with no I/O, lock or clock, and it is tested
+// without sockets. Trial and peer are the shell: they serialise the calls to
+// the session and carry out its effects after releasing the trial's lock;
+// plans carry the session's sequence numbers, so a connection never gets an
+// older plan after a newer one.
 package controller
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
-	"sort"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofault/gofault/agent/wire"
@@ -55,6 +64,7 @@ type Controller struct {
 	conns  map[*peer]struct{}
 	closed bool
 	wg     sync.WaitGroup
+	nextID atomic.Uint64 // PeerIDs, from 1
 }
 
 // Listen starts a controller on network ("unix" or "tcp") and address. For
@@ -127,7 +137,7 @@ func (c *Controller) accept() {
 		if err != nil {
 			return
 		}
-		p := &peer{c: c, nc: nc}
+		p := &peer{c: c, nc: nc, id: PeerID(c.nextID.Add(1))}
 		c.mu.Lock()
 		if c.closed {
 			c.mu.Unlock()
@@ -168,43 +178,17 @@ type TrialSpec struct {
 	NoFaults bool
 }
 
-// Trial is a running trial.
+// Trial is a running trial: the shell around its session. Every call
+// takes mu only around the session's step; the effects the step returns
+// (plans to push, a node to crash, warnings) are carried out after mu is
+// released, so no lock of a trial is held while writing to a connection.
 type Trial struct {
-	c    *Controller
-	spec TrialSpec
-	plan policy.Plan
+	c  *Controller
+	id string
 
-	mu       sync.Mutex
-	armed    bool // faults may be injected (see Arm)
-	done     bool // the policy said it grants nothing more
-	ended    bool
-	peers    map[*peer]struct{}
-	requests int
-	hits     map[hitKey]int // requests per node and site
-	inj      []record.Injection
-	visits   map[visitKey]*record.StateVisit
-	current  map[instKey]uint32 // per node and task instance: current state
-	timeouts []record.Timeout
-	client   []record.ClientEvent
-	dropped  int
-	progress map[string]time.Time // client → last progress
-	result   *Result              // set by the first End
-}
-
-type instKey struct {
-	node string
-	task uint32
-	inst uint64
-}
-
-type hitKey struct {
-	node string
-	site uint32
-}
-
-type visitKey struct {
-	node        string
-	task, state uint32
+	mu    sync.Mutex
+	s     *session
+	peers map[PeerID]*peer
 }
 
 // BeginTrial asks the policy for the trial's plan and registers it, so agents
@@ -219,16 +203,12 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 		plan = c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes})
 		c.pmu.Unlock()
 	}
-	t := &Trial{
-		c:        c,
-		spec:     spec,
-		plan:     plan,
-		peers:    make(map[*peer]struct{}),
-		current:  make(map[instKey]uint32),
-		visits:   make(map[visitKey]*record.StateVisit),
-		hits:     make(map[hitKey]int),
-		progress: make(map[string]time.Time),
-	}
+	t := &Trial{c: c, id: spec.ID, peers: map[PeerID]*peer{}}
+	t.s = newSession(c.cat, spec, plan, func(r *policy.Request) policy.Decision {
+		c.pmu.Lock()
+		defer c.pmu.Unlock()
+		return c.policy.Decide(r)
+	})
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -259,29 +239,42 @@ type Result struct {
 func (t *Trial) End() Result {
 	c := t.c
 	c.mu.Lock()
-	delete(c.trials, t.spec.ID)
+	delete(c.trials, t.id)
 	c.mu.Unlock()
 	t.mu.Lock()
-	if t.ended {
-		res := *t.result
-		t.mu.Unlock()
-		return res
-	}
-	t.ended = true
-	for p := range t.peers {
-		p.sendPlan(wire.Plan{})
-	}
-	res := Result{
-		Requests:   t.requests,
-		Injections: t.inj,
-		States:     t.stateVisits(),
-		Timeouts:   t.timeouts,
-		Client:     t.client,
-		Dropped:    t.dropped,
-	}
-	t.result = &res
+	res, effs := t.s.end()
 	t.mu.Unlock()
+	t.apply(nil, effs)
 	return res
+}
+
+// apply carries out a session's effects; t.mu must not be held. A plan for
+// self, the peer whose request is being answered, is appended to its write
+// buffer ahead of the response by the caller instead: apply returns it.
+func (t *Trial) apply(self *peer, effs []Effect) (selfPlan *Effect) {
+	for i := range effs {
+		e := &effs[i]
+		switch {
+		case e.Peer != 0:
+			t.mu.Lock()
+			p := t.peers[e.Peer]
+			t.mu.Unlock()
+			switch {
+			case p == nil: // gone meanwhile
+			case p == self:
+				selfPlan = e
+			default:
+				p.sendPlan(e.Seq, e.Plan)
+			}
+		case e.Crash != "":
+			if crash := t.s.spec.Crash; crash != nil {
+				go crash(e.Crash)
+			}
+		case e.Warn != "":
+			t.c.log.Warn(e.Warn, e.Args...)
+		}
+	}
+	return selfPlan
 }
 
 // Judge tells the policy how the ended trial was judged. Baseline trials
@@ -309,36 +302,14 @@ func (c *Controller) SnapshotPolicy() ([]byte, error) {
 func (t *Trial) LastProgress() map[string]time.Time {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make(map[string]time.Time, len(t.progress))
-	for k, v := range t.progress {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(t.s.progress)
 }
 
 // Injections returns the injections so far.
 func (t *Trial) Injections() []record.Injection {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]record.Injection(nil), t.inj...)
-}
-
-// wirePlan is the plan a node of this trial gets now.
-func (t *Trial) wirePlan(node string) wire.Plan {
-	var wp wire.Plan
-	if t.plan.States {
-		wp.Flags |= wire.FlagStates
-	}
-	if t.plan.Stacks {
-		wp.Flags |= wire.FlagStacks
-	}
-	if t.plan.Timeouts {
-		wp.Flags |= wire.FlagTimeouts
-	}
-	if t.armed && !t.done && !t.ended && t.plan.LiveOn(node) {
-		wp.Sites = t.plan.Sites
-	}
-	return wp
+	return slices.Clone(t.s.inj)
 }
 
 // Arm starts the injection phase: until it is called, agents get plans
@@ -348,205 +319,50 @@ func (t *Trial) wirePlan(node string) wire.Plan {
 // plan at once, so recovery paths are injected too.
 func (t *Trial) Arm() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.armed || t.ended {
-		return
-	}
-	t.armed = true
-	for p := range t.peers {
-		if p.hello.Role == wire.RoleAgent {
-			p.sendPlan(t.wirePlan(p.hello.Node))
-		}
-	}
+	effs := t.s.arm()
+	t.mu.Unlock()
+	t.apply(nil, effs)
 }
 
-func (t *Trial) attach(p *peer) wire.Plan {
+// attach adds p to the trial and returns its welcome plan (and that plan's
+// sequence number).
+func (t *Trial) attach(p *peer, catalogOK bool) (wire.Plan, uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.peers[p] = struct{}{}
-	if p.hello.Role != wire.RoleAgent {
-		return wire.Plan{}
-	}
-	return t.wirePlan(p.hello.Node)
+	t.peers[p.id] = p
+	e := t.s.attach(p.id, p.hello.Node, p.hello.Role, catalogOK)
+	return e.Plan, e.Seq
 }
 
 func (t *Trial) detach(p *peer) {
 	t.mu.Lock()
-	delete(t.peers, p)
+	delete(t.peers, p.id)
+	t.s.detach(p.id)
 	t.mu.Unlock()
 }
 
-// decide answers one request.
-func (t *Trial) decide(p *peer, r *wire.Request) wire.Response {
-	resp := wire.Response{ID: r.ID}
-	c := t.c
+// decide answers one request of p; a new plan for p itself, if the answer
+// changed it, is returned to go out before the response.
+func (t *Trial) decide(p *peer, r *wire.Request) (wire.Response, *Effect) {
 	t.mu.Lock()
-	if t.done || t.ended {
-		t.mu.Unlock()
-		return resp
-	}
-	site := c.cat.Site(r.Site)
-	if site == nil {
-		t.mu.Unlock()
-		return resp
-	}
-	hk := hitKey{node: p.hello.Node, site: site.Index}
-	t.hits[hk]++
-	req := policy.Request{
-		Trial:      t.spec.Index,
-		Seq:        t.requests,
-		Node:       p.hello.Node,
-		Site:       site,
-		Stack:      frames(r.Stack),
-		Occurrence: t.hits[hk],
-		Task:       r.Task,
-		Inst:       r.Inst,
-		State:      r.State,
-	}
-	t.requests++
-	c.pmu.Lock()
-	d := c.policy.Decide(&req)
-	c.pmu.Unlock()
-
-	crash := false
-	if f := d.Fault; f.Kind != policy.None {
-		inj := record.Injection{
-			Time:       time.Now(),
-			Node:       req.Node,
-			Site:       site.Index,
-			SiteID:     site.ID,
-			Kind:       f.Kind.String(),
-			Stack:      req.Stack,
-			Occurrence: req.Occurrence,
-			Task:       req.Task,
-			Inst:       req.Inst,
-			State:      req.State,
-		}
-		if st := c.cat.State(req.State); st != nil {
-			inj.StateID = st.ID
-		}
-		switch f.Kind {
-		case policy.Error:
-			if f.Error < 1 || f.Error > len(site.Errors) {
-				t.mu.Unlock()
-				c.log.Error("policy chose an error the site does not have", "site", site.ID, "error", f.Error)
-				return resp
-			}
-			inj.Error = site.Errors[f.Error-1].Name
-			resp.Action, resp.Arg = wire.ActError, int64(f.Error)
-		case policy.Delay:
-			inj.Delay = f.Delay
-			resp.Action, resp.Arg = wire.ActDelay, int64(f.Delay)
-		case policy.Crash:
-			if t.spec.Crash == nil {
-				t.mu.Unlock()
-				return resp
-			}
-			resp.Action = wire.ActCrash
-			crash = true
-		}
-		t.inj = append(t.inj, inj)
-	}
-	if d.Done && !t.done {
-		t.done = true
-		for q := range t.peers {
-			if q != p && q.hello.Role == wire.RoleAgent {
-				q.sendPlan(t.wirePlan(q.hello.Node))
-			}
-		}
-		// p's own plan goes out after its response; see peer.handle.
-		p.planDue = true
-	}
+	resp, effs := t.s.request(p.id, r, time.Now())
 	t.mu.Unlock()
-	if crash {
-		go t.spec.Crash(req.Node)
-	}
-	return resp
+	return resp, t.apply(p, effs)
 }
 
-func frames(fs []wire.Frame) []record.Frame {
-	if len(fs) == 0 {
-		return nil
-	}
-	out := make([]record.Frame, len(fs))
-	for i, f := range fs {
-		out[i] = record.Frame{Func: f.Func, File: f.File, Line: int(f.Line)}
-	}
-	return out
-}
-
-// events records a batch.
+// events records a batch of p's events.
 func (t *Trial) events(p *peer, evs []wire.Event) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.ended {
-		return
-	}
-	node := p.hello.Node
-	for i := range evs {
-		e := &evs[i]
-		switch e.Kind {
-		case wire.EvState:
-			k := instKey{node: node, task: uint32(e.A), inst: e.C}
-			if t.current[k] == uint32(e.B) {
-				continue
-			}
-			t.current[k] = uint32(e.B)
-			vk := visitKey{node: node, task: uint32(e.A), state: uint32(e.B)}
-			v := t.visits[vk]
-			if v == nil {
-				v = &record.StateVisit{Node: node, Task: vk.task, State: vk.state, First: time.Unix(0, e.Time)}
-				t.visits[vk] = v
-			}
-			v.Entries++
-		case wire.EvTimeout:
-			t.timeouts = append(t.timeouts, record.Timeout{Node: node, Site: uint32(e.A), Duration: time.Duration(e.B)})
-		case wire.EvWorkload:
-			var ce record.ClientEvent
-			if err := json.Unmarshal(e.Data, &ce); err != nil {
-				t.c.log.Warn("controller: bad workload event", "err", err)
-				continue
-			}
-			if ce.Time.IsZero() {
-				ce.Time = time.Unix(0, e.Time)
-			}
-			if ce.Kind == record.EvProgress || ce.Kind == record.EvOp {
-				t.progress[ce.Client] = ce.Time
-			}
-			if len(t.client) >= maxClientEvents {
-				t.dropped++
-				continue
-			}
-			t.client = append(t.client, ce)
-		}
-	}
-}
-
-// stateVisits returns the trial's state visits by node, task and state.
-// t.mu is held.
-func (t *Trial) stateVisits() []record.StateVisit {
-	out := make([]record.StateVisit, 0, len(t.visits))
-	for _, v := range t.visits {
-		out = append(out, *v)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Node != b.Node {
-			return a.Node < b.Node
-		}
-		if a.Task != b.Task {
-			return a.Task < b.Task
-		}
-		return a.State < b.State
-	})
-	return out
+	effs := t.s.events(p.id, evs)
+	t.mu.Unlock()
+	t.apply(p, effs)
 }
 
 // StateOf returns the current abstract state of a task instance on a node.
 func (t *Trial) StateOf(node string, task uint32, inst uint64) uint32 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.current[instKey{node, task, inst}]
+	return t.s.current[instKey{node, task, inst}]
 }
 
 // Serve blocks until ctx is done, then closes the controller.

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"encoding/json"
-	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -293,38 +292,5 @@ func waitFor(t testing.TB, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(time.Millisecond)
-	}
-}
-
-// TestStateVisits checks that a trial counts the entries into each state
-// per node over all instances of a task, not repeated reports of a state
-// an instance is already in.
-func TestStateVisits(t *testing.T) {
-	c := start(t, &scripted{})
-	tr, err := c.BeginTrial(TrialSpec{ID: "t1", Nodes: []string{"n1", "n2"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	n1, n2 := &peer{hello: wire.Hello{Node: "n1"}}, &peer{hello: wire.Hello{Node: "n2"}}
-	ev := func(at int64, task, state, inst uint64) wire.Event {
-		return wire.Event{Kind: wire.EvState, Time: at, A: task, B: state, C: inst}
-	}
-	tr.events(n1, []wire.Event{
-		ev(10, 1, 1, 0xa), ev(11, 1, 1, 0xa), // the same state again: one entry
-		ev(12, 1, 2, 0xa), ev(13, 1, 1, 0xa), // left and entered again: two
-		ev(14, 1, 1, 0xb), // another instance of the task
-		ev(15, 2, 5, 0),
-	})
-	tr.events(n2, []wire.Event{ev(20, 1, 2, 0xa)})
-	res := tr.End()
-	got := fmt.Sprint(res.States)
-	want := fmt.Sprint([]record.StateVisit{
-		{Node: "n1", Task: 1, State: 1, Entries: 3, First: time.Unix(0, 10)},
-		{Node: "n1", Task: 1, State: 2, Entries: 1, First: time.Unix(0, 12)},
-		{Node: "n1", Task: 2, State: 5, Entries: 1, First: time.Unix(0, 15)},
-		{Node: "n2", Task: 1, State: 2, Entries: 1, First: time.Unix(0, 20)},
-	})
-	if got != want {
-		t.Errorf("visits\n got %s\nwant %s", got, want)
 	}
 }

@@ -16,6 +16,7 @@ const helloTimeout = 5 * time.Second
 type peer struct {
 	c     *Controller
 	nc    net.Conn
+	id    PeerID
 	hello wire.Hello
 	trial *Trial
 
@@ -27,8 +28,7 @@ type peer struct {
 	spare    []byte
 	flushing bool
 	epoch    uint32
-
-	planDue bool // the trial's plan changed during this peer's own decision
+	planSeq  uint64 // the session's sequence number of the last plan queued
 }
 
 // serve runs the connection until it ends.
@@ -50,10 +50,11 @@ func (p *peer) serve() error {
 	if err := p.nc.SetReadDeadline(time.Time{}); err != nil {
 		return err
 	}
-	plan := p.join()
+	plan, seq := p.join()
 	p.wmu.Lock()
 	p.epoch++
 	plan.Epoch = p.epoch
+	p.planSeq = max(p.planSeq, seq)
 	p.wbuf = wire.AppendWelcome(p.wbuf, &wire.Welcome{Version: wire.Version, Plan: plan})
 	if err := p.flushLocked(); err != nil {
 		return err
@@ -74,24 +75,15 @@ func (p *peer) serve() error {
 				return err
 			}
 			resp := wire.Response{ID: req.ID}
+			var plan *Effect
 			if p.trial != nil {
-				resp = p.trial.decide(p, &req)
-			}
-			var wp *wire.Plan
-			if p.planDue {
-				p.planDue = false
-				p.trial.mu.Lock() // never while holding wmu: decide takes them the other way
-				w := p.trial.wirePlan(p.hello.Node)
-				p.trial.mu.Unlock()
-				wp = &w
+				resp, plan = p.trial.decide(p, &req)
 			}
 			p.wmu.Lock()
-			if wp != nil {
+			if plan != nil {
 				// The new plan goes first, so the agent has installed it
 				// before the hook that asked returns.
-				p.epoch++
-				wp.Epoch = p.epoch
-				p.wbuf = wire.AppendPlan(p.wbuf, wp)
+				p.queuePlanLocked(plan.Seq, plan.Plan)
 			}
 			p.wbuf = wire.AppendResponse(p.wbuf, &resp)
 			if r.Buffered() > 0 {
@@ -123,40 +115,50 @@ func (p *peer) serve() error {
 }
 
 // join attaches the peer to the trial named in its hello and returns its
-// first plan.
-func (p *peer) join() wire.Plan {
+// first plan and that plan's sequence number.
+func (p *peer) join() (wire.Plan, uint64) {
 	c := p.c
 	if p.hello.Version != wire.Version {
 		c.log.Error("controller: agent speaks another protocol version", "node", p.hello.Node, "version", p.hello.Version)
-		return wire.Plan{}
+		return wire.Plan{}, 0
 	}
 	c.mu.Lock()
 	t := c.trials[p.hello.Trial]
 	c.mu.Unlock()
 	if t == nil {
 		c.log.Warn("controller: connection for unknown trial; no faults", "trial", p.hello.Trial, "node", p.hello.Node)
-		return wire.Plan{}
+		return wire.Plan{}, 0
 	}
-	if p.hello.Role == wire.RoleAgent && p.hello.CatalogHash != c.cat.Hash {
+	catalogOK := p.hello.CatalogHash == c.cat.Hash
+	if p.hello.Role == wire.RoleAgent && !catalogOK {
 		c.log.Error("controller: node built from another catalog; no faults on it (rebuild with gofault build)",
 			"node", p.hello.Node, "agent_catalog", p.hello.CatalogHash, "catalog", c.cat.Hash)
-		p.trial = t
-		t.attach(p)
-		return wire.Plan{}
 	}
 	p.trial = t
-	return t.attach(p)
+	return t.attach(p, catalogOK)
 }
 
-// sendPlan queues a plan for the peer and writes it.
-func (p *peer) sendPlan(wp wire.Plan) {
+// sendPlan queues plan number seq of the peer's trial and writes it, unless
+// a newer plan has been queued already (the goroutines that compute plans
+// under the trial's lock send them after releasing it, in any order).
+func (p *peer) sendPlan(seq uint64, wp wire.Plan) {
 	p.wmu.Lock()
-	p.epoch++
-	wp.Epoch = p.epoch
-	p.wbuf = wire.AppendPlan(p.wbuf, &wp)
+	p.queuePlanLocked(seq, wp)
 	if err := p.flushLocked(); err != nil {
 		p.nc.Close()
 	}
+}
+
+// queuePlanLocked appends plan number seq to wbuf unless a newer one was
+// queued; wmu is held.
+func (p *peer) queuePlanLocked(seq uint64, wp wire.Plan) {
+	if seq <= p.planSeq {
+		return
+	}
+	p.planSeq = seq
+	p.epoch++
+	wp.Epoch = p.epoch
+	p.wbuf = wire.AppendPlan(p.wbuf, &wp)
 }
 
 // flushLocked writes wbuf; called with wmu held, it releases it. If another

@@ -1,0 +1,350 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
+)
+
+// PeerID names a connection within a trial: the shell's handle for "the
+// process on the other end", which the session never touches.
+type PeerID uint64
+
+// Effect is something the session asks its shell to carry out: push a plan
+// to a connected process, kill a node, or log a warning. Plain data.
+type Effect struct {
+	// Plan, when Peer is set, is the plan to push to Peer. Seq orders the
+	// plans the session computes for one peer: the shell never sends an
+	// older one after a newer one, whatever the goroutines race.
+	Peer PeerID
+	Plan wire.Plan
+	Seq  uint64
+	// Crash names a node to kill (TrialSpec.Crash).
+	Crash string
+	// Warn is a message for the log, with slog-style Args.
+	Warn string
+	Args []any
+}
+
+// member is a connected process as the session sees it.
+type member struct {
+	node string
+	role wire.Role
+	// live: the process may get live sites (an agent built from the
+	// campaign's catalog, speaking this protocol version).
+	live bool
+}
+
+// session is one trial's logic as a single-threaded state machine, in the
+// manner of etcd-io/raft's RawNode: connections, requests and events go in,
+// a response and Effects come out. It does no I/O, takes no locks, starts no
+// goroutine and reads no clock (times come in with the calls). Trial is the
+// shell around it: it serialises the calls with a mutex and carries out the
+// effects after releasing it.
+//
+// The policy is plain data in, plain data out, so the session asks it
+// directly (decide), through a function the shell gives it: the
+// controller serialises policy calls across the trials running at once.
+type session struct {
+	cat    *catalog.Catalog
+	spec   TrialSpec
+	plan   policy.Plan
+	decide func(*policy.Request) policy.Decision
+
+	armed bool // faults may be injected (see Arm)
+	done  bool // the policy said it grants nothing more
+	ended bool
+	seq   uint64 // last plan sequence number handed out
+
+	members  map[PeerID]member
+	requests int
+	hits     map[hitKey]int // requests per node and site
+	inj      []record.Injection
+	visits   map[visitKey]*record.StateVisit
+	current  map[instKey]uint32 // per node and task instance: current state
+	timeouts []record.Timeout
+	client   []record.ClientEvent
+	dropped  int
+	progress map[string]time.Time // client → last progress
+	result   *Result              // set by the first end
+}
+
+type instKey struct {
+	node string
+	task uint32
+	inst uint64
+}
+
+type hitKey struct {
+	node string
+	site uint32
+}
+
+type visitKey struct {
+	node        string
+	task, state uint32
+}
+
+func newSession(cat *catalog.Catalog, spec TrialSpec, plan policy.Plan, decide func(*policy.Request) policy.Decision) *session {
+	return &session{
+		cat: cat, spec: spec, plan: plan, decide: decide,
+		members:  map[PeerID]member{},
+		current:  map[instKey]uint32{},
+		visits:   map[visitKey]*record.StateVisit{},
+		hits:     map[hitKey]int{},
+		progress: map[string]time.Time{},
+	}
+}
+
+// wirePlan is the plan member m gets now.
+func (s *session) wirePlan(m member) wire.Plan {
+	var wp wire.Plan
+	if !m.live {
+		return wp
+	}
+	if s.plan.States {
+		wp.Flags |= wire.FlagStates
+	}
+	if s.plan.Stacks {
+		wp.Flags |= wire.FlagStacks
+	}
+	if s.plan.Timeouts {
+		wp.Flags |= wire.FlagTimeouts
+	}
+	if s.armed && !s.done && !s.ended && s.plan.LiveOn(m.node) {
+		wp.Sites = s.plan.Sites
+	}
+	return wp
+}
+
+// planFor is the effect that gives peer id its current plan.
+func (s *session) planFor(id PeerID) Effect {
+	s.seq++
+	return Effect{Peer: id, Plan: s.wirePlan(s.members[id]), Seq: s.seq}
+}
+
+// replan gives every agent but skip its current plan.
+func (s *session) replan(skip PeerID) []Effect {
+	var effs []Effect
+	for _, id := range s.sortedMembers() {
+		if id != skip && s.members[id].role == wire.RoleAgent {
+			effs = append(effs, s.planFor(id))
+		}
+	}
+	return effs
+}
+
+func (s *session) sortedMembers() []PeerID {
+	ids := make([]PeerID, 0, len(s.members))
+	for id := range s.members {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+// attach adds a connected process and returns the plan for its welcome. A
+// workload, or an agent built from another catalog (catalogOK false), is
+// recorded but never gets live sites: gofault never injects at a site it
+// cannot name.
+func (s *session) attach(id PeerID, node string, role wire.Role, catalogOK bool) Effect {
+	s.members[id] = member{node: node, role: role, live: role == wire.RoleAgent && catalogOK}
+	return s.planFor(id)
+}
+
+// detach forgets a connection.
+func (s *session) detach(id PeerID) { delete(s.members, id) }
+
+// arm starts the injection phase: every agent gets its live plan.
+func (s *session) arm() []Effect {
+	if s.armed || s.ended {
+		return nil
+	}
+	s.armed = true
+	return s.replan(0)
+}
+
+// request answers one request of peer id at time now. When the answer ends
+// the policy's grants (Decision.Done), every agent gets an emptied plan;
+// the asking peer's comes among the effects and must be sent before the
+// response, so the agent has installed it before the hook returns.
+func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Response, []Effect) {
+	resp := wire.Response{ID: r.ID}
+	m, ok := s.members[id]
+	if !ok || s.done || s.ended {
+		return resp, nil
+	}
+	site := s.cat.Site(r.Site)
+	if site == nil {
+		return resp, nil
+	}
+	hk := hitKey{node: m.node, site: site.Index}
+	s.hits[hk]++
+	req := policy.Request{
+		Trial:      s.spec.Index,
+		Seq:        s.requests,
+		Node:       m.node,
+		Site:       site,
+		Stack:      frames(r.Stack),
+		Occurrence: s.hits[hk],
+		Task:       r.Task,
+		Inst:       r.Inst,
+		State:      r.State,
+	}
+	s.requests++
+	d := s.decide(&req)
+
+	var effs []Effect
+	if f := d.Fault; f.Kind != policy.None {
+		inj, act, arg, eff, ok := s.injection(&req, f, now)
+		if !ok {
+			return resp, eff
+		}
+		resp.Action, resp.Arg = act, arg
+		s.inj = append(s.inj, inj)
+		effs = eff
+	}
+	if d.Done && !s.done {
+		s.done = true
+		effs = append(effs, s.replan(0)...)
+	}
+	return resp, effs
+}
+
+// injection turns the policy's fault for req into the injection record and
+// the agent's action; ok is false when the fault cannot be carried out (an
+// error the site does not have, a crash without a way to crash).
+func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) (record.Injection, wire.Action, int64, []Effect, bool) {
+	site := req.Site
+	inj := record.Injection{
+		Time: now, Node: req.Node, Site: site.Index, SiteID: site.ID, Kind: f.Kind.String(),
+		Stack: req.Stack, Occurrence: req.Occurrence, Task: req.Task, Inst: req.Inst, State: req.State,
+	}
+	if st := s.cat.State(req.State); st != nil {
+		inj.StateID = st.ID
+	}
+	switch f.Kind {
+	case policy.Error:
+		if f.Error < 1 || f.Error > len(site.Errors) {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose an error the site does not have", Args: []any{"site", site.ID, "error", f.Error}}}, false
+		}
+		inj.Error = site.Errors[f.Error-1].Name
+		return inj, wire.ActError, int64(f.Error), nil, true
+	case policy.Delay:
+		inj.Delay = f.Delay
+		return inj, wire.ActDelay, int64(f.Delay), nil, true
+	case policy.Crash:
+		if s.spec.Crash == nil {
+			return inj, wire.ActNone, 0, nil, false
+		}
+		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node}}, true
+	}
+	return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose an unknown fault kind", Args: []any{"kind", fmt.Sprint(f.Kind)}}}, false
+}
+
+func frames(fs []wire.Frame) []record.Frame {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := make([]record.Frame, len(fs))
+	for i, f := range fs {
+		out[i] = record.Frame{Func: f.Func, File: f.File, Line: int(f.Line)}
+	}
+	return out
+}
+
+// events records a batch of peer id's events; it returns warnings for the
+// events it could not read.
+func (s *session) events(id PeerID, evs []wire.Event) []Effect {
+	m, ok := s.members[id]
+	if !ok || s.ended {
+		return nil
+	}
+	var effs []Effect
+	for i := range evs {
+		e := &evs[i]
+		switch e.Kind {
+		case wire.EvState:
+			k := instKey{node: m.node, task: uint32(e.A), inst: e.C}
+			if s.current[k] == uint32(e.B) {
+				continue
+			}
+			s.current[k] = uint32(e.B)
+			vk := visitKey{node: m.node, task: uint32(e.A), state: uint32(e.B)}
+			v := s.visits[vk]
+			if v == nil {
+				v = &record.StateVisit{Node: m.node, Task: vk.task, State: vk.state, First: time.Unix(0, e.Time)}
+				s.visits[vk] = v
+			}
+			v.Entries++
+		case wire.EvTimeout:
+			s.timeouts = append(s.timeouts, record.Timeout{Node: m.node, Site: uint32(e.A), Duration: time.Duration(e.B)})
+		case wire.EvWorkload:
+			var ce record.ClientEvent
+			if err := json.Unmarshal(e.Data, &ce); err != nil {
+				effs = append(effs, Effect{Warn: "controller: bad workload event", Args: []any{"err", err}})
+				continue
+			}
+			if ce.Time.IsZero() {
+				ce.Time = time.Unix(0, e.Time)
+			}
+			if ce.Kind == record.EvProgress || ce.Kind == record.EvOp {
+				s.progress[ce.Client] = ce.Time
+			}
+			if len(s.client) >= maxClientEvents {
+				s.dropped++
+				continue
+			}
+			s.client = append(s.client, ce)
+		}
+	}
+	return effs
+}
+
+// end ends the trial: every connected process gets an empty plan, and the
+// record is kept; later calls return the same record and no effects.
+func (s *session) end() (Result, []Effect) {
+	if s.ended {
+		return *s.result, nil
+	}
+	s.ended = true
+	var effs []Effect
+	for _, id := range s.sortedMembers() {
+		s.seq++
+		effs = append(effs, Effect{Peer: id, Seq: s.seq})
+	}
+	s.result = &Result{
+		Requests:   s.requests,
+		Injections: s.inj,
+		States:     s.stateVisits(),
+		Timeouts:   s.timeouts,
+		Client:     s.client,
+		Dropped:    s.dropped,
+	}
+	return *s.result, effs
+}
+
+// stateVisits returns the trial's state visits by node, task and state.
+func (s *session) stateVisits() []record.StateVisit {
+	out := make([]record.StateVisit, 0, len(s.visits))
+	for _, v := range s.visits {
+		out = append(out, *v)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Node != b.Node {
+			return a.Node < b.Node
+		}
+		if a.Task != b.Task {
+			return a.Task < b.Task
+		}
+		return a.State < b.State
+	})
+	return out
+}

@@ -1,0 +1,260 @@
+package controller
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
+)
+
+// The session is tested as etcd-io/raft tests RawNode: calls in, responses
+// and effects out, no sockets, no goroutines, no sleeps.
+
+var t0 = time.Unix(1000, 0)
+
+func newTestSession(pol *scripted, spec TrialSpec) *session {
+	return newSession(testCatalog(), spec, pol.plan, pol.Decide)
+}
+
+// plans returns the plan effects by peer, checking that their sequence
+// numbers only grow.
+func plans(t *testing.T, effs []Effect, last *uint64) map[PeerID]wire.Plan {
+	t.Helper()
+	out := map[PeerID]wire.Plan{}
+	for _, e := range effs {
+		if e.Peer == 0 {
+			continue
+		}
+		if e.Seq <= *last {
+			t.Fatalf("plan seq %d after %d", e.Seq, *last)
+		}
+		*last = e.Seq
+		out[e.Peer] = e.Plan
+	}
+	return out
+}
+
+func TestSessionLifecycle(t *testing.T) {
+	pol := &scripted{
+		plan:   policy.Plan{Sites: []uint32{0}, States: true},
+		script: []policy.Fault{{Kind: policy.Error, Error: 2}},
+		done:   true,
+	}
+	s := newTestSession(pol, TrialSpec{ID: "t1", Index: 4, Nodes: []string{"n1", "n2"}})
+	var seq uint64
+	const n1, n2, wl = PeerID(1), PeerID(2), PeerID(3)
+
+	welcome := s.attach(n1, "n1", wire.RoleAgent, true)
+	if welcome.Plan.Flags&wire.FlagStates == 0 || len(welcome.Plan.Sites) != 0 {
+		t.Fatalf("welcome before Arm %+v: want states, no live site", welcome.Plan)
+	}
+	seq = welcome.Seq
+	s.attach(n2, "n2", wire.RoleAgent, true)
+	if w := s.attach(wl, "", wire.RoleWorkload, true); len(w.Plan.Sites) != 0 || w.Plan.Flags != 0 {
+		t.Fatalf("workload plan %+v", w.Plan)
+	}
+	seq += 2
+
+	// Arm gives both agents (not the workload) their live sites.
+	ps := plans(t, s.arm(), &seq)
+	if len(ps) != 2 || len(ps[n1].Sites) != 1 || len(ps[n2].Sites) != 1 {
+		t.Fatalf("Arm plans %+v", ps)
+	}
+	if effs := s.arm(); effs != nil {
+		t.Fatalf("second Arm: %+v", effs)
+	}
+
+	// The scripted error, then Done: every agent's plan is emptied, the
+	// asker's among the effects (its shell sends it before the response).
+	resp, effs := s.request(n2, &wire.Request{ID: 8, Site: 0, State: 2, Stack: []wire.Frame{{Func: "f", File: "x.go", Line: 3}}}, t0)
+	if resp.ID != 8 || resp.Action != wire.ActError || resp.Arg != 2 {
+		t.Fatalf("response %+v, want error 2", resp)
+	}
+	ps = plans(t, effs, &seq)
+	if len(ps) != 2 || len(ps[n1].Sites) != 0 || len(ps[n2].Sites) != 0 || ps[n2].Flags&wire.FlagStates == 0 {
+		t.Fatalf("plans after Done %+v", ps)
+	}
+	if resp, effs := s.request(n1, &wire.Request{ID: 9, Site: 0}, t0); resp.Action != wire.ActNone || effs != nil || pol.requests() != 1 {
+		t.Fatalf("after Done: %+v %+v, %d policy requests", resp, effs, pol.requests())
+	}
+
+	res, effs := s.end()
+	if len(plans(t, effs, &seq)) != 3 {
+		t.Fatalf("End plans %+v, want one per connection", effs)
+	}
+	if res.Requests != 1 || len(res.Injections) != 1 {
+		t.Fatalf("result %+v", res)
+	}
+	inj := res.Injections[0]
+	want := record.Injection{Time: t0, Node: "n2", Site: 0, SiteID: "p.f#os.WriteFile.0", Kind: record.KindError, Error: "ENOSPC",
+		Stack: []record.Frame{{Func: "f", File: "x.go", Line: 3}}, Occurrence: 1, State: 2, StateID: "p.(*node).run#1"}
+	if fmt.Sprint(inj) != fmt.Sprint(want) {
+		t.Errorf("injection\n got %+v\nwant %+v", inj, want)
+	}
+	if res2, effs := s.end(); effs != nil || fmt.Sprint(res2) != fmt.Sprint(res) {
+		t.Errorf("second End: %+v, %+v", res2, effs)
+	}
+	if seen := pol.seen[0]; seen.Trial != 4 || seen.Node != "n2" || seen.Occurrence != 1 || seen.Seq != 0 {
+		t.Errorf("policy requests %+v", pol.seen)
+	}
+}
+
+func TestSessionWrongCatalogGetsNoSites(t *testing.T) {
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{0, 1}, States: true}}
+	s := newTestSession(pol, TrialSpec{ID: "t1"})
+	if w := s.attach(1, "n1", wire.RoleAgent, false); w.Plan.Flags != 0 || len(w.Plan.Sites) != 0 {
+		t.Fatalf("welcome %+v", w.Plan)
+	}
+	var seq uint64
+	for _, p := range plans(t, s.arm(), &seq) {
+		if len(p.Sites) != 0 || p.Flags != 0 {
+			t.Fatalf("armed plan of a foreign build %+v", p)
+		}
+	}
+}
+
+func TestSessionFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fault   policy.Fault
+		crash   bool
+		site    uint32
+		act     wire.Action
+		arg     int64
+		effect  string // "crash", "warn" or ""
+		injects bool
+	}{
+		{"error", policy.Fault{Kind: policy.Error, Error: 1}, false, 0, wire.ActError, 1, "", true},
+		{"error the site lacks", policy.Fault{Kind: policy.Error, Error: 3}, false, 0, wire.ActNone, 0, "warn", false},
+		{"delay", policy.Fault{Kind: policy.Delay, Delay: 1500 * time.Millisecond}, false, 1, wire.ActDelay, int64(1500 * time.Millisecond), "", true},
+		{"crash", policy.Fault{Kind: policy.Crash}, true, 1, wire.ActCrash, 0, "crash", true},
+		{"crash without a way to crash", policy.Fault{Kind: policy.Crash}, false, 1, wire.ActNone, 0, "", false},
+		{"unknown site", policy.Fault{Kind: policy.Error, Error: 1}, false, 9, wire.ActNone, 0, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := &scripted{plan: policy.Plan{Sites: []uint32{0, 1}}, script: []policy.Fault{tc.fault}}
+			spec := TrialSpec{ID: "t1"}
+			if tc.crash {
+				spec.Crash = func(string) {}
+			}
+			s := newTestSession(pol, spec)
+			s.attach(1, "n1", wire.RoleAgent, true)
+			s.arm()
+			resp, effs := s.request(1, &wire.Request{ID: 1, Site: tc.site}, t0)
+			if resp.Action != tc.act || resp.Arg != tc.arg {
+				t.Errorf("response %+v, want %v %d", resp, tc.act, tc.arg)
+			}
+			got := ""
+			for _, e := range effs {
+				switch {
+				case e.Crash == "n1":
+					got = "crash"
+				case e.Warn != "":
+					got = "warn"
+				}
+			}
+			if got != tc.effect {
+				t.Errorf("effects %+v, want %q", effs, tc.effect)
+			}
+			if res, _ := s.end(); (len(res.Injections) == 1) != tc.injects {
+				t.Errorf("injections %+v, want recorded: %v", res.Injections, tc.injects)
+			}
+		})
+	}
+}
+
+// TestSessionOccurrences checks that occurrences count per node and site,
+// which is what a replay matches.
+func TestSessionOccurrences(t *testing.T) {
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{0, 1}}}
+	s := newTestSession(pol, TrialSpec{ID: "t1"})
+	s.attach(1, "n1", wire.RoleAgent, true)
+	s.attach(2, "n2", wire.RoleAgent, true)
+	s.arm()
+	for _, r := range []struct {
+		id   PeerID
+		site uint32
+	}{{1, 0}, {1, 0}, {2, 0}, {1, 1}, {1, 0}} {
+		s.request(r.id, &wire.Request{Site: r.site}, t0)
+	}
+	var got []int
+	for _, r := range pol.seen {
+		got = append(got, r.Occurrence)
+	}
+	if fmt.Sprint(got) != "[1 2 1 1 3]" {
+		t.Errorf("occurrences %v, want [1 2 1 1 3]", got)
+	}
+}
+
+// TestSessionStateVisits checks that a trial counts the entries into each
+// state per node over all instances of a task, not repeated reports of a
+// state an instance is already in.
+func TestSessionStateVisits(t *testing.T) {
+	s := newTestSession(&scripted{}, TrialSpec{ID: "t1", Nodes: []string{"n1", "n2"}})
+	s.attach(1, "n1", wire.RoleAgent, true)
+	s.attach(2, "n2", wire.RoleAgent, true)
+	ev := func(at int64, task, state, inst uint64) wire.Event {
+		return wire.Event{Kind: wire.EvState, Time: at, A: task, B: state, C: inst}
+	}
+	s.events(1, []wire.Event{
+		ev(10, 1, 1, 0xa), ev(11, 1, 1, 0xa), // the same state again: one entry
+		ev(12, 1, 2, 0xa), ev(13, 1, 1, 0xa), // left and entered again: two
+		ev(14, 1, 1, 0xb), // another instance of the task
+		ev(15, 2, 5, 0),
+	})
+	s.events(2, []wire.Event{ev(20, 1, 2, 0xa)})
+	if st := s.current[instKey{"n1", 1, 0xa}]; st != 1 {
+		t.Errorf("current state %d, want 1", st)
+	}
+	res, _ := s.end()
+	got := fmt.Sprint(res.States)
+	want := fmt.Sprint([]record.StateVisit{
+		{Node: "n1", Task: 1, State: 1, Entries: 3, First: time.Unix(0, 10)},
+		{Node: "n1", Task: 1, State: 2, Entries: 1, First: time.Unix(0, 12)},
+		{Node: "n1", Task: 2, State: 5, Entries: 1, First: time.Unix(0, 15)},
+		{Node: "n2", Task: 1, State: 2, Entries: 1, First: time.Unix(0, 20)},
+	})
+	if got != want {
+		t.Errorf("visits\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestSessionClientEvents(t *testing.T) {
+	s := newTestSession(&scripted{}, TrialSpec{ID: "t1"})
+	s.attach(1, "", wire.RoleWorkload, true)
+	wl := func(ce record.ClientEvent) wire.Event {
+		data, _ := json.Marshal(ce)
+		return wire.Event{Kind: wire.EvWorkload, Time: 77, Data: data}
+	}
+	effs := s.events(1, []wire.Event{
+		wl(record.ClientEvent{Client: "n1/0", Kind: record.EvProgress, Time: t0}),
+		wl(record.ClientEvent{Client: "n2/0", Kind: record.EvError}), // no time: the frame's
+		{Kind: wire.EvWorkload, Data: []byte("{")},
+		{Kind: wire.EvTimeout, A: 3, B: uint64(time.Second)},
+	})
+	if len(effs) != 1 || effs[0].Warn == "" {
+		t.Errorf("effects %+v, want one warning for the bad event", effs)
+	}
+	if p := s.progress; len(p) != 1 || !p["n1/0"].Equal(t0) {
+		t.Errorf("progress %v", p)
+	}
+	if s.events(9, []wire.Event{wl(record.ClientEvent{Client: "x"})}) != nil || len(s.client) != 2 {
+		t.Errorf("events of an unknown connection were recorded: %+v", s.client)
+	}
+	if !s.client[1].Time.Equal(time.Unix(0, 77)) {
+		t.Errorf("an event without a time got %v, want the frame's", s.client[1].Time)
+	}
+	s.client = make([]record.ClientEvent, maxClientEvents) // at the limit
+	s.events(1, []wire.Event{wl(record.ClientEvent{Client: "n1/0"})})
+	res, _ := s.end()
+	if res.Dropped != 1 || len(res.Timeouts) != 1 || res.Timeouts[0].Duration != time.Second {
+		t.Errorf("dropped %d, timeouts %+v", res.Dropped, res.Timeouts)
+	}
+	if s.events(1, []wire.Event{wl(record.ClientEvent{Client: "late"})}); len(s.client) != maxClientEvents {
+		t.Error("an event after End was recorded")
+	}
+}
