@@ -86,7 +86,7 @@ func TestExpectations(t *testing.T) {
 	const st, pe = "example.com/app/store.", "example.com/app/peer."
 	tests := []struct {
 		id     string
-		kind   catalog.SiteKind // 0: must be absent
+		kind   catalog.Kind // 0: must be absent
 		io     string
 		errors []string
 	}{
@@ -123,7 +123,7 @@ func TestExpectations(t *testing.T) {
 		s, ok := byID[tt.id]
 		if tt.kind == 0 {
 			if ok {
-				t.Errorf("%s: unexpected site %s", tt.id, KindString(s.Kind))
+				t.Errorf("%s: unexpected site %s", tt.id, s.Kind.String())
 			}
 			continue
 		}
@@ -137,7 +137,7 @@ func TestExpectations(t *testing.T) {
 		}
 		if s.Kind != tt.kind || s.IO != tt.io || strings.Join(names, ",") != strings.Join(tt.errors, ",") {
 			t.Errorf("%s: got kind=%s io=%q errors=%v, want kind=%s io=%q errors=%v",
-				tt.id, KindString(s.Kind), s.IO, names, KindString(tt.kind), tt.io, tt.errors)
+				tt.id, s.Kind.String(), s.IO, names, tt.kind.String(), tt.io, tt.errors)
 		}
 	}
 	if got := res.Stats.Totals[CountPrunedInvalid]; got < 4 {
@@ -199,7 +199,7 @@ func TestStableIDs(t *testing.T) {
 	for i, b := range before.Catalog.Sites {
 		a := after.Catalog.Sites[i]
 		if a.ID != b.ID || a.Index != b.Index || a.Kind != b.Kind {
-			t.Errorf("site %d: %s %s -> %s %s", i, b.ID, KindString(b.Kind), a.ID, KindString(a.Kind))
+			t.Errorf("site %d: %s %s -> %s %s", i, b.ID, b.Kind.String(), a.ID, a.Kind.String())
 		}
 		if a.Line != b.Line {
 			moved++

@@ -106,7 +106,7 @@ func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
 				"pos", fset.Position(common.Pos()).String())
 			continue
 		}
-		var kind catalog.SiteKind
+		var kind catalog.Kind
 		var vals []errVal
 		if r.io != "" {
 			// An I/O error: what the I/O returns, plus the sentinels the

@@ -9,24 +9,6 @@ import (
 	"github.com/gofault/gofault/catalog"
 )
 
-// KindString renders a site kind as "error|delay|crash".
-func KindString(k catalog.SiteKind) string {
-	var parts []string
-	if k.Has(catalog.KindError) {
-		parts = append(parts, "error")
-	}
-	if k.Has(catalog.KindDelay) {
-		parts = append(parts, "delay")
-	}
-	if k.Has(catalog.KindCrash) {
-		parts = append(parts, "crash")
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, "|")
-}
-
 // WriteSites writes a readable rendering of the catalog's sites, one block
 // per site: index, ID, kinds, I/O class, callee, position (relative to base
 // when base is not empty), then one line per error value.
@@ -43,7 +25,7 @@ func WriteSites(w io.Writer, cat *catalog.Catalog, base string) error {
 			io = "-"
 		}
 		if _, err := fmt.Fprintf(w, "%d %s\n\tkind=%s io=%s callee=%s at %s:%d:%d\n",
-			s.Index, s.ID, KindString(s.Kind), io, s.Callee, file, s.Line, s.Col); err != nil {
+			s.Index, s.ID, s.Kind.String(), io, s.Callee, file, s.Line, s.Col); err != nil {
 			return err
 		}
 		for _, e := range s.Errors {

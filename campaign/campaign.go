@@ -380,10 +380,10 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 	})
 }
 
-func faultKinds(names []string) ([]policy.Kind, error) {
-	var ks []policy.Kind
+func faultKinds(names []string) ([]catalog.Kind, error) {
+	var ks []catalog.Kind
 	for _, n := range names {
-		k, err := policy.ParseKind(n)
+		k, err := catalog.ParseKind(n)
 		if err != nil {
 			return nil, fmt.Errorf("faults.kinds: %w", err)
 		}

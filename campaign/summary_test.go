@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -12,7 +13,7 @@ func TestSummarise(t *testing.T) {
 	trial := func(policy string, status record.Status, secs int, injections int, states ...record.StateVisit) *record.Trial {
 		tr := &record.Trial{Policy: policy, Status: status, Start: t0, End: t0.Add(time.Duration(secs) * time.Second), States: states}
 		for range injections {
-			tr.Injections = append(tr.Injections, record.Injection{Kind: record.KindError})
+			tr.Injections = append(tr.Injections, record.Injection{Kind: catalog.KindError})
 		}
 		return tr
 	}

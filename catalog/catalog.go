@@ -15,20 +15,94 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 )
 
-// SiteKind says which faults a site can take; a site may take several.
-type SiteKind uint8
+// Kind is gofault's one vocabulary of fault kinds: a single kind (what a
+// policy chooses, what an injection record says) or a set of them (what a
+// site can take), as bits. Its JSON and String form are the names, e.g.
+// "error" or "error|delay"; the wire protocol's actions and the store's
+// text column are mapped to and from it at those edges.
+type Kind uint8
 
-// Site kinds, as bits.
+// Fault kinds.
 const (
-	KindError SiteKind = 1 << iota // the call can return an injected error
-	KindDelay                      // the call does I/O and can be slowed down
-	KindCrash                      // the process can be killed at the call
+	KindNone  Kind = 0
+	KindError Kind = 1 << (iota - 1) // the call returns an injected error instead of running
+	KindDelay                        // the call (I/O) is slowed down
+	KindCrash                        // the process is killed at the call
 )
 
-// Has reports whether k includes all bits of o.
-func (k SiteKind) Has(o SiteKind) bool { return k&o == o }
+// kindNames are the names of the single kinds, in bit order.
+var kindNames = []struct {
+	k    Kind
+	name string
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}}
+
+// Has reports whether k includes all kinds of o.
+func (k Kind) Has(o Kind) bool { return k&o == o }
+
+// String returns "none", a kind's name, or the names of a set joined by "|".
+func (k Kind) String() string {
+	if k == KindNone {
+		return "none"
+	}
+	var names []string
+	for _, n := range kindNames {
+		if k&n.k != 0 {
+			names = append(names, n.name)
+			k &^= n.k
+		}
+	}
+	if k != 0 {
+		names = append(names, fmt.Sprintf("kind(%d)", uint8(k)))
+	}
+	return strings.Join(names, "|")
+}
+
+// ParseKind parses a name String returns, e.g. "delay" or "error|crash";
+// "" and "none" are KindNone.
+func ParseKind(s string) (Kind, error) {
+	var k Kind
+	if s == "" || s == "none" {
+		return KindNone, nil
+	}
+	for _, part := range strings.Split(s, "|") {
+		found := false
+		for _, n := range kindNames {
+			if n.name == part {
+				k, found = k|n.k, true
+			}
+		}
+		if !found {
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay or crash)", part)
+		}
+	}
+	return k, nil
+}
+
+// MarshalJSON writes the kind's name.
+func (k Kind) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }
+
+// UnmarshalJSON reads a name, or the number of the bits (as catalogs
+// written before kinds had names hold).
+func (k *Kind) UnmarshalJSON(data []byte) error {
+	var n uint8
+	if err := json.Unmarshal(data, &n); err == nil {
+		*k = Kind(n)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("fault kind: %w", err)
+	}
+	v, err := ParseKind(s)
+	if err != nil {
+		return err
+	}
+	*k = v
+	return nil
+}
 
 // Site is one call site where a fault can be injected.
 type Site struct {
@@ -38,11 +112,11 @@ type Site struct {
 	// ID is stable across rebuilds and unrelated edits of the same source:
 	// it is derived from package, enclosing function, callee and ordinal,
 	// never from line numbers.
-	ID     string   `json:"id"`
-	Kind   SiteKind `json:"kind"`
-	Pkg    string   `json:"pkg"`    // import path of the package holding the call
-	Func   string   `json:"func"`   // enclosing function, e.g. "(*Log).append"
-	Callee string   `json:"callee"` // called function, e.g. "(*os.File).Write"
+	ID     string `json:"id"`
+	Kind   Kind   `json:"kind"`   // the kinds of fault the site can take
+	Pkg    string `json:"pkg"`    // import path of the package holding the call
+	Func   string `json:"func"`   // enclosing function, e.g. "(*Log).append"
+	Callee string `json:"callee"` // called function, e.g. "(*os.File).Write"
 	// File, Line and Col locate the call's opening parenthesis
 	// (ast.CallExpr.Lparen, which is ssa.CallCommon.Pos()) in the files that
 	// are instrumented. They change with edits and are not part of ID.

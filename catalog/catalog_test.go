@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -105,5 +106,41 @@ func TestWithout(t *testing.T) {
 	}
 	if same := c.Without(nil); same.Hash != before {
 		t.Errorf("Without(nil) hash %q, want %q", same.Hash, before)
+	}
+}
+
+func TestKind(t *testing.T) {
+	for _, tc := range []struct {
+		k    Kind
+		text string
+	}{
+		{KindNone, "none"},
+		{KindError, "error"},
+		{KindDelay, "delay"},
+		{KindCrash, "crash"},
+		{KindError | KindDelay, "error|delay"},
+		{KindError | KindDelay | KindCrash, "error|delay|crash"},
+	} {
+		if got := tc.k.String(); got != tc.text {
+			t.Errorf("%d.String() = %q, want %q", tc.k, got, tc.text)
+		}
+		if got, err := ParseKind(tc.text); err != nil || got != tc.k {
+			t.Errorf("ParseKind(%q) = %v, %v", tc.text, got, err)
+		}
+		data, err := json.Marshal(tc.k)
+		var back Kind
+		if err != nil || json.Unmarshal(data, &back) != nil || back != tc.k {
+			t.Errorf("JSON round trip of %v: %s -> %v (%v)", tc.k, data, back, err)
+		}
+	}
+	var legacy Kind // catalogs written before kinds had names
+	if err := json.Unmarshal([]byte("3"), &legacy); err != nil || legacy != KindError|KindDelay {
+		t.Errorf("numeric kind: %v, %v", legacy, err)
+	}
+	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay or crash") {
+		t.Errorf("ParseKind(explode): %v", err)
+	}
+	if !(KindError | KindCrash).Has(KindCrash) || KindError.Has(KindDelay) {
+		t.Error("Has")
 	}
 }

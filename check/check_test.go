@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -52,7 +53,7 @@ func (b *trialB) errors(client string, from, to, step int) *trialB {
 	return b
 }
 
-func (b *trialB) inject(ms int, node, kind string, mod func(*record.Injection)) *trialB {
+func (b *trialB) inject(ms int, node string, kind catalog.Kind, mod func(*record.Injection)) *trialB {
 	in := record.Injection{Time: at(ms), Node: node, Kind: kind, SiteID: "s1"}
 	if mod != nil {
 		mod(&in)
@@ -132,17 +133,17 @@ func TestCrash(t *testing.T) {
 	}{
 		{"fault-free", func(*testing.T) *trialB { return healthy() }, verdictWant{}},
 		{"killed by gofault", func(*testing.T) *trialB {
-			return healthy().inject(100, "n2", record.KindCrash, nil).node("n2", func(n *record.Node) {
+			return healthy().inject(100, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) {
 				n.Exited, n.Killed, n.Signal, n.ExitCode, n.ExitTime = true, true, "SIGKILL", -1, at(100)
 			})
 		}, verdictWant{}},
 		{"crash fault the runner did not mark", func(*testing.T) *trialB {
-			return healthy().inject(100, "n2", record.KindCrash, nil).node("n2", func(n *record.Node) {
+			return healthy().inject(100, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) {
 				n.Exited, n.Signal, n.ExitCode, n.ExitTime = true, "SIGKILL", -1, at(110)
 			})
 		}, verdictWant{}},
 		{"SIGKILL without a crash fault", func(*testing.T) *trialB {
-			return healthy().inject(100, "n2", record.KindDelay, nil).node("n2", func(n *record.Node) {
+			return healthy().inject(100, "n2", catalog.KindDelay, nil).node("n2", func(n *record.Node) {
 				n.Exited, n.Signal, n.ExitCode, n.ExitTime = true, "SIGKILL", -1, at(110)
 			})
 		}, verdictWant{failed: true, symptom: "node was killed by SIGKILL", nodes: []string{"n2"}}},
@@ -158,7 +159,7 @@ func TestCrash(t *testing.T) {
 			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 0, at(3000) })
 		}, verdictWant{failed: true, symptom: "node exited with status 0", nodes: []string{"n2"}}},
 		{"refused to start on an injected error", func(*testing.T) *trialB {
-			return healthy().inject(-2000, "n2", record.KindError, func(in *record.Injection) { in.Error = `"expected IP in URL"` }).
+			return healthy().inject(-2000, "n2", catalog.KindError, func(in *record.Injection) { in.Error = `"expected IP in URL"` }).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(-1900) })
 		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "node n2 exited with status 1 during start-up"}},
 		{"start-up exit without a fault", func(*testing.T) *trialB {
@@ -166,26 +167,26 @@ func TestCrash(t *testing.T) {
 		}, verdictWant{failed: true, symptom: "node exited with status 1", nodes: []string{"n2"}}},
 		{"start-up panic on an injected error", func(t *testing.T) *trialB {
 			log := writeLog(t, goPanic)
-			return healthy().inject(-2000, "n2", record.KindError, nil).
+			return healthy().inject(-2000, "n2", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(-1900), log })
 		}, verdictWant{failed: true, symptom: "node panicked: runtime error: invalid memory address or nil pointer dereference in go.etcd.io/etcd/server/v3/etcdserver.(*EtcdServer).applyAll"}},
 		{"exit on an injected error while serving", func(*testing.T) *trialB {
-			return healthy().inject(2000, "n2", record.KindError, nil).
+			return healthy().inject(2000, "n2", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1"}},
 		{"fail-stop: fatal with the injected error while serving", func(t *testing.T) *trialB {
 			log := writeLog(t, `{"level":"fatal","ts":"2026-11-21T05:00:02.123Z","caller":"backend/batch_tx.go:250","msg":"failed to commit tx","error":"input/output error"}`)
-			return healthy().inject(2000, "n2", record.KindError, nil).
+			return healthy().inject(2000, "n2", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2100), log })
 		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "failed to commit tx"}},
 		{"fatal with an error but on another node than the fault", func(t *testing.T) *trialB {
 			log := writeLog(t, `{"level":"fatal","msg":"failed to commit tx","error":"input/output error"}`)
-			return healthy().inject(2000, "n1", record.KindError, nil).
+			return healthy().inject(2000, "n1", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2100), log })
 		}, verdictWant{failed: true, symptom: "node fatal: failed to commit tx", nodes: []string{"n2"}}},
 		{"logged panic without an error after a fault (an assertion)", func(t *testing.T) *trialB {
 			log := writeLog(t, `{"level":"panic","msg":"applied index is larger than commit index"}`)
-			return healthy().inject(2000, "n2", record.KindError, nil).
+			return healthy().inject(2000, "n2", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(2100), log })
 		}, verdictWant{failed: true, symptom: "node panicked: applied index is larger than commit index", nodes: []string{"n2"}}},
 		{"signal", func(*testing.T) *trialB {
@@ -217,11 +218,11 @@ func TestHang(t *testing.T) {
 			Input{Progress: 10 * time.Second}, verdictWant{}},
 		{"excused by a delay", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
 			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
-			inject(1000, "n2", record.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			inject(1000, "n2", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
 			Input{}, verdictWant{}},
 		{"node killed by gofault", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
 			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 8000, 500).
-			inject(1000, "n2", record.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }),
+			inject(1000, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }),
 			Input{}, verdictWant{}},
 		{"workload timed out", healthy().ev(6500, workloadClient, record.EvError, `timeout: deadline passed in phase "mixed": context deadline exceeded`),
 			Input{}, verdictWant{failed: true, symptom: "workload did not finish before its deadline", ev: "deadline passed"}},
@@ -250,9 +251,9 @@ func TestGray(t *testing.T) {
 		want verdictWant
 	}{
 		{"fault-free", healthy(), verdictWant{}},
-		{"fault on n1, only n2 fails", stalled().inject(1000, "n1", record.KindError, func(in *record.Injection) { in.Error = "EIO" }),
+		{"fault on n1, only n2 fails", stalled().inject(1000, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" }),
 			verdictWant{failed: true, symptom: "fault on one node, only clients of other nodes failed", nodes: []string{"n2"}, ev: "clients still making progress: [n1/0 n3/0]"}},
-		{"fault on n2, n2 fails", stalled().inject(1000, "n2", record.KindError, nil),
+		{"fault on n2, n2 fails", stalled().inject(1000, "n2", catalog.KindError, nil),
 			verdictWant{failed: true, symptom: "clients of the faulted node failed while other clients succeeded", nodes: []string{"n2"}}},
 		{"no fault, subset fails", stalled(),
 			verdictWant{failed: true, symptom: "only a subset of clients failed", nodes: []string{"n2"}}},
@@ -262,7 +263,7 @@ func TestGray(t *testing.T) {
 			verdictWant{failed: true, symptom: "only a subset of clients failed"}},
 		{"everyone fails", newTrial("n1", "n2").progress("n1/0", 0, 1000, 100).errors("n1/0", 1500, 6500, 500).progress("n1/0", 7000, 8000, 100).
 			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 6500, 500).progress("n2/0", 7000, 8000, 100), verdictWant{}},
-		{"killed node's clients fail", stalled().inject(1000, "n2", record.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }), verdictWant{}},
+		{"killed node's clients fail", stalled().inject(1000, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }), verdictWant{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -83,7 +84,7 @@ func crashInjected(tr *record.Trial, n record.Node) bool {
 		return false
 	}
 	for _, in := range tr.Injections {
-		if in.Node == n.Name && in.Kind == record.KindCrash && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
+		if in.Node == n.Name && in.Kind == catalog.KindCrash && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
 			return true
 		}
 	}
@@ -101,7 +102,7 @@ func startupExit(tr *record.Trial, n record.Node, wlStart time.Time) bool {
 	}
 	injected := false
 	for _, in := range tr.Injections {
-		if in.Node == n.Name && in.Kind == record.KindError && !in.Time.After(n.ExitTime) {
+		if in.Node == n.Name && in.Kind == catalog.KindError && !in.Time.After(n.ExitTime) {
 			injected = true
 		}
 	}
@@ -122,7 +123,7 @@ func failStop(tr *record.Trial, n record.Node) (death, bool) {
 	}
 	injected := false
 	for _, in := range tr.Injections {
-		if in.Node == n.Name && in.Kind == record.KindError && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
+		if in.Node == n.Name && in.Kind == catalog.KindError && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
 			injected = true
 		}
 	}

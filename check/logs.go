@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -279,11 +280,11 @@ func faultEchoes(tr *record.Trial) echoes {
 	var e echoes
 	for _, in := range tr.Injections {
 		switch in.Kind {
-		case record.KindDelay:
+		case catalog.KindDelay:
 			e.delay = true
-		case record.KindCrash:
+		case catalog.KindCrash:
 			e.killed = true
-		case record.KindError:
+		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)
 		}
 		for i, f := range in.Stack {

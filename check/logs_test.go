@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -79,17 +80,19 @@ func TestLog(t *testing.T) {
 		{"new panic line", []string{"panic: boom 42"}, nil, false, nil, verdictWant{failed: true, symptom: "new panic log: boom <n>"}},
 		{"ignored by pattern", []string{newErr}, nil, false, []string{`restore index`}, verdictWant{}},
 		{"echo of injected EIO", []string{`{"level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"write /d/wal: input/output error"}`},
-			func(b *trialB) { b.inject(10, "n1", record.KindError, func(in *record.Injection) { in.Error = "EIO" }) }, false, nil,
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
+			}, false, nil,
 			verdictWant{symptom: "informational: new error log at wal/wal.go: failed to write", ev: "informational, echoes the injected error input/output error"}},
 		{"logged at the fault site", []string{`{"level":"error","caller":"etcdserver/raft.go:200","msg":"failed to send out heartbeats"}`},
 			func(b *trialB) {
-				b.inject(10, "n1", record.KindError, func(in *record.Injection) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) {
 					in.Error = "ECONNRESET"
 					in.Stack = []record.Frame{{Func: "net.(*conn).Write", File: "/usr/local/go/src/net/net.go"}, {Func: "x", File: "/w/etcd/server/etcdserver/raft.go"}}
 				})
 			}, false, nil, verdictWant{symptom: "informational: new error log at etcdserver/raft.go: failed to send out heartbeats", ev: "logged at the fault site"}},
 		{"peers of a killed node", []string{`{"level":"warn","caller":"rafthttp/stream.go:421","msg":"lost TCP streaming connection with remote peer"}`},
-			func(b *trialB) { b.inject(10, "n2", record.KindCrash, nil) }, false, nil,
+			func(b *trialB) { b.inject(10, "n2", catalog.KindCrash, nil) }, false, nil,
 			verdictWant{symptom: "informational: new warn log at rafthttp/stream.go: lost TCP streaming connection with remote peer"}},
 		{"error field of a killed peer", []string{`{"level":"warn","caller":"etcdserver/cluster_util.go:160","msg":"failed to get version","error":"Get \"http://127.0.0.1:42025/version\": dial tcp 127.0.0.1:42025: connect: connection refused"}`},
 			func(b *trialB) { b.node("n2", func(n *record.Node) { n.Killed = true }) }, false, nil,
@@ -99,7 +102,7 @@ func TestLog(t *testing.T) {
 		{"health probe failing under a delay", []string{`{"level":"warn","caller":"etcdhttp/health.go:120","msg":"/health error","output":"{\"health\":\"false\",\"reason\":\"RANGE ERROR:context canceled\"}","status-code":503}`,
 			`{"level":"warn","caller":"etcdserver/server.go:1243","msg":"Failed to check current member's leadership","error":"etcdserver: leader changed"}`},
 			func(b *trialB) {
-				b.inject(10, "n1", record.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second })
+				b.inject(10, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second })
 			}, false, nil, verdictWant{symptom: "informational: new warn log at etcdhttp/health.go: <path> error", ev: "leader changed"}},
 		{"slow machine", []string{`{"level":"warn","caller":"etcdserver/util.go:166","msg":"apply request took too long","took":"250ms"}`},
 			nil, false, nil, verdictWant{symptom: "informational: new warn log at etcdserver/util.go: apply request took too long"}},
@@ -110,13 +113,13 @@ func TestLog(t *testing.T) {
 		}, nil, false, nil, verdictWant{failed: true, symptom: "new warn log at x/y.go: during the workload"}},
 		{"after an early injection is judged", []string{
 			`{"level":"warn","ts":"2026-11-21T04:59:59.5Z","caller":"rafthttp/peer.go:1","msg":"peer not up yet"}`,
-		}, func(b *trialB) { b.inject(-1000, "n1", record.KindError, nil) }, false, nil,
+		}, func(b *trialB) { b.inject(-1000, "n1", catalog.KindError, nil) }, false, nil,
 			verdictWant{failed: true, symptom: "new warn log at rafthttp/peer.go: peer not up yet"}},
 		{"latency report", []string{`{"level":"warn","caller":"v3rpc/interceptor.go:197","msg":"request stats","start time":"2026-11-21T05:20:56.404403Z","time spent":"1.078742738s","remote":"127.0.0.1:57374"}`},
 			nil, false, nil, verdictWant{symptom: "informational: new warn log at v3rpc/interceptor.go: request stats"}},
 		{"real error beside an echo", []string{`{"level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"EIO"}`, newErr},
 			func(b *trialB) {
-				b.inject(10, "n1", record.KindError, func(in *record.Injection) { in.Error = "syscall.EIO" })
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "syscall.EIO" })
 			}, false, nil,
 			verdictWant{failed: true, symptom: "new error log at mvcc/kvstore.go: failed to restore index from <n> keys", ev: "informational"}},
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -86,7 +87,7 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 		}
 	}
 	for _, in := range tr.Injections {
-		if in.Kind == record.KindCrash {
+		if in.Kind == catalog.KindCrash {
 			note(in.Node, in.Time)
 		}
 	}
@@ -108,7 +109,7 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 func delayDuring(tr *record.Trial, from, to time.Time) time.Duration {
 	var sum time.Duration
 	for _, in := range tr.Injections {
-		if in.Kind != record.KindDelay || in.Delay <= 0 {
+		if in.Kind != catalog.KindDelay || in.Delay <= 0 {
 			continue
 		}
 		if !in.Time.After(to) && !in.Time.Add(in.Delay).Before(from) {

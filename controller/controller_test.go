@@ -86,7 +86,7 @@ func connectAgent(t testing.TB, c *Controller, node, trial string) {
 func TestTrialLifecycle(t *testing.T) {
 	pol := &scripted{
 		plan:   policy.Plan{Sites: []uint32{0}, Stacks: true, States: true},
-		script: []policy.Fault{{Kind: policy.Error, Error: 2}},
+		script: []policy.Fault{{Kind: catalog.KindError, Error: 2}},
 		done:   true,
 	}
 	c := start(t, pol)
@@ -123,7 +123,7 @@ func TestTrialLifecycle(t *testing.T) {
 		t.Fatalf("injections = %+v, want one", res.Injections)
 	}
 	inj := res.Injections[0]
-	if inj.Node != "n1" || inj.SiteID != "p.f#os.WriteFile.0" || inj.Kind != record.KindError || inj.Error != "ENOSPC" {
+	if inj.Node != "n1" || inj.SiteID != "p.f#os.WriteFile.0" || inj.Kind != catalog.KindError || inj.Error != "ENOSPC" {
 		t.Errorf("injection = %+v", inj)
 	}
 	if inj.Occurrence != 1 {
@@ -155,7 +155,7 @@ func TestNoFaultsWithoutMatchingTrialOrCatalog(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: policy.Error, Error: 1}}}
+			pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: catalog.KindError, Error: 1}}}
 			c := start(t, pol)
 			tr, err := c.BeginTrial(TrialSpec{ID: "t1"})
 			if err != nil {
@@ -180,7 +180,7 @@ func TestNoFaultsWithoutMatchingTrialOrCatalog(t *testing.T) {
 }
 
 func TestCrashCallsRunner(t *testing.T) {
-	pol := &scripted{plan: policy.Plan{Sites: []uint32{1}}, script: []policy.Fault{{Kind: policy.Crash}}}
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{1}}, script: []policy.Fault{{Kind: catalog.KindCrash}}}
 	c := start(t, pol)
 	crashed := make(chan string, 1)
 	tr, err := c.BeginTrial(TrialSpec{ID: "t1", Crash: func(node string) {
@@ -203,7 +203,7 @@ func TestCrashCallsRunner(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("runner was not asked to crash the node")
 	}
-	if res := tr.End(); len(res.Injections) != 1 || res.Injections[0].Kind != record.KindCrash {
+	if res := tr.End(); len(res.Injections) != 1 || res.Injections[0].Kind != catalog.KindCrash {
 		t.Fatalf("injections = %+v", res.Injections)
 	}
 }
@@ -231,7 +231,7 @@ func TestWorkloadEventsRecorded(t *testing.T) {
 }
 
 func TestGarbageClosesOnlyThatConnection(t *testing.T) {
-	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: policy.Error, Error: 1}}}
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: catalog.KindError, Error: 1}}}
 	c := start(t, pol)
 	tr, _ := c.BeginTrial(TrialSpec{ID: "t1"})
 	tr.Arm()

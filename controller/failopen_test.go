@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/policy"
 )
 
@@ -24,7 +25,7 @@ func TestTargetFinishesWhenControllerDies(t *testing.T) {
 	const iterations = 400
 	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}}
 	for i := 0; i < iterations; i++ {
-		pol.script = append(pol.script, policy.Fault{Kind: policy.Error, Error: 1})
+		pol.script = append(pol.script, policy.Fault{Kind: catalog.KindError, Error: 1})
 	}
 	c := start(t, pol)
 	tr, err := c.BeginTrial(TrialSpec{ID: "t1"})

@@ -201,7 +201,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 	d := s.decide(&req)
 
 	var effs []Effect
-	if f := d.Fault; f.Kind != policy.None {
+	if f := d.Fault; f.Kind != catalog.KindNone {
 		inj, act, arg, eff, ok := s.injection(&req, f, now)
 		if !ok {
 			return resp, eff
@@ -223,23 +223,23 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) (record.Injection, wire.Action, int64, []Effect, bool) {
 	site := req.Site
 	inj := record.Injection{
-		Time: now, Node: req.Node, Site: site.Index, SiteID: site.ID, Kind: f.Kind.String(),
+		Time: now, Node: req.Node, Site: site.Index, SiteID: site.ID, Kind: f.Kind,
 		Stack: req.Stack, Occurrence: req.Occurrence, Task: req.Task, Inst: req.Inst, State: req.State,
 	}
 	if st := s.cat.State(req.State); st != nil {
 		inj.StateID = st.ID
 	}
 	switch f.Kind {
-	case policy.Error:
+	case catalog.KindError:
 		if f.Error < 1 || f.Error > len(site.Errors) {
 			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose an error the site does not have", Args: []any{"site", site.ID, "error", f.Error}}}, false
 		}
 		inj.Error = site.Errors[f.Error-1].Name
 		return inj, wire.ActError, int64(f.Error), nil, true
-	case policy.Delay:
+	case catalog.KindDelay:
 		inj.Delay = f.Delay
 		return inj, wire.ActDelay, int64(f.Delay), nil, true
-	case policy.Crash:
+	case catalog.KindCrash:
 		if s.spec.Crash == nil {
 			return inj, wire.ActNone, 0, nil, false
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
@@ -41,7 +42,7 @@ func plans(t *testing.T, effs []Effect, last *uint64) map[PeerID]wire.Plan {
 func TestSessionLifecycle(t *testing.T) {
 	pol := &scripted{
 		plan:   policy.Plan{Sites: []uint32{0}, States: true},
-		script: []policy.Fault{{Kind: policy.Error, Error: 2}},
+		script: []policy.Fault{{Kind: catalog.KindError, Error: 2}},
 		done:   true,
 	}
 	s := newTestSession(pol, TrialSpec{ID: "t1", Index: 4, Nodes: []string{"n1", "n2"}})
@@ -90,7 +91,7 @@ func TestSessionLifecycle(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	inj := res.Injections[0]
-	want := record.Injection{Time: t0, Node: "n2", Site: 0, SiteID: "p.f#os.WriteFile.0", Kind: record.KindError, Error: "ENOSPC",
+	want := record.Injection{Time: t0, Node: "n2", Site: 0, SiteID: "p.f#os.WriteFile.0", Kind: catalog.KindError, Error: "ENOSPC",
 		Stack: []record.Frame{{Func: "f", File: "x.go", Line: 3}}, Occurrence: 1, State: 2, StateID: "p.(*node).run#1"}
 	if fmt.Sprint(inj) != fmt.Sprint(want) {
 		t.Errorf("injection\n got %+v\nwant %+v", inj, want)
@@ -128,12 +129,12 @@ func TestSessionFaults(t *testing.T) {
 		effect  string // "crash", "warn" or ""
 		injects bool
 	}{
-		{"error", policy.Fault{Kind: policy.Error, Error: 1}, false, 0, wire.ActError, 1, "", true},
-		{"error the site lacks", policy.Fault{Kind: policy.Error, Error: 3}, false, 0, wire.ActNone, 0, "warn", false},
-		{"delay", policy.Fault{Kind: policy.Delay, Delay: 1500 * time.Millisecond}, false, 1, wire.ActDelay, int64(1500 * time.Millisecond), "", true},
-		{"crash", policy.Fault{Kind: policy.Crash}, true, 1, wire.ActCrash, 0, "crash", true},
-		{"crash without a way to crash", policy.Fault{Kind: policy.Crash}, false, 1, wire.ActNone, 0, "", false},
-		{"unknown site", policy.Fault{Kind: policy.Error, Error: 1}, false, 9, wire.ActNone, 0, "", false},
+		{"error", policy.Fault{Kind: catalog.KindError, Error: 1}, false, 0, wire.ActError, 1, "", true},
+		{"error the site lacks", policy.Fault{Kind: catalog.KindError, Error: 3}, false, 0, wire.ActNone, 0, "warn", false},
+		{"delay", policy.Fault{Kind: catalog.KindDelay, Delay: 1500 * time.Millisecond}, false, 1, wire.ActDelay, int64(1500 * time.Millisecond), "", true},
+		{"crash", policy.Fault{Kind: catalog.KindCrash}, true, 1, wire.ActCrash, 0, "crash", true},
+		{"crash without a way to crash", policy.Fault{Kind: catalog.KindCrash}, false, 1, wire.ActNone, 0, "", false},
+		{"unknown site", policy.Fault{Kind: catalog.KindError, Error: 1}, false, 9, wire.ActNone, 0, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pol := &scripted{plan: policy.Plan{Sites: []uint32{0, 1}}, script: []policy.Fault{tc.fault}}

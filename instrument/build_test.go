@@ -103,7 +103,7 @@ func treeHash(t *testing.T, dir string) string {
 func handCatalog(t *testing.T, w *Work) *catalog.Catalog {
 	t.Helper()
 	cat := &catalog.Catalog{Module: "example.com/app"}
-	add := func(file, pkg string, kind catalog.SiteKind, errs []catalog.ErrorValue, callees ...string) {
+	add := func(file, pkg string, kind catalog.Kind, errs []catalog.ErrorValue, callees ...string) {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, file, nil, 0)
 		if err != nil {

@@ -29,7 +29,7 @@ func (p *onePolicy) Decide(*policy.Request) policy.Decision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.got++
-	return policy.Decision{Fault: policy.Fault{Kind: policy.Error, Error: 1}, Done: true}
+	return policy.Decision{Fault: policy.Fault{Kind: catalog.KindError, Error: 1}, Done: true}
 }
 func (p *onePolicy) End(policy.Outcome) {}
 

@@ -37,7 +37,7 @@ func typecheck(t *testing.T, src string) (*token.FileSet, *ast.File, *types.Info
 
 // sitesAt makes one site per call whose function expression prints as one
 // of callees, in source order, positioned at its Lparen.
-func sitesAt(fset *token.FileSet, f *ast.File, kind catalog.SiteKind, callees ...string) []*catalog.Site {
+func sitesAt(fset *token.FileSet, f *ast.File, kind catalog.Kind, callees ...string) []*catalog.Site {
 	want := map[string]bool{}
 	for _, c := range callees {
 		want[c] = true
@@ -66,7 +66,7 @@ func TestRewriteFile(t *testing.T) {
 	tests := []struct {
 		name    string
 		src     string
-		kind    catalog.SiteKind
+		kind    catalog.Kind
 		callees []string
 		renamed bool
 		skipped map[string]int // reason -> count

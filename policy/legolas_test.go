@@ -37,7 +37,7 @@ func trialsToState(p Policy, cat *catalog.Catalog, want uint32, max int) int {
 		var inj []record.Injection
 		for i, r := range statefulTrial(cat) {
 			r.Trial, r.Seq = t, i
-			if d := p.Decide(&r); d.Fault.Kind != None {
+			if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
 				inj = append(inj, record.Injection{State: r.State})
 				if r.State == want {
 					hit = true
@@ -56,7 +56,7 @@ func TestBSRRFindsRareStateFasterThanRandom(t *testing.T) {
 	cat := testCatalog()
 	var bsrr, rnd []int
 	for seed := int64(1); seed <= 9; seed++ {
-		env := Env{Catalog: cat, Seed: seed, Kinds: []Kind{Error}}
+		env := Env{Catalog: cat, Seed: seed, Kinds: []catalog.Kind{catalog.KindError}}
 		bsrr = append(bsrr, trialsToState(mustNew(t, "bsrr", env), cat, 3, 200))
 		rnd = append(rnd, trialsToState(mustNew(t, "random", env), cat, 3, 200))
 	}
@@ -78,13 +78,13 @@ func median(xs []int) int {
 
 func TestBSRRRoundRobinAndBudget(t *testing.T) {
 	cat := testCatalog()
-	p := mustNew(t, "bsrr", Env{Catalog: cat, Seed: 3, Budget: 1, Kinds: []Kind{Error}})
+	p := mustNew(t, "bsrr", Env{Catalog: cat, Seed: 3, Budget: 1, Kinds: []catalog.Kind{catalog.KindError}})
 	var states []uint32
 	for trial := 0; trial < 6; trial++ {
 		p.Begin(TrialInfo{Index: trial})
 		for i, r := range statefulTrial(cat) {
 			r.Trial, r.Seq = trial, i
-			if d := p.Decide(&r); d.Fault.Kind != None {
+			if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
 				states = append(states, r.State)
 			}
 		}
@@ -117,12 +117,12 @@ func TestBSRRKeys(t *testing.T) {
 
 func TestNewStateOnly(t *testing.T) {
 	cat := testCatalog()
-	p := mustNew(t, "new-state-only", Env{Catalog: cat, Kinds: []Kind{Error}})
+	p := mustNew(t, "new-state-only", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindError}})
 	var got []uint32
 	for trial := 0; trial < 5; trial++ {
 		p.Begin(TrialInfo{Index: trial})
 		for _, r := range statefulTrial(cat) {
-			if d := p.Decide(&r); d.Fault.Kind != None {
+			if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
 				got = append(got, r.State)
 			}
 		}
@@ -161,7 +161,7 @@ func TestSieveSitesAndDelays(t *testing.T) {
 				for _, stack := range []string{"a", "b"} {
 					for _, site := range []int{0, 2} {
 						d := p.Decide(&Request{Site: &cat.Sites[site], Stack: stackOf(stack)})
-						if d.Fault.Kind == Delay {
+						if d.Fault.Kind == catalog.KindDelay {
 							delays = append(delays, fmt.Sprintf("%s/%s=%v", cat.Sites[site].ID, stack, d.Fault.Delay))
 						}
 					}

@@ -21,47 +21,9 @@ import (
 	"github.com/gofault/gofault/record"
 )
 
-// Kind is a kind of fault.
-type Kind uint8
-
-// Fault kinds.
-const (
-	None Kind = iota
-	Error
-	Delay
-	Crash
-)
-
-func (k Kind) String() string {
-	switch k {
-	case None:
-		return "none"
-	case Error:
-		return record.KindError
-	case Delay:
-		return record.KindDelay
-	case Crash:
-		return record.KindCrash
-	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
-}
-
-// ParseKind parses "error", "delay" or "crash".
-func ParseKind(s string) (Kind, error) {
-	switch s {
-	case record.KindError:
-		return Error, nil
-	case record.KindDelay:
-		return Delay, nil
-	case record.KindCrash:
-		return Crash, nil
-	}
-	return None, fmt.Errorf("unknown fault kind %q (want error, delay or crash)", s)
-}
-
 // Fault is one fault to inject.
 type Fault struct {
-	Kind Kind
+	Kind catalog.Kind // one kind, or KindNone
 	// Error is the 1-based index into the site's catalog.Site.Errors.
 	Error int
 	// Delay is the length of a Delay fault.
@@ -71,9 +33,9 @@ type Fault struct {
 // Key is a short stable text form of the fault, e.g. "error:2", "delay:1.5s".
 func (f Fault) Key() string {
 	switch f.Kind {
-	case Error:
+	case catalog.KindError:
 		return fmt.Sprintf("error:%d", f.Error)
-	case Delay:
+	case catalog.KindDelay:
 		return "delay:" + f.Delay.String()
 	}
 	return f.Kind.String()
@@ -176,7 +138,7 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all.
-	Kinds []Kind
+	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
 	// Budget is bsrr's per-state budget (default 5).
@@ -192,7 +154,7 @@ type Env struct {
 	TargetErrors bool
 }
 
-func (e *Env) allows(k Kind) bool {
+func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
 		return true
 	}
@@ -222,16 +184,16 @@ func (e *Env) delay() time.Duration {
 // order: each error variant, then a delay, then a crash.
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
-	if s.Kind.Has(catalog.KindError) && e.allows(Error) && (s.IO != "" || e.TargetErrors) {
+	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
 		for i := range s.Errors {
-			fs = append(fs, Fault{Kind: Error, Error: i + 1})
+			fs = append(fs, Fault{Kind: catalog.KindError, Error: i + 1})
 		}
 	}
-	if s.Kind.Has(catalog.KindDelay) && e.allows(Delay) {
-		fs = append(fs, Fault{Kind: Delay, Delay: e.delay()})
+	if s.Kind.Has(catalog.KindDelay) && e.allows(catalog.KindDelay) {
+		fs = append(fs, Fault{Kind: catalog.KindDelay, Delay: e.delay()})
 	}
-	if s.Kind.Has(catalog.KindCrash) && e.allows(Crash) {
-		fs = append(fs, Fault{Kind: Crash})
+	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindCrash) {
+		fs = append(fs, Fault{Kind: catalog.KindCrash})
 	}
 	return fs
 }

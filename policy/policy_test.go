@@ -69,9 +69,9 @@ func replay(p Policy, cat *catalog.Catalog, trials, perTrial int) [][]string {
 			r.Trial, r.Seq = t, i
 			reqs++
 			d := p.Decide(&r)
-			if d.Fault.Kind != None {
+			if d.Fault.Kind != catalog.KindNone {
 				granted = append(granted, r.Site.ID+"/"+d.Fault.Key())
-				inj = append(inj, record.Injection{Node: r.Node, SiteID: r.Site.ID, Kind: d.Fault.Kind.String()})
+				inj = append(inj, record.Injection{Node: r.Node, SiteID: r.Site.ID, Kind: d.Fault.Kind})
 			}
 			done = d.Done
 		}
@@ -114,7 +114,7 @@ func TestRandom(t *testing.T) {
 	}{
 		{"one per trial", Env{Catalog: cat, Seed: 1}, 1, func(string) bool { return true }, 10},
 		{"two per trial", Env{Catalog: cat, Seed: 2, PerTrial: 2}, 2, func(string) bool { return true }, 20},
-		{"errors only", Env{Catalog: cat, Seed: 3, Kinds: []Kind{Error}}, 1,
+		{"errors only", Env{Catalog: cat, Seed: 3, Kinds: []catalog.Kind{catalog.KindError}}, 1,
 			func(k string) bool { return strings.Contains(k, "/error:") }, 10},
 	}
 	for _, tt := range tests {
@@ -149,7 +149,7 @@ func TestRandomSpreadsOverTheTrial(t *testing.T) {
 		p.Begin(TrialInfo{Index: trial})
 		for i, r := range syntheticTrial(cat, 100) {
 			d := p.Decide(&r)
-			if d.Fault.Kind != None {
+			if d.Fault.Kind != catalog.KindNone {
 				if i < 10 {
 					early++
 				}
@@ -198,7 +198,7 @@ func TestExhaustiveTriesEveryFaultOnce(t *testing.T) {
 
 func TestFATENewFailureIDsOnly(t *testing.T) {
 	cat := testCatalog()
-	p := mustNew(t, "fate", Env{Catalog: cat, Kinds: []Kind{Error}, TargetErrors: true})
+	p := mustNew(t, "fate", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindError}, TargetErrors: true})
 	got := replay(p, cat, 8, 30)
 	n := 0
 	for _, g := range got {
@@ -295,9 +295,9 @@ func TestFaultKey(t *testing.T) {
 		f    Fault
 		want string
 	}{
-		{Fault{Kind: Error, Error: 2}, "error:2"},
-		{Fault{Kind: Delay, Delay: 1500 * time.Millisecond}, "delay:1.5s"},
-		{Fault{Kind: Crash}, "crash"},
+		{Fault{Kind: catalog.KindError, Error: 2}, "error:2"},
+		{Fault{Kind: catalog.KindDelay, Delay: 1500 * time.Millisecond}, "delay:1.5s"},
+		{Fault{Kind: catalog.KindCrash}, "crash"},
 	}
 	for _, tt := range tests {
 		if got := tt.f.Key(); got != tt.want {
@@ -316,7 +316,7 @@ func TestTargetErrorsOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("faults at an I/O site = %v, want 2 errors, a delay and a crash", fs)
 	}
 	env.TargetErrors = true
-	if fs := env.faults(&cat.Sites[1]); len(fs) != 1 || fs[0].Kind != Error {
+	if fs := env.faults(&cat.Sites[1]); len(fs) != 1 || fs[0].Kind != catalog.KindError {
 		t.Fatalf("faults with TargetErrors = %v, want the site's error", fs)
 	}
 }

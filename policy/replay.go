@@ -70,17 +70,17 @@ func NewReplay(cat *catalog.Catalog, injections []record.Injection) *Replay {
 // faultOf rebuilds the fault of a recorded injection at site s.
 func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 	switch inj.Kind {
-	case record.KindError:
+	case catalog.KindError:
 		for i, e := range s.Errors {
 			if e.Name == inj.Error {
-				return Fault{Kind: Error, Error: i + 1}, nil
+				return Fault{Kind: catalog.KindError, Error: i + 1}, nil
 			}
 		}
 		return Fault{}, fmt.Errorf("site %s no longer returns %s", s.ID, inj.Error)
-	case record.KindDelay:
-		return Fault{Kind: Delay, Delay: inj.Delay}, nil
-	case record.KindCrash:
-		return Fault{Kind: Crash}, nil
+	case catalog.KindDelay:
+		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
+	case catalog.KindCrash:
+		return Fault{Kind: catalog.KindCrash}, nil
 	}
 	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
 }

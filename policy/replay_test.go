@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -28,27 +29,27 @@ func TestReplay(t *testing.T) {
 	}{
 		{
 			name:     "the recorded occurrence, not the first match",
-			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: record.KindError, Error: "ENOSPC", Stack: sync, Occurrence: 3}},
+			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: catalog.KindError, Error: "ENOSPC", Stack: sync, Occurrence: 3}},
 			requests: []Request{req("n1", 0, sync, 1), req("n2", 0, sync, 1), req("n1", 0, sync, 2), req("n1", 0, sync, 3), req("n1", 0, sync, 4)},
 			want:     "[3:error:2]",
 		},
 		{
 			name:     "a later occurrence when the re-run made fewer requests before it",
-			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: record.KindDelay, Delay: time.Second, Stack: snap, Occurrence: 3}},
+			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: catalog.KindDelay, Delay: time.Second, Stack: snap, Occurrence: 3}},
 			requests: []Request{req("n1", 0, sync, 1), req("n1", 0, snap, 2), req("n1", 0, sync, 3), req("n1", 0, snap, 4)},
 			want:     "[3:delay:1s]",
 		},
 		{
 			name:     "records without occurrence (older stores) match the first request",
-			recorded: []record.Injection{{Node: "n2", SiteID: wal.ID, Kind: record.KindCrash, Stack: sync}},
+			recorded: []record.Injection{{Node: "n2", SiteID: wal.ID, Kind: catalog.KindCrash, Stack: sync}},
 			requests: []Request{req("n1", 0, sync, 1), req("n2", 0, sync, 1)},
 			want:     "[1:crash]",
 		},
 		{
 			name: "two injections in order",
 			recorded: []record.Injection{
-				{Node: "n1", SiteID: step.ID, Kind: record.KindError, Error: "ErrStopped", Occurrence: 2},
-				{Node: "n3", SiteID: wal.ID, Kind: record.KindError, Error: "EIO", Stack: sync, Occurrence: 1},
+				{Node: "n1", SiteID: step.ID, Kind: catalog.KindError, Error: "ErrStopped", Occurrence: 2},
+				{Node: "n3", SiteID: wal.ID, Kind: catalog.KindError, Error: "EIO", Stack: sync, Occurrence: 1},
 			},
 			requests: []Request{req("n3", 0, sync, 1), req("n1", 1, nil, 1), req("n1", 1, nil, 2), req("n3", 0, sync, 2)},
 			want:     "[2:error:1 3:error:1]",
@@ -56,8 +57,8 @@ func TestReplay(t *testing.T) {
 		{
 			name: "a site or error gone from the catalog is reported and skipped",
 			recorded: []record.Injection{
-				{Node: "n1", SiteID: "gone#0", Kind: record.KindError, Error: "EIO"},
-				{Node: "n1", SiteID: wal.ID, Kind: record.KindError, Error: "EPERM"},
+				{Node: "n1", SiteID: "gone#0", Kind: catalog.KindError, Error: "EIO"},
+				{Node: "n1", SiteID: wal.ID, Kind: catalog.KindError, Error: "EPERM"},
 			},
 			requests: []Request{req("n1", 0, sync, 1)},
 			want:     "[]",
@@ -71,7 +72,7 @@ func TestReplay(t *testing.T) {
 			var got []string
 			for i := range tt.requests {
 				d := r.Decide(&tt.requests[i])
-				if d.Fault.Kind != None {
+				if d.Fault.Kind != catalog.KindNone {
 					got = append(got, fmt.Sprintf("%d:%s", i, d.Fault.Key()))
 				}
 			}

@@ -59,7 +59,7 @@ func newSieve(env Env, sensitive bool) *sieve {
 // timeout, one per basic block where the analysis grouped them. A catalog
 // without those annotations yields every delay site.
 func sieveSites(env Env) []uint32 {
-	if env.Catalog == nil || !env.allows(Delay) {
+	if env.Catalog == nil || !env.allows(catalog.KindDelay) {
 		return nil
 	}
 	var all, ctx []uint32
@@ -105,7 +105,7 @@ func (s *sieve) Decide(req *Request) Decision {
 	s.mem.Tried[id] = true
 	n := s.mem.PerSite[req.Site.ID]
 	s.mem.PerSite[req.Site.ID] = n + 1
-	return s.q.grant(Fault{Kind: Delay, Delay: s.delay(req.Site, n)})
+	return s.q.grant(Fault{Kind: catalog.KindDelay, Delay: s.delay(req.Site, n)})
 }
 
 // delay sizes the n-th delay (from 0) at site.

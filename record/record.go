@@ -7,13 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Fault kinds.
-const (
-	KindError = "error"
-	KindDelay = "delay"
-	KindCrash = "crash"
+	"github.com/gofault/gofault/catalog"
 )
 
 // Frame is one frame of a call stack.
@@ -25,11 +20,11 @@ type Frame struct {
 
 // Injection is one fault the controller injected.
 type Injection struct {
-	Time   time.Time `json:"time"`
-	Node   string    `json:"node"`
-	Site   uint32    `json:"site"`    // catalog index
-	SiteID string    `json:"site_id"` // stable site ID
-	Kind   string    `json:"kind"`    // KindError, KindDelay or KindCrash
+	Time   time.Time    `json:"time"`
+	Node   string       `json:"node"`
+	Site   uint32       `json:"site"`    // catalog index
+	SiteID string       `json:"site_id"` // stable site ID
+	Kind   catalog.Kind `json:"kind"`    // catalog.KindError, KindDelay or KindCrash
 	// Error names the injected error value for KindError, e.g. "EIO".
 	Error string `json:"error,omitempty"`
 	// Delay is the injected delay for KindDelay.
@@ -170,13 +165,13 @@ func ParseTrialID(id string) (campaignID int64, index int, ok bool) {
 
 // Trial is everything recorded about one trial.
 type Trial struct {
-	ID       string    `json:"id"`
-	Campaign string    `json:"campaign"`
-	Index    int       `json:"index"`
-	Policy   string    `json:"policy"`
-	Seed     int64     `json:"seed"`
-	Start    time.Time `json:"start"`
-	End      time.Time `json:"end"`
+	ID         string        `json:"id"`
+	Campaign   string        `json:"campaign"`
+	Index      int           `json:"index"`
+	Policy     string        `json:"policy"`
+	Seed       int64         `json:"seed"`
+	Start      time.Time     `json:"start"`
+	End        time.Time     `json:"end"`
 	Status     Status        `json:"status"`
 	Err        string        `json:"err,omitempty"`
 	Dir        string        `json:"dir"` // data and logs of the trial

@@ -191,7 +191,7 @@ func faultOf(t *record.Trial) Fault {
 		return Fault{Kind: "none"}
 	}
 	inj := t.Injections[0]
-	f := Fault{Kind: inj.Kind, Site: inj.SiteID, Node: inj.Node, Error: inj.Error, State: inj.StateID}
+	f := Fault{Kind: inj.Kind.String(), Site: inj.SiteID, Node: inj.Node, Error: inj.Error, State: inj.StateID}
 	if inj.Delay > 0 {
 		f.Delay = inj.Delay.String()
 	}

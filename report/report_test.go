@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -23,7 +24,11 @@ func failing(id string, index int, checker, symptom, kind, site, node string, st
 		{Checker: checker, Symptom: symptom, Failed: true, Nodes: []string{node}},
 	}}
 	if kind != "" {
-		t.Injections = []record.Injection{{Kind: kind, SiteID: site, Node: node, Stack: st}}
+		k, err := catalog.ParseKind(kind)
+		if err != nil {
+			panic(err)
+		}
+		t.Injections = []record.Injection{{Kind: k, SiteID: site, Node: node, Stack: st}}
 	}
 	return t
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -69,7 +70,7 @@ func sampleTrial(i int) *record.Trial {
 		}
 		t.Injections = append(t.Injections, record.Injection{
 			Time: t0.Add(time.Duration(j) * time.Millisecond), Node: "n" + strconv.Itoa(j%3+1), Site: uint32(i*10 + j),
-			SiteID: fmt.Sprintf("wal.Save#%d", j), Kind: record.KindError, Error: "EIO", Stack: stack,
+			SiteID: fmt.Sprintf("wal.Save#%d", j), Kind: catalog.KindError, Error: "EIO", Stack: stack,
 			Occurrence: j + 1, Task: 2, Inst: 1 << 40, State: 3, StateID: "raft.leader",
 		})
 	}
@@ -119,8 +120,8 @@ func TestTrialRoundTrip(t *testing.T) {
 		{"full", sampleTrial(4)},
 		{"empty parts", &record.Trial{Index: 100, Status: record.StatusError, Err: "cluster not ready"}},
 		{"delay and crash", &record.Trial{Index: 101, Status: record.StatusOK, Start: t0, Injections: []record.Injection{
-			{Kind: record.KindDelay, Delay: 3 * time.Second, Node: "n2", Inst: ^uint64(0)},
-			{Kind: record.KindCrash, Node: "n3"},
+			{Kind: catalog.KindDelay, Delay: 3 * time.Second, Node: "n2", Inst: ^uint64(0)},
+			{Kind: catalog.KindCrash, Node: "n3"},
 		}}},
 	}
 	for _, tt := range tests {

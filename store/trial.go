@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -63,7 +64,7 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 			if err != nil {
 				return fmt.Errorf("save trial %s: %w", t.ID, err)
 			}
-			if _, err := stmt.ExecContext(ctx, t.ID, i, nanos(in.Time), in.Node, in.Site, in.SiteID, in.Kind, in.Error,
+			if _, err := stmt.ExecContext(ctx, t.ID, i, nanos(in.Time), in.Node, in.Site, in.SiteID, in.Kind.String(), in.Error,
 				int64(in.Delay), stack, in.Occurrence, in.Task, int64(in.Inst), in.State, in.StateID); err != nil {
 				return fmt.Errorf("save trial %s injection %d: %w", t.ID, i, err)
 			}
@@ -184,12 +185,16 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 		i.occurrence, i.task, i.inst, i.state, i.state_id FROM injections i JOIN trials t ON t.id = i.trial_id
 		WHERE `+where+` ORDER BY i.trial_id, i.seq`, args,
 		func(r *sql.Rows) error {
-			var id, stack string
+			var id, stack, kind string
 			var in record.Injection
 			var tm, delay, inst int64
-			if err := r.Scan(&id, &tm, &in.Node, &in.Site, &in.SiteID, &in.Kind, &in.Error, &delay, &stack,
+			if err := r.Scan(&id, &tm, &in.Node, &in.Site, &in.SiteID, &kind, &in.Error, &delay, &stack,
 				&in.Occurrence, &in.Task, &inst, &in.State, &in.StateID); err != nil {
 				return err
+			}
+			var err error
+			if in.Kind, err = catalog.ParseKind(kind); err != nil {
+				return fmt.Errorf("trial %s injection: %w", id, err)
 			}
 			in.Time, in.Inst = fromNanos(tm), uint64(inst)
 			in.Delay = durationOf(delay)

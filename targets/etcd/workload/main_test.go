@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/workload"
@@ -269,7 +270,7 @@ func TestCluster(t *testing.T) {
 		nodes, recs, pgids := startCluster(t)
 		tr, _ := runTrial(t, nodes, recs, func(tr *record.Trial) {
 			time.Sleep(1500 * time.Millisecond)
-			tr.Injections = append(tr.Injections, record.Injection{Time: time.Now(), Node: "n3", Kind: record.KindCrash, SiteID: "test"})
+			tr.Injections = append(tr.Injections, record.Injection{Time: time.Now(), Node: "n3", Kind: catalog.KindCrash, SiteID: "test"})
 			_ = syscall.Kill(-pgids[2], syscall.SIGKILL)
 			tr.Nodes[2].Killed, tr.Nodes[2].Exited, tr.Nodes[2].ExitTime, tr.Nodes[2].Signal = true, true, time.Now(), "SIGKILL"
 		})
@@ -283,7 +284,7 @@ func TestCluster(t *testing.T) {
 		_ = syscall.Kill(-pgids[0], syscall.SIGKILL)
 		recs[0].Killed, recs[0].Exited, recs[0].ExitTime, recs[0].Signal = true, true, time.Now(), "SIGKILL"
 		tr, evs := runTrial(t, nodes, recs, nil)
-		tr.Injections = append(tr.Injections, record.Injection{Time: recs[0].ExitTime, Node: "n1", Kind: record.KindCrash, SiteID: "test"})
+		tr.Injections = append(tr.Injections, record.Injection{Time: recs[0].ExitTime, Node: "n1", Kind: catalog.KindCrash, SiteID: "test"})
 		for _, e := range evs {
 			if e.Kind == record.EvOp && e.Node != "n1" && !e.Op.Unknown {
 				judge(t, tr, &bl)
