@@ -5,9 +5,12 @@
 // Options.Patterns; the rest of the program is analysed so that interface
 // calls and errors coming out of dependencies are understood.
 //
-// A pass is plain data plus a function (see Pass); later passes (abstract
-// states, lock-held and timeout-protected I/O) are added to Passes and add
-// their own counters to Stats.
+// A pass is a value (see Pass) with declared dependencies and a typed
+// result, as in golang.org/x/tools/go/analysis: SitesPass finds the fault
+// sites, StatesPass the abstract states, SievePass (which requires
+// SitesPass) annotates the I/O sites and finds the timeout points. The
+// driver orders the passes and assembles the catalog from their results;
+// each pass adds its own counters to Stats.
 package analysis
 
 import (
@@ -16,8 +19,10 @@ import (
 	"fmt"
 	"go/types"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gofault/gofault/catalog"
@@ -114,43 +119,60 @@ func (s Stats) CounterNames() []string {
 	return append(names, extra...)
 }
 
-// Facts is what passes fill: candidate sites and per-package counters.
-// Passes run in order and may read what earlier passes wrote.
-type Facts struct {
-	// Sites are the fault sites found so far, unsorted; Run sorts them and
-	// assigns indices.
-	Sites []catalog.Site
-	// Tasks and States are the task units and abstract states found so
-	// far (see StatesPass); Run assigns their 1-based indices in order,
-	// and a state's Task is the 1-based position of its task in Tasks.
-	Tasks  []catalog.Task
-	States []catalog.State
-	// Counts are per-package counters, keyed by package path.
-	Counts map[string]Counts
-	// TimeoutPoints are the timeout expressions found so far, indexed
-	// by the pass that adds them (SievePass); Run copies them into the
-	// catalog as they are.
-	TimeoutPoints []catalog.TimeoutPoint
-}
-
-// Add adds n to counter name of package pkg.
-func (f *Facts) Add(pkg, name string, n int) {
-	c := f.Counts[pkg]
-	if c == nil {
-		c = Counts{}
-		f.Counts[pkg] = c
-	}
-	c[name] += n
-}
-
-// Pass is one analysis pass. Run reads the program and adds to facts.
+// Pass is one analysis pass, a value in the manner of
+// golang.org/x/tools/go/analysis: it names the passes whose results it
+// needs (Requires) and returns a result of type ResultType. The driver (Run)
+// alone orders the passes; a pass reads earlier results through
+// Unit.ResultOf and never calls another pass.
 type Pass struct {
 	// Name is short, e.g. "sites".
 	Name string
 	// Doc says what the pass finds.
 	Doc string
-	// Run reads prog and adds sites and counters to facts.
-	Run func(ctx context.Context, prog *Program, facts *Facts) error
+	// Requires are the passes that must run first; their results are in
+	// Unit.ResultOf.
+	Requires []*Pass
+	// ResultType is the type of Run's result, checked by the driver.
+	ResultType reflect.Type
+	// Run analyses u.Prog and returns the pass's result. It may add
+	// per-package counters (Unit.Count) and must not modify the program
+	// or the results of other passes.
+	Run func(u *Unit) (any, error)
+}
+
+// Unit is what one run of a pass sees: the loaded program and the results
+// of the passes it requires.
+type Unit struct {
+	Context context.Context
+	Prog    *Program
+	// ResultOf holds the results of the passes in Pass.Requires.
+	ResultOf map[*Pass]any
+	counts   map[string]Counts
+}
+
+// Count adds n to counter name of package pkg.
+func (u *Unit) Count(pkg, name string, n int) {
+	c := u.counts[pkg]
+	if c == nil {
+		c = Counts{}
+		u.counts[pkg] = c
+	}
+	c[name] += n
+}
+
+// contributor is a result that adds to the catalog; results contribute in
+// the order the driver ran their passes, so a pass that annotates another's
+// sites (Sieve) contributes after it.
+type contributor interface {
+	contribute(*parts)
+}
+
+// parts are what the catalog is assembled from.
+type parts struct {
+	sites  []catalog.Site
+	tasks  []catalog.Task
+	states []catalog.State
+	points []catalog.TimeoutPoint
 }
 
 // DefaultPasses returns the built-in passes: fault sites (error, delay and
@@ -161,62 +183,87 @@ func DefaultPasses() []*Pass {
 	return []*Pass{SitesPass, StatesPass, SievePass}
 }
 
+// order returns the passes and everything they require, each after what
+// it requires and otherwise in the order given.
+func order(passes []*Pass) ([]*Pass, error) {
+	var out []*Pass
+	state := map[*Pass]int{} // 1 visiting, 2 done
+	var visit func(p *Pass, path []string) error
+	visit = func(p *Pass, path []string) error {
+		switch state[p] {
+		case 1:
+			return fmt.Errorf("analysis: passes require each other: %s", strings.Join(append(path, p.Name), " → "))
+		case 2:
+			return nil
+		}
+		state[p] = 1
+		for _, r := range p.Requires {
+			if err := visit(r, append(path, p.Name)); err != nil {
+				return err
+			}
+		}
+		state[p] = 2
+		out = append(out, p)
+		return nil
+	}
+	for _, p := range passes {
+		if err := visit(p, nil); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // Run loads the target and runs the passes.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
+	passes := opts.Passes
+	if passes == nil {
+		passes = DefaultPasses()
+	}
+	passes, err := order(passes)
+	if err != nil {
+		return nil, err
+	}
 	prog, err := load(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	slog.Debug("analysis: loaded", "targets", len(prog.Targets), "elapsed", time.Since(start))
-	passes := opts.Passes
-	if passes == nil {
-		passes = DefaultPasses()
-	}
-	facts := &Facts{Counts: map[string]Counts{}}
+	counts := map[string]Counts{}
 	for _, sp := range prog.Targets {
-		facts.Add(sp.Pkg.Path(), CountFunctions, countFunctions(sp))
+		counts[sp.Pkg.Path()] = Counts{CountFunctions: countFunctions(sp)}
 	}
+	results := map[*Pass]any{}
+	var pt parts
 	for _, p := range passes {
 		t := time.Now()
-		if err := p.Run(ctx, prog, facts); err != nil {
+		u := &Unit{Context: ctx, Prog: prog, ResultOf: map[*Pass]any{}, counts: counts}
+		for _, r := range p.Requires {
+			u.ResultOf[r] = results[r]
+		}
+		res, err := p.Run(u)
+		if err != nil {
 			return nil, fmt.Errorf("pass %s: %w", p.Name, err)
+		}
+		if got := reflect.TypeOf(res); p.ResultType != nil && got != p.ResultType {
+			return nil, fmt.Errorf("pass %s returned a %v, want %v", p.Name, got, p.ResultType)
+		}
+		results[p] = res
+		if c, ok := res.(contributor); ok {
+			c.contribute(&pt)
 		}
 		slog.Debug("analysis: pass done", "pass", p.Name, "elapsed", time.Since(t))
 	}
-	cat := &catalog.Catalog{Module: opts.Dir, Sites: facts.Sites, TimeoutPoints: facts.TimeoutPoints}
-	sortSites(cat.Sites)
-	for i := range cat.Sites {
-		cat.Sites[i].Index = uint32(i)
-		if i > 0 && cat.Sites[i].ID == cat.Sites[i-1].ID {
-			return nil, fmt.Errorf("two sites with ID %s (%s:%d and %s:%d)", cat.Sites[i].ID,
-				cat.Sites[i-1].File, cat.Sites[i-1].Line, cat.Sites[i].File, cat.Sites[i].Line)
-		}
-	}
-	cat.Tasks, cat.States = facts.Tasks, facts.States
-	for i := range cat.Tasks {
-		cat.Tasks[i].Index = uint32(i + 1)
-	}
-	ids := map[string]bool{}
-	for i := range cat.States {
-		cat.States[i].Index = uint32(i + 1)
-		if ids[cat.States[i].ID] {
-			return nil, fmt.Errorf("two states with ID %s", cat.States[i].ID)
-		}
-		ids[cat.States[i].ID] = true
-	}
-	cat.Hash = cat.ComputeHash()
-	if err := cat.Check(); err != nil {
+	cat, err := assemble(opts.Dir, pt)
+	if err != nil {
 		return nil, err
 	}
 	res := &Result{Catalog: cat}
 	res.Stats.Totals = Counts{CountPackages: len(prog.Targets)}
 	for _, sp := range prog.Targets {
 		path := sp.Pkg.Path()
-		c := facts.Counts[path]
-		if c == nil {
-			c = Counts{}
-		}
+		c := counts[path]
 		for _, k := range []string{CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid} {
 			c[k] += 0
 		}
@@ -227,6 +274,18 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	res.Stats.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// assemble makes the catalog of module from the passes' parts: sites
+// sorted by ID (stable across edits that move code), then numbered.
+func assemble(module string, pt parts) (*catalog.Catalog, error) {
+	sortSites(pt.sites)
+	for i := 1; i < len(pt.sites); i++ {
+		if a, b := pt.sites[i-1], pt.sites[i]; a.ID == b.ID {
+			return nil, fmt.Errorf("two sites with ID %s (%s:%d and %s:%d)", a.ID, a.File, a.Line, b.File, b.Line)
+		}
+	}
+	return catalog.New(module, pt.sites, pt.tasks, pt.states, pt.points)
 }
 
 // countFunctions counts the source functions of a package with bodies:

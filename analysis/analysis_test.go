@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func TestGolden(t *testing.T) {
 	dir := appDir(t)
 	res := runApp(t, dir)
 	var buf bytes.Buffer
-	if err := WriteSites(&buf, res.Catalog, dir); err != nil {
+	if err := catalog.WriteSites(&buf, res.Catalog, dir); err != nil {
 		t.Fatal(err)
 	}
 	buf.WriteString("\n")
@@ -337,24 +338,29 @@ func diffLines(want, got string) string {
 	return b.String()
 }
 
-// TestCustomPass checks that a later pass slots in: it sees the sites of
-// the earlier passes and its counters reach the statistics.
+// TestCustomPass checks that a later pass slots in: it reads the sites
+// pass's result through Requires, whatever order it is listed in, and its
+// counters reach the statistics.
 func TestCustomPass(t *testing.T) {
 	count := &Pass{
-		Name: "count-io",
-		Run: func(ctx context.Context, p *Program, f *Facts) error {
-			for _, s := range f.Sites {
+		Name:       "count-io",
+		Requires:   []*Pass{SitesPass},
+		ResultType: reflect.TypeFor[int](),
+		Run: func(u *Unit) (any, error) {
+			n := 0
+			for _, s := range u.ResultOf[SitesPass].(*Sites).List {
 				if s.IO != "" {
-					f.Add(s.Pkg, "io_sites_seen", 1)
+					u.Count(s.Pkg, "io_sites_seen", 1)
+					n++
 				}
 			}
-			return nil
+			return n, nil
 		},
 	}
 	res, err := Run(context.Background(), Options{
 		Dir:      appDir(t),
 		Patterns: []string{"example.com/app/..."},
-		Passes:   append(DefaultPasses(), count),
+		Passes:   []*Pass{count, StatesPass, SievePass}, // SitesPass only by requirement
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -364,6 +370,51 @@ func TestCustomPass(t *testing.T) {
 	}
 	if names := res.Stats.CounterNames(); names[len(names)-1] != "io_sites_seen" {
 		t.Errorf("CounterNames = %v, want the new counter last", names)
+	}
+	if len(res.Catalog.Sites) == 0 {
+		t.Error("no sites: the required sites pass did not contribute")
+	}
+}
+
+func TestPassOrder(t *testing.T) {
+	mk := func(name string, req ...*Pass) *Pass { return &Pass{Name: name, Requires: req} }
+	a := mk("a")
+	b := mk("b", a)
+	c := mk("c", b, a)
+	names := func(ps []*Pass) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.Name)
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tc := range []struct {
+		in   []*Pass
+		want string
+	}{
+		{[]*Pass{c}, "a b c"},
+		{[]*Pass{a, c}, "a b c"},
+		{[]*Pass{mk("x"), c, a}, "x a b c"},
+		{DefaultPasses(), "sites states sieve"},
+		{[]*Pass{SievePass, StatesPass}, "sites sieve states"},
+	} {
+		got, err := order(tc.in)
+		if err != nil || names(got) != tc.want {
+			t.Errorf("order(%s) = %s, %v; want %s", names(tc.in), names(got), err, tc.want)
+		}
+	}
+	x, y := mk("x"), mk("y")
+	x.Requires, y.Requires = []*Pass{y}, []*Pass{x}
+	if _, err := order([]*Pass{x}); err == nil || !strings.Contains(err.Error(), "x → y → x") {
+		t.Errorf("cycle: %v", err)
+	}
+}
+
+func TestPassResultTypeChecked(t *testing.T) {
+	bad := &Pass{Name: "bad", ResultType: reflect.TypeFor[*Sites](), Run: func(*Unit) (any, error) { return 3, nil }}
+	_, err := Run(context.Background(), Options{Dir: appDir(t), Patterns: []string{"example.com/app/..."}, Passes: []*Pass{bad}})
+	if err == nil || !strings.Contains(err.Error(), "pass bad returned a int") {
+		t.Errorf("err %v", err)
 	}
 }
 

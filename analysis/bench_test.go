@@ -16,11 +16,11 @@ func BenchmarkSitesPass(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		facts := &Facts{Counts: map[string]Counts{}}
-		if err := SitesPass.Run(ctx, p, facts); err != nil {
+		res, err := SitesPass.Run(&Unit{Context: ctx, Prog: p, counts: map[string]Counts{}})
+		if err != nil {
 			b.Fatal(err)
 		}
-		if len(facts.Sites) == 0 {
+		if len(res.(*Sites).List) == 0 {
 			b.Fatal("no sites")
 		}
 	}

@@ -1,12 +1,12 @@
 package analysis
 
 import (
-	"context"
 	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
-	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/gofault/gofault/catalog"
@@ -44,11 +44,34 @@ var SieveCounters = []string{CountLockHeldSites, CountBarrierSites, CountTimeout
 // Sieve injects delays in: lock-held I/O (LockHeld), barrier-pending I/O
 // (Barrier) and timeout-protected I/O (Timeout, Timeouts, with the timeout
 // expressions as catalog.TimeoutPoints), then groups the sites by basic
-// block (Block, Rep). It creates no sites and must run after SitesPass.
+// block (Block, Rep). It creates no sites: it reads SitesPass's result and
+// returns *Sieve, its annotations of those sites.
 var SievePass = &Pass{
-	Name: "sieve",
-	Doc:  "lock-held, barrier-pending and timeout-protected I/O sites, grouped by basic block",
-	Run:  runSieve,
+	Name:       "sieve",
+	Doc:        "lock-held, barrier-pending and timeout-protected I/O sites, grouped by basic block",
+	Requires:   []*Pass{SitesPass},
+	ResultType: reflect.TypeFor[*Sieve](),
+	Run:        runSieve,
+}
+
+// Sieve is the result of SievePass: SitesPass's sites with Sieve's
+// annotations (LockHeld, Barrier, Timeout, Timeouts, Block, Rep), in the
+// same order, and the timeout points the Timeouts name.
+type Sieve struct {
+	Sites         []catalog.Site
+	TimeoutPoints []catalog.TimeoutPoint
+}
+
+// contribute sets Sieve's annotations on the sites SitesPass contributed
+// (in the same order: the driver runs SievePass after it) and adds the
+// timeout points, which come first in the catalog's.
+func (r *Sieve) contribute(p *parts) {
+	for i := range r.Sites {
+		a, s := &r.Sites[i], &p.sites[i]
+		s.LockHeld, s.Barrier, s.Timeout, s.Block, s.Rep = a.LockHeld, a.Barrier, a.Timeout, a.Block, a.Rep
+		s.Timeouts = slices.Clone(a.Timeouts)
+	}
+	p.points = append(p.points, r.TimeoutPoints...)
 }
 
 // calleeDepth bounds how deep the call graph is followed from a call made
@@ -62,13 +85,15 @@ const calleeDepth = 3
 const maxFanout = 4
 
 // sieve holds what the Sieve sub-passes share: the I/O sites by call
-// instruction and the facts being annotated.
+// instruction and the copy of the sites being annotated.
 type sieve struct {
-	p     *Program
-	facts *Facts
-	funcs []*ssa.Function               // target functions, in order
-	site  map[*ssa.Call]int             // I/O site call -> index in facts.Sites
-	calls map[*ssa.Function][]*ssa.Call // I/O site calls of a function, in order
+	p       *Program
+	u       *Unit
+	sites   []catalog.Site                // a copy of SitesPass's, annotated
+	tpoints []catalog.TimeoutPoint        // the timeout points, in index order
+	funcs   []*ssa.Function               // target functions, in order
+	site    map[*ssa.Call]int             // I/O site call -> index in sites
+	calls   map[*ssa.Function][]*ssa.Call // I/O site calls of a function, in order
 	// within memoizes sitesWithin.
 	within map[withinKey][]int
 	// points are the timeout expressions found, by position.
@@ -83,19 +108,11 @@ type withinKey struct {
 	depth int
 }
 
-func runSieve(ctx context.Context, p *Program, facts *Facts) error {
-	s := &sieve{p: p, facts: facts, site: map[*ssa.Call]int{}, calls: map[*ssa.Function][]*ssa.Call{},
+func runSieve(u *Unit) (any, error) {
+	ctx, p := u.Context, u.Prog
+	found := u.ResultOf[SitesPass].(*Sites)
+	s := &sieve{p: p, u: u, sites: slices.Clone(found.List), site: map[*ssa.Call]int{}, calls: map[*ssa.Function][]*ssa.Call{},
 		within: map[withinKey][]int{}, points: map[token.Pos]*point{}, guards: map[int]map[*point]bool{}}
-	type key struct {
-		file      string
-		line, col int
-	}
-	byPos := map[key]int{}
-	for i, st := range facts.Sites {
-		if st.IO != "" {
-			byPos[key{st.File, st.Line, st.Col}] = i
-		}
-	}
 	for _, sp := range p.Targets {
 		s.funcs = append(s.funcs, targetFunctions(sp)...)
 	}
@@ -103,12 +120,10 @@ func runSieve(ctx context.Context, p *Program, facts *Facts) error {
 		for _, b := range f.Blocks {
 			for _, in := range b.Instrs {
 				c, ok := in.(*ssa.Call)
-				if !ok || !c.Call.Pos().IsValid() {
+				if !ok {
 					continue
 				}
-				pos := p.Fset.Position(c.Call.Pos())
-				file, _ := filepath.Abs(pos.Filename)
-				if i, ok := byPos[key{file, pos.Line, pos.Column}]; ok {
+				if i, ok := found.At(c); ok && s.sites[i].IO != "" {
 					s.site[c] = i
 					s.calls[f] = append(s.calls[f], c)
 				}
@@ -118,7 +133,7 @@ func runSieve(ctx context.Context, p *Program, facts *Facts) error {
 	taint := s.contexts()
 	for _, f := range s.funcs {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		s.locks(f)
 		s.barriers(f)
@@ -126,7 +141,7 @@ func runSieve(ctx context.Context, p *Program, facts *Facts) error {
 	}
 	s.finishPoints()
 	s.group()
-	return nil
+	return &Sieve{Sites: s.sites, TimeoutPoints: s.tpoints}, nil
 }
 
 // sitesWithin returns the I/O sites of f and of the functions it calls,
@@ -208,21 +223,21 @@ func (s *sieve) group() {
 			cs := byBlock[b] // in instruction order
 			rep := cs[len(cs)-1]
 			for _, c := range cs {
-				if sieveSite(&s.facts.Sites[s.site[c]]) {
+				if sieveSite(&s.sites[s.site[c]]) {
 					rep = c
 				}
 			}
-			r := &s.facts.Sites[s.site[rep]]
+			r := &s.sites[s.site[rep]]
 			id := r.Pkg + "." + r.Func + "@" + strings.TrimPrefix(r.ID, r.Pkg+"."+r.Func+":")
 			for _, c := range cs {
-				st := &s.facts.Sites[s.site[c]]
+				st := &s.sites[s.site[c]]
 				st.Block = id
 				st.Rep = c == rep
 			}
 		}
 	}
-	for i := range s.facts.Sites {
-		st := &s.facts.Sites[i]
+	for i := range s.sites {
+		st := &s.sites[i]
 		if st.IO == "" {
 			continue
 		}
@@ -237,7 +252,7 @@ func (s *sieve) group() {
 			{CountGroupedSites, sieveSite(st) && st.Rep},
 		} {
 			if c.on {
-				s.facts.Add(st.Pkg, c.name, 1)
+				s.u.Count(st.Pkg, c.name, 1)
 			}
 		}
 	}

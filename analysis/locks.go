@@ -108,7 +108,7 @@ func (s *sieve) locks(f *ssa.Function) {
 		for _, in := range b.Instrs {
 			if c, ok := in.(*ssa.Call); ok && held != 0 {
 				for _, i := range s.reached(c) {
-					s.facts.Sites[i].LockHeld = true
+					s.sites[i].LockHeld = true
 				}
 			}
 			held = transfer(in, held)
@@ -202,7 +202,7 @@ func (s *sieve) barriers(f *ssa.Function) {
 				}
 			}
 			if i, ok := s.site[c]; ok && pending {
-				s.facts.Sites[i].Barrier = true
+				s.sites[i].Barrier = true
 			}
 		}
 	}

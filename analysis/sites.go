@@ -1,11 +1,11 @@
 package analysis
 
 import (
-	"context"
 	"fmt"
 	"go/types"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -16,15 +16,33 @@ import (
 )
 
 // SitesPass finds error, delay and crash sites in the target packages and
-// prunes invalid injections. It fills Facts.Sites and the counters
+// prunes invalid injections. Its result is *Sites; it adds the counters
 // error_sites, delay_sites, crash_sites and pruned_invalid.
 var SitesPass = &Pass{
-	Name: "sites",
-	Doc:  "error, delay and crash sites at the deepest call where a fault originates",
-	Run:  runSites,
+	Name:       "sites",
+	Doc:        "error, delay and crash sites at the deepest call where a fault originates",
+	ResultType: reflect.TypeFor[*Sites](),
+	Run:        runSites,
 }
 
-func runSites(ctx context.Context, p *Program, facts *Facts) error {
+// Sites is the result of SitesPass: the fault sites in the order found,
+// and the SSA call each one is at, so later passes find a site by its call.
+type Sites struct {
+	List   []catalog.Site
+	byCall map[*ssa.Call]int
+}
+
+// At returns the index in List of the site at call c.
+func (s *Sites) At(c *ssa.Call) (int, bool) {
+	i, ok := s.byCall[c]
+	return i, ok
+}
+
+func (s *Sites) contribute(p *parts) { p.sites = append(p.sites, s.List...) }
+
+func runSites(u *Unit) (any, error) {
+	ctx, p := u.Context, u.Prog
+	res := &Sites{byCall: map[*ssa.Call]int{}}
 	var all []*ssa.Function
 	for f := range ssautil.AllFunctions(p.SSA) {
 		if f.Blocks != nil {
@@ -35,13 +53,13 @@ func runSites(ctx context.Context, p *Program, facts *Facts) error {
 	o := newOrigins(p, fl)
 	for _, sp := range p.Targets {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		for _, f := range targetFunctions(sp) {
-			sitesIn(o, f, facts)
+			sitesIn(o, f, u, res)
 		}
 	}
-	return nil
+	return res, nil
 }
 
 // targetFunctions returns the source functions of sp (with closures),
@@ -71,8 +89,8 @@ func targetFunctions(sp *ssa.Package) []*ssa.Function {
 	return out
 }
 
-// sitesIn adds the sites of the calls in f.
-func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
+// sitesIn adds the sites of the calls in f to res.
+func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 	pkg := pkgOf(f)
 	fset := o.prog.Fset
 	type call struct {
@@ -101,7 +119,7 @@ func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
 		}
 		r := o.resolve(cl.c)
 		if r.ioShaped && r.infallible {
-			facts.Add(pkg.Path(), CountPrunedInvalid, 1)
+			u.Count(pkg.Path(), CountPrunedInvalid, 1)
 			slog.Debug("analysis: pruned invalid injection", "pkg", pkg.Path(), "func", fname, "callee", cl.callee,
 				"pos", fset.Position(common.Pos()).String())
 			continue
@@ -154,15 +172,16 @@ func sitesIn(o *origins, f *ssa.Function, facts *Facts) {
 			IO:     r.io,
 			Errors: evs,
 		}
-		facts.Sites = append(facts.Sites, s)
+		res.byCall[cl.c] = len(res.List)
+		res.List = append(res.List, s)
 		if kind.Has(catalog.KindError) {
-			facts.Add(pkg.Path(), CountErrorSites, 1)
+			u.Count(pkg.Path(), CountErrorSites, 1)
 		}
 		if kind.Has(catalog.KindDelay) {
-			facts.Add(pkg.Path(), CountDelaySites, 1)
+			u.Count(pkg.Path(), CountDelaySites, 1)
 		}
 		if kind.Has(catalog.KindCrash) {
-			facts.Add(pkg.Path(), CountCrashSites, 1)
+			u.Count(pkg.Path(), CountCrashSites, 1)
 		}
 	}
 }

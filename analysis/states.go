@@ -1,13 +1,12 @@
 package analysis
 
 import (
-	"context"
-	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -49,12 +48,28 @@ const (
 //
 // See docs/analysis.md, "Abstract states".
 //
-// It fills Facts.Tasks and Facts.States and the counters state_machines and
-// states.
+// Its result is *States; it adds the counters state_machines and states.
 var StatesPass = &Pass{
-	Name: "states",
-	Doc:  "Legolas abstract states: state-dependent branches with actions in goroutine task units",
-	Run:  runStates,
+	Name:       "states",
+	Doc:        "Legolas abstract states: state-dependent branches with actions in goroutine task units",
+	ResultType: reflect.TypeFor[*States](),
+	Run:        runStates,
+}
+
+// States is the result of StatesPass: the task units and their abstract
+// states; a state's Task is the 1-based position of its task in Tasks.
+type States struct {
+	Tasks  []catalog.Task
+	States []catalog.State
+}
+
+func (s *States) contribute(p *parts) {
+	base := uint32(len(p.tasks))
+	p.tasks = append(p.tasks, s.Tasks...)
+	for _, st := range s.States {
+		st.Task += base
+		p.states = append(p.states, st)
+	}
 }
 
 // stateInfo is the analysis state of the pass.
@@ -75,7 +90,9 @@ type stateInfo struct {
 	done map[token.Pos]bool
 }
 
-func runStates(ctx context.Context, p *Program, facts *Facts) error {
+func runStates(u *Unit) (any, error) {
+	ctx, p := u.Context, u.Prog
+	res := &States{}
 	s := &stateInfo{p: p, written: map[*types.Var]bool{}, globals: map[*ssa.Global]bool{},
 		getters: map[*ssa.Function]int{}, refs: map[*ssa.Function]map[ast.Expr]ssa.Value{}, done: map[token.Pos]bool{}}
 	var funcs []*ssa.Function
@@ -94,7 +111,7 @@ func runStates(ctx context.Context, p *Program, facts *Facts) error {
 	}
 	for _, t := range s.units(tasks, spawns, taskSet) {
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		pkg := pkgOf(t.fn)
 		fname := t.fn.RelString(pkg)
@@ -108,18 +125,18 @@ func runStates(ctx context.Context, p *Program, facts *Facts) error {
 			continue
 		}
 		states = append([]catalog.State{s.entryState(t.fn)}, states...)
-		facts.Tasks = append(facts.Tasks, task)
-		ti := len(facts.Tasks)
+		res.Tasks = append(res.Tasks, task)
+		ti := len(res.Tasks)
 		for i := range states {
 			states[i].Task = uint32(ti)
 		}
-		facts.States = append(facts.States, states...)
-		facts.Add(pkg.Path(), CountStateMachines, 1)
+		res.States = append(res.States, states...)
+		u.Count(pkg.Path(), CountStateMachines, 1)
 		for _, st := range states {
-			facts.Add(st.Pkg, CountStates, 1)
+			u.Count(st.Pkg, CountStates, 1)
 		}
 	}
-	return nil
+	return res, nil
 }
 
 // EntryCond is the condition of a task unit's first abstract state, the
@@ -1387,39 +1404,4 @@ func (s *stateInfo) freeVarsByUse(f *ssa.Function) []*ssa.FreeVar {
 	out := slices.Clone(f.FreeVars)
 	sort.SliceStable(out, func(i, j int) bool { return uses[out[i]] > uses[out[j]] })
 	return out
-}
-
-// WriteStates writes the per-task listing of the catalog's states for
-// humans: one line per task with states, then one line per state with its
-// index, condition and position (relative to base when not empty).
-func WriteStates(w interface{ Write([]byte) (int, error) }, cat *catalog.Catalog, base string) error {
-	byTask := map[uint32][]catalog.State{}
-	for _, st := range cat.States {
-		byTask[st.Task] = append(byTask[st.Task], st)
-	}
-	for _, t := range cat.Tasks {
-		sts := byTask[t.Index]
-		if len(sts) == 0 {
-			continue
-		}
-		if _, err := fmt.Fprintf(w, "task %d %s (%d states)\n", t.Index, t.ID, len(sts)); err != nil {
-			return err
-		}
-		for _, st := range sts {
-			file := st.File
-			if base != "" {
-				if rel, err := filepath.Rel(base, st.File); err == nil {
-					file = filepath.ToSlash(rel)
-				}
-			}
-			inst := st.Inst
-			if inst == "" {
-				inst = "-"
-			}
-			if _, err := fmt.Fprintf(w, "\tstate %d %s\n\t\t%s  inst=%s at %s:%d:%d\n", st.Index, st.ID, st.Cond, inst, file, st.Line, st.Col); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }

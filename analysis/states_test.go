@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/catalog"
 )
 
 func statesDir(t *testing.T) string {
@@ -35,7 +37,7 @@ func runStatesApp(t *testing.T) *Result {
 func TestStatesGolden(t *testing.T) {
 	res := runStatesApp(t)
 	var buf bytes.Buffer
-	if err := WriteStates(&buf, res.Catalog, statesDir(t)); err != nil {
+	if err := catalog.WriteStates(&buf, res.Catalog, statesDir(t)); err != nil {
 		t.Fatal(err)
 	}
 	fmt.Fprintf(&buf, "\nstate_machines=%d states=%d\n", res.Stats.Totals[CountStateMachines], res.Stats.Totals[CountStates])

@@ -39,7 +39,7 @@ func (s *sieve) pointAt(f *ssa.Function, kind string, expr ast.Expr, pos token.P
 // guard marks site i as timeout-protected by the points (none when the
 // timeout's value is unknown, e.g. a caller's context).
 func (s *sieve) guard(i int, pts []*point) {
-	s.facts.Sites[i].Timeout = true
+	s.sites[i].Timeout = true
 	g := s.guards[i]
 	if g == nil {
 		g = map[*point]bool{}
@@ -488,7 +488,7 @@ func (s *sieve) finishPoints() {
 	var ps []*point
 	for _, p := range s.points {
 		if p.expr == nil {
-			s.facts.Add(pkgOf(p.fn).Path(), CountTimeoutUncaptured, 1)
+			s.u.Count(pkgOf(p.fn).Path(), CountTimeoutUncaptured, 1)
 			continue
 		}
 		ps = append(ps, p)
@@ -510,11 +510,11 @@ func (s *sieve) finishPoints() {
 		pos := fset.Position(p.pos)
 		file, _ := filepath.Abs(pos.Filename)
 		index[p] = uint32(i)
-		s.facts.TimeoutPoints = append(s.facts.TimeoutPoints, catalog.TimeoutPoint{
+		s.tpoints = append(s.tpoints, catalog.TimeoutPoint{
 			Index: uint32(i), ID: ids[p], Pkg: pkg.Path(), Func: p.fn.RelString(pkg), Kind: p.kind,
 			File: file, Line: pos.Line, Col: pos.Column,
 		})
-		s.facts.Add(pkg.Path(), CountTimeoutPoints, 1)
+		s.u.Count(pkg.Path(), CountTimeoutPoints, 1)
 	}
 	for i, g := range s.guards {
 		var idx []int
@@ -524,7 +524,7 @@ func (s *sieve) finishPoints() {
 			}
 		}
 		sort.Ints(idx)
-		st := &s.facts.Sites[i]
+		st := &s.sites[i]
 		st.Timeouts = nil
 		for _, x := range idx {
 			st.Timeouts = append(st.Timeouts, uint32(x))

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 )
 
@@ -62,13 +63,13 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		return json.NewEncoder(stdout).Encode(res.Stats)
 	}
 	if *sites {
-		if err := analysis.WriteSites(stdout, res.Catalog, ""); err != nil {
+		if err := catalog.WriteSites(stdout, res.Catalog, ""); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout)
 	}
 	if *states {
-		if err := analysis.WriteStates(stdout, res.Catalog, ""); err != nil {
+		if err := catalog.WriteStates(stdout, res.Catalog, ""); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout)

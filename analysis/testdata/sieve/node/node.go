@@ -25,7 +25,7 @@ type WAL struct {
 func (w *WAL) Append(b []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, err := w.f.Write(b); err != nil {
+	if _, err := w.f.Write(b); err != nil { // want "lock"
 		return err
 	}
 	return w.sync()
@@ -34,7 +34,7 @@ func (w *WAL) Append(b []byte) error {
 // sync is called with the mutex held: its Sync is lock-held through the
 // call graph.
 func (w *WAL) sync() error {
-	return w.f.Sync()
+	return w.f.Sync() // want "lock"
 }
 
 // Truncate unlocks before an early return; both writes are lock-held, the
@@ -42,11 +42,11 @@ func (w *WAL) sync() error {
 func (w *WAL) Truncate(b []byte) error {
 	w.mu.Lock()
 	if len(b) == 0 {
-		_, err := w.f.Write(nil)
+		_, err := w.f.Write(nil) // want "lock"
 		w.mu.Unlock()
 		return err
 	}
-	if _, err := w.f.Write(b); err != nil {
+	if _, err := w.f.Write(b); err != nil { // want "lock"
 		w.mu.Unlock()
 		return err
 	}
@@ -57,7 +57,7 @@ func (w *WAL) Truncate(b []byte) error {
 // Meta reads under a read lock: lock-held.
 func (w *WAL) Meta(buf []byte) (int, error) {
 	w.rw.RLock()
-	n, err := w.meta.Read(buf)
+	n, err := w.meta.Read(buf) // want "lock"
 	w.rw.RUnlock()
 	return n, err
 }
@@ -79,13 +79,13 @@ func (w *WAL) Maybe(lock bool, b []byte) error {
 // two writes share a basic block, so only the second represents it.
 func Flush(wg *sync.WaitGroup, a, b *os.File, data []byte) {
 	defer wg.Done()
-	a.Write(data)
-	b.Write(data)
+	a.Write(data) // want "barrier"
+	b.Write(data) // want "barrier"
 }
 
 // Notify writes, then closes a channel another goroutine waits on.
 func Notify(done chan struct{}, f *os.File, data []byte) {
-	f.Write(data)
+	f.Write(data) // want "barrier"
 	close(done)
 	f.Sync() // negative: after the barrier
 }
@@ -95,7 +95,7 @@ func Dial(addr string) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	var d net.Dialer
-	return d.DialContext(ctx, "tcp", addr)
+	return d.DialContext(ctx, "tcp", addr) // want "timeout"
 }
 
 // Get sends a request bound to a context with a deadline.
@@ -106,7 +106,7 @@ func Get(c *http.Client, url string, d time.Duration) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	return c.Do(req)
+	return c.Do(req) // want "timeout"
 }
 
 // DialBackground has no timeout: negative.
@@ -119,7 +119,7 @@ func DialBackground(addr string) (net.Conn, error) {
 func Read(f *os.File, buf []byte) error {
 	done := make(chan error, 1)
 	go func() {
-		_, err := io.ReadFull(f, buf)
+		_, err := io.ReadFull(f, buf) // want "barrier timeout"
 		done <- err
 	}()
 	select {
@@ -137,7 +137,7 @@ const slowApply = 100 * time.Millisecond
 // by slowApply; the Sync after the check is not.
 func Apply(f *os.File, b []byte) (bool, error) {
 	start := time.Now()
-	_, err := f.Write(b)
+	_, err := f.Write(b) // want "timeout"
 	slow := time.Since(start) > slowApply
 	f.Sync() // negative: after the comparison
 	return slow, err
@@ -153,11 +153,11 @@ func Ping(addr string, timeout time.Duration) error {
 	if err := conn.SetDeadline(time.Now().Add(timeout)); err != nil {
 		return err
 	}
-	if _, err := conn.Write([]byte("ping")); err != nil {
+	if _, err := conn.Write([]byte("ping")); err != nil { // want "timeout"
 		return err
 	}
 	buf := make([]byte, 4)
-	_, err = io.ReadFull(conn, buf)
+	_, err = io.ReadFull(conn, buf) // want "timeout"
 	return err
 }
 
@@ -169,7 +169,7 @@ func Pong(addr string, at time.Time) error {
 		return err
 	}
 	conn.SetWriteDeadline(at)
-	_, err = conn.Write([]byte("pong"))
+	_, err = conn.Write([]byte("pong")) // want "timeout"
 	return err
 }
 
@@ -178,7 +178,7 @@ func Pong(addr string, at time.Time) error {
 func Watch(ctx context.Context, f *os.File, buf []byte) error {
 	done := make(chan error, 1)
 	go func() {
-		_, err := f.Read(buf)
+		_, err := f.Read(buf) // want "barrier timeout"
 		done <- err
 	}()
 	select {
@@ -192,7 +192,7 @@ func Watch(ctx context.Context, f *os.File, buf []byte) error {
 // Timed awaits a goroutine's sync against a timer.
 func Timed(f *os.File) error {
 	done := make(chan error, 1)
-	go func() { done <- f.Sync() }()
+	go func() { done <- f.Sync() }() // want "barrier timeout"
 	t := time.NewTimer(time.Second)
 	defer t.Stop()
 	select {
@@ -209,7 +209,7 @@ func Captured(addr string) (net.Conn, error) {
 	defer cancel()
 	dial := func() (net.Conn, error) {
 		var d net.Dialer
-		return d.DialContext(ctx, "tcp", addr)
+		return d.DialContext(ctx, "tcp", addr) // want "timeout"
 	}
 	return dial()
 }
@@ -217,6 +217,6 @@ func Captured(addr string) (net.Conn, error) {
 // Sub measures with time.Now().Sub and compares the other way round.
 func Sub(f *os.File, b []byte, limit time.Duration) bool {
 	start := time.Now()
-	f.Write(b)
+	f.Write(b) // want "timeout"
 	return limit <= time.Now().Sub(start)
 }
