@@ -48,38 +48,35 @@ func Target(cfg *config.Config) instrument.Target {
 // are mapped to the work dir) and instruments and builds. The result's
 // Stats cover every phase.
 func Node(ctx context.Context, t instrument.Target, out string, cat *catalog.Catalog) (*instrument.Result, error) {
-	t0 := time.Now()
-	unlock, err := instrument.LockWorkDir(t.WorkDir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	w, err := instrument.Prepare(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	t1 := time.Now()
-	if cat == nil {
-		res, err := Analyze(ctx, w)
-		if err != nil {
-			return nil, fmt.Errorf("analyse: %w", err)
+	return prepared(ctx, t, func(w *instrument.Work) (*instrument.Result, error) {
+		t0 := time.Now()
+		if cat == nil {
+			res, err := Analyze(ctx, w)
+			if err != nil {
+				return nil, fmt.Errorf("analyse: %w", err)
+			}
+			cat = res.Catalog
 		}
-		cat = res.Catalog
-	}
-	t2 := time.Now()
-	res, err := instrument.Build(ctx, w, cat, out, instrument.Options{})
-	if err != nil {
-		return nil, err
-	}
-	res.Stats.Seconds.Prepare = t1.Sub(t0).Seconds()
-	res.Stats.Seconds.Analyze = t2.Sub(t1).Seconds()
-	res.Stats.Seconds.Total = time.Since(t0).Seconds()
-	return res, nil
+		analysed := time.Since(t0).Seconds()
+		res, err := instrument.Build(ctx, w, cat, out, instrument.Options{})
+		if err == nil {
+			res.Stats.Seconds.Analyze = analysed
+		}
+		return res, err
+	})
 }
 
 // Plain builds t's main package into out without instrumentation, with the
 // same module versions as Node (for baselines and benchmarks).
 func Plain(ctx context.Context, t instrument.Target, out string) (*instrument.Result, error) {
+	return prepared(ctx, t, func(w *instrument.Work) (*instrument.Result, error) {
+		return instrument.BuildPlain(ctx, w, out)
+	})
+}
+
+// prepared locks t's work dir, prepares it and runs build on it, timing
+// the preparation and the whole.
+func prepared(ctx context.Context, t instrument.Target, build func(*instrument.Work) (*instrument.Result, error)) (*instrument.Result, error) {
 	t0 := time.Now()
 	unlock, err := instrument.LockWorkDir(t.WorkDir)
 	if err != nil {
@@ -91,7 +88,7 @@ func Plain(ctx context.Context, t instrument.Target, out string) (*instrument.Re
 		return nil, err
 	}
 	t1 := time.Now()
-	res, err := instrument.BuildPlain(ctx, w, out)
+	res, err := build(w)
 	if err != nil {
 		return nil, err
 	}
