@@ -94,7 +94,7 @@ type Summary struct {
 // clusters at once, each saved as soon as it is judged.
 func Run(ctx context.Context, opts Options) (*Summary, error) {
 	start := time.Now()
-	s, err := open(ctx, opts)
+	s, err := openSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -156,9 +156,9 @@ type session struct {
 	done, failures int
 }
 
-// open sets a run up: store, build, campaign (new or resumed), policy and
+// openSession sets a run up: store, build, campaign (new or resumed), policy and
 // log baseline (restored on resume), runner, and what is left to do.
-func open(ctx context.Context, opts Options) (_ *session, err error) {
+func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 	cfg := opts.Config
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
