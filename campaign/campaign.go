@@ -77,6 +77,9 @@ type Summary struct {
 	FailedTrials   int    `json:"failed_trials"`
 	ErrorTrials    int    `json:"error_trials"`
 	Findings       int    `json:"findings"`
+	// FaultFreeFailures counts the clusters of failures in trials in which
+	// no fault was injected; they are never findings of a fault.
+	FaultFreeFailures int `json:"fault_free_failures"`
 	// States is the number of abstract states in the catalog;
 	// StatesEntered how many of them some trial's node entered.
 	States        int     `json:"states"`
@@ -85,8 +88,11 @@ type Summary struct {
 	BuildSeconds  float64 `json:"build_seconds"`
 	MedianTrial   float64 `json:"median_trial_seconds"`
 	DB            string  `json:"db"`
-	Stopped       bool    `json:"stopped,omitempty"` // interrupted; resume with --resume
-	Exhausted     bool    `json:"exhausted,omitempty"`
+	// WorkDirBytes is the size of the work dir (builds, trial logs, the
+	// data dirs failed trials keep, the store) after the run.
+	WorkDirBytes int64 `json:"workdir_bytes"`
+	Stopped      bool  `json:"stopped,omitempty"` // interrupted; resume with --resume
+	Exhausted    bool  `json:"exhausted,omitempty"`
 }
 
 // Run runs a campaign: fault-free baseline trials first (so the log
@@ -125,6 +131,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	summarise(s.sum, all)
 	s.sum.States = len(s.bt.Catalog.States)
+	s.sum.WorkDirBytes = dirSize(s.opts.Config.Path(s.opts.Config.WorkDir))
 	s.sum.Seconds = time.Since(start).Seconds()
 	status := store.StatusDone
 	if ctx.Err() != nil {
@@ -331,6 +338,7 @@ func summarise(sum *Summary, trials []*record.Trial) {
 		sum.MedianTrial = durations[n/2]
 	}
 	sum.Findings = len(report.Cluster(trials))
+	sum.FaultFreeFailures = len(report.FaultFree(trials))
 	sum.StatesEntered = len(entered)
 }
 
@@ -480,6 +488,9 @@ func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *reco
 		return nil, nil, err
 	}
 	if err := st.SaveTrial(context.WithoutCancel(ctx), id, tr); err != nil {
+		return nil, nil, err
+	}
+	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed); err != nil {
 		return nil, nil, err
 	}
 	status := store.StatusDone

@@ -10,6 +10,7 @@ import (
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
 )
 
@@ -69,6 +70,24 @@ func TestInterruptAndResume(t *testing.T) {
 	if err := st.Check(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Bounded disk: every judged trial keeps its logs; only failed ones
+	// keep their members' data dirs.
+	trials, err := st.Trials(context.Background(), sum.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range trials {
+		if _, err := os.Stat(filepath.Join(tr.Dir, "n1.log")); err != nil {
+			t.Errorf("trial %s lost its log: %v", tr.ID, err)
+		}
+		if holdsData(tr.Dir) != (tr.Status == record.StatusFailed) {
+			t.Errorf("trial %s (%s) holds data: %v", tr.ID, tr.Status, holdsData(tr.Dir))
+		}
+	}
+	if sum.WorkDirBytes <= 0 {
+		t.Errorf("work dir size %d", sum.WorkDirBytes)
+	}
+	t.Logf("work dir %.1f MB after %d trials", float64(sum.WorkDirBytes)/(1<<20), len(trials))
 }
 
 // running lists the PIDs of processes running the binary bin.

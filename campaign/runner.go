@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -76,6 +77,7 @@ type runner struct {
 	ctl      *controller.Controller
 	sockDir  string
 	nodeSpec cluster.Nodes // how to run each node
+	keep     *keeper       // bounds the trials' disk use
 	log      *slog.Logger
 	nodes    []string
 
@@ -92,12 +94,16 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 	if err != nil {
 		return nil, err
 	}
+	keep, err := newKeeper(filepath.Join(cfg.Path(cfg.WorkDir), "trials"), cmp.Or(cfg.Store.KeepFailed, config.DefaultKeepFailed))
+	if err != nil {
+		return nil, err
+	}
 	ctl, err := controller.Listen("unix", sock, controller.Options{Catalog: bt.Catalog, Policy: pol, Logger: log})
 	if err != nil {
 		os.RemoveAll(filepath.Dir(sock))
 		return nil, err
 	}
-	r := &runner{cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes}
+	r := &runner{cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes, keep: keep}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
 	}
@@ -138,6 +144,9 @@ type trialRun struct {
 	cl       *cluster.Cluster
 	restarts sync.WaitGroup
 	ctx      context.Context
+	// restartErrs says, by node, why a node did not come back after a
+	// crash fault.
+	restartErrs map[string]string
 }
 
 // crash carries out a crash fault: kill the node now, restart it a little
@@ -164,7 +173,20 @@ func (t *trialRun) crash(r *runner, node string) {
 		return
 	}
 	if err := cl.Restart(ctx, node); err != nil {
-		r.log.Info("crash fault: node did not come back", "trial", t.id, "node", node, "err", err)
+		select {
+		case <-ctx.Done(): // the trial ended or was stopped under the restart
+			return
+		case <-cl.Done():
+			return
+		default:
+		}
+		r.log.Warn("crash fault: node did not come back", "trial", t.id, "node", node, "err", err)
+		t.mu.Lock()
+		if t.restartErrs == nil {
+			t.restartErrs = map[string]string{}
+		}
+		t.restartErrs[node] = err.Error() // the crash checker reports it
+		t.mu.Unlock()
 	}
 }
 
@@ -223,8 +245,10 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	if !t.baseline {
 		r.ctl.Judge(t.index, res, tr.Status == record.StatusFailed)
 	}
-	if len(tr.Injections) == 0 && tr.Status == record.StatusOK {
-		// A trial without faults that passed is a baseline sample too.
+	if len(tr.Injections) == 0 && tr.Status != record.StatusError {
+		// Any trial that ran without a fault is a baseline sample: what its
+		// nodes log without faults is never a fault's finding, even when
+		// the trial failed (it is then a fault-free failure).
 		r.bmu.Lock()
 		if err := r.baseline.Learn(tr); err != nil {
 			r.log.Warn("log baseline: learn", "trial", t.id, "err", err)
@@ -308,6 +332,11 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 		t.mu.Unlock()
 		t.restarts.Wait()
 		tr.Nodes = cl.Stop()
+		t.mu.Lock()
+		for i := range tr.Nodes {
+			tr.Nodes[i].RestartErr = t.restartErrs[tr.Nodes[i].Name]
+		}
+		t.mu.Unlock()
 	}
 	res = t.ct.End() // idempotent: the record as of the first End
 	tr.End = time.Now()
@@ -387,6 +416,9 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 	// whole.
 	sctx := context.WithoutCancel(ctx)
 	if err := st.SaveTrial(sctx, r.campaign, tr); err != nil {
+		return err
+	}
+	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed); err != nil {
 		return err
 	}
 	data, err := r.ctl.SnapshotPolicy()

@@ -95,6 +95,7 @@ const (
 	NameLog             = "log"
 	NameLinearizability = "linearizability"
 	NameViolations      = "violations"
+	NameReplicas        = "replicas"
 )
 
 func init() {
@@ -104,6 +105,7 @@ func init() {
 	Register(Log{})
 	Register(Linearizability{})
 	Register(Violations{})
+	Register(Replicas{})
 }
 
 // Run runs the named checkers (all registered ones when names is empty) on

@@ -155,6 +155,19 @@ func TestCrash(t *testing.T) {
 			log := writeLog(t, `{"level":"fatal","ts":"2026-11-21T05:00:01.123Z","caller":"etcdserver/storage.go:42","msg":"failed to save hard state and entries","error":"write /tmp/x/wal: input/output error"}`)
 			return healthy().node("n1", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(3000), log })
 		}, verdictWant{failed: true, symptom: "node fatal: failed to save hard state and entries", nodes: []string{"n1"}}},
+		{"did not come back after a crash fault", func(t *testing.T) *trialB {
+			log := writeLog(t, `{"level":"info","msg":"serving"}`, "=== gofault: restart 1 of node n2 ===", `{"level":"fatal","msg":"failed to open WAL","error":"wal: crc mismatch"}`)
+			return healthy().inject(100, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.ExitCode, n.ExitTime, n.Log, n.Restarts = true, 1, at(1200), log, 1
+				n.RestartErr = "restart n2: exited before it was ready (exit status 1)"
+			})
+		}, verdictWant{failed: true, symptom: "node did not come back after a crash fault", nodes: []string{"n2"}, ev: "wal: crc mismatch"}},
+		{"a fault hit the restart", func(*testing.T) *trialB {
+			return healthy().inject(100, "n2", catalog.KindCrash, nil).inject(1150, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.Killed, n.Signal, n.ExitCode, n.ExitTime, n.Restarts = true, true, "SIGKILL", -1, at(1150), 1
+				n.RestartErr = "restart n2: exited before it was ready (signal: killed)"
+			})
+		}, verdictWant{symptom: "informational: a fault hit a node's restart", ev: "a crash fault hit it again during its restart"}},
 		{"plain exit", func(*testing.T) *trialB {
 			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 0, at(3000) })
 		}, verdictWant{failed: true, symptom: "node exited with status 0", nodes: []string{"n2"}}},
@@ -289,7 +302,7 @@ func TestRun(t *testing.T) {
 	if _, err := Run(context.Background(), &Input{}, nil); err == nil {
 		t.Fatal("no error without a trial")
 	}
-	want := []string{"crash", "gray", "hang", "linearizability", "log", "violations"}
+	want := []string{"crash", "gray", "hang", "linearizability", "log", "replicas", "violations"}
 	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names = %v", got)
 	}
@@ -325,7 +338,7 @@ func TestFaultFreeTrialPasses(t *testing.T) {
 			t.Errorf("%s: failed=%v unknown=%v %q %v", v.Checker, v.Failed, v.Unknown, v.Symptom, v.Evidence)
 		}
 	}
-	if len(vs) != 6 {
+	if len(vs) != 7 {
 		t.Errorf("%d verdicts", len(vs))
 	}
 }

@@ -25,6 +25,11 @@ import (
 // index out of range), a logged panic without an error (an assertion), a
 // death by signal, or a death on another node than the injected one is a
 // crash.
+//
+// A node that does not come back when gofault restarts it after a crash
+// fault (it exits, or never gets ready: record.Node.RestartErr) is a crash
+// too, quoting the end of its log — unless a fault hit that node again
+// during the restart, which is then said, informationally.
 type Crash struct{}
 
 // Name implements Checker.
@@ -34,9 +39,28 @@ func (Crash) Name() string { return NameCrash }
 func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 	v := pass(NameCrash)
 	var symptoms, info []string
+	infoSymptom := "informational: node stopped on an injected error"
 	wlStart, _ := workloadSpan(in.Trial)
 	for _, n := range in.Trial.Nodes {
-		if !n.Exited || n.Killed || crashInjected(in.Trial, n) {
+		if n.RestartErr == "" {
+			continue
+		}
+		if f, ok := faultDuringRestart(in.Trial, n); ok {
+			info = append(info, fmt.Sprintf("informational: node %s did not come back after a crash fault, but a %s fault hit it again during its restart (%s)", n.Name, f.Kind, n.RestartErr))
+			infoSymptom = "informational: a fault hit a node's restart"
+			continue
+		}
+		v.Failed = true
+		v.Nodes = append(v.Nodes, n.Name)
+		ev := fmt.Sprintf("node %s did not come back after a crash fault: %s", n.Name, n.RestartErr)
+		if t := logTail(n.Log, 5); t != "" {
+			ev += "\n--- last lines of its log ---\n" + t
+		}
+		v.Evidence = append(v.Evidence, ev)
+		symptoms = append(symptoms, "node did not come back after a crash fault")
+	}
+	for _, n := range in.Trial.Nodes {
+		if !n.Exited || n.Killed || crashInjected(in.Trial, n) || n.RestartErr != "" {
 			continue
 		}
 		if startupExit(in.Trial, n, wlStart) {
@@ -71,7 +95,7 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 		// same way share it.
 		v.Symptom = symptoms[0]
 	} else if len(info) > 0 {
-		v.Symptom = "informational: node stopped on an injected error"
+		v.Symptom = infoSymptom
 	}
 	v.Evidence = capEvidence(append(v.Evidence, info...))
 	return v
@@ -89,6 +113,43 @@ func crashInjected(tr *record.Trial, n record.Node) bool {
 		}
 	}
 	return false
+}
+
+// faultDuringRestart returns the first fault injected into n after the
+// first crash fault on n, if any: a fault that hit the restart itself.
+func faultDuringRestart(tr *record.Trial, n record.Node) (record.Injection, bool) {
+	var crashed time.Time
+	for _, in := range tr.Injections {
+		if in.Node != n.Name {
+			continue
+		}
+		if crashed.IsZero() {
+			if in.Kind == catalog.KindCrash {
+				crashed = in.Time
+			}
+			continue
+		}
+		if in.Time.After(crashed) {
+			return in, true
+		}
+	}
+	return record.Injection{}, false
+}
+
+// logTail returns the last n non-empty lines of a log file ("" if it
+// cannot be read).
+func logTail(path string, n int) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // startupExit reports whether node n exited with an error status before the

@@ -166,4 +166,8 @@ type Trials struct {
 type Store struct {
 	// DB is the SQLite database file; default "<workdir>/gofault.db".
 	DB string `yaml:"db"`
+	// KeepFailed is how many failed trials keep their members' data dirs
+	// (the newest; default 20). Every trial keeps its logs and records; a
+	// passing trial's data dirs are deleted as soon as it is judged.
+	KeepFailed int `yaml:"keep_failed"`
 }

@@ -25,7 +25,7 @@ workload:
 
 var known = Known{
 	Policies: []string{"random", "bsrr", "none"},
-	Checkers: []string{"crash", "hang", "gray", "log", "linearizability", "violations"},
+	Checkers: []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas"},
 }
 
 func TestSet(t *testing.T) {
@@ -184,7 +184,7 @@ func TestDefaults(t *testing.T) {
 		Faults:   Faults{Kinds: []string{"error", "delay", "crash"}, Delay: 3 * time.Second},
 		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
 		Trials:   Trials{Count: 100, Parallel: 1, Timeout: 2 * time.Minute},
-		Store:    Store{DB: ".gofault/gofault.db"},
+		Store:    Store{DB: ".gofault/gofault.db", KeepFailed: DefaultKeepFailed},
 		WorkDir:  ".gofault",
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -213,6 +213,7 @@ func TestValidate(t *testing.T) {
 		{"valid http ready", []string{"cluster.ready.http=http://{{.Host}}:{{.Port.client}}/health"}, nil},
 		{"nodes zero after defaults", []string{"cluster.nodes=-2"}, []string{`cluster.nodes: must be at least 1 (got -2); set e.g. "nodes: 3"`}},
 		{"no packages", []string{"target.packages="}, []string{"target.packages: must list"}},
+		{"negative keep_failed", []string{"store.keep_failed=-1"}, []string{`store.keep_failed: must be at least 1 (got -1); set e.g. "keep_failed: 20"`}},
 		{"version without modules", []string{"target.version=v3.5.16"}, []string{"target.versioned: must list"}},
 		{"version without v", []string{"target.version=3.5", "target.versioned=x"}, []string{"target.version: must be a module version"}},
 		{"no command", []string{"cluster.command="}, []string{"cluster.command: must be set"}},

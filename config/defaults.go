@@ -26,6 +26,7 @@ const (
 	DefaultParallel        = 1
 	DefaultWorkDir         = ".gofault"
 	DefaultDBName          = "gofault.db"
+	DefaultKeepFailed      = 20
 )
 
 // Shutdown orders (cluster.shutdown.order).
@@ -41,7 +42,7 @@ var DefaultFaultKinds = []string{"error", "delay", "crash"}
 
 // DefaultCheckers are the checkers enabled unless checkers.enabled says
 // otherwise. The check package may replace this list from an init function.
-var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations"}
+var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas"}
 
 // Defaults fills every unset field with its default. It is idempotent.
 // Zero values that are valid settings (policy.seed 0, checkers.baseline 0
@@ -116,5 +117,8 @@ func (c *Config) Defaults() {
 	}
 	if c.Store.DB == "" {
 		c.Store.DB = filepath.Join(c.WorkDir, DefaultDBName)
+	}
+	if c.Store.KeepFailed == 0 {
+		c.Store.KeepFailed = DefaultKeepFailed
 	}
 }

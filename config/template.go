@@ -92,9 +92,9 @@ workload:
   timeout: 30s
 
 # checkers judge every trial. enabled lists them (default: crash, hang,
-# gray, log, linearizability, violations).
+# gray, log, linearizability, violations, replicas).
 checkers:
-  # enabled: [crash, hang, gray, log, linearizability, violations]
+  # enabled: [crash, hang, gray, log, linearizability, violations, replicas]
   # progress: how long a client may go without progress before "hang".
   progress: 10s
   # baseline: fault-free trials the log checker learns from (-1: none).
@@ -131,7 +131,10 @@ trials:
 workdir: .gofault
 
 # store: the SQLite database of campaigns, trials and findings
-# (default <workdir>/gofault.db).
+# (default <workdir>/gofault.db). Trials keep their logs; a passing trial's
+# data dirs are deleted once it is judged, and only the newest keep_failed
+# failed trials keep theirs, so disk use stays bounded.
 store:
   db: .gofault/gofault.db
+  keep_failed: 20
 `

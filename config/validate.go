@@ -211,6 +211,9 @@ func (c *Config) Validate(known Known) error {
 	if c.Store.DB == "" {
 		bad("store.db", `set e.g. "db: .gofault/gofault.db"`, "must be set")
 	}
+	if c.Store.KeepFailed < 0 {
+		bad("store.keep_failed", `set e.g. "keep_failed: 20" (failed trials that keep their data dirs)`, "must be at least 1 (got %d)", c.Store.KeepFailed)
+	}
 	return errors.Join(errs...)
 }
 

@@ -74,8 +74,11 @@ type Node struct {
 	// a requested restart), so the crash checker does not report it.
 	Killed bool `json:"killed,omitempty"`
 	// Restarts counts restarts requested during the trial.
-	Restarts int    `json:"restarts,omitempty"`
-	Log      string `json:"log"` // path of the node's combined stdout/stderr
+	Restarts int `json:"restarts,omitempty"`
+	// RestartErr says why the node did not come back when gofault
+	// restarted it after a crash fault (it exited, or never got ready).
+	RestartErr string `json:"restart_err,omitempty"`
+	Log        string `json:"log"` // path of the node's combined stdout/stderr
 }
 
 // Client event kinds.
@@ -90,6 +93,10 @@ const (
 	// gray-failure checker.
 	EvHealthy   = "healthy"
 	EvUnhealthy = "unhealthy"
+	// EvDigest is a member's digest of its data at a point all members
+	// reach (Msg names the point, Digest holds the digest), for the
+	// replicas checker.
+	EvDigest = "digest"
 )
 
 // ClientEvent is one event a workload client reported.
@@ -101,7 +108,9 @@ type ClientEvent struct {
 	Msg    string    `json:"msg,omitempty"`
 	// Checker names the guarantee for EvViolation, e.g. "watch-order".
 	Checker string `json:"checker,omitempty"`
-	Op      *Op    `json:"op,omitempty"`
+	// Digest is the member's digest for EvDigest.
+	Digest string `json:"digest,omitempty"`
+	Op     *Op    `json:"op,omitempty"`
 }
 
 // Op is one key-value operation of a workload history.

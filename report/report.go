@@ -85,11 +85,37 @@ func Recurrence(orig, replayed *record.Trial) (recurred, missing []string) {
 	return recurred, missing
 }
 
-// Cluster groups the failing verdicts of trials into findings: failures with
-// the same checker, normalised symptom and fault kind whose injection stacks
-// are similar (see similar) form one finding. Findings are ordered by the
-// number of trials that show them, then by ID.
+// Cluster groups the failing verdicts of the trials in which a fault was
+// injected into findings: failures with the same checker, normalised
+// symptom and fault kind whose injection stacks are similar (see similar)
+// form one finding. Findings are ordered by the number of trials that show
+// them, then by ID. A trial without an injected fault never makes a
+// finding of a fault: see FaultFree.
 func Cluster(trials []*record.Trial) []Finding {
+	return cluster(withFaults(trials, true))
+}
+
+// FaultFree groups the failing verdicts of the trials in which nothing was
+// injected (baselines, and trials the policy left alone) as Cluster does.
+// What fails without a fault is noise of the setup or a bug found without
+// faults; either way it is not a consequence of a fault, and it is reported
+// apart, as "fault-free failures".
+func FaultFree(trials []*record.Trial) []Finding {
+	return cluster(withFaults(trials, false))
+}
+
+// withFaults returns the trials with (injected) or without injections.
+func withFaults(trials []*record.Trial, injected bool) []*record.Trial {
+	var out []*record.Trial
+	for _, t := range trials {
+		if (len(t.Injections) > 0) == injected {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func cluster(trials []*record.Trial) []Finding {
 	type cluster struct {
 		f     *Finding
 		funcs map[string]bool
@@ -214,6 +240,16 @@ func stackKey(stack []string) string {
 		b.WriteByte('|')
 	}
 	return b.String()
+}
+
+// WriteFaultFree writes the fault-free failures for humans, after the
+// findings; nothing when there are none.
+func WriteFaultFree(w io.Writer, failures []Finding) error {
+	if len(failures) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\nfault-free failures: %d (no fault was injected in these trials: noise of the setup, or a bug found without faults)\n", len(failures))
+	return WriteText(w, failures)
 }
 
 // WriteText writes findings for humans.

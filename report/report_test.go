@@ -58,7 +58,6 @@ func TestCluster(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%v|%v", f.Checker, f.Symptom, f.Fault.Kind, f.Fault.Site, f.Trials, f.Nodes))
 	}
 	want := []string{
-		"crash|node n* panicked|none||[1-6 1-7]|[n1 n3]",
 		"hang|client n* made no progress for 3s|error|wal.sync|[1-1 1-2]|[n2 n3]",
 	}
 	for i, w := range want {
@@ -66,8 +65,17 @@ func TestCluster(t *testing.T) {
 			t.Fatalf("findings:\n%s\nwant first:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 		}
 	}
-	if len(got) != 5 {
-		t.Fatalf("%d findings, want 5:\n%s", len(got), strings.Join(lines, "\n"))
+	if len(got) != 4 {
+		t.Fatalf("%d findings, want 4 (no fault-free one):\n%s", len(got), strings.Join(lines, "\n"))
+	}
+	// The trials without a fault are reported apart, never as findings.
+	ff := FaultFree(trials)
+	if len(ff) != 1 || ff[0].Fault.Kind != "none" || strings.Join(ff[0].Trials, " ") != "1-6 1-7" {
+		t.Fatalf("fault-free failures %+v", ff)
+	}
+	var ffText bytes.Buffer
+	if err := WriteFaultFree(&ffText, ff); err != nil || !strings.Contains(ffText.String(), "fault-free failures: 1") {
+		t.Fatalf("fault-free text:\n%s", ffText.String())
 	}
 	// IDs are stable and distinct.
 	again := Cluster(trials)

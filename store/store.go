@@ -163,6 +163,8 @@ CREATE TABLE blobs (
 `,
 	// 2: the occurrence of each injection's request at its site.
 	`ALTER TABLE injections ADD COLUMN occurrence INTEGER NOT NULL DEFAULT 0;`,
+	// 3: why a node did not come back after a crash fault.
+	`ALTER TABLE nodes ADD COLUMN restart_err TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

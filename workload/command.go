@@ -188,6 +188,8 @@ func parseEvent(line []byte) (record.ClientEvent, bool) {
 		return ev, ev.Op != nil
 	case record.EvViolation:
 		return ev, ev.Checker != ""
+	case record.EvDigest:
+		return ev, ev.Msg != "" && ev.Digest != ""
 	}
 	return ev, false
 }

@@ -261,6 +261,16 @@ func (c *Client) emit(ev record.ClientEvent) {
 // Progress reports a request that succeeded.
 func (c *Client) Progress(msg string) { c.emit(record.ClientEvent{Kind: record.EvProgress, Msg: msg}) }
 
+// Digest reports the digest of the client's member's data at point, a
+// name every member's digest is taken at (e.g. "end"; put details such as
+// a revision into the digest itself). Call it once the trial's faults are
+// over and the member has caught up, for every member: the replicas
+// checker fails the trial when live members report different digests at
+// the same point.
+func (c *Client) Digest(point, digest string) {
+	c.emit(record.ClientEvent{Kind: record.EvDigest, Msg: point, Digest: digest})
+}
+
 // Error reports a request that failed.
 func (c *Client) Error(err error) {
 	c.emit(record.ClientEvent{Kind: record.EvError, Msg: err.Error()})

@@ -79,6 +79,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	all := fs.Bool("all", false, "report over every campaign in the database")
 	asJSON := fs.Bool("json", false, "print findings as a JSON array")
 	listTrials := fs.Bool("trials", false, "list every trial (fault, status, failed checkers) instead of findings")
+	faultFreeOnly := fs.Bool("fault-free", false, "list only the failures of trials in which no fault was injected (with --json: those instead of the findings)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
 	}
@@ -116,17 +117,28 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return report.WriteTrials(stdout, trials)
 	}
-	findings := report.Cluster(trials)
-	for i := range findings {
-		findings[i].Replay = fmt.Sprintf("gofault replay --db %s %s", st.Path(), findings[i].Trials[0])
+	findings, faultFree := report.Cluster(trials), report.FaultFree(trials)
+	for _, fs := range [][]report.Finding{findings, faultFree} {
+		for i := range fs {
+			fs[i].Replay = fmt.Sprintf("gofault replay --db %s %s", st.Path(), fs[i].Trials[0])
+		}
 	}
 	if *asJSON {
+		if *faultFreeOnly {
+			findings = faultFree
+		}
 		if findings == nil {
 			findings = []report.Finding{}
 		}
 		return writeJSON(stdout, findings)
 	}
-	return report.WriteText(stdout, findings)
+	if *faultFreeOnly {
+		return report.WriteText(stdout, faultFree)
+	}
+	if err := report.WriteText(stdout, findings); err != nil {
+		return err
+	}
+	return report.WriteFaultFree(stdout, faultFree)
 }
 
 // latestCampaign returns the newest campaign that is not a replay.

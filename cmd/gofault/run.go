@@ -66,10 +66,14 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "campaign %d (%s): %d trials (%d with faults, %d injections), %d baseline trials\n",
 			sum.Campaign, sum.Policy, sum.Trials, sum.InjectedTrials, sum.Injections, sum.BaselineTrials)
 		fmt.Fprintf(stdout, "  %d failed, %d could not run; %d findings\n", sum.FailedTrials, sum.ErrorTrials, sum.Findings)
+		if sum.FaultFreeFailures > 0 {
+			fmt.Fprintf(stdout, "  %d fault-free failures (no fault injected; not findings): gofault report --fault-free --db %s\n", sum.FaultFreeFailures, sum.DB)
+		}
 		if sum.States > 0 {
 			fmt.Fprintf(stdout, "  %d of %d abstract states entered\n", sum.StatesEntered, sum.States)
 		}
-		fmt.Fprintf(stdout, "  %.0fs (build %.0fs, median trial %.1fs); store %s\n", sum.Seconds, sum.BuildSeconds, sum.MedianTrial, sum.DB)
+		fmt.Fprintf(stdout, "  %.0fs (build %.0fs, median trial %.1fs); store %s; work dir %.0f MB\n",
+			sum.Seconds, sum.BuildSeconds, sum.MedianTrial, sum.DB, float64(sum.WorkDirBytes)/(1<<20))
 		if sum.Findings > 0 {
 			fmt.Fprintf(stdout, "  see them with: gofault report --db %s\n", sum.DB)
 		}

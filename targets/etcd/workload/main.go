@@ -105,7 +105,10 @@ func run(ctx context.Context, t *workload.T) error {
 	if err := t.Phase("mixed", w.mixed); err != nil {
 		return err
 	}
-	return t.Phase("verify", w.verify)
+	if err := t.Phase("verify", w.verify); err != nil {
+		return err
+	}
+	return t.Phase("digest", w.digest)
 }
 
 // wl is one run of the workload.
@@ -268,6 +271,39 @@ func (w *wl) verify(ctx context.Context) error {
 		}
 		w.mu.Unlock()
 		c.watch.checkComplete(writes, target)
+	})
+	return ctx.Err()
+}
+
+// digest reports every reachable member's HashKV at the revision of the
+// last acknowledged write, for the replicas checker: members that applied
+// the same history have the same hash there. A member that has not reached
+// the revision yet is waited for briefly; one that stays behind or cannot
+// be reached reports nothing (it is the hang checker's).
+func (w *wl) digest(ctx context.Context) error {
+	w.mu.Lock()
+	rev := w.maxWrite
+	w.mu.Unlock()
+	if rev == 0 {
+		return nil
+	}
+	w.each(func(c *client) {
+		if !c.isReady || c.down {
+			return
+		}
+		for deadline := time.Now().Add(catchUp); ; {
+			rctx, cancel := context.WithTimeout(ctx, time.Second)
+			resp, err := c.cli.HashKV(rctx, c.endpoint, rev)
+			cancel()
+			if err == nil {
+				c.wc.Digest("last write", fmt.Sprintf("rev %d compact %d hash %d", rev, resp.CompactRevision, resp.Hash))
+				return
+			}
+			if ctx.Err() != nil || time.Now().After(deadline) {
+				return
+			}
+			sleep(ctx, 100*time.Millisecond) // not caught up yet
+		}
 	})
 	return ctx.Err()
 }

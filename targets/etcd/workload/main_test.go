@@ -255,8 +255,11 @@ func TestCluster(t *testing.T) {
 				}
 			}
 		}
-		if counts[record.EvPhase] != 3 || counts[record.EvHealthy] == 0 {
+		if counts[record.EvPhase] != 4 || counts[record.EvHealthy] == 0 {
 			t.Errorf("phases %d, healthy %d", counts[record.EvPhase], counts[record.EvHealthy])
+		}
+		if counts[record.EvDigest] != len(nodes) {
+			t.Errorf("%d digests, want one per member", counts[record.EvDigest])
 		}
 		if err := bl.Learn(tr); err != nil {
 			t.Fatal(err)

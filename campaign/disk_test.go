@@ -1,0 +1,83 @@
+package campaign
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// trialDirWithData makes a trial dir as a cluster leaves it: data dirs
+// with files, and logs.
+func trialDirWithData(t *testing.T, root, id string, age time.Duration) string {
+	t.Helper()
+	dir := filepath.Join(root, id)
+	for _, d := range []string{"n1/member/wal", "n2/member/snap"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, d, "0.wal"), make([]byte, 4096), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"n1.log", "n2.log", "workload.log"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("log\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mod := time.Now().Add(-age)
+	if err := os.Chtimes(dir, mod, mod); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func logsOnly(t *testing.T, dir string) bool {
+	t.Helper()
+	for _, f := range []string{"n1.log", "n2.log", "workload.log"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s lost its log %s", dir, f)
+		}
+	}
+	return !holdsData(dir)
+}
+
+func TestKeeper(t *testing.T) {
+	root := t.TempDir()
+	// Left by an earlier run: three failed trials with data, oldest first.
+	old := []string{
+		trialDirWithData(t, root, "1-1", 3*time.Hour),
+		trialDirWithData(t, root, "1-2", 2*time.Hour),
+		trialDirWithData(t, root, "1-3", time.Hour),
+	}
+	k, err := newKeeper(root, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !logsOnly(t, old[0]) || logsOnly(t, old[1]) || logsOnly(t, old[2]) {
+		t.Fatal("start-up: want the oldest pruned and the two newest kept")
+	}
+	// A passing trial loses its data at once.
+	pass := trialDirWithData(t, root, "2-1", 0)
+	if err := k.judged(pass, false); err != nil {
+		t.Fatal(err)
+	}
+	if !logsOnly(t, pass) {
+		t.Error("a passing trial kept its data")
+	}
+	// A failed trial keeps its data; the oldest kept one loses it.
+	fail := trialDirWithData(t, root, "2-2", 0)
+	if err := k.judged(fail, true); err != nil {
+		t.Fatal(err)
+	}
+	if logsOnly(t, fail) || !logsOnly(t, old[1]) || logsOnly(t, old[2]) {
+		t.Error("want the new failure and 1-3 kept, 1-2 pruned")
+	}
+	// A trial dir that is gone (never started) is no error.
+	if err := k.judged(filepath.Join(root, "none"), false); err != nil {
+		t.Error(err)
+	}
+	if n := dirSize(root); n != 5*3*4 /* logs */ +2*2*4096 /* kept data */ {
+		t.Errorf("dirSize = %d", n)
+	}
+}
