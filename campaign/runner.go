@@ -234,6 +234,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		Baseline:               baseline,
 		Progress:               r.cfg.Checkers.Progress,
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
+		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,
 		WorkloadTimedOut:       wres.TimedOut,
 		Visualize:              true,

@@ -23,6 +23,7 @@ import (
 const (
 	DefaultProgress               = 3 * time.Second
 	DefaultLinearizabilityTimeout = 10 * time.Second
+	DefaultRecoveryBound          = 5 * time.Second
 )
 
 // Input is what a checker judges.
@@ -39,6 +40,10 @@ type Input struct {
 	// checkers.linearizability_timeout); DefaultLinearizabilityTimeout when
 	// zero.
 	LinearizabilityTimeout time.Duration
+	// RecoveryBound is how long after the last fault ended every live
+	// member must serve the workload again (config
+	// checkers.recovery_bound); DefaultRecoveryBound when zero.
+	RecoveryBound time.Duration
 	// WorkloadTimedOut is set by the runner when it had to kill the
 	// workload at its timeout.
 	WorkloadTimedOut bool
@@ -96,6 +101,7 @@ const (
 	NameLinearizability = "linearizability"
 	NameViolations      = "violations"
 	NameReplicas        = "replicas"
+	NameRecovery        = "recovery"
 )
 
 func init() {
@@ -106,6 +112,7 @@ func init() {
 	Register(Linearizability{})
 	Register(Violations{})
 	Register(Replicas{})
+	Register(Recovery{})
 }
 
 // Run runs the named checkers (all registered ones when names is empty) on

@@ -302,7 +302,7 @@ func TestRun(t *testing.T) {
 	if _, err := Run(context.Background(), &Input{}, nil); err == nil {
 		t.Fatal("no error without a trial")
 	}
-	want := []string{"crash", "gray", "hang", "linearizability", "log", "replicas", "violations"}
+	want := []string{"crash", "gray", "hang", "linearizability", "log", "recovery", "replicas", "violations"}
 	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names = %v", got)
 	}
@@ -338,7 +338,7 @@ func TestFaultFreeTrialPasses(t *testing.T) {
 			t.Errorf("%s: failed=%v unknown=%v %q %v", v.Checker, v.Failed, v.Unknown, v.Symptom, v.Evidence)
 		}
 	}
-	if len(vs) != 7 {
+	if len(vs) != 8 {
 		t.Errorf("%d verdicts", len(vs))
 	}
 }

@@ -113,6 +113,10 @@ type Checkers struct {
 	// Linearizability bounds the porcupine check of a trial's history
 	// (default 10s).
 	Linearizability time.Duration `yaml:"linearizability_timeout"`
+	// RecoveryBound is how long after the last fault ended every live
+	// member must serve the workload again (the recovery checker; default
+	// 5s, a few election timeouts).
+	RecoveryBound time.Duration `yaml:"recovery_bound"`
 	// LogIgnore are regular expressions (Go syntax) of log lines the log
 	// checker never reports: warnings known to be harmless that the
 	// baseline trials happened not to see.

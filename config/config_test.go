@@ -25,7 +25,7 @@ workload:
 
 var known = Known{
 	Policies: []string{"random", "bsrr", "none"},
-	Checkers: []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas"},
+	Checkers: []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas", "recovery"},
 }
 
 func TestSet(t *testing.T) {
@@ -180,7 +180,7 @@ func TestDefaults(t *testing.T) {
 			Shutdown: Shutdown{Signal: "SIGTERM", Grace: 5 * time.Second, Order: "parallel"},
 		},
 		Workload: Workload{Timeout: 30 * time.Second},
-		Checkers: Checkers{Enabled: DefaultCheckers, Progress: 10 * time.Second, Baseline: 3, Linearizability: 10 * time.Second},
+		Checkers: Checkers{Enabled: DefaultCheckers, Progress: 10 * time.Second, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound},
 		Faults:   Faults{Kinds: []string{"error", "delay", "crash"}, Delay: 3 * time.Second},
 		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
 		Trials:   Trials{Count: 100, Parallel: 1, Timeout: 2 * time.Minute},

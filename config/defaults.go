@@ -18,6 +18,7 @@ const (
 	DefaultProgress        = 10 * time.Second
 	DefaultBaseline        = 3
 	DefaultLinearizability = 10 * time.Second
+	DefaultRecoveryBound   = 5 * time.Second
 	DefaultDelay           = 3 * time.Second
 	DefaultPolicy          = "random"
 	DefaultPerTrial        = 1
@@ -42,7 +43,7 @@ var DefaultFaultKinds = []string{"error", "delay", "crash"}
 
 // DefaultCheckers are the checkers enabled unless checkers.enabled says
 // otherwise. The check package may replace this list from an init function.
-var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas"}
+var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas", "recovery"}
 
 // Defaults fills every unset field with its default. It is idempotent.
 // Zero values that are valid settings (policy.seed 0, checkers.baseline 0
@@ -87,6 +88,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Checkers.Linearizability == 0 {
 		c.Checkers.Linearizability = DefaultLinearizability
+	}
+	if c.Checkers.RecoveryBound == 0 {
+		c.Checkers.RecoveryBound = DefaultRecoveryBound
 	}
 	if len(c.Faults.Kinds) == 0 {
 		c.Faults.Kinds = slices.Clone(DefaultFaultKinds)

@@ -92,15 +92,18 @@ workload:
   timeout: 30s
 
 # checkers judge every trial. enabled lists them (default: crash, hang,
-# gray, log, linearizability, violations, replicas).
+# gray, log, linearizability, violations, replicas, recovery).
 checkers:
-  # enabled: [crash, hang, gray, log, linearizability, violations, replicas]
+  # enabled: [crash, hang, gray, log, linearizability, violations, replicas, recovery]
   # progress: how long a client may go without progress before "hang".
   progress: 10s
   # baseline: fault-free trials the log checker learns from (-1: none).
   baseline: 3
   # linearizability_timeout bounds the linearizability check of a trial.
   linearizability_timeout: 10s
+  # recovery_bound: after the last fault ends, every live member must serve
+  # the workload again within this (a few election timeouts).
+  recovery_bound: 5s
   # log_ignore: regular expressions of log lines the log checker never
   # reports (harmless warnings the baseline trials did not happen to see).
   # log_ignore: ['slow fdatasync']

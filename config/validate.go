@@ -157,6 +157,9 @@ func (c *Config) Validate(known Known) error {
 	if c.Checkers.Baseline < -1 {
 		bad("checkers.baseline", `set e.g. "baseline: 3", or -1 for no baseline trials`, "must be -1 or more (got %d)", c.Checkers.Baseline)
 	}
+	if c.Checkers.RecoveryBound < 0 {
+		bad("checkers.recovery_bound", `set e.g. "recovery_bound: 5s" (a few election timeouts)`, "must be positive (got %s)", c.Checkers.RecoveryBound)
+	}
 	if c.Checkers.Linearizability <= 0 {
 		bad("checkers.linearizability_timeout", `set e.g. "linearizability_timeout: 10s"`, "must be positive (got %s)", c.Checkers.Linearizability)
 	}

@@ -7,13 +7,17 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -702,6 +706,9 @@ type Status struct {
 	Applied      uint64 `json:"applied"`
 	SnapIndex    uint64 `json:"snap_index"`
 	Snapshotting bool   `json:"snapshotting"`
+	// Digest is a hash of the store's data as of Applied (sorted
+	// key=value pairs), for comparing replicas.
+	Digest string `json:"digest"`
 }
 
 // Status reports the node's state.
@@ -711,9 +718,19 @@ func (n *Node) Status() Status {
 	s := Status{
 		Name: n.cfg.Name, Role: n.role.String(), Healthy: !n.leaderLost,
 		Commit: n.commit, Applied: n.applied, SnapIndex: n.snapIndex, Snapshotting: n.snapshotting,
+		Digest: digest(n.data),
 	}
 	if !n.leaderLost {
 		s.Leader = n.cfg.Leader
 	}
 	return s
+}
+
+// digest hashes data's sorted key=value pairs.
+func digest(data map[string]string) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		fmt.Fprintf(h, "%q=%q\n", k, data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -25,6 +25,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,10 +99,59 @@ func run(ctx context.Context, t *workload.T) error {
 	}); err != nil {
 		return err
 	}
-	return t.Phase("verify", func(ctx context.Context) error {
+	if err := t.Phase("verify", func(ctx context.Context) error {
 		each(clients, func(c *client) error { c.verify(ctx); return nil })
 		return ctx.Err()
-	})
+	}); err != nil {
+		return err
+	}
+	return t.Phase("digest", func(ctx context.Context) error { return digests(ctx, clients) })
+}
+
+// digests reports, for the replicas checker, the data digest of every
+// member that has applied the most entries, once the members agree on that
+// index or after a short wait: members at the same applied index must hold
+// the same data. A member behind or unreachable reports nothing.
+func digests(ctx context.Context, clients []*client) error {
+	type status struct {
+		Applied uint64 `json:"applied"`
+		Digest  string `json:"digest"`
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		sts := make([]*status, len(clients))
+		each(clients, func(c *client) error {
+			out, err := c.do(ctx, http.MethodGet, "/status", "", "")
+			var st status
+			if err == nil && json.Unmarshal([]byte(out), &st) == nil {
+				for i := range clients {
+					if clients[i] == c {
+						sts[i] = &st
+					}
+				}
+			}
+			return nil
+		})
+		var top uint64
+		same := true
+		for _, st := range sts {
+			if st != nil {
+				if top != 0 && st.Applied != top {
+					same = false
+				}
+				top = max(top, st.Applied)
+			}
+		}
+		if same || time.Now().After(deadline) || ctx.Err() != nil {
+			for i, st := range sts {
+				if st != nil && st.Applied == top {
+					clients[i].wc.Digest("end", fmt.Sprintf("applied %d data %s", st.Applied, st.Digest))
+				}
+			}
+			return ctx.Err()
+		}
+		sleep(ctx, 100*time.Millisecond)
+	}
 }
 
 // each runs fn for every client concurrently and returns the first error.

@@ -1,0 +1,109 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+// restartAfter is how long after a crash fault the runner restarts the
+// node (campaign's restartDelay): the crash fault ends then.
+const restartAfter = time.Second
+
+// Recovery checks that the cluster comes back: once the trial's last fault
+// has ended (an error when injected, a delay when it ran out, a crash when
+// the runner restarted the node), every member that is alive at the end
+// must serve the workload again — a request of a client of that member
+// succeeds — within Input.RecoveryBound. A stall that outlives its fault (a
+// wedged stream, a leader that never steps down, a member that never
+// catches up) fails the trial even when the workload's last requests
+// happened to go elsewhere.
+//
+// A trial without faults passes; so does one whose workload stopped
+// before the bound ran out (it cannot tell), and a member that is down at
+// the end is the crash checker's.
+type Recovery struct{}
+
+// Name implements Checker.
+func (Recovery) Name() string { return NameRecovery }
+
+// Check implements Checker.
+func (Recovery) Check(_ context.Context, in *Input) record.Verdict {
+	v := pass(NameRecovery)
+	tr := in.Trial
+	end, ok := faultsEnd(tr)
+	if !ok {
+		return v
+	}
+	bound := in.RecoveryBound
+	if bound <= 0 {
+		bound = DefaultRecoveryBound
+	}
+	_, last := workloadSpan(tr)
+	if last.Before(end.Add(bound)) {
+		return v // the workload stopped too early to tell
+	}
+	served := map[string]time.Time{} // member → first success after end
+	for _, e := range tr.Client {
+		if e.Node == "" || e.Time.Before(end) || !success(e) {
+			continue
+		}
+		if t, ok := served[e.Node]; !ok || e.Time.Before(t) {
+			served[e.Node] = e.Time
+		}
+	}
+	for _, n := range tr.Nodes {
+		if n.Exited {
+			continue // down at the end: the crash checker's
+		}
+		t, ok := served[n.Name]
+		if ok && t.Sub(end) <= bound {
+			continue
+		}
+		v.Failed = true
+		v.Nodes = append(v.Nodes, n.Name)
+		what := "served no request since"
+		if ok {
+			what = fmt.Sprintf("served its first request %s after", t.Sub(end).Round(time.Millisecond))
+		}
+		v.Evidence = append(v.Evidence, fmt.Sprintf("member %s %s the last fault ended at %s (bound %s; the workload ran until %s)",
+			n.Name, what, clock(end), bound, clock(last)))
+	}
+	if v.Failed {
+		v.Symptom = fmt.Sprintf("a member did not serve again within %s after the last fault", bound)
+	}
+	return v
+}
+
+// faultsEnd returns when the trial's last fault ended; ok is false without
+// faults.
+func faultsEnd(tr *record.Trial) (time.Time, bool) {
+	var end time.Time
+	for _, in := range tr.Injections {
+		t := in.Time
+		switch in.Kind {
+		case catalog.KindDelay:
+			t = t.Add(in.Delay)
+		case catalog.KindCrash:
+			t = t.Add(restartAfter)
+		}
+		if t.After(end) {
+			end = t
+		}
+	}
+	return end, !end.IsZero()
+}
+
+// success reports whether a client event is a request that succeeded.
+func success(e record.ClientEvent) bool {
+	switch e.Kind {
+	case record.EvProgress:
+		return true
+	case record.EvOp:
+		return e.Op != nil && !e.Op.Unknown
+	}
+	return false
+}

@@ -1,0 +1,41 @@
+package check
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+// clients makes three clients progress from..to, n3 only until n3Until.
+func clients(from, to, n3Until int) *trialB {
+	return newTrial("n1", "n2", "n3").
+		progress("n1/0", from, to, 100).progress("n2/0", from, to, 100).progress("n3/0", from, n3Until, 100)
+}
+
+func TestRecovery(t *testing.T) {
+	delay := func(d time.Duration) func(*record.Injection) {
+		return func(in *record.Injection) { in.Delay = d }
+	}
+	tests := []struct {
+		name string
+		b    *trialB
+		want verdictWant
+	}{
+		{"no fault", clients(0, 12000, 1000), verdictWant{}},
+		{"every member serves after the delay", clients(0, 12000, 12000).inject(1000, "n3", catalog.KindDelay, delay(2*time.Second)), verdictWant{}},
+		{"a member stays wedged after the delay", clients(0, 12000, 2500).inject(1000, "n3", catalog.KindDelay, delay(2*time.Second)),
+			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}, ev: "member n3 served no request since the last fault ended"}},
+		{"the member comes back, but late", clients(0, 12000, 2500).progress("n3/0", 9500, 12000, 100).inject(1000, "n3", catalog.KindDelay, delay(2*time.Second)),
+			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}, ev: "served its first request 6.5s after"}},
+		{"the workload stopped too early to tell", clients(0, 5000, 2500).inject(1000, "n3", catalog.KindDelay, delay(2*time.Second)), verdictWant{}},
+		{"a crashed member back within the bound after its restart", clients(0, 12000, 2000).progress("n3/0", 6500, 12000, 100).inject(2000, "n3", catalog.KindCrash, nil), verdictWant{}},
+		{"a member down at the end is the crash checker's", clients(0, 12000, 2000).inject(2000, "n2", catalog.KindError, nil).node("n3", func(n *record.Node) { n.Exited = true }), verdictWant{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkVerdict(t, runOne(t, NameRecovery, &Input{Trial: &tt.b.tr}), tt.want)
+		})
+	}
+}
