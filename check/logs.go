@@ -99,11 +99,16 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 	case strings.HasPrefix(s, "fatal error: "):
 		l.Level, l.Msg = LevelFatal, strings.TrimPrefix(s, "fatal error: ")
 	default:
-		m := plainLevel.FindStringSubmatch(s)
-		if m == nil {
+		// A level the format marks (logfmt's level=, NATS's [INF], a
+		// bracketed [WARN]) wins over a level word anywhere in the line:
+		// "[INF] ... Read Error" is an info line.
+		if m := markedLevel.FindStringSubmatch(s); m != nil {
+			l.Level = normLevel(m[1] + m[2])
+		} else if m := plainLevel.FindStringSubmatch(s); m != nil {
+			l.Level = normLevel(m[1])
+		} else {
 			return l, false
 		}
-		l.Level = normLevel(m[1])
 		l.Msg = strings.TrimSpace(timestampRE.ReplaceAllString(s, ""))
 	}
 	if l.Level == "" {
@@ -113,21 +118,23 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 	return l, true
 }
 
+var markedLevel = regexp.MustCompile(`(?i)\[(inf|wrn|err|ftl|dbg|trc|info|warn|warning|error|fatal|debug|trace|panic)\]|\blevel="?([a-z]+)`)
+
 var plainLevel = regexp.MustCompile(`(?i)(?:^|[\s\[|(]|level=)(debug|info|warn|warning|error|fatal|panic|crit|critical)(?:$|[\s\]|):])`)
 
 func normLevel(s string) string {
 	switch strings.ToLower(s) {
-	case "debug":
+	case "debug", "dbg", "trace", "trc":
 		return LevelDebug
-	case "info":
+	case "info", "inf":
 		return LevelInfo
-	case "warn", "warning":
+	case "warn", "warning", "wrn":
 		return LevelWarn
 	case "error", "err":
 		return LevelError
 	case "panic", "dpanic":
 		return LevelPanic
-	case "fatal", "crit", "critical":
+	case "fatal", "ftl", "crit", "critical":
 		return LevelFatal
 	}
 	return ""
