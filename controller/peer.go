@@ -29,6 +29,11 @@ type peer struct {
 	flushing bool
 	epoch    uint32
 	planSeq  uint64 // the session's sequence number of the last plan queued
+	// welcomed is set once the Welcome is queued: it must be the first
+	// frame, so a plan pushed before it (an Arm racing the join) replaces
+	// the Welcome's plan instead of going out ahead of it.
+	welcomed bool
+	pending  *wire.Plan
 }
 
 // serve runs the connection until it ends.
@@ -52,9 +57,13 @@ func (p *peer) serve() error {
 	}
 	plan, seq := p.join()
 	p.wmu.Lock()
+	if p.pending != nil && p.planSeq > seq {
+		plan = *p.pending // newer than the join's
+	}
+	p.planSeq = max(p.planSeq, seq)
+	p.welcomed, p.pending = true, nil
 	p.epoch++
 	plan.Epoch = p.epoch
-	p.planSeq = max(p.planSeq, seq)
 	p.wbuf = wire.AppendWelcome(p.wbuf, &wire.Welcome{Version: wire.Version, Plan: plan})
 	if err := p.flushLocked(); err != nil {
 		return err
@@ -156,6 +165,10 @@ func (p *peer) queuePlanLocked(seq uint64, wp wire.Plan) {
 		return
 	}
 	p.planSeq = seq
+	if !p.welcomed {
+		p.pending = &wp
+		return
+	}
 	p.epoch++
 	wp.Epoch = p.epoch
 	p.wbuf = wire.AppendPlan(p.wbuf, &wp)
