@@ -2,6 +2,7 @@ package analysis
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/gofault/gofault/catalog"
@@ -326,4 +327,36 @@ func syntheticOp(leaf, m string) (prim, bool) {
 		}
 	}
 	return prim{}, false
+}
+
+// TableErrors returns every error value the tables above can inject (the
+// I/O primitives', the wrappers' extras and the synthetic leaves'), each
+// once by expression, sorted: what the log checker must recognise when a
+// node's log echoes an injected error.
+func TableErrors() []catalog.ErrorValue {
+	seen := map[string]catalog.ErrorValue{}
+	add := func(vs []catalog.ErrorValue) {
+		for _, v := range vs {
+			seen[v.Expr] = v
+		}
+	}
+	for _, p := range prims {
+		add(p.values)
+	}
+	for _, w := range wrapperFuncs {
+		add(w.extra)
+	}
+	for _, leaf := range []string{leafNetConn, leafNetListener} {
+		for _, m := range []string{"Read", "Write", "Accept"} {
+			if p, ok := syntheticOp(leaf, m); ok {
+				add(p.values)
+			}
+		}
+	}
+	out := make([]catalog.ErrorValue, 0, len(seen))
+	for _, v := range seen {
+		out = append(out, v)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Expr < out[j].Expr })
+	return out
 }

@@ -3,17 +3,24 @@ package check
 import (
 	"bufio"
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
+	"golang.org/x/sys/unix"
 )
 
 // Log levels, from least to most severe.
@@ -262,17 +269,45 @@ func aboutMachine(l LogLine) bool {
 	return false
 }
 
-// Errno names and their messages, to recognise a log line that echoes an
-// injected error.
-var errnoText = map[string]string{
-	"EIO": "input/output error", "ENOSPC": "no space left on device", "ECONNRESET": "connection reset by peer",
-	"ETIMEDOUT": "timed out", "ECONNREFUSED": "connection refused", "EPIPE": "broken pipe",
-	"EACCES": "permission denied", "EPERM": "operation not permitted", "EROFS": "read-only file system",
-	"ENOENT": "no such file or directory", "EEXIST": "file exists", "EAGAIN": "resource temporarily unavailable",
-	"EINTR": "interrupted system call", "EBADF": "bad file descriptor", "EDQUOT": "disk quota exceeded",
-	"ENOMEM": "cannot allocate memory", "EHOSTUNREACH": "no route to host", "ENETUNREACH": "network is unreachable",
-	"ErrUnexpectedEOF": "unexpected EOF", "EOF": "EOF", "ErrClosedPipe": "closed pipe", "ErrClosed": "use of closed",
-	"ErrDeadlineExceeded": "i/o timeout", "DeadlineExceeded": "deadline exceeded", "Canceled": "context canceled",
+// sentinels are the standard library's error values that gofault's
+// analysis injects by name (catalog.ErrorValue.Name), with the value whose
+// text a log line echoing them contains.
+var sentinels = map[string]error{
+	"EOF":                 io.EOF,
+	"ErrUnexpectedEOF":    io.ErrUnexpectedEOF,
+	"ErrClosedPipe":       io.ErrClosedPipe,
+	"ErrClosed":           net.ErrClosed,
+	"deadline":            os.ErrDeadlineExceeded,
+	"ErrDeadlineExceeded": os.ErrDeadlineExceeded,
+	"ErrBadConn":          driver.ErrBadConn,
+	"ErrConnDone":         sql.ErrConnDone,
+	"DeadlineExceeded":    context.DeadlineExceeded,
+	"Canceled":            context.Canceled,
+}
+
+// errnos maps the errno names of this platform ("EIO") to their values,
+// from x/sys's own table of names.
+var errnos = sync.OnceValue(func() map[string]syscall.Errno {
+	m := map[string]syscall.Errno{}
+	for e := syscall.Errno(1); e < 4096; e++ {
+		if n := unix.ErrnoName(e); n != "" {
+			m[n] = e
+		}
+	}
+	return m
+})
+
+// injectedText returns the text of the error value named name, as its
+// Error method writes it: an errno's ("EMFILE" → "too many open files",
+// from the errno itself), or a standard sentinel's; "" for other names.
+func injectedText(name string) string {
+	if e, ok := errnos()[name]; ok {
+		return e.Error()
+	}
+	if err, ok := sentinels[name]; ok {
+		return err.Error()
+	}
+	return ""
 }
 
 // echoes describes what the trial's faults are expected to make nodes log.
@@ -333,7 +368,7 @@ func errorTexts(err string) []string {
 		if i := strings.LastIndexByte(name, '.'); i >= 0 {
 			name = name[i+1:]
 		}
-		if t, ok := errnoText[name]; ok {
+		if t := injectedText(name); t != "" {
 			out = append(out, t)
 		}
 		if len(name) >= 3 {
