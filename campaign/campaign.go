@@ -80,6 +80,10 @@ type Summary struct {
 	// FaultFreeFailures counts the clusters of failures in trials in which
 	// no fault was injected; they are never findings of a fault.
 	FaultFreeFailures int `json:"fault_free_failures"`
+	// GenericConsequences counts the new log lines that followed faults
+	// at many unrelated sites (report.Options.GenericSites): informational,
+	// never findings.
+	GenericConsequences int `json:"generic_consequences"`
 	// States is the number of abstract states in the catalog;
 	// StatesEntered how many of them some trial's node entered.
 	States        int     `json:"states"`
@@ -118,6 +122,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		}
 		s.sum.BaselineTrials++
 		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
+		if err := s.rerunFaultFree(ctx, tr, s.opts.Config.Checkers.RerunFaultFree); err != nil {
+			return nil, err
+		}
 	}
 	if err := s.faultTrials(ctx); err != nil && ctx.Err() == nil {
 		return nil, err
@@ -129,7 +136,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	summarise(s.sum, all)
+	summarise(s.sum, all, report.Options{GenericSites: s.opts.Config.Checkers.GenericSites})
 	s.sum.States = len(s.bt.Catalog.States)
 	s.sum.WorkDirBytes = dirSize(s.opts.Config.Path(s.opts.Config.WorkDir))
 	s.sum.Seconds = time.Since(start).Seconds()
@@ -161,6 +168,8 @@ type session struct {
 
 	mu             sync.Mutex // guards the counts below and Progress calls
 	done, failures int
+
+	reruns reruns // what the re-runs of fault-free failures showed
 }
 
 // openSession sets a run up: store, build, campaign (new or resumed), policy and
@@ -192,6 +201,9 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 		return nil, err
 	}
 	if err := restorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
+		return nil, err
+	}
+	if s.reruns.m, err = Reruns(ctx, s.st, s.camp.ID); err != nil {
 		return nil, err
 	}
 	baseline, err := loadBaseline(ctx, s.st, s.camp.ID)
@@ -262,6 +274,9 @@ func (s *session) faultTrials(ctx context.Context) error {
 			if err == nil {
 				err = s.r.save(ctx, s.st, t)
 			}
+			if err == nil {
+				err = s.rerunFaultFree(gctx, t, s.opts.Config.Checkers.RerunFaultFree)
+			}
 			if err != nil {
 				return err
 			}
@@ -307,7 +322,7 @@ func countBaseline(trials []*record.Trial) int {
 }
 
 // summarise fills the counts of a summary from the campaign's trials.
-func summarise(sum *Summary, trials []*record.Trial) {
+func summarise(sum *Summary, trials []*record.Trial, opts report.Options) {
 	var durations []float64
 	sum.Trials, sum.BaselineTrials = 0, 0
 	type stateKey struct{ task, state uint32 }
@@ -337,8 +352,10 @@ func summarise(sum *Summary, trials []*record.Trial) {
 	if n := len(durations); n > 0 {
 		sum.MedianTrial = durations[n/2]
 	}
-	sum.Findings = len(report.Cluster(trials))
-	sum.FaultFreeFailures = len(report.FaultFree(trials))
+	rep := report.New(trials, opts)
+	sum.Findings = len(rep.Findings)
+	sum.FaultFreeFailures = len(rep.FaultFree)
+	sum.GenericConsequences = len(rep.Generic)
 	sum.StatesEntered = len(entered)
 }
 

@@ -192,7 +192,12 @@ func (t *trialRun) crash(r *runner, node string) {
 
 // begin registers trial index with the controller; the policy plans it.
 func (r *runner) begin(index int, baseline bool) (*trialRun, error) {
-	t := &trialRun{index: index, id: record.TrialID(r.campaign, index), baseline: baseline, start: time.Now()}
+	return r.beginID(record.TrialID(r.campaign, index), index, baseline)
+}
+
+// beginID is begin for a run of trial index under its own ID (a re-run).
+func (r *runner) beginID(id string, index int, baseline bool) (*trialRun, error) {
+	t := &trialRun{index: index, id: id, baseline: baseline, start: time.Now()}
 	spec := controller.TrialSpec{ID: t.id, Index: index, Nodes: r.nodes, NoFaults: baseline}
 	spec.Crash = func(node string) { t.crash(r, node) }
 	ct, err := r.ctl.BeginTrial(spec)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
 )
 
 func TestSummarise(t *testing.T) {
@@ -26,7 +27,7 @@ func TestSummarise(t *testing.T) {
 		trial("bsrr", record.StatusOK, 10, 1, visit("n1", 1, 2)),
 		trial("bsrr", record.StatusError, 9, 0),
 		trial("bsrr", record.StatusOK, 11, 2, visit("n3", 2, 7), visit("n3", 1, 2)),
-	})
+	}, report.Options{})
 	if sum.Trials != 3 || sum.BaselineTrials != 1 || sum.InjectedTrials != 2 || sum.Injections != 3 ||
 		sum.ErrorTrials != 1 || sum.FailedTrials != 0 || sum.MedianTrial != 10 {
 		t.Errorf("summary %+v", sum)

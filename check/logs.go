@@ -428,6 +428,16 @@ func judgedWindow(tr *record.Trial) (from, to time.Time) {
 	return from, to
 }
 
+// logSymptom is the symptom of a new log line: its level, caller and
+// normalised message (its template, in words).
+func logSymptom(l LogLine) string {
+	where := ""
+	if l.Caller != "" {
+		where = " at " + l.Caller
+	}
+	return fmt.Sprintf("new %s log%s: %s", l.Level, where, normalize(l.Msg))
+}
+
 // Log is the log checker: it reports warning, error, panic and fatal lines
 // whose template never appeared in the fault-free baseline, among the lines
 // logged while the workload ran (see judgedWindow). Lines that echo
@@ -521,15 +531,11 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 		} else {
 			v.Failed = true
 			nodes[nt.node] = true
+			v.Symptoms = append(v.Symptoms, logSymptom(nt.line))
 		}
 		v.Evidence = append(v.Evidence, ev)
 	}
-	top := found[order[0]]
-	where := ""
-	if top.line.Caller != "" {
-		where = " at " + top.line.Caller
-	}
-	v.Symptom = fmt.Sprintf("new %s log%s: %s", top.line.Level, where, normalize(top.line.Msg))
+	v.Symptom = logSymptom(found[order[0]].line)
 	if !v.Failed {
 		v.Symptom = "informational: " + v.Symptom
 	}

@@ -121,6 +121,14 @@ type Checkers struct {
 	// checker never reports: warnings known to be harmless that the
 	// baseline trials happened not to see.
 	LogIgnore []string `yaml:"log_ignore"`
+	// GenericSites: a new log line that followed faults at this many
+	// unrelated sites or more is a generic consequence of faults
+	// (informational in the report), not a finding (default 3; -1 never).
+	GenericSites int `yaml:"generic_sites"`
+	// RerunFaultFree is how many times a trial that failed without an
+	// injected fault is run again, fault-free, to tell a flaky failure
+	// from a reproducible one (default 2; -1 never).
+	RerunFaultFree int `yaml:"rerun_fault_free"`
 }
 
 // Faults selects the fault kinds a campaign may inject.

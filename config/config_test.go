@@ -180,7 +180,7 @@ func TestDefaults(t *testing.T) {
 			Shutdown: Shutdown{Signal: "SIGTERM", Grace: 5 * time.Second, Order: "parallel"},
 		},
 		Workload: Workload{Timeout: 30 * time.Second},
-		Checkers: Checkers{Enabled: DefaultCheckers, Progress: 10 * time.Second, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound},
+		Checkers: Checkers{Enabled: DefaultCheckers, Progress: 10 * time.Second, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound, GenericSites: DefaultGenericSites, RerunFaultFree: DefaultRerunFaultFree},
 		Faults:   Faults{Kinds: []string{"error", "delay", "crash"}, Delay: 3 * time.Second},
 		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
 		Trials:   Trials{Count: 100, Parallel: 1, Timeout: 2 * time.Minute},
@@ -240,6 +240,10 @@ func TestValidate(t *testing.T) {
 		{"parallel", []string{"trials.parallel=-1"}, []string{"trials.parallel: must be at least 1"}},
 		{"trial shorter than workload", []string{"trials.timeout=10s"}, []string{"trials.timeout: must be longer than workload.timeout 30s (got 10s)"}},
 		{"baseline none", []string{"checkers.baseline=-1"}, nil},
+		{"generic sites off", []string{"checkers.generic_sites=-1"}, nil},
+		{"bad generic sites", []string{"checkers.generic_sites=-2"}, []string{`checkers.generic_sites: must be -1 or more (got -2); set e.g. "generic_sites: 3"`}},
+		{"no re-runs", []string{"checkers.rerun_fault_free=-1"}, nil},
+		{"bad re-runs", []string{"checkers.rerun_fault_free=-5"}, []string{`checkers.rerun_fault_free: must be -1 or more (got -5); set e.g. "rerun_fault_free: 2"`}},
 		{"several errors", []string{"cluster.nodes=-1", "policy.budget=-3"}, []string{"cluster.nodes:", "policy.budget:"}},
 	}
 	for _, tt := range tests {

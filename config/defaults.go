@@ -28,6 +28,8 @@ const (
 	DefaultWorkDir         = ".gofault"
 	DefaultDBName          = "gofault.db"
 	DefaultKeepFailed      = 20
+	DefaultGenericSites    = 3
+	DefaultRerunFaultFree  = 2
 )
 
 // Shutdown orders (cluster.shutdown.order).
@@ -88,6 +90,12 @@ func (c *Config) Defaults() {
 	}
 	if c.Checkers.Linearizability == 0 {
 		c.Checkers.Linearizability = DefaultLinearizability
+	}
+	if c.Checkers.GenericSites == 0 {
+		c.Checkers.GenericSites = DefaultGenericSites
+	}
+	if c.Checkers.RerunFaultFree == 0 {
+		c.Checkers.RerunFaultFree = DefaultRerunFaultFree
 	}
 	if c.Checkers.RecoveryBound == 0 {
 		c.Checkers.RecoveryBound = DefaultRecoveryBound

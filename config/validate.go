@@ -157,6 +157,12 @@ func (c *Config) Validate(known Known) error {
 	if c.Checkers.Baseline < -1 {
 		bad("checkers.baseline", `set e.g. "baseline: 3", or -1 for no baseline trials`, "must be -1 or more (got %d)", c.Checkers.Baseline)
 	}
+	if c.Checkers.GenericSites < -1 {
+		bad("checkers.generic_sites", `set e.g. "generic_sites: 3", or -1 to report every new log line`, "must be -1 or more (got %d)", c.Checkers.GenericSites)
+	}
+	if c.Checkers.RerunFaultFree < -1 {
+		bad("checkers.rerun_fault_free", `set e.g. "rerun_fault_free: 2", or -1 for no re-runs`, "must be -1 or more (got %d)", c.Checkers.RerunFaultFree)
+	}
 	if c.Checkers.RecoveryBound < 0 {
 		bad("checkers.recovery_bound", `set e.g. "recovery_bound: 5s" (a few election timeouts)`, "must be positive (got %s)", c.Checkers.RecoveryBound)
 	}

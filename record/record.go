@@ -137,7 +137,13 @@ type Verdict struct {
 	Unknown bool `json:"unknown,omitempty"`
 	// Symptom is a short, stable description used to cluster findings,
 	// e.g. "client n2/0 made no progress for 10s".
-	Symptom  string   `json:"symptom,omitempty"`
+	Symptom string `json:"symptom,omitempty"`
+	// Symptoms are every failing symptom of the verdict when the checker
+	// saw several distinct ones (the log checker: one per new log
+	// template), most important first; Symptom is the first. Reports use
+	// them to tell a symptom that follows many unrelated faults (a generic
+	// consequence) from one that follows few.
+	Symptoms []string `json:"symptoms,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
 	Nodes    []string `json:"nodes,omitempty"`
 }

@@ -5,6 +5,7 @@
 package report
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 )
 
@@ -30,26 +32,47 @@ type Fault struct {
 	Stack []string `json:"stack,omitempty"` // "func file:line", innermost first
 }
 
-// Finding is one cluster of failing trials.
+// Site is one of the faults that led to a finding's symptom: a fault kind
+// at a site, reached by similar call stacks, with the trials it struck in.
+type Site struct {
+	Fault  Fault    `json:"fault"`
+	Trials []string `json:"trials"`
+	// Replay re-runs this site's first trial.
+	Replay string `json:"replay"`
+}
+
+// Finding is one symptom and the faults that led to it.
 type Finding struct {
-	ID      string   `json:"id"`
-	Checker string   `json:"checker"`
-	Symptom string   `json:"symptom"`
-	Fault   Fault    `json:"fault"`
-	Trials  []string `json:"trials"`
+	ID      string `json:"id"`
+	Checker string `json:"checker"`
+	Symptom string `json:"symptom"`
+	// Fault is the first of Sites, the fault that led to the symptom most
+	// often.
+	Fault Fault `json:"fault"`
+	// Sites are the faults that led to the symptom, most trials first,
+	// then the earliest; a finding's sites share its symptom, so a user
+	// triages the symptom once and sees every way to reach it.
+	Sites []Site `json:"sites"`
+	// Trials are every trial that shows the symptom, in index order.
+	Trials []string `json:"trials"`
 	// Nodes are the nodes involved in any of the trials: where the fault
 	// struck and where the symptom showed.
 	Nodes    []string `json:"nodes,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
 	// Dir is the first trial's directory, with node logs.
 	Dir string `json:"dir,omitempty"`
-	// Replay is the command that re-runs the first trial with its faults.
+	// Replay is the command that re-runs the first trial of the first
+	// site.
 	Replay string `json:"replay"`
+	// Reruns are, for a fault-free failure, what re-running its trials
+	// without faults showed, by trial ID.
+	Reruns map[string]Rerun `json:"reruns,omitempty"`
 }
 
 // similar is the stack similarity (Jaccard index of the functions on two
-// injection stacks) at which two failures with the same checker, symptom and
-// fault kind are one finding.
+// injection stacks) at which two faults of the same kind at the same site
+// are one Site of a finding, and at which two sites are related for the
+// generic-consequence rule.
 const similar = 0.5
 
 // nodeName matches node and client names ("n2", "n2/0") in symptoms, so the
@@ -85,24 +108,84 @@ func Recurrence(orig, replayed *record.Trial) (recurred, missing []string) {
 	return recurred, missing
 }
 
-// Cluster groups the failing verdicts of the trials in which a fault was
-// injected into findings: failures with the same checker, normalised
-// symptom and fault kind whose injection stacks are similar (see similar)
-// form one finding. Findings are ordered by the number of trials that show
-// them, then by ID. A trial without an injected fault never makes a
-// finding of a fault: see FaultFree.
-func Cluster(trials []*record.Trial) []Finding {
-	return cluster(withFaults(trials, true))
+// DefaultGenericSites is the number of unrelated fault sites after which a
+// new log symptom counts as a generic consequence of faults (Options).
+const DefaultGenericSites = 3
+
+// Options tune how failing verdicts become findings.
+type Options struct {
+	// GenericSites: a new-log symptom that followed faults at this many
+	// unrelated sites or more is a generic consequence of faults
+	// (informational), not a finding. 0 means DefaultGenericSites; a
+	// negative value turns the rule off.
+	GenericSites int
 }
 
-// FaultFree groups the failing verdicts of the trials in which nothing was
-// injected (baselines, and trials the policy left alone) as Cluster does.
-// What fails without a fault is noise of the setup or a bug found without
-// faults; either way it is not a consequence of a fault, and it is reported
-// apart, as "fault-free failures".
-func FaultFree(trials []*record.Trial) []Finding {
-	return cluster(withFaults(trials, false))
+// Report is what a campaign's trials amount to.
+type Report struct {
+	// Findings are the failures of trials with an injected fault, one per
+	// symptom.
+	Findings []Finding `json:"findings"`
+	// FaultFree are the failures of trials in which nothing was injected.
+	FaultFree []Finding `json:"fault_free"`
+	// Generic are the new-log symptoms judged generic consequences of
+	// faults: each followed faults at Options.GenericSites or more
+	// unrelated sites. They are informational, never findings.
+	Generic []Finding `json:"generic"`
 }
+
+// New turns judged trials into a report. Failing verdicts of trials with
+// an injected fault become findings, grouped by symptom first (checker and
+// normalised symptom), with the faults that led to each symptom listed
+// inside (Finding.Sites); failures of trials without a fault are reported
+// apart (FaultFree), since what fails without a fault is noise of the
+// setup or a bug found without faults, never a fault's consequence.
+//
+// The generic-consequence rule: the log checker reports every new
+// warning-or-worse log template of a trial (record.Verdict.Symptoms). A
+// template that followed faults at opts.GenericSites or more unrelated
+// sites (sites are related when their injection stacks share at least half
+// their functions) is what the system logs after faults in general (a
+// peer lost, a request retried), not a sign of a bug at any one site: it
+// is moved to Generic. A log verdict keeps its failure, with its first
+// remaining symptom, only if some of its templates followed few sites.
+func New(trials []*record.Trial, opts Options) Report {
+	ts := append([]*record.Trial(nil), trials...)
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
+	faulty, faultFree := withFaults(ts, true), withFaults(ts, false)
+	generic := genericLogs(faulty, cmp.Or(opts.GenericSites, DefaultGenericSites))
+	var r Report
+	var gen, kept []failure
+	for _, f := range failures(faulty) {
+		if f.checker != check.NameLog || len(generic) == 0 {
+			kept = append(kept, f)
+			continue
+		}
+		var specific []string
+		for _, s := range f.symptoms {
+			if generic[s] {
+				gen = append(gen, failure{trial: f.trial, checker: f.checker, symptom: s, nodes: f.nodes, evidence: f.evidence})
+			} else {
+				specific = append(specific, s)
+			}
+		}
+		if len(specific) > 0 {
+			f.symptom, f.symptoms = specific[0], specific
+			kept = append(kept, f)
+		}
+	}
+	r.Findings = group(kept)
+	r.FaultFree = group(failures(faultFree))
+	r.Generic = group(gen)
+	return r
+}
+
+// Cluster returns the findings of New with the default options.
+func Cluster(trials []*record.Trial) []Finding { return New(trials, Options{}).Findings }
+
+// FaultFree returns the fault-free failures of New with the default
+// options.
+func FaultFree(trials []*record.Trial) []Finding { return New(trials, Options{}).FaultFree }
 
 // withFaults returns the trials with (injected) or without injections.
 func withFaults(trials []*record.Trial, injected bool) []*record.Trial {
@@ -115,64 +198,140 @@ func withFaults(trials []*record.Trial, injected bool) []*record.Trial {
 	return out
 }
 
-func cluster(trials []*record.Trial) []Finding {
-	type cluster struct {
-		f     *Finding
-		funcs map[string]bool
-		nodes map[string]bool
-	}
-	groups := map[string][]*cluster{}
-	var all []*cluster
-	ts := append([]*record.Trial(nil), trials...)
-	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
-	for _, t := range ts {
-		fault := faultOf(t)
-		funcs := funcSet(fault.Stack)
+// failure is one failing verdict of one trial, its symptoms normalised.
+type failure struct {
+	trial    *record.Trial
+	checker  string
+	symptom  string
+	symptoms []string // every failing symptom, symptom first
+	nodes    []string
+	evidence []string
+}
+
+// failures lists the failing verdicts of trials, in order.
+func failures(trials []*record.Trial) []failure {
+	var out []failure
+	for _, t := range trials {
 		for _, v := range t.Verdicts {
 			if !v.Failed {
 				continue
 			}
-			sym := Symptom(v.Symptom)
-			group := strings.Join([]string{v.Checker, sym, fault.Kind}, "\x00")
-			var c *cluster
-			for _, cand := range groups[group] {
-				if jaccard(cand.funcs, funcs) >= similar || (len(funcs) == 0 && len(cand.funcs) == 0) {
-					c = cand
+			f := failure{trial: t, checker: v.Checker, symptom: Symptom(v.Symptom), nodes: v.Nodes, evidence: v.Evidence}
+			for _, s := range v.Symptoms {
+				f.symptoms = append(f.symptoms, Symptom(s))
+			}
+			if len(f.symptoms) == 0 {
+				f.symptoms = []string{f.symptom}
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// genericLogs returns the new-log symptoms of trials that followed faults
+// at min or more unrelated sites (see New); none when min < 0.
+func genericLogs(trials []*record.Trial, min int) map[string]bool {
+	if min < 0 {
+		return nil
+	}
+	sites := map[string][]map[string]bool{} // symptom -> one function set per unrelated site
+	for _, f := range failures(trials) {
+		if f.checker != check.NameLog {
+			continue
+		}
+		funcs := funcSet(faultOf(f.trial).Stack)
+		for _, s := range f.symptoms {
+			related := false
+			for _, other := range sites[s] {
+				if jaccard(other, funcs) >= similar {
+					related = true
 					break
 				}
 			}
-			if c == nil {
-				key := group + "\x00" + fault.Site + "\x00" + stackKey(fault.Stack)
-				sum := sha256.Sum256([]byte(key))
-				c = &cluster{
-					f: &Finding{
-						ID:       hex.EncodeToString(sum[:])[:10],
-						Checker:  v.Checker,
-						Symptom:  sym,
-						Fault:    fault,
-						Evidence: v.Evidence,
-						Dir:      t.Dir,
-						Replay:   "gofault replay " + t.ID,
-					},
-					funcs: funcs,
-					nodes: map[string]bool{},
-				}
-				groups[group] = append(groups[group], c)
-				all = append(all, c)
+			if !related {
+				sites[s] = append(sites[s], funcs)
 			}
-			if n := len(c.f.Trials); n == 0 || c.f.Trials[n-1] != t.ID {
-				c.f.Trials = append(c.f.Trials, t.ID)
+		}
+	}
+	out := map[string]bool{}
+	for s, fs := range sites {
+		if len(fs) >= min {
+			out[s] = true
+		}
+	}
+	return out
+}
+
+// group makes one finding per checker and symptom, with a Site per fault
+// kind and site (and similar stacks) that led to it.
+func group(fails []failure) []Finding {
+	type siteGroup struct {
+		site  *Site
+		funcs map[string]bool
+		first int // index of the site's first trial
+	}
+	type cluster struct {
+		f     *Finding
+		sites []*siteGroup
+		nodes map[string]bool
+	}
+	byKey := map[string]*cluster{}
+	var all []*cluster
+	for _, fl := range fails {
+		t := fl.trial
+		key := fl.checker + "\x00" + fl.symptom
+		c := byKey[key]
+		if c == nil {
+			sum := sha256.Sum256([]byte(key))
+			c = &cluster{
+				f:     &Finding{ID: hex.EncodeToString(sum[:])[:10], Checker: fl.checker, Symptom: fl.symptom, Evidence: fl.evidence, Dir: t.Dir},
+				nodes: map[string]bool{},
 			}
-			for _, n := range v.Nodes {
-				c.nodes[n] = true
+			byKey[key] = c
+			all = append(all, c)
+		}
+		if n := len(c.f.Trials); n == 0 || c.f.Trials[n-1] != t.ID {
+			c.f.Trials = append(c.f.Trials, t.ID)
+		}
+		fault := faultOf(t)
+		funcs := funcSet(fault.Stack)
+		var sg *siteGroup
+		for _, cand := range c.sites {
+			if cand.site.Fault.Kind == fault.Kind && cand.site.Fault.Site == fault.Site &&
+				(jaccard(cand.funcs, funcs) >= similar || (len(funcs) == 0 && len(cand.funcs) == 0)) {
+				sg = cand
+				break
 			}
-			if fault.Node != "" {
-				c.nodes[fault.Node] = true
-			}
+		}
+		if sg == nil {
+			sg = &siteGroup{site: &Site{Fault: fault, Replay: "gofault replay " + t.ID}, funcs: funcs, first: t.Index}
+			c.sites = append(c.sites, sg)
+		}
+		if n := len(sg.site.Trials); n == 0 || sg.site.Trials[n-1] != t.ID {
+			sg.site.Trials = append(sg.site.Trials, t.ID)
+		}
+		for _, n := range fl.nodes {
+			c.nodes[n] = true
+		}
+		if fault.Node != "" {
+			c.nodes[fault.Node] = true
 		}
 	}
 	out := make([]Finding, 0, len(all))
 	for _, c := range all {
+		sort.SliceStable(c.sites, func(i, j int) bool {
+			a, b := c.sites[i], c.sites[j]
+			if len(a.site.Trials) != len(b.site.Trials) {
+				return len(a.site.Trials) > len(b.site.Trials)
+			}
+			return a.first < b.first
+		})
+		for _, sg := range c.sites {
+			c.f.Sites = append(c.f.Sites, *sg.site)
+		}
+		c.f.Fault = c.f.Sites[0].Fault
+		c.f.Replay = c.f.Sites[0].Replay
 		for n := range c.nodes {
 			c.f.Nodes = append(c.f.Nodes, n)
 		}
@@ -230,29 +389,107 @@ func faultOf(t *record.Trial) Fault {
 	return f
 }
 
-// stackKey keeps the function names of a rendered stack, so findings do
-// not split on line numbers.
-func stackKey(stack []string) string {
-	var b strings.Builder
-	for _, s := range stack {
-		fn, _, _ := strings.Cut(s, " ")
-		b.WriteString(fn)
-		b.WriteByte('|')
+// Rerun is how a fault-free failure fared when its trial was run again
+// without faults: in how many of Runs re-runs some of its failures
+// recurred.
+type Rerun struct {
+	Runs     int `json:"runs"`
+	Recurred int `json:"recurred"`
+}
+
+// Kind says what the re-runs make of the failure: "reproducible" (it
+// recurred every time), "flaky" (sometimes) or "one-off" (never).
+func (r Rerun) Kind() string {
+	switch {
+	case r.Recurred == 0:
+		return "one-off"
+	case r.Recurred == r.Runs:
+		return "reproducible"
 	}
-	return b.String()
+	return "flaky"
+}
+
+// RerunChecked reports whether failure f of orig can be judged by a
+// fault-free re-run: the log checker's cannot, since every fault-free
+// trial teaches the log baseline what it logged.
+func RerunChecked(v record.Verdict) bool { return v.Failed && v.Checker != check.NameLog }
+
+// Recurs reports whether some failure of orig that a re-run can judge
+// (RerunChecked) failed again in rerun.
+func Recurs(orig, rerun *record.Trial) bool {
+	again := map[string]bool{}
+	for _, v := range rerun.Verdicts {
+		if v.Failed {
+			again[v.Checker] = true
+		}
+	}
+	for _, v := range orig.Verdicts {
+		if RerunChecked(v) && again[v.Checker] {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteFaultFree writes the fault-free failures for humans, after the
-// findings; nothing when there are none.
+// findings, with what their re-runs showed (Finding.Reruns); nothing when
+// there are none.
 func WriteFaultFree(w io.Writer, failures []Finding) error {
 	if len(failures) == 0 {
 		return nil
 	}
 	fmt.Fprintf(w, "\nfault-free failures: %d (no fault was injected in these trials: noise of the setup, or a bug found without faults)\n", len(failures))
-	return WriteText(w, failures)
+	for i, f := range failures {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		if err := WriteText(w, failures[i:i+1]); err != nil {
+			return err
+		}
+		var rs []string
+		for _, t := range f.Trials {
+			if r, ok := f.Reruns[t]; ok {
+				rs = append(rs, fmt.Sprintf("%s recurred in %d of %d re-runs (%s)", t, r.Recurred, r.Runs, r.Kind()))
+			}
+		}
+		if len(rs) > 0 {
+			fmt.Fprintf(w, "  re-runs  %s\n", strings.Join(rs, "; "))
+		}
+	}
+	return nil
 }
 
-// WriteText writes findings for humans.
+// WriteGeneric writes the generic consequences of faults for humans,
+// after the findings; nothing when there are none.
+func WriteGeneric(w io.Writer, generic []Finding) error {
+	if len(generic) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\ngeneric consequences of faults: %d (informational: new log lines that followed faults at many unrelated sites)\n", len(generic))
+	for _, g := range generic {
+		fmt.Fprintf(w, "  [%s] %s — after %d faults in %d trials (%s)\n", g.Checker, g.Symptom, len(g.Sites), len(g.Trials), faultLine(g.Sites[0].Fault))
+	}
+	return nil
+}
+
+// faultLine describes a fault in one line.
+func faultLine(f Fault) string {
+	if f.Kind == "none" {
+		return "no fault"
+	}
+	detail := f.Error
+	if f.Delay != "" {
+		detail = f.Delay
+	}
+	if detail != "" {
+		detail += " "
+	}
+	return fmt.Sprintf("%s %sat %s on %s", f.Kind, detail, f.Site, f.Node)
+}
+
+// WriteText writes findings for humans: per finding its symptom, the
+// faults that led to it (the first with its state and stack), evidence,
+// trials and the replay command.
 func WriteText(w io.Writer, findings []Finding) error {
 	if len(findings) == 0 {
 		_, err := fmt.Fprintln(w, "no findings")
@@ -260,20 +497,21 @@ func WriteText(w io.Writer, findings []Finding) error {
 	}
 	for i, f := range findings {
 		fmt.Fprintf(w, "finding %s  [%s] %s\n", f.ID, f.Checker, f.Symptom)
-		switch f.Fault.Kind {
-		case "none":
+		if f.Fault.Kind == "none" {
 			fmt.Fprintf(w, "  fault    none (fails without injected faults)\n")
-		default:
-			detail := f.Fault.Error
-			if f.Fault.Delay != "" {
-				detail = f.Fault.Delay
-			}
-			fmt.Fprintf(w, "  fault    %s %s at %s on %s\n", f.Fault.Kind, detail, f.Fault.Site, f.Fault.Node)
-			if f.Fault.State != "" {
-				fmt.Fprintf(w, "  state    %s\n", f.Fault.State)
-			}
-			for _, s := range f.Fault.Stack {
-				fmt.Fprintf(w, "           %s\n", s)
+		} else {
+			fmt.Fprintf(w, "  sites    %d (the faults that led to this symptom, most trials first; gofault replay %s/K replays the K-th)\n", len(f.Sites), f.ID)
+			for j, s := range f.Sites {
+				fmt.Fprintf(w, "  %-8s %s (%d trials; %s)\n", fmt.Sprintf("fault %d", j+1), faultLine(s.Fault), len(s.Trials), s.Replay)
+				if j > 0 {
+					continue
+				}
+				if s.Fault.State != "" {
+					fmt.Fprintf(w, "  state    %s\n", s.Fault.State)
+				}
+				for _, fr := range s.Fault.Stack {
+					fmt.Fprintf(w, "           %s\n", fr)
+				}
 			}
 		}
 		for j, e := range f.Evidence {

@@ -55,26 +55,34 @@ func TestCluster(t *testing.T) {
 	got := Cluster(trials)
 	var lines []string
 	for _, f := range got {
-		lines = append(lines, fmt.Sprintf("%s|%s|%s|%s|%v|%v", f.Checker, f.Symptom, f.Fault.Kind, f.Fault.Site, f.Trials, f.Nodes))
-	}
-	want := []string{
-		"hang|client n* made no progress for 3s|error|wal.sync|[1-1 1-2]|[n2 n3]",
-	}
-	for i, w := range want {
-		if i >= len(lines) || lines[i] != w {
-			t.Fatalf("findings:\n%s\nwant first:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+		var sites []string
+		for _, st := range f.Sites {
+			sites = append(sites, fmt.Sprintf("%s@%s%v", st.Fault.Kind, st.Fault.Site, st.Trials))
 		}
+		lines = append(lines, fmt.Sprintf("%s|%s|%v|%v|%s", f.Checker, f.Symptom, f.Trials, f.Nodes, strings.Join(sites, " ")))
 	}
-	if len(got) != 4 {
-		t.Fatalf("%d findings, want 4 (no fault-free one):\n%s", len(got), strings.Join(lines, "\n"))
+	// One finding per symptom; the faults that led to it inside, the
+	// site with most trials first; a stack-similar fault at the same site
+	// is one site, another site or another kind is another.
+	want := []string{
+		"hang|client n* made no progress for 3s|[1-1 1-2 1-3 1-5]|[n2 n3]|error@wal.sync[1-1 1-2] error@snap.save[1-3] delay@wal.sync[1-5]",
+		"linearizability|key k1 not linearizable|[1-4]|[n2]|error@wal.sync[1-4]",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if got[0].Fault.Site != "wal.sync" || got[0].Replay != "gofault replay 1-1" || got[0].Sites[1].Replay != "gofault replay 1-3" {
+		t.Errorf("first finding's fault %+v, replay %q, second site's replay %q", got[0].Fault, got[0].Replay, got[0].Sites[1].Replay)
 	}
 	// The trials without a fault are reported apart, never as findings.
 	ff := FaultFree(trials)
 	if len(ff) != 1 || ff[0].Fault.Kind != "none" || strings.Join(ff[0].Trials, " ") != "1-6 1-7" {
 		t.Fatalf("fault-free failures %+v", ff)
 	}
+	ff[0].Reruns = map[string]Rerun{"1-6": {Runs: 2, Recurred: 2}}
 	var ffText bytes.Buffer
-	if err := WriteFaultFree(&ffText, ff); err != nil || !strings.Contains(ffText.String(), "fault-free failures: 1") {
+	if err := WriteFaultFree(&ffText, ff); err != nil || !strings.Contains(ffText.String(), "fault-free failures: 1") ||
+		!strings.Contains(ffText.String(), "re-runs  1-6 recurred in 2 of 2 re-runs (reproducible)") {
 		t.Fatalf("fault-free text:\n%s", ffText.String())
 	}
 	// IDs are stable and distinct.
@@ -90,7 +98,8 @@ func TestCluster(t *testing.T) {
 		t.Fatal("two findings share an ID")
 	}
 	var buf bytes.Buffer
-	if err := WriteText(&buf, got); err != nil || !strings.Contains(buf.String(), "replay   gofault replay 1-1") {
+	if err := WriteText(&buf, got); err != nil || !strings.Contains(buf.String(), "replay   gofault replay 1-1") ||
+		!strings.Contains(buf.String(), "sites    3 (the faults that led to this symptom") || !strings.Contains(buf.String(), "fault 2  error at snap.save on n2 (1 trials; gofault replay 1-3)") {
 		t.Fatalf("text report:\n%s", buf.String())
 	}
 }
@@ -132,6 +141,91 @@ func TestRecurrence(t *testing.T) {
 			recurred, missing := Recurrence(tt.orig, tt.replayed)
 			if fmt.Sprint(recurred) != tt.recurred || fmt.Sprint(missing) != tt.missing {
 				t.Errorf("Recurrence = %v, %v; want %s, %s", recurred, missing, tt.recurred, tt.missing)
+			}
+		})
+	}
+}
+
+// logTrial is a trial whose log checker reported the given new-log
+// symptoms after an error at site reached by st.
+func logTrial(id string, index int, site string, st []record.Frame, symptoms ...string) *record.Trial {
+	return &record.Trial{ID: id, Index: index,
+		Injections: []record.Injection{{Kind: catalog.KindError, SiteID: site, Node: "n1", Stack: st}},
+		Verdicts:   []record.Verdict{{Checker: "log", Failed: true, Symptom: symptoms[0], Symptoms: symptoms, Nodes: []string{"n1"}}},
+	}
+}
+
+func TestGenericConsequences(t *testing.T) {
+	lost := "new warn log at rafthttp/peer.go: lost TCP streaming connection with remote peer"
+	odd := "new error log at mvcc/kvstore.go: revision went backwards"
+	a := stack("wal.(*WAL).sync", "wal.(*WAL).Save")
+	a2 := stack("wal.(*WAL).sync", "wal.(*WAL).Save", "etcdserver.(*raftNode).start.func1")
+	b := stack("snap.(*Snapshotter).save", "etcdserver.(*EtcdServer).snapshot")
+	c := stack("backend.(*batchTx).commit", "backend.(*backend).run")
+	d := stack("rafthttp.(*streamWriter).run", "rafthttp.(*peer).send")
+	tests := []struct {
+		name     string
+		trials   []*record.Trial
+		opts     Options
+		findings []string // "symptom: trials"
+		generic  []string
+	}{
+		{
+			name: "a template after three unrelated sites is generic; the trial's other template stays a finding",
+			trials: []*record.Trial{
+				logTrial("1-1", 1, "wal.sync", a, lost),
+				logTrial("1-2", 2, "snap.save", b, lost, odd),
+				logTrial("1-3", 3, "backend.commit", c, lost),
+			},
+			findings: []string{odd + ": [1-2]"},
+			generic:  []string{lost + ": [1-1 1-2 1-3]"},
+		},
+		{
+			name: "related sites (similar stacks) count once",
+			trials: []*record.Trial{
+				logTrial("1-1", 1, "wal.sync", a, lost),
+				logTrial("1-2", 2, "wal.sync2", a2, lost),
+				logTrial("1-3", 3, "snap.save", b, lost),
+			},
+			findings: []string{lost + ": [1-1 1-2 1-3]"},
+		},
+		{
+			name: "the threshold is an option",
+			trials: []*record.Trial{
+				logTrial("1-1", 1, "wal.sync", a, lost),
+				logTrial("1-2", 2, "snap.save", b, lost),
+				logTrial("1-3", 3, "backend.commit", c, lost),
+				logTrial("1-4", 4, "stream.run", d, lost),
+			},
+			opts:     Options{GenericSites: 5},
+			findings: []string{lost + ": [1-1 1-2 1-3 1-4]"},
+		},
+		{
+			name: "a negative threshold turns the rule off",
+			trials: []*record.Trial{
+				logTrial("1-1", 1, "wal.sync", a, lost),
+				logTrial("1-2", 2, "snap.save", b, lost),
+				logTrial("1-3", 3, "backend.commit", c, lost),
+			},
+			opts:     Options{GenericSites: -1},
+			findings: []string{lost + ": [1-1 1-2 1-3]"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(tc.trials, tc.opts)
+			show := func(fs []Finding) []string {
+				var out []string
+				for _, f := range fs {
+					out = append(out, fmt.Sprintf("%s: %v", f.Symptom, f.Trials))
+				}
+				return out
+			}
+			if got := show(r.Findings); fmt.Sprint(got) != fmt.Sprint(tc.findings) {
+				t.Errorf("findings %q, want %q", got, tc.findings)
+			}
+			if got := show(r.Generic); fmt.Sprint(got) != fmt.Sprint(tc.generic) {
+				t.Errorf("generic %q, want %q", got, tc.generic)
 			}
 		})
 	}

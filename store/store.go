@@ -165,6 +165,8 @@ CREATE TABLE blobs (
 	`ALTER TABLE injections ADD COLUMN occurrence INTEGER NOT NULL DEFAULT 0;`,
 	// 3: why a node did not come back after a crash fault.
 	`ALTER TABLE nodes ADD COLUMN restart_err TEXT NOT NULL DEFAULT '';`,
+	// 4: every failing symptom of a verdict (record.Verdict.Symptoms).
+	`ALTER TABLE verdicts ADD COLUMN symptoms TEXT NOT NULL DEFAULT '[]';`,
 }
 
 // SchemaVersion is the schema version this package writes.

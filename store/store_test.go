@@ -88,7 +88,7 @@ func sampleTrial(i int) *record.Trial {
 	for _, c := range []string{"crash", "hang", "gray", "log", "linearizability", "violations"} {
 		v := record.Verdict{Checker: c}
 		if c == "hang" && i%5 == 4 {
-			v = record.Verdict{Checker: c, Failed: true, Symptom: "client n2/0 made no progress", Evidence: []string{"a", "b"}, Nodes: []string{"n2"}}
+			v = record.Verdict{Checker: c, Failed: true, Symptom: "client n2/0 made no progress", Symptoms: []string{"client n2/0 made no progress", "client n1/0 made no progress"}, Evidence: []string{"a", "b"}, Nodes: []string{"n2"}}
 			t.Status = record.StatusFailed
 		}
 		t.Verdicts = append(t.Verdicts, v)

@@ -87,9 +87,13 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 		if err != nil {
 			return fmt.Errorf("save trial %s: %w", t.ID, err)
 		}
+		symptoms, err := jsonText(v.Symptoms)
+		if err != nil {
+			return fmt.Errorf("save trial %s: %w", t.ID, err)
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts
-			(trial_id, seq, checker, failed, symptom, evidence, nodes) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, i, v.Checker, v.Failed, v.Symptom, evidence, nodes); err != nil {
+			(trial_id, seq, checker, failed, symptom, evidence, nodes, symptoms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, i, v.Checker, v.Failed, v.Symptom, evidence, nodes, symptoms); err != nil {
 			return fmt.Errorf("save trial %s verdict %s: %w", t.ID, v.Checker, err)
 		}
 	}
@@ -228,15 +232,15 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 	if err != nil {
 		return nil, err
 	}
-	err = query(ctx, tx, `SELECT v.trial_id, v.checker, v.failed, v.symptom, v.evidence, v.nodes
+	err = query(ctx, tx, `SELECT v.trial_id, v.checker, v.failed, v.symptom, v.evidence, v.nodes, v.symptoms
 		FROM verdicts v JOIN trials t ON t.id = v.trial_id WHERE `+where+` ORDER BY v.trial_id, v.seq`, args,
 		func(r *sql.Rows) error {
-			var id, evidence, nodes string
+			var id, evidence, nodes, symptoms string
 			var v record.Verdict
-			if err := r.Scan(&id, &v.Checker, &v.Failed, &v.Symptom, &evidence, &nodes); err != nil {
+			if err := r.Scan(&id, &v.Checker, &v.Failed, &v.Symptom, &evidence, &nodes, &symptoms); err != nil {
 				return err
 			}
-			if err := errors.Join(fromJSON(evidence, &v.Evidence), fromJSON(nodes, &v.Nodes)); err != nil {
+			if err := errors.Join(fromJSON(evidence, &v.Evidence), fromJSON(nodes, &v.Nodes), fromJSON(symptoms, &v.Symptoms)); err != nil {
 				return fmt.Errorf("trial %s verdict %s: %w", id, v.Checker, err)
 			}
 			if t := byID[id]; t != nil {

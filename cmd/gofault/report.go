@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gofault/gofault/campaign"
@@ -80,6 +81,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print findings as a JSON array")
 	listTrials := fs.Bool("trials", false, "list every trial (fault, status, failed checkers) instead of findings")
 	faultFreeOnly := fs.Bool("fault-free", false, "list only the failures of trials in which no fault was injected (with --json: those instead of the findings)")
+	genericOnly := fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
 	}
@@ -117,28 +119,97 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return report.WriteTrials(stdout, trials)
 	}
-	findings, faultFree := report.Cluster(trials), report.FaultFree(trials)
-	for _, fs := range [][]report.Finding{findings, faultFree} {
-		for i := range fs {
-			fs[i].Replay = fmt.Sprintf("gofault replay --db %s %s", st.Path(), fs[i].Trials[0])
-		}
+	var opts report.Options
+	if len(ids) > 0 {
+		opts = reportOptions(camps, ids[0])
 	}
-	if *asJSON {
-		if *faultFreeOnly {
-			findings = faultFree
-		}
-		if findings == nil {
-			findings = []report.Finding{}
-		}
-		return writeJSON(stdout, findings)
-	}
-	if *faultFreeOnly {
-		return report.WriteText(stdout, faultFree)
-	}
-	if err := report.WriteText(stdout, findings); err != nil {
+	rep := report.New(trials, opts)
+	reruns, err := loadReruns(ctx, st, ids)
+	if err != nil {
 		return err
 	}
-	return report.WriteFaultFree(stdout, faultFree)
+	for i, f := range rep.FaultFree {
+		for _, t := range f.Trials {
+			if r, ok := reruns[t]; ok {
+				if rep.FaultFree[i].Reruns == nil {
+					rep.FaultFree[i].Reruns = map[string]report.Rerun{}
+				}
+				rep.FaultFree[i].Reruns[t] = r
+			}
+		}
+	}
+	for _, fs := range [][]report.Finding{rep.Findings, rep.FaultFree, rep.Generic} {
+		for i := range fs {
+			fs[i].Replay = replayCommand(st.Path(), fs[i].Trials[0])
+			for j := range fs[i].Sites {
+				fs[i].Sites[j].Replay = replayCommand(st.Path(), fs[i].Sites[j].Trials[0])
+			}
+		}
+	}
+	show := rep.Findings
+	switch {
+	case *faultFreeOnly:
+		show = rep.FaultFree
+	case *genericOnly:
+		show = rep.Generic
+	}
+	if *asJSON {
+		if show == nil {
+			show = []report.Finding{}
+		}
+		return writeJSON(stdout, show)
+	}
+	switch {
+	case *faultFreeOnly && len(rep.FaultFree) == 0:
+		return report.WriteText(stdout, nil)
+	case *faultFreeOnly:
+		return report.WriteFaultFree(stdout, rep.FaultFree)
+	case *genericOnly:
+		return report.WriteGeneric(stdout, rep.Generic)
+	}
+	if err := report.WriteText(stdout, rep.Findings); err != nil {
+		return err
+	}
+	if err := report.WriteGeneric(stdout, rep.Generic); err != nil {
+		return err
+	}
+	return report.WriteFaultFree(stdout, rep.FaultFree)
+}
+
+// loadReruns returns what the re-runs of the fault-free failures of the
+// campaigns ids showed, by trial ID.
+func loadReruns(ctx context.Context, st *store.Store, ids []int64) (map[string]report.Rerun, error) {
+	all := map[string]report.Rerun{}
+	for _, id := range ids {
+		m, err := campaign.Reruns(ctx, st, id)
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range m {
+			all[k] = v
+		}
+	}
+	return all, nil
+}
+
+// replayCommand is the command that replays trial of the database db.
+func replayCommand(db, trial string) string {
+	return fmt.Sprintf("gofault replay --db %s %s", db, trial)
+}
+
+// reportOptions are the report options of campaign id's stored config
+// (checkers.generic_sites); the defaults when it cannot be read.
+func reportOptions(camps []*store.Campaign, id int64) report.Options {
+	for _, c := range camps {
+		if c.ID != id {
+			continue
+		}
+		var cfg config.Config
+		if json.Unmarshal([]byte(c.Config), &cfg) == nil {
+			return report.Options{GenericSites: cfg.Checkers.GenericSites}
+		}
+	}
+	return report.Options{}
 }
 
 // latestCampaign returns the newest campaign that is not a replay.
@@ -162,7 +233,7 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		return errors.Join(errUsage, err)
 	}
 	if len(rest) != 1 {
-		return fmt.Errorf("%w: want one trial ID, e.g. gofault replay 3-17", errUsage)
+		return fmt.Errorf("%w: want one trial ID, e.g. gofault replay 3-17, or a finding ID with an optional site number, e.g. gofault replay 2ee8b133dc/2", errUsage)
 	}
 	if *runs < 1 {
 		return fmt.Errorf("%w: --runs must be at least 1 (got %d)", errUsage, *runs)
@@ -172,9 +243,13 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	orig, err := st.Trial(ctx, rest[0])
+	trialID, err := replayTarget(ctx, st, rest[0])
 	if err != nil {
-		return fmt.Errorf("trial %s: %w", rest[0], err)
+		return err
+	}
+	orig, err := st.Trial(ctx, trialID)
+	if err != nil {
+		return fmt.Errorf("trial %s: %w", trialID, err)
 	}
 	cid, _, ok := record.ParseTrialID(orig.ID)
 	if !ok {
@@ -241,6 +316,43 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 			strings.Join(results[0].NotReproduced, "; "))
 	}
 	return ctx.Err()
+}
+
+// replayTarget returns the trial that arg names: a trial ID ("3-17"), or a
+// finding of the latest campaign ("2ee8b133dc", its first site) with the
+// number of one of its sites ("2ee8b133dc/2", as report lists them): the
+// first trial of that site.
+func replayTarget(ctx context.Context, st *store.Store, arg string) (string, error) {
+	if _, _, ok := record.ParseTrialID(arg); ok {
+		return arg, nil
+	}
+	id, siteArg, hasSite := strings.Cut(arg, "/")
+	site := 1
+	if hasSite {
+		if _, err := fmt.Sscanf(siteArg, "%d", &site); err != nil || site < 1 {
+			return "", fmt.Errorf("%w: %q: the site number after / must be 1 or more, as report numbers them", errUsage, arg)
+		}
+	}
+	camps, err := st.Campaigns(ctx)
+	if err != nil {
+		return "", err
+	}
+	latest := latestCampaign(camps)
+	trials, err := st.Trials(ctx, latest)
+	if err != nil {
+		return "", err
+	}
+	rep := report.New(trials, reportOptions(camps, latest))
+	for _, f := range slices.Concat(rep.Findings, rep.FaultFree, rep.Generic) {
+		if f.ID != id {
+			continue
+		}
+		if site > len(f.Sites) {
+			return "", fmt.Errorf("%w: finding %s has %d sites; pick one of 1..%d", errUsage, id, len(f.Sites), len(f.Sites))
+		}
+		return f.Sites[site-1].Trials[0], nil
+	}
+	return "", fmt.Errorf("%w: %q is neither a trial ID (e.g. 3-17) nor a finding of campaign %d (gofault report lists them)", errUsage, arg, latest)
 }
 
 // writeReplay prints one replay for humans.

@@ -69,6 +69,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		if sum.FaultFreeFailures > 0 {
 			fmt.Fprintf(stdout, "  %d fault-free failures (no fault injected; not findings): gofault report --fault-free --db %s\n", sum.FaultFreeFailures, sum.DB)
 		}
+		if sum.GenericConsequences > 0 {
+			fmt.Fprintf(stdout, "  %d generic consequences of faults (new log lines after faults at many unrelated sites; informational): gofault report --generic --db %s\n", sum.GenericConsequences, sum.DB)
+		}
 		if sum.States > 0 {
 			fmt.Fprintf(stdout, "  %d of %d abstract states entered\n", sum.StatesEntered, sum.States)
 		}

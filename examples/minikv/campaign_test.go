@@ -167,6 +167,23 @@ func TestCampaigns(t *testing.T) {
 		}
 	})
 
+	t.Run("fault-free failures re-run", func(t *testing.T) {
+		// A progress bound of 1ms fails every trial on the hang checker,
+		// with no fault: each failure is a fault-free one, re-run twice,
+		// and recurs every time.
+		s, db := campaign(t, bin, "--policy", "none", "--trials", "1", "--set", "checkers.progress=1ms", "--set", "checkers.rerun_fault_free=2")
+		if s.Findings != 0 || s.FailedTrials == 0 {
+			t.Fatalf("%d findings, %d failed trials; want fault-free failures only", s.Findings, s.FailedTrials)
+		}
+		out, err := exec.Command(bin, "report", "--db", db, "--fault-free").CombinedOutput()
+		if err != nil {
+			t.Fatalf("report --fault-free: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "recurred in 2 of 2 re-runs (reproducible)") {
+			t.Errorf("report --fault-free does not show the re-runs:\n%s", out)
+		}
+	})
+
 	for _, tc := range targeted {
 		t.Run(tc.bug, func(t *testing.T) {
 			args := append([]string{"--set", "cluster.env.MINIKV_BUGS=" + tc.bug}, tc.args...)

@@ -1,0 +1,104 @@
+package campaign
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
+	"github.com/gofault/gofault/store"
+)
+
+// blobReruns holds a campaign's fault-free re-runs: map[trial ID]report.Rerun.
+const blobReruns = "reruns"
+
+// reruns records what the re-runs of a campaign's fault-free failures
+// showed, saved to the store after each.
+type reruns struct {
+	mu sync.Mutex
+	m  map[string]report.Rerun
+}
+
+// Reruns returns what the re-runs of campaign's fault-free failures
+// showed, by trial ID (empty when there were none).
+func Reruns(ctx context.Context, st *store.Store, campaign int64) (map[string]report.Rerun, error) {
+	m := map[string]report.Rerun{}
+	data, err := st.GetBlob(ctx, campaign, blobReruns)
+	if errors.Is(err, store.ErrNotFound) {
+		return m, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("campaign %d: decode fault-free re-runs: %w", campaign, err)
+	}
+	return m, nil
+}
+
+// wantsRerun reports whether tr is a fault-free failure that a re-run can
+// judge (report.RerunChecked): the log checker's failures cannot be, so a
+// trial that failed only on logs is not run again.
+func wantsRerun(tr *record.Trial) bool {
+	if tr.Status != record.StatusFailed || len(tr.Injections) > 0 {
+		return false
+	}
+	for _, v := range tr.Verdicts {
+		if report.RerunChecked(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// rerunFaultFree runs a fault-free failure tr again n times without faults
+// (under IDs of its own, "<trial>-rerun<k>", never saved as trials) and
+// saves how often some of its failures recurred.
+func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial, n int) error {
+	if n <= 0 || !wantsRerun(tr) {
+		return nil
+	}
+	var res report.Rerun
+	for k := 1; k <= n && ctx.Err() == nil; k++ {
+		again, err := s.r.rerun(ctx, tr, k)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			return err
+		}
+		res.Runs++
+		if report.Recurs(tr, again) {
+			res.Recurred++
+		}
+	}
+	if res.Runs == 0 {
+		return nil
+	}
+	s.opts.Logger.Info("fault-free failure re-run", "trial", tr.ID, "runs", res.Runs, "recurred", res.Recurred, "kind", res.Kind())
+	s.reruns.mu.Lock()
+	defer s.reruns.mu.Unlock()
+	s.reruns.m[tr.ID] = res
+	data, err := json.Marshal(s.reruns.m)
+	if err != nil {
+		return fmt.Errorf("encode fault-free re-runs: %w", err)
+	}
+	return s.st.PutBlob(context.WithoutCancel(ctx), s.camp.ID, blobReruns, data)
+}
+
+// rerun runs the k-th fault-free re-run of orig and judges it; its data
+// dirs are dropped at once, its logs kept.
+func (r *runner) rerun(ctx context.Context, orig *record.Trial, k int) (*record.Trial, error) {
+	t, err := r.beginID(fmt.Sprintf("%s-rerun%d", orig.ID, k), orig.Index, true)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := r.finish(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return tr, r.keep.judged(tr.Dir, false)
+}
