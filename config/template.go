@@ -107,6 +107,13 @@ checkers:
   # log_ignore: regular expressions of log lines the log checker never
   # reports (harmless warnings the baseline trials did not happen to see).
   # log_ignore: ['slow fdatasync']
+  # generic_sites: a new log line that followed faults at this many
+  # unrelated sites is a generic consequence of faults, not a finding
+  # (-1: report every new log line).
+  generic_sites: 3
+  # rerun_fault_free: a trial that fails without any fault is run again
+  # this many times to tell flaky from reproducible (-1: never).
+  rerun_fault_free: 2
 
 # faults: which kinds may be injected (error, delay, crash), and the delay
 # used where no timeout was observed at the site.
