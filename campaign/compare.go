@@ -112,7 +112,7 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 			if err != nil {
 				return nil, err
 			}
-			for name, at := range firstFindings(ts) {
+			for name, at := range firstFindings(ts, report.Options{GenericSites: c.Checkers.GenericSites}) {
 				trials[name] = append(trials[name], float64(at.trials))
 				minutes[name] = append(minutes[name], at.minutes)
 			}
@@ -141,33 +141,35 @@ type firstFind struct {
 	minutes float64 // campaign time up to the end of that trial
 }
 
-// firstFindings returns, per finding name, when it first showed among a
-// campaign's trials (baseline trials do not count as fault trials).
-func firstFindings(ts []*record.Trial) map[string]firstFind {
+// firstFindings returns, per finding ("checker: symptom", as report.New
+// groups them: faults' findings only, not fault-free failures or generic
+// consequences), when it first showed among a campaign's trials (baseline
+// trials do not count as fault trials).
+func firstFindings(ts []*record.Trial, opts report.Options) map[string]firstFind {
 	out := map[string]firstFind{}
 	if len(ts) == 0 {
 		return out
 	}
 	sort.Slice(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
-	n := 0
 	start := ts[0].Start
+	at := map[string]firstFind{} // trial ID -> fault trials up to it, minutes
+	n := 0
 	for _, t := range ts {
 		if t.Start.Before(start) {
 			start = t.Start
 		}
 	}
 	for _, t := range ts {
-		if t.Policy == baselinePolicy {
-			continue
+		if t.Policy != baselinePolicy {
+			n++
 		}
-		n++
-		for _, v := range t.Verdicts {
-			if !v.Failed {
-				continue
-			}
-			name := v.Checker + ": " + report.Symptom(v.Symptom)
-			if _, ok := out[name]; !ok {
-				out[name] = firstFind{trials: n, minutes: t.End.Sub(start).Minutes()}
+		at[t.ID] = firstFind{trials: n, minutes: t.End.Sub(start).Minutes()}
+	}
+	for _, f := range report.New(ts, opts).Findings {
+		name := f.Checker + ": " + f.Symptom
+		for _, id := range f.Trials {
+			if first, ok := out[name]; !ok || at[id].trials < first.trials {
+				out[name] = at[id]
 			}
 		}
 	}

@@ -5,13 +5,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
 )
 
 func TestFirstFindings(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	trial := func(i int, policy string, failed ...string) *record.Trial {
-		tr := &record.Trial{Index: i, Policy: policy, Start: t0.Add(time.Duration(i) * time.Minute), End: t0.Add(time.Duration(i+1) * time.Minute)}
+		tr := &record.Trial{ID: record.TrialID(1, i), Index: i, Policy: policy, Start: t0.Add(time.Duration(i) * time.Minute), End: t0.Add(time.Duration(i+1) * time.Minute)}
+		if policy != baselinePolicy && i != 5 {
+			tr.Injections = []record.Injection{{Kind: catalog.KindError, SiteID: "s"}}
+		}
 		for _, f := range failed {
 			tr.Verdicts = append(tr.Verdicts, record.Verdict{Checker: "hang", Symptom: f, Failed: true})
 		}
@@ -24,8 +29,9 @@ func TestFirstFindings(t *testing.T) {
 		trial(1, "bsrr"),
 		trial(2, "bsrr", "a"),
 		trial(4, "bsrr", "a", "c"),
+		trial(5, "bsrr", "d"), // no fault injected: a fault-free failure, no finding
 	}
-	got := firstFindings(ts)
+	got := firstFindings(ts, report.Options{})
 	want := map[string]firstFind{
 		"hang: a": {trials: 2, minutes: 3},
 		"hang: b": {trials: 3, minutes: 4},
@@ -34,7 +40,7 @@ func TestFirstFindings(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("firstFindings = %v, want %v", got, want)
 	}
-	if len(firstFindings(nil)) != 0 {
+	if len(firstFindings(nil, report.Options{})) != 0 {
 		t.Fatal("findings in no trials")
 	}
 }
