@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -35,8 +36,10 @@ type Store struct {
 }
 
 // Open opens the database at path, creating it and its directory if needed,
-// and migrates its schema to the current version. The database uses WAL
-// journaling, foreign keys and a busy timeout.
+// migrates its schema to the current version and checks it (SQLite's
+// quick_check): a damaged database is an error, never read as an empty or
+// partial one. The database uses WAL journaling, foreign keys and a busy
+// timeout.
 func Open(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open store: empty path")
@@ -62,7 +65,57 @@ func Open(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
+	if err := s.quickCheck(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w; keep the file for inspection and set store.db (or --db) to a new one", path, err)
+	}
 	return s, nil
+}
+
+// sqliteHeader starts every SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// OpenExisting opens a gofault database that must already exist, as Open
+// does, for commands that read a campaign (report, replay): a missing or
+// empty file, a file that is not SQLite, and another program's SQLite
+// database are refused before anything is written to them.
+func OpenExisting(path string) (*Store, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("no gofault database at %s: %w", path, err)
+	}
+	head := make([]byte, len(sqliteHeader))
+	n, _ := io.ReadFull(f, head)
+	f.Close()
+	switch {
+	case n == 0:
+		return nil, fmt.Errorf("%s is empty, not a gofault database: run a campaign first (gofault run), or name the right file with --db", path)
+	case string(head[:n]) != sqliteHeader:
+		return nil, fmt.Errorf("%s is not a SQLite database, so not gofault's: name the right file with --db", path)
+	}
+	ro, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?mode=ro")
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	var version, tables int
+	err = ro.QueryRow("PRAGMA user_version").Scan(&version)
+	if err == nil {
+		err = ro.QueryRow("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('campaigns', 'trials')").Scan(&tables)
+	}
+	ro.Close()
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if version == 0 || tables != 2 {
+		return nil, fmt.Errorf("%s is a SQLite database but not gofault's (schema version %d, no campaigns and trials tables): name the right file with --db", path, version)
+	}
+	return Open(path)
+}
+
+// quickCheck runs SQLite's quick_check, which finds damaged pages and
+// structure (not index contents) in time linear in the file's size.
+func (s *Store) quickCheck(ctx context.Context) error {
+	return s.pragmaCheck(ctx, "quick_check")
 }
 
 // Path returns the database file's path.
@@ -205,7 +258,13 @@ func (s *Store) migrate(ctx context.Context) error {
 // Check runs SQLite's integrity check and returns an error describing any
 // corruption it finds.
 func (s *Store) Check(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, "PRAGMA integrity_check")
+	return s.pragmaCheck(ctx, "integrity_check")
+}
+
+// pragmaCheck runs SQLite's integrity_check or quick_check and returns an
+// error describing any corruption it finds.
+func (s *Store) pragmaCheck(ctx context.Context, pragma string) error {
+	rows, err := s.db.QueryContext(ctx, "PRAGMA "+pragma)
 	if err != nil {
 		return fmt.Errorf("integrity check: %w", err)
 	}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -519,5 +521,84 @@ func BenchmarkTrials(b *testing.B) {
 		if err != nil || len(ts) != 100 {
 			b.Fatal(len(ts), err)
 		}
+	}
+}
+
+// TestOpenRefuses checks that a damaged database fails Open, and that
+// OpenExisting refuses an empty file, a file that is not SQLite and another
+// program's database without writing to any of them.
+func TestOpenRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	empty := write("empty.db", nil)
+	text := write("notes.db", []byte("just some notes\n"))
+	foreign := filepath.Join(dir, "foreign.db")
+	{
+		db, err := sql.Open("sqlite", "file:"+foreign)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec("CREATE TABLE things (x INTEGER)"); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+	}
+	for _, tc := range []struct{ path, want string }{
+		{empty, "is empty, not a gofault database"},
+		{text, "is not a SQLite database"},
+		{foreign, "is a SQLite database but not gofault's"},
+		{filepath.Join(dir, "missing.db"), "no gofault database at"},
+	} {
+		before, _ := os.ReadFile(tc.path)
+		_, err := OpenExisting(tc.path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("OpenExisting(%s) = %v, want %q", filepath.Base(tc.path), err, tc.want)
+		}
+		after, _ := os.ReadFile(tc.path)
+		if !bytes.Equal(before, after) {
+			t.Errorf("OpenExisting(%s) changed the file", filepath.Base(tc.path))
+		}
+	}
+
+	// A gofault database with damaged pages but an intact header.
+	good := filepath.Join(dir, "good.db")
+	s, err := Open(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	id, err := s.CreateCampaign(ctx, Campaign{Name: "x", ConfigHash: "h", Policy: "random"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		if err := s.SaveTrial(ctx, id, sampleTrial(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if s, err = OpenExisting(good); err != nil {
+		t.Fatalf("OpenExisting(good.db): %v", err)
+	}
+	s.Close()
+	data, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) < 8*4096 {
+		t.Fatalf("database of %d bytes is too small to damage a middle page", len(data))
+	}
+	for i := 4 * 4096; i < 6*4096; i++ {
+		data[i] = 0xA5
+	}
+	bad := write("bad.db", data)
+	if _, err := Open(bad); err == nil || !strings.Contains(err.Error(), "set store.db (or --db) to a new one") {
+		t.Errorf("Open(damaged) = %v, want an integrity error", err)
 	}
 }

@@ -70,7 +70,7 @@ func (s *storeFlags) open() (*store.Store, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("no gofault database at %s: run a campaign first (gofault run)", path)
 	}
-	return store.Open(path)
+	return store.OpenExisting(path)
 }
 
 func runReport(ctx context.Context, args []string, stdout io.Writer) error {
