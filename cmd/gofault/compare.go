@@ -27,15 +27,15 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("compare", os.Stderr)
 	cf := addConfigFlags(fs, "")
 	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
-	seeds := fs.Int("seeds", 3, "campaigns per policy, with seeds 1..N")
-	trials := fs.Int("trials", 0, "fault trials per campaign (default: config trials.count)")
-	parallel := fs.Int("parallel", 0, "clusters run at once (default: config trials.parallel)")
+	seeds := countFlag(fs, "seeds", "campaigns per policy, with seeds 1..N (default 3)")
+	trials := countFlag(fs, "trials", "fault trials per campaign, at least 1 (default: config trials.count)")
+	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
 	asJSON := fs.Bool("json", false, "print a JSON object keyed by policy")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
 	}
-	if *seeds < 1 {
-		return fmt.Errorf("%w: --seeds must be at least 1", errUsage)
+	if *seeds == 0 {
+		*seeds = 3
 	}
 	cfg, err := config.Open(*cf.path, known(), cf.sets...)
 	if err != nil {
@@ -52,11 +52,11 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		names = append(names, p)
 	}
-	if *trials <= 0 {
-		*trials = cfg.Trials.Count
+	if *trials == 0 {
+		*trials = count(cfg.Trials.Count)
 	}
 	cmp, err := campaign.Compare(ctx, campaign.CompareOptions{
-		Config: cfg, Policies: names, Seeds: *seeds, Trials: *trials, Parallel: *parallel,
+		Config: cfg, Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: int(*parallel),
 		Progress: func(p string, seed int64) {
 			fmt.Fprintf(os.Stderr, "compare: policy %s, seed %d of %d (%d trials)\n", p, seed, *seeds, *trials)
 		},

@@ -18,6 +18,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"os/signal"
 	"sort"
 	"syscall"
@@ -148,4 +149,34 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gofault "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs
+}
+
+// count is a flag holding a count that must be at least 1 when given; 0
+// means "not given" (the config's value applies).
+type count int
+
+func (c *count) String() string {
+	if c == nil || *c == 0 {
+		return ""
+	}
+	return strconv.Itoa(int(*c))
+}
+
+func (c *count) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return fmt.Errorf("want a whole number, e.g. 20")
+	}
+	if n < 1 {
+		return fmt.Errorf("must be at least 1 (got %d); leave the flag out to use the config's value", n)
+	}
+	*c = count(n)
+	return nil
+}
+
+// countFlag defines a count flag (see count).
+func countFlag(fs *flag.FlagSet, name, usage string) *count {
+	c := new(count)
+	fs.Var(c, name, usage)
+	return c
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 )
 
@@ -33,6 +35,27 @@ func TestParseInterleaved(t *testing.T) {
 		}
 		if err == nil && (fmt.Sprint(pos) != tt.pos || *asJSON != tt.json || *db != tt.db) {
 			t.Errorf("%q: positional %v json %v db %q; want %s %v %q", tt.args, pos, *asJSON, *db, tt.pos, tt.json, tt.db)
+		}
+	}
+}
+
+// TestCountFlags checks that the count flags of run and compare refuse
+// counts below 1 with the fix, instead of falling back to the config.
+func TestCountFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--trials", "-1"}, `invalid value "-1" for flag -trials: must be at least 1 (got -1)`},
+		{[]string{"run", "--trials", "0"}, `invalid value "0" for flag -trials: must be at least 1 (got 0)`},
+		{[]string{"run", "--parallel", "0"}, `invalid value "0" for flag -parallel: must be at least 1`},
+		{[]string{"run", "--parallel", "-3"}, `invalid value "-3" for flag -parallel: must be at least 1`},
+		{[]string{"compare", "--seeds", "0"}, `invalid value "0" for flag -seeds: must be at least 1`},
+		{[]string{"compare", "--trials", "two"}, `invalid value "two" for flag -trials: want a whole number`},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("gofault %s: exit %d, stderr:\n%s\nwant exit 2 and %q", strings.Join(tc.args, " "), code, errb.String(), tc.want)
 		}
 	}
 }

@@ -30,9 +30,9 @@ func known() config.Known {
 func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("run", os.Stderr)
 	cf := addConfigFlags(fs, "cluster.nodes=5")
-	trials := fs.Int("trials", 0, "number of trials (default: config trials.count)")
+	trials := countFlag(fs, "trials", "number of trials, at least 1 (default: config trials.count)")
 	pol := fs.String("policy", "", "injection policy, overrides config policy.name ("+strings.Join(policy.Names(), ", ")+")")
-	parallel := fs.Int("parallel", 0, "clusters run at once (default: config trials.parallel)")
+	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -48,8 +48,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	bar := newProgressBar(os.Stderr)
 	sum, err := campaign.Run(ctx, campaign.Options{
 		Config:   cfg,
-		Trials:   *trials,
-		Parallel: *parallel,
+		Trials:   int(*trials),
+		Parallel: int(*parallel),
 		Resume:   *resume,
 		Progress: bar.update,
 	})
