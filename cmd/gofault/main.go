@@ -18,9 +18,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"os/signal"
 	"sort"
+	"strconv"
 	"syscall"
 
 	"github.com/gofault/gofault/config"
