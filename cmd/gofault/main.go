@@ -41,6 +41,10 @@ func register(c command) { commands[c.name] = c }
 // errUsage marks an error caused by bad command-line use; it exits with 2.
 var errUsage = errors.New("usage")
 
+// Exit statuses: 0 finished, 1 error, 2 usage, 3 a replay that did not
+// reproduce, exitInterrupted stopped by a signal after a clean stop.
+const exitInterrupted = 130
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
@@ -59,7 +63,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := c.run(ctx, args[1:], stdout); err != nil {
+	err := c.run(ctx, args[1:], stdout)
+	if ctx.Err() != nil {
+		// Stopped by Ctrl-C or SIGTERM, after a clean stop (a campaign
+		// saved what it judged): 130, as shells report an interrupt, so
+		// a script can tell it from a finished run.
+		if err != nil && !errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "gofault %s: %v\n", c.name, err)
+		}
+		return exitInterrupted
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}

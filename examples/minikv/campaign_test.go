@@ -1,9 +1,12 @@
 package minikv_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,6 +167,35 @@ func TestCampaigns(t *testing.T) {
 		s, _ := campaign(t, bin, "--policy", "none", "--trials", "3", "--set", "cluster.env.MINIKV_BUGS=all")
 		if s.Findings != 0 || s.FailedTrials != 0 || s.ErrorTrials != 0 {
 			t.Errorf("fault-free trials with every bug on: %d failed, %d could not run, %d findings; want none", s.FailedTrials, s.ErrorTrials, s.Findings)
+		}
+	})
+
+	t.Run("interrupted run exits 130", func(t *testing.T) {
+		work := t.TempDir()
+		cmd := exec.Command(bin, "run", "--config", "gofault.yaml", "--json", "--trials", "30", "--set", "workdir="+work)
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() && !strings.Contains(sc.Text(), "msg=built") {
+		}
+		time.Sleep(3 * time.Second) // into the trials
+		cmd.Process.Signal(os.Interrupt)
+		go io.Copy(io.Discard, stderr)
+		err = cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Fatalf("interrupted run: %v, want exit status 130", err)
+		}
+		var s struct{ Stopped bool }
+		if err := json.Unmarshal(stdout.Bytes(), &s); err != nil || !s.Stopped {
+			t.Errorf("interrupted run's summary %q: stopped = %v, %v", stdout.String(), s.Stopped, err)
 		}
 	})
 
