@@ -101,6 +101,9 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 			ids = append(ids, c.ID)
 		}
 	case *id != 0:
+		if !slices.ContainsFunc(camps, func(c *store.Campaign) bool { return c.ID == *id }) {
+			return fmt.Errorf("%w: no campaign %d in %s (%d campaigns; gofault report --all reports over every one)", errUsage, *id, st.Path(), len(camps))
+		}
 		ids = []int64{*id}
 	case len(camps) > 0:
 		ids = []int64{latestCampaign(camps)}

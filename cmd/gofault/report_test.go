@@ -2,9 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/store"
 )
 
 func TestLastDBRemembered(t *testing.T) {
@@ -24,5 +28,42 @@ func TestReportWithoutDatabaseSaysWhatToDo(t *testing.T) {
 	code := run([]string{"report", "--db", filepath.Join(t.TempDir(), "none.db")}, &out, &errb)
 	if code == 0 || !strings.Contains(errb.String(), "run a campaign first") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestReportRefuses checks that report fails loudly, without writing, on
+// a database that is not gofault's, and on a campaign the database lacks.
+func TestReportRefuses(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "gofault.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateCampaign(context.Background(), store.Campaign{Name: "x", ConfigHash: "h", Policy: "random"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"report", "--db", empty}, 1, "is empty, not a gofault database"},
+		{[]string{"report", "--db", empty, "--trials"}, 1, "is empty, not a gofault database"},
+		{[]string{"report", "--db", db, "--campaign", "99"}, 2, "no campaign 99 in"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(tc.args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("gofault %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), code, errb.String(), tc.code, tc.want)
+		}
+	}
+	if data, _ := os.ReadFile(empty); len(data) != 0 {
+		t.Errorf("report wrote %d bytes into an empty file", len(data))
 	}
 }
