@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -533,9 +534,13 @@ func WriteText(w io.Writer, findings []Finding) error {
 	return nil
 }
 
+// logTail is how many lines of each node's log WriteTrials shows.
+const logTail = 10
+
 // WriteTrials writes one line per trial: its status, duration, faults and
-// the checkers that failed it.
-func WriteTrials(w io.Writer, trials []*record.Trial) error {
+// the checkers that failed it; with full, a trial's whole error and, for
+// a trial that failed or could not run, the last lines of each node's log.
+func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 	for _, t := range trials {
 		var faults []string
 		for _, inj := range t.Injections {
@@ -558,11 +563,42 @@ func WriteTrials(w io.Writer, trials []*record.Trial) error {
 		for _, f := range failed {
 			fmt.Fprintf(w, "%25s %s\n", "", f)
 		}
-		if t.Err != "" {
+		switch {
+		case t.Err != "" && full:
+			for _, l := range strings.Split(strings.TrimRight(t.Err, "\n"), "\n") {
+				fmt.Fprintf(w, "%25s | %s\n", "", l)
+			}
+		case t.Err != "":
 			fmt.Fprintf(w, "%25s (%s)\n", "", firstLine(t.Err))
+		}
+		if full && t.Status != record.StatusOK {
+			for _, n := range t.Nodes {
+				lines, err := tail(n.Log, logTail)
+				if err != nil {
+					fmt.Fprintf(w, "%25s %s log: %v\n", "", n.Name, err)
+					continue
+				}
+				fmt.Fprintf(w, "%25s %s log (last %d lines of %s):\n", "", n.Name, len(lines), n.Log)
+				for _, l := range lines {
+					fmt.Fprintf(w, "%25s | %s\n", "", l)
+				}
+			}
 		}
 	}
 	return nil
+}
+
+// tail returns the last n lines of the file at path.
+func tail(path string, n int) ([]string, error) {
+	if path == "" {
+		return nil, fmt.Errorf("not recorded")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	return lines[max(0, len(lines)-n):], nil
 }
 
 func firstLine(s string) string {

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -228,5 +230,36 @@ func TestGenericConsequences(t *testing.T) {
 				t.Errorf("generic %q, want %q", got, tc.generic)
 			}
 		})
+	}
+}
+
+func TestWriteTrialsErrors(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "n1.log")
+	var lines []string
+	for i := range 30 {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trials := []*record.Trial{{ID: "1-3", Status: record.StatusError, Err: "cluster did not start: n1 exited\nboom: cannot bind",
+		Nodes: []record.Node{{Name: "n1", Log: log}}}}
+	var short, full bytes.Buffer
+	if err := WriteTrials(&short, trials, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTrials(&full, trials, true); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(short.String(), "boom") || !strings.Contains(short.String(), "(cluster did not start: n1 exited)") {
+		t.Errorf("short listing:\n%s", short.String())
+	}
+	for _, want := range []string{"| boom: cannot bind", "n1 log (last 10 lines of", "| line 29", "| line 20"} {
+		if !strings.Contains(full.String(), want) {
+			t.Errorf("full listing lacks %q:\n%s", want, full.String())
+		}
+	}
+	if strings.Contains(full.String(), "| line 19\n") {
+		t.Errorf("full listing shows more than the last 10 lines:\n%s", full.String())
 	}
 }
