@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,7 +123,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		}
 		s.sum.BaselineTrials++
 		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
-		if err := s.rerunFaultFree(ctx, tr, s.opts.Config.Checkers.RerunFaultFree); err != nil {
+		rerun, err := s.rerunFaultFree(ctx, tr, s.opts.Config.Checkers.RerunFaultFree)
+		if err != nil {
+			return nil, err
+		}
+		if err := baselineBroken(tr, rerun, s.st.Path()); err != nil {
 			return nil, err
 		}
 	}
@@ -168,6 +173,7 @@ type session struct {
 
 	mu             sync.Mutex // guards the counts below and Progress calls
 	done, failures int
+	errorsInRow    int // trials in a row, in the order they ended, that could not run
 
 	reruns reruns // what the re-runs of fault-free failures showed
 }
@@ -275,7 +281,7 @@ func (s *session) faultTrials(ctx context.Context) error {
 				err = s.r.save(ctx, s.st, t)
 			}
 			if err == nil {
-				err = s.rerunFaultFree(gctx, t, s.opts.Config.Checkers.RerunFaultFree)
+				_, err = s.rerunFaultFree(gctx, t, s.opts.Config.Checkers.RerunFaultFree)
 			}
 			if err != nil {
 				return err
@@ -286,6 +292,16 @@ func (s *session) faultTrials(ctx context.Context) error {
 			if t.Status == record.StatusFailed {
 				s.failures++
 			}
+			if t.Status == record.StatusError {
+				s.errorsInRow++
+			} else {
+				s.errorsInRow = 0
+			}
+			if stop := s.opts.Config.Trials.StopAfterErrors; stop > 0 && s.errorsInRow >= stop {
+				s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, Trial: t})
+				return fmt.Errorf("%d trials in a row could not run, the last (%s): %s\nthe setup is broken, not the target: check the cluster section of the config (gofault report --trials --errors --db %s shows every trial's error)",
+					s.errorsInRow, t.ID, t.Err, s.st.Path())
+			}
 			s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, Trial: t})
 			return nil
 		})
@@ -294,6 +310,29 @@ func (s *session) faultTrials(ctx context.Context) error {
 		}
 	}
 	return g.Wait()
+}
+
+// baselineBroken says why a campaign must stop before any fault after its
+// baseline trial tr (re-run as rerun): a baseline that could not run, or
+// that failed every time it was re-run, means the setup or the target fails
+// without faults, and fault trials would only repeat that. nil otherwise: a
+// baseline failure that did not recur is reported as a fault-free failure
+// and the campaign goes on.
+func baselineBroken(tr *record.Trial, rerun report.Rerun, db string) error {
+	switch {
+	case tr.Status == record.StatusError:
+		return fmt.Errorf("baseline trial %s could not run, so no fault trial can: %s\nfix the cluster section of the config (gofault report --trials --errors --db %s shows the trial)", tr.ID, tr.Err, db)
+	case tr.Status == record.StatusFailed && rerun.Runs > 0 && rerun.Kind() == "reproducible":
+		var failed []string
+		for _, v := range tr.Verdicts {
+			if v.Failed {
+				failed = append(failed, v.Checker+": "+v.Symptom)
+			}
+		}
+		return fmt.Errorf("baseline trial %s fails without any fault, and did again in %d of %d re-runs (%s)\nfix the setup or the workload, or report the bug, before injecting faults: gofault report --fault-free --db %s shows it",
+			tr.ID, rerun.Recurred, rerun.Runs, strings.Join(failed, "; "), db)
+	}
+	return nil
 }
 
 // indices hands out trial indices (which also seed each trial's workload)

@@ -55,20 +55,21 @@ func wantsRerun(tr *record.Trial) bool {
 }
 
 // rerunFaultFree runs a fault-free failure tr again n times without faults
-// (under IDs of its own, "<trial>-rerun<k>", never saved as trials) and
-// saves how often some of its failures recurred.
-func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial, n int) error {
-	if n <= 0 || !wantsRerun(tr) {
-		return nil
-	}
+// (under IDs of its own, "<trial>-rerun<k>", never saved as trials), saves
+// how often some of its failures recurred and returns it; Runs is 0 when
+// nothing was re-run.
+func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial, n int) (report.Rerun, error) {
 	var res report.Rerun
+	if n <= 0 || !wantsRerun(tr) {
+		return res, nil
+	}
 	for k := 1; k <= n && ctx.Err() == nil; k++ {
 		again, err := s.r.rerun(ctx, tr, k)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
-			return err
+			return res, err
 		}
 		res.Runs++
 		if report.Recurs(tr, again) {
@@ -76,7 +77,7 @@ func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial, n int) e
 		}
 	}
 	if res.Runs == 0 {
-		return nil
+		return res, nil
 	}
 	s.opts.Logger.Info("fault-free failure re-run", "trial", tr.ID, "runs", res.Runs, "recurred", res.Recurred, "kind", res.Kind())
 	s.reruns.mu.Lock()
@@ -84,9 +85,9 @@ func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial, n int) e
 	s.reruns.m[tr.ID] = res
 	data, err := json.Marshal(s.reruns.m)
 	if err != nil {
-		return fmt.Errorf("encode fault-free re-runs: %w", err)
+		return res, fmt.Errorf("encode fault-free re-runs: %w", err)
 	}
-	return s.st.PutBlob(context.WithoutCancel(ctx), s.camp.ID, blobReruns, data)
+	return res, s.st.PutBlob(context.WithoutCancel(ctx), s.camp.ID, blobReruns, data)
 }
 
 // rerun runs the k-th fault-free re-run of orig and judges it; its data

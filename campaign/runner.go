@@ -140,6 +140,10 @@ type trialRun struct {
 	ct       *controller.Trial
 	start    time.Time
 
+	// notStarted is set when the trial's cluster did not start: the trial
+	// could not run, and no checker judges it.
+	notStarted bool
+
 	mu       sync.Mutex
 	cl       *cluster.Cluster
 	restarts sync.WaitGroup
@@ -225,6 +229,15 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	tr, res, wres, err := r.execute(ctx, t)
 	if err != nil {
 		return nil, err
+	}
+	if t.notStarted {
+		// Nothing ran: what the checkers would say (nodes that exited, no
+		// client progress) is the setup's failure, not the target's.
+		tr.Status = record.StatusError
+		if !t.baseline {
+			r.ctl.Judge(t.index, res, false)
+		}
+		return tr, nil
 	}
 	r.bmu.Lock()
 	baseline := r.baseline.Clone() // other trials keep learning into r.baseline
@@ -321,6 +334,7 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 		}
 		tr.Nodes = se.Nodes
 		tr.Err = "cluster did not start: " + se.Error()
+		t.notStarted = true
 	} else {
 		t.mu.Lock()
 		t.cl = cl

@@ -172,6 +172,9 @@ type Trials struct {
 	Parallel int `yaml:"parallel"`
 	// Timeout bounds one whole trial (default 2m).
 	Timeout time.Duration `yaml:"timeout"`
+	// StopAfterErrors stops a campaign after this many trials in a row
+	// could not run (the cluster did not start; default 3).
+	StopAfterErrors int `yaml:"stop_after_errors"`
 }
 
 // Store says where records go.

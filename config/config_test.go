@@ -183,7 +183,7 @@ func TestDefaults(t *testing.T) {
 		Checkers: Checkers{Enabled: DefaultCheckers, Progress: 10 * time.Second, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound, GenericSites: DefaultGenericSites, RerunFaultFree: DefaultRerunFaultFree},
 		Faults:   Faults{Kinds: []string{"error", "delay", "crash"}, Delay: 3 * time.Second},
 		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
-		Trials:   Trials{Count: 100, Parallel: 1, Timeout: 2 * time.Minute},
+		Trials:   Trials{Count: 100, Parallel: 1, Timeout: 2 * time.Minute, StopAfterErrors: DefaultStopAfterErrors},
 		Store:    Store{DB: ".gofault/gofault.db", KeepFailed: DefaultKeepFailed},
 		WorkDir:  ".gofault",
 	}

@@ -29,6 +29,7 @@ const (
 	DefaultDBName          = "gofault.db"
 	DefaultKeepFailed      = 20
 	DefaultGenericSites    = 3
+	DefaultStopAfterErrors = 3
 	DefaultRerunFaultFree  = 2
 )
 
@@ -123,6 +124,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Trials.Timeout == 0 {
 		c.Trials.Timeout = DefaultTrialTimeout
+	}
+	if c.Trials.StopAfterErrors == 0 {
+		c.Trials.StopAfterErrors = DefaultStopAfterErrors
 	}
 	if c.WorkDir == "" {
 		c.WorkDir = DefaultWorkDir

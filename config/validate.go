@@ -208,6 +208,9 @@ func (c *Config) Validate(known Known) error {
 	if c.Trials.Parallel < 1 {
 		bad("trials.parallel", `set e.g. "parallel: 2"`, "must be at least 1 (got %d)", c.Trials.Parallel)
 	}
+	if c.Trials.StopAfterErrors < 1 {
+		bad("trials.stop_after_errors", `set e.g. "stop_after_errors: 3"`, "must be at least 1 (got %d)", c.Trials.StopAfterErrors)
+	}
 	if c.Trials.Timeout <= 0 {
 		bad("trials.timeout", `set e.g. "timeout: 2m"`, "must be positive (got %s)", c.Trials.Timeout)
 	} else if c.Workload.Timeout > 0 && c.Trials.Timeout <= c.Workload.Timeout {

@@ -199,11 +199,46 @@ func TestCampaigns(t *testing.T) {
 		}
 	})
 
+	t.Run("broken setups stop", func(t *testing.T) {
+		for _, tc := range []struct {
+			name string
+			sets []string
+			want []string
+		}{
+			{"a baseline that cannot run", []string{"cluster.command=sh,-c,echo boom: cannot bind >&2; exit 1"},
+				[]string{"baseline trial 1-0 could not run", "boom: cannot bind"}},
+			{"trials that cannot run", []string{"cluster.command=sh,-c,echo boom: cannot bind >&2; exit 1", "checkers.baseline=-1"},
+				[]string{"3 trials in a row could not run", "boom: cannot bind", "report --trials --errors"}},
+			{"a baseline that fails every time", []string{"checkers.progress=1ms"},
+				[]string{"baseline trial 1-0 fails without any fault, and did again in 2 of 2 re-runs", "hang:"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				args := []string{"run", "--config", "gofault.yaml", "--trials", "10", "--set", "workdir=" + t.TempDir(), "--set", "checkers.baseline=1"}
+				for _, s := range tc.sets {
+					args = append(args, "--set", s)
+				}
+				out, err := exec.Command(bin, args...).CombinedOutput()
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+					t.Fatalf("gofault %s: %v, want exit status 1\n%s", strings.Join(args, " "), err, out)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(string(out), w) {
+						t.Errorf("output lacks %q:\n%s", w, out)
+					}
+				}
+			})
+		}
+	})
+
 	t.Run("fault-free failures re-run", func(t *testing.T) {
 		// A progress bound of 1ms fails every trial on the hang checker,
 		// with no fault: each failure is a fault-free one, re-run twice,
 		// and recurs every time.
-		s, db := campaign(t, bin, "--policy", "none", "--trials", "1", "--set", "checkers.progress=1ms", "--set", "checkers.rerun_fault_free=2")
+		// No baseline trial: a baseline that fails every time stops the
+		// campaign (see "broken setups stop").
+		s, db := campaign(t, bin, "--policy", "none", "--trials", "1", "--set", "checkers.progress=1ms", "--set", "checkers.rerun_fault_free=2",
+			"--set", "checkers.baseline=-1")
 		if s.Findings != 0 || s.FailedTrials == 0 {
 			t.Fatalf("%d findings, %d failed trials; want fault-free failures only", s.Findings, s.FailedTrials)
 		}
