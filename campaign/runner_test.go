@@ -1,12 +1,14 @@
 package campaign
 
 import (
+	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
 )
 
 // TestClusterNodes checks the mapping of the config's cluster section to the
@@ -69,6 +71,30 @@ func TestJudge(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := judge(tc.verdicts, tc.err, tc.injections); got != tc.want {
 				t.Errorf("judge = %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBaselineBroken(t *testing.T) {
+	failed := &record.Trial{ID: "1-0", Status: record.StatusFailed, Verdicts: []record.Verdict{{Checker: "hang", Failed: true, Symptom: "stuck"}}}
+	for _, tc := range []struct {
+		name  string
+		tr    *record.Trial
+		rerun report.Rerun
+		want  string
+	}{
+		{"passed", &record.Trial{ID: "1-0", Status: record.StatusOK}, report.Rerun{}, ""},
+		{"could not run", &record.Trial{ID: "1-0", Status: record.StatusError, Err: "boom"}, report.Rerun{}, "could not run, so no fault trial can: boom"},
+		{"failed, reproducible", failed, report.Rerun{Runs: 2, Recurred: 2}, "did again in 2 of 2 re-runs (hang: stuck)"},
+		{"failed, flaky", failed, report.Rerun{Runs: 2, Recurred: 1}, ""},
+		{"failed, one-off", failed, report.Rerun{Runs: 2}, ""},
+		{"failed, not re-run", failed, report.Rerun{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := baselineBroken(tc.tr, tc.rerun, "db")
+			if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("baselineBroken = %v, want %q", err, tc.want)
 			}
 		})
 	}
