@@ -86,6 +86,11 @@ type runner struct {
 }
 
 func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
+	// Orphans of the nodes' own children become gofault's, so a trial's
+	// end finds and reaps them (cluster.Cluster.Stop).
+	if err := cluster.BecomeSubreaper(); err != nil {
+		log.Warn("cannot become a child subreaper; daemonised node helpers go to init", "err", err)
+	}
 	sock, err := socketPath()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -101,6 +102,8 @@ type Cluster struct {
 	exits  chan record.Node
 	done   chan struct{}
 	stopCh chan struct{}
+	// token marks the processes of this cluster (wire.EnvCluster).
+	token string
 
 	doneOnce sync.Once
 
@@ -180,7 +183,7 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
 	c := &Cluster{
-		spec: spec, ctx: ctx, ports: ps,
+		spec: spec, ctx: ctx, ports: ps, token: rand.Text(),
 		log:    spec.Log.With("trial", spec.Trial),
 		exits:  make(chan record.Node, 8*cl.Count),
 		done:   make(chan struct{}),
@@ -258,7 +261,7 @@ func (c *Cluster) newNode(v NodeVars) (*node, error) {
 		n.env = append(n.env, k+"="+s)
 	}
 	n.env = append(n.env, c.spec.Env...)
-	n.env = append(n.env, wire.EnvNode+"="+v.Name, wire.EnvTrial+"="+c.spec.Trial)
+	n.env = append(n.env, wire.EnvNode+"="+v.Name, wire.EnvTrial+"="+c.spec.Trial, wire.EnvCluster+"="+c.token)
 	if c.spec.Controller != "" {
 		n.env = append(n.env, wire.EnvController+"="+c.spec.Controller)
 	}
@@ -283,7 +286,7 @@ func (c *Cluster) newNode(v NodeVars) (*node, error) {
 func baseEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if k, _, _ := strings.Cut(kv, "="); k == wire.EnvController || k == wire.EnvNode || k == wire.EnvTrial {
+		if k, _, _ := strings.Cut(kv, "="); k == wire.EnvController || k == wire.EnvNode || k == wire.EnvTrial || k == wire.EnvCluster {
 			continue
 		}
 		env = append(env, kv)
@@ -565,6 +568,11 @@ func (c *Cluster) Stop() []record.Node {
 		}
 	}
 	wg.Wait()
+	// What the nodes started in sessions of their own outlives their
+	// process groups: find it by the cluster's token and kill it.
+	if pids := killStray(wire.EnvCluster + "=" + c.token); len(pids) > 0 {
+		c.spec.Log.Warn("killed processes the nodes left behind", "trial", c.spec.Trial, "pids", pids)
+	}
 	c.mu.Lock()
 	c.records = make([]record.Node, len(c.nodes))
 	for i, n := range c.nodes {

@@ -467,3 +467,54 @@ func BenchmarkStartStop(b *testing.B) {
 		c.Stop()
 	}
 }
+
+// TestDaemonsKilled checks that Stop kills what a node started in a
+// session of its own (setsid), found by the cluster's token, and that the
+// token is in every node's environment.
+func TestDaemonsKilled(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("finds strays through /proc")
+	}
+	if err := BecomeSubreaper(); err != nil {
+		t.Fatalf("BecomeSubreaper: %v", err)
+	}
+	s := spec(t, "serve", 2)
+	s.Nodes.Env["DAEMON"] = "1"
+	c := start(t, context.Background(), s)
+	var daemons []int
+	for _, n := range c.Nodes() {
+		var data []byte
+		for range 200 {
+			if data, _ = os.ReadFile(filepath.Join(n.Dir, "daemon.pid")); len(data) > 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		pid, err := strconv.Atoi(string(data))
+		if err != nil {
+			t.Fatalf("node %s: daemon pid %q", n.Name, data)
+		}
+		daemons = append(daemons, pid)
+	}
+	env, _ := os.ReadFile(filepath.Join(s.Dir, "n1", "env"))
+	if !strings.Contains(string(env), "GOFAULT_CLUSTER="+c.token) {
+		t.Errorf("node env lacks the cluster token %s", c.token)
+	}
+	c.Stop()
+	for _, pid := range daemons {
+		if alive(pid) {
+			t.Errorf("daemon %d outlived its cluster", pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(after, "Z")
+}

@@ -81,6 +81,16 @@ func helperMain(args []string) {
 			os.Exit(1)
 		}
 	}
+	// A daemon in a session of its own, which a process-group kill misses.
+	if os.Getenv("DAEMON") != "" {
+		d := exec.Command(os.Args[0], "sleep")
+		d.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := d.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "daemon:", err)
+			os.Exit(1)
+		}
+		os.WriteFile("daemon.pid", []byte(strconv.Itoa(d.Process.Pid)), 0o644)
+	}
 	wd, _ := os.Getwd()
 	os.WriteFile("env", []byte(strings.Join(os.Environ(), "\n")), 0o644)
 	fmt.Printf("listening on %s in %s\n", l.Addr(), wd)

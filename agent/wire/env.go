@@ -22,4 +22,9 @@ const (
 	// EnvSeed is a decimal int64 that makes a workload's choices
 	// deterministic.
 	EnvSeed = "GOFAULT_SEED"
+	// EnvCluster is a random token, one per cluster gofault starts, set
+	// for its nodes and so inherited by whatever they start: the cluster
+	// runner finds and kills by it the processes a node left behind in a
+	// session of their own.
+	EnvCluster = "GOFAULT_CLUSTER"
 )
