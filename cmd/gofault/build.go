@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
@@ -62,11 +63,12 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if *asJSON {
 		return writeJSON(stdout, struct {
-			Binary  string           `json:"binary"`
-			Catalog string           `json:"catalog,omitempty"`
-			Hash    string           `json:"catalog_hash,omitempty"`
-			Stats   instrument.Stats `json:"stats"`
-		}{res.Binary, res.CatalogFile, catalogHash(res.Catalog), res.Stats})
+			Binary  string               `json:"binary"`
+			Catalog string               `json:"catalog,omitempty"`
+			Hash    string               `json:"catalog_hash,omitempty"`
+			Stats   instrument.Stats     `json:"stats"`
+			Dropped []instrument.Dropped `json:"dropped,omitempty"`
+		}{res.Binary, res.CatalogFile, catalogHash(res.Catalog), res.Stats, res.Dropped})
 	}
 	st := res.Stats
 	if *plain {
@@ -83,6 +85,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	if st.Skipped > 0 {
 		fmt.Fprintf(stdout, "  skipped    %s\n", st.SkipSummary())
 	}
+	writeCompileDropped(stdout, res.Dropped)
 	fmt.Fprintf(stdout, "  rewritten  %d files in %d packages; %d dependency modules copied\n", st.Files, st.Packages, st.Copies)
 	fmt.Fprintf(stdout, "  seconds    prepare %.1f, analyse %.1f, instrument %.1f, build %.1f (%d go build runs), total %.1f\n",
 		st.Seconds.Prepare, st.Seconds.Analyze, st.Seconds.Instrument, st.Seconds.Build, st.Builds, st.Seconds.Total)
@@ -97,4 +100,15 @@ func catalogHash(c *catalog.Catalog) string {
 		return ""
 	}
 	return c.Hash
+}
+
+// writeCompileDropped names every site the build dropped because its
+// rewritten code did not compile, with the compiler's error.
+func writeCompileDropped(w io.Writer, ds []instrument.Dropped) {
+	for _, d := range ds {
+		if d.Reason != instrument.SkipCompile {
+			continue
+		}
+		fmt.Fprintf(w, "  dropped    %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
+	}
 }
