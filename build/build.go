@@ -11,6 +11,7 @@
 package build
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os/exec"
@@ -32,7 +33,7 @@ func Target(cfg *config.Config) instrument.Target {
 		wd = ".gofault"
 	}
 	return instrument.Target{
-		Module:     cfg.Path(cfg.Target.Module),
+		Module:     cmp.Or(cfg.Path(cfg.Target.Module), cfg.Dir),
 		Main:       cfg.Target.Main,
 		Packages:   cfg.Target.Packages,
 		BuildFlags: cfg.Target.BuildFlags,
@@ -78,23 +79,46 @@ func Plain(ctx context.Context, t instrument.Target, out string) (*instrument.Re
 // the preparation and the whole.
 func prepared(ctx context.Context, t instrument.Target, build func(*instrument.Work) (*instrument.Result, error)) (*instrument.Result, error) {
 	t0 := time.Now()
-	unlock, err := instrument.LockWorkDir(t.WorkDir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	w, err := instrument.Prepare(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	t1 := time.Now()
-	res, err := build(w)
+	var res *instrument.Result
+	var t1 time.Time
+	err := withWork(ctx, t, func(w *instrument.Work) (err error) {
+		t1 = time.Now()
+		res, err = build(w)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	res.Stats.Seconds.Prepare = t1.Sub(t0).Seconds()
 	res.Stats.Seconds.Total = time.Since(t0).Seconds()
 	return res, nil
+}
+
+// withWork locks t's work dir, prepares it and calls f with it.
+func withWork(ctx context.Context, t instrument.Target, f func(*instrument.Work) error) error {
+	unlock, err := instrument.LockWorkDir(t.WorkDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	w, err := instrument.Prepare(ctx, t)
+	if err != nil {
+		return err
+	}
+	return f(w)
+}
+
+// AnalyzeTarget prepares t's work dir (under its lock) and analyses the
+// prepared tree: exactly what Node builds, with target.version applied and
+// dependency modules read from their copies, so the catalog's positions
+// name the release under test.
+func AnalyzeTarget(ctx context.Context, t instrument.Target) (*analysis.Result, error) {
+	var res *analysis.Result
+	err := withWork(ctx, t, func(w *instrument.Work) (err error) {
+		res, err = Analyze(ctx, w)
+		return err
+	})
+	return res, err
 }
 
 // Analyze runs gofault's analysis on a prepared work tree: the target
