@@ -190,7 +190,7 @@ func TestBuildApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := BuildPlain(ctx, w, filepath.Join(tmp, "bin", "app-plain"))
+	plain, err := BuildPlain(ctx, w, filepath.Join(tmp, "bin", "app-plain"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,6 +50,9 @@ type Options struct {
 	// MaxRetries bounds the builds retried after dropping sites whose
 	// rewritten code did not compile (default 6).
 	MaxRetries int
+	// Strip links without the symbol table and DWARF (-ldflags=-s -w), for
+	// smaller binaries (bundles); stack traces keep their file:line.
+	Strip bool
 }
 
 // Result describes a build.
@@ -114,7 +117,7 @@ func (w *Work) AllBuildFlags() []string {
 // BuildPlain builds the target's main package of w into out without
 // instrumentation, with the same module versions as an instrumented build
 // (for baselines and benchmarks).
-func BuildPlain(ctx context.Context, w *Work, out string) (*Result, error) {
+func BuildPlain(ctx context.Context, w *Work, out string, opts Options) (*Result, error) {
 	t0 := time.Now()
 	bin, err := filepath.Abs(out)
 	if err != nil {
@@ -131,7 +134,7 @@ func BuildPlain(ctx context.Context, w *Work, out string) (*Result, error) {
 	if err := ov.write(filepath.Join(w.Dir, "overlay"), overlay); err != nil {
 		return nil, err
 	}
-	if err := w.build(ctx, bin, overlay, ""); err != nil {
+	if err := w.build(ctx, bin, overlay, "", opts.Strip); err != nil {
 		return nil, fmt.Errorf("build: %w", err)
 	}
 	res.Stats.Builds = 1
@@ -214,7 +217,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 		// The rewrite narrows some sites' kinds (a deferred call takes no
 		// error): hash what is built.
 		kept.Hash = kept.ComputeHash()
-		err = w.build(ctx, bin, overlay, kept.Hash)
+		err = w.build(ctx, bin, overlay, kept.Hash, opts.Strip)
 		res.Stats.Builds++
 		res.Stats.Seconds.Build += time.Since(tb).Seconds()
 		if err == nil {
@@ -294,14 +297,22 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 }
 
 // build runs go build of the main package into bin, with the overlay and
-// catalog hash if given; the error holds the compiler's output.
-func (w *Work) build(ctx context.Context, bin, overlay, hash string) error {
+// catalog hash if given, stripped if strip; the error holds the compiler's
+// output.
+func (w *Work) build(ctx context.Context, bin, overlay, hash string, strip bool) error {
 	args := append([]string{"build"}, w.AllBuildFlags()...)
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
 	}
+	var ldflags []string
+	if strip {
+		ldflags = append(ldflags, "-s", "-w")
+	}
 	if hash != "" {
-		args = append(args, "-ldflags=-X="+AgentModule+".catalogHash="+hash)
+		ldflags = append(ldflags, "-X="+AgentModule+".catalogHash="+hash)
+	}
+	if len(ldflags) > 0 {
+		args = append(args, "-ldflags="+strings.Join(ldflags, " "))
 	}
 	args = append(args, "-o", bin, w.Main)
 	_, err := w.goCmd(ctx, args...)

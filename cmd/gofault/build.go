@@ -28,6 +28,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	plain := fs.Bool("uninstrumented", false, "build the plain binary with the same module versions (for baselines)")
 	catPath := fs.String("catalog", "", "use this catalog.json instead of running the analysis (same module versions; module-cache positions are mapped to the work dir)")
 	asJSON := fs.Bool("json", false, "print the build result as JSON")
+	rebuild := fs.Bool("rebuild", false, "build afresh even when an earlier build's inputs are unchanged")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -46,9 +47,10 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		*out = cfg.Path(cfg.WorkDir + "/bin/" + name)
 	}
-	var res *instrument.Result
+	opts := build.Options{Rebuild: *rebuild}
+	var res *build.Result
 	if *plain {
-		res, err = build.Plain(ctx, build.Target(cfg), *out)
+		res, err = build.Plain(ctx, build.Target(cfg), *out, opts)
 	} else {
 		var cat *catalog.Catalog
 		if *catPath != "" {
@@ -56,7 +58,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 				return err
 			}
 		}
-		res, err = build.Node(ctx, build.Target(cfg), *out, cat)
+		res, err = build.Node(ctx, build.Target(cfg), *out, cat, opts)
 	}
 	if err != nil {
 		return err
@@ -64,18 +66,26 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, struct {
 			Binary  string               `json:"binary"`
+			Reused  bool                 `json:"reused"`
 			Catalog string               `json:"catalog,omitempty"`
 			Hash    string               `json:"catalog_hash,omitempty"`
 			Stats   instrument.Stats     `json:"stats"`
 			Dropped []instrument.Dropped `json:"dropped,omitempty"`
-		}{res.Binary, res.CatalogFile, catalogHash(res.Catalog), res.Stats, res.Dropped})
+		}{res.Binary, res.Reused, res.CatalogFile, catalogHash(res.Catalog), res.Stats, res.Dropped})
 	}
 	st := res.Stats
+	if res.Reused {
+		fmt.Fprintf(stdout, "reusing build %s (inputs unchanged; --rebuild builds afresh) in %.1fs\n", res.Binary, st.Seconds.Total)
+	}
 	if *plain {
-		fmt.Fprintf(stdout, "built %s (uninstrumented) in %.1fs\n", res.Binary, st.Seconds.Total)
+		if !res.Reused {
+			fmt.Fprintf(stdout, "built %s (uninstrumented) in %.1fs\n", res.Binary, st.Seconds.Total)
+		}
 		return nil
 	}
-	fmt.Fprintf(stdout, "built %s\n", res.Binary)
+	if !res.Reused {
+		fmt.Fprintf(stdout, "built %s\n", res.Binary)
+	}
 	fmt.Fprintf(stdout, "  catalog    %s (hash %s)\n", res.CatalogFile, res.Catalog.Hash)
 	fmt.Fprintf(stdout, "  sites      %d found, %d instrumented (%d with error branch, %d delay/crash hook only), %d skipped\n",
 		st.Sites, st.Instrumented, st.ErrorSites, st.HookOnly, st.Skipped)
@@ -87,6 +97,9 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	writeCompileDropped(stdout, res.Dropped)
 	fmt.Fprintf(stdout, "  rewritten  %d files in %d packages; %d dependency modules copied\n", st.Files, st.Packages, st.Copies)
+	if res.Reused {
+		return nil
+	}
 	fmt.Fprintf(stdout, "  seconds    prepare %.1f, analyse %.1f, instrument %.1f, build %.1f (%d go build runs), total %.1f\n",
 		st.Seconds.Prepare, st.Seconds.Analyze, st.Seconds.Instrument, st.Seconds.Build, st.Builds, st.Seconds.Total)
 	if st.PeakRSSMB > 0 {
