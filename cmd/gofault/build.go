@@ -29,6 +29,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	catPath := fs.String("catalog", "", "use this catalog.json instead of running the analysis (same module versions; module-cache positions are mapped to the work dir)")
 	asJSON := fs.Bool("json", false, "print the build result as JSON")
 	rebuild := fs.Bool("rebuild", false, "build afresh even when an earlier build's inputs are unchanged")
+	bundle := fs.String("bundle", "", "write a bundle into this dir: stripped node and workload binaries, catalog, resolved config, manifest (runs with gofault run --bundle, no Go toolchain needed)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -37,6 +38,12 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cfg.Defaults()
+	if *bundle != "" {
+		if *plain || *out != "" || *catPath != "" {
+			return fmt.Errorf("%w: --bundle builds the instrumented binaries into the bundle; drop -o, --uninstrumented and --catalog", errUsage)
+		}
+		return writeBundle(ctx, stdout, *cf, *bundle, build.Options{Rebuild: *rebuild}, *asJSON)
+	}
 	if len(cfg.Target.Packages) == 0 && !*plain {
 		return fmt.Errorf("config %s: target.packages is empty; nothing to instrument", *cf.path)
 	}
@@ -124,4 +131,50 @@ func writeCompileDropped(w io.Writer, ds []instrument.Dropped) {
 		}
 		fmt.Fprintf(w, "  dropped    %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
 	}
+}
+
+// writeBundle writes the bundle of the config cf names into dir and
+// prints what it holds.
+func writeBundle(ctx context.Context, stdout io.Writer, cf configFlags, dir string, opts build.Options, asJSON bool) error {
+	// The bundle runs campaigns: the config must be a valid one, and it is
+	// written as loaded (overrides applied, no defaults filled in).
+	cfg, err := config.Open(*cf.path, known(), cf.sets...)
+	if err != nil {
+		return err
+	}
+	raw, err := config.Load(*cf.path, cf.sets...)
+	if err != nil {
+		return err
+	}
+	res, err := build.WriteBundle(ctx, cfg, raw, dir, opts)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(stdout, struct {
+			Dir      string               `json:"dir"`
+			Manifest build.Manifest       `json:"manifest"`
+			Reused   bool                 `json:"reused"`
+			Bytes    int64                `json:"bytes"`
+			Stats    instrument.Stats     `json:"stats"`
+			Dropped  []instrument.Dropped `json:"dropped,omitempty"`
+		}{dir, res.Manifest, res.Node.Reused, res.Bytes, res.Node.Stats, res.Node.Dropped})
+	}
+	m := res.Manifest
+	how := "built"
+	if res.Node.Reused {
+		how = "reused (inputs unchanged)"
+	}
+	fmt.Fprintf(stdout, "bundle %s: %s for %s/%s, gofault %s\n", dir, strings.TrimSpace(m.Target+" "+m.TargetVersion), m.GOOS, m.GOARCH, m.Gofault)
+	fmt.Fprintf(stdout, "  node       %s (%s; %d sites, catalog %s)\n", m.Node, how, len(res.Node.Catalog.Sites), m.CatalogHash)
+	if m.Workload != "" {
+		how = "built"
+		if res.WorkloadReused {
+			how = "reused (inputs unchanged)"
+		}
+		fmt.Fprintf(stdout, "  workload   %s (%s)\n", m.Workload, how)
+	}
+	writeCompileDropped(stdout, res.Node.Dropped)
+	fmt.Fprintf(stdout, "  size       %.1f MiB; run it with: gofault run --bundle %s\n", float64(res.Bytes)/(1<<20), dir)
+	return nil
 }

@@ -31,13 +31,14 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	trials := fs.Int("trials", 0, "fault trials per campaign (default: config trials.count)")
 	parallel := fs.Int("parallel", 0, "clusters run at once (default: config trials.parallel)")
 	asJSON := fs.Bool("json", false, "print a JSON object keyed by policy")
+	bf := addBuildFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
 	}
 	if *seeds < 1 {
 		return fmt.Errorf("%w: --seeds must be at least 1", errUsage)
 	}
-	cfg, err := config.Open(*cf.path, known(), cf.sets...)
+	cfg, err := config.Open(bf.configPath(fs, cf), known(), cf.sets...)
 	if err != nil {
 		return err
 	}
@@ -55,8 +56,12 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	if *trials <= 0 {
 		*trials = cfg.Trials.Count
 	}
+	bt, err := bf.built(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	cmp, err := campaign.Compare(ctx, campaign.CompareOptions{
-		Config: cfg, Policies: names, Seeds: *seeds, Trials: *trials, Parallel: *parallel,
+		Config: cfg, Policies: names, Seeds: *seeds, Trials: *trials, Parallel: *parallel, Built: bt,
 		Progress: func(p string, seed int64) {
 			fmt.Fprintf(os.Stderr, "compare: policy %s, seed %d of %d (%d trials)\n", p, seed, *seeds, *trials)
 		},
