@@ -64,8 +64,12 @@ func BuildWith(ctx context.Context, cfg *config.Config, opts build.Options, log 
 	switch {
 	case cfg.Workload.Package != "":
 		wl := bin + "-workload"
-		if _, err := build.Workload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package, wl, opts); err != nil {
+		reused, err := build.Workload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package, wl, opts)
+		if err != nil {
 			return nil, err
+		}
+		if reused {
+			log.Info("reusing build " + wl + " (inputs unchanged)")
 		}
 		b.Workload = []string{wl}
 	case len(cfg.Workload.Command) > 0:

@@ -63,6 +63,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	sum.Seconds += bt.Seconds // built before the campaign began
 	rememberDB(sum.DB)
 	if *asJSON {
 		if err := writeJSON(stdout, sum); err != nil {
