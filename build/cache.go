@@ -32,10 +32,10 @@ import (
 //     versioned), the kind of build (node, plain, given catalog) and
 //     whether it is stripped;
 //   - the work go.mod and go.sum (the module versions);
-//   - every source file of the built and analysed packages and their
-//     dependencies outside the module cache (whose content go.sum pins):
-//     the user's files by content, the work dir's module copies, which
-//     gofault wrote itself, by size and modification time.
+//   - the content of every source file of the built and analysed
+//     packages and their dependencies outside the module cache (whose
+//     content go.sum pins): the user's files and the work dir's module
+//     copies.
 
 // keyRecord is the content of a key file: the key and what a reused build
 // returns.
@@ -142,7 +142,7 @@ func nodeKey(ctx context.Context, w *instrument.Work, t instrument.Target, kind 
 		return "", err
 	}
 	patterns := append([]string{w.Main}, w.Patterns...)
-	if err := hashSources(ctx, h, w.ModuleDir, w.Env, w.AllBuildFlags(), patterns, env.modCache, w.Dir); err != nil {
+	if err := hashSources(ctx, h, w.ModuleDir, w.Env, w.AllBuildFlags(), patterns, env.modCache); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -165,7 +165,7 @@ func workloadKey(ctx context.Context, dir, pkg string, strip bool) (string, erro
 	if err := hashFiles(h, env.goMod, strings.TrimSuffix(env.goMod, ".mod")+".sum"); err != nil {
 		return "", err
 	}
-	if err := hashSources(ctx, h, dir, environ, nil, []string{pkg}, env.modCache, ""); err != nil {
+	if err := hashSources(ctx, h, dir, environ, nil, []string{pkg}, env.modCache); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -247,10 +247,9 @@ const listFields = "Dir,Standard,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,
 
 // hashSources writes to h the source files of patterns and all their
 // dependencies that are neither in the standard library (the Go version
-// names it) nor in the module cache modCache (go.sum pins it): files under
-// copies (gofault's work dir, whose files gofault wrote) by size and
-// modification time, the others by content.
-func hashSources(ctx context.Context, h hash.Hash, dir string, env, flags, patterns []string, modCache, copies string) error {
+// names it) nor in the module cache modCache (go.sum pins it), by content:
+// for etcd that is 258 files, 1.9 MB, hashed in milliseconds.
+func hashSources(ctx context.Context, h hash.Hash, dir string, env, flags, patterns []string, modCache string) error {
 	args := append([]string{"list", "-deps", "-json=" + listFields}, flags...)
 	cmd := exec.CommandContext(ctx, "go", append(args, patterns...)...)
 	cmd.Dir, cmd.Env = dir, env
@@ -260,9 +259,6 @@ func hashSources(ctx context.Context, h hash.Hash, dir string, env, flags, patte
 	if err != nil {
 		return fmt.Errorf("build key: go list: %w\n%s", err, strings.TrimSpace(stderr.String()))
 	}
-	inside := func(path, root string) bool {
-		return root != "" && strings.HasPrefix(path, root+string(filepath.Separator))
-	}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p listedPackage
@@ -271,20 +267,12 @@ func hashSources(ctx context.Context, h hash.Hash, dir string, env, flags, patte
 		} else if err != nil {
 			return fmt.Errorf("build key: go list: %w", err)
 		}
-		if p.Standard || inside(p.Dir, modCache) {
+		if p.Standard || (modCache != "" && strings.HasPrefix(p.Dir, modCache+string(filepath.Separator))) {
 			continue
 		}
 		for _, files := range [][]string{p.GoFiles, p.CgoFiles, p.CFiles, p.CXXFiles, p.HFiles, p.SFiles, p.SysoFiles, p.EmbedFiles} {
 			for _, f := range files {
 				path := filepath.Join(p.Dir, f)
-				if inside(path, copies) {
-					fi, err := os.Stat(path)
-					if err != nil {
-						return fmt.Errorf("build key: %w", err)
-					}
-					fmt.Fprintf(h, "stat %s %d %d\n", path, fi.Size(), fi.ModTime().UnixNano())
-					continue
-				}
 				if err := hashFiles(h, path); err != nil {
 					return err
 				}
@@ -292,6 +280,3 @@ func hashSources(ctx context.Context, h hash.Hash, dir string, env, flags, patte
 		}
 	}
 }
-
-// newHash returns the hash keys are made with.
-func newHash() hash.Hash { return sha256.New() }

@@ -115,35 +115,6 @@ func TestNodeKey(t *testing.T) {
 	}
 }
 
-// TestNodeKeyCopies checks that a module copy in the work dir counts by
-// size and modification time.
-func TestNodeKeyCopies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	ctx := context.Background()
-	tg := writeModule(t)
-	w, err := instrument.Prepare(ctx, tg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Pretend p is a copy: hash it as if it lay in the work dir.
-	h1, h2 := newHash(), newHash()
-	if err := hashSources(ctx, h1, w.ModuleDir, w.Env, w.AllBuildFlags(), []string{"."}, "", tg.Module); err != nil {
-		t.Fatal(err)
-	}
-	later := time.Now().Add(time.Hour)
-	if err := os.Chtimes(filepath.Join(tg.Module, "p", "p.go"), later, later); err != nil {
-		t.Fatal(err)
-	}
-	if err := hashSources(ctx, h2, w.ModuleDir, w.Env, w.AllBuildFlags(), []string{"."}, "", tg.Module); err != nil {
-		t.Fatal(err)
-	}
-	if string(h1.Sum(nil)) == string(h2.Sum(nil)) {
-		t.Error("touching a copied file did not change the hash")
-	}
-}
-
 // copyMinikv copies examples/minikv to a temp dir, with its replace
 // directives made absolute, and returns the copy.
 func copyMinikv(t *testing.T) string {
