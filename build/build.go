@@ -113,7 +113,7 @@ func prepared(ctx context.Context, t instrument.Target, out, kind string, opts O
 		t1 = time.Now()
 		key, err := nodeKey(ctx, w, t, kind, opts.Strip)
 		if err != nil {
-			slog.Debug("no build key; building", "err", err)
+			slog.Warn("cannot key the build; building afresh", "err", err)
 		}
 		if key != "" && !opts.Rebuild {
 			if r, ok := reuse(out, key); ok {
@@ -194,7 +194,7 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 func Workload(ctx context.Context, dir, pkg, out string, opts Options) (reused bool, err error) {
 	key, err := workloadKey(ctx, dir, pkg, opts.Strip)
 	if err != nil {
-		slog.Debug("no workload key; building", "err", err)
+		slog.Warn("cannot key the workload build; building afresh", "err", err)
 	}
 	if key != "" && !opts.Rebuild {
 		if _, ok := reuse(out, key); ok {
