@@ -6,8 +6,10 @@
 //	instrument.Build(work, catalog)     → the binary, its catalog, the IDs dropped
 //
 // under one lock on the work dir, plus the plain (uninstrumented) build and
-// the workload program. It maps gofault.yaml to the instrumenter's own
-// input (Target); the stages it calls know nothing of the config.
+// the workload program. A build whose inputs are unchanged is reused (see
+// cache.go), and bundles carry builds to machines without a Go toolchain
+// (bundle.go). It maps gofault.yaml to the instrumenter's own input
+// (Target); the stages it calls know nothing of the config.
 package build
 
 import (
