@@ -6,13 +6,17 @@
 //	instrument.Build(work, catalog)     → the binary, its catalog, the IDs dropped
 //
 // under one lock on the work dir, plus the plain (uninstrumented) build and
-// the workload program. It maps gofault.yaml to the instrumenter's own
-// input (Target); the stages it calls know nothing of the config.
+// the workload program. A build whose inputs are unchanged is reused (see
+// cache.go), and bundles carry builds to machines without a Go toolchain
+// (bundle.go). It maps gofault.yaml to the instrumenter's own input
+// (Target); the stages it calls know nothing of the config.
 package build
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"os/exec"
 	"path/filepath"
 	"time"
@@ -32,7 +36,7 @@ func Target(cfg *config.Config) instrument.Target {
 		wd = ".gofault"
 	}
 	return instrument.Target{
-		Module:     cfg.Path(cfg.Target.Module),
+		Module:     cmp.Or(cfg.Path(cfg.Target.Module), cfg.Dir),
 		Main:       cfg.Target.Main,
 		Packages:   cfg.Target.Packages,
 		BuildFlags: cfg.Target.BuildFlags,
@@ -42,13 +46,38 @@ func Target(cfg *config.Config) instrument.Target {
 	}
 }
 
+// Options tune Node, Plain and Workload.
+type Options struct {
+	// Rebuild builds afresh even when the binary of an earlier build
+	// with the same inputs (its key file) is there.
+	Rebuild bool
+	// Strip links without the symbol table and DWARF (-ldflags=-s -w),
+	// for bundles.
+	Strip bool
+}
+
+// Result is a build's outcome.
+type Result struct {
+	*instrument.Result
+	// Reused is set when the binary of an earlier build with the same
+	// inputs was reused: no analysis and no go build ran.
+	Reused bool
+	// Key identifies the build's inputs (see KeyFile).
+	Key string
+}
+
 // Node builds the instrumented node binary of t into out: it prepares the
 // work dir, analyses the prepared tree (unless cat is given: a catalog
 // saved earlier for the same module versions, whose module-cache positions
-// are mapped to the work dir) and instruments and builds. The result's
-// Stats cover every phase.
-func Node(ctx context.Context, t instrument.Target, out string, cat *catalog.Catalog) (*instrument.Result, error) {
-	return prepared(ctx, t, func(w *instrument.Work) (*instrument.Result, error) {
+// are mapped to the work dir) and instruments and builds. An earlier build
+// into out whose inputs (see nodeKey) are unchanged is reused unless
+// opts.Rebuild. The result's Stats cover every phase.
+func Node(ctx context.Context, t instrument.Target, out string, cat *catalog.Catalog, opts Options) (*Result, error) {
+	kind := "node"
+	if cat != nil {
+		kind += " catalog " + cat.Hash
+	}
+	return prepared(ctx, t, out, kind, opts, func(w *instrument.Work) (*instrument.Result, error) {
 		t0 := time.Now()
 		if cat == nil {
 			res, err := Analyze(ctx, w)
@@ -58,7 +87,7 @@ func Node(ctx context.Context, t instrument.Target, out string, cat *catalog.Cat
 			cat = res.Catalog
 		}
 		analysed := time.Since(t0).Seconds()
-		res, err := instrument.Build(ctx, w, cat, out, instrument.Options{})
+		res, err := instrument.Build(ctx, w, cat, out, instrument.Options{Strip: opts.Strip})
 		if err == nil {
 			res.Stats.Seconds.Analyze = analysed
 		}
@@ -67,34 +96,84 @@ func Node(ctx context.Context, t instrument.Target, out string, cat *catalog.Cat
 }
 
 // Plain builds t's main package into out without instrumentation, with the
-// same module versions as Node (for baselines and benchmarks).
-func Plain(ctx context.Context, t instrument.Target, out string) (*instrument.Result, error) {
-	return prepared(ctx, t, func(w *instrument.Work) (*instrument.Result, error) {
-		return instrument.BuildPlain(ctx, w, out)
+// same module versions as Node (for baselines and benchmarks), reusing an
+// earlier build of the same inputs like Node.
+func Plain(ctx context.Context, t instrument.Target, out string, opts Options) (*Result, error) {
+	return prepared(ctx, t, out, "plain", opts, func(w *instrument.Work) (*instrument.Result, error) {
+		return instrument.BuildPlain(ctx, w, out, instrument.Options{Strip: opts.Strip})
 	})
 }
 
-// prepared locks t's work dir, prepares it and runs build on it, timing
-// the preparation and the whole.
-func prepared(ctx context.Context, t instrument.Target, build func(*instrument.Work) (*instrument.Result, error)) (*instrument.Result, error) {
+// prepared locks t's work dir, prepares it and runs build on it unless the
+// build recorded in out's key file has the same inputs, timing the
+// preparation and the whole.
+func prepared(ctx context.Context, t instrument.Target, out, kind string, opts Options, build func(*instrument.Work) (*instrument.Result, error)) (*Result, error) {
 	t0 := time.Now()
-	unlock, err := instrument.LockWorkDir(t.WorkDir)
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
-	w, err := instrument.Prepare(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	t1 := time.Now()
-	res, err := build(w)
+	var res *Result
+	var t1 time.Time
+	err := withWork(ctx, t, func(w *instrument.Work) (err error) {
+		t1 = time.Now()
+		key, err := nodeKey(ctx, w, t, kind, opts.Strip)
+		if err != nil {
+			slog.Warn("cannot key the build; building afresh", "err", err)
+		}
+		if key != "" && !opts.Rebuild {
+			if r, ok := reuse(out, key); ok {
+				r.Work = w
+				res = &Result{Result: r, Reused: true, Key: key}
+				return nil
+			}
+		}
+		if err := forget(out); err != nil {
+			return err
+		}
+		r, err := build(w)
+		if err != nil {
+			return err
+		}
+		res = &Result{Result: r, Key: key}
+		if key != "" {
+			return record(r, key)
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	res.Stats.Seconds.Prepare = t1.Sub(t0).Seconds()
 	res.Stats.Seconds.Total = time.Since(t0).Seconds()
+	if res.Reused {
+		res.Stats.Seconds.Analyze, res.Stats.Seconds.Instrument, res.Stats.Seconds.Build = 0, 0, 0
+		res.Stats.Builds = 0
+	}
 	return res, nil
+}
+
+// withWork locks t's work dir, prepares it and calls f with it.
+func withWork(ctx context.Context, t instrument.Target, f func(*instrument.Work) error) error {
+	unlock, err := instrument.LockWorkDir(t.WorkDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	w, err := instrument.Prepare(ctx, t)
+	if err != nil {
+		return err
+	}
+	return f(w)
+}
+
+// AnalyzeTarget prepares t's work dir (under its lock) and analyses the
+// prepared tree: exactly what Node builds, with target.version applied and
+// dependency modules read from their copies, so the catalog's positions
+// name the release under test.
+func AnalyzeTarget(ctx context.Context, t instrument.Target) (*analysis.Result, error) {
+	var res *analysis.Result
+	err := withWork(ctx, t, func(w *instrument.Work) (err error) {
+		res, err = Analyze(ctx, w)
+		return err
+	})
+	return res, err
 }
 
 // Analyze runs gofault's analysis on a prepared work tree: the target
@@ -110,12 +189,38 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 }
 
 // Workload builds the Go main package pkg of the module in dir into out
-// with the module's own go.mod (the workload is not instrumented).
-func Workload(ctx context.Context, dir, pkg, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
+// with the module's own go.mod (the workload is not instrumented). An
+// earlier build into out whose inputs (the sources of pkg and its
+// dependencies outside the module cache, go.mod, go.sum, the Go version)
+// are unchanged is reused unless opts.Rebuild; reused reports it.
+func Workload(ctx context.Context, dir, pkg, out string, opts Options) (reused bool, err error) {
+	key, err := workloadKey(ctx, dir, pkg, opts.Strip)
+	if err != nil {
+		slog.Warn("cannot key the workload build; building afresh", "err", err)
+	}
+	if key != "" && !opts.Rebuild {
+		if _, ok := reuse(out, key); ok {
+			return true, nil
+		}
+	}
+	if err := forget(out); err != nil {
+		return false, err
+	}
+	args := []string{"build"}
+	if opts.Strip {
+		args = append(args, "-ldflags=-s -w")
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, "-o", out, pkg)...)
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build workload %s: %w\n%s", pkg, err, b)
+		return false, fmt.Errorf("build workload %s: %w\n%s", pkg, err, b)
 	}
-	return nil
+	if key == "" {
+		return false, nil
+	}
+	bin, err := filepath.Abs(out)
+	if err != nil {
+		return false, fmt.Errorf("workload: %w", err)
+	}
+	return false, record(&instrument.Result{Binary: bin}, key)
 }

@@ -26,6 +26,8 @@ type CompareOptions struct {
 	Logger   *slog.Logger
 	// Progress, if set, is called before each campaign.
 	Progress func(policy string, seed int64)
+	// Built, if set, is used instead of building the target.
+	Built *Built
 }
 
 // PolicyResult is one policy's side of a comparison. A finding is named by
@@ -68,9 +70,12 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	bt, err := Build(ctx, cfg, log)
-	if err != nil {
-		return nil, err
+	bt := opts.Built
+	if bt == nil {
+		var err error
+		if bt, err = Build(ctx, cfg, log); err != nil {
+			return nil, err
+		}
 	}
 	// One fault-free campaign teaches the log baseline every run shares.
 	none := *cfg

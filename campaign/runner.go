@@ -42,21 +42,34 @@ type Built struct {
 	Seconds  float64
 }
 
-// Build builds the instrumented node binary and the workload of cfg.
+// Build builds the instrumented node binary and the workload of cfg,
+// reusing earlier builds whose inputs are unchanged.
 func Build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Built, error) {
+	return BuildWith(ctx, cfg, build.Options{}, log)
+}
+
+// BuildWith is Build with options: opts.Rebuild builds afresh.
+func BuildWith(ctx context.Context, cfg *config.Config, opts build.Options, log *slog.Logger) (*Built, error) {
 	start := time.Now()
 	bin := filepath.Join(cfg.Path(cfg.WorkDir), "bin", cfg.Name)
 	log.Info("building instrumented target", "config", cfg.Name)
-	res, err := build.Node(ctx, build.Target(cfg), bin, nil)
+	res, err := build.Node(ctx, build.Target(cfg), bin, nil, opts)
 	if err != nil {
 		return nil, fmt.Errorf("build target: %w", err)
+	}
+	if res.Reused {
+		log.Info("reusing build "+res.Binary+" (inputs unchanged)", "sites", len(res.Catalog.Sites))
 	}
 	b := &Built{Binary: res.Binary, Catalog: res.Catalog}
 	switch {
 	case cfg.Workload.Package != "":
 		wl := bin + "-workload"
-		if err := build.Workload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package, wl); err != nil {
+		reused, err := build.Workload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package, wl, opts)
+		if err != nil {
 			return nil, err
+		}
+		if reused {
+			log.Info("reusing build " + wl + " (inputs unchanged)")
 		}
 		b.Workload = []string{wl}
 	case len(cfg.Workload.Command) > 0:

@@ -190,7 +190,7 @@ func TestBuildApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := BuildPlain(ctx, w, filepath.Join(tmp, "bin", "app-plain"))
+	plain, err := BuildPlain(ctx, w, filepath.Join(tmp, "bin", "app-plain"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,6 +203,18 @@ func TestBuildApp(t *testing.T) {
 	// delay sites in semver and the deferred f.Close() are hook-only.
 	if st.Skipped != 1 || st.SkipReasons[SkipCompile] != 1 || st.Builds != 2 {
 		t.Errorf("skipped %v after %d builds, want one compile error after 2", st.SkipReasons, st.Builds)
+	}
+	// The dropped site is named with its position and the compiler's error,
+	// in the result and in the work dir.
+	onDisk, err := LoadDropped(DroppedFile(res.Work.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ds := range [][]Dropped{res.Dropped, onDisk} {
+		if len(ds) != 1 || ds[0].Reason != SkipCompile || ds[0].Line == 0 || len(ds[0].Errors) == 0 ||
+			!strings.Contains(ds[0].Errors[0], "ErrNoSuchThing") || !strings.Contains(ds[0].Errors[0], ".go:") {
+			t.Errorf("dropped = %+v, want the os.ReadDir site with the compiler's error", ds)
+		}
 	}
 	if st.HookOnly != semverSites+1 || semverSites == 0 || st.Copies != 1 || st.Packages != 2 {
 		t.Errorf("hook-only %d, copies %d, packages %d; want %d, 1, 2", st.HookOnly, st.Copies, st.Packages, semverSites+1)

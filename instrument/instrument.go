@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ type Options struct {
 	// MaxRetries bounds the builds retried after dropping sites whose
 	// rewritten code did not compile (default 6).
 	MaxRetries int
+	// Strip links without the symbol table and DWARF (-ldflags=-s -w), for
+	// smaller binaries (bundles); stack traces keep their file:line.
+	Strip bool
 }
 
 // Result describes a build.
@@ -63,6 +67,10 @@ type Result struct {
 	// Skipped maps the ID of every site, state and timeout point of the
 	// analysis catalog that is not in the binary to the reason (Skip*).
 	Skipped map[string]string
+	// Dropped lists the same IDs with their positions, sorted by ID; those
+	// dropped for a compile error carry the compiler's messages. Build also
+	// writes it to <work>/dropped.json (DroppedFile).
+	Dropped []Dropped
 	// Work is the prepared work directory.
 	Work  *Work
 	Stats Stats
@@ -109,7 +117,7 @@ func (w *Work) AllBuildFlags() []string {
 // BuildPlain builds the target's main package of w into out without
 // instrumentation, with the same module versions as an instrumented build
 // (for baselines and benchmarks).
-func BuildPlain(ctx context.Context, w *Work, out string) (*Result, error) {
+func BuildPlain(ctx context.Context, w *Work, out string, opts Options) (*Result, error) {
 	t0 := time.Now()
 	bin, err := filepath.Abs(out)
 	if err != nil {
@@ -126,7 +134,7 @@ func BuildPlain(ctx context.Context, w *Work, out string) (*Result, error) {
 	if err := ov.write(filepath.Join(w.Dir, "overlay"), overlay); err != nil {
 		return nil, err
 	}
-	if err := w.build(ctx, bin, overlay, ""); err != nil {
+	if err := w.build(ctx, bin, overlay, "", opts.Strip); err != nil {
 		return nil, fmt.Errorf("build: %w", err)
 	}
 	res.Stats.Builds = 1
@@ -171,7 +179,8 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 		return nil, err
 	}
 	res.Stats.Seconds.Instrument += time.Since(t0).Seconds()
-	skipped := res.Skipped // ID -> reason
+	skipped := res.Skipped               // ID -> reason
+	compileErrs := map[string][]string{} // ID -> the compiler's messages
 	without := func() *catalog.Catalog {
 		ids := make(map[string]bool, len(skipped))
 		for id := range skipped {
@@ -208,7 +217,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 		// The rewrite narrows some sites' kinds (a deferred call takes no
 		// error): hash what is built.
 		kept.Hash = kept.ComputeHash()
-		err = w.build(ctx, bin, overlay, kept.Hash)
+		err = w.build(ctx, bin, overlay, kept.Hash, opts.Strip)
 		res.Stats.Builds++
 		res.Stats.Seconds.Build += time.Since(tb).Seconds()
 		if err == nil {
@@ -227,16 +236,21 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 		if len(bad) == 0 || attempt >= opts.MaxRetries {
 			return nil, fmt.Errorf("build: %w", err)
 		}
-		slog.Warn("rewritten sites did not compile; dropping them and rebuilding", "sites", len(bad))
-		for _, id := range bad {
+		for _, id := range sortedKeys(bad) {
 			skipped[id] = SkipCompile
-			slog.Debug("dropped site", "id", id)
+			compileErrs[id] = bad[id]
+			slog.Warn("rewritten code did not compile; dropping it", "id", id, "error", strings.Join(bad[id], "; "))
 		}
+		slog.Warn("rebuilding without the dropped sites", "dropped", len(bad))
 	}
 	for _, r := range skipped {
 		res.Stats.SkipReasons[r]++
 	}
 	res.Stats.Skipped = len(skipped)
+	res.Dropped = dropped(cat, skipped, compileErrs)
+	if err := writeDropped(DroppedFile(w.Dir), res.Dropped); err != nil {
+		return nil, err
+	}
 	res.CatalogFile = filepath.Join(filepath.Dir(bin), "catalog.json")
 	if err := res.Catalog.Save(res.CatalogFile); err != nil {
 		return nil, err
@@ -283,14 +297,22 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 }
 
 // build runs go build of the main package into bin, with the overlay and
-// catalog hash if given; the error holds the compiler's output.
-func (w *Work) build(ctx context.Context, bin, overlay, hash string) error {
+// catalog hash if given, stripped if strip; the error holds the compiler's
+// output.
+func (w *Work) build(ctx context.Context, bin, overlay, hash string, strip bool) error {
 	args := append([]string{"build"}, w.AllBuildFlags()...)
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
 	}
+	var ldflags []string
+	if strip {
+		ldflags = append(ldflags, "-s", "-w")
+	}
 	if hash != "" {
-		args = append(args, "-ldflags=-X="+AgentModule+".catalogHash="+hash)
+		ldflags = append(ldflags, "-X="+AgentModule+".catalogHash="+hash)
+	}
+	if len(ldflags) > 0 {
+		args = append(args, "-ldflags="+strings.Join(ldflags, " "))
 	}
 	args = append(args, "-o", bin, w.Main)
 	_, err := w.goCmd(ctx, args...)
@@ -614,11 +636,11 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-var errLine = regexp.MustCompile(`(?m)^(\S+\.go):(\d+)(?::\d+)?: `)
+var errLine = regexp.MustCompile(`(?m)^(\S+\.go):(\d+)(?::\d+)?: .*$`)
 
 // blame maps compiler errors in build output to the IDs of the sites whose
-// rewritten code they lie in.
-func (ov *overlaySet) blame(w *Work, out string) []string {
+// rewritten code they lie in, each with its error lines (file:line: message).
+func (ov *overlaySet) blame(w *Work, out string) map[string][]string {
 	type span struct {
 		id         string
 		start, end int
@@ -658,7 +680,7 @@ func (ov *overlaySet) blame(w *Work, out string) []string {
 	for target, file := range ov.written {
 		byName[file] = append(byName[file], byName[target]...)
 	}
-	bad := map[string]bool{}
+	bad := map[string][]string{}
 	for _, m := range errLine.FindAllStringSubmatch(out, -1) {
 		file := m[1]
 		if !filepath.IsAbs(file) {
@@ -666,12 +688,12 @@ func (ov *overlaySet) blame(w *Work, out string) []string {
 		}
 		line, _ := strconv.Atoi(m[2])
 		for _, sp := range byName[filepath.Clean(file)] {
-			if sp.id != "" && sp.start <= line && line <= sp.end {
-				bad[sp.id] = true
+			if sp.id != "" && sp.start <= line && line <= sp.end && !slices.Contains(bad[sp.id], m[0]) {
+				bad[sp.id] = append(bad[sp.id], m[0])
 			}
 		}
 	}
-	return sortedKeys(bad)
+	return bad
 }
 
 // peakRSSMB returns the process's peak resident set size in MiB (Linux).

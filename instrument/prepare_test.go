@@ -78,17 +78,23 @@ func TestBlame(t *testing.T) {
 	w := &Work{ModuleDir: "/src"}
 	tests := []struct {
 		out  string
-		want string
+		want string // id=message|message ...
 	}{
-		{"# m/p\n/cache/m@v1/p/p.go:11:3: cannot use x\n", "a"},
+		{"# m/p\n/cache/m@v1/p/p.go:11:3: cannot use x\n", "a=/cache/m@v1/p/p.go:11:3: cannot use x"},
 		{"/cache/m@v1/p/p.go:13:3: not a site line\n", ""},
-		{"/work/overlay/0003_gofault_errors.go:9:10: undefined: fs.X\n", "b"},
-		{"q/q.go:5:9: wrong\n/cache/m@v1/p/p.go:10:1: x\n", "a c"},
+		{"/work/overlay/0003_gofault_errors.go:9:10: undefined: fs.X\n", "b=/work/overlay/0003_gofault_errors.go:9:10: undefined: fs.X"},
+		{"q/q.go:5:9: wrong\n/cache/m@v1/p/p.go:10:1: x\n/cache/m@v1/p/p.go:12: y\n",
+			"a=/cache/m@v1/p/p.go:10:1: x|/cache/m@v1/p/p.go:12: y c=q/q.go:5:9: wrong"},
 		{"go: updates to go.mod needed\n", ""},
 	}
 	for _, tt := range tests {
-		if got := strings.Join(ov.blame(w, tt.out), " "); got != tt.want {
-			t.Errorf("blame(%q) = %q, want %q", tt.out, got, tt.want)
+		bad := ov.blame(w, tt.out)
+		var got []string
+		for _, id := range sortedKeys(bad) {
+			got = append(got, id+"="+strings.Join(bad[id], "|"))
+		}
+		if g := strings.Join(got, " "); g != tt.want {
+			t.Errorf("blame(%q) = %q, want %q", tt.out, g, tt.want)
 		}
 	}
 }

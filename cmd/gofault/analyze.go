@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 )
@@ -39,15 +40,10 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(cfg.Target.Packages) == 0 {
 		return fmt.Errorf("config %s: target.packages is empty; nothing to analyse", *cf.path)
 	}
-	dir := cfg.Path(cfg.Target.Module)
-	if dir == "" {
-		dir = cfg.Dir
-	}
-	res, err := analysis.Run(ctx, analysis.Options{
-		Dir:        dir,
-		Patterns:   cfg.Target.Packages,
-		BuildFlags: cfg.Target.BuildFlags,
-	})
+	cfg.Defaults()
+	// The tree build compiles: target.version applied, dependency modules
+	// read from the work dir's copies.
+	res, err := build.AnalyzeTarget(ctx, build.Target(cfg))
 	if err != nil {
 		return err
 	}

@@ -80,3 +80,31 @@ func TestAnalyzeUsage(t *testing.T) {
 		t.Errorf("exit %d, want 2 for a stray argument", code)
 	}
 }
+
+// TestAnalyzeVersion checks that analyze reads the tree build compiles:
+// with target.version set, every site of a versioned dependency module is
+// at that version, not at the one go.mod pins.
+func TestAnalyzeVersion(t *testing.T) {
+	if testing.Short() {
+		t.Skip("prepares a work dir with go get")
+	}
+	app, err := filepath.Abs(filepath.Join("..", "..", "instrument", "testdata", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "gofault.yaml")
+	yaml := "name: app\ntarget:\n  module: " + app + "\n  main: ./cmd/app\n  packages: [golang.org/x/mod/zip]\n  versioned: [golang.org/x/mod]\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, version := range []string{"v0.41.0", "v0.42.0"} { // go.mod pins v0.42.0
+		var out, errOut bytes.Buffer
+		if code := run([]string{"analyze", "--config", cfg, "--sites", "--set", "target.version=" + version}, &out, &errOut); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut.String())
+		}
+		at, other := "golang.org/x/mod@"+version+"/", "golang.org/x/mod@v0.4"
+		if !strings.Contains(out.String(), at) || strings.Count(out.String(), other) != strings.Count(out.String(), at) {
+			t.Errorf("version %s: sites not all at %s:\n%s", version, at, out.String())
+		}
+	}
+}

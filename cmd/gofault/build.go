@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
@@ -27,6 +28,8 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	plain := fs.Bool("uninstrumented", false, "build the plain binary with the same module versions (for baselines)")
 	catPath := fs.String("catalog", "", "use this catalog.json instead of running the analysis (same module versions; module-cache positions are mapped to the work dir)")
 	asJSON := fs.Bool("json", false, "print the build result as JSON")
+	rebuild := fs.Bool("rebuild", false, "build afresh even when an earlier build's inputs are unchanged")
+	bundle := fs.String("bundle", "", "write a bundle into this dir: stripped node and workload binaries, catalog, resolved config, manifest (runs with gofault run --bundle, no Go toolchain needed)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -35,6 +38,12 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cfg.Defaults()
+	if *bundle != "" {
+		if *plain || *out != "" || *catPath != "" {
+			return fmt.Errorf("%w: --bundle builds the instrumented binaries into the bundle; drop -o, --uninstrumented and --catalog", errUsage)
+		}
+		return writeBundle(ctx, stdout, *cf, *bundle, build.Options{Rebuild: *rebuild}, *asJSON)
+	}
 	if len(cfg.Target.Packages) == 0 && !*plain {
 		return fmt.Errorf("config %s: target.packages is empty; nothing to instrument", *cf.path)
 	}
@@ -45,9 +54,10 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		*out = cfg.Path(cfg.WorkDir + "/bin/" + name)
 	}
-	var res *instrument.Result
+	opts := build.Options{Rebuild: *rebuild}
+	var res *build.Result
 	if *plain {
-		res, err = build.Plain(ctx, build.Target(cfg), *out)
+		res, err = build.Plain(ctx, build.Target(cfg), *out, opts)
 	} else {
 		var cat *catalog.Catalog
 		if *catPath != "" {
@@ -55,25 +65,34 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 				return err
 			}
 		}
-		res, err = build.Node(ctx, build.Target(cfg), *out, cat)
+		res, err = build.Node(ctx, build.Target(cfg), *out, cat, opts)
 	}
 	if err != nil {
 		return err
 	}
 	if *asJSON {
 		return writeJSON(stdout, struct {
-			Binary  string           `json:"binary"`
-			Catalog string           `json:"catalog,omitempty"`
-			Hash    string           `json:"catalog_hash,omitempty"`
-			Stats   instrument.Stats `json:"stats"`
-		}{res.Binary, res.CatalogFile, catalogHash(res.Catalog), res.Stats})
+			Binary  string               `json:"binary"`
+			Reused  bool                 `json:"reused"`
+			Catalog string               `json:"catalog,omitempty"`
+			Hash    string               `json:"catalog_hash,omitempty"`
+			Stats   instrument.Stats     `json:"stats"`
+			Dropped []instrument.Dropped `json:"dropped,omitempty"`
+		}{res.Binary, res.Reused, res.CatalogFile, catalogHash(res.Catalog), res.Stats, res.Dropped})
 	}
 	st := res.Stats
+	if res.Reused {
+		fmt.Fprintf(stdout, "reusing build %s (inputs unchanged; --rebuild builds afresh) in %.1fs\n", res.Binary, st.Seconds.Total)
+	}
 	if *plain {
-		fmt.Fprintf(stdout, "built %s (uninstrumented) in %.1fs\n", res.Binary, st.Seconds.Total)
+		if !res.Reused {
+			fmt.Fprintf(stdout, "built %s (uninstrumented) in %.1fs\n", res.Binary, st.Seconds.Total)
+		}
 		return nil
 	}
-	fmt.Fprintf(stdout, "built %s\n", res.Binary)
+	if !res.Reused {
+		fmt.Fprintf(stdout, "built %s\n", res.Binary)
+	}
 	fmt.Fprintf(stdout, "  catalog    %s (hash %s)\n", res.CatalogFile, res.Catalog.Hash)
 	fmt.Fprintf(stdout, "  sites      %d found, %d instrumented (%d with error branch, %d delay/crash hook only), %d skipped\n",
 		st.Sites, st.Instrumented, st.ErrorSites, st.HookOnly, st.Skipped)
@@ -83,7 +102,11 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	if st.Skipped > 0 {
 		fmt.Fprintf(stdout, "  skipped    %s\n", st.SkipSummary())
 	}
+	writeCompileDropped(stdout, res.Dropped)
 	fmt.Fprintf(stdout, "  rewritten  %d files in %d packages; %d dependency modules copied\n", st.Files, st.Packages, st.Copies)
+	if res.Reused {
+		return nil
+	}
 	fmt.Fprintf(stdout, "  seconds    prepare %.1f, analyse %.1f, instrument %.1f, build %.1f (%d go build runs), total %.1f\n",
 		st.Seconds.Prepare, st.Seconds.Analyze, st.Seconds.Instrument, st.Seconds.Build, st.Builds, st.Seconds.Total)
 	if st.PeakRSSMB > 0 {
@@ -97,4 +120,61 @@ func catalogHash(c *catalog.Catalog) string {
 		return ""
 	}
 	return c.Hash
+}
+
+// writeCompileDropped names every site the build dropped because its
+// rewritten code did not compile, with the compiler's error.
+func writeCompileDropped(w io.Writer, ds []instrument.Dropped) {
+	for _, d := range ds {
+		if d.Reason != instrument.SkipCompile {
+			continue
+		}
+		fmt.Fprintf(w, "  dropped    %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
+	}
+}
+
+// writeBundle writes the bundle of the config cf names into dir and
+// prints what it holds.
+func writeBundle(ctx context.Context, stdout io.Writer, cf configFlags, dir string, opts build.Options, asJSON bool) error {
+	// The bundle runs campaigns: the config must be a valid one, and it is
+	// written as loaded (overrides applied, no defaults filled in).
+	cfg, err := config.Open(*cf.path, known(), cf.sets...)
+	if err != nil {
+		return err
+	}
+	raw, err := config.Load(*cf.path, cf.sets...)
+	if err != nil {
+		return err
+	}
+	res, err := build.WriteBundle(ctx, cfg, raw, dir, opts)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(stdout, struct {
+			Dir      string               `json:"dir"`
+			Manifest build.Manifest       `json:"manifest"`
+			Reused   bool                 `json:"reused"`
+			Bytes    int64                `json:"bytes"`
+			Stats    instrument.Stats     `json:"stats"`
+			Dropped  []instrument.Dropped `json:"dropped,omitempty"`
+		}{dir, res.Manifest, res.Node.Reused, res.Bytes, res.Node.Stats, res.Node.Dropped})
+	}
+	m := res.Manifest
+	how := "built"
+	if res.Node.Reused {
+		how = "reused (inputs unchanged)"
+	}
+	fmt.Fprintf(stdout, "bundle %s: %s for %s/%s, gofault %s\n", dir, strings.TrimSpace(m.Target+" "+m.TargetVersion), m.GOOS, m.GOARCH, m.Gofault)
+	fmt.Fprintf(stdout, "  node       %s (%s; %d sites, catalog %s)\n", m.Node, how, len(res.Node.Catalog.Sites), m.CatalogHash)
+	if m.Workload != "" {
+		how = "built"
+		if res.WorkloadReused {
+			how = "reused (inputs unchanged)"
+		}
+		fmt.Fprintf(stdout, "  workload   %s (%s)\n", m.Workload, how)
+	}
+	writeCompileDropped(stdout, res.Node.Dropped)
+	fmt.Fprintf(stdout, "  size       %.1f MiB; run it with: gofault run --bundle %s\n", float64(res.Bytes)/(1<<20), dir)
+	return nil
 }

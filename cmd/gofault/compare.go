@@ -31,13 +31,14 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	trials := countFlag(fs, "trials", "fault trials per campaign, at least 1 (default: config trials.count)")
 	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
 	asJSON := fs.Bool("json", false, "print a JSON object keyed by policy")
+	bf := addBuildFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
 	}
 	if *seeds == 0 {
 		*seeds = 3
 	}
-	cfg, err := config.Open(*cf.path, known(), cf.sets...)
+	cfg, err := config.Open(bf.configPath(fs, cf), known(), cf.sets...)
 	if err != nil {
 		return err
 	}
@@ -55,8 +56,12 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	if *trials == 0 {
 		*trials = count(cfg.Trials.Count)
 	}
+	bt, err := bf.built(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	cmp, err := campaign.Compare(ctx, campaign.CompareOptions{
-		Config: cfg, Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: int(*parallel),
+		Config: cfg, Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: int(*parallel), Built: bt,
 		Progress: func(p string, seed int64) {
 			fmt.Fprintf(os.Stderr, "compare: policy %s, seed %d of %d (%d trials)\n", p, seed, *seeds, *trials)
 		},

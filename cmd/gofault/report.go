@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -232,6 +231,7 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	sf := addStoreFlags(fs)
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	runs := fs.Int("runs", 1, "replay this many times and report how often the failure recurred")
+	bf := addBuildFlags(fs)
 	rest, err := parseInterleaved(fs, args)
 	if err != nil {
 		return errors.Join(errUsage, err)
@@ -242,6 +242,7 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if *runs < 1 {
 		return fmt.Errorf("%w: --runs must be at least 1 (got %d)", errUsage, *runs)
 	}
+	*sf.path = bf.configPath(fs, sf.configFlags)
 	st, err := sf.open()
 	if err != nil {
 		return err
@@ -267,7 +268,7 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := json.Unmarshal([]byte(camp.Config), &cfg); err != nil {
 		return fmt.Errorf("campaign %d: stored config: %w", camp.ID, err)
 	}
-	bt, err := campaign.Build(ctx, &cfg, slog.Default()) // once for every run
+	bt, err := bf.built(ctx, &cfg) // once for every run
 	if err != nil {
 		return err
 	}

@@ -35,13 +35,18 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
+	bf := addBuildFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *pol != "" {
 		cf.sets = append(cf.sets, "policy.name="+*pol)
 	}
-	cfg, err := config.Open(*cf.path, known(), cf.sets...)
+	cfg, err := config.Open(bf.configPath(fs, cf), known(), cf.sets...)
+	if err != nil {
+		return err
+	}
+	bt, err := bf.built(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -52,11 +57,13 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		Parallel: int(*parallel),
 		Resume:   *resume,
 		Progress: bar.update,
+		Built:    bt,
 	})
 	bar.finish()
 	if err != nil {
 		return err
 	}
+	sum.Seconds += bt.Seconds // built before the campaign began
 	rememberDB(sum.DB)
 	if *asJSON {
 		if err := writeJSON(stdout, sum); err != nil {

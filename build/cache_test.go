@@ -1,0 +1,206 @@
+package build
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/instrument"
+)
+
+// writeModule writes a small module with a main package and a library
+// package into a temp dir and returns its target.
+func writeModule(t *testing.T) instrument.Target {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":  "module example.com/k\n\ngo 1.22\n",
+		"main.go": "package main\n\nimport \"example.com/k/p\"\n\nfunc main() { p.Run() }\n",
+		"p/p.go":  "package p\n\nimport \"os\"\n\n// Run writes a file.\nfunc Run() { _ = os.WriteFile(\"x\", nil, 0o644) }\n",
+	}
+	for name, data := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return instrument.Target{Module: dir, Main: ".", Packages: []string{"example.com/k/p"}, WorkDir: filepath.Join(dir, ".gofault", "build")}
+}
+
+// TestNodeKey checks that the build key changes with every input and with
+// nothing else.
+func TestNodeKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	ctx := context.Background()
+	type input struct {
+		t     instrument.Target
+		kind  string
+		strip bool
+		env   []string
+	}
+	write := func(t *testing.T, path, data string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		change  func(t *testing.T, in *input)
+		changed bool
+	}{
+		{"nothing", func(*testing.T, *input) {}, false},
+		{"mtime of a user file", func(t *testing.T, in *input) {
+			later := time.Now().Add(time.Hour)
+			if err := os.Chtimes(filepath.Join(in.t.Module, "p", "p.go"), later, later); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"source of the main package", func(t *testing.T, in *input) {
+			write(t, filepath.Join(in.t.Module, "main.go"), "package main\n\nimport \"example.com/k/p\"\n\nfunc main() { p.Run(); p.Run() }\n")
+		}, true},
+		{"source of an analysed package", func(t *testing.T, in *input) {
+			write(t, filepath.Join(in.t.Module, "p", "p.go"), "package p\n\n// Run does nothing.\nfunc Run() {}\n")
+		}, true},
+		{"new file", func(t *testing.T, in *input) {
+			write(t, filepath.Join(in.t.Module, "p", "q.go"), "package p\n")
+		}, true},
+		{"go.mod", func(t *testing.T, in *input) {
+			write(t, filepath.Join(in.t.Module, "go.mod"), "module example.com/k\n\ngo 1.23\n")
+		}, true},
+		{"packages", func(_ *testing.T, in *input) { in.t.Packages = []string{"example.com/k/..."} }, true},
+		{"main", func(_ *testing.T, in *input) { in.t.Main = "./" }, true},
+		{"build flags", func(_ *testing.T, in *input) { in.t.BuildFlags = []string{"-tags=x"} }, true},
+		{"versioned", func(_ *testing.T, in *input) { in.t.Versioned = []string{"example.com/m"} }, true},
+		{"kind of build", func(_ *testing.T, in *input) { in.kind = "plain" }, true},
+		{"stripped", func(_ *testing.T, in *input) { in.strip = true }, true},
+		{"go settings", func(_ *testing.T, in *input) { in.env = append(in.env, "CGO_ENABLED=0") }, true},
+		{"gofault", func(t *testing.T, _ *input) {
+			old := selfHash
+			selfHash = func() (string, error) { return "another gofault", nil }
+			t.Cleanup(func() { selfHash = old })
+		}, true},
+	}
+	key := func(t *testing.T, in input) string {
+		t.Helper()
+		w, err := instrument.Prepare(ctx, in.t)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Env = append(w.Env, in.env...)
+		k, err := nodeKey(ctx, w, in.t, in.kind, in.strip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := input{t: writeModule(t), kind: "node"}
+			before := key(t, in)
+			tt.change(t, &in)
+			if after := key(t, in); (after != before) != tt.changed {
+				t.Errorf("key changed: %v, want %v", after != before, tt.changed)
+			}
+		})
+	}
+}
+
+// copyMinikv copies examples/minikv to a temp dir, with its replace
+// directives made absolute, and returns the copy.
+func copyMinikv(t *testing.T) string {
+	t.Helper()
+	src, err := filepath.Abs(filepath.Join("..", "examples", "minikv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Dir(filepath.Dir(src))
+	dst := t.TempDir()
+	err = filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			if d.Name() == ".gofault" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if rel == "go.mod" {
+			data = []byte(strings.ReplaceAll(string(data), "=> ../..", "=> "+root))
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestReuse builds minikv twice (the second build is reused), then edits
+// a source file (rebuilt), and does the same for its workload.
+func TestReuse(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	ctx := context.Background()
+	dir := copyMinikv(t)
+	tg := instrument.Target{Module: dir, Main: "./node", Packages: []string{"./server"}, WorkDir: filepath.Join(dir, ".gofault", "build")}
+	bin := filepath.Join(dir, ".gofault", "bin", "minikv")
+	wl := bin + "-workload"
+	step := func(name string, opts Options, wantReused bool) {
+		t.Helper()
+		res, err := Node(ctx, tg, bin, nil, opts)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Reused != wantReused || res.Catalog == nil || len(res.Catalog.Sites) == 0 {
+			t.Errorf("%s: reused %v with %v, want reused %v", name, res.Reused, res.Catalog, wantReused)
+		}
+		reused, err := Workload(ctx, dir, "./workload", wl, opts)
+		if err != nil {
+			t.Fatalf("%s: workload: %v", name, err)
+		}
+		if reused != wantReused {
+			t.Errorf("%s: workload reused %v, want %v", name, reused, wantReused)
+		}
+	}
+	step("first build", Options{}, false)
+	step("second build", Options{}, true)
+	step("--rebuild", Options{Rebuild: true}, false)
+	f := filepath.Join(dir, "server", "node.go")
+	data, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, append(data, "\n// edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := Node(ctx, tg, bin, nil, Options{}); err != nil || res.Reused {
+		t.Errorf("after an edit of server/node.go: reused %v, err %v; want a fresh build", res != nil && res.Reused, err)
+	}
+	wf := filepath.Join(dir, "workload", "main.go")
+	if data, err = os.ReadFile(wf); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(wf, append(data, "\n// edited\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if reused, err := Workload(ctx, dir, "./workload", wl, Options{}); err != nil || reused {
+		t.Errorf("after an edit of the workload: reused %v, err %v; want a fresh build", reused, err)
+	}
+}
