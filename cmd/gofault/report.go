@@ -12,8 +12,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
@@ -176,7 +178,13 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := report.WriteGeneric(stdout, rep.Generic); err != nil {
 		return err
 	}
-	return report.WriteFaultFree(stdout, rep.FaultFree)
+	if err := report.WriteFaultFree(stdout, rep.FaultFree); err != nil {
+		return err
+	}
+	if len(ids) == 1 {
+		writeDropped(stdout, camps, ids[0])
+	}
+	return nil
 }
 
 // loadReruns returns what the re-runs of the fault-free failures of the
@@ -203,16 +211,50 @@ func replayCommand(db, trial string) string {
 // reportOptions are the report options of campaign id's stored config
 // (checkers.generic_sites); the defaults when it cannot be read.
 func reportOptions(camps []*store.Campaign, id int64) report.Options {
-	for _, c := range camps {
-		if c.ID != id {
-			continue
-		}
-		var cfg config.Config
-		if json.Unmarshal([]byte(c.Config), &cfg) == nil {
-			return report.Options{GenericSites: cfg.Checkers.GenericSites}
-		}
+	if cfg := campaignConfig(camps, id); cfg != nil {
+		return report.Options{GenericSites: cfg.Checkers.GenericSites}
 	}
 	return report.Options{}
+}
+
+// campaignConfig returns campaign id's stored config, or nil.
+func campaignConfig(camps []*store.Campaign, id int64) *config.Config {
+	for _, c := range camps {
+		var cfg config.Config
+		if c.ID == id && json.Unmarshal([]byte(c.Config), &cfg) == nil {
+			return &cfg
+		}
+	}
+	return nil
+}
+
+// writeDropped lists the sites the build of campaign id's target dropped
+// because their rewrite did not compile (<work>/build/dropped.json): no
+// fault could strike there. Nothing when there are none or the build's
+// work dir is gone.
+func writeDropped(w io.Writer, camps []*store.Campaign, id int64) {
+	cfg := campaignConfig(camps, id)
+	if cfg == nil {
+		return
+	}
+	ds, err := instrument.LoadDropped(instrument.DroppedFile(build.Target(cfg).WorkDir))
+	if err != nil {
+		fmt.Fprintf(w, "\ndropped sites: %v\n", err)
+		return
+	}
+	var compile []instrument.Dropped
+	for _, d := range ds {
+		if d.Reason == instrument.SkipCompile {
+			compile = append(compile, d)
+		}
+	}
+	if len(compile) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ndropped sites: %d could not be instrumented (their rewrite did not compile), so no fault struck there:\n", len(compile))
+	for _, d := range compile {
+		fmt.Fprintf(w, "  %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
+	}
 }
 
 // latestCampaign returns the newest campaign that is not a replay.
