@@ -107,7 +107,9 @@ func Run(ctx context.Context, env Env, stdout io.Writer, fn func(ctx context.Con
 			t.workloadEvent(record.EvError, err.Error())
 		}
 	}()
+	t.mu.Lock()
 	t.ctx = ctx
+	t.mu.Unlock()
 	err = fn(ctx, t)
 	switch {
 	case err == nil:
@@ -213,6 +215,13 @@ func (t *T) Phase(name string, fn func(ctx context.Context) error) error {
 	return nil
 }
 
+// context returns the workload's context.
+func (t *T) context() context.Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ctx
+}
+
 func (t *T) currentPhase() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -235,9 +244,12 @@ type Client struct {
 	t    *T
 	name string
 	node string
-	// Timeout is the per-request timeout Do and DoOp apply; DefaultTimeout
-	// unless changed before use.
+	// Timeout is the per-request timeout Do, DoOp and each attempt of
+	// Setup apply; DefaultTimeout unless changed before use.
 	Timeout time.Duration
+	// SetupTimeout is how long Setup retries before it gives up;
+	// DefaultSetupTimeout when zero.
+	SetupTimeout time.Duration
 	// Definite, if set, says that a failed operation's error proves it did
 	// not take effect, so DoOp leaves it out of the history. By default
 	// every failed operation is recorded as Unknown, which is always sound.
