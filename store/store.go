@@ -165,6 +165,9 @@ CREATE TABLE blobs (
 	`ALTER TABLE injections ADD COLUMN occurrence INTEGER NOT NULL DEFAULT 0;`,
 	// 3: why a node did not come back after a crash fault.
 	`ALTER TABLE nodes ADD COLUMN restart_err TEXT NOT NULL DEFAULT '';`,
+	// 4: the hang checkers' progress bound and how it was chosen.
+	`ALTER TABLE campaigns ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN progress_how TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

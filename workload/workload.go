@@ -311,6 +311,14 @@ func (c *Client) Health(ok bool, msg string) {
 	c.emit(record.ClientEvent{Kind: kind, Msg: msg})
 }
 
+// Leader reports that the client's node says it is the cluster's leader
+// (its status call says so): a healthy event whose message is
+// record.HealthLeader. Report it from the same status call as Health, in
+// its place. A campaign measures what a normal failover costs its clients
+// by killing the node that last said so (see docs/checkers.md); without
+// such reports it kills the first node.
+func (c *Client) Leader() { c.Health(true, record.HealthLeader) }
+
 // Do runs one request fn with the client's per-request timeout and reports
 // progress ("<kind> <key>") or the error ("<kind> <key>: <err>"). A request
 // cut short because ctx itself ended (the phase or workload is over) is not

@@ -69,6 +69,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		if sum.FaultFreeFailures > 0 {
 			fmt.Fprintf(stdout, "  %d fault-free failures (no fault injected; not findings): gofault report --fault-free --db %s\n", sum.FaultFreeFailures, sum.DB)
 		}
+		if sum.ProgressHow != "" {
+			fmt.Fprintf(stdout, "  progress bound %s (%s)\n", time.Duration(sum.ProgressBound*float64(time.Second)).Round(time.Millisecond), sum.ProgressHow)
+		}
 		if sum.States > 0 {
 			fmt.Fprintf(stdout, "  %d of %d abstract states entered\n", sum.StatesEntered, sum.States)
 		}

@@ -1,0 +1,168 @@
+package campaign
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/record"
+)
+
+func TestProgressBound(t *testing.T) {
+	const floor = 3 * time.Second
+	for _, tc := range []struct {
+		name  string
+		stall time.Duration
+		ok    bool
+		want  time.Duration
+	}{
+		{"nothing measured: floor", 0, false, floor},
+		{"fast failover: floor", 400 * time.Millisecond, true, floor},
+		{"exactly half the floor", 1500 * time.Millisecond, true, floor},
+		{"slow failover: twice it", 4 * time.Second, true, 8 * time.Second},
+		{"rounded up to 100ms", 2345 * time.Millisecond, true, 4700 * time.Millisecond},
+		{"already round", 2 * time.Second, true, 4 * time.Second},
+	} {
+		if got := progressBound(tc.stall, tc.ok, floor); got != tc.want {
+			t.Errorf("%s: progressBound(%s, %v) = %s, want %s", tc.name, tc.stall, tc.ok, got, tc.want)
+		}
+	}
+}
+
+func TestPickVictim(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	nodes := []string{"n1", "n2", "n3"}
+	for _, tc := range []struct {
+		name       string
+		events     []record.ClientEvent
+		want       string
+		wantLeader bool
+	}{
+		{"no reports: first node", nil, "n1", false},
+		{"healthy but no leader report", []record.ClientEvent{
+			{Time: at(1), Client: "n2/0", Node: "n2", Kind: record.EvHealthy, Msg: "leader 8e9e05c52164694d"},
+		}, "n1", false},
+		{"the leader", []record.ClientEvent{
+			{Time: at(1), Client: "n1/0", Node: "n1", Kind: record.EvHealthy, Msg: "leader 8e9e"},
+			{Time: at(2), Client: "n3/0", Node: "n3", Kind: record.EvHealthy, Msg: record.HealthLeader},
+		}, "n3", true},
+		{"the latest leader", []record.ClientEvent{
+			{Time: at(5), Client: "n2/0", Node: "n2", Kind: record.EvHealthy, Msg: record.HealthLeader},
+			{Time: at(2), Client: "n3/0", Node: "n3", Kind: record.EvHealthy, Msg: record.HealthLeader},
+		}, "n2", true},
+		{"an unhealthy event is no leader report", []record.ClientEvent{
+			{Time: at(1), Client: "n2/0", Node: "n2", Kind: record.EvUnhealthy, Msg: record.HealthLeader},
+		}, "n1", false},
+	} {
+		got, leader := pickVictim(nodes, tc.events)
+		if got != tc.want || leader != tc.wantLeader {
+			t.Errorf("%s: pickVictim = %s, %v; want %s, %v", tc.name, got, leader, tc.want, tc.wantLeader)
+		}
+	}
+}
+
+func TestFailoverStall(t *testing.T) {
+	kill := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return kill.Add(time.Duration(ms) * time.Millisecond) }
+	prog := func(client string, ms int) record.ClientEvent {
+		return record.ClientEvent{Time: at(ms), Client: client, Node: client[:2], Kind: record.EvProgress, Msg: "put k"}
+	}
+	errEv := func(client string, ms int) record.ClientEvent {
+		return record.ClientEvent{Time: at(ms), Client: client, Node: client[:2], Kind: record.EvError, Msg: "put k: no leader"}
+	}
+	op := func(client string, ms int, unknown bool) record.ClientEvent {
+		return record.ClientEvent{Time: at(ms), Client: client, Node: client[:2], Kind: record.EvOp, Op: &record.Op{Kind: "put", Key: "k", Unknown: unknown}}
+	}
+	for _, tc := range []struct {
+		name       string
+		events     []record.ClientEvent
+		wantStall  time.Duration
+		wantClient string
+		wantOK     bool
+	}{
+		{
+			name: "longest surviving stall spans the kill",
+			events: []record.ClientEvent{
+				prog("n1/0", -2000), prog("n1/0", -10), // killed node: ignored
+				prog("n2/0", -1000), prog("n2/0", -20), errEv("n2/0", 500), prog("n2/0", 1180), prog("n2/0", 1190),
+				op("n3/0", -5, false), op("n3/0", 300, true), op("n3/0", 900, false),
+				// a workload-level event is nobody's progress
+				{Time: at(2000), Client: "workload", Kind: record.EvPhase, Msg: "mixed"},
+			},
+			wantStall: 1200 * time.Millisecond, wantClient: "n2/0", wantOK: true,
+		},
+		{
+			name: "events out of order",
+			events: []record.ClientEvent{
+				prog("n2/0", 700), prog("n2/0", -100), prog("n3/0", 50), prog("n3/0", -50),
+			},
+			wantStall: 800 * time.Millisecond, wantClient: "n2/0", wantOK: true,
+		},
+		{
+			name: "a client first seen after the kill counts from the kill",
+			events: []record.ClientEvent{
+				errEv("n2/0", 100), prog("n2/0", 900), prog("n3/0", -10), prog("n3/0", 10),
+			},
+			wantStall: 900 * time.Millisecond, wantClient: "n2/0", wantOK: true,
+		},
+		{
+			name: "a client that never progressed again",
+			events: []record.ClientEvent{
+				prog("n2/0", -10), errEv("n2/0", 900), prog("n3/0", -10), prog("n3/0", 10),
+			},
+		},
+		{
+			name:   "only the killed node's client",
+			events: []record.ClientEvent{prog("n1/0", -10), prog("n1/0", 3000)},
+		},
+	} {
+		stall, client, ok, why := failoverStall(tc.events, "n1", kill)
+		if stall != tc.wantStall || client != tc.wantClient || ok != tc.wantOK {
+			t.Errorf("%s: failoverStall = %s, %q, %v (%s); want %s, %q, %v", tc.name, stall, client, ok, why, tc.wantStall, tc.wantClient, tc.wantOK)
+		}
+		if !ok && why == "" {
+			t.Errorf("%s: no reason given", tc.name)
+		}
+	}
+}
+
+func TestProgressedNodes(t *testing.T) {
+	got := progressedNodes(map[string]time.Time{"n1/0": {}, "n1/1": {}, "n3/0": {}})
+	if len(got) != 2 || !got["n1"] || !got["n3"] {
+		t.Errorf("progressedNodes = %v", got)
+	}
+}
+
+func TestUsesProgress(t *testing.T) {
+	for _, tc := range []struct {
+		enabled []string
+		want    bool
+	}{
+		{nil, true},
+		{[]string{"crash", "hang"}, true},
+		{[]string{"gray"}, true},
+		{[]string{"crash", "log", "linearizability"}, false},
+	} {
+		if got := usesProgress(tc.enabled); got != tc.want {
+			t.Errorf("usesProgress(%v) = %v, want %v", tc.enabled, got, tc.want)
+		}
+	}
+}
+
+func TestCalibrationDescribe(t *testing.T) {
+	const floor = 3 * time.Second
+	for _, tc := range []struct {
+		c    calibration
+		want string
+	}{
+		{calibration{node: "n2", leader: true, stall: 1234 * time.Millisecond, client: "n3/0", ok: true},
+			"measured failover 1.23s × 2, floor 3s; killed n2 (the leader), longest stall on n3/0"},
+		{calibration{node: "n1", stall: time.Second, client: "n2/0", ok: true},
+			"measured failover 1s × 2, floor 3s; killed n1 (no leader reported, first node), longest stall on n2/0"},
+		{calibration{why: "cluster did not start"}, "calibration inconclusive: cluster did not start; floor 3s"},
+	} {
+		if got := tc.c.describe(floor); got != tc.want {
+			t.Errorf("describe = %q, want %q", got, tc.want)
+		}
+	}
+}
