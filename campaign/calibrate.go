@@ -312,11 +312,12 @@ func (r *runner) chooseKill(ctx context.Context, t *trialRun, stop <-chan struct
 	}
 }
 
-// nodeKilled reports whether gofault killed node in a trial.
+// nodeKilled reports whether gofault killed node in a trial: it is down
+// (Killed) or was restarted (a restart clears Killed).
 func nodeKilled(nodes []record.Node, node string) bool {
 	for _, n := range nodes {
 		if n.Name == node {
-			return n.Killed
+			return n.Killed || n.Restarts > 0
 		}
 	}
 	return false

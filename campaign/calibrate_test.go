@@ -166,3 +166,12 @@ func TestCalibrationDescribe(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeKilled(t *testing.T) {
+	nodes := []record.Node{{Name: "n1", Killed: true}, {Name: "n2", Restarts: 1}, {Name: "n3"}}
+	for node, want := range map[string]bool{"n1": true, "n2": true, "n3": false, "n4": false} {
+		if got := nodeKilled(nodes, node); got != want {
+			t.Errorf("nodeKilled(%s) = %v, want %v", node, got, want)
+		}
+	}
+}
