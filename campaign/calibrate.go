@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
@@ -179,22 +180,29 @@ func failoverStall(events []record.ClientEvent, killed string, kill time.Time) (
 	return stall, client, true, ""
 }
 
+// chooseProgress decides where the progress bound comes from, before any
+// trial: the user's checkers.progress, else the bound a resumed campaign
+// stored, else the floor when no checker uses it; measure says none of
+// these applies and a calibration trial must measure it.
+func chooseProgress(setting config.Bound, stored time.Duration, storedHow string, enabled []string) (bound time.Duration, how string, measure bool) {
+	switch {
+	case !setting.Auto():
+		return setting.Duration(), howExplicit, false
+	case stored > 0:
+		return stored, storedHow, false
+	case !usesProgress(enabled):
+		return progressFloor, "hang and gray checkers are off; floor", false
+	}
+	return 0, "", true
+}
+
 // calibrate chooses the hang and gray checkers' progress bound for the
-// session's campaign: checkers.progress when set, the bound a resumed
-// campaign already chose, or a calibration trial's measure. It records the
-// bound with the campaign and logs it.
+// session's campaign (chooseProgress), running the calibration trial when
+// it must be measured. It records the bound with the campaign and logs it.
 func (s *session) calibrate(ctx context.Context) error {
 	cfg := s.opts.Config
-	var bound time.Duration
-	var how string
-	switch {
-	case !cfg.Checkers.Progress.Auto():
-		bound, how = cfg.Checkers.Progress.Duration(), howExplicit
-	case s.camp.Progress > 0:
-		bound, how = s.camp.Progress, s.camp.ProgressHow
-	case !usesProgress(cfg.Checkers.Enabled):
-		bound, how = progressFloor, "hang and gray checkers are off; floor"
-	default:
+	bound, how, measure := chooseProgress(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled)
+	if measure {
 		c, err := s.r.calibrationTrial(ctx)
 		if ctx.Err() != nil {
 			return nil // interrupted: Run ends; a resume calibrates again

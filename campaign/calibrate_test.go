@@ -1,10 +1,14 @@
 package campaign
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
 )
 
 func TestProgressBound(t *testing.T) {
@@ -172,6 +176,64 @@ func TestNodeKilled(t *testing.T) {
 	for node, want := range map[string]bool{"n1": true, "n2": true, "n3": false, "n4": false} {
 		if got := nodeKilled(nodes, node); got != want {
 			t.Errorf("nodeKilled(%s) = %v, want %v", node, got, want)
+		}
+	}
+}
+
+func TestChooseProgress(t *testing.T) {
+	all := []string{"crash", "hang", "gray", "log"}
+	for _, tc := range []struct {
+		name        string
+		setting     config.Bound
+		stored      time.Duration
+		storedHow   string
+		enabled     []string
+		want        time.Duration
+		wantHow     string
+		wantMeasure bool
+	}{
+		{"explicit", config.Bound(2 * time.Second), 0, "", all, 2 * time.Second, howExplicit, false},
+		{"explicit wins over a stored bound", config.Bound(2 * time.Second), 5 * time.Second, "measured", all, 2 * time.Second, howExplicit, false},
+		{"auto, resumed", 0, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", all, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", false},
+		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, progressFloor, "hang and gray checkers are off; floor", false},
+		{"auto: measure", 0, 0, "", all, 0, "", true},
+		{"auto, default checkers: measure", 0, 0, "", nil, 0, "", true},
+	} {
+		got, how, measure := chooseProgress(tc.setting, tc.stored, tc.storedHow, tc.enabled)
+		if got != tc.want || how != tc.wantHow || measure != tc.wantMeasure {
+			t.Errorf("%s: chooseProgress = %s, %q, %v; want %s, %q, %v", tc.name, got, how, measure, tc.want, tc.wantHow, tc.wantMeasure)
+		}
+	}
+}
+
+func TestReplayProgress(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	measured, err := st.CreateCampaign(ctx, store.Campaign{Name: "x", Progress: 5 * time.Second, ProgressHow: "measured"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := st.CreateCampaign(ctx, store.Campaign{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		explicit bool
+		orig     int64
+		want     time.Duration
+	}{
+		{"the original campaign's bound", false, measured, 5 * time.Second},
+		{"explicit setting wins", true, measured, 2 * time.Second},
+		{"original without a bound", false, old, 2 * time.Second},
+		{"original not in the store", false, 999, 2 * time.Second},
+	} {
+		if got := replayProgress(ctx, st, tc.explicit, tc.orig, 2*time.Second); got != tc.want {
+			t.Errorf("%s: replayProgress = %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }
