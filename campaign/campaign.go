@@ -101,6 +101,10 @@ type Summary struct {
 	WorkDirBytes int64 `json:"workdir_bytes"`
 	Stopped      bool  `json:"stopped,omitempty"` // interrupted; resume with --resume
 	Exhausted    bool  `json:"exhausted,omitempty"`
+	// ProgressBound is the hang and gray checkers' bound in seconds, and
+	// ProgressHow how it was chosen (see calibrate).
+	ProgressBound float64 `json:"progress_bound_seconds"`
+	ProgressHow   string  `json:"progress_how"`
 }
 
 // Run runs a campaign: fault-free baseline trials first (so the log
@@ -113,6 +117,9 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	defer s.close()
+	if err := s.calibrate(ctx); err != nil {
+		return nil, err
+	}
 	for s.priorBaseline+s.sum.BaselineTrials < s.wantBaseline && ctx.Err() == nil {
 		tr, err := s.r.trial(ctx, s.used.next(), true)
 		if ctx.Err() != nil {
@@ -573,6 +580,7 @@ func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *reco
 		if b, err := loadBaseline(ctx, st, c); err == nil {
 			r.baseline = b
 		}
+		r.progress = replayProgress(ctx, st, !cfg.Checkers.Progress.Auto(), c, r.progress)
 	}
 	tr, err := r.trial(ctx, orig.Index, false)
 	if err != nil {

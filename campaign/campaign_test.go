@@ -45,6 +45,13 @@ func TestInterruptAndResume(t *testing.T) {
 	if procs := running(t, filepath.Join(work, "bin", cfg.Name)); len(procs) > 0 {
 		t.Fatalf("node processes left after the interrupt: %v", procs)
 	}
+	// The profile's progress bound is calibrated (a failover trial) once,
+	// when the campaign begins; the resumed run keeps it.
+	bound, how := sum.ProgressBound, sum.ProgressHow
+	t.Logf("progress bound %.1fs (%s)", bound, how)
+	if bound < check.DefaultProgress.Seconds() || how == "" || how == howExplicit {
+		t.Errorf("calibrated progress bound %.1fs (%s); want one chosen by calibration, at least the floor", bound, how)
+	}
 
 	sum, err = Run(context.Background(), Options{Config: cfg, Trials: 3, Resume: true})
 	if err != nil {
@@ -52,6 +59,9 @@ func TestInterruptAndResume(t *testing.T) {
 	}
 	if sum.Stopped || sum.Trials != 3 || sum.BaselineTrials != 1 {
 		t.Fatalf("resumed run: %+v; want 3 fault trials and the 1 baseline trial in all", sum)
+	}
+	if sum.ProgressBound != bound || sum.ProgressHow != how {
+		t.Errorf("resumed run's progress bound %.1fs (%s); want the campaign's %.1fs (%s)", sum.ProgressBound, sum.ProgressHow, bound, how)
 	}
 	st, err := store.Open(sum.DB)
 	if err != nil {

@@ -96,6 +96,10 @@ type runner struct {
 
 	bmu      sync.Mutex
 	baseline *check.Baseline
+	// progress is the hang and gray checkers' bound: checkers.progress,
+	// or what calibrate measured (check.DefaultProgress while zero). Set
+	// before any trial is judged.
+	progress time.Duration
 }
 
 func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
@@ -121,7 +125,8 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 		os.RemoveAll(filepath.Dir(sock))
 		return nil, err
 	}
-	r := &runner{cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes, keep: keep}
+	r := &runner{cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
+		progress: cfg.Checkers.Progress.Duration()}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
 	}
@@ -268,7 +273,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	tr.Verdicts, err = check.Run(ctx, &check.Input{
 		Trial:                  tr,
 		Baseline:               baseline,
-		Progress:               r.cfg.Checkers.Progress,
+		Progress:               r.progress,
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
 		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,

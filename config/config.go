@@ -105,8 +105,11 @@ type Checkers struct {
 	// Enabled lists checker names; default DefaultCheckers.
 	Enabled []string `yaml:"enabled"`
 	// Progress is how long a client may go without progress before the
-	// hang checker reports it (default 10s).
-	Progress time.Duration `yaml:"progress"`
+	// hang and gray checkers count it as stalled. Unset or "auto" (the
+	// default): measured at the start of the campaign from a failover on
+	// the target (a calibration trial kills the leader), twice the
+	// longest stall it causes and at least 3s.
+	Progress Bound `yaml:"progress"`
 	// Baseline is the number of fault-free trials the log checker learns
 	// from (default 3; -1 for none).
 	Baseline int `yaml:"baseline"`

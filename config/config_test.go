@@ -103,6 +103,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad int", "cluster:\n  nodes: many\n", []string{"line 2", "cluster.nodes", "integer"}},
 		{"bad duration", "trials:\n  timeout: 10\n", []string{"line 2", "trials.timeout", "duration"}},
 		{"list not scalar", "faults:\n  kinds: error\n", []string{"faults.kinds", "list"}},
+		{"bad bound", "checkers:\n  progress: soon\n", []string{"line 2", "checkers.progress", `"auto"`}},
 		{"not yaml", "a: [", []string{"parse yaml"}},
 		{"not a mapping", "- a\n", []string{"line 1", "want a mapping"}},
 	}
@@ -118,6 +119,39 @@ func TestParseErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestProgressBound(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		sets       []string
+		want       Bound
+	}{
+		{"unset: auto", "name: x\n", nil, 0},
+		{"auto", "checkers:\n  progress: auto\n", nil, 0},
+		{"AUTO", "checkers:\n  progress: AUTO\n", nil, 0},
+		{"explicit", "checkers:\n  progress: 3s\n", nil, Bound(3 * time.Second)},
+		{"--set a duration", "checkers:\n  progress: auto\n", []string{"checkers.progress=2500ms"}, Bound(2500 * time.Millisecond)},
+		{"--set auto", "checkers:\n  progress: 3s\n", []string{"checkers.progress=auto"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse([]byte(tt.yaml), tt.sets...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Defaults()
+			if c.Checkers.Progress != tt.want || c.Checkers.Progress.Auto() != (tt.want == 0) {
+				t.Errorf("progress = %s, want %s", c.Checkers.Progress, tt.want)
+			}
+		})
+	}
+	if s := Bound(0).String(); s != Auto {
+		t.Errorf("Bound(0) = %q", s)
+	}
+	if s := Bound(1500 * time.Millisecond).String(); s != "1.5s" {
+		t.Errorf("Bound(1.5s) = %q", s)
 	}
 }
 
@@ -180,7 +214,7 @@ func TestDefaults(t *testing.T) {
 			Shutdown: Shutdown{Signal: "SIGTERM", Grace: 5 * time.Second, Order: "parallel"},
 		},
 		Workload: Workload{Timeout: 30 * time.Second},
-		Checkers: Checkers{Enabled: DefaultCheckers, Progress: 10 * time.Second, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound, GenericSites: DefaultGenericSites, RerunFaultFree: DefaultRerunFaultFree},
+		Checkers: Checkers{Enabled: DefaultCheckers, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound, GenericSites: DefaultGenericSites, RerunFaultFree: DefaultRerunFaultFree},
 		Faults:   Faults{Kinds: []string{"error", "delay", "crash"}, Delay: 3 * time.Second},
 		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
 		Trials:   Trials{Count: 100, Parallel: 1, Timeout: 2 * time.Minute, StopAfterErrors: DefaultStopAfterErrors},

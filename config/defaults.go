@@ -15,7 +15,6 @@ const (
 	DefaultShutdownOrder   = ShutdownParallel
 	DefaultWorkloadTimeout = 30 * time.Second
 	DefaultTrialTimeout    = 2 * time.Minute
-	DefaultProgress        = 10 * time.Second
 	DefaultBaseline        = 3
 	DefaultLinearizability = 10 * time.Second
 	DefaultRecoveryBound   = 5 * time.Second
@@ -82,9 +81,6 @@ func (c *Config) Defaults() {
 	}
 	if len(c.Checkers.Enabled) == 0 {
 		c.Checkers.Enabled = slices.Clone(DefaultCheckers)
-	}
-	if c.Checkers.Progress == 0 {
-		c.Checkers.Progress = DefaultProgress
 	}
 	if c.Checkers.Baseline == 0 {
 		c.Checkers.Baseline = DefaultBaseline

@@ -12,7 +12,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	boundType    = reflect.TypeFor[Bound]()
+)
 
 // field is one YAML field of a struct.
 type field struct {
@@ -123,6 +126,8 @@ func describe(t reflect.Type) string {
 	switch {
 	case t == durationType:
 		return `a duration such as "30s" or "1m30s"`
+	case t == boundType:
+		return `a duration such as "3s", or "auto"`
 	case t.Kind() == reflect.String:
 		return "a string"
 	case t.Kind() == reflect.Bool:

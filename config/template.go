@@ -95,8 +95,10 @@ workload:
 # gray, log, linearizability, violations, replicas, recovery).
 checkers:
   # enabled: [crash, hang, gray, log, linearizability, violations, replicas, recovery]
-  # progress: how long a client may go without progress before "hang".
-  progress: 10s
+  # progress: how long a client may go without progress before "hang";
+  # auto (the default) measures a failover at the start of the campaign and
+  # takes twice its longest client stall, at least 3s.
+  progress: auto
   # baseline: fault-free trials the log checker learns from (-1: none).
   baseline: 3
   # linearizability_timeout bounds the linearizability check of a trial.

@@ -151,8 +151,8 @@ func (c *Config) Validate(known Known) error {
 	for i, n := range c.Checkers.Enabled {
 		oneOf(fmt.Sprintf("checkers.enabled[%d]", i), n, known.Checkers)
 	}
-	if c.Checkers.Progress <= 0 {
-		bad("checkers.progress", `set e.g. "progress: 10s"`, "must be positive (got %s)", c.Checkers.Progress)
+	if c.Checkers.Progress < 0 {
+		bad("checkers.progress", `set e.g. "progress: 3s", or "progress: auto" to measure it`, "must be positive (got %s)", c.Checkers.Progress.Duration())
 	}
 	if c.Checkers.Baseline < -1 {
 		bad("checkers.baseline", `set e.g. "baseline: 3", or -1 for no baseline trials`, "must be -1 or more (got %d)", c.Checkers.Baseline)

@@ -305,6 +305,13 @@ func (t *Trial) LastProgress() map[string]time.Time {
 	return maps.Clone(t.s.progress)
 }
 
+// ClientEvents returns the workload's events recorded so far.
+func (t *Trial) ClientEvents() []record.ClientEvent {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.s.client)
+}
+
 // Injections returns the injections so far.
 func (t *Trial) Injections() []record.Injection {
 	t.mu.Lock()

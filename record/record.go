@@ -99,6 +99,11 @@ const (
 	EvDigest = "digest"
 )
 
+// HealthLeader is the Msg of an EvHealthy event that says the client's node
+// is the cluster's leader (workload.Client.Leader): the node a campaign's
+// calibration trial kills to measure a failover.
+const HealthLeader = "leader"
+
 // ClientEvent is one event a workload client reported.
 type ClientEvent struct {
 	Time   time.Time `json:"time"`

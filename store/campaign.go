@@ -28,6 +28,12 @@ type Campaign struct {
 	Status     string
 	// Config is the effective config (YAML or JSON) for reports and replay.
 	Config string
+	// Progress is the progress bound the hang and gray checkers judged the
+	// campaign's trials with (zero: not chosen yet, or a campaign older
+	// than the column); ProgressHow says how it was chosen ("set by
+	// checkers.progress", "measured failover 1.2s × 2, floor 3s").
+	Progress    time.Duration
+	ProgressHow string
 }
 
 // CreateCampaign records a new campaign and returns its ID. Created defaults
@@ -40,8 +46,8 @@ func (s *Store) CreateCampaign(ctx context.Context, c Campaign) (int64, error) {
 		c.Status = StatusRunning
 	}
 	res, err := s.db.ExecContext(ctx,
-		`INSERT INTO campaigns (name, config_hash, policy, seed, created, status, config) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		c.Name, c.ConfigHash, c.Policy, c.Seed, nanos(c.Created), c.Status, c.Config)
+		`INSERT INTO campaigns (name, config_hash, policy, seed, created, status, config, progress, progress_how) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		c.Name, c.ConfigHash, c.Policy, c.Seed, nanos(c.Created), c.Status, c.Config, int64(c.Progress), c.ProgressHow)
 	if err != nil {
 		return 0, fmt.Errorf("create campaign %q: %w", c.Name, err)
 	}
@@ -52,15 +58,16 @@ func (s *Store) CreateCampaign(ctx context.Context, c Campaign) (int64, error) {
 	return id, nil
 }
 
-const campaignCols = `id, name, config_hash, policy, seed, created, status, config`
+const campaignCols = `id, name, config_hash, policy, seed, created, status, config, progress, progress_how`
 
 func scanCampaign(row interface{ Scan(...any) error }) (*Campaign, error) {
 	var c Campaign
-	var created int64
-	if err := row.Scan(&c.ID, &c.Name, &c.ConfigHash, &c.Policy, &c.Seed, &created, &c.Status, &c.Config); err != nil {
+	var created, progress int64
+	if err := row.Scan(&c.ID, &c.Name, &c.ConfigHash, &c.Policy, &c.Seed, &created, &c.Status, &c.Config, &progress, &c.ProgressHow); err != nil {
 		return nil, err
 	}
 	c.Created = fromNanos(created)
+	c.Progress = time.Duration(progress)
 	return &c, nil
 }
 
@@ -121,6 +128,19 @@ func (s *Store) SetCampaignStatus(ctx context.Context, id int64, status string) 
 	}
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return fmt.Errorf("set campaign %d status: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// SetCampaignProgress records the progress bound a campaign's trials are
+// judged with and how it was chosen.
+func (s *Store) SetCampaignProgress(ctx context.Context, id int64, bound time.Duration, how string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE campaigns SET progress = ?, progress_how = ? WHERE id = ?`, int64(bound), how, id)
+	if err != nil {
+		return fmt.Errorf("set campaign %d progress bound: %w", id, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("set campaign %d progress bound: %w", id, ErrNotFound)
 	}
 	return nil
 }

@@ -220,6 +220,9 @@ CREATE TABLE blobs (
 	`ALTER TABLE nodes ADD COLUMN restart_err TEXT NOT NULL DEFAULT '';`,
 	// 4: every failing symptom of a verdict (record.Verdict.Symptoms).
 	`ALTER TABLE verdicts ADD COLUMN symptoms TEXT NOT NULL DEFAULT '[]';`,
+	// 5: the hang checkers' progress bound and how it was chosen.
+	`ALTER TABLE campaigns ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE campaigns ADD COLUMN progress_how TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -222,8 +222,20 @@ func TestCampaigns(t *testing.T) {
 	if c.Name != "etcd" || c.Policy != "random" || c.Seed != 3 || c.Status != StatusRunning || c.Config != "name: etcd" || time.Since(c.Created) > time.Hour {
 		t.Errorf("Campaign = %+v", c)
 	}
+	if c.Progress != 0 || c.ProgressHow != "" {
+		t.Errorf("new campaign's progress bound = %s %q, want none", c.Progress, c.ProgressHow)
+	}
 	if err := s.SetCampaignStatus(ctx, a, StatusDone); err != nil {
 		t.Fatal(err)
+	}
+	if err := s.SetCampaignProgress(ctx, a, 2500*time.Millisecond, "measured failover 1.2s × 2, floor 2.5s"); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Campaign(ctx, a); err != nil || c.Progress != 2500*time.Millisecond || c.ProgressHow != "measured failover 1.2s × 2, floor 2.5s" {
+		t.Errorf("after SetCampaignProgress: %+v, %v", c, err)
+	}
+	if err := s.SetCampaignProgress(ctx, 999, time.Second, "x"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("progress of missing campaign: %v", err)
 	}
 	if err := s.SetCampaignStatus(ctx, 999, StatusDone); !errors.Is(err, ErrNotFound) {
 		t.Errorf("status of missing campaign: %v", err)
@@ -340,6 +352,44 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	if len(tr.Injections) != 1 || tr.Injections[0].SiteID != "wal.Save#0" || tr.Injections[0].Occurrence != 0 {
 		t.Errorf("injections after migration: %+v", tr.Injections)
+	}
+}
+
+// TestMigrateFromVersion3 opens a database written with schema version 3
+// (no progress bound per campaign) and reads its campaign back, then
+// records a bound.
+func TestMigrateFromVersion3(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(append([]string(nil), migrations[:3]...), "PRAGMA user_version = 3",
+		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'random', 1, '{}', 'done', 0)`,
+	) {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.Campaign(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Name != "x" || c.Progress != 0 || c.ProgressHow != "" {
+		t.Errorf("campaign after migration: %+v", c)
+	}
+	if err := s.SetCampaignProgress(ctx, 1, 3*time.Second, "set by checkers.progress"); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := s.Campaign(ctx, 1); err != nil || c.Progress != 3*time.Second || c.ProgressHow != "set by checkers.progress" {
+		t.Errorf("after SetCampaignProgress: %+v, %v", c, err)
 	}
 }
 

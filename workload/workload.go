@@ -107,7 +107,9 @@ func Run(ctx context.Context, env Env, stdout io.Writer, fn func(ctx context.Con
 			t.workloadEvent(record.EvError, err.Error())
 		}
 	}()
+	t.mu.Lock()
 	t.ctx = ctx
+	t.mu.Unlock()
 	err = fn(ctx, t)
 	switch {
 	case err == nil:
@@ -213,6 +215,13 @@ func (t *T) Phase(name string, fn func(ctx context.Context) error) error {
 	return nil
 }
 
+// context returns the workload's context.
+func (t *T) context() context.Context {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ctx
+}
+
 func (t *T) currentPhase() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -235,9 +244,12 @@ type Client struct {
 	t    *T
 	name string
 	node string
-	// Timeout is the per-request timeout Do and DoOp apply; DefaultTimeout
-	// unless changed before use.
+	// Timeout is the per-request timeout Do, DoOp and each attempt of
+	// Setup apply; DefaultTimeout unless changed before use.
 	Timeout time.Duration
+	// SetupTimeout is how long Setup retries before it gives up;
+	// DefaultSetupTimeout when zero.
+	SetupTimeout time.Duration
 	// Definite, if set, says that a failed operation's error proves it did
 	// not take effect, so DoOp leaves it out of the history. By default
 	// every failed operation is recorded as Unknown, which is always sound.
@@ -298,6 +310,14 @@ func (c *Client) Health(ok bool, msg string) {
 	}
 	c.emit(record.ClientEvent{Kind: kind, Msg: msg})
 }
+
+// Leader reports that the client's node says it is the cluster's leader
+// (its status call says so): a healthy event whose message is
+// record.HealthLeader. Report it from the same status call as Health, in
+// its place. A campaign measures what a normal failover costs its clients
+// by killing the node that last said so (see docs/checkers.md); without
+// such reports it kills the first node.
+func (c *Client) Leader() { c.Health(true, record.HealthLeader) }
 
 // Do runs one request fn with the client's per-request timeout and reports
 // progress ("<kind> <key>") or the error ("<kind> <key>: <err>"). A request

@@ -79,6 +79,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		if sum.GenericConsequences > 0 {
 			fmt.Fprintf(stdout, "  %d generic consequences of faults (new log lines after faults at many unrelated sites; informational): gofault report --generic --db %s\n", sum.GenericConsequences, sum.DB)
 		}
+		if sum.ProgressHow != "" {
+			fmt.Fprintf(stdout, "  progress bound %s (%s)\n", time.Duration(sum.ProgressBound*float64(time.Second)).Round(time.Millisecond), sum.ProgressHow)
+		}
 		if sum.States > 0 {
 			fmt.Fprintf(stdout, "  %d of %d abstract states entered\n", sum.StatesEntered, sum.States)
 		}

@@ -176,11 +176,13 @@ func (w *wl) each(fn func(c *client)) {
 }
 
 // setup connects every client, grants each a kept-alive lease with a key on
-// it, and starts the watchers from one common revision. It fails only when
-// no client could connect: a node that is down is the fault under test, and
-// its client keeps trying in the mixed phase.
+// it, and starts the watchers from one common revision. It waits for the
+// cluster with workload.Client.Setup, so the attempts that fail while the
+// cluster settles are not client errors. It fails only when no client could
+// connect: a node that is down is the fault under test, and its client
+// keeps trying in the mixed phase.
 func (w *wl) setup(ctx context.Context) error {
-	sctx, cancel := context.WithTimeout(ctx, setupBudget)
+	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var ready atomic.Int32
 	var rev atomic.Int64
@@ -192,20 +194,18 @@ func (w *wl) setup(ctx context.Context) error {
 		}
 	}()
 	w.each(func(c *client) {
-		for sctx.Err() == nil {
-			r, err := c.ready(sctx)
-			if err == nil {
-				ready.Add(1)
-				for old := rev.Load(); r > old && !rev.CompareAndSwap(old, r); old = rev.Load() {
-				}
-				// Once one node answers, the others get a short grace:
-				// a node that is down is the fault under test, not a
-				// reason to delay the trial.
-				once.Do(func() { grace = time.AfterFunc(setupGrace, cancel) })
-				return
-			}
-			sleep(sctx, 200*time.Millisecond)
+		c.wc.SetupTimeout = setupBudget
+		r, err := c.waitReady(sctx)
+		if err != nil {
+			return
 		}
+		ready.Add(1)
+		for old := rev.Load(); r > old && !rev.CompareAndSwap(old, r); old = rev.Load() {
+		}
+		// Once one node answers, the others get a short grace: a node
+		// that is down is the fault under test, not a reason to delay
+		// the trial.
+		once.Do(func() { grace = time.AfterFunc(setupGrace, cancel) })
 	})
 	if ready.Load() == 0 {
 		if err := ctx.Err(); err != nil {
@@ -363,22 +363,42 @@ func (c *client) close() {
 	}
 }
 
-// ready connects and reads the KV prefix once, returning the revision.
+// ready connects and reads the KV prefix once, returning the revision; a
+// failure is a client error (the mixed phase's retries of a node that was
+// down at setup).
 func (c *client) ready(ctx context.Context) (int64, error) {
 	var rev int64
-	err := c.wc.Do(ctx, "connect", "", func(ctx context.Context) error {
-		if err := c.connect(); err != nil {
-			return err
-		}
-		resp, err := c.cli.Get(ctx, kvPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
-		if err != nil {
-			return err
-		}
-		rev = resp.Header.Revision
-		return nil
+	err := c.wc.Do(ctx, "connect", "", func(ctx context.Context) (err error) {
+		rev, err = c.readOnce(ctx)
+		return err
 	})
 	c.isReady = err == nil
 	return rev, err
+}
+
+// waitReady is ready for the setup phase: it retries until the node
+// answers, and only giving up is a client error.
+func (c *client) waitReady(ctx context.Context) (int64, error) {
+	var rev int64
+	err := c.wc.Setup(ctx, "connect", func(ctx context.Context) (err error) {
+		rev, err = c.readOnce(ctx)
+		return err
+	})
+	c.isReady = err == nil
+	return rev, err
+}
+
+// readOnce connects and reads the KV prefix's count, returning the
+// revision.
+func (c *client) readOnce(ctx context.Context) (int64, error) {
+	if err := c.connect(); err != nil {
+		return 0, err
+	}
+	resp, err := c.cli.Get(ctx, kvPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil {
+		return 0, err
+	}
+	return resp.Header.Revision, nil
 }
 
 // grantLease grants the client's long-lived lease, puts its key on it and
@@ -654,6 +674,8 @@ func (c *client) reportHealth(ctx context.Context) {
 		c.wc.Health(false, "no leader")
 	case len(resp.Errors) > 0:
 		c.wc.Health(false, fmt.Sprintf("errors: %v", resp.Errors))
+	case resp.Header != nil && resp.Leader == resp.Header.MemberId:
+		c.wc.Leader() // the calibration trial kills this member
 	default:
 		c.wc.Health(true, fmt.Sprintf("leader %x", resp.Leader))
 	}

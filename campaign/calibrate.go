@@ -1,0 +1,346 @@
+package campaign
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
+	"github.com/gofault/gofault/workload"
+)
+
+// Calibrating the progress bound (checkers.progress: auto).
+//
+// A normal leader failover stalls every client until a new leader is
+// elected; on a system with a long election timeout that takes longer
+// than a fixed bound, and a crash fault would be reported as a hang. So,
+// unless checkers.progress is set, a campaign begins with one calibration
+// trial: a fault-free trial in which the campaign itself kills the node
+// whose client last said it is the leader (workload.Client.Leader; the
+// first node when none did), half a second after every node's client made
+// progress, and restarts it like a crash fault. The longest stall of a
+// client of any other node over the kill — from its last progress before
+// to its first after, as the hang checker measures it — is the failover,
+// and the bound is progressBound of it.
+//
+// The calibration trial is not a trial of the campaign: it is not stored,
+// not judged and teaches the log baseline nothing (its logs hold a crash's
+// consequences); its logs stay in <workdir>/trials/<campaign>-calibrate.
+
+const (
+	// progressFloor is the least calibrated bound.
+	progressFloor = check.DefaultProgress
+	// progressFactor is the margin of the bound over the measured failover.
+	progressFactor = 2
+	// calibrateSettle is how long after every node's client made progress
+	// the calibration trial kills its node: the workload is then in its
+	// main phase and has had time to report a leader.
+	calibrateSettle = 500 * time.Millisecond
+	// calibratePoll is how often the calibration trial looks at the
+	// workload's events before the kill.
+	calibratePoll = 50 * time.Millisecond
+	// calibrateSuffix ends the calibration trial's ID.
+	calibrateSuffix = "-calibrate"
+)
+
+// howExplicit says that the user set the bound.
+const howExplicit = "set by checkers.progress"
+
+// progressBound is the rule that turns a measured failover stall into the
+// hang and gray checkers' bound: twice the stall, rounded up to 100 ms, and
+// never below floor. ok false (nothing measured) gives the floor.
+func progressBound(stall time.Duration, ok bool, floor time.Duration) time.Duration {
+	if !ok {
+		return floor
+	}
+	b := progressFactor * stall
+	if r := b % (100 * time.Millisecond); r != 0 {
+		b += 100*time.Millisecond - r
+	}
+	return max(floor, b)
+}
+
+// calibration is what a calibration trial measured.
+type calibration struct {
+	node   string // the node killed
+	leader bool   // node said it was the leader
+	// stall is the longest stall of a surviving client over the kill,
+	// client the client; ok is false when nothing was measured, and why
+	// says why.
+	stall  time.Duration
+	client string
+	ok     bool
+	why    string
+}
+
+// describe says how the bound was chosen from c, for people: "measured
+// failover 1.2s × 2, floor 3s".
+func (c calibration) describe(floor time.Duration) string {
+	if !c.ok {
+		return fmt.Sprintf("calibration inconclusive: %s; floor %s", c.why, floor)
+	}
+	who := "the leader"
+	if !c.leader {
+		who = "no leader reported, first node"
+	}
+	return fmt.Sprintf("measured failover %s × %d, floor %s; killed %s (%s), longest stall on %s",
+		c.stall.Round(10*time.Millisecond), progressFactor, floor, c.node, who, c.client)
+}
+
+// pickVictim chooses the node the calibration trial kills: the node of the
+// client that last reported it is the leader (record.HealthLeader), else
+// the first node.
+func pickVictim(nodes []string, events []record.ClientEvent) (node string, leader bool) {
+	var at time.Time
+	for _, e := range events {
+		if e.Kind == record.EvHealthy && e.Msg == record.HealthLeader && slices.Contains(nodes, e.Node) && !e.Time.Before(at) {
+			node, at = e.Node, e.Time
+		}
+	}
+	if node != "" {
+		return node, true
+	}
+	if len(nodes) == 0 {
+		return "", false
+	}
+	return nodes[0], false
+}
+
+// progressedNodes returns the nodes some client of which made progress,
+// from the controller's last-progress map (clients are "<node>/<i>").
+func progressedNodes(last map[string]time.Time) map[string]bool {
+	out := map[string]bool{}
+	for client := range last {
+		node, _, _ := strings.Cut(client, "/")
+		out[node] = true
+	}
+	return out
+}
+
+// failoverStall measures, from a calibration trial's client events, the
+// longest stall of a client of a node other than killed that spans the
+// kill: the time from its last progress before the kill (or its first
+// event) to its first progress after. Every such client must have made
+// progress again; otherwise ok is false.
+func failoverStall(events []record.ClientEvent, killed string, kill time.Time) (stall time.Duration, client string, ok bool, why string) {
+	type tl struct {
+		from    time.Time // last progress (or first event) at or before the kill
+		started bool
+		after   time.Time // first progress after the kill
+	}
+	by := map[string]*tl{}
+	sorted := slices.Clone(events)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Time.Before(sorted[j].Time) })
+	for _, e := range sorted {
+		if e.Client == "" || e.Client == workload.ClientWorkload || e.Node == killed {
+			continue
+		}
+		c := by[e.Client]
+		if c == nil {
+			c = &tl{}
+			by[e.Client] = c
+		}
+		progress := e.Kind == record.EvProgress || (e.Kind == record.EvOp && e.Op != nil && !e.Op.Unknown)
+		switch {
+		case !e.Time.After(kill):
+			if !c.started || progress {
+				c.from, c.started = e.Time, true
+			}
+		case progress && c.after.IsZero():
+			if !c.started {
+				c.from, c.started = kill, true
+			}
+			c.after = e.Time
+		}
+	}
+	if len(by) == 0 {
+		return 0, "", false, "no client of another node reported anything"
+	}
+	var stuck []string
+	for name, c := range by {
+		if c.after.IsZero() {
+			stuck = append(stuck, name)
+			continue
+		}
+		if d := c.after.Sub(c.from); d > stall || (d == stall && name < client) {
+			stall, client = d, name
+		}
+	}
+	if len(stuck) > 0 {
+		sort.Strings(stuck)
+		return 0, "", false, fmt.Sprintf("client %s made no progress after the kill", strings.Join(stuck, ", "))
+	}
+	return stall, client, true, ""
+}
+
+// chooseProgress decides where the progress bound comes from, before any
+// trial: the user's checkers.progress, else the bound a resumed campaign
+// stored, else the floor when no checker uses it; measure says none of
+// these applies and a calibration trial must measure it.
+func chooseProgress(setting config.Bound, stored time.Duration, storedHow string, enabled []string) (bound time.Duration, how string, measure bool) {
+	switch {
+	case !setting.Auto():
+		return setting.Duration(), howExplicit, false
+	case stored > 0:
+		return stored, storedHow, false
+	case !usesProgress(enabled):
+		return progressFloor, "hang and gray checkers are off; floor", false
+	}
+	return 0, "", true
+}
+
+// calibrate chooses the hang and gray checkers' progress bound for the
+// session's campaign (chooseProgress), running the calibration trial when
+// it must be measured. It records the bound with the campaign and logs it.
+func (s *session) calibrate(ctx context.Context) error {
+	cfg := s.opts.Config
+	bound, how, measure := chooseProgress(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled)
+	if measure {
+		c, err := s.r.calibrationTrial(ctx)
+		if ctx.Err() != nil {
+			return nil // interrupted: Run ends; a resume calibrates again
+		}
+		if err != nil {
+			return err
+		}
+		bound, how = progressBound(c.stall, c.ok, progressFloor), c.describe(progressFloor)
+		if !c.ok {
+			s.opts.Logger.Warn("progress bound: calibration trial measured no failover", "why", c.why)
+		}
+	}
+	s.r.progress = bound
+	s.sum.ProgressBound = bound.Seconds()
+	s.sum.ProgressHow = how
+	s.opts.Logger.Info(fmt.Sprintf("progress bound %s (%s)", bound, how))
+	if s.camp.Progress == bound && s.camp.ProgressHow == how {
+		return nil
+	}
+	return s.st.SetCampaignProgress(context.WithoutCancel(ctx), s.camp.ID, bound, how)
+}
+
+// usesProgress reports whether a checker that uses the progress bound is
+// enabled (empty: all are).
+func usesProgress(enabled []string) bool {
+	return len(enabled) == 0 || slices.Contains(enabled, check.NameHang) || slices.Contains(enabled, check.NameGray)
+}
+
+// calibrationTrial runs the calibration trial: a fault-free trial in which
+// the runner kills one node mid-workload and restarts it as after a crash
+// fault, and measures the failover. An error means the trial could not run
+// at all (ctx cancelled, gofault failed); a trial that measured nothing
+// is a calibration with ok false.
+func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
+	t := &trialRun{index: -1, id: fmt.Sprintf("%d%s", r.campaign, calibrateSuffix), baseline: true, start: time.Now()}
+	ct, err := r.ctl.BeginTrial(controller.TrialSpec{ID: t.id, Index: -1, Nodes: r.nodes, NoFaults: true})
+	if err != nil {
+		return calibration{}, fmt.Errorf("calibration trial: %w", err)
+	}
+	t.ct = ct
+	r.log.Info("calibration trial: measuring a failover to choose the progress bound", "trial", t.id)
+	stop := make(chan struct{})
+	killed := make(chan kill, 1)
+	go func() {
+		defer close(killed)
+		k, ok := r.chooseKill(ctx, t, stop)
+		if !ok {
+			return
+		}
+		killed <- k
+		r.log.Info("calibration trial: killing a node", "trial", t.id, "node", k.node, "leader", k.leader)
+		t.crash(r, k.node) // kill now, restart restartDelay later; execute waits for it
+	}()
+	tr, _, _, err := r.execute(ctx, t)
+	close(stop)
+	k, didKill := <-killed
+	if err != nil {
+		return calibration{}, fmt.Errorf("calibration trial: %w", err)
+	}
+	if err := r.keep.judged(tr.Dir, false); err != nil {
+		return calibration{}, err
+	}
+	switch {
+	case tr.Err != "":
+		return calibration{why: tr.Err}, nil
+	case !didKill:
+		return calibration{why: "the workload ended before every node's client made progress"}, nil
+	case !nodeKilled(tr.Nodes, k.node):
+		return calibration{why: "node " + k.node + " could not be killed"}, nil
+	}
+	c := calibration{node: k.node, leader: k.leader}
+	c.stall, c.client, c.ok, c.why = failoverStall(tr.Client, k.node, k.at)
+	return c, nil
+}
+
+// kill is the calibration trial's kill.
+type kill struct {
+	node   string
+	leader bool
+	at     time.Time
+}
+
+// chooseKill waits until a client of every node has made progress, then
+// calibrateSettle more, and chooses the node to kill (see pickVictim). It
+// gives up when stop is closed, ctx ends or the cluster is gone first.
+func (r *runner) chooseKill(ctx context.Context, t *trialRun, stop <-chan struct{}) (kill, bool) {
+	tick := time.NewTicker(calibratePoll)
+	defer tick.Stop()
+	var busy time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return kill{}, false
+		case <-stop:
+			return kill{}, false
+		case <-tick.C:
+		}
+		if busy.IsZero() {
+			if len(progressedNodes(t.ct.LastProgress())) >= len(r.nodes) {
+				busy = time.Now()
+			}
+			continue
+		}
+		if time.Since(busy) < calibrateSettle {
+			continue
+		}
+		node, leader := pickVictim(r.nodes, t.ct.ClientEvents())
+		t.mu.Lock()
+		up := t.cl != nil
+		t.mu.Unlock()
+		if !up || node == "" {
+			return kill{}, false
+		}
+		return kill{node: node, leader: leader, at: time.Now()}, true
+	}
+}
+
+// nodeKilled reports whether gofault killed node in a trial: it is down
+// (Killed) or was restarted (a restart clears Killed).
+func nodeKilled(nodes []record.Node, node string) bool {
+	for _, n := range nodes {
+		if n.Name == node {
+			return n.Killed || n.Restarts > 0
+		}
+	}
+	return false
+}
+
+// replayProgress is the bound a replay of a trial of campaign orig is
+// judged with: checkers.progress when set, else the bound the original
+// campaign chose, else cur.
+func replayProgress(ctx context.Context, st *store.Store, explicit bool, orig int64, cur time.Duration) time.Duration {
+	if explicit {
+		return cur
+	}
+	c, err := st.Campaign(ctx, orig)
+	if err != nil || c.Progress <= 0 {
+		return cur
+	}
+	return c.Progress
+}

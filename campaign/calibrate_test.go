@@ -1,0 +1,239 @@
+package campaign
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
+)
+
+func TestProgressBound(t *testing.T) {
+	const floor = 3 * time.Second
+	for _, tc := range []struct {
+		name  string
+		stall time.Duration
+		ok    bool
+		want  time.Duration
+	}{
+		{"nothing measured: floor", 0, false, floor},
+		{"fast failover: floor", 400 * time.Millisecond, true, floor},
+		{"exactly half the floor", 1500 * time.Millisecond, true, floor},
+		{"slow failover: twice it", 4 * time.Second, true, 8 * time.Second},
+		{"rounded up to 100ms", 2345 * time.Millisecond, true, 4700 * time.Millisecond},
+		{"already round", 2 * time.Second, true, 4 * time.Second},
+	} {
+		if got := progressBound(tc.stall, tc.ok, floor); got != tc.want {
+			t.Errorf("%s: progressBound(%s, %v) = %s, want %s", tc.name, tc.stall, tc.ok, got, tc.want)
+		}
+	}
+}
+
+func TestPickVictim(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	nodes := []string{"n1", "n2", "n3"}
+	for _, tc := range []struct {
+		name       string
+		events     []record.ClientEvent
+		want       string
+		wantLeader bool
+	}{
+		{"no reports: first node", nil, "n1", false},
+		{"healthy but no leader report", []record.ClientEvent{
+			{Time: at(1), Client: "n2/0", Node: "n2", Kind: record.EvHealthy, Msg: "leader 8e9e05c52164694d"},
+		}, "n1", false},
+		{"the leader", []record.ClientEvent{
+			{Time: at(1), Client: "n1/0", Node: "n1", Kind: record.EvHealthy, Msg: "leader 8e9e"},
+			{Time: at(2), Client: "n3/0", Node: "n3", Kind: record.EvHealthy, Msg: record.HealthLeader},
+		}, "n3", true},
+		{"the latest leader", []record.ClientEvent{
+			{Time: at(5), Client: "n2/0", Node: "n2", Kind: record.EvHealthy, Msg: record.HealthLeader},
+			{Time: at(2), Client: "n3/0", Node: "n3", Kind: record.EvHealthy, Msg: record.HealthLeader},
+		}, "n2", true},
+		{"an unhealthy event is no leader report", []record.ClientEvent{
+			{Time: at(1), Client: "n2/0", Node: "n2", Kind: record.EvUnhealthy, Msg: record.HealthLeader},
+		}, "n1", false},
+	} {
+		got, leader := pickVictim(nodes, tc.events)
+		if got != tc.want || leader != tc.wantLeader {
+			t.Errorf("%s: pickVictim = %s, %v; want %s, %v", tc.name, got, leader, tc.want, tc.wantLeader)
+		}
+	}
+}
+
+func TestFailoverStall(t *testing.T) {
+	kill := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return kill.Add(time.Duration(ms) * time.Millisecond) }
+	prog := func(client string, ms int) record.ClientEvent {
+		return record.ClientEvent{Time: at(ms), Client: client, Node: client[:2], Kind: record.EvProgress, Msg: "put k"}
+	}
+	errEv := func(client string, ms int) record.ClientEvent {
+		return record.ClientEvent{Time: at(ms), Client: client, Node: client[:2], Kind: record.EvError, Msg: "put k: no leader"}
+	}
+	op := func(client string, ms int, unknown bool) record.ClientEvent {
+		return record.ClientEvent{Time: at(ms), Client: client, Node: client[:2], Kind: record.EvOp, Op: &record.Op{Kind: "put", Key: "k", Unknown: unknown}}
+	}
+	for _, tc := range []struct {
+		name       string
+		events     []record.ClientEvent
+		wantStall  time.Duration
+		wantClient string
+		wantOK     bool
+	}{
+		{
+			name: "longest surviving stall spans the kill",
+			events: []record.ClientEvent{
+				prog("n1/0", -2000), prog("n1/0", -10), // killed node: ignored
+				prog("n2/0", -1000), prog("n2/0", -20), errEv("n2/0", 500), prog("n2/0", 1180), prog("n2/0", 1190),
+				op("n3/0", -5, false), op("n3/0", 300, true), op("n3/0", 900, false),
+				// a workload-level event is nobody's progress
+				{Time: at(2000), Client: "workload", Kind: record.EvPhase, Msg: "mixed"},
+			},
+			wantStall: 1200 * time.Millisecond, wantClient: "n2/0", wantOK: true,
+		},
+		{
+			name: "events out of order",
+			events: []record.ClientEvent{
+				prog("n2/0", 700), prog("n2/0", -100), prog("n3/0", 50), prog("n3/0", -50),
+			},
+			wantStall: 800 * time.Millisecond, wantClient: "n2/0", wantOK: true,
+		},
+		{
+			name: "a client first seen after the kill counts from the kill",
+			events: []record.ClientEvent{
+				errEv("n2/0", 100), prog("n2/0", 900), prog("n3/0", -10), prog("n3/0", 10),
+			},
+			wantStall: 900 * time.Millisecond, wantClient: "n2/0", wantOK: true,
+		},
+		{
+			name: "a client that never progressed again",
+			events: []record.ClientEvent{
+				prog("n2/0", -10), errEv("n2/0", 900), prog("n3/0", -10), prog("n3/0", 10),
+			},
+		},
+		{
+			name:   "only the killed node's client",
+			events: []record.ClientEvent{prog("n1/0", -10), prog("n1/0", 3000)},
+		},
+	} {
+		stall, client, ok, why := failoverStall(tc.events, "n1", kill)
+		if stall != tc.wantStall || client != tc.wantClient || ok != tc.wantOK {
+			t.Errorf("%s: failoverStall = %s, %q, %v (%s); want %s, %q, %v", tc.name, stall, client, ok, why, tc.wantStall, tc.wantClient, tc.wantOK)
+		}
+		if !ok && why == "" {
+			t.Errorf("%s: no reason given", tc.name)
+		}
+	}
+}
+
+func TestProgressedNodes(t *testing.T) {
+	got := progressedNodes(map[string]time.Time{"n1/0": {}, "n1/1": {}, "n3/0": {}})
+	if len(got) != 2 || !got["n1"] || !got["n3"] {
+		t.Errorf("progressedNodes = %v", got)
+	}
+}
+
+func TestUsesProgress(t *testing.T) {
+	for _, tc := range []struct {
+		enabled []string
+		want    bool
+	}{
+		{nil, true},
+		{[]string{"crash", "hang"}, true},
+		{[]string{"gray"}, true},
+		{[]string{"crash", "log", "linearizability"}, false},
+	} {
+		if got := usesProgress(tc.enabled); got != tc.want {
+			t.Errorf("usesProgress(%v) = %v, want %v", tc.enabled, got, tc.want)
+		}
+	}
+}
+
+func TestCalibrationDescribe(t *testing.T) {
+	const floor = 3 * time.Second
+	for _, tc := range []struct {
+		c    calibration
+		want string
+	}{
+		{calibration{node: "n2", leader: true, stall: 1234 * time.Millisecond, client: "n3/0", ok: true},
+			"measured failover 1.23s × 2, floor 3s; killed n2 (the leader), longest stall on n3/0"},
+		{calibration{node: "n1", stall: time.Second, client: "n2/0", ok: true},
+			"measured failover 1s × 2, floor 3s; killed n1 (no leader reported, first node), longest stall on n2/0"},
+		{calibration{why: "cluster did not start"}, "calibration inconclusive: cluster did not start; floor 3s"},
+	} {
+		if got := tc.c.describe(floor); got != tc.want {
+			t.Errorf("describe = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestNodeKilled(t *testing.T) {
+	nodes := []record.Node{{Name: "n1", Killed: true}, {Name: "n2", Restarts: 1}, {Name: "n3"}}
+	for node, want := range map[string]bool{"n1": true, "n2": true, "n3": false, "n4": false} {
+		if got := nodeKilled(nodes, node); got != want {
+			t.Errorf("nodeKilled(%s) = %v, want %v", node, got, want)
+		}
+	}
+}
+
+func TestChooseProgress(t *testing.T) {
+	all := []string{"crash", "hang", "gray", "log"}
+	for _, tc := range []struct {
+		name        string
+		setting     config.Bound
+		stored      time.Duration
+		storedHow   string
+		enabled     []string
+		want        time.Duration
+		wantHow     string
+		wantMeasure bool
+	}{
+		{"explicit", config.Bound(2 * time.Second), 0, "", all, 2 * time.Second, howExplicit, false},
+		{"explicit wins over a stored bound", config.Bound(2 * time.Second), 5 * time.Second, "measured", all, 2 * time.Second, howExplicit, false},
+		{"auto, resumed", 0, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", all, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", false},
+		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, progressFloor, "hang and gray checkers are off; floor", false},
+		{"auto: measure", 0, 0, "", all, 0, "", true},
+		{"auto, default checkers: measure", 0, 0, "", nil, 0, "", true},
+	} {
+		got, how, measure := chooseProgress(tc.setting, tc.stored, tc.storedHow, tc.enabled)
+		if got != tc.want || how != tc.wantHow || measure != tc.wantMeasure {
+			t.Errorf("%s: chooseProgress = %s, %q, %v; want %s, %q, %v", tc.name, got, how, measure, tc.want, tc.wantHow, tc.wantMeasure)
+		}
+	}
+}
+
+func TestReplayProgress(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "g.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	measured, err := st.CreateCampaign(ctx, store.Campaign{Name: "x", Progress: 5 * time.Second, ProgressHow: "measured"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := st.CreateCampaign(ctx, store.Campaign{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		explicit bool
+		orig     int64
+		want     time.Duration
+	}{
+		{"the original campaign's bound", false, measured, 5 * time.Second},
+		{"explicit setting wins", true, measured, 2 * time.Second},
+		{"original without a bound", false, old, 2 * time.Second},
+		{"original not in the store", false, 999, 2 * time.Second},
+	} {
+		if got := replayProgress(ctx, st, tc.explicit, tc.orig, 2*time.Second); got != tc.want {
+			t.Errorf("%s: replayProgress = %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
