@@ -64,8 +64,10 @@ const (
 	// proposed again, and a logged duplicate whose ID a diverged member
 	// forgot is applied twice there while the others skip it, so the
 	// data diverges too. A fault-free run, an error or a delay never
-	// restarts a node, and a clean stop writes both files, so only a crash
-	// (SIGKILL) in the window between the two renames triggers it.
+	// restarts a node, and a clean stop never interrupts a snapshot, so it
+	// takes a crash (SIGKILL) in the window between the two renames (or a
+	// failed request-table write followed by a crash anywhere before the
+	// next snapshot).
 	BugSplit = "split"
 )
 
