@@ -74,14 +74,8 @@ type finding struct {
 	Replay  string   `json:"replay"`
 }
 
-// replayFindings replays the first trial of each finding in db with the
-// command the report gives, until the finding's failure (its checker)
-// recurs: up to five times for a finding of one of the checkers in must
-// (the planted bug's own symptom), which fails the test if it does not;
-// up to three times for the others, only logged: the side symptoms of a
-// 3 s delay (a gray failure seen from one side or the other) race with the
-// workload's timers.
-func replayFindings(t *testing.T, bin, db string, must ...string) {
+// findings lists the findings of the latest campaign in db.
+func findings(t *testing.T, bin, db string) []finding {
 	t.Helper()
 	out, err := exec.Command(bin, "report", "--db", db, "--json").Output()
 	if err != nil {
@@ -91,7 +85,19 @@ func replayFindings(t *testing.T, bin, db string, must ...string) {
 	if err := json.Unmarshal(out, &fs); err != nil {
 		t.Fatalf("decode findings: %v\n%s", err, out)
 	}
-	for _, f := range fs {
+	return fs
+}
+
+// replayFindings replays the first trial of each finding in db with the
+// command the report gives, until the finding's failure (its checker)
+// recurs: up to five times for a finding of one of the checkers in must
+// (the planted bug's own symptom), which fails the test if it does not;
+// up to three times for the others, only logged: the side symptoms of a
+// 3 s delay (a gray failure seen from one side or the other) race with the
+// workload's timers.
+func replayFindings(t *testing.T, bin, db string, must ...string) {
+	t.Helper()
+	for _, f := range findings(t, bin, db) {
 		args := strings.Fields(f.Replay)
 		if len(args) < 3 || args[0] != "gofault" || args[1] != "replay" {
 			t.Fatalf("finding %s: replay command %q", f.ID, f.Replay)
@@ -258,6 +264,25 @@ func TestCampaigns(t *testing.T) {
 			if s.Findings == 0 {
 				t.Errorf("bug %s: no finding in %d trials", tc.bug, s.Trials)
 			}
+			if tc.only {
+				// No other checker sees the bug.
+				for _, f := range findings(t, bin, db) {
+					if !slices.Contains(tc.symptoms, f.Checker) {
+						t.Errorf("bug %s: finding %s [%s] %s (trials %v): only %v should see it", tc.bug, f.ID, f.Checker, f.Symptom, f.Trials, tc.symptoms)
+					}
+				}
+			}
+			if tc.control {
+				// The same campaign without the bug: its checkers see
+				// nothing.
+				s, db := campaign(t, bin, tc.args...)
+				for _, f := range findings(t, bin, db) {
+					if slices.Contains(tc.symptoms, f.Checker) {
+						t.Errorf("bug %s off: finding %s [%s] %s in trials %v", tc.bug, f.ID, f.Checker, f.Symptom, f.Trials)
+					}
+				}
+				t.Logf("bug %s off: %d findings in %d trials", tc.bug, s.Findings, s.Trials)
+			}
 			// The bug's findings replay with the command their report gives.
 			replayFindings(t, bin, db, tc.symptoms...)
 			if tc.bug == server.BugRetry {
@@ -278,13 +303,27 @@ var targeted = []struct {
 	args []string
 	// symptoms are the checkers that report the bug itself.
 	symptoms []string
+	// only: no other checker may report anything in the campaign.
+	only bool
+	// control: the same campaign without the bug must give no finding of
+	// the symptoms' checkers.
+	control bool
 }{
-	{server.BugSnapshot, []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"},
-		[]string{"hang", "violations"}},
-	{server.BugRotate, []string{"--policy", "random", "--trials", "16", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"},
-		[]string{"violations"}},
-	{server.BugFence, []string{"--policy", "random", "--trials", "14", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"},
-		[]string{"violations"}},
+	{bug: server.BugSnapshot, args: []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"},
+		symptoms: []string{"hang", "violations"}},
+	{bug: server.BugRotate, args: []string{"--policy", "random", "--trials", "16", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"},
+		symptoms: []string{"violations"}},
+	{bug: server.BugFence, args: []string{"--policy", "random", "--trials", "14", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"},
+		symptoms: []string{"violations"}},
 	// Sieve delays the forwarded write's timeout-protected RPC early.
-	{server.BugRetry, []string{"--policy", "sieve", "--trials", "12"}, []string{"linearizability"}},
+	{bug: server.BugRetry, args: []string{"--policy", "sieve", "--trials", "12"}, symptoms: []string{"linearizability"}},
+	// A crash in the window between the snapshot's two renames (a
+	// snapshot after every applied batch makes it common) diverges the
+	// restarted member's request table, which no read returns: only the
+	// replicas checker may see it, and without the bug nothing differs.
+	// Random found it in 3, 3 and 4 trials (seeds 1–3), bsrr in 4, 5, 5;
+	// about a quarter of random's trials crash in the window (13 of 48
+	// measured), so 12 trials miss it with a chance of about 2%.
+	{bug: server.BugSplit, args: []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=crash"},
+		symptoms: []string{"replicas"}, only: true, control: true},
 }

@@ -5,7 +5,7 @@
 //
 // The first node of --peers (or --leader) is the static leader. --bugs (or
 // the MINIKV_BUGS environment variable) enables planted bugs: a comma list
-// of snapshot, rotate, fence, retry, or all; the default is none.
+// of snapshot, rotate, fence, retry, split, or all; the default is none.
 package main
 
 import (

@@ -409,13 +409,24 @@ func (n *Node) snapshot() {
 	defer n.mu.Unlock()
 	n.snapshotting = true
 	snap := snapshotFile{Index: n.applied, Data: n.data, Done: n.done}
+	if n.bugs.splitSnapshot {
+		// The request table goes to a file of its own, written after
+		// the data: two atomic replacements, not one.
+		snap.Done = nil
+	}
 	b, err := json.Marshal(snap)
 	if err != nil {
 		n.log.Error("encode snapshot", "err", err)
 		n.snapshotting = false
 		return
 	}
-	if err := n.writeSnapshot(b); err != nil {
+	err = n.writeSnapshot(snapshotName, b)
+	if err == nil && n.bugs.splitSnapshot {
+		if b, err = json.Marshal(requestsFile{Done: n.done}); err == nil {
+			err = n.writeSnapshot(requestsName, b)
+		}
+	}
+	if err != nil {
 		n.log.Warn("snapshot failed", "index", snap.Index, "err", err)
 		if !n.bugs.snapshotStuck {
 			n.snapshotting = false
@@ -427,9 +438,9 @@ func (n *Node) snapshot() {
 	n.log.Info("snapshot taken", "index", snap.Index)
 }
 
-// writeSnapshot replaces the snapshot file with b, atomically.
-func (n *Node) writeSnapshot(b []byte) error {
-	tmp := filepath.Join(n.cfg.DataDir, snapshotName+".tmp")
+// writeSnapshot replaces the snapshot file name with b, atomically.
+func (n *Node) writeSnapshot(name string, b []byte) error {
+	tmp := filepath.Join(n.cfg.DataDir, name+".tmp")
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("create snapshot: %w", err)
@@ -443,7 +454,7 @@ func (n *Node) writeSnapshot(b []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("close snapshot: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(n.cfg.DataDir, snapshotName)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(n.cfg.DataDir, name)); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("install snapshot: %w", err)
 	}
@@ -706,8 +717,10 @@ type Status struct {
 	Applied      uint64 `json:"applied"`
 	SnapIndex    uint64 `json:"snap_index"`
 	Snapshotting bool   `json:"snapshotting"`
-	// Digest is a hash of the store's data as of Applied (sorted
-	// key=value pairs), for comparing replicas.
+	// Digest is a hash of the replicated state as of Applied, for
+	// comparing replicas: the data's sorted key=value pairs and the
+	// request table's sorted ID=result pairs (what a snapshot holds
+	// besides its index).
 	Digest string `json:"digest"`
 }
 
@@ -718,7 +731,7 @@ func (n *Node) Status() Status {
 	s := Status{
 		Name: n.cfg.Name, Role: n.role.String(), Healthy: !n.leaderLost,
 		Commit: n.commit, Applied: n.applied, SnapIndex: n.snapIndex, Snapshotting: n.snapshotting,
-		Digest: digest(n.data),
+		Digest: digest(n.data, n.done),
 	}
 	if !n.leaderLost {
 		s.Leader = n.cfg.Leader
@@ -726,11 +739,16 @@ func (n *Node) Status() Status {
 	return s
 }
 
-// digest hashes data's sorted key=value pairs.
-func digest(data map[string]string) string {
+// digest hashes data's sorted key=value pairs, then the request table's
+// sorted ID=result pairs.
+func digest(data, done map[string]string) string {
 	h := sha256.New()
 	for _, k := range slices.Sorted(maps.Keys(data)) {
 		fmt.Fprintf(h, "%q=%q\n", k, data[k])
+	}
+	fmt.Fprintf(h, "requests\n")
+	for _, id := range slices.Sorted(maps.Keys(done)) {
+		fmt.Fprintf(h, "%q=%q\n", id, done[id])
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

@@ -168,6 +168,14 @@ type snapshotFile struct {
 
 const snapshotName = "snapshot.json"
 
+// requestsFile is the on-disk form of the request table when it is kept
+// apart from the snapshot (the split bug).
+type requestsFile struct {
+	Done map[string]string `json:"done"`
+}
+
+const requestsName = "requests.json"
+
 // loadSnapshot reads the snapshot in dir, if any.
 func loadSnapshot(dir string) (snapshotFile, error) {
 	s := snapshotFile{Data: map[string]string{}, Done: map[string]string{}}
@@ -180,6 +188,18 @@ func loadSnapshot(dir string) (snapshotFile, error) {
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return s, fmt.Errorf("decode snapshot: %w", err)
+	}
+	// A request table kept in a file of its own replaces the snapshot's.
+	b, err = os.ReadFile(filepath.Join(dir, requestsName))
+	switch {
+	case err == nil:
+		var r requestsFile
+		if err := json.Unmarshal(b, &r); err != nil {
+			return s, fmt.Errorf("decode request table: %w", err)
+		}
+		s.Done = r.Done
+	case !errors.Is(err, os.ErrNotExist):
+		return s, fmt.Errorf("read request table: %w", err)
 	}
 	if s.Data == nil {
 		s.Data = map[string]string{}
