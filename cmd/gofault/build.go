@@ -38,6 +38,11 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cfg.Defaults()
+	release, err := lockWork(cfg)
+	if err != nil {
+		return err
+	}
+	defer release()
 	if *bundle != "" {
 		if *plain || *out != "" || *catPath != "" {
 			return fmt.Errorf("%w: --bundle builds the instrumented binaries into the bundle; drop -o, --uninstrumented and --catalog", errUsage)

@@ -42,6 +42,11 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	release, err := lockWork(cfg)
+	if err != nil {
+		return err
+	}
+	defer release()
 	var names []string
 	for _, p := range strings.Split(*pols, ",") {
 		p = strings.TrimSpace(p)

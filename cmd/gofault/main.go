@@ -11,6 +11,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -21,9 +22,11 @@ import (
 	"os/signal"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/workdir"
 )
 
 // command is one subcommand. Each lives in its own file and registers itself
@@ -163,6 +166,13 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("gofault "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	return fs
+}
+
+// lockWork takes cfg's work dir for this command until the returned
+// release: a second gofault command that would write to it (run, compare,
+// replay, build) is refused at once, naming this one.
+func lockWork(cfg *config.Config) (func(), error) {
+	return workdir.Lock(cfg.Path(cmp.Or(cfg.WorkDir, config.DefaultWorkDir)), strings.Join(append([]string{"gofault"}, os.Args[1:]...), " "))
 }
 
 // count is a flag holding a count that must be at least 1 when given; 0

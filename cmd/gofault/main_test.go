@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/workdir"
 )
 
 func TestParseInterleaved(t *testing.T) {
@@ -56,6 +58,28 @@ func TestCountFlags(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := run(tc.args, &out, &errb); code != 2 || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("gofault %s: exit %d, stderr:\n%s\nwant exit 2 and %q", strings.Join(tc.args, " "), code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestWorkDirInUse checks that the commands that write to a work dir
+// refuse one another gofault process holds, at once, naming the holder.
+func TestWorkDirInUse(t *testing.T) {
+	work := t.TempDir()
+	release, err := workdir.Lock(work, "gofault run --config other.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	cfg := "../../examples/minikv/gofault.yaml"
+	for _, args := range [][]string{
+		{"run", "--config", cfg, "--set", "workdir=" + work},
+		{"build", "--config", cfg, "--set", "workdir=" + work},
+		{"compare", "--config", cfg, "--set", "workdir=" + work},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 1 || !strings.Contains(errb.String(), "is used by gofault run --config other.yaml (PID") {
+			t.Errorf("gofault %s: exit %d, stderr %q", strings.Join(args, " "), code, errb.String())
 		}
 	}
 }

@@ -310,6 +310,11 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := json.Unmarshal([]byte(camp.Config), &cfg); err != nil {
 		return fmt.Errorf("campaign %d: stored config: %w", camp.ID, err)
 	}
+	release, err := lockWork(&cfg)
+	if err != nil {
+		return err
+	}
+	defer release()
 	bt, err := bf.built(ctx, &cfg) // once for every run
 	if err != nil {
 		return err

@@ -46,6 +46,11 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	release, err := lockWork(cfg)
+	if err != nil {
+		return err
+	}
+	defer release()
 	bt, err := bf.built(ctx, cfg)
 	if err != nil {
 		return err
