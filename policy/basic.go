@@ -48,6 +48,12 @@ func trialRand(seed int64, index int) *rand.Rand {
 // random grants each request with a probability sized so that about one
 // request per trial is granted, wherever it falls, and picks the fault
 // uniformly among those the site allows.
+//
+// The probability is Legolas's p = 1 − e^(ln 0.01/(c+1)) with c a low
+// quantile of the request counts of recent trials (lowCount), not their
+// mean: a few long trials (a delay or a crash multiplies a trial's
+// requests) would otherwise size p too low for the others, which then end
+// without a grant.
 type random struct {
 	env   Env
 	sites []uint32
@@ -57,6 +63,8 @@ type random struct {
 	mem struct {
 		Trials   int `json:"trials"`
 		Requests int `json:"requests"`
+		// Counts are the request counts of the last trials.
+		Counts []int `json:"counts,omitempty"`
 	}
 	p float64
 }
@@ -73,10 +81,13 @@ func (r *random) Begin(info TrialInfo) Plan {
 	r.rng = trialRand(r.env.Seed, info.Index)
 	r.q.reset(r.env.perTrial())
 	c := 20 // requests expected in a trial before any was seen
-	if r.mem.Trials > 0 {
+	switch {
+	case len(r.mem.Counts) > 0:
+		c = lowCount(r.mem.Counts)
+	case r.mem.Trials > 0: // a snapshot from before Counts
 		c = r.mem.Requests / r.mem.Trials
 	}
-	r.p = injectProbability(c) * float64(r.env.perTrial())
+	r.p = min(1, injectProbability(c)*float64(r.env.perTrial()))
 	return Plan{Sites: r.sites, Stacks: true, States: true}
 }
 
@@ -94,6 +105,9 @@ func (r *random) Decide(req *Request) Decision {
 func (r *random) End(out Outcome) {
 	r.mem.Trials++
 	r.mem.Requests += out.Requests
+	if out.Requests > 0 {
+		r.mem.Counts = pushCount(r.mem.Counts, out.Requests)
+	}
 }
 
 func (r *random) Snapshot() ([]byte, error) { return json.Marshal(&r.mem) }
@@ -111,69 +125,69 @@ type tried map[string]bool
 // exhaustive injects every allowed fault at every reachable site exactly
 // once, in catalog order of the sites as they are reached: the first request
 // at a site with an untried fault gets that site's next untried fault.
+// When no site the trials reach has an untried fault, it widens (once): the
+// same faults again on each node, then in each abstract state of the
+// asking task; it is exhausted when a trial under the last identity
+// injected nothing.
 type exhaustive struct {
 	env   Env
+	sites []uint32
 	q     quota
-	tried tried // site ID + fault key
+	ids   once // site ID + fault key, then + node, then + state
 }
 
 func newExhaustive(env Env) (Policy, error) {
 	if env.Catalog == nil {
 		return nil, fmt.Errorf("exhaustive policy needs a catalog")
 	}
-	return &exhaustive{env: env, tried: tried{}}, nil
+	e := &exhaustive{env: env, sites: env.candidateSites(), ids: newOnce(
+		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() },
+		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + req.Node },
+		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + stateOf(req) },
+	)}
+	e.q.counting = true // widening needs every request
+	return e, nil
 }
 
 func (e *exhaustive) Name() string { return "exhaustive" }
 
-func (e *exhaustive) untried(i uint32) (Fault, bool) {
-	s := &e.env.Catalog.Sites[i]
-	for _, f := range e.env.faults(s) {
-		if !e.tried[s.ID+"|"+f.Key()] {
-			return f, true
-		}
-	}
-	return Fault{}, false
-}
-
-func (e *exhaustive) Begin(info TrialInfo) Plan {
+func (e *exhaustive) Begin(TrialInfo) Plan {
 	e.q.reset(e.env.perTrial())
-	var sites []uint32
-	for i := range e.env.Catalog.Sites {
-		if _, ok := e.untried(uint32(i)); ok {
-			sites = append(sites, uint32(i))
-		}
+	e.ids.begin()
+	if e.ids.mem.Exhausted {
+		return Plan{}
 	}
-	return Plan{Sites: sites, Stacks: true, States: true}
+	return Plan{Sites: e.sites, Stacks: true, States: true}
 }
 
 func (e *exhaustive) Decide(req *Request) Decision {
-	if e.q.full() || req.Site == nil {
-		return Decision{Done: e.q.full()}
-	}
-	f, ok := e.untried(req.Site.Index)
-	if !ok {
+	if req.Site == nil {
 		return Decision{}
 	}
-	e.tried[req.Site.ID+"|"+f.Key()] = true
-	return e.q.grant(f)
-}
-
-func (e *exhaustive) End(Outcome) {}
-
-func (e *exhaustive) Exhausted() bool {
-	for i := range e.env.Catalog.Sites {
-		if _, ok := e.untried(uint32(i)); ok {
-			return false
+	fs := e.env.faults(req.Site)
+	for _, f := range fs {
+		e.ids.see(req, f)
+	}
+	if e.q.full() {
+		return Decision{}
+	}
+	for _, f := range fs {
+		if e.ids.untried(req, f) {
+			e.ids.grant(req, f)
+			return e.q.grant(f)
 		}
 	}
-	return true
+	return Decision{}
 }
 
-func (e *exhaustive) Snapshot() ([]byte, error) { return json.Marshal(e.tried) }
+func (e *exhaustive) End(Outcome) { e.ids.end() }
+
+func (e *exhaustive) Exhausted() bool { return e.ids.mem.Exhausted }
+
+func (e *exhaustive) Snapshot() ([]byte, error) { return json.Marshal(&e.ids.mem) }
 
 func (e *exhaustive) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &e.tried); err != nil {
+	if err := json.Unmarshal(data, &e.ids.mem); err != nil {
 		return fmt.Errorf("restore exhaustive policy: %w", err)
 	}
 	return nil
@@ -182,21 +196,39 @@ func (e *exhaustive) Restore(data []byte) error {
 // fate is FATE's policy: a request is granted only when its failure ID —
 // the site, the call stack that reached it and the fault — was never
 // injected before in the campaign. One new failure per trial by default.
+// When the trials reach no new failure ID, it widens the ID (once): with
+// the abstract state of the asking task (the leader's write and a
+// follower's are different failures), then with the node; it is exhausted
+// when a trial under the last ID injected nothing.
 type fate struct {
 	env   Env
 	sites []uint32
 	q     quota
-	tried tried
+	ids   once
 }
 
 func newFATE(env Env) (Policy, error) {
-	return &fate{env: env, sites: env.candidateSites(), tried: tried{}}, nil
+	f := &fate{env: env, sites: env.candidateSites(), ids: newOnce(
+		func(req *Request, f Fault) string { return FailureID(req.Site.ID, StackKey(req.Stack), f) },
+		func(req *Request, f Fault) string {
+			return FailureID(req.Site.ID, StackKey(req.Stack), f) + "|" + stateOf(req)
+		},
+		func(req *Request, f Fault) string {
+			return FailureID(req.Site.ID, StackKey(req.Stack), f) + "|" + stateOf(req) + "|" + req.Node
+		},
+	)}
+	f.q.counting = true // widening needs every request
+	return f, nil
 }
 
 func (f *fate) Name() string { return "fate" }
 
 func (f *fate) Begin(TrialInfo) Plan {
 	f.q.reset(f.env.perTrial())
+	f.ids.begin()
+	if f.ids.mem.Exhausted {
+		return Plan{}
+	}
 	return Plan{Sites: f.sites, Stacks: true, States: true}
 }
 
@@ -206,26 +238,34 @@ func FailureID(site string, stackKey string, fault Fault) string {
 }
 
 func (f *fate) Decide(req *Request) Decision {
-	if f.q.full() || req.Site == nil {
-		return Decision{Done: f.q.full()}
+	if req.Site == nil {
+		return Decision{}
 	}
-	sk := StackKey(req.Stack)
-	for _, ft := range f.env.faults(req.Site) {
-		id := FailureID(req.Site.ID, sk, ft)
-		if !f.tried[id] {
-			f.tried[id] = true
+	fs := f.env.faults(req.Site)
+	for _, ft := range fs {
+		f.ids.see(req, ft)
+	}
+	if f.q.full() {
+		return Decision{}
+	}
+	for _, ft := range fs {
+		if f.ids.untried(req, ft) {
+			f.ids.grant(req, ft)
 			return f.q.grant(ft)
 		}
 	}
 	return Decision{}
 }
 
-func (f *fate) End(Outcome) {}
+func (f *fate) End(Outcome) { f.ids.end() }
 
-func (f *fate) Snapshot() ([]byte, error) { return json.Marshal(f.tried) }
+// Exhausted reports that no failure ID, however widened, is left to try.
+func (f *fate) Exhausted() bool { return f.ids.mem.Exhausted }
+
+func (f *fate) Snapshot() ([]byte, error) { return json.Marshal(&f.ids.mem) }
 
 func (f *fate) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &f.tried); err != nil {
+	if err := json.Unmarshal(data, &f.ids.mem); err != nil {
 		return fmt.Errorf("restore fate policy: %w", err)
 	}
 	return nil

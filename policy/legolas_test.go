@@ -168,9 +168,12 @@ func TestSieveSitesAndDelays(t *testing.T) {
 				}
 				p.End(Outcome{Index: trial})
 			}
-			want := "[wal.sync/a=1s peer.send/a=6s wal.sync/b=3s peer.send/b=18s]"
+			// Each site (and stack) once, then, every one tried, a
+			// new round with each site's next delay factor (a widening;
+			// node and state add nothing here).
+			want := "[wal.sync/a=1s peer.send/a=6s wal.sync/b=3s peer.send/b=18s wal.sync/a=500ms peer.send/a=4.4s]"
 			if name == "sieve-insensitive" {
-				want = "[wal.sync/a=1s peer.send/a=6s]"
+				want = "[wal.sync/a=1s peer.send/a=6s wal.sync/a=3s peer.send/a=18s wal.sync/a=500ms peer.send/a=4.4s]"
 			}
 			if fmt.Sprint(delays) != want {
 				t.Errorf("delays = %v, want %s", delays, want)
