@@ -29,7 +29,8 @@ type quota struct {
 	counting bool
 }
 
-func (q *quota) reset(limit int) { q.limit, q.granted = limit, 0 }
+// newQuota is the quota of a trial; counting as in quota.counting.
+func newQuota(limit int, counting bool) quota { return quota{limit: limit, counting: counting} }
 
 // grant records one injection and returns the decision to send.
 func (q *quota) grant(f Fault) Decision {
@@ -55,10 +56,9 @@ func trialRand(seed int64, index int) *rand.Rand {
 // requests) would otherwise size p too low for the others, which then end
 // without a grant.
 type random struct {
-	env   Env
-	sites []uint32
-	rng   *rand.Rand
-	q     quota
+	env    Env
+	sites  []uint32
+	trials running[randomTrial]
 	// Requests seen in earlier trials, to size the probability.
 	mem struct {
 		Trials   int `json:"trials"`
@@ -66,20 +66,22 @@ type random struct {
 		// Counts are the request counts of the last trials.
 		Counts []int `json:"counts,omitempty"`
 	}
-	p float64
+}
+
+// randomTrial is random's state of one running trial.
+type randomTrial struct {
+	rng *rand.Rand
+	q   quota
+	p   float64
 }
 
 func newRandom(env Env) (Policy, error) {
-	r := &random{env: env, sites: env.candidateSites()}
-	r.q.counting = true
-	return r, nil
+	return &random{env: env, sites: env.candidateSites()}, nil
 }
 
 func (r *random) Name() string { return "random" }
 
 func (r *random) Begin(info TrialInfo) Plan {
-	r.rng = trialRand(r.env.Seed, info.Index)
-	r.q.reset(r.env.perTrial())
 	c := 20 // requests expected in a trial before any was seen
 	switch {
 	case len(r.mem.Counts) > 0:
@@ -87,22 +89,28 @@ func (r *random) Begin(info TrialInfo) Plan {
 	case r.mem.Trials > 0: // a snapshot from before Counts
 		c = r.mem.Requests / r.mem.Trials
 	}
-	r.p = min(1, injectProbability(c)*float64(r.env.perTrial()))
+	r.trials.begin(info.Index, &randomTrial{
+		rng: trialRand(r.env.Seed, info.Index),
+		q:   newQuota(r.env.perTrial(), true), // the request count needs every request
+		p:   min(1, injectProbability(c)*float64(r.env.perTrial())),
+	})
 	return Plan{Sites: r.sites, Stacks: true, States: true}
 }
 
 func (r *random) Decide(req *Request) Decision {
-	if r.q.full() || req.Site == nil {
+	t := r.trials.of(req.Trial)
+	if t == nil || t.q.full() || req.Site == nil {
 		return Decision{}
 	}
 	fs := r.env.faults(req.Site)
-	if len(fs) == 0 || r.rng.Float64() >= r.p {
+	if len(fs) == 0 || t.rng.Float64() >= t.p {
 		return Decision{}
 	}
-	return r.q.grant(fs[r.rng.IntN(len(fs))])
+	return t.q.grant(fs[t.rng.IntN(len(fs))])
 }
 
 func (r *random) End(out Outcome) {
+	r.trials.end(out.Index)
 	r.mem.Trials++
 	r.mem.Requests += out.Requests
 	if out.Requests > 0 {
@@ -130,10 +138,26 @@ type tried map[string]bool
 // asking task; it is exhausted when a trial under the last identity
 // injected nothing.
 type exhaustive struct {
-	env   Env
-	sites []uint32
-	q     quota
-	ids   once // site ID + fault key, then + node, then + state
+	env    Env
+	sites  []uint32
+	ids    once // site ID + fault key, then + node, then + state
+	trials running[onceRun]
+}
+
+// onceRun is the state of one running trial of a policy built on once.
+type onceRun struct {
+	q   quota
+	ids *onceTrial
+	rng *rand.Rand
+}
+
+// beginOnce registers trial index of a policy built on ids.
+func beginOnce(trials *running[onceRun], ids *once, env *Env, index int) {
+	trials.begin(index, &onceRun{
+		q:   newQuota(env.perTrial(), true), // widening needs every request
+		ids: ids.begin(),
+		rng: trialRand(env.Seed, index),
+	})
 }
 
 func newExhaustive(env Env) (Policy, error) {
@@ -145,15 +169,13 @@ func newExhaustive(env Env) (Policy, error) {
 		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + req.Node },
 		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + stateOf(req) },
 	)}
-	e.q.counting = true // widening needs every request
 	return e, nil
 }
 
 func (e *exhaustive) Name() string { return "exhaustive" }
 
-func (e *exhaustive) Begin(TrialInfo) Plan {
-	e.q.reset(e.env.perTrial())
-	e.ids.begin()
+func (e *exhaustive) Begin(info TrialInfo) Plan {
+	beginOnce(&e.trials, &e.ids, &e.env, info.Index)
 	if e.ids.mem.Exhausted {
 		return Plan{}
 	}
@@ -164,23 +186,38 @@ func (e *exhaustive) Decide(req *Request) Decision {
 	if req.Site == nil {
 		return Decision{}
 	}
-	fs := e.env.faults(req.Site)
-	for _, f := range fs {
-		e.ids.see(req, f)
-	}
-	if e.q.full() {
+	return decideOnce(&e.ids, e.trials.of(req.Trial), req, e.env.faults(req.Site))
+}
+
+// decideOnce grants the first untried fault of fs at req, for the
+// policies that grant each identity once and take the first untried one.
+func decideOnce(ids *once, t *onceRun, req *Request, fs []Fault) Decision {
+	if t == nil {
 		return Decision{}
 	}
 	for _, f := range fs {
-		if e.ids.untried(req, f) {
-			e.ids.grant(req, f)
-			return e.q.grant(f)
+		ids.see(t.ids, req, f)
+	}
+	if t.q.full() {
+		return Decision{}
+	}
+	for _, f := range fs {
+		if ids.untried(req, f) {
+			ids.grant(t.ids, req, f)
+			return t.q.grant(f)
 		}
 	}
 	return Decision{}
 }
 
-func (e *exhaustive) End(Outcome) { e.ids.end() }
+func (e *exhaustive) End(out Outcome) { endOnce(&e.ids, &e.trials, out.Index) }
+
+// endOnce ends trial index of a policy built on ids.
+func endOnce(ids *once, trials *running[onceRun], index int) {
+	if t := trials.end(index); t != nil {
+		ids.end(t.ids)
+	}
+}
 
 func (e *exhaustive) Exhausted() bool { return e.ids.mem.Exhausted }
 
@@ -201,10 +238,10 @@ func (e *exhaustive) Restore(data []byte) error {
 // follower's are different failures), then with the node; it is exhausted
 // when a trial under the last ID injected nothing.
 type fate struct {
-	env   Env
-	sites []uint32
-	q     quota
-	ids   once
+	env    Env
+	sites  []uint32
+	ids    once
+	trials running[onceRun]
 }
 
 func newFATE(env Env) (Policy, error) {
@@ -217,15 +254,13 @@ func newFATE(env Env) (Policy, error) {
 			return FailureID(req.Site.ID, StackKey(req.Stack), f) + "|" + stateOf(req) + "|" + req.Node
 		},
 	)}
-	f.q.counting = true // widening needs every request
 	return f, nil
 }
 
 func (f *fate) Name() string { return "fate" }
 
-func (f *fate) Begin(TrialInfo) Plan {
-	f.q.reset(f.env.perTrial())
-	f.ids.begin()
+func (f *fate) Begin(info TrialInfo) Plan {
+	beginOnce(&f.trials, &f.ids, &f.env, info.Index)
 	if f.ids.mem.Exhausted {
 		return Plan{}
 	}
@@ -241,23 +276,10 @@ func (f *fate) Decide(req *Request) Decision {
 	if req.Site == nil {
 		return Decision{}
 	}
-	fs := f.env.faults(req.Site)
-	for _, ft := range fs {
-		f.ids.see(req, ft)
-	}
-	if f.q.full() {
-		return Decision{}
-	}
-	for _, ft := range fs {
-		if f.ids.untried(req, ft) {
-			f.ids.grant(req, ft)
-			return f.q.grant(ft)
-		}
-	}
-	return Decision{}
+	return decideOnce(&f.ids, f.trials.of(req.Trial), req, f.env.faults(req.Site))
 }
 
-func (f *fate) End(Outcome) { f.ids.end() }
+func (f *fate) End(out Outcome) { endOnce(&f.ids, &f.trials, out.Index) }
 
 // Exhausted reports that no failure ID, however widened, is left to try.
 func (f *fate) Exhausted() bool { return f.ids.mem.Exhausted }

@@ -199,3 +199,53 @@ func replayUntilExhausted(p Policy, cat *catalog.Catalog, max int) [][]string {
 	}
 	return out
 }
+
+// TestParallelTrialsEachInject runs the etcd-like trials two at a time
+// (trials.parallel: 2), their requests interleaved: each trial keeps its own
+// quota and random source, so one trial's grant does not leave the other
+// without one.
+func TestParallelTrialsEachInject(t *testing.T) {
+	cat := etcdLikeCatalog()
+	for _, name := range []string{"random", "bsrr", "new-state-only", "sieve", "fate", "exhaustive"} {
+		t.Run(name, func(t *testing.T) {
+			p := mustNew(t, name, Env{Catalog: cat, Seed: 1})
+			run, injected := 0, 0
+			for a := 0; a < 40; a += 2 {
+				if f, ok := p.(Finite); ok && f.Exhausted() {
+					break
+				}
+				trials := [2][]Request{etcdLikeTrial(cat, a), etcdLikeTrial(cat, a+1)}
+				var inj [2][]record.Injection
+				for k := range trials {
+					p.Begin(TrialInfo{Index: a + k})
+				}
+				for i := 0; i < max(len(trials[0]), len(trials[1])); i++ {
+					for k := range trials {
+						if i >= len(trials[k]) {
+							continue
+						}
+						r := trials[k][i]
+						r.Trial, r.Seq = a+k, i
+						if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
+							inj[k] = append(inj[k], record.Injection{Node: r.Node, SiteID: r.Site.ID})
+						}
+					}
+				}
+				for k := range trials {
+					p.End(Outcome{Index: a + k, Requests: len(trials[k]), Injections: inj[k]})
+					run++
+					if len(inj[k]) > 0 {
+						injected++
+					}
+					if len(inj[k]) > 1 {
+						t.Errorf("trial %d: %d injections, want 1", a+k, len(inj[k]))
+					}
+				}
+			}
+			t.Logf("%d of %d trials injected", injected, run)
+			if float64(injected) < 0.9*float64(run) {
+				t.Errorf("%d of %d parallel trials injected, want at least 90%%", injected, run)
+			}
+		})
+	}
+}

@@ -127,11 +127,10 @@ type thisTrial struct{ n, first int }
 //   - Legolas's implementation's reset rule: at least 30 trials since the
 //     last reset, fewer than half of them injected: all budgets reset.
 type bsrr struct {
-	env   Env
-	key   string
-	sites []uint32
-	rng   *rand.Rand
-	q     quota
+	env    Env
+	key    string
+	sites  []uint32
+	trials running[bsrrTrial]
 
 	// mem is persisted across trials (and a campaign's stop and resume).
 	mem struct {
@@ -144,6 +143,12 @@ type bsrr struct {
 		// Lengths are the request counts of the last trials.
 		Lengths []int `json:"lengths,omitempty"`
 	}
+}
+
+// bsrrTrial is bsrr's state of one running trial.
+type bsrrTrial struct {
+	rng  *rand.Rand
+	q    quota
 	seen map[string]*thisTrial
 	// refocus is the state the trial focuses on instead of the front of
 	// the round-robin list, once that one is late; "" if none.
@@ -157,7 +162,6 @@ func newBSRR(env Env) (Policy, error) {
 	}
 	b := &bsrr{env: env, key: key, sites: env.candidateSites()}
 	b.mem.Visit = map[string]*stateInfo{}
-	b.q.counting = true // occurrence counts need every request
 	return b, nil
 }
 
@@ -172,10 +176,11 @@ func (b *bsrr) budget() int {
 
 // Begin is setupNewTrial.
 func (b *bsrr) Begin(info TrialInfo) Plan {
-	b.rng = trialRand(b.env.Seed, info.Index)
-	b.q.reset(b.env.perTrial())
-	b.seen = map[string]*thisTrial{}
-	b.refocus = ""
+	b.trials.begin(info.Index, &bsrrTrial{
+		rng:  trialRand(b.env.Seed, info.Index),
+		q:    newQuota(b.env.perTrial(), true), // occurrence counts need every request
+		seen: map[string]*thisTrial{},
+	})
 	m := &b.mem
 	b.resetIfAllUsed()
 	// Rotate the state focused in the last trial to the back.
@@ -222,10 +227,10 @@ func (b *bsrr) reset() {
 	m.Since, m.Injected = 0, 0
 }
 
-// focus is the state the trial grants in.
-func (b *bsrr) focus() string {
-	if b.refocus != "" {
-		return b.refocus
+// focus is the state trial t grants in.
+func (b *bsrr) focus(t *bsrrTrial) string {
+	if t.refocus != "" {
+		return t.refocus
 	}
 	if len(b.mem.RRL) == 0 {
 		return ""
@@ -235,7 +240,8 @@ func (b *bsrr) focus() string {
 
 // Decide is shouldInject.
 func (b *bsrr) Decide(req *Request) Decision {
-	if req.Site == nil {
+	t := b.trials.of(req.Trial)
+	if t == nil || req.Site == nil {
 		return Decision{}
 	}
 	m := &b.mem
@@ -247,36 +253,36 @@ func (b *bsrr) Decide(req *Request) Decision {
 		m.RRL = append(m.RRL, cur)
 	}
 	in.Occur++
-	tt := b.seen[cur]
+	tt := t.seen[cur]
 	if tt == nil {
 		tt = &thisTrial{first: req.Seq}
-		b.seen[cur] = tt
+		t.seen[cur] = tt
 		in.Trials++
 	}
 	tt.n++
-	if b.q.full() || len(m.RRL) == 0 {
+	if t.q.full() || len(m.RRL) == 0 {
 		return Decision{}
 	}
 	prob := in.Prob
-	if f := b.focus(); f != cur {
-		if b.refocus != "" || b.seen[f] != nil || !b.late(f, in, req.Seq) {
+	if f := b.focus(t); f != cur {
+		if t.refocus != "" || t.seen[f] != nil || !b.late(f, in, req.Seq) {
 			return Decision{}
 		}
 		// The focused state is late: focus on this one, with a
 		// probability sized from the requests it has left.
-		b.refocus = cur
+		t.refocus = cur
 	}
-	if b.refocus == cur {
+	if t.refocus == cur {
 		prob = injectProbability(max(1, in.c()-tt.n+1))
 	} else if in.Budget <= 0 {
 		return Decision{}
 	}
 	fs := b.env.faults(req.Site)
-	if len(fs) == 0 || b.rng.Float64() >= prob {
+	if len(fs) == 0 || t.rng.Float64() >= prob {
 		return Decision{}
 	}
 	in.Budget = max(0, in.Budget-1)
-	return b.q.grant(fs[b.rng.IntN(len(fs))])
+	return t.q.grant(fs[t.rng.IntN(len(fs))])
 }
 
 // late reports whether, at request seq, the trial should give up on the
@@ -303,12 +309,13 @@ func (b *bsrr) late(f string, in *stateInfo, seq int) bool {
 // End learns the trial's per-state counts and applies the reset rule.
 func (b *bsrr) End(out Outcome) {
 	m := &b.mem
-	for k, tt := range b.seen {
-		in := m.Visit[k]
-		in.Counts = pushCount(in.Counts, tt.n)
-		in.First = pushCount(in.First, tt.first)
+	if t := b.trials.end(out.Index); t != nil {
+		for k, tt := range t.seen {
+			in := m.Visit[k]
+			in.Counts = pushCount(in.Counts, tt.n)
+			in.First = pushCount(in.First, tt.first)
+		}
 	}
-	b.seen = map[string]*thisTrial{}
 	if out.Requests > 0 {
 		m.Lengths = pushCount(m.Lengths, out.Requests)
 	}
@@ -340,11 +347,10 @@ func (b *bsrr) Restore(data []byte) error {
 // state+site+stack, then that on each node — and is exhausted when a trial
 // under the finest key injected nothing.
 type newStateOnly struct {
-	env   Env
-	sites []uint32
-	rng   *rand.Rand
-	q     quota
-	ids   once // state keys injected so far, by key level
+	env    Env
+	sites  []uint32
+	ids    once // state keys injected so far, by key level
+	trials running[onceRun]
 }
 
 func newNewStateOnly(env Env) (Policy, error) {
@@ -357,17 +363,13 @@ func newNewStateOnly(env Env) (Policy, error) {
 		levels = append(levels, func(req *Request, _ Fault) string { return stateKey(k, req) })
 	}
 	levels = append(levels, func(req *Request, _ Fault) string { return stateKey(KeyStateSiteStack, req) + "@" + req.Node })
-	n := &newStateOnly{env: env, sites: env.candidateSites(), ids: newOnce(levels...)}
-	n.q.counting = true // widening needs every request
-	return n, nil
+	return &newStateOnly{env: env, sites: env.candidateSites(), ids: newOnce(levels...)}, nil
 }
 
 func (n *newStateOnly) Name() string { return "new-state-only" }
 
 func (n *newStateOnly) Begin(info TrialInfo) Plan {
-	n.rng = trialRand(n.env.Seed, info.Index)
-	n.q.reset(n.env.perTrial())
-	n.ids.begin()
+	beginOnce(&n.trials, &n.ids, &n.env, info.Index)
 	if n.ids.mem.Exhausted {
 		return Plan{}
 	}
@@ -375,22 +377,23 @@ func (n *newStateOnly) Begin(info TrialInfo) Plan {
 }
 
 func (n *newStateOnly) Decide(req *Request) Decision {
-	if req.Site == nil {
+	t := n.trials.of(req.Trial)
+	if t == nil || req.Site == nil {
 		return Decision{}
 	}
 	fs := n.env.faults(req.Site)
 	if len(fs) == 0 {
 		return Decision{}
 	}
-	n.ids.see(req, Fault{})
-	if n.q.full() || !n.ids.untried(req, Fault{}) {
+	n.ids.see(t.ids, req, Fault{})
+	if t.q.full() || !n.ids.untried(req, Fault{}) {
 		return Decision{}
 	}
-	n.ids.grant(req, Fault{})
-	return n.q.grant(fs[n.rng.IntN(len(fs))])
+	n.ids.grant(t.ids, req, Fault{})
+	return t.q.grant(fs[t.rng.IntN(len(fs))])
 }
 
-func (n *newStateOnly) End(Outcome) { n.ids.end() }
+func (n *newStateOnly) End(out Outcome) { endOnce(&n.ids, &n.trials, out.Index) }
 
 // Exhausted reports that no key, however widened, is left to try.
 func (n *newStateOnly) Exhausted() bool { return n.ids.mem.Exhausted }

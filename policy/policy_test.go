@@ -270,6 +270,11 @@ func (o *offset) Decide(r *Request) Decision {
 	return o.Policy.Decide(r)
 }
 
+func (o *offset) End(out Outcome) {
+	out.Index += o.by
+	o.Policy.End(out)
+}
+
 func TestUnknownPolicyListsNames(t *testing.T) {
 	_, err := New("bogus", Env{})
 	if err == nil || !strings.Contains(err.Error(), "random") || !strings.Contains(err.Error(), "fate") {

@@ -45,8 +45,8 @@ type sieve struct {
 	env       Env
 	sensitive bool
 	sites     []uint32
-	q         quota
 	ids       once
+	trials    running[onceRun]
 
 	mem struct {
 		PerSite  map[string]int   `json:"per_site"` // injections per site ID
@@ -75,7 +75,6 @@ func newSieve(env Env, sensitive bool) *sieve {
 	}
 	s.ids = newOnce(levels...)
 	s.ids.implied = implied
-	s.q.counting = true // widening needs every request
 	return s
 }
 
@@ -110,9 +109,8 @@ func (s *sieve) Name() string {
 	return "sieve-insensitive"
 }
 
-func (s *sieve) Begin(TrialInfo) Plan {
-	s.q.reset(s.env.perTrial())
-	s.ids.begin()
+func (s *sieve) Begin(info TrialInfo) Plan {
+	beginOnce(&s.trials, &s.ids, &s.env, info.Index)
 	if s.ids.mem.Exhausted {
 		return Plan{}
 	}
@@ -120,17 +118,18 @@ func (s *sieve) Begin(TrialInfo) Plan {
 }
 
 func (s *sieve) Decide(req *Request) Decision {
-	if req.Site == nil {
+	t := s.trials.of(req.Trial)
+	if t == nil || req.Site == nil {
 		return Decision{}
 	}
-	s.ids.see(req, Fault{})
-	if s.q.full() || !s.ids.untried(req, Fault{}) {
+	s.ids.see(t.ids, req, Fault{})
+	if t.q.full() || !s.ids.untried(req, Fault{}) {
 		return Decision{}
 	}
-	s.ids.grant(req, Fault{})
+	s.ids.grant(t.ids, req, Fault{})
 	n := s.mem.PerSite[req.Site.ID]
 	s.mem.PerSite[req.Site.ID] = n + 1
-	return s.q.grant(Fault{Kind: catalog.KindDelay, Delay: s.delay(req.Site, n)})
+	return t.q.grant(Fault{Kind: catalog.KindDelay, Delay: s.delay(req.Site, n)})
 }
 
 // delay sizes the n-th delay (from 0) at site.
@@ -155,7 +154,7 @@ func (s *sieve) delay(site *catalog.Site, n int) time.Duration {
 
 func (s *sieve) End(out Outcome) {
 	s.learnTimeouts(out.Timeouts)
-	s.ids.end()
+	endOnce(&s.ids, &s.trials, out.Index)
 }
 
 // Exhausted reports that every widening of the sites was tried.

@@ -41,8 +41,12 @@ type once struct {
 		Level     int   `json:"level"`
 		Exhausted bool  `json:"exhausted,omitempty"`
 	}
-	// requested holds, per level from mem.Level on, the identities the
-	// current trial requested.
+}
+
+// onceTrial is what once records of one running trial.
+type onceTrial struct {
+	// requested holds, per level from once.mem.Level on, the identities
+	// the trial requested.
 	requested []map[string]bool
 	asked     bool
 	injected  bool
@@ -55,23 +59,22 @@ func newOnce(levels ...level) once {
 }
 
 // begin starts a trial.
-func (o *once) begin() {
-	o.requested = make([]map[string]bool, len(o.levels))
-	o.asked, o.injected = false, false
+func (o *once) begin() *onceTrial {
+	return &onceTrial{requested: make([]map[string]bool, len(o.levels))}
 }
 
 func (o *once) key(l int, req *Request, f Fault) string {
 	return strconv.Itoa(l) + ":" + o.levels[l](req, f)
 }
 
-// see records that the trial requested fault f at req.
-func (o *once) see(req *Request, f Fault) {
-	o.asked = true
+// see records that trial t requested fault f at req.
+func (o *once) see(t *onceTrial, req *Request, f Fault) {
+	t.asked = true
 	for l := o.mem.Level; l < len(o.levels); l++ {
-		if o.requested[l] == nil {
-			o.requested[l] = map[string]bool{}
+		if t.requested[l] == nil {
+			t.requested[l] = map[string]bool{}
 		}
-		o.requested[l][o.key(l, req, f)] = true
+		t.requested[l][o.key(l, req, f)] = true
 	}
 }
 
@@ -82,30 +85,30 @@ func (o *once) untried(req *Request, f Fault) bool {
 
 // grant records fault f at req as tried at every implied level and up to
 // the current one.
-func (o *once) grant(req *Request, f Fault) {
+func (o *once) grant(t *onceTrial, req *Request, f Fault) {
 	for l := range max(o.implied, o.mem.Level+1) {
 		o.mem.Tried[o.key(l, req, f)] = true
 	}
-	o.injected = true
+	t.injected = true
 }
 
-// end widens after a trial: to the narrowest level, from the current one
+// end widens after trial t: to the narrowest level, from the current one
 // on, under which the trial requested a fault still untried; to exhaustion
 // when there is none and the trial injected nothing. A trial that
 // requested nothing at all (its cluster never got going) tells nothing.
-func (o *once) end() {
-	if !o.asked {
+func (o *once) end(t *onceTrial) {
+	if t == nil || !t.asked {
 		return
 	}
-	for l := o.mem.Level; l < len(o.levels); l++ {
-		for k := range o.requested[l] {
+	for l := o.mem.Level; l < len(o.levels) && l < len(t.requested); l++ {
+		for k := range t.requested[l] {
 			if !o.mem.Tried[k] {
 				o.mem.Level = l
 				return
 			}
 		}
 	}
-	if !o.injected {
+	if !t.injected {
 		o.mem.Exhausted = true
 		return
 	}
@@ -141,4 +144,40 @@ func pushCount(counts []int, n int) []int {
 		counts = counts[len(counts)-countWindow:]
 	}
 	return counts
+}
+
+// running holds a policy's state of each trial begun and not yet ended:
+// with trials.parallel > 1 several trials run at once, and each keeps its
+// own quota, random source and records.
+type running[T any] struct {
+	m    map[int]*T
+	last int
+}
+
+// begin registers the state of trial index.
+func (r *running[T]) begin(index int, t *T) {
+	if r.m == nil {
+		r.m = map[int]*T{}
+	}
+	r.m[index], r.last = t, index
+}
+
+// of returns the state of trial index; of the trial begun last when index
+// is unknown (a caller that does not number its requests); nil when none
+// runs.
+func (r *running[T]) of(index int) *T {
+	if t, ok := r.m[index]; ok {
+		return t
+	}
+	return r.m[r.last]
+}
+
+// end forgets trial index and returns its state, as of does.
+func (r *running[T]) end(index int) *T {
+	if _, ok := r.m[index]; !ok {
+		index = r.last
+	}
+	t := r.m[index]
+	delete(r.m, index)
+	return t
 }
