@@ -224,7 +224,7 @@ func (e *exhaustive) Exhausted() bool { return e.ids.mem.Exhausted }
 func (e *exhaustive) Snapshot() ([]byte, error) { return json.Marshal(&e.ids.mem) }
 
 func (e *exhaustive) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &e.ids.mem); err != nil {
+	if err := e.ids.restore(data); err != nil {
 		return fmt.Errorf("restore exhaustive policy: %w", err)
 	}
 	return nil
@@ -287,7 +287,7 @@ func (f *fate) Exhausted() bool { return f.ids.mem.Exhausted }
 func (f *fate) Snapshot() ([]byte, error) { return json.Marshal(&f.ids.mem) }
 
 func (f *fate) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &f.ids.mem); err != nil {
+	if err := f.ids.restore(data); err != nil {
 		return fmt.Errorf("restore fate policy: %w", err)
 	}
 	return nil

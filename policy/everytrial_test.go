@@ -249,3 +249,38 @@ func TestParallelTrialsEachInject(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreBeforeWidening restores snapshots written before the policies
+// widened (a bare set of identities; Sieve's under "tried"): what they
+// tried stays tried.
+func TestRestoreBeforeWidening(t *testing.T) {
+	cat := testCatalog()
+	req := Request{Node: "n1", Site: &cat.Sites[0], Stack: stackOf("main.a")}
+	tests := []struct {
+		policy, snapshot string
+	}{
+		{"fate", `{"` + FailureID(cat.Sites[0].ID, StackKey(req.Stack), Fault{Kind: catalog.KindError, Error: 1}) + `":true}`},
+		{"exhaustive", `{"` + cat.Sites[0].ID + `|error:1":true}`},
+		{"sieve", `{"tried":{"` + cat.Sites[0].ID + `|` + StackKey(req.Stack) + `":true},"per_site":{"` + cat.Sites[0].ID + `":1},"timeouts":{}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.policy, func(t *testing.T) {
+			p := mustNew(t, tt.policy, Env{Catalog: cat, Seed: 1})
+			if err := p.(Stateful).Restore([]byte(tt.snapshot)); err != nil {
+				t.Fatal(err)
+			}
+			p.Begin(TrialInfo{Index: 0})
+			r := req
+			d := p.Decide(&r)
+			if tt.policy == "sieve" {
+				if d.Fault.Kind != catalog.KindNone {
+					t.Fatalf("sieve re-injected a restored (site, stack): %+v", d)
+				}
+				return
+			}
+			if d.Fault.Kind == catalog.KindError && d.Fault.Error == 1 {
+				t.Fatalf("%s re-injected a restored fault: %+v", tt.policy, d)
+			}
+		})
+	}
+}

@@ -401,7 +401,7 @@ func (n *newStateOnly) Exhausted() bool { return n.ids.mem.Exhausted }
 func (n *newStateOnly) Snapshot() ([]byte, error) { return json.Marshal(&n.ids.mem) }
 
 func (n *newStateOnly) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &n.ids.mem); err != nil {
+	if err := n.ids.restore(data); err != nil {
 		return fmt.Errorf("restore new-state-only policy: %w", err)
 	}
 	return nil

@@ -187,10 +187,9 @@ func (s *sieve) Restore(data []byte) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return fmt.Errorf("restore %s policy: %w", s.Name(), err)
 	}
-	if m.Tried == nil {
-		m.Tried = tried{}
+	if err := s.ids.restore(data); err != nil {
+		return fmt.Errorf("restore %s policy: %w", s.Name(), err)
 	}
-	s.ids.mem.Tried, s.ids.mem.Level, s.ids.mem.Exhausted = m.Tried, m.Level, m.Exhausted
 	if m.PerSite != nil {
 		s.mem.PerSite = m.PerSite
 	}

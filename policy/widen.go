@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"sort"
 	"strconv"
 )
@@ -113,6 +114,34 @@ func (o *once) end(t *onceTrial) {
 		return
 	}
 	o.mem.Level = len(o.levels) - 1
+}
+
+// restore restores o's memory from a snapshot: the current form (an object
+// with "tried" and "level"), or a set of identities written before the
+// policy widened (kept as level 0).
+func (o *once) restore(data []byte) error {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return err
+	}
+	if _, ok := probe["level"]; ok {
+		err := json.Unmarshal(data, &o.mem)
+		if o.mem.Tried == nil {
+			o.mem.Tried = tried{}
+		}
+		return err
+	}
+	var old tried
+	if raw, ok := probe["tried"]; ok { // a Sieve policy's
+		data = raw
+	}
+	if err := json.Unmarshal(data, &old); err != nil {
+		return err
+	}
+	for k := range old {
+		o.mem.Tried["0:"+k] = true
+	}
+	return nil
 }
 
 // stateOf is the abstract state of a request, as text.
