@@ -122,6 +122,7 @@ func TestNewStateOnly(t *testing.T) {
 	for trial := 0; trial < 5; trial++ {
 		p.Begin(TrialInfo{Index: trial})
 		for _, r := range statefulTrial(cat) {
+			r.Trial = trial
 			if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
 				got = append(got, r.State)
 			}
@@ -160,7 +161,7 @@ func TestSieveSitesAndDelays(t *testing.T) {
 				p.Begin(TrialInfo{Index: trial})
 				for _, stack := range []string{"a", "b"} {
 					for _, site := range []int{0, 2} {
-						d := p.Decide(&Request{Site: &cat.Sites[site], Stack: stackOf(stack)})
+						d := p.Decide(&Request{Trial: trial, Site: &cat.Sites[site], Stack: stackOf(stack)})
 						if d.Fault.Kind == catalog.KindDelay {
 							delays = append(delays, fmt.Sprintf("%s/%s=%v", cat.Sites[site].ID, stack, d.Fault.Delay))
 						}

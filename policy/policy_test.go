@@ -148,6 +148,7 @@ func TestRandomSpreadsOverTheTrial(t *testing.T) {
 	for trial := 3; trial < 103; trial++ {
 		p.Begin(TrialInfo{Index: trial})
 		for i, r := range syntheticTrial(cat, 100) {
+			r.Trial = trial
 			d := p.Decide(&r)
 			if d.Fault.Kind != catalog.KindNone {
 				if i < 10 {

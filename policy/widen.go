@@ -179,8 +179,7 @@ func pushCount(counts []int, n int) []int {
 // with trials.parallel > 1 several trials run at once, and each keeps its
 // own quota, random source and records.
 type running[T any] struct {
-	m    map[int]*T
-	last int
+	m map[int]*T
 }
 
 // begin registers the state of trial index.
@@ -188,24 +187,15 @@ func (r *running[T]) begin(index int, t *T) {
 	if r.m == nil {
 		r.m = map[int]*T{}
 	}
-	r.m[index], r.last = t, index
+	r.m[index] = t
 }
 
-// of returns the state of trial index; of the trial begun last when index
-// is unknown (a caller that does not number its requests); nil when none
-// runs.
-func (r *running[T]) of(index int) *T {
-	if t, ok := r.m[index]; ok {
-		return t
-	}
-	return r.m[r.last]
-}
+// of returns the state of trial index, nil if it is not running: a
+// request of a trial that ended is not granted.
+func (r *running[T]) of(index int) *T { return r.m[index] }
 
-// end forgets trial index and returns its state, as of does.
+// end forgets trial index and returns its state (nil if not running).
 func (r *running[T]) end(index int) *T {
-	if _, ok := r.m[index]; !ok {
-		index = r.last
-	}
 	t := r.m[index]
 	delete(r.m, index)
 	return t
