@@ -134,30 +134,14 @@ type tried map[string]bool
 // once, in catalog order of the sites as they are reached: the first request
 // at a site with an untried fault gets that site's next untried fault.
 // When no site the trials reach has an untried fault, it widens (once): the
-// same faults again on each node, then in each abstract state of the
-// asking task; it is exhausted when a trial under the last identity
+// same faults again on each node, then on each node in each abstract
+// state of the asking task; it is exhausted when a trial under the last identity
 // injected nothing.
 type exhaustive struct {
 	env    Env
 	sites  []uint32
-	ids    once // site ID + fault key, then + node, then + state
+	ids    once // site ID + fault key, then + node, then + node + state
 	trials running[onceRun]
-}
-
-// onceRun is the state of one running trial of a policy built on once.
-type onceRun struct {
-	q   quota
-	ids *onceTrial
-	rng *rand.Rand
-}
-
-// beginOnce registers trial index of a policy built on ids.
-func beginOnce(trials *running[onceRun], ids *once, env *Env, index int) {
-	trials.begin(index, &onceRun{
-		q:   newQuota(env.perTrial(), true), // widening needs every request
-		ids: ids.begin(),
-		rng: trialRand(env.Seed, index),
-	})
 }
 
 func newExhaustive(env Env) (Policy, error) {
@@ -167,7 +151,9 @@ func newExhaustive(env Env) (Policy, error) {
 	e := &exhaustive{env: env, sites: env.candidateSites(), ids: newOnce(
 		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() },
 		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + req.Node },
-		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + stateOf(req) },
+		func(req *Request, f Fault) string {
+			return req.Site.ID + "|" + f.Key() + "|" + req.Node + "|" + stateOf(req)
+		},
 	)}
 	return e, nil
 }
@@ -189,35 +175,7 @@ func (e *exhaustive) Decide(req *Request) Decision {
 	return decideOnce(&e.ids, e.trials.of(req.Trial), req, e.env.faults(req.Site))
 }
 
-// decideOnce grants the first untried fault of fs at req, for the
-// policies that grant each identity once and take the first untried one.
-func decideOnce(ids *once, t *onceRun, req *Request, fs []Fault) Decision {
-	if t == nil {
-		return Decision{}
-	}
-	for _, f := range fs {
-		ids.see(t.ids, req, f)
-	}
-	if t.q.full() {
-		return Decision{}
-	}
-	for _, f := range fs {
-		if ids.untried(req, f) {
-			ids.grant(t.ids, req, f)
-			return t.q.grant(f)
-		}
-	}
-	return Decision{}
-}
-
 func (e *exhaustive) End(out Outcome) { endOnce(&e.ids, &e.trials, out.Index) }
-
-// endOnce ends trial index of a policy built on ids.
-func endOnce(ids *once, trials *running[onceRun], index int) {
-	if t := trials.end(index); t != nil {
-		ids.end(t.ids)
-	}
-}
 
 func (e *exhaustive) Exhausted() bool { return e.ids.mem.Exhausted }
 

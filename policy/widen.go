@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 )
@@ -142,6 +143,50 @@ func (o *once) restore(data []byte) error {
 		o.mem.Tried["0:"+k] = true
 	}
 	return nil
+}
+
+// onceRun is the state of one running trial of a policy built on once.
+type onceRun struct {
+	q   quota
+	ids *onceTrial
+	rng *rand.Rand
+}
+
+// beginOnce registers trial index of a policy built on ids.
+func beginOnce(trials *running[onceRun], ids *once, env *Env, index int) {
+	trials.begin(index, &onceRun{
+		q:   newQuota(env.perTrial(), true), // widening needs every request
+		ids: ids.begin(),
+		rng: trialRand(env.Seed, index),
+	})
+}
+
+// decideOnce grants the first untried fault of fs at req, for the
+// policies that grant each identity once and take the first untried one.
+func decideOnce(ids *once, t *onceRun, req *Request, fs []Fault) Decision {
+	if t == nil {
+		return Decision{}
+	}
+	for _, f := range fs {
+		ids.see(t.ids, req, f)
+	}
+	if t.q.full() {
+		return Decision{}
+	}
+	for _, f := range fs {
+		if ids.untried(req, f) {
+			ids.grant(t.ids, req, f)
+			return t.q.grant(f)
+		}
+	}
+	return Decision{}
+}
+
+// endOnce ends trial index of a policy built on ids.
+func endOnce(ids *once, trials *running[onceRun], index int) {
+	if t := trials.end(index); t != nil {
+		ids.end(t.ids)
+	}
 }
 
 // stateOf is the abstract state of a request, as text.
