@@ -88,6 +88,9 @@ type Summary struct {
 	// at many unrelated sites (report.Options.GenericSites): informational,
 	// never findings.
 	GenericConsequences int `json:"generic_consequences"`
+	// InjectionRate is InjectedTrials over Trials (baselines excluded): the
+	// share of fault trials in which the policy injected anything.
+	InjectionRate float64 `json:"injection_rate"`
 	// States is the number of abstract states in the catalog;
 	// StatesEntered how many of them some trial's node entered.
 	States        int     `json:"states"`
@@ -396,6 +399,9 @@ func summarise(sum *Summary, trials []*record.Trial, opts report.Options) {
 			sum.ErrorTrials++
 		}
 		durations = append(durations, t.End.Sub(t.Start).Seconds())
+	}
+	if sum.Trials > 0 {
+		sum.InjectionRate = float64(sum.InjectedTrials) / float64(sum.Trials)
 	}
 	sort.Float64s(durations)
 	if n := len(durations); n > 0 {

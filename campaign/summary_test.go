@@ -32,6 +32,10 @@ func TestSummarise(t *testing.T) {
 		sum.ErrorTrials != 1 || sum.FailedTrials != 0 || sum.MedianTrial != 10 {
 		t.Errorf("summary %+v", sum)
 	}
+	// Two of the three fault trials injected; the baseline does not count.
+	if want := 2.0 / 3; sum.InjectionRate != want {
+		t.Errorf("injection rate %v, want %v", sum.InjectionRate, want)
+	}
 	// States (1,1), (1,2) and (2,7), whichever node entered them.
 	if sum.StatesEntered != 3 {
 		t.Errorf("%d states entered, want 3", sum.StatesEntered)

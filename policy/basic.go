@@ -29,7 +29,8 @@ type quota struct {
 	counting bool
 }
 
-func (q *quota) reset(limit int) { q.limit, q.granted = limit, 0 }
+// newQuota is the quota of a trial; counting as in quota.counting.
+func newQuota(limit int, counting bool) quota { return quota{limit: limit, counting: counting} }
 
 // grant records one injection and returns the decision to send.
 func (q *quota) grant(f Fault) Decision {
@@ -48,52 +49,73 @@ func trialRand(seed int64, index int) *rand.Rand {
 // random grants each request with a probability sized so that about one
 // request per trial is granted, wherever it falls, and picks the fault
 // uniformly among those the site allows.
+//
+// The probability is Legolas's p = 1 − e^(ln 0.01/(c+1)) with c a low
+// quantile of the request counts of recent trials (lowCount), not their
+// mean: a few long trials (a delay or a crash multiplies a trial's
+// requests) would otherwise size p too low for the others, which then end
+// without a grant.
 type random struct {
-	env   Env
-	sites []uint32
-	rng   *rand.Rand
-	q     quota
+	env    Env
+	sites  []uint32
+	trials running[randomTrial]
 	// Requests seen in earlier trials, to size the probability.
 	mem struct {
 		Trials   int `json:"trials"`
 		Requests int `json:"requests"`
+		// Counts are the request counts of the last trials.
+		Counts []int `json:"counts,omitempty"`
 	}
-	p float64
+}
+
+// randomTrial is random's state of one running trial.
+type randomTrial struct {
+	rng *rand.Rand
+	q   quota
+	p   float64
 }
 
 func newRandom(env Env) (Policy, error) {
-	r := &random{env: env, sites: env.candidateSites()}
-	r.q.counting = true
-	return r, nil
+	return &random{env: env, sites: env.candidateSites()}, nil
 }
 
 func (r *random) Name() string { return "random" }
 
 func (r *random) Begin(info TrialInfo) Plan {
-	r.rng = trialRand(r.env.Seed, info.Index)
-	r.q.reset(r.env.perTrial())
 	c := 20 // requests expected in a trial before any was seen
-	if r.mem.Trials > 0 {
+	switch {
+	case len(r.mem.Counts) > 0:
+		c = lowCount(r.mem.Counts)
+	case r.mem.Trials > 0: // a snapshot from before Counts
 		c = r.mem.Requests / r.mem.Trials
 	}
-	r.p = injectProbability(c) * float64(r.env.perTrial())
+	r.trials.begin(info.Index, &randomTrial{
+		rng: trialRand(r.env.Seed, info.Index),
+		q:   newQuota(r.env.perTrial(), true), // the request count needs every request
+		p:   min(1, injectProbability(c)*float64(r.env.perTrial())),
+	})
 	return Plan{Sites: r.sites, Stacks: true, States: true}
 }
 
 func (r *random) Decide(req *Request) Decision {
-	if r.q.full() || req.Site == nil {
+	t := r.trials.of(req.Trial)
+	if t == nil || t.q.full() || req.Site == nil {
 		return Decision{}
 	}
 	fs := r.env.faults(req.Site)
-	if len(fs) == 0 || r.rng.Float64() >= r.p {
+	if len(fs) == 0 || t.rng.Float64() >= t.p {
 		return Decision{}
 	}
-	return r.q.grant(fs[r.rng.IntN(len(fs))])
+	return t.q.grant(fs[t.rng.IntN(len(fs))])
 }
 
 func (r *random) End(out Outcome) {
+	r.trials.end(out.Index)
 	r.mem.Trials++
 	r.mem.Requests += out.Requests
+	if out.Requests > 0 {
+		r.mem.Counts = pushCount(r.mem.Counts, out.Requests)
+	}
 }
 
 func (r *random) Snapshot() ([]byte, error) { return json.Marshal(&r.mem) }
@@ -111,69 +133,56 @@ type tried map[string]bool
 // exhaustive injects every allowed fault at every reachable site exactly
 // once, in catalog order of the sites as they are reached: the first request
 // at a site with an untried fault gets that site's next untried fault.
+// When no site the trials reach has an untried fault, it widens (once): the
+// same faults again on each node, then on each node in each abstract
+// state of the asking task; it is exhausted when a trial under the last identity
+// injected nothing.
 type exhaustive struct {
-	env   Env
-	q     quota
-	tried tried // site ID + fault key
+	env    Env
+	sites  []uint32
+	ids    once // site ID + fault key, then + node, then + node + state
+	trials running[onceRun]
 }
 
 func newExhaustive(env Env) (Policy, error) {
 	if env.Catalog == nil {
 		return nil, fmt.Errorf("exhaustive policy needs a catalog")
 	}
-	return &exhaustive{env: env, tried: tried{}}, nil
+	e := &exhaustive{env: env, sites: env.candidateSites(), ids: newOnce(
+		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() },
+		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + req.Node },
+		func(req *Request, f Fault) string {
+			return req.Site.ID + "|" + f.Key() + "|" + req.Node + "|" + stateOf(req)
+		},
+	)}
+	return e, nil
 }
 
 func (e *exhaustive) Name() string { return "exhaustive" }
 
-func (e *exhaustive) untried(i uint32) (Fault, bool) {
-	s := &e.env.Catalog.Sites[i]
-	for _, f := range e.env.faults(s) {
-		if !e.tried[s.ID+"|"+f.Key()] {
-			return f, true
-		}
-	}
-	return Fault{}, false
-}
-
 func (e *exhaustive) Begin(info TrialInfo) Plan {
-	e.q.reset(e.env.perTrial())
-	var sites []uint32
-	for i := range e.env.Catalog.Sites {
-		if _, ok := e.untried(uint32(i)); ok {
-			sites = append(sites, uint32(i))
-		}
+	beginOnce(&e.trials, &e.ids, &e.env, info.Index)
+	if e.ids.mem.Exhausted {
+		return Plan{}
 	}
-	return Plan{Sites: sites, Stacks: true, States: true}
+	return Plan{Sites: e.sites, Stacks: true, States: true}
 }
 
 func (e *exhaustive) Decide(req *Request) Decision {
-	if e.q.full() || req.Site == nil {
-		return Decision{Done: e.q.full()}
-	}
-	f, ok := e.untried(req.Site.Index)
-	if !ok {
+	if req.Site == nil {
 		return Decision{}
 	}
-	e.tried[req.Site.ID+"|"+f.Key()] = true
-	return e.q.grant(f)
+	return decideOnce(&e.ids, e.trials.of(req.Trial), req, e.env.faults(req.Site))
 }
 
-func (e *exhaustive) End(Outcome) {}
+func (e *exhaustive) End(out Outcome) { endOnce(&e.ids, &e.trials, out.Index) }
 
-func (e *exhaustive) Exhausted() bool {
-	for i := range e.env.Catalog.Sites {
-		if _, ok := e.untried(uint32(i)); ok {
-			return false
-		}
-	}
-	return true
-}
+func (e *exhaustive) Exhausted() bool { return e.ids.mem.Exhausted }
 
-func (e *exhaustive) Snapshot() ([]byte, error) { return json.Marshal(e.tried) }
+func (e *exhaustive) Snapshot() ([]byte, error) { return json.Marshal(&e.ids.mem) }
 
 func (e *exhaustive) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &e.tried); err != nil {
+	if err := e.ids.restore(data); err != nil {
 		return fmt.Errorf("restore exhaustive policy: %w", err)
 	}
 	return nil
@@ -182,21 +191,37 @@ func (e *exhaustive) Restore(data []byte) error {
 // fate is FATE's policy: a request is granted only when its failure ID —
 // the site, the call stack that reached it and the fault — was never
 // injected before in the campaign. One new failure per trial by default.
+// When the trials reach no new failure ID, it widens the ID (once): with
+// the abstract state of the asking task (the leader's write and a
+// follower's are different failures), then with the node; it is exhausted
+// when a trial under the last ID injected nothing.
 type fate struct {
-	env   Env
-	sites []uint32
-	q     quota
-	tried tried
+	env    Env
+	sites  []uint32
+	ids    once
+	trials running[onceRun]
 }
 
 func newFATE(env Env) (Policy, error) {
-	return &fate{env: env, sites: env.candidateSites(), tried: tried{}}, nil
+	f := &fate{env: env, sites: env.candidateSites(), ids: newOnce(
+		func(req *Request, f Fault) string { return FailureID(req.Site.ID, StackKey(req.Stack), f) },
+		func(req *Request, f Fault) string {
+			return FailureID(req.Site.ID, StackKey(req.Stack), f) + "|" + stateOf(req)
+		},
+		func(req *Request, f Fault) string {
+			return FailureID(req.Site.ID, StackKey(req.Stack), f) + "|" + stateOf(req) + "|" + req.Node
+		},
+	)}
+	return f, nil
 }
 
 func (f *fate) Name() string { return "fate" }
 
-func (f *fate) Begin(TrialInfo) Plan {
-	f.q.reset(f.env.perTrial())
+func (f *fate) Begin(info TrialInfo) Plan {
+	beginOnce(&f.trials, &f.ids, &f.env, info.Index)
+	if f.ids.mem.Exhausted {
+		return Plan{}
+	}
 	return Plan{Sites: f.sites, Stacks: true, States: true}
 }
 
@@ -206,26 +231,21 @@ func FailureID(site string, stackKey string, fault Fault) string {
 }
 
 func (f *fate) Decide(req *Request) Decision {
-	if f.q.full() || req.Site == nil {
-		return Decision{Done: f.q.full()}
+	if req.Site == nil {
+		return Decision{}
 	}
-	sk := StackKey(req.Stack)
-	for _, ft := range f.env.faults(req.Site) {
-		id := FailureID(req.Site.ID, sk, ft)
-		if !f.tried[id] {
-			f.tried[id] = true
-			return f.q.grant(ft)
-		}
-	}
-	return Decision{}
+	return decideOnce(&f.ids, f.trials.of(req.Trial), req, f.env.faults(req.Site))
 }
 
-func (f *fate) End(Outcome) {}
+func (f *fate) End(out Outcome) { endOnce(&f.ids, &f.trials, out.Index) }
 
-func (f *fate) Snapshot() ([]byte, error) { return json.Marshal(f.tried) }
+// Exhausted reports that no failure ID, however widened, is left to try.
+func (f *fate) Exhausted() bool { return f.ids.mem.Exhausted }
+
+func (f *fate) Snapshot() ([]byte, error) { return json.Marshal(&f.ids.mem) }
 
 func (f *fate) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &f.tried); err != nil {
+	if err := f.ids.restore(data); err != nil {
 		return fmt.Errorf("restore fate policy: %w", err)
 	}
 	return nil

@@ -3,7 +3,9 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -54,11 +56,58 @@ func checkKey(key string) (string, error) {
 type stateInfo struct {
 	Budget int `json:"budget"`
 	// Occur counts requests seen in the state over all trials, Trials the
-	// trials in which it appeared; Occur/Trials is c in p = 1 − e^(ln 0.01/(c+1)).
+	// trials in which it appeared.
 	Occur  int     `json:"occur"`
 	Trials int     `json:"trials"`
 	Prob   float64 `json:"prob"`
+	// Counts are the state's requests in each of the last trials in which
+	// it appeared; lowCount(Counts) is c in p = 1 − e^(ln 0.01/(c+1)).
+	Counts []int `json:"counts,omitempty"`
+	// First are the request numbers (Request.Seq) of the state's first
+	// request in those trials.
+	First []int `json:"first,omitempty"`
 }
+
+// c is the state's request count that sizes its probability: a low
+// quantile of its per-trial counts (Algorithm 2 uses the mean, Occur/Trials;
+// a state requested thousands of times in a few trials then gets a p too
+// low for the trials in which it is requested a few times).
+func (in *stateInfo) c() int {
+	if len(in.Counts) > 0 {
+		return lowCount(in.Counts)
+	}
+	if in.Trials > 0 {
+		return in.Occur / in.Trials
+	}
+	return 0
+}
+
+// late is the request number after which a trial that has not requested
+// the state yet most likely never will: twice the latest first request of
+// the state in recent trials plus some slack, but no later than 80% of the
+// request count that almost every trial reaches (typical), so the trial
+// still has requests left to grant when it gives up on the state.
+func (in *stateInfo) late(typical int) int {
+	l := math.MaxInt
+	if len(in.First) > 0 {
+		l = 2*slices.Max(in.First) + lateSlack
+	}
+	if typical > 0 {
+		l = min(l, typical*4/5)
+	}
+	return l
+}
+
+// lateSlack is the number of requests added to a state's late point.
+const lateSlack = 20
+
+// Legolas's reset rule (its implementation, not Algorithm 2): when at
+// least resetAfter trials ran since the last reset and fewer than half of
+// them injected anything, every budget is reset.
+const resetAfter = 30
+
+// thisTrial is what bsrr counts of a state in the current trial.
+type thisTrial struct{ n, first int }
 
 // bsrr is Legolas's budgeted state round robin (Algorithm 2): it focuses
 // each trial on one abstract state, taking states in round-robin order, and
@@ -66,19 +115,44 @@ type stateInfo struct {
 // often the state was requested in earlier trials, so the injection lands
 // neither too early nor too late. Each state has a budget of injections;
 // when every budget is spent, all budgets are reset.
+//
+// So that every trial counts, gofault's bsrr deviates in three ways
+// (docs/policies.md):
+//   - c in the probability is a low quantile of the state's per-trial
+//     request counts, not their mean (stateInfo.c);
+//   - re-focus: when the trial is past the point by which the focused state
+//     was always first requested (stateInfo.late) and has not requested
+//     it, the trial focuses on the next requested state that has budget,
+//     with a probability sized from the requests the state has left;
+//   - Legolas's implementation's reset rule: at least 30 trials since the
+//     last reset, fewer than half of them injected: all budgets reset.
 type bsrr struct {
-	env   Env
-	key   string
-	sites []uint32
-	rng   *rand.Rand
-	q     quota
+	env    Env
+	key    string
+	sites  []uint32
+	trials running[bsrrTrial]
 
 	// mem is persisted across trials (and a campaign's stop and resume).
 	mem struct {
 		RRL   []string              `json:"rrl"`
 		Visit map[string]*stateInfo `json:"visit"`
+		// Since counts the trials since the last reset of the budgets,
+		// Injected those of them that injected.
+		Since    int `json:"since,omitempty"`
+		Injected int `json:"injected,omitempty"`
+		// Lengths are the request counts of the last trials.
+		Lengths []int `json:"lengths,omitempty"`
 	}
-	seenThisTrial map[string]bool
+}
+
+// bsrrTrial is bsrr's state of one running trial.
+type bsrrTrial struct {
+	rng  *rand.Rand
+	q    quota
+	seen map[string]*thisTrial
+	// refocus is the state the trial focuses on instead of the front of
+	// the round-robin list, once that one is late; "" if none.
+	refocus string
 }
 
 func newBSRR(env Env) (Policy, error) {
@@ -88,7 +162,6 @@ func newBSRR(env Env) (Policy, error) {
 	}
 	b := &bsrr{env: env, key: key, sites: env.candidateSites()}
 	b.mem.Visit = map[string]*stateInfo{}
-	b.q.counting = true // occurrence counts need every request
 	return b, nil
 }
 
@@ -103,9 +176,11 @@ func (b *bsrr) budget() int {
 
 // Begin is setupNewTrial.
 func (b *bsrr) Begin(info TrialInfo) Plan {
-	b.rng = trialRand(b.env.Seed, info.Index)
-	b.q.reset(b.env.perTrial())
-	b.seenThisTrial = map[string]bool{}
+	b.trials.begin(info.Index, &bsrrTrial{
+		rng:  trialRand(b.env.Seed, info.Index),
+		q:    newQuota(b.env.perTrial(), true), // occurrence counts need every request
+		seen: map[string]*thisTrial{},
+	})
 	m := &b.mem
 	b.resetIfAllUsed()
 	// Rotate the state focused in the last trial to the back.
@@ -121,25 +196,26 @@ func (b *bsrr) Begin(info TrialInfo) Plan {
 		m.RRL = m.RRL[1:]
 	}
 	for _, in := range m.Visit {
-		c := 0
-		if in.Trials > 0 {
-			c = in.Occur / in.Trials
-		}
-		in.Prob = injectProbability(c)
+		in.Prob = injectProbability(in.c())
 	}
 	return Plan{Sites: b.sites, Stacks: true, States: true}
 }
 
 // resetIfAllUsed gives every state its budget back once all are spent.
 func (b *bsrr) resetIfAllUsed() {
-	m := &b.mem
-	if len(m.Visit) == 0 {
-		return
-	}
-	for _, in := range m.Visit {
+	for _, in := range b.mem.Visit {
 		if in.Budget > 0 {
 			return
 		}
+	}
+	b.reset()
+}
+
+// reset gives every state its budget back.
+func (b *bsrr) reset() {
+	m := &b.mem
+	if len(m.Visit) == 0 {
+		return
 	}
 	keys := make([]string, 0, len(m.Visit))
 	for k, in := range m.Visit {
@@ -148,11 +224,24 @@ func (b *bsrr) resetIfAllUsed() {
 	}
 	sort.Strings(keys)
 	m.RRL = keys
+	m.Since, m.Injected = 0, 0
+}
+
+// focus is the state trial t grants in.
+func (b *bsrr) focus(t *bsrrTrial) string {
+	if t.refocus != "" {
+		return t.refocus
+	}
+	if len(b.mem.RRL) == 0 {
+		return ""
+	}
+	return b.mem.RRL[0]
 }
 
 // Decide is shouldInject.
 func (b *bsrr) Decide(req *Request) Decision {
-	if req.Site == nil {
+	t := b.trials.of(req.Trial)
+	if t == nil || req.Site == nil {
 		return Decision{}
 	}
 	m := &b.mem
@@ -164,22 +253,80 @@ func (b *bsrr) Decide(req *Request) Decision {
 		m.RRL = append(m.RRL, cur)
 	}
 	in.Occur++
-	if !b.seenThisTrial[cur] {
-		b.seenThisTrial[cur] = true
+	tt := t.seen[cur]
+	if tt == nil {
+		tt = &thisTrial{first: req.Seq}
+		t.seen[cur] = tt
 		in.Trials++
 	}
-	if b.q.full() || len(m.RRL) == 0 || m.RRL[0] != cur {
+	tt.n++
+	if t.q.full() || len(m.RRL) == 0 {
+		return Decision{}
+	}
+	prob := in.Prob
+	if f := b.focus(t); f != cur {
+		if t.refocus != "" || t.seen[f] != nil || !b.late(f, in, req.Seq) {
+			return Decision{}
+		}
+		// The focused state is late: focus on this one, with a
+		// probability sized from the requests it has left.
+		t.refocus = cur
+	}
+	if t.refocus == cur {
+		prob = injectProbability(max(1, in.c()-tt.n+1))
+	} else if in.Budget <= 0 {
 		return Decision{}
 	}
 	fs := b.env.faults(req.Site)
-	if len(fs) == 0 || in.Budget <= 0 || b.rng.Float64() >= in.Prob {
+	if len(fs) == 0 || t.rng.Float64() >= prob {
 		return Decision{}
 	}
-	in.Budget--
-	return b.q.grant(fs[b.rng.IntN(len(fs))])
+	in.Budget = max(0, in.Budget-1)
+	return t.q.grant(fs[t.rng.IntN(len(fs))])
 }
 
-func (b *bsrr) End(Outcome) {}
+// late reports whether, at request seq, the trial should give up on the
+// focused state f, which it has not requested, for state in: once f is
+// late, a state that has budget; once the trial is halfway from there to
+// its typical end, any state (a trial that injects nothing is worth less
+// than a budget).
+func (b *bsrr) late(f string, in *stateInfo, seq int) bool {
+	fi := b.mem.Visit[f]
+	if fi == nil {
+		return false
+	}
+	typical := lowCount(b.mem.Lengths)
+	l := fi.late(typical)
+	if seq <= l {
+		return false
+	}
+	if in.Budget > 0 {
+		return true
+	}
+	return typical > 0 && seq > l+(typical-l)/2
+}
+
+// End learns the trial's per-state counts and applies the reset rule.
+func (b *bsrr) End(out Outcome) {
+	m := &b.mem
+	if t := b.trials.end(out.Index); t != nil {
+		for k, tt := range t.seen {
+			in := m.Visit[k]
+			in.Counts = pushCount(in.Counts, tt.n)
+			in.First = pushCount(in.First, tt.first)
+		}
+	}
+	if out.Requests > 0 {
+		m.Lengths = pushCount(m.Lengths, out.Requests)
+	}
+	m.Since++
+	if len(out.Injections) > 0 {
+		m.Injected++
+	}
+	if m.Since >= resetAfter && 2*m.Injected < m.Since {
+		b.reset()
+	}
+}
 
 func (b *bsrr) Snapshot() ([]byte, error) { return json.Marshal(&b.mem) }
 
@@ -195,14 +342,15 @@ func (b *bsrr) Restore(data []byte) error {
 
 // newStateOnly is Legolas's new-state-only baseline: a request is granted
 // only if no earlier trial injected in its state; the first such request of
-// a trial is granted.
+// a trial is granted. When the trials reach no state left untried, it
+// widens the key (once) to the next finer one — state+site, then
+// state+site+stack, then that on each node — and is exhausted when a trial
+// under the finest key injected nothing.
 type newStateOnly struct {
-	env   Env
-	key   string
-	sites []uint32
-	rng   *rand.Rand
-	q     quota
-	tried tried // state keys injected so far
+	env    Env
+	sites  []uint32
+	ids    once // state keys injected so far, by key level
+	trials running[onceRun]
 }
 
 func newNewStateOnly(env Env) (Policy, error) {
@@ -210,36 +358,50 @@ func newNewStateOnly(env Env) (Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &newStateOnly{env: env, key: key, sites: env.candidateSites(), tried: tried{}}, nil
+	var levels []level
+	for _, k := range KeyNames[slices.Index(KeyNames, key):] {
+		levels = append(levels, func(req *Request, _ Fault) string { return stateKey(k, req) })
+	}
+	levels = append(levels, func(req *Request, _ Fault) string { return stateKey(KeyStateSiteStack, req) + "@" + req.Node })
+	return &newStateOnly{env: env, sites: env.candidateSites(), ids: newOnce(levels...)}, nil
 }
 
 func (n *newStateOnly) Name() string { return "new-state-only" }
 
 func (n *newStateOnly) Begin(info TrialInfo) Plan {
-	n.rng = trialRand(n.env.Seed, info.Index)
-	n.q.reset(n.env.perTrial())
+	beginOnce(&n.trials, &n.ids, &n.env, info.Index)
+	if n.ids.mem.Exhausted {
+		return Plan{}
+	}
 	return Plan{Sites: n.sites, Stacks: true, States: true}
 }
 
 func (n *newStateOnly) Decide(req *Request) Decision {
-	if n.q.full() || req.Site == nil {
-		return Decision{Done: n.q.full()}
-	}
-	k := stateKey(n.key, req)
-	fs := n.env.faults(req.Site)
-	if n.tried[k] || len(fs) == 0 {
+	t := n.trials.of(req.Trial)
+	if t == nil || req.Site == nil {
 		return Decision{}
 	}
-	n.tried[k] = true
-	return n.q.grant(fs[n.rng.IntN(len(fs))])
+	fs := n.env.faults(req.Site)
+	if len(fs) == 0 {
+		return Decision{}
+	}
+	n.ids.see(t.ids, req, Fault{})
+	if t.q.full() || !n.ids.untried(req, Fault{}) {
+		return Decision{}
+	}
+	n.ids.grant(t.ids, req, Fault{})
+	return t.q.grant(fs[t.rng.IntN(len(fs))])
 }
 
-func (n *newStateOnly) End(Outcome) {}
+func (n *newStateOnly) End(out Outcome) { endOnce(&n.ids, &n.trials, out.Index) }
 
-func (n *newStateOnly) Snapshot() ([]byte, error) { return json.Marshal(n.tried) }
+// Exhausted reports that no key, however widened, is left to try.
+func (n *newStateOnly) Exhausted() bool { return n.ids.mem.Exhausted }
+
+func (n *newStateOnly) Snapshot() ([]byte, error) { return json.Marshal(&n.ids.mem) }
 
 func (n *newStateOnly) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &n.tried); err != nil {
+	if err := n.ids.restore(data); err != nil {
 		return fmt.Errorf("restore new-state-only policy: %w", err)
 	}
 	return nil

@@ -122,6 +122,7 @@ func TestNewStateOnly(t *testing.T) {
 	for trial := 0; trial < 5; trial++ {
 		p.Begin(TrialInfo{Index: trial})
 		for _, r := range statefulTrial(cat) {
+			r.Trial = trial
 			if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
 				got = append(got, r.State)
 			}
@@ -160,7 +161,7 @@ func TestSieveSitesAndDelays(t *testing.T) {
 				p.Begin(TrialInfo{Index: trial})
 				for _, stack := range []string{"a", "b"} {
 					for _, site := range []int{0, 2} {
-						d := p.Decide(&Request{Site: &cat.Sites[site], Stack: stackOf(stack)})
+						d := p.Decide(&Request{Trial: trial, Site: &cat.Sites[site], Stack: stackOf(stack)})
 						if d.Fault.Kind == catalog.KindDelay {
 							delays = append(delays, fmt.Sprintf("%s/%s=%v", cat.Sites[site].ID, stack, d.Fault.Delay))
 						}
@@ -168,9 +169,12 @@ func TestSieveSitesAndDelays(t *testing.T) {
 				}
 				p.End(Outcome{Index: trial})
 			}
-			want := "[wal.sync/a=1s peer.send/a=6s wal.sync/b=3s peer.send/b=18s]"
+			// Each site (and stack) once, then, every one tried, a
+			// new round with each site's next delay factor (a widening;
+			// node and state add nothing here).
+			want := "[wal.sync/a=1s peer.send/a=6s wal.sync/b=3s peer.send/b=18s wal.sync/a=500ms peer.send/a=4.4s]"
 			if name == "sieve-insensitive" {
-				want = "[wal.sync/a=1s peer.send/a=6s]"
+				want = "[wal.sync/a=1s peer.send/a=6s wal.sync/a=3s peer.send/a=18s wal.sync/a=500ms peer.send/a=4.4s]"
 			}
 			if fmt.Sprint(delays) != want {
 				t.Errorf("delays = %v, want %s", delays, want)

@@ -7,6 +7,16 @@
 // tested by replaying synthetic request streams, with no cluster. Given the
 // same seed and the same sequence of calls, a policy makes the same
 // decisions.
+//
+// Every trial should inject: a trial without a fault is wasted. Policies
+// size their probabilities from the request counts almost every trial
+// reaches, bsrr re-focuses a trial whose focused state is late, and the
+// policies that grant each fault identity once widen the identity (node,
+// abstract state, delay round) when the trials reach nothing untried, and
+// report exhaustion (Finite) rather than run fault-free trials. Each
+// deviation from a published algorithm is documented on the policy and in
+// docs/policies.md. Per-trial state is kept per trial index, so parallel
+// trials do not share a quota.
 package policy
 
 import (

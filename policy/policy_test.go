@@ -148,6 +148,7 @@ func TestRandomSpreadsOverTheTrial(t *testing.T) {
 	for trial := 3; trial < 103; trial++ {
 		p.Begin(TrialInfo{Index: trial})
 		for i, r := range syntheticTrial(cat, 100) {
+			r.Trial = trial
 			d := p.Decide(&r)
 			if d.Fault.Kind != catalog.KindNone {
 				if i < 10 {
@@ -268,6 +269,11 @@ func (o *offset) Begin(info TrialInfo) Plan {
 func (o *offset) Decide(r *Request) Decision {
 	r.Trial += o.by
 	return o.Policy.Decide(r)
+}
+
+func (o *offset) End(out Outcome) {
+	out.Index += o.by
+	o.Policy.End(out)
 }
 
 func TestUnknownPolicyListsNames(t *testing.T) {

@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/gofault/gofault/catalog"
@@ -34,14 +35,20 @@ var delayFactors = []float64{1, 3, 0.5, 6}
 // site. Delays at timeout-protected sites are sized beyond the largest
 // timeout the nodes reported for them; elsewhere they vary around
 // Env.Delay.
+//
+// When the trials reach no site (and stack) left untried, it widens (once):
+// each again on every node, then in every abstract state of the asking
+// task, then up to len(delayFactors)-1 more rounds, each with the site's
+// next delay factor; it is exhausted when a trial of the last round
+// injected nothing.
 type sieve struct {
 	env       Env
 	sensitive bool
 	sites     []uint32
-	q         quota
+	ids       once
+	trials    running[onceRun]
 
 	mem struct {
-		Tried    tried            `json:"tried"`    // site ID (+ stack key)
 		PerSite  map[string]int   `json:"per_site"` // injections per site ID
 		Timeouts map[uint32]int64 `json:"timeouts"` // timeout point → largest value seen, ns
 	}
@@ -49,9 +56,25 @@ type sieve struct {
 
 func newSieve(env Env, sensitive bool) *sieve {
 	s := &sieve{env: env, sensitive: sensitive, sites: sieveSites(env)}
-	s.mem.Tried = tried{}
 	s.mem.PerSite = map[string]int{}
 	s.mem.Timeouts = map[uint32]int64{}
+	site := func(req *Request) string { return req.Site.ID }
+	if sensitive {
+		site = func(req *Request) string { return req.Site.ID + "|" + StackKey(req.Stack) }
+	}
+	levels := []level{
+		func(req *Request, _ Fault) string { return site(req) },
+		func(req *Request, _ Fault) string { return site(req) + "|" + req.Node },
+		func(req *Request, _ Fault) string { return site(req) + "|" + req.Node + "|" + stateOf(req) },
+	}
+	implied := len(levels)
+	for r := 1; r < len(delayFactors); r++ {
+		levels = append(levels, func(req *Request, _ Fault) string {
+			return site(req) + "|" + req.Node + "|" + stateOf(req) + "#" + strconv.Itoa(r)
+		})
+	}
+	s.ids = newOnce(levels...)
+	s.ids.implied = implied
 	return s
 }
 
@@ -86,26 +109,27 @@ func (s *sieve) Name() string {
 	return "sieve-insensitive"
 }
 
-func (s *sieve) Begin(TrialInfo) Plan {
-	s.q.reset(s.env.perTrial())
+func (s *sieve) Begin(info TrialInfo) Plan {
+	beginOnce(&s.trials, &s.ids, &s.env, info.Index)
+	if s.ids.mem.Exhausted {
+		return Plan{}
+	}
 	return Plan{Sites: s.sites, Stacks: s.sensitive, States: true, Timeouts: true}
 }
 
 func (s *sieve) Decide(req *Request) Decision {
-	if s.q.full() || req.Site == nil {
-		return Decision{Done: s.q.full()}
-	}
-	id := req.Site.ID
-	if s.sensitive {
-		id += "|" + StackKey(req.Stack)
-	}
-	if s.mem.Tried[id] {
+	t := s.trials.of(req.Trial)
+	if t == nil || req.Site == nil {
 		return Decision{}
 	}
-	s.mem.Tried[id] = true
+	s.ids.see(t.ids, req, Fault{})
+	if t.q.full() || !s.ids.untried(req, Fault{}) {
+		return Decision{}
+	}
+	s.ids.grant(t.ids, req, Fault{})
 	n := s.mem.PerSite[req.Site.ID]
 	s.mem.PerSite[req.Site.ID] = n + 1
-	return s.q.grant(Fault{Kind: catalog.KindDelay, Delay: s.delay(req.Site, n)})
+	return t.q.grant(Fault{Kind: catalog.KindDelay, Delay: s.delay(req.Site, n)})
 }
 
 // delay sizes the n-th delay (from 0) at site.
@@ -130,7 +154,11 @@ func (s *sieve) delay(site *catalog.Site, n int) time.Duration {
 
 func (s *sieve) End(out Outcome) {
 	s.learnTimeouts(out.Timeouts)
+	endOnce(&s.ids, &s.trials, out.Index)
 }
+
+// Exhausted reports that every widening of the sites was tried.
+func (s *sieve) Exhausted() bool { return s.ids.mem.Exhausted }
 
 func (s *sieve) learnTimeouts(ts []record.Timeout) {
 	for _, t := range ts {
@@ -140,11 +168,33 @@ func (s *sieve) learnTimeouts(ts []record.Timeout) {
 	}
 }
 
-func (s *sieve) Snapshot() ([]byte, error) { return json.Marshal(&s.mem) }
+// sieveMemory is what a Sieve policy snapshots.
+type sieveMemory struct {
+	Tried     tried            `json:"tried"`
+	Level     int              `json:"level"`
+	Exhausted bool             `json:"exhausted,omitempty"`
+	PerSite   map[string]int   `json:"per_site"`
+	Timeouts  map[uint32]int64 `json:"timeouts"`
+}
+
+func (s *sieve) Snapshot() ([]byte, error) {
+	o := &s.ids.mem
+	return json.Marshal(sieveMemory{o.Tried, o.Level, o.Exhausted, s.mem.PerSite, s.mem.Timeouts})
+}
 
 func (s *sieve) Restore(data []byte) error {
-	if err := json.Unmarshal(data, &s.mem); err != nil {
+	var m sieveMemory
+	if err := json.Unmarshal(data, &m); err != nil {
 		return fmt.Errorf("restore %s policy: %w", s.Name(), err)
+	}
+	if err := s.ids.restore(data); err != nil {
+		return fmt.Errorf("restore %s policy: %w", s.Name(), err)
+	}
+	if m.PerSite != nil {
+		s.mem.PerSite = m.PerSite
+	}
+	if m.Timeouts != nil {
+		s.mem.Timeouts = m.Timeouts
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ func TestEtcdCampaign(t *testing.T) {
 	var sum struct {
 		Trials         *int     `json:"trials"`
 		InjectedTrials *int     `json:"injected_trials"`
+		InjectionRate  *float64 `json:"injection_rate"`
 		Findings       *int     `json:"findings"`
 		Seconds        *float64 `json:"seconds"`
 		DB             *string  `json:"db"`
@@ -39,7 +40,7 @@ func TestEtcdCampaign(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("summary is not JSON: %v\n%s", err, out.String())
 	}
-	if sum.Trials == nil || sum.InjectedTrials == nil || sum.Findings == nil || sum.Seconds == nil || sum.DB == nil {
+	if sum.Trials == nil || sum.InjectedTrials == nil || sum.InjectionRate == nil || sum.Findings == nil || sum.Seconds == nil || sum.DB == nil {
 		t.Fatalf("summary lacks a required key: %s", out.String())
 	}
 	if *sum.Trials != 3 || sum.BaselineTrials != 1 {

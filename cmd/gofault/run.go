@@ -75,8 +75,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(stdout, "campaign %d (%s): %d trials (%d with faults, %d injections), %d baseline trials\n",
-			sum.Campaign, sum.Policy, sum.Trials, sum.InjectedTrials, sum.Injections, sum.BaselineTrials)
+		fmt.Fprintf(stdout, "campaign %d (%s): %d trials (%d with faults, injection rate %.0f%%, %d injections), %d baseline trials\n",
+			sum.Campaign, sum.Policy, sum.Trials, sum.InjectedTrials, 100*sum.InjectionRate, sum.Injections, sum.BaselineTrials)
 		fmt.Fprintf(stdout, "  %d failed, %d could not run; %d findings\n", sum.FailedTrials, sum.ErrorTrials, sum.Findings)
 		if sum.FaultFreeFailures > 0 {
 			fmt.Fprintf(stdout, "  %d fault-free failures (no fault injected; not findings): gofault report --fault-free --db %s\n", sum.FaultFreeFailures, sum.DB)
@@ -96,7 +96,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 			fmt.Fprintf(stdout, "  see them with: gofault report --db %s\n", sum.DB)
 		}
 		if sum.Exhausted {
-			fmt.Fprintln(stdout, "  the policy has nothing left to try")
+			fmt.Fprintln(stdout, "  explored everything: the policy has nothing left to try, so the campaign ended early")
 		}
 	}
 	if sum.Stopped {
