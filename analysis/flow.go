@@ -310,7 +310,7 @@ func (fl *flow) param(p *ssa.Parameter, d int) leafSet {
 	if typeString(p.Type()) == "net/http.ResponseWriter" {
 		// A handler's response writer is made by net/http around the
 		// client's conn; callers in the program may add others.
-		s.add(leaf{name: leafNetConn})
+		s.add(leaf{name: leafHTTPResponse})
 	}
 	n := fl.prog.Graph.Nodes[fn]
 	if idx < 0 || n == nil || len(n.In) == 0 || len(n.In) > 64 {

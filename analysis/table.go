@@ -225,7 +225,21 @@ func init() {
 	for _, n := range []string{"google.golang.org/grpc.Dial", "google.golang.org/grpc.DialContext"} {
 		prims[n] = prim{io: ioNet, values: []catalog.ErrorValue{deadline}}
 	}
-	prims["(*google.golang.org/grpc.serverStream).SendMsg"] = prim{io: ioNet, values: []catalog.ErrorValue{unavailable}}
+	// Writes whose errors come only with the end of the connection or
+	// stream they write to: a server's response to an HTTP request, a
+	// server stream's message. An error returned while the connection
+	// lives on is no fault that can happen (the peer would see a complete
+	// empty response, or a stream that stays open and silent, instead of
+	// a broken connection), so these are delay and crash sites only.
+	// Measured on etcd: an injected Unavailable at the watch stream's Send
+	// left the client's watch open and silent, and an ECONNRESET at the
+	// peer /version handler's Write gave the asking member an empty body
+	// ("unexpected end of JSON input") — neither can happen for real.
+	for _, n := range []string{"(*google.golang.org/grpc.serverStream).SendMsg",
+		"(*net/http.response).Write", "(*net/http.response).WriteString", "(*net/http.response).ReadFrom",
+		"(*net/http.http2responseWriter).Write", "(*net/http.http2responseWriter).WriteString"} {
+		prims[n] = prim{io: ioNet}
+	}
 	prims["(*google.golang.org/grpc.serverStream).RecvMsg"] = prim{io: ioNet,
 		values: []catalog.ErrorValue{grpcStatus("Canceled", "context canceled"), eofErr}}
 }
@@ -299,9 +313,13 @@ var ioMethods = map[string]bool{
 // syntheticLeaf names a dynamic type that is known only by its interface:
 // conns and listeners made inside the standard library.
 const (
-	leafNetConn     = "net.Conn"
-	leafNetListener = "net.Listener"
-	leafStdio       = "os.Stdout"
+	leafNetConn = "net.Conn"
+	// leafHTTPResponse is the response writer net/http hands a handler:
+	// its writes fail only with the client's connection (see the
+	// connection-bound writes in init), so they are delay sites only.
+	leafHTTPResponse = "net/http.ResponseWriter"
+	leafNetListener  = "net.Listener"
+	leafStdio        = "os.Stdout"
 )
 
 // stdResultLeaf maps a standard interface type returned by a standard
@@ -324,6 +342,10 @@ func syntheticOp(leaf, m string) (prim, bool) {
 	case leafNetListener:
 		if m == "Accept" {
 			return prim{io: ioNet, values: netValues("accept")}, true
+		}
+	case leafHTTPResponse:
+		if m == "Write" || m == "WriteString" {
+			return prim{io: ioNet}, true
 		}
 	}
 	return prim{}, false
