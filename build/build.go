@@ -13,11 +13,11 @@
 package build
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -25,6 +25,7 @@ import (
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/instrument"
+	"github.com/gofault/gofault/procgroup"
 )
 
 // Target returns the instrumenter's input for cfg: its main module, target
@@ -210,10 +211,12 @@ func Workload(ctx context.Context, dir, pkg, out string, opts Options) (reused b
 	if opts.Strip {
 		args = append(args, "-ldflags=-s -w")
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, "-o", out, pkg)...)
+	cmd := procgroup.Command(ctx, "go", append(args, "-o", out, pkg)...)
 	cmd.Dir = dir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return false, fmt.Errorf("build workload %s: %w\n%s", pkg, err, b)
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := procgroup.Run(cmd); err != nil {
+		return false, fmt.Errorf("build workload %s: %w\n%s", pkg, err, b.Bytes())
 	}
 	if key == "" {
 		return false, nil
