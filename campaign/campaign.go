@@ -110,13 +110,18 @@ type Summary struct {
 // Run runs a campaign: fault-free baseline trials first (so the log
 // checker has something to judge against), then fault trials, several
 // clusters at once, each saved as soon as it is judged.
-func Run(ctx context.Context, opts Options) (*Summary, error) {
+func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	start := time.Now()
 	s, err := openSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.markStopped(ctx))
+		}
+	}()
 	if err := s.calibrate(ctx); err != nil {
 		return nil, err
 	}
@@ -246,6 +251,16 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 	s.priorBaseline = countBaseline(prior)
 	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
 	return s, nil
+}
+
+// markStopped records that the run stopped on an error: the campaign is
+// StatusFailed, or StatusInterrupted if ctx was cancelled.
+func (s *session) markStopped(ctx context.Context) error {
+	status := store.StatusFailed
+	if ctx.Err() != nil {
+		status = store.StatusInterrupted
+	}
+	return s.st.SetCampaignStatus(context.WithoutCancel(ctx), s.camp.ID, status)
 }
 
 func (s *session) close() {
