@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofault/gofault/analysis"
@@ -187,6 +188,27 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 		BuildFlags: w.AllBuildFlags(),
 		Env:        w.Env,
 	})
+}
+
+// CheckWorkload checks, with one go list, that pkg names a main package of
+// the module in dir, so that a wrong workload.package fails before the
+// target is built, naming the field and the fix.
+func CheckWorkload(ctx context.Context, dir, pkg string) error {
+	cmd := procgroup.Command(ctx, "go", "list", "-f", "{{.Name}}", pkg)
+	cmd.Dir = dir
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := procgroup.Run(cmd); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("workload.package: %w", ctx.Err())
+		}
+		return fmt.Errorf("workload.package: %q is not a package of the module in %s (%w: %s); set it to the import path or ./dir of the workload's main package, relative to target.module, e.g. \"package: ./workload\"",
+			pkg, dir, err, strings.TrimSpace(stderr.String()))
+	}
+	if name := strings.TrimSpace(out.String()); name != "main" {
+		return fmt.Errorf("workload.package: %q is package %s, not a main package; set it to the workload's main package (one with func main), e.g. \"package: ./workload\"", pkg, name)
+	}
+	return nil
 }
 
 // Workload builds the Go main package pkg of the module in dir into out
