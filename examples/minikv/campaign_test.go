@@ -32,11 +32,12 @@ func gofaultCLI(t *testing.T) string {
 
 // summary is the part of `gofault run --json` the test reads.
 type summary struct {
-	Trials       int     `json:"trials"`
-	FailedTrials int     `json:"failed_trials"`
-	ErrorTrials  int     `json:"error_trials"`
-	Findings     int     `json:"findings"`
-	MedianTrial  float64 `json:"median_trial_seconds"`
+	Trials         int     `json:"trials"`
+	BaselineTrials int     `json:"baseline_trials"`
+	FailedTrials   int     `json:"failed_trials"`
+	ErrorTrials    int     `json:"error_trials"`
+	Findings       int     `json:"findings"`
+	MedianTrial    float64 `json:"median_trial_seconds"`
 }
 
 // campaign runs one gofault campaign on a copy-free work dir of its own and
@@ -236,6 +237,8 @@ func TestCampaigns(t *testing.T) {
 			})
 		}
 	})
+
+	t.Run("chaos", func(t *testing.T) { chaos(t, bin) })
 
 	t.Run("fault-free failures re-run", func(t *testing.T) {
 		// A progress bound of 1ms fails every trial on the hang checker,
