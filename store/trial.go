@@ -153,9 +153,11 @@ func (s *Store) TrialIndexes(ctx context.Context, campaignID int64) ([]int, erro
 	return out, rows.Err()
 }
 
-// TrialCounts returns how many trials each campaign that has any has saved.
-func (s *Store) TrialCounts(ctx context.Context) (map[int64]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT campaign_id, COUNT(*) FROM trials GROUP BY campaign_id`)
+// TrialsRun returns how many trials each campaign ran, for the campaigns
+// that ran any: trials that could not run (record.StatusError) are not
+// counted.
+func (s *Store) TrialsRun(ctx context.Context) (map[int64]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT campaign_id, COUNT(*) FROM trials WHERE status != ? GROUP BY campaign_id`, string(record.StatusError))
 	if err != nil {
 		return nil, fmt.Errorf("count trials: %w", err)
 	}

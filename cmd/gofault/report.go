@@ -263,18 +263,19 @@ func writeDropped(w io.Writer, camps []*store.Campaign, id int64) {
 }
 
 // latestCampaign returns the campaign that report shows by default: the
-// newest campaign that is not a replay and has trials (trials counts them
-// by campaign), so a campaign that failed before its first trial does not
-// hide the one before it; with no such campaign, the newest that is not a
+// newest campaign that is not a replay and ran trials (ran counts them by
+// campaign, trials that could not run left out), so a campaign that failed
+// before its first trial ran (its cluster could not start) does not hide
+// the one before it; with no such campaign, the newest that is not a
 // replay.
-func latestCampaign(camps []*store.Campaign, trials map[int64]int) int64 {
+func latestCampaign(camps []*store.Campaign, ran map[int64]int) int64 {
 	var id, withTrials int64
 	for _, c := range camps {
 		if c.Policy == "replay" {
 			continue
 		}
 		id = max(id, c.ID)
-		if trials[c.ID] > 0 {
+		if ran[c.ID] > 0 {
 			withTrials = max(withTrials, c.ID)
 		}
 	}
@@ -283,7 +284,7 @@ func latestCampaign(camps []*store.Campaign, trials map[int64]int) int64 {
 
 // defaultCampaign is latestCampaign over the campaigns of st.
 func defaultCampaign(ctx context.Context, st *store.Store, camps []*store.Campaign) (int64, error) {
-	counts, err := st.TrialCounts(ctx)
+	counts, err := st.TrialsRun(ctx)
 	if err != nil {
 		return 0, err
 	}

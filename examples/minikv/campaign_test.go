@@ -238,6 +238,24 @@ func TestCampaigns(t *testing.T) {
 		}
 	})
 
+	t.Run("a failed campaign does not hide the last one", func(t *testing.T) {
+		work := t.TempDir()
+		base := []string{"run", "--config", "gofault.yaml", "--set", "workdir=" + work, "--set", "checkers.baseline=-1"}
+		if out, err := exec.Command(bin, append(base, "--policy", "none", "--trials", "1")...).CombinedOutput(); err != nil {
+			t.Fatalf("first campaign: %v\n%s", err, out)
+		}
+		if _, err := exec.Command(bin, append(base, "--trials", "5", "--set", "cluster.command=sh,-c,exit 1")...).CombinedOutput(); err == nil {
+			t.Fatal("a campaign whose cluster cannot start succeeded")
+		}
+		out, err := exec.Command(bin, "report", "--db", filepath.Join(work, "gofault.db"), "--trials").CombinedOutput()
+		if err != nil {
+			t.Fatalf("report --trials: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "1-0") || strings.Contains(string(out), "2-0") {
+			t.Errorf("report --trials shows the failed campaign 2, not campaign 1:\n%s", out)
+		}
+	})
+
 	t.Run("chaos", func(t *testing.T) { chaos(t, bin) })
 
 	t.Run("fault-free failures re-run", func(t *testing.T) {

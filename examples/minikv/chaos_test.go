@@ -95,7 +95,7 @@ func chaos(t *testing.T, bin string) {
 		}
 		<-exited
 		_, trials := saved(t, db)
-		t.Logf("kill %d after %v (resume %v): %d trials saved; last logged: %s", i, delay.Round(time.Millisecond), resume, trials, lastPhase(stderr.String()))
+		t.Logf("kill %d after %v (resume %v): %d trials run; last logged: %s", i, delay.Round(time.Millisecond), resume, trials, lastPhase(stderr.String()))
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), finalTimeout)
@@ -185,7 +185,7 @@ func saved(t *testing.T, path string) (campaigns, trials int) {
 		t.Fatalf("open store after a kill: %v", err)
 	}
 	defer st.Close()
-	counts, err := st.TrialCounts(context.Background())
+	counts, err := st.TrialsRun(context.Background())
 	if err != nil {
 		t.Fatalf("trials after a kill: %v", err)
 	}
