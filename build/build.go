@@ -116,6 +116,9 @@ func prepared(ctx context.Context, t instrument.Target, out, kind string, opts O
 	err := withWork(ctx, t, func(w *instrument.Work) (err error) {
 		t1 = time.Now()
 		key, err := nodeKey(ctx, w, t, kind, opts.Strip)
+		if ctx.Err() != nil {
+			return fmt.Errorf("build key: %w", ctx.Err())
+		}
 		if err != nil {
 			slog.Warn("cannot key the build; building afresh", "err", err)
 		}
@@ -218,6 +221,9 @@ func CheckWorkload(ctx context.Context, dir, pkg string) error {
 // are unchanged is reused unless opts.Rebuild; reused reports it.
 func Workload(ctx context.Context, dir, pkg, out string, opts Options) (reused bool, err error) {
 	key, err := workloadKey(ctx, dir, pkg, opts.Strip)
+	if ctx.Err() != nil {
+		return false, fmt.Errorf("build workload %s: %w", pkg, ctx.Err())
+	}
 	if err != nil {
 		slog.Warn("cannot key the workload build; building afresh", "err", err)
 	}

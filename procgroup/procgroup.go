@@ -5,10 +5,13 @@
 package procgroup
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -41,21 +44,56 @@ func Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 // environment names, if any) and removes it afterwards: the go command
 // killed by a signal leaves its go-build dir behind.
 func Run(cmd *exec.Cmd) error {
-	env := cmd.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	tmp, err := os.MkdirTemp(lookup(env, "GOTMPDIR"), "gofault-go-")
+	env, cleanup, err := PrivateTmp(cmd.Env)
 	if err != nil {
 		return fmt.Errorf("run %s: %w", cmd.Path, err)
 	}
-	defer os.RemoveAll(tmp)
-	cmd.Env = append(env[:len(env):len(env)], "GOTMPDIR="+tmp)
+	defer cleanup()
+	cmd.Env = env
 	err = cmd.Run()
 	if cmd.Process != nil {
 		_ = Kill(cmd.Process.Pid)
 	}
 	return err
+}
+
+// PrivateTmp returns env (os.Environ() if nil) with GOTMPDIR set to a new
+// dir inside the GOTMPDIR env names, if any, and a function that removes
+// that dir: a go command stopped by a signal leaves its go-build dir in
+// GOTMPDIR. Run uses it; so does the go list that go/packages runs, which
+// Command cannot start. The dir's name holds gofault's PID, and those left
+// by gofault processes that are gone (killed outright) are removed.
+func PrivateTmp(env []string) ([]string, func(), error) {
+	if env == nil {
+		env = os.Environ()
+	}
+	parent := cmp.Or(lookup(env, "GOTMPDIR"), os.TempDir())
+	removeStale(parent)
+	tmp, err := os.MkdirTemp(parent, fmt.Sprintf("%s%d-", tmpPrefix, os.Getpid()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("private GOTMPDIR: %w", err)
+	}
+	return append(env[:len(env):len(env)], "GOTMPDIR="+tmp), func() { os.RemoveAll(tmp) }, nil
+}
+
+// tmpPrefix starts the name of every private GOTMPDIR, followed by the PID
+// of the gofault that made it.
+const tmpPrefix = "gofault-go-"
+
+// removeStale removes the private GOTMPDIRs in parent whose gofault
+// process no longer exists.
+func removeStale(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, tmpPrefix+"*"))
+	for _, d := range dirs {
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), tmpPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 {
+			continue
+		}
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 // lookup returns the last value of name in env, as os/exec would pass it.

@@ -3,6 +3,7 @@ package procgroup
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,4 +154,41 @@ func hasCompiler(names []string) bool {
 		}
 	}
 	return false
+}
+
+func TestPrivateTmp(t *testing.T) {
+	parent := t.TempDir()
+	// A dir left by a gofault that is gone, one of a live process, and
+	// something else.
+	dead := filepath.Join(parent, tmpPrefix+"2147483646-1")
+	live := filepath.Join(parent, fmt.Sprintf("%s%d-1", tmpPrefix, os.Getppid()))
+	other := filepath.Join(parent, "go-build1")
+	for _, d := range []string{dead, live, other} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env, cleanup, err := PrivateTmp([]string{"GOTMPDIR=" + parent, "HOME=/h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := lookup(env, "GOTMPDIR")
+	if filepath.Dir(tmp) != parent || !strings.HasPrefix(filepath.Base(tmp), fmt.Sprintf("%s%d-", tmpPrefix, os.Getpid())) {
+		t.Errorf("GOTMPDIR %q, want a dir of this process in %s", tmp, parent)
+	}
+	if lookup(env, "HOME") != "/h" {
+		t.Errorf("env lost HOME: %q", env)
+	}
+	for _, tc := range []struct {
+		dir  string
+		want bool
+	}{{dead, false}, {live, true}, {other, true}, {tmp, true}} {
+		if _, err := os.Stat(tc.dir); (err == nil) != tc.want {
+			t.Errorf("%s: exists %v, want %v", tc.dir, err == nil, tc.want)
+		}
+	}
+	cleanup()
+	if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("cleanup left %s: %v", tmp, err)
+	}
 }
