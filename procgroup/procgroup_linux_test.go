@@ -192,3 +192,50 @@ func TestPrivateTmp(t *testing.T) {
 		t.Errorf("cleanup left %s: %v", tmp, err)
 	}
 }
+
+// TestMain runs the helper of TestPdeathsig when asked to.
+func TestMain(m *testing.M) {
+	if os.Getenv("PROCGROUP_HELPER") == "1" {
+		cmd := Command(context.Background(), "sleep", "60")
+		if err := cmd.Start(); err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println(cmd.Process.Pid)
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestPdeathsig kills with SIGKILL a process that started a command with
+// Command and checks that the command dies too.
+func TestPdeathsig(t *testing.T) {
+	helper := exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), "PROCGROUP_HELPER=1")
+	out, err := helper.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Fscan(out, &pid); err != nil {
+		_ = helper.Process.Kill()
+		t.Fatalf("helper: %v", err)
+	}
+	if err := helper.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = helper.Wait()
+	for end := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if len(groupMembers(pid)) == 0 {
+			return
+		}
+		if time.Now().After(end) {
+			_ = Kill(pid)
+			t.Fatalf("command %d outlived the process that started it by 5s", pid)
+		}
+	}
+}
