@@ -15,6 +15,8 @@ import (
 	"golang.org/x/tools/go/packages"
 	"golang.org/x/tools/go/ssa"
 	"golang.org/x/tools/go/ssa/ssautil"
+
+	"github.com/gofault/gofault/procgroup"
 )
 
 // Program is a loaded target: its packages as SSA, the call graph over the
@@ -65,6 +67,14 @@ func load(ctx context.Context, opts Options) (*Program, error) {
 	if len(cfg.Env) == 0 {
 		cfg.Env = nil
 	}
+	// go list, stopped by go/packages on cancellation, would leave its
+	// go-build dir behind.
+	env, cleanup, err := procgroup.PrivateTmp(cfg.Env)
+	if err != nil {
+		return nil, fmt.Errorf("list packages: %w", err)
+	}
+	defer cleanup()
+	cfg.Env = env
 	// Pass 1: the import graph only (go list), to find every non-standard
 	// package the targets depend on.
 	roots, err := packages.Load(cfg, opts.Patterns...)

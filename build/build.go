@@ -13,18 +13,20 @@
 package build
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
-	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/instrument"
+	"github.com/gofault/gofault/procgroup"
 )
 
 // Target returns the instrumenter's input for cfg: its main module, target
@@ -114,6 +116,9 @@ func prepared(ctx context.Context, t instrument.Target, out, kind string, opts O
 	err := withWork(ctx, t, func(w *instrument.Work) (err error) {
 		t1 = time.Now()
 		key, err := nodeKey(ctx, w, t, kind, opts.Strip)
+		if ctx.Err() != nil {
+			return fmt.Errorf("build key: %w", ctx.Err())
+		}
 		if err != nil {
 			slog.Warn("cannot key the build; building afresh", "err", err)
 		}
@@ -188,6 +193,27 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 	})
 }
 
+// CheckWorkload checks, with one go list, that pkg names a main package of
+// the module in dir, so that a wrong workload.package fails before the
+// target is built, naming the field and the fix.
+func CheckWorkload(ctx context.Context, dir, pkg string) error {
+	cmd := procgroup.Command(ctx, "go", "list", "-f", "{{.Name}}", pkg)
+	cmd.Dir = dir
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := procgroup.Run(cmd); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("workload.package: %w", ctx.Err())
+		}
+		return fmt.Errorf("workload.package: %q is not a package of the module in %s (%w: %s); set it to the import path or ./dir of the workload's main package, relative to target.module, e.g. \"package: ./workload\"",
+			pkg, dir, err, strings.TrimSpace(stderr.String()))
+	}
+	if name := strings.TrimSpace(out.String()); name != "main" {
+		return fmt.Errorf("workload.package: %q is package %s, not a main package; set it to the workload's main package (one with func main), e.g. \"package: ./workload\"", pkg, name)
+	}
+	return nil
+}
+
 // Workload builds the Go main package pkg of the module in dir into out
 // with the module's own go.mod (the workload is not instrumented). An
 // earlier build into out whose inputs (the sources of pkg and its
@@ -195,6 +221,9 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 // are unchanged is reused unless opts.Rebuild; reused reports it.
 func Workload(ctx context.Context, dir, pkg, out string, opts Options) (reused bool, err error) {
 	key, err := workloadKey(ctx, dir, pkg, opts.Strip)
+	if ctx.Err() != nil {
+		return false, fmt.Errorf("build workload %s: %w", pkg, ctx.Err())
+	}
 	if err != nil {
 		slog.Warn("cannot key the workload build; building afresh", "err", err)
 	}
@@ -210,10 +239,12 @@ func Workload(ctx context.Context, dir, pkg, out string, opts Options) (reused b
 	if opts.Strip {
 		args = append(args, "-ldflags=-s -w")
 	}
-	cmd := exec.CommandContext(ctx, "go", append(args, "-o", out, pkg)...)
+	cmd := procgroup.Command(ctx, "go", append(args, "-o", out, pkg)...)
 	cmd.Dir = dir
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return false, fmt.Errorf("build workload %s: %w\n%s", pkg, err, b)
+	var b bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &b, &b
+	if err := procgroup.Run(cmd); err != nil {
+		return false, fmt.Errorf("build workload %s: %w\n%s", pkg, err, b.Bytes())
 	}
 	if key == "" {
 		return false, nil

@@ -11,7 +11,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/instrument"
+	"github.com/gofault/gofault/procgroup"
 )
 
 // A build is reused while its inputs are unchanged. The inputs are hashed
@@ -201,14 +201,15 @@ type toolchain struct {
 // builds.
 func goEnv(ctx context.Context, dir string, env []string) (toolchain, error) {
 	vars := []string{"GOVERSION", "GOOS", "GOARCH", "GOFLAGS", "CGO_ENABLED", "GOEXPERIMENT", "GOAMD64", "GOARM64", "GOMODCACHE", "GOMOD"}
-	cmd := exec.CommandContext(ctx, "go", append([]string{"env", "-json"}, vars...)...)
+	cmd := procgroup.Command(ctx, "go", append([]string{"env", "-json"}, vars...)...)
 	cmd.Dir, cmd.Env = dir, env
-	out, err := cmd.Output()
-	if err != nil {
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := procgroup.Run(cmd); err != nil {
 		return toolchain{}, fmt.Errorf("build key: go env: %w", err)
 	}
 	var m map[string]string
-	if err := json.Unmarshal(out, &m); err != nil {
+	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
 		return toolchain{}, fmt.Errorf("build key: go env: %w", err)
 	}
 	tc := toolchain{modCache: m["GOMODCACHE"], goMod: m["GOMOD"], goos: m["GOOS"], goarch: m["GOARCH"]}
@@ -251,15 +252,14 @@ const listFields = "Dir,Standard,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,
 // for etcd that is 258 files, 1.9 MB, hashed in milliseconds.
 func hashSources(ctx context.Context, h hash.Hash, dir string, env, flags, patterns []string, modCache string) error {
 	args := append([]string{"list", "-deps", "-json=" + listFields}, flags...)
-	cmd := exec.CommandContext(ctx, "go", append(args, patterns...)...)
+	cmd := procgroup.Command(ctx, "go", append(args, patterns...)...)
 	cmd.Dir, cmd.Env = dir, env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := procgroup.Run(cmd); err != nil {
 		return fmt.Errorf("build key: go list: %w\n%s", err, strings.TrimSpace(stderr.String()))
 	}
-	dec := json.NewDecoder(bytes.NewReader(out))
+	dec := json.NewDecoder(&out)
 	for {
 		var p listedPackage
 		if err := dec.Decode(&p); errors.Is(err, io.EOF) {

@@ -113,13 +113,18 @@ type Summary struct {
 // Run runs a campaign: fault-free baseline trials first (so the log
 // checker has something to judge against), then fault trials, several
 // clusters at once, each saved as soon as it is judged.
-func Run(ctx context.Context, opts Options) (*Summary, error) {
+func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	start := time.Now()
 	s, err := openSession(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.markStopped(ctx))
+		}
+	}()
 	if err := s.calibrate(ctx); err != nil {
 		return nil, err
 	}
@@ -140,7 +145,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := baselineBroken(tr, rerun, s.st.Path()); err != nil {
+		if err := baselineBroken(tr, rerun, s.reportArgs()); err != nil {
 			return nil, err
 		}
 	}
@@ -251,6 +256,23 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 	return s, nil
 }
 
+// reportArgs are the flags of a gofault report command about this
+// campaign: a campaign that stopped before any trial ran is not the one
+// report shows by default.
+func (s *session) reportArgs() string {
+	return fmt.Sprintf("--campaign %d --db %s", s.camp.ID, s.st.Path())
+}
+
+// markStopped records that the run stopped on an error: the campaign is
+// StatusFailed, or StatusInterrupted if ctx was cancelled.
+func (s *session) markStopped(ctx context.Context) error {
+	status := store.StatusFailed
+	if ctx.Err() != nil {
+		status = store.StatusInterrupted
+	}
+	return s.st.SetCampaignStatus(context.WithoutCancel(ctx), s.camp.ID, status)
+}
+
 func (s *session) close() {
 	if s.r != nil {
 		s.r.close()
@@ -312,8 +334,8 @@ func (s *session) faultTrials(ctx context.Context) error {
 			}
 			if stop := s.opts.Config.Trials.StopAfterErrors; stop > 0 && s.errorsInRow >= stop {
 				s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, Trial: t})
-				return fmt.Errorf("%d trials in a row could not run, the last (%s): %s\nthe setup is broken, not the target: check the cluster section of the config (gofault report --trials --errors --db %s shows every trial's error)",
-					s.errorsInRow, t.ID, t.Err, s.st.Path())
+				return fmt.Errorf("%d trials in a row could not run, the last (%s): %s\nthe setup is broken, not the target: check the cluster section of the config (gofault report --trials --errors %s shows every trial's error)",
+					s.errorsInRow, t.ID, t.Err, s.reportArgs())
 			}
 			s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, Trial: t})
 			return nil
@@ -330,11 +352,12 @@ func (s *session) faultTrials(ctx context.Context) error {
 // that failed every time it was re-run, means the setup or the target fails
 // without faults, and fault trials would only repeat that. nil otherwise: a
 // baseline failure that did not recur is reported as a fault-free failure
-// and the campaign goes on.
-func baselineBroken(tr *record.Trial, rerun report.Rerun, db string) error {
+// and the campaign goes on. where is the report flags that name the
+// campaign (reportArgs).
+func baselineBroken(tr *record.Trial, rerun report.Rerun, where string) error {
 	switch {
 	case tr.Status == record.StatusError:
-		return fmt.Errorf("baseline trial %s could not run, so no fault trial can: %s\nfix the cluster section of the config (gofault report --trials --errors --db %s shows the trial)", tr.ID, tr.Err, db)
+		return fmt.Errorf("baseline trial %s could not run, so no fault trial can: %s\nfix the cluster section of the config (gofault report --trials --errors %s shows the trial)", tr.ID, tr.Err, where)
 	case tr.Status == record.StatusFailed && rerun.Runs > 0 && rerun.Kind() == "reproducible":
 		var failed []string
 		for _, v := range tr.Verdicts {
@@ -342,8 +365,8 @@ func baselineBroken(tr *record.Trial, rerun report.Rerun, db string) error {
 				failed = append(failed, v.Checker+": "+v.Symptom)
 			}
 		}
-		return fmt.Errorf("baseline trial %s fails without any fault, and did again in %d of %d re-runs (%s)\nfix the setup or the workload, or report the bug, before injecting faults: gofault report --fault-free --db %s shows it",
-			tr.ID, rerun.Recurred, rerun.Runs, strings.Join(failed, "; "), db)
+		return fmt.Errorf("baseline trial %s fails without any fault, and did again in %d of %d re-runs (%s)\nfix the setup or the workload, or report the bug, before injecting faults: gofault report --fault-free %s shows it",
+			tr.ID, rerun.Recurred, rerun.Runs, strings.Join(failed, "; "), where)
 	}
 	return nil
 }

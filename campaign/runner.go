@@ -52,6 +52,12 @@ func Build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Built, e
 func BuildWith(ctx context.Context, cfg *config.Config, opts build.Options, log *slog.Logger) (*Built, error) {
 	start := time.Now()
 	bin := filepath.Join(cfg.Path(cfg.WorkDir), "bin", cfg.Name)
+	if cfg.Workload.Package != "" {
+		// Seconds, and it spares a target build when the field is wrong.
+		if err := build.CheckWorkload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package); err != nil {
+			return nil, err
+		}
+	}
 	log.Info("building instrumented target", "config", cfg.Name)
 	res, err := build.Node(ctx, build.Target(cfg), bin, nil, opts)
 	if err != nil {

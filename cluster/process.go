@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gofault/gofault/procgroup"
 )
 
 // Reasons a process ended, in Exit.Reason.
@@ -98,7 +100,7 @@ func StartProcess(ctx context.Context, spec ProcSpec) (*Process, error) {
 	cmd.Args[0] = spec.Args[0]
 	cmd.Dir = spec.Dir
 	cmd.Env = spec.Env
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.Attr()
 
 	var logf *os.File
 	if spec.Log != "" {

@@ -246,6 +246,8 @@ func TestValidate(t *testing.T) {
 		{"valid", nil, nil},
 		{"valid http ready", []string{"cluster.ready.http=http://{{.Host}}:{{.Port.client}}/health"}, nil},
 		{"nodes zero after defaults", []string{"cluster.nodes=-2"}, []string{`cluster.nodes: must be at least 1 (got -2); set e.g. "nodes: 3"`}},
+		{"nodes 64", []string{"cluster.nodes=64"}, nil},
+		{"nodes too many", []string{"cluster.nodes=100000"}, []string{`cluster.nodes: must be at most 64 (got 100000); set e.g. "nodes: 3"`}},
 		{"no packages", []string{"target.packages="}, []string{"target.packages: must list"}},
 		{"negative keep_failed", []string{"store.keep_failed=-1"}, []string{`store.keep_failed: must be at least 1 (got -1); set e.g. "keep_failed: 20"`}},
 		{"version without modules", []string{"target.version=v3.5.16"}, []string{"target.versioned: must list"}},

@@ -10,6 +10,11 @@ import (
 	"text/template"
 )
 
+// MaxNodes is the most nodes a cluster may have: every trial starts them
+// all on one machine, and a typo such as 100000 should fail at once, not
+// after the build.
+const MaxNodes = 64
+
 // Known lists the names defined by other packages, so config need not
 // import them: the policy registry, the checker registry and the fault kinds.
 // An empty Policies or Checkers list is not checked; an empty FaultKinds
@@ -97,6 +102,8 @@ func (c *Config) Validate(known Known) error {
 	// Cluster.
 	if c.Cluster.Nodes < 1 {
 		bad("cluster.nodes", `set e.g. "nodes: 3"`, "must be at least 1 (got %d)", c.Cluster.Nodes)
+	} else if c.Cluster.Nodes > MaxNodes {
+		bad("cluster.nodes", `set e.g. "nodes: 3" (faults need few nodes; every trial starts them all on this machine)`, "must be at most %d (got %d)", MaxNodes, c.Cluster.Nodes)
 	}
 	seen := map[string]bool{}
 	for i, p := range c.Cluster.Ports {

@@ -43,6 +43,7 @@ import (
 	"golang.org/x/tools/go/packages"
 
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/procgroup"
 )
 
 // Options tune Build.
@@ -376,11 +377,16 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter,
 		return nil, err
 	}
 	sort.Strings(paths)
+	env, cleanup, err := procgroup.PrivateTmp(w.Env)
+	if err != nil {
+		return nil, fmt.Errorf("load target packages: %w", err)
+	}
+	defer cleanup()
 	pcfg := &packages.Config{
 		Context:    ctx,
 		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
 		Dir:        w.ModuleDir,
-		Env:        w.Env,
+		Env:        env,
 		BuildFlags: w.AllBuildFlags(),
 	}
 	pkgs, err := packages.Load(pcfg, paths...)

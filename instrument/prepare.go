@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"golang.org/x/mod/module"
 
 	"github.com/gofault/gofault/agent"
+	"github.com/gofault/gofault/procgroup"
 )
 
 // AgentModule is the module path of the agent that instrumented code imports.
@@ -292,14 +292,14 @@ func goEnv(env []string) []string {
 // goCmd runs the go command in the user's module dir with the work env and
 // returns its standard output.
 func (w *Work) goCmd(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd := procgroup.Command(ctx, "go", args...)
 	cmd.Dir = w.ModuleDir
 	cmd.Env = w.Env
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	slog.Debug("run", "cmd", "go "+strings.Join(args, " "), "dir", w.ModuleDir)
-	if err := cmd.Run(); err != nil {
+	if err := procgroup.Run(cmd); err != nil {
 		return stdout.Bytes(), fmt.Errorf("go %s: %w\n%s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.Bytes(), nil
@@ -326,7 +326,7 @@ func (w *Work) targetModules(ctx context.Context) ([]listedModule, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list target packages: %w", err)
 	}
-	cache := goModCache(w.Env)
+	cache := goModCache(ctx, w.Env)
 	seen := map[string]listedModule{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
@@ -366,14 +366,15 @@ func (w *Work) targetModules(ctx context.Context) ([]listedModule, error) {
 }
 
 // goModCache returns GOMODCACHE as the go command sees it.
-func goModCache(env []string) string {
-	cmd := exec.Command("go", "env", "GOMODCACHE")
+func goModCache(ctx context.Context, env []string) string {
+	cmd := procgroup.Command(ctx, "go", "env", "GOMODCACHE")
 	cmd.Env = env
-	out, err := cmd.Output()
-	if err != nil {
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := procgroup.Run(cmd); err != nil {
 		return filepath.Join(os.Getenv("HOME"), "go", "pkg", "mod")
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(out.String())
 }
 
 // copyModule copies module m into root/<escaped path>@<version> with

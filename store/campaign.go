@@ -13,6 +13,7 @@ const (
 	StatusRunning     = "running"     // trials are being run (or the process died)
 	StatusDone        = "done"        // all trials ran
 	StatusInterrupted = "interrupted" // stopped early (Ctrl-C); resumable
+	StatusFailed      = "failed"      // stopped by an error (a cluster that cannot start, a broken baseline); resumable
 )
 
 // Campaign is one run of gofault over a config.

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -650,5 +651,38 @@ func TestOpenRefuses(t *testing.T) {
 	bad := write("bad.db", data)
 	if _, err := Open(bad); err == nil || !strings.Contains(err.Error(), "set store.db (or --db) to a new one") {
 		t.Errorf("Open(damaged) = %v, want an integrity error", err)
+	}
+}
+
+func TestTrialsRun(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	var ids []int64
+	for range 3 {
+		id, err := s.CreateCampaign(ctx, Campaign{Name: "kv", ConfigHash: "h"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	// Campaign 1: two trials that ran and one that could not; campaign 2:
+	// only trials that could not run; campaign 3: none.
+	saves := []struct {
+		camp   int64
+		status record.Status
+	}{{ids[0], record.StatusOK}, {ids[0], record.StatusFailed}, {ids[0], record.StatusError}, {ids[1], record.StatusError}, {ids[1], record.StatusError}}
+	for i, sv := range saves {
+		tr := sampleTrial(i)
+		tr.Status = sv.status
+		if err := s.SaveTrial(ctx, sv.camp, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.TrialsRun(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[int64]int{ids[0]: 2}; !maps.Equal(got, want) {
+		t.Errorf("TrialsRun = %v, want %v", got, want)
 	}
 }

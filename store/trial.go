@@ -153,6 +153,30 @@ func (s *Store) TrialIndexes(ctx context.Context, campaignID int64) ([]int, erro
 	return out, rows.Err()
 }
 
+// TrialsRun returns how many trials each campaign ran, for the campaigns
+// that ran any: trials that could not run (record.StatusError) are not
+// counted.
+func (s *Store) TrialsRun(ctx context.Context) (map[int64]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT campaign_id, COUNT(*) FROM trials WHERE status != ? GROUP BY campaign_id`, string(record.StatusError))
+	if err != nil {
+		return nil, fmt.Errorf("count trials: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]int{}
+	for rows.Next() {
+		var id int64
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("count trials: %w", err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count trials: %w", err)
+	}
+	return out, nil
+}
+
 // loadTrials loads the trials matching where (over alias t of trials) with
 // all their parts, in one read transaction.
 func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*record.Trial, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -108,7 +109,11 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		ids = []int64{*id}
 	case len(camps) > 0:
-		ids = []int64{latestCampaign(camps)}
+		latest, err := defaultCampaign(ctx, st, camps)
+		if err != nil {
+			return err
+		}
+		ids = []int64{latest}
 	}
 	var trials []*record.Trial
 	for _, c := range ids {
@@ -257,15 +262,33 @@ func writeDropped(w io.Writer, camps []*store.Campaign, id int64) {
 	}
 }
 
-// latestCampaign returns the newest campaign that is not a replay.
-func latestCampaign(camps []*store.Campaign) int64 {
-	var id int64
+// latestCampaign returns the campaign that report shows by default: the
+// newest campaign that is not a replay and ran trials (ran counts them by
+// campaign, trials that could not run left out), so a campaign that failed
+// before its first trial ran (its cluster could not start) does not hide
+// the one before it; with no such campaign, the newest that is not a
+// replay.
+func latestCampaign(camps []*store.Campaign, ran map[int64]int) int64 {
+	var id, withTrials int64
 	for _, c := range camps {
-		if c.Policy != "replay" && c.ID > id {
-			id = c.ID
+		if c.Policy == "replay" {
+			continue
+		}
+		id = max(id, c.ID)
+		if ran[c.ID] > 0 {
+			withTrials = max(withTrials, c.ID)
 		}
 	}
-	return id
+	return cmp.Or(withTrials, id)
+}
+
+// defaultCampaign is latestCampaign over the campaigns of st.
+func defaultCampaign(ctx context.Context, st *store.Store, camps []*store.Campaign) (int64, error) {
+	counts, err := st.TrialsRun(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return latestCampaign(camps, counts), nil
 }
 
 func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
@@ -389,7 +412,10 @@ func replayTarget(ctx context.Context, st *store.Store, arg string) (string, err
 	if err != nil {
 		return "", err
 	}
-	latest := latestCampaign(camps)
+	latest, err := defaultCampaign(ctx, st, camps)
+	if err != nil {
+		return "", err
+	}
 	trials, err := st.Trials(ctx, latest)
 	if err != nil {
 		return "", err

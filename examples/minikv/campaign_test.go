@@ -32,11 +32,12 @@ func gofaultCLI(t *testing.T) string {
 
 // summary is the part of `gofault run --json` the test reads.
 type summary struct {
-	Trials       int     `json:"trials"`
-	FailedTrials int     `json:"failed_trials"`
-	ErrorTrials  int     `json:"error_trials"`
-	Findings     int     `json:"findings"`
-	MedianTrial  float64 `json:"median_trial_seconds"`
+	Trials         int     `json:"trials"`
+	BaselineTrials int     `json:"baseline_trials"`
+	FailedTrials   int     `json:"failed_trials"`
+	ErrorTrials    int     `json:"error_trials"`
+	Findings       int     `json:"findings"`
+	MedianTrial    float64 `json:"median_trial_seconds"`
 }
 
 // campaign runs one gofault campaign on a copy-free work dir of its own and
@@ -236,6 +237,26 @@ func TestCampaigns(t *testing.T) {
 			})
 		}
 	})
+
+	t.Run("a failed campaign does not hide the last one", func(t *testing.T) {
+		work := t.TempDir()
+		base := []string{"run", "--config", "gofault.yaml", "--set", "workdir=" + work, "--set", "checkers.baseline=-1"}
+		if out, err := exec.Command(bin, append(base, "--policy", "none", "--trials", "1")...).CombinedOutput(); err != nil {
+			t.Fatalf("first campaign: %v\n%s", err, out)
+		}
+		if _, err := exec.Command(bin, append(base, "--trials", "5", "--set", "cluster.command=sh,-c,exit 1")...).CombinedOutput(); err == nil {
+			t.Fatal("a campaign whose cluster cannot start succeeded")
+		}
+		out, err := exec.Command(bin, "report", "--db", filepath.Join(work, "gofault.db"), "--trials").CombinedOutput()
+		if err != nil {
+			t.Fatalf("report --trials: %v\n%s", err, out)
+		}
+		if !strings.Contains(string(out), "1-0") || strings.Contains(string(out), "2-0") {
+			t.Errorf("report --trials shows the failed campaign 2, not campaign 1:\n%s", out)
+		}
+	})
+
+	t.Run("chaos", func(t *testing.T) { chaos(t, bin) })
 
 	t.Run("fault-free failures re-run", func(t *testing.T) {
 		// A progress bound of 1ms fails every trial on the hang checker,
