@@ -228,14 +228,20 @@ func (b *bsrr) reset() {
 }
 
 // focus is the state trial t grants in.
+//
+// The focus is the first state of the round-robin list that has budget
+// left: trials run in parallel spend a state's budget between two Begins,
+// and a trial focused on a spent state would inject nothing.
 func (b *bsrr) focus(t *bsrrTrial) string {
 	if t.refocus != "" {
 		return t.refocus
 	}
-	if len(b.mem.RRL) == 0 {
-		return ""
+	for _, s := range b.mem.RRL {
+		if in := b.mem.Visit[s]; in == nil || in.Budget > 0 {
+			return s
+		}
 	}
-	return b.mem.RRL[0]
+	return ""
 }
 
 // Decide is shouldInject.
@@ -297,6 +303,20 @@ func (b *bsrr) late(f string, in *stateInfo, seq int) bool {
 	}
 	typical := lowCount(b.mem.Lengths)
 	l := fi.late(typical)
+	if len(fi.First) == 0 {
+		// No ended trial saw f yet (the first trials of a parallel
+		// campaign, all begun before any ended): f is late past twice
+		// where the running trials that saw it first saw it.
+		first := -1
+		for _, o := range b.trials.m {
+			if tt := o.seen[f]; tt != nil {
+				first = max(first, tt.first)
+			}
+		}
+		if first >= 0 {
+			l = min(l, 2*first+lateSlack)
+		}
+	}
 	if seq <= l {
 		return false
 	}
