@@ -181,13 +181,6 @@ func New(trials []*record.Trial, opts Options) Report {
 	return r
 }
 
-// Cluster returns the findings of New with the default options.
-func Cluster(trials []*record.Trial) []Finding { return New(trials, Options{}).Findings }
-
-// FaultFree returns the fault-free failures of New with the default
-// options.
-func FaultFree(trials []*record.Trial) []Finding { return New(trials, Options{}).FaultFree }
-
 // withFaults returns the trials with (injected) or without injections.
 func withFaults(trials []*record.Trial, injected bool) []*record.Trial {
 	var out []*record.Trial

@@ -54,7 +54,7 @@ func TestCluster(t *testing.T) {
 		failing("1-7", 7, "crash", "node n3 panicked", "", "", "n3", nil),
 		{ID: "1-8", Index: 8, Verdicts: []record.Verdict{{Checker: "hang"}}},
 	}
-	got := Cluster(trials)
+	got := New(trials, Options{}).Findings
 	var lines []string
 	for _, f := range got {
 		var sites []string
@@ -77,7 +77,7 @@ func TestCluster(t *testing.T) {
 		t.Errorf("first finding's fault %+v, replay %q, second site's replay %q", got[0].Fault, got[0].Replay, got[0].Sites[1].Replay)
 	}
 	// The trials without a fault are reported apart, never as findings.
-	ff := FaultFree(trials)
+	ff := New(trials, Options{}).FaultFree
 	if len(ff) != 1 || ff[0].Fault.Kind != "none" || strings.Join(ff[0].Trials, " ") != "1-6 1-7" {
 		t.Fatalf("fault-free failures %+v", ff)
 	}
@@ -88,7 +88,7 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("fault-free text:\n%s", ffText.String())
 	}
 	// IDs are stable and distinct.
-	again := Cluster(trials)
+	again := New(trials, Options{}).Findings
 	ids := map[string]bool{}
 	for i := range got {
 		if got[i].ID != again[i].ID {
