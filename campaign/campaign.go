@@ -141,7 +141,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		}
 		s.sum.BaselineTrials++
 		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
-		rerun, err := s.rerunFaultFree(ctx, tr, s.opts.Config.Checkers.RerunFaultFree)
+		rerun, err := s.rerunFaultFree(ctx, tr)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +316,7 @@ func (s *session) faultTrials(ctx context.Context) error {
 				err = s.r.save(ctx, s.st, t)
 			}
 			if err == nil {
-				_, err = s.rerunFaultFree(gctx, t, s.opts.Config.Checkers.RerunFaultFree)
+				_, err = s.rerunFaultFree(gctx, t)
 			}
 			if err != nil {
 				return err

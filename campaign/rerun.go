@@ -54,12 +54,13 @@ func wantsRerun(tr *record.Trial) bool {
 	return false
 }
 
-// rerunFaultFree runs a fault-free failure tr again n times without faults
-// (under IDs of its own, "<trial>-rerun<k>", never saved as trials), saves
-// how often some of its failures recurred and returns it; Runs is 0 when
-// nothing was re-run.
-func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial, n int) (report.Rerun, error) {
+// rerunFaultFree runs a fault-free failure tr again without faults,
+// checkers.rerun_fault_free times (under IDs of its own, "<trial>-rerun<k>",
+// never saved as trials), saves how often some of its failures recurred and
+// returns it; Runs is 0 when nothing was re-run.
+func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial) (report.Rerun, error) {
 	var res report.Rerun
+	n := s.opts.Config.Checkers.RerunFaultFree
 	if n <= 0 || !wantsRerun(tr) {
 		return res, nil
 	}
