@@ -37,8 +37,10 @@ type Target struct {
 	// "go.etcd.io/etcd/server/v3/...". Packages of dependency modules are
 	// copied into the work dir before they are instrumented.
 	Packages []string `yaml:"packages"`
-	// Version, when set, is the version required for every module in
-	// Versioned, e.g. "v3.5.16"; the build applies it to a copy of go.mod.
+	// Version, when set, is the release of the modules in Versioned to
+	// build, e.g. "v3.5.16": the node is built with that release's own
+	// dependency graph (the versioned modules' go.mod files at Version),
+	// not with go.mod's pins (docs/build.md).
 	Version string `yaml:"version"`
 	// Versioned are the module paths that Version applies to.
 	Versioned []string `yaml:"versioned"`

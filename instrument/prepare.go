@@ -151,8 +151,9 @@ type Target struct {
 	Packages []string
 	// BuildFlags are extra go build flags, e.g. "-tags=foo".
 	BuildFlags []string
-	// Version, if set, is applied to every module of Versioned in the
-	// work copy of go.mod (e.g. "v3.5.16").
+	// Version, if set, is the release of the modules of Versioned to
+	// build (e.g. "v3.5.16"): the work go.mod is then that release's own
+	// dependency graph, not the user's go.mod (release.go).
 	Version   string
 	Versioned []string
 	// WorkDir is the build work directory, e.g. <config dir>/.gofault/build.
@@ -160,8 +161,9 @@ type Target struct {
 }
 
 // Prepare sets up the work directory of t: it writes the agent module,
-// copies the user's go.mod and go.sum (absolute replace paths, the target
-// version applied with go get, the agent required and replaced), copies the dependency
+// copies the user's go.mod and go.sum (absolute replace paths, the agent
+// required and replaced) or, with a target version, resolves that
+// release's own go.mod and go.sum (release.go), copies the dependency
 // modules that hold target packages out of the module cache and replaces
 // them with the copies. Neither the user's tree nor the module cache is
 // modified.
@@ -220,17 +222,11 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 	if err := os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644); err != nil {
 		return nil, fmt.Errorf("write work go.sum: %w", err)
 	}
-	if t.Version != "" && len(t.Versioned) > 0 && !allRequired(mf, t.Version, t.Versioned) {
-		// go get (in the work copy only) applies the version with the
-		// module graph's own rules: modules that require a newer
-		// version of a versioned module (e.g. etcd's client/v2 at
-		// v2.305.x) are downgraded along, and go.sum is extended.
-		args := []string{"get", "-modfile=" + w.ModFile}
-		for _, m := range t.Versioned {
-			args = append(args, m+"@"+t.Version)
-		}
-		if _, err := w.goCmd(ctx, args...); err != nil {
-			return nil, fmt.Errorf("apply target version %s: %w", t.Version, err)
+	if t.Version != "" && len(t.Versioned) > 0 {
+		// The release's own dependency graph, not the user's pins
+		// (release.go).
+		if err := w.resolveRelease(ctx, t, mf, Floors); err != nil {
+			return nil, err
 		}
 	}
 	// 2. The modules that hold target packages.
@@ -483,25 +479,6 @@ func workModFile(data []byte, modDir string) ([]byte, error) {
 		return nil, fmt.Errorf("format go.mod: %w", err)
 	}
 	return out, nil
-}
-
-// allRequired reports whether go.mod data requires every module of mods at
-// version already, so that applying the version would change nothing.
-func allRequired(data []byte, version string, mods []string) bool {
-	f, err := modfile.ParseLax("go.mod", data, nil)
-	if err != nil {
-		return false
-	}
-	have := map[string]string{}
-	for _, r := range f.Require {
-		have[r.Mod.Path] = r.Mod.Version
-	}
-	for _, m := range mods {
-		if have[m] != version {
-			return false
-		}
-	}
-	return true
 }
 
 // addReplacements requires each module of repl at v0.0.0 if it is not

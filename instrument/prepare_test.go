@@ -99,25 +99,6 @@ func TestBlame(t *testing.T) {
 	}
 }
 
-func TestAllRequired(t *testing.T) {
-	mod := []byte("module m\n\nrequire (\n\ta v1.2.0\n\tb v1.2.0 // indirect\n\tc v1.3.0\n)\n")
-	tests := []struct {
-		version string
-		mods    []string
-		want    bool
-	}{
-		{"v1.2.0", []string{"a", "b"}, true},
-		{"v1.2.0", []string{"a", "c"}, false},
-		{"v1.2.0", []string{"a", "d"}, false},
-		{"v1.3.0", []string{"c"}, true},
-	}
-	for _, tt := range tests {
-		if got := allRequired(mod, tt.version, tt.mods); got != tt.want {
-			t.Errorf("allRequired(%s, %v) = %v, want %v", tt.version, tt.mods, got, tt.want)
-		}
-	}
-}
-
 func TestPaths(t *testing.T) {
 	w := &Work{Copies: []ModuleCopy{{Path: "m", Version: "v1", Orig: "/cache/m@v1", Dir: "/work/mod/m@v1"}}}
 	for _, tt := range []struct{ copy, orig string }{
