@@ -115,6 +115,46 @@ func TestNodeKey(t *testing.T) {
 	}
 }
 
+// TestNodeKeyRelease checks the key of builds of a release (target.version):
+// the same release prepared again (its resolved go.mod reused) gives the
+// same key, another release another key. The release is golang.org/x/mod,
+// a dependency of instrument/testdata/app.
+func TestNodeKeyRelease(t *testing.T) {
+	if testing.Short() {
+		t.Skip("resolves releases with go get")
+	}
+	ctx := context.Background()
+	app, err := filepath.Abs(filepath.Join("..", "instrument", "testdata", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(t.TempDir(), "build")
+	key := func(version string) string {
+		t.Helper()
+		target := instrument.Target{Module: app, Main: "./cmd/app", Packages: []string{"golang.org/x/mod/semver"},
+			Version: version, Versioned: []string{"golang.org/x/mod"}, WorkDir: work}
+		w, err := instrument.Prepare(ctx, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, err := nodeKey(ctx, w, target, "node", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	old := key("v0.41.0")
+	if again := key("v0.41.0"); again != old {
+		t.Errorf("the same release prepared again: key %s, was %s", again, old)
+	}
+	if other := key("v0.42.0"); other == old {
+		t.Errorf("another release: the same key %s", other)
+	}
+	if again := key("v0.41.0"); again != old {
+		t.Errorf("back to the first release: key %s, was %s", again, old)
+	}
+}
+
 // copyMinikv copies examples/minikv to a temp dir, with its replace
 // directives made absolute, and returns the copy.
 func copyMinikv(t *testing.T) string {
