@@ -19,6 +19,22 @@ import (
 	"golang.org/x/mod/semver"
 )
 
+// A build of a release (Target.Version) uses that release's own dependency
+// graph, not the user's go.mod pins, which may be far newer than the
+// release compiles with. Its work go.mod requires only
+//
+//   - every versioned module at Version, with the requirement graph of
+//     their go.mod files at that version (MVS: what go get gives an empty
+//     module);
+//   - for each module that provides a package imported by a main-module
+//     package of the build and is not in that graph, the user's
+//     requirement of it;
+//   - floors raised: a module of the graph below its Floor gets the
+//     floor's version.
+//
+// The user's other requirements (newer pins, modules only its other
+// programs use, such as the workload's) are not in it.
+
 // A Floor is the lowest version of a module that still works when built
 // with the current Go toolchain. A release's dependency graph that holds
 // the module at a lower version gets exactly this version instead (and
@@ -37,26 +53,17 @@ var Floors = []Floor{
 		"v1.0.1 (json-iterator's reflection, e.g. in etcd's client/v2) links to the runtime's map iterator with a pre-Go 1.18 layout: encoding any map segfaults in reflect.mapiternext on Go ≥ 1.18"},
 }
 
-// releaseModFile is the go.mod of a build of release version of the
-// modules versioned, built from user, the user's go.mod (absolute replace
-// paths): its module path, go line and replace directives (but none of the
-// versioned modules), and as requirements only
-//
-//   - every versioned module at version, with the requirement graph of
-//     their go.mod files at that version (MVS: what go get gives an
-//     empty module);
-//   - for each module that provides a package imported by a main-module
-//     package of the build (extra) and is not in that graph, the user's
-//     requirement of it;
-//   - floors raised: a module of the graph below its Floor gets the
-//     floor's version.
-//
-// The user's other requirements (the newer pins of the profile, modules
-// only its other programs use, such as the workload's) are not in it.
+// releaseModFile is the go.mod a release's resolution starts from: the
+// module path, go and toolchain lines, excludes and replace directives of
+// user, the user's go.mod (absolute replace paths), without replacements
+// of the versioned modules, and no requirements at all.
 func releaseModFile(user []byte, versioned []string) ([]byte, error) {
 	f, err := modfile.Parse("go.mod", user, nil)
 	if err != nil {
 		return nil, fmt.Errorf("parse go.mod: %w", err)
+	}
+	if f.Module == nil {
+		return nil, errors.New("go.mod has no module line")
 	}
 	isVersioned := map[string]bool{}
 	for _, m := range versioned {
@@ -149,12 +156,13 @@ func (w *Work) extraModules(ctx context.Context, versioned []string) ([]string, 
 }
 
 // resolveRelease writes the work go.mod and go.sum of t's release (see
-// releaseModFile) from user, the user's go.mod with absolute replace
-// paths, which the work go.mod is a copy of when it is called. The result is kept in <work>/release/<key>.{mod,sum}, keyed by
-// everything it is resolved from, so that later builds of the same
-// release need no go get (which asks the module proxy and the checksum
-// database); the go.sum lines come from go get and go list -mod=mod, so
-// they are checked against the checksum database like any other.
+// the top of this file) from user, the user's go.mod with absolute replace
+// paths, which the work go.mod is a copy of when it is called. The result
+// is kept in <work>/release/<key>.{mod,sum}, keyed by everything it is
+// resolved from, so that later builds of the same release need no go get
+// (which asks the module proxy and the checksum database); the go.sum
+// lines come from go get and go list -mod=mod, so they are checked against
+// the checksum database like any other.
 func (w *Work) resolveRelease(ctx context.Context, t Target, user []byte, floors []Floor) error {
 	extra, err := w.extraModules(ctx, t.Versioned)
 	if err != nil {
@@ -168,20 +176,11 @@ func (w *Work) resolveRelease(ctx context.Context, t Target, user []byte, floors
 	sort.Strings(versioned)
 	h := sha256.New()
 	fmt.Fprintf(h, "gofault release 1\nversion %s\nversioned %q\nextra %q\nfloors %q\n%s", t.Version, versioned, extra, floors, base)
-	key := hex.EncodeToString(h.Sum(nil))[:24]
-	cached := filepath.Join(w.Dir, "release", key)
+	kept := filepath.Join(w.Dir, "release", hex.EncodeToString(h.Sum(nil))[:24])
 	sum := strings.TrimSuffix(w.ModFile, ".mod") + ".sum"
-	if modData, err := os.ReadFile(cached + ".mod"); err == nil {
-		if sumData, err := os.ReadFile(cached + ".sum"); err == nil {
-			if err := os.WriteFile(w.ModFile, modData, 0o644); err != nil {
-				return fmt.Errorf("write work go.mod: %w", err)
-			}
-			if err := os.WriteFile(sum, sumData, 0o644); err != nil {
-				return fmt.Errorf("write work go.sum: %w", err)
-			}
-			slog.Debug("release go.mod reused", "version", t.Version, "file", cached+".mod")
-			return nil
-		}
+	if copyFile(kept+".mod", w.ModFile) == nil && copyFile(kept+".sum", sum) == nil {
+		slog.Debug("release go.mod reused", "version", t.Version, "file", kept+".mod")
+		return nil
 	}
 	if err := os.WriteFile(w.ModFile, base, 0o644); err != nil {
 		return fmt.Errorf("write work go.mod: %w", err)
@@ -189,24 +188,79 @@ func (w *Work) resolveRelease(ctx context.Context, t Target, user []byte, floors
 	if err := os.WriteFile(sum, nil, 0o644); err != nil {
 		return fmt.Errorf("write work go.sum: %w", err)
 	}
+	if err := w.resolve(ctx, t, extra, floors); err != nil {
+		return fmt.Errorf("resolve release %s: %w", t.Version, err)
+	}
+	// Kept through temporary files, the .sum last: a .mod without its
+	// .sum is not taken.
+	if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
+		return fmt.Errorf("keep release go.mod: %w", err)
+	}
+	for _, f := range [][2]string{{w.ModFile, kept + ".mod"}, {sum, kept + ".sum"}} {
+		if err := copyFile(f[0], f[1]+".tmp"); err != nil {
+			return fmt.Errorf("keep release go.mod: %w", err)
+		}
+		if err := os.Rename(f[1]+".tmp", f[1]); err != nil {
+			return fmt.Errorf("keep release go.mod: %w", err)
+		}
+	}
+	return nil
+}
+
+// resolve turns the work go.mod, releaseModFile's, into t's release: the
+// versioned modules' graph (go get), the extra modules it lacks, floors
+// raised (go get), and go.sum lines for every package the build compiles.
+func (w *Work) resolve(ctx context.Context, t Target, extra []string, floors []Floor) error {
 	get := func(mods ...string) error {
 		_, err := w.goCmd(ctx, append([]string{"get", "-modfile=" + w.ModFile}, mods...)...)
 		return err
 	}
-	// 1. The release's own graph.
 	args := make([]string, 0, len(t.Versioned))
 	for _, m := range t.Versioned {
 		args = append(args, m+"@"+t.Version)
 	}
 	if err := get(args...); err != nil {
-		return fmt.Errorf("resolve release %s: %w", t.Version, err)
+		return err
 	}
-	graph, err := w.buildList(ctx)
+	release, err := w.buildList(ctx)
 	if err != nil {
 		return err
 	}
-	release := graph
-	// 2. What the main module's own packages import from outside it.
+	graph := release
+	if add := missing(extra, graph); len(add) > 0 {
+		if err := w.require(add); err != nil {
+			return err
+		}
+		if graph, err = w.buildList(ctx); err != nil {
+			return err
+		}
+	}
+	raise := belowFloor(floors, graph)
+	if len(raise) > 0 {
+		args = args[:0]
+		for _, fl := range raise {
+			slog.Info("raising a module of the release that does not work with this Go", "module", fl.Path, "from", graph[fl.Path], "to", fl.Version, "why", fl.Why)
+			args = append(args, fl.Path+"@"+fl.Version)
+		}
+		if err := get(args...); err != nil {
+			return err
+		}
+		if graph, err = w.buildList(ctx); err != nil {
+			return err
+		}
+	}
+	for _, path := range moved(release, graph, raise) {
+		slog.Warn("a module of the release is built at another version (the main module's imports or a floor need it)", "module", path, "release", release[path], "built", graph[path])
+	}
+	list := append([]string{"list", "-e", "-deps"}, w.GoFlags()...)
+	list = append(append(list, w.BuildFlags...), w.Main)
+	_, err = w.goCmd(ctx, append(list, w.Patterns...)...)
+	return err
+}
+
+// missing returns the modules of extra (path@version) that graph (versions
+// by path) does not hold.
+func missing(extra []string, graph map[string]string) []string {
 	var add []string
 	for _, m := range extra {
 		path, _, _ := strings.Cut(m, "@")
@@ -214,74 +268,60 @@ func (w *Work) resolveRelease(ctx context.Context, t Target, user []byte, floors
 			add = append(add, m)
 		}
 	}
-	if len(add) > 0 {
-		data, err := os.ReadFile(w.ModFile)
-		if err != nil {
-			return fmt.Errorf("read work go.mod: %w", err)
-		}
-		f, err := modfile.Parse(w.ModFile, data, nil)
-		if err != nil {
-			return fmt.Errorf("parse work go.mod: %w", err)
-		}
-		for _, m := range add {
-			path, v, _ := strings.Cut(m, "@")
-			if err := f.AddRequire(path, v); err != nil {
-				return fmt.Errorf("require %s: %w", m, err)
-			}
-		}
-		f.Cleanup()
-		if data, err = f.Format(); err != nil {
-			return fmt.Errorf("format work go.mod: %w", err)
-		}
-		if err := os.WriteFile(w.ModFile, data, 0o644); err != nil {
-			return fmt.Errorf("write work go.mod: %w", err)
-		}
-		if graph, err = w.buildList(ctx); err != nil {
-			return err
-		}
-	}
-	// 3. Floors.
-	var raise []string
-	floored := map[string]bool{}
+	return add
+}
+
+// belowFloor returns the floors of the modules that graph holds at a lower
+// version.
+func belowFloor(floors []Floor, graph map[string]string) []Floor {
+	var raise []Floor
 	for _, fl := range floors {
 		if v, ok := graph[fl.Path]; ok && semver.Compare(v, fl.Version) < 0 {
-			raise = append(raise, fl.Path+"@"+fl.Version)
-			floored[fl.Path] = true
-			slog.Info("raising a module of the release that does not work with this Go", "module", fl.Path, "from", v, "to", fl.Version, "why", fl.Why)
+			raise = append(raise, fl)
 		}
 	}
-	if len(raise) > 0 {
-		if err := get(raise...); err != nil {
-			return fmt.Errorf("resolve release %s: raise %s: %w", t.Version, strings.Join(raise, " "), err)
-		}
-		if graph, err = w.buildList(ctx); err != nil {
-			return err
-		}
+	return raise
+}
+
+// moved returns, sorted, the modules of release that graph holds at
+// another version, other than the floors raised.
+func moved(release, graph map[string]string, raised []Floor) []string {
+	floored := map[string]bool{}
+	for _, fl := range raised {
+		floored[fl.Path] = true
 	}
+	var paths []string
 	for path, v := range release {
 		if graph[path] != v && !floored[path] {
-			slog.Warn("a module of the release is built at another version (the main module's imports or a floor need it)", "module", path, "release", v, "built", graph[path])
+			paths = append(paths, path)
 		}
 	}
-	// 4. go.sum for every package the build compiles.
-	lst := append([]string{"list", "-e", "-deps", "-modfile=" + w.ModFile, "-mod=mod"}, w.BuildFlags...)
-	if _, err := w.goCmd(ctx, append(append(lst, w.Main), w.Patterns...)...); err != nil {
-		return fmt.Errorf("resolve release %s: %w", t.Version, err)
+	sort.Strings(paths)
+	return paths
+}
+
+// require adds requirements (path@version) to the work go.mod.
+func (w *Work) require(mods []string) error {
+	data, err := os.ReadFile(w.ModFile)
+	if err != nil {
+		return fmt.Errorf("read work go.mod: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
-		return fmt.Errorf("release cache: %w", err)
+	f, err := modfile.Parse(w.ModFile, data, nil)
+	if err != nil {
+		return fmt.Errorf("parse work go.mod: %w", err)
 	}
-	for _, c := range [][2]string{{w.ModFile, cached + ".mod"}, {sum, cached + ".sum"}} {
-		if err := copyFile(c[0], c[1]+".tmp"); err != nil {
-			return fmt.Errorf("release cache: %w", err)
+	for _, m := range mods {
+		path, v, _ := strings.Cut(m, "@")
+		if err := f.AddRequire(path, v); err != nil {
+			return fmt.Errorf("require %s: %w", m, err)
 		}
 	}
-	// The .sum last: a .mod without its .sum is not taken.
-	if err := os.Rename(cached+".mod.tmp", cached+".mod"); err != nil {
-		return fmt.Errorf("release cache: %w", err)
+	f.Cleanup()
+	if data, err = f.Format(); err != nil {
+		return fmt.Errorf("format work go.mod: %w", err)
 	}
-	if err := os.Rename(cached+".sum.tmp", cached+".sum"); err != nil {
-		return fmt.Errorf("release cache: %w", err)
+	if err := os.WriteFile(w.ModFile, data, 0o644); err != nil {
+		return fmt.Errorf("write work go.mod: %w", err)
 	}
 	return nil
 }

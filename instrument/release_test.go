@@ -267,3 +267,25 @@ func readFile(t *testing.T, file string) string {
 	}
 	return string(data)
 }
+
+func TestReleaseDecisions(t *testing.T) {
+	graph := map[string]string{"a": "v1.0.0", "b": "v1.2.0", "c": "v0.0.0-20210101000000-abcdefabcdef"}
+	floors := []Floor{{Path: "a", Version: "v1.0.1"}, {Path: "b", Version: "v1.2.0"}, {Path: "c", Version: "v0.1.0"}, {Path: "x", Version: "v9.0.0"}}
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"missing", missing([]string{"a@v2.0.0", "x@v1.0.0", "y@v0.0.0"}, graph), []string{"x@v1.0.0", "y@v0.0.0"}},
+		{"missing none", missing([]string{"b@v1.9.0"}, graph), []string(nil)},
+		// a below its floor, b at it, c a pseudo-version below v0.1.0, x not in the graph
+		{"below floor", belowFloor(floors, graph), []Floor{floors[0], floors[2]}},
+		{"moved", moved(graph, map[string]string{"a": "v1.0.1", "b": "v1.3.0", "c": graph["c"]}, floors[:1]), []string{"b"}},
+		{"moved none", moved(graph, graph, nil), []string(nil)},
+	}
+	for _, tt := range tests {
+		if fmt.Sprintf("%#v", tt.got) != fmt.Sprintf("%#v", tt.want) {
+			t.Errorf("%s = %#v, want %#v", tt.name, tt.got, tt.want)
+		}
+	}
+}
