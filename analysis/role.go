@@ -181,7 +181,7 @@ func catalogRole(u *Unit, c *roleCand, values []catalog.RoleValue) *catalog.Role
 
 // findRoleTypes returns the role types of the target packages with their
 // constants, sorted by value (the first name of a value in source order
-// names it).
+// names it; bounds such as numStates are left out).
 func findRoleTypes(p *Program) map[*types.TypeName][]catalog.RoleValue {
 	consts := map[*types.TypeName][]*types.Const{}
 	for _, sp := range p.Targets {
@@ -217,7 +217,7 @@ func findRoleTypes(p *Program) map[*types.TypeName][]catalog.RoleValue {
 		var vs []catalog.RoleValue
 		for _, c := range cs {
 			v, ok := constant.Int64Val(constant.ToInt(c.Val()))
-			if !ok || seen[v] {
+			if !ok || seen[v] || boundConst(c.Name()) {
 				continue
 			}
 			seen[v] = true
@@ -227,6 +227,18 @@ func findRoleTypes(p *Program) map[*types.TypeName][]catalog.RoleValue {
 		out[tn] = vs
 	}
 	return out
+}
+
+// boundConst reports whether a constant's name marks a bound rather than a
+// role (etcd raft's numStates).
+func boundConst(name string) bool {
+	n := strings.ToLower(name)
+	for _, p := range []string{"num", "max", "min", "last", "count"} {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // fieldOwners maps the fields of the named struct types declared in the

@@ -11,6 +11,7 @@ const (
 	StateCandidate
 	StateLeader
 	StatePreCandidate
+	numStates // a bound, not a role
 )
 
 // ProgressState is not a role: no leader, no follower.
@@ -75,4 +76,12 @@ func Run(stop chan struct{}) {
 			r.becomeLeader()
 		}
 	}()
+}
+
+// Demo elects a leader and returns its role.
+func Demo() StateType {
+	r := newRaft()
+	r.becomeCandidate()
+	r.becomeLeader()
+	return r.state
 }

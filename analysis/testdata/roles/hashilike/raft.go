@@ -44,3 +44,10 @@ func (r *Raft) Run() {
 		}
 	}
 }
+
+// Demo makes a leader and returns its role.
+func Demo() RaftState {
+	var r Raft
+	r.setState(Leader)
+	return r.getState()
+}

@@ -34,3 +34,10 @@ func Run(n *raft) {
 		n.switchState(s)
 	}
 }
+
+// Demo makes a leader and returns its role.
+func Demo() RaftState {
+	var n raft
+	n.switchState(Leader)
+	return n.State()
+}
