@@ -359,6 +359,7 @@ func (s *session) end() (Result, []Effect) {
 		s.seq++
 		effs = append(effs, Effect{Peer: id, Seq: s.seq})
 	}
+	sort.SliceStable(s.roles, func(i, j int) bool { return s.roles[i].Time.Before(s.roles[j].Time) })
 	s.result = &Result{
 		Requests:   s.requests,
 		Injections: s.inj,

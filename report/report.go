@@ -685,9 +685,13 @@ func WriteReached(w io.Writer, sites []SiteReach) error {
 		if _, err := fmt.Fprintf(w, "%s  (%d requests)\n", s.Site, s.Requests); err != nil {
 			return err
 		}
+		rw, sw := 0, 0
+		for _, r := range s.Reached {
+			rw, sw = max(rw, len(cmp.Or(r.Role, "role unknown"))), max(sw, len(cmp.Or(r.State, "no state")))
+		}
 		for _, r := range s.Reached {
 			role, state := cmp.Or(r.Role, "role unknown"), cmp.Or(r.State, "no state")
-			if _, err := fmt.Fprintf(w, "  %-20s %-50s %7d requests in %d trials\n", role, state, r.Requests, r.Trials); err != nil {
+			if _, err := fmt.Fprintf(w, "  %-*s  %-*s  %7d requests in %d trials\n", rw, role, sw, state, r.Requests, r.Trials); err != nil {
 				return err
 			}
 		}
