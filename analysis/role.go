@@ -25,8 +25,8 @@ var RolePass = &Pass{
 // RoleNone is the Options.Role value that turns role tracking off.
 const RoleNone = "none"
 
-// Counter of RolePass: the role writes found (0 or more, in the package of
-// the writing function).
+// CountRoleWrites is RolePass's counter: the role writes found, in the
+// package of the writing function.
 const CountRoleWrites = "role_writes"
 
 // Role is the result of RolePass: the node's role field, nil when the
