@@ -97,6 +97,9 @@ func Connect(addr, node, trial string) error {
 		return err
 	}
 	c.start()
+	if role.known.Load() {
+		c.event(wire.Event{Kind: wire.EvRole, Time: time.Now().UnixNano(), A: uint64(role.value.Load())})
+	}
 	return nil
 }
 
@@ -141,6 +144,9 @@ func decide(site uint32, p *plan) int {
 			req.Task, req.Inst, req.State = s.task, uint64(s.inst), s.state
 		}
 	}
+	if role.known.Load() {
+		req.HasRole, req.Role = true, role.value.Load()
+	}
 	if p.flags&wire.FlagStacks != 0 {
 		req.Stack = callers()
 	}
@@ -167,6 +173,29 @@ func State(task, state uint32, inst uintptr) {
 		return
 	}
 	recordState(task, state, inst)
+}
+
+// role is the process's current role: the last value written to the
+// catalog's role field (catalog.Role), known once a write was reported.
+var role struct {
+	value atomic.Int64
+	known atomic.Bool
+}
+
+// Role records that the process's role field was just set to v (a
+// constant of the role type, e.g. etcd raft's StateLeader). Every later
+// decision request carries it, and a change is reported to the controller
+// as an event. Role writes are rare (elections), so this costs nothing on
+// the hot paths.
+func Role(v int64) {
+	if role.known.Load() && role.value.Load() == v {
+		return
+	}
+	role.value.Store(v)
+	role.known.Store(true)
+	if c := client.Load(); c != nil {
+		c.event(wire.Event{Kind: wire.EvRole, Time: time.Now().UnixNano(), A: uint64(v)})
+	}
 }
 
 // Timeout reports that site uses timeout d and returns d, so it can wrap the

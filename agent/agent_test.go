@@ -336,3 +336,51 @@ func BenchmarkStateNotTracked(b *testing.B) {
 		State(1, 2, 3)
 	}
 }
+
+// TestRoleReachesController checks that a request carries the role last
+// reported by Role (none before the first), and that a change of role is
+// an event.
+func TestRoleReachesController(t *testing.T) {
+	role.known.Store(false)
+	t.Cleanup(func() { role.known.Store(false); role.value.Store(0) })
+	f := newFake(t, wire.Plan{Sites: []uint32{9}}, always(wire.ActNone, 0))
+	attach(t, f)
+	Fault(9)
+	Role(2)
+	Role(2) // the same role again: no new event
+	Fault(9)
+	Role(0)
+	Fault(9)
+	waitFor(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.events) >= 2
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.requests) != 3 {
+		t.Fatalf("%d requests, want 3", len(f.requests))
+	}
+	for i, want := range []struct {
+		has bool
+		v   int64
+	}{{false, 0}, {true, 2}, {true, 0}} {
+		if r := f.requests[i]; r.HasRole != want.has || r.Role != want.v {
+			t.Errorf("request %d carries role %v/%d, want %v/%d", i, r.HasRole, r.Role, want.has, want.v)
+		}
+	}
+	if len(f.events) != 2 || f.events[0].Kind != wire.EvRole || f.events[0].A != 2 || f.events[1].A != 0 {
+		t.Errorf("events %+v, want role 2 then role 0", f.events)
+	}
+}
+
+// BenchmarkRoleUnchanged measures a role hook that writes the role the
+// process already has.
+func BenchmarkRoleUnchanged(b *testing.B) {
+	Role(1)
+	b.Cleanup(func() { role.known.Store(false) })
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		Role(1)
+	}
+}

@@ -43,6 +43,10 @@ type Options struct {
 	Env []string
 	// Passes to run, in order; nil means DefaultPasses().
 	Passes []*Pass
+	// Role overrides RolePass's choice of the node's role field:
+	// "pkg/path.Type.field", or "none" for no role; "" lets the pass
+	// choose.
+	Role string
 }
 
 // Result is what Run found.
@@ -145,6 +149,8 @@ type Pass struct {
 type Unit struct {
 	Context context.Context
 	Prog    *Program
+	// Options are the options of the run (RolePass reads Options.Role).
+	Options Options
 	// ResultOf holds the results of the passes in Pass.Requires.
 	ResultOf map[*Pass]any
 	counts   map[string]Counts
@@ -173,14 +179,15 @@ type parts struct {
 	tasks  []catalog.Task
 	states []catalog.State
 	points []catalog.TimeoutPoint
+	role   *catalog.Role
 }
 
 // DefaultPasses returns the built-in passes: fault sites (error, delay and
 // crash sites with invalid-injection pruning), abstract states, and the
 // Sieve annotations of the I/O sites (lock-held, barrier, timeout,
-// grouping).
+// grouping), and the node's role variable.
 func DefaultPasses() []*Pass {
-	return []*Pass{SitesPass, StatesPass, SievePass}
+	return []*Pass{SitesPass, StatesPass, SievePass, RolePass}
 }
 
 // order returns the passes and everything they require, each after what
@@ -238,7 +245,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	var pt parts
 	for _, p := range passes {
 		t := time.Now()
-		u := &Unit{Context: ctx, Prog: prog, ResultOf: map[*Pass]any{}, counts: counts}
+		u := &Unit{Context: ctx, Prog: prog, Options: opts, ResultOf: map[*Pass]any{}, counts: counts}
 		for _, r := range p.Requires {
 			u.ResultOf[r] = results[r]
 		}
@@ -285,7 +292,22 @@ func assemble(module string, pt parts) (*catalog.Catalog, error) {
 			return nil, fmt.Errorf("two sites with ID %s (%s:%d and %s:%d)", a.ID, a.File, a.Line, b.File, b.Line)
 		}
 	}
-	return catalog.New(module, pt.sites, pt.tasks, pt.states, pt.points)
+	cat, err := catalog.New(module, pt.sites, pt.tasks, pt.states, pt.points)
+	if err != nil {
+		return nil, err
+	}
+	if pt.role != nil {
+		cat.Role = pt.role
+		ids := map[string]bool{}
+		for _, w := range pt.role.Writes {
+			if ids[w.ID] {
+				return nil, fmt.Errorf("two role writes with ID %s", w.ID)
+			}
+			ids[w.ID] = true
+		}
+		cat.Hash = cat.ComputeHash()
+	}
+	return cat, nil
 }
 
 // countFunctions counts the source functions of a package with bodies:

@@ -3,6 +3,7 @@ package analysis
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gofault/gofault/config"
@@ -57,6 +58,24 @@ func TestEtcdStates(t *testing.T) {
 		}
 		if task != tt.task {
 			t.Errorf("state %q in %s belongs to task %s, want %s", tt.cond, tt.fn, task, tt.task)
+		}
+	}
+	// The node's role: raft.state, written in the becomeX methods.
+	if r := res.Catalog.Role; r == nil {
+		t.Error("no role found")
+	} else {
+		var names []string
+		for _, v := range r.Values {
+			names = append(names, v.Name)
+		}
+		if r.String() != "go.etcd.io/etcd/raft/v3.raft.state" || strings.Join(names, " ") != "StateFollower StateCandidate StateLeader StatePreCandidate" {
+			t.Errorf("role %s with values %v, want go.etcd.io/etcd/raft/v3.raft.state with the four StateTypes", r, names)
+		}
+		if len(r.Writes) < 4 {
+			t.Errorf("role writes %+v, want one per becomeX at least", r.Writes)
+		}
+		for _, w := range r.Writes {
+			t.Logf("role write %s %s at %s:%d", w.ID, w.Shape, filepath.Base(w.File), w.Line)
 		}
 	}
 	for _, s := range res.Catalog.States {

@@ -45,6 +45,7 @@ func Target(cfg *config.Config) instrument.Target {
 		Version:    cfg.Target.Version,
 		Versioned:  cfg.Target.Versioned,
 		WorkDir:    filepath.Join(cfg.Path(wd), "build"),
+		Role:       cfg.Target.Role,
 	}
 }
 
@@ -190,6 +191,7 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 		Patterns:   w.Patterns,
 		BuildFlags: w.AllBuildFlags(),
 		Env:        w.Env,
+		Role:       w.Role,
 	})
 }
 

@@ -396,6 +396,8 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 	tr.Requests = res.Requests
 	tr.States = res.States
 	tr.Timeouts = res.Timeouts
+	tr.Reached = res.Reached
+	tr.Roles = res.Roles
 	tr.Client = mergeEvents(res.Client, wlEvents)
 	if wlStarted && !wres.OK() && tr.Err == "" {
 		tr.Err = fmt.Sprintf("workload exited with status %d", wres.ExitCode)

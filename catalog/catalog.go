@@ -208,12 +208,77 @@ type State struct {
 	Inst string `json:"inst,omitempty"`
 }
 
+// Role is the variable that holds a node's role (leader, follower, ...):
+// a struct field whose type is, or is written from, a named integer type
+// with constants naming a leader and a follower. Instrumented code reports
+// every write of it (agent.Role), so each request carries the node's
+// current role.
+type Role struct {
+	Pkg   string `json:"pkg"`   // import path of the package declaring Type
+	Type  string `json:"type"`  // the struct type holding the field, e.g. "raft"
+	Field string `json:"field"` // e.g. "state"
+	// RoleType is the named integer type of the values, e.g. "StateType".
+	RoleType string `json:"role_type"`
+	// Values are the role type's constants, by value.
+	Values []RoleValue `json:"values"`
+	// Writes are the statements that write the field after construction;
+	// each gets a hook.
+	Writes []RoleWrite `json:"writes,omitempty"`
+}
+
+// RoleValue is one constant of a role type.
+type RoleValue struct {
+	Value int64  `json:"value"`
+	Name  string `json:"name"` // e.g. "StateLeader"
+}
+
+// Role write shapes.
+const (
+	WriteAssign = "assign" // x.f = v
+	WriteAtomic = "atomic" // atomic.StoreUint32((*uint32)(&x.f), uint32(v))
+	WriteMethod = "method" // x.f.Store(int32(v)) on a sync/atomic type
+)
+
+// RoleWrite is one write of the role field.
+type RoleWrite struct {
+	// ID is stable across edits that move code: "role:pkg.Func#n".
+	ID   string `json:"id"`
+	Pkg  string `json:"pkg"`
+	Func string `json:"func"`
+	// Shape is WriteAssign, WriteAtomic or WriteMethod.
+	Shape string `json:"shape"`
+	// File, Line and Col locate the written field's name (WriteAssign) or
+	// the call's opening parenthesis (the atomic shapes).
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
+}
+
+// String names the field: "pkg/path.Type.field".
+func (r *Role) String() string { return r.Pkg + "." + r.Type + "." + r.Field }
+
+// Name returns the name of role value v, or "" if v is no constant of the
+// role type (or r is nil).
+func (r *Role) Name(v int64) string {
+	if r == nil {
+		return ""
+	}
+	for _, x := range r.Values {
+		if x.Value == v {
+			return x.Name
+		}
+	}
+	return ""
+}
+
 // Catalog is everything analysis found in a target.
 type Catalog struct {
 	Module string  `json:"module"`
 	Sites  []Site  `json:"sites"`
 	Tasks  []Task  `json:"tasks,omitempty"`
 	States []State `json:"states,omitempty"`
+	// Role is the node's role variable, nil when none was found.
+	Role *Role `json:"role,omitempty"`
 	// TimeoutPoints are the timeout expressions found by the Sieve passes.
 	TimeoutPoints []TimeoutPoint `json:"timeout_points,omitempty"`
 	// Hash identifies the catalog's contents; see ComputeHash.
@@ -233,12 +298,22 @@ func New(module string, sites []Site, tasks []Task, states []State, points []Tim
 	return c, nil
 }
 
-// Without returns a copy of c without the sites, states and timeout points
-// whose IDs are in ids, renumbered consistently (sites' timeout references
-// follow their points) and rehashed. Tasks stay, so states keep their task
-// numbers. c is not changed.
+// Without returns a copy of c without the sites, states, timeout points
+// and role writes whose IDs are in ids, renumbered consistently (sites'
+// timeout references follow their points) and rehashed. Tasks stay, so
+// states keep their task numbers. c is not changed.
 func (c *Catalog) Without(ids map[string]bool) *Catalog {
 	out := &Catalog{Module: c.Module, Tasks: slices.Clone(c.Tasks)}
+	if c.Role != nil {
+		r := *c.Role
+		r.Writes = nil
+		for _, w := range c.Role.Writes {
+			if !ids[w.ID] {
+				r.Writes = append(r.Writes, w)
+			}
+		}
+		out.Role = &r
+	}
 	renum := map[uint32]uint32{} // old timeout point index -> new
 	for _, p := range c.TimeoutPoints {
 		if ids[p.ID] {
@@ -316,12 +391,20 @@ func (c *Catalog) number() error {
 			return err
 		}
 	}
+	if c.Role != nil {
+		for _, w := range c.Role.Writes {
+			if err := unique("role write", w.ID); err != nil {
+				return err
+			}
+		}
+	}
 	c.Hash = c.ComputeHash()
 	return nil
 }
 
 // ComputeHash returns a hash of the stable parts of the catalog: the IDs,
-// kinds and error names of its sites, tasks and states, in index order.
+// kinds and error names of its sites, tasks and states, in index order,
+// and the role field with its values and writes.
 // Display fields such as File and Line do not contribute, so a rebuild after
 // an edit that only moves code keeps the hash.
 func (c *Catalog) ComputeHash() string {
@@ -342,6 +425,16 @@ func (c *Catalog) ComputeHash() string {
 	}
 	for _, p := range c.TimeoutPoints {
 		fmt.Fprintf(h, "o %d %s\n", p.Index, p.ID)
+	}
+	if r := c.Role; r != nil {
+		fmt.Fprintf(h, "r %s", r)
+		for _, v := range r.Values {
+			fmt.Fprintf(h, " %d=%s", v.Value, v.Name)
+		}
+		for _, w := range r.Writes {
+			fmt.Fprintf(h, " %s", w.ID)
+		}
+		h.Write([]byte{'\n'})
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

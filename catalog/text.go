@@ -72,3 +72,33 @@ func WriteStates(w io.Writer, cat *Catalog, base string) error {
 	}
 	return nil
 }
+
+// WriteRole writes the catalog's role field for humans: the field, its
+// values, and one line per write with its shape and position (relative to
+// base when not empty); or a line saying no role was found.
+func WriteRole(w io.Writer, cat *Catalog, base string) error {
+	r := cat.Role
+	if r == nil {
+		_, err := fmt.Fprintln(w, "role: none found (set target.role: pkg/path.Type.field to name it)")
+		return err
+	}
+	var vs []string
+	for _, v := range r.Values {
+		vs = append(vs, fmt.Sprintf("%s=%d", v.Name, v.Value))
+	}
+	if _, err := fmt.Fprintf(w, "role: %s (%s: %s), %d writes\n", r, r.RoleType, strings.Join(vs, " "), len(r.Writes)); err != nil {
+		return err
+	}
+	for _, wr := range r.Writes {
+		file := wr.File
+		if base != "" {
+			if rel, err := filepath.Rel(base, wr.File); err == nil {
+				file = filepath.ToSlash(rel)
+			}
+		}
+		if _, err := fmt.Fprintf(w, "\t%s %s at %s:%d:%d\n", wr.ID, wr.Shape, file, wr.Line, wr.Col); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -46,6 +46,12 @@ type Target struct {
 	Versioned []string `yaml:"versioned"`
 	// BuildFlags are extra flags for go build, e.g. ["-tags", "foo"].
 	BuildFlags []string `yaml:"build_flags"`
+	// Role names the struct field holding a node's role (leader,
+	// follower, ...) as "pkg/path.Type.field", e.g.
+	// "go.etcd.io/etcd/raft/v3.raft.state"; "none" turns role tracking
+	// off. Empty lets the analysis find it (docs/analysis.md, "Node
+	// role").
+	Role string `yaml:"role"`
 }
 
 // Cluster says how to run one node of the target.

@@ -68,6 +68,9 @@ func ParseSignal(s string) (syscall.Signal, error) {
 	return 0, fmt.Errorf("unknown signal %q (valid: %s)", s, names(keys))
 }
 
+// roleField matches target.role's "pkg/path.Type.field".
+var roleField = regexp.MustCompile(`^[^\s]*[^\s./][.][A-Za-z_][A-Za-z0-9_]*[.][A-Za-z_][A-Za-z0-9_]*$`)
+
 var portName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate checks a config after Defaults and returns every problem found,
@@ -98,6 +101,9 @@ func (c *Config) Validate(known Known) error {
 		if len(c.Target.Versioned) == 0 {
 			bad("target.versioned", `set e.g. "versioned: [go.etcd.io/etcd/server/v3]"`, "must list the module paths that target.version %s applies to", c.Target.Version)
 		}
+	}
+	if r := c.Target.Role; r != "" && r != "none" && !roleField.MatchString(r) {
+		bad("target.role", `set it to "pkg/path.Type.field" of the struct field holding the node's role, e.g. "role: go.etcd.io/etcd/raft/v3.raft.state", or "role: none"`, "must be pkg/path.Type.field or none (got %q)", r)
 	}
 	// Cluster.
 	if c.Cluster.Nodes < 1 {

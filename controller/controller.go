@@ -37,6 +37,14 @@ import (
 // so a chatty workload cannot exhaust memory.
 const maxClientEvents = 200_000
 
+// maxReached and maxRoleChanges bound what one trial records of the
+// (site, role, state) triples its requests arrived in and of the nodes'
+// role changes: a site is reached in few states, and elections are rare.
+const (
+	maxReached     = 4096
+	maxRoleChanges = 1024
+)
+
 // Options configure a Controller.
 type Options struct {
 	// Catalog is the catalog the nodes were built with. Agents whose
@@ -229,6 +237,10 @@ type Result struct {
 	States   []record.StateVisit
 	Timeouts []record.Timeout
 	Client   []record.ClientEvent
+	// Reached counts the requests by site, role and state.
+	Reached []record.Reach
+	// Roles are the nodes' role changes.
+	Roles []record.RoleChange
 	// Dropped counts events not recorded because of the per-trial limits.
 	Dropped int
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/gofault/gofault/agent/wire"
@@ -65,6 +66,9 @@ type session struct {
 	members  map[PeerID]member
 	requests int
 	hits     map[hitKey]int // requests per node and site
+	reached  map[reachKey]int
+	roles    []record.RoleChange
+	role     map[string]string // per node: its current role
 	inj      []record.Injection
 	visits   map[visitKey]*record.StateVisit
 	current  map[instKey]uint32 // per node and task instance: current state
@@ -86,6 +90,12 @@ type hitKey struct {
 	site uint32
 }
 
+type reachKey struct {
+	site  uint32
+	role  string
+	state uint32
+}
+
 type visitKey struct {
 	node        string
 	task, state uint32
@@ -98,6 +108,8 @@ func newSession(cat *catalog.Catalog, spec TrialSpec, plan policy.Plan, decide f
 		current:  map[instKey]uint32{},
 		visits:   map[visitKey]*record.StateVisit{},
 		hits:     map[hitKey]int{},
+		reached:  map[reachKey]int{},
+		role:     map[string]string{},
 		progress: map[string]time.Time{},
 	}
 }
@@ -197,6 +209,13 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		Inst:       r.Inst,
 		State:      r.State,
 	}
+	if r.HasRole {
+		req.Role = s.roleName(r.Role)
+	}
+	rk := reachKey{site: site.Index, role: req.Role, state: req.State}
+	if _, ok := s.reached[rk]; ok || len(s.reached) < maxReached {
+		s.reached[rk]++
+	}
 	s.requests++
 	d := s.decide(&req)
 
@@ -225,6 +244,7 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 	inj := record.Injection{
 		Time: now, Node: req.Node, Site: site.Index, SiteID: site.ID, Kind: f.Kind,
 		Stack: req.Stack, Occurrence: req.Occurrence, Task: req.Task, Inst: req.Inst, State: req.State,
+		Role: req.Role,
 	}
 	if st := s.cat.State(req.State); st != nil {
 		inj.StateID = st.ID
@@ -246,6 +266,15 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node}}, true
 	}
 	return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose an unknown fault kind", Args: []any{"kind", fmt.Sprint(f.Kind)}}}, false
+}
+
+// roleName is the name of role value v in the catalog ("StateLeader"),
+// or "role=v" for a value that is no constant of the role type.
+func (s *session) roleName(v int64) string {
+	if n := s.cat.Role.Name(v); n != "" {
+		return n
+	}
+	return "role=" + strconv.FormatInt(v, 10)
 }
 
 func frames(fs []wire.Frame) []record.Frame {
@@ -283,6 +312,17 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 				s.visits[vk] = v
 			}
 			v.Entries++
+		case wire.EvRole:
+			name := s.roleName(int64(e.A))
+			if s.role[m.node] == name {
+				continue
+			}
+			s.role[m.node] = name
+			if len(s.roles) >= maxRoleChanges {
+				s.dropped++
+				continue
+			}
+			s.roles = append(s.roles, record.RoleChange{Node: m.node, Role: name, Time: time.Unix(0, e.Time)})
 		case wire.EvTimeout:
 			s.timeouts = append(s.timeouts, record.Timeout{Node: m.node, Site: uint32(e.A), Duration: time.Duration(e.B)})
 		case wire.EvWorkload:
@@ -319,15 +359,45 @@ func (s *session) end() (Result, []Effect) {
 		s.seq++
 		effs = append(effs, Effect{Peer: id, Seq: s.seq})
 	}
+	sort.SliceStable(s.roles, func(i, j int) bool { return s.roles[i].Time.Before(s.roles[j].Time) })
 	s.result = &Result{
 		Requests:   s.requests,
 		Injections: s.inj,
 		States:     s.stateVisits(),
 		Timeouts:   s.timeouts,
 		Client:     s.client,
+		Reached:    s.reachedList(),
+		Roles:      s.roles,
 		Dropped:    s.dropped,
 	}
 	return *s.result, effs
+}
+
+// reachedList returns the trial's request counts by site, role and state,
+// in that order.
+func (s *session) reachedList() []record.Reach {
+	out := make([]record.Reach, 0, len(s.reached))
+	for k, n := range s.reached {
+		r := record.Reach{Site: k.site, Role: k.role, Requests: n}
+		if site := s.cat.Site(k.site); site != nil {
+			r.SiteID = site.ID
+		}
+		if st := s.cat.State(k.state); st != nil {
+			r.State = st.ID
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Site != b.Site {
+			return a.Site < b.Site
+		}
+		if a.Role != b.Role {
+			return a.Role < b.Role
+		}
+		return a.State < b.State
+	})
+	return out
 }
 
 // stateVisits returns the trial's state visits by node, task and state.

@@ -259,3 +259,58 @@ func TestSessionClientEvents(t *testing.T) {
 		t.Error("an event after End was recorded")
 	}
 }
+
+// TestSessionRoles checks that a request's role value reaches the policy
+// and the injection by its catalog name, that the trial counts requests by
+// site, role and state, and that role events make the trial's timeline.
+func TestSessionRoles(t *testing.T) {
+	cat := testCatalog()
+	cat.Role = &catalog.Role{Pkg: "p", Type: "raft", Field: "state", RoleType: "StateType",
+		Values: []catalog.RoleValue{{Value: 0, Name: "StateFollower"}, {Value: 2, Name: "StateLeader"}}}
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{}, {Kind: catalog.KindDelay, Delay: time.Second}}}
+	s := newSession(cat, TrialSpec{ID: "t1", Nodes: []string{"n1", "n2"}}, pol.plan, pol.Decide)
+	const n1, n2 = PeerID(1), PeerID(2)
+	s.attach(n1, "n1", wire.RoleAgent, true)
+	s.attach(n2, "n2", wire.RoleAgent, true)
+	s.arm()
+	s.events(n2, []wire.Event{{Kind: wire.EvRole, Time: t0.UnixNano(), A: 0}, {Kind: wire.EvRole, Time: t0.UnixNano() + 1, A: 2}, {Kind: wire.EvRole, Time: t0.UnixNano() + 2, A: 2}})
+	s.request(n1, &wire.Request{ID: 1, Site: 0, State: 1, HasRole: true, Role: 0}, t0)
+	resp, _ := s.request(n2, &wire.Request{ID: 2, Site: 0, State: 1, HasRole: true, Role: 2}, t0)
+	if resp.Action != wire.ActDelay {
+		t.Fatalf("response %+v, want the scripted delay", resp)
+	}
+	s.request(n2, &wire.Request{ID: 3, Site: 0, State: 1, HasRole: true, Role: 2}, t0)
+	s.request(n1, &wire.Request{ID: 4, Site: 0, HasRole: true, Role: 7}, t0)
+	s.request(n1, &wire.Request{ID: 5, Site: 0}, t0)
+	var roles []string
+	for _, r := range pol.seen {
+		roles = append(roles, r.Role)
+	}
+	if fmt.Sprint(roles) != "[StateFollower StateLeader StateLeader role=7 ]" {
+		t.Errorf("policy saw roles %q", roles)
+	}
+	res, _ := s.end()
+	if len(res.Injections) != 1 || res.Injections[0].Role != "StateLeader" || res.Injections[0].Node != "n2" {
+		t.Errorf("injections %+v, want one on n2 as StateLeader", res.Injections)
+	}
+	want := []record.Reach{
+		{Site: 0, SiteID: "p.f#os.WriteFile.0", Requests: 1},
+		{Site: 0, SiteID: "p.f#os.WriteFile.0", Role: "StateFollower", State: "p.(*node).run#0", Requests: 1},
+		{Site: 0, SiteID: "p.f#os.WriteFile.0", Role: "StateLeader", State: "p.(*node).run#0", Requests: 2},
+		{Site: 0, SiteID: "p.f#os.WriteFile.0", Role: "role=7", Requests: 1},
+	}
+	if got, _ := json.Marshal(res.Reached); string(got) != mustJSON(want) {
+		t.Errorf("reached %s\nwant    %s", got, mustJSON(want))
+	}
+	if len(res.Roles) != 2 || res.Roles[0].Role != "StateFollower" || res.Roles[1].Role != "StateLeader" || res.Roles[1].Node != "n2" {
+		t.Errorf("role changes %+v, want n2 follower then leader", res.Roles)
+	}
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

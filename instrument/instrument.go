@@ -87,7 +87,9 @@ type Stats struct {
 	// TimeoutPoints counts the timeout expressions wrapped and built.
 	TimeoutPoints int `json:"timeout_points"`
 	// States counts the abstract-state hooks inserted and built.
-	States      int            `json:"states"`
+	States int `json:"states"`
+	// RoleWrites counts the role-write hooks inserted and built.
+	RoleWrites  int            `json:"role_writes"`
 	SkipReasons map[string]int `json:"skip_reasons"`  // why, counted
 	Files       int            `json:"files"`         // rewritten files
 	Packages    int            `json:"packages"`      // packages with rewritten files
@@ -227,6 +229,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			res.Stats.ErrorSites, res.Stats.HookOnly = ov.errSites, ov.hookSites
 			res.Stats.TimeoutPoints = ov.timeoutPoints
 			res.Stats.States = ov.states
+			res.Stats.RoleWrites = ov.roleWrites
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
 			break
 		}
@@ -294,6 +297,7 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 		c.TimeoutPoints[i].File = w.CopyPath(c.TimeoutPoints[i].File)
 	}
 	localizeStates(&c, w)
+	localizeRole(&c, w)
 	return &c
 }
 
@@ -357,6 +361,14 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter,
 		if !seen[p.Pkg] {
 			seen[p.Pkg] = true
 			paths = append(paths, p.Pkg)
+		}
+	}
+	if cat.Role != nil {
+		for _, w := range cat.Role.Writes {
+			if !seen[w.Pkg] {
+				seen[w.Pkg] = true
+				paths = append(paths, w.Pkg)
+			}
 		}
 	}
 	for _, s := range cat.Sites {
@@ -475,6 +487,7 @@ type overlaySet struct {
 	// timeoutPoints counts the wrapped timeout expressions.
 	timeoutPoints int
 	states        int
+	roleWrites    int
 	files         int
 	packages      int
 }
@@ -527,6 +540,18 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			names = append(names, f)
 		}
 	}
+	roles := roleWritesByFile(cat)
+	for f, ws := range roles {
+		if _, ok := rw.files[f]; !ok {
+			for _, w := range ws {
+				ov.skipped[w.ID] = SkipRoleNotFound
+			}
+			continue
+		}
+		if byFile[f] == nil && points[f] == nil && states[f] == nil {
+			names = append(names, f)
+		}
+	}
 	sort.Strings(names)
 	errSites := map[*packages.Package][]*catalog.Site{}
 	for _, name := range names {
@@ -535,7 +560,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		out := rewriteFile(fileInput{
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
-			states: states[name],
+			states: states[name], roles: roles[name],
 		}, byFile[name])
 		for idx, r := range out.skipped {
 			ov.skipped[cat.Sites[idx].ID] = r
@@ -544,6 +569,9 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			ov.skipped[id] = r
 		}
 		for id, r := range out.skippedStates {
+			ov.skipped[id] = r
+		}
+		for id, r := range out.skippedRoles {
 			ov.skipped[id] = r
 		}
 		if out.src == nil {
@@ -558,6 +586,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 				ov.timeoutPoints++
 			case e.state != nil:
 				ov.states++
+			case e.role != nil:
+				ov.roleWrites++
 			case e.errBranch:
 				ov.errSites++
 				errSites[ref.pkg] = append(errSites[ref.pkg], e.site)
@@ -662,6 +692,8 @@ func (ov *overlaySet) blame(w *Work, out string) map[string][]string {
 				id = e.point.ID
 			} else if e.state != nil {
 				id = e.state.ID
+			} else if e.role != nil {
+				id = e.role.ID
 			}
 			sp := span{id, e.startLine, e.endLine}
 			byName[ln] = append(byName[ln], sp)

@@ -48,6 +48,8 @@ type Work struct {
 	// Env is the environment of the go commands (os.Environ plus GOWORK=off
 	// and GOFLAGS without -mod).
 	Env []string
+	// Role is Target.Role.
+	Role string
 }
 
 // ModuleCopy is a dependency module copied out of the module cache.
@@ -158,6 +160,9 @@ type Target struct {
 	Versioned []string
 	// WorkDir is the build work directory, e.g. <config dir>/.gofault/build.
 	WorkDir string
+	// Role overrides the analysis's choice of the node's role field
+	// ("pkg/path.Type.field", or "none"); empty lets it choose.
+	Role string `json:",omitempty"`
 }
 
 // Prepare sets up the work directory of t: it writes the agent module,
@@ -198,6 +203,7 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		Main:       main,
 		BuildFlags: t.BuildFlags,
 		Env:        goEnv(os.Environ()),
+		Role:       t.Role,
 	}
 	if err := writeAgent(w.AgentDir); err != nil {
 		return nil, err

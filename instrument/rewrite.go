@@ -42,7 +42,10 @@ type siteEdit struct {
 	point *catalog.TimeoutPoint
 	// state is set instead of site for an abstract state's hook (see
 	// stateEdits).
-	state      *catalog.State
+	state *catalog.State
+	// role is set instead of site for a role write's hook (see
+	// roleEdits).
+	role       *catalog.RoleWrite
 	start, end int // byte offsets of the call expression
 	prefix     string
 	suffix     string
@@ -75,6 +78,8 @@ type fileInput struct {
 	timeouts []*catalog.TimeoutPoint
 	// states are the abstract states of the file (see stateEdits).
 	states []*catalog.State
+	// roles are the role writes of the file (see roleEdits).
+	roles []*catalog.RoleWrite
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -86,6 +91,8 @@ type fileOutput struct {
 	skippedPoints map[string]string
 	// skippedStates are the states not hooked, by ID.
 	skippedStates map[string]string
+	// skippedRoles are the role writes not hooked, by ID.
+	skippedRoles map[string]string
 }
 
 // rewriteFile rewrites the calls of sites in one file. Each call whose site
@@ -115,6 +122,7 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 		}
 		_, out.skippedPoints = timeoutEdits(in, nil, in.timeouts)
 		_, out.skippedStates = stateEdits(in, in.states)
+		_, out.skippedRoles = roleEdits(in, in.roles)
 		return out
 	}
 	deferred := map[*ast.CallExpr]bool{}
@@ -157,6 +165,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	var se []siteEdit
 	se, out.skippedStates = stateEdits(in, in.states)
 	out.edits = append(out.edits, se...)
+	var re []siteEdit
+	re, out.skippedRoles = roleEdits(in, in.roles)
+	out.edits = append(out.edits, re...)
 	if len(out.edits) == 0 {
 		return out
 	}

@@ -201,6 +201,8 @@ func checkStatesCompile(t *testing.T, src []byte) {
 		types.NewVar(token.NoPos, agentPkg, "task", u32), types.NewVar(token.NoPos, agentPkg, "state", u32),
 		types.NewVar(token.NoPos, agentPkg, "inst", uptr)), nil, false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "State", sig))
+	roleSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "v", types.Typ[types.Int64])), nil, false)
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Role", roleSig))
 	agentPkg.MarkComplete()
 	std := importer.ForCompiler(fset, "source", nil)
 	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {

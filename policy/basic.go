@@ -131,16 +131,17 @@ func (r *random) Restore(data []byte) error {
 type tried map[string]bool
 
 // exhaustive injects every allowed fault at every reachable site exactly
-// once, in catalog order of the sites as they are reached: the first request
-// at a site with an untried fault gets that site's next untried fault.
-// When no site the trials reach has an untried fault, it widens (once): the
-// same faults again on each node, then on each node in each abstract
-// state of the asking task; it is exhausted when a trial under the last identity
+// once in each role of the node (once where no role is known), in catalog
+// order of the sites as they are reached: the first request at a site with
+// an untried fault gets that site's next untried fault. When no site the
+// trials reach has an untried fault, it widens (once): the same faults
+// again on each node (where no role is known), then in each abstract state
+// of the asking task; it is exhausted when a trial under the last identity
 // injected nothing.
 type exhaustive struct {
 	env    Env
 	sites  []uint32
-	ids    once // site ID + fault key, then + node, then + node + state
+	ids    once // site ID + fault key + role, then + role or node, then + state
 	trials running[onceRun]
 }
 
@@ -149,10 +150,10 @@ func newExhaustive(env Env) (Policy, error) {
 		return nil, fmt.Errorf("exhaustive policy needs a catalog")
 	}
 	e := &exhaustive{env: env, sites: env.candidateSites(), ids: newOnce(
-		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() },
-		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + req.Node },
+		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + roleOf(req) },
+		func(req *Request, f Fault) string { return req.Site.ID + "|" + f.Key() + "|" + where(req) },
 		func(req *Request, f Fault) string {
-			return req.Site.ID + "|" + f.Key() + "|" + req.Node + "|" + stateOf(req)
+			return req.Site.ID + "|" + f.Key() + "|" + where(req) + "|" + stateOf(req)
 		},
 	)}
 	return e, nil
@@ -189,12 +190,13 @@ func (e *exhaustive) Restore(data []byte) error {
 }
 
 // fate is FATE's policy: a request is granted only when its failure ID —
-// the site, the call stack that reached it and the fault — was never
-// injected before in the campaign. One new failure per trial by default.
-// When the trials reach no new failure ID, it widens the ID (once): with
-// the abstract state of the asking task (the leader's write and a
-// follower's are different failures), then with the node; it is exhausted
-// when a trial under the last ID injected nothing.
+// the site, the call stack that reached it and the fault, with the node's
+// role where it is known (the leader's write and a follower's are
+// different failures) — was never injected before in the campaign. One new
+// failure per trial by default. When the trials reach no new failure ID,
+// it widens the ID (once): with the abstract state of the asking task, then
+// with the node where no role is known; it is exhausted when a trial under
+// the last ID injected nothing.
 type fate struct {
 	env    Env
 	sites  []uint32
@@ -204,12 +206,14 @@ type fate struct {
 
 func newFATE(env Env) (Policy, error) {
 	f := &fate{env: env, sites: env.candidateSites(), ids: newOnce(
-		func(req *Request, f Fault) string { return FailureID(req.Site.ID, StackKey(req.Stack), f) },
 		func(req *Request, f Fault) string {
-			return FailureID(req.Site.ID, StackKey(req.Stack), f) + "|" + stateOf(req)
+			return FailureID(req.Site.ID, StackKey(req.Stack), f) + roleOf(req)
 		},
 		func(req *Request, f Fault) string {
-			return FailureID(req.Site.ID, StackKey(req.Stack), f) + "|" + stateOf(req) + "|" + req.Node
+			return FailureID(req.Site.ID, StackKey(req.Stack), f) + roleOf(req) + "|" + stateOf(req)
+		},
+		func(req *Request, f Fault) string {
+			return FailureID(req.Site.ID, StackKey(req.Stack), f) + "|" + stateOf(req) + "|" + where(req)
 		},
 	)}
 	return f, nil

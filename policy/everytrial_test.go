@@ -36,8 +36,9 @@ func etcdLikeCatalog() *catalog.Catalog {
 // etcdLikeTrial is the request stream of trial t, as etcd's might be: a
 // few hot sites requested all the time (the raft loop's WAL writes and
 // peer sends), most requests in the follower state, the leader's on one
-// node, an election state early in some trials, a snapshot state late in
-// one trial of four, and trial lengths that vary tenfold (a delay or a
+// node (n1, whose requests carry the leader's role, the others' the
+// follower's), an election state early in some trials, a snapshot state
+// late in one trial of four, and trial lengths that vary tenfold (a delay or a
 // crash multiplies the requests of some trials).
 func etcdLikeTrial(cat *catalog.Catalog, t int) []Request {
 	rng := rand.New(rand.NewPCG(99, uint64(t)))
@@ -74,8 +75,12 @@ func etcdLikeTrial(cat *catalog.Catalog, t int) []Request {
 		if site >= 16 {
 			task, state = 2, uint32(5+site%3) // the apply loop
 		}
+		role := "StateFollower"
+		if node == "n1" {
+			role = "StateLeader"
+		}
 		rs = append(rs, Request{
-			Node: node, Site: &cat.Sites[site], Task: task, State: state,
+			Node: node, Site: &cat.Sites[site], Task: task, State: state, Role: role,
 			Stack: stackOf("main.loop", fmt.Sprintf("main.caller%d", rng.IntN(1+site%3))),
 		})
 	}
@@ -286,6 +291,112 @@ func TestRestoreBeforeWidening(t *testing.T) {
 			}
 			if d.Fault.Kind == catalog.KindError && d.Fault.Error == 1 {
 				t.Fatalf("%s re-injected a restored fault: %+v", tt.policy, d)
+			}
+		})
+	}
+}
+
+// roleCatalog has three Sieve sites like etcd's: the raft loop's WAL
+// fsync, a peer send and the backend commit, each under a lock or a
+// timeout.
+func roleCatalog() *catalog.Catalog {
+	c := &catalog.Catalog{Sites: []catalog.Site{
+		{ID: "wal.(*WAL).sync#Fsync.0", Kind: catalog.KindError | catalog.KindDelay, IO: "disk", LockHeld: true, Errors: []catalog.ErrorValue{{Name: "EIO"}}},
+		{ID: "rafthttp.(*streamWriter).run#Write.0", Kind: catalog.KindError | catalog.KindDelay, IO: "net", Timeout: true, Errors: []catalog.ErrorValue{{Name: "ECONNRESET"}}},
+		{ID: "backend.(*batchTx).commit#Write.0", Kind: catalog.KindError | catalog.KindDelay, IO: "disk", LockHeld: true, Errors: []catalog.ErrorValue{{Name: "EIO"}}},
+	}}
+	for i := range c.Sites {
+		c.Sites[i].Index = uint32(i)
+	}
+	c.Hash = c.ComputeHash()
+	return c
+}
+
+// roleTrial is trial t's request stream: the leader is another node each
+// trial; the followers write their WAL, send and commit all the time, from
+// the start; the leader sends and commits, and writes its WAL once, late
+// in the trial (the leader's WAL write only happens on one node). With
+// roles, a request carries its node's role; without, none does.
+func roleTrial(cat *catalog.Catalog, t int, roles bool) (leader string, rs []Request) {
+	leader = fmt.Sprintf("n%d", t%3+1)
+	req := func(node string, site int) Request {
+		r := Request{Node: node, Site: &cat.Sites[site], Task: 1, State: 1, Stack: stackOf("raft.run", "raft.site"+fmt.Sprint(site))}
+		if roles {
+			r.Role = "StateFollower"
+			if node == leader {
+				r.Role = "StateLeader"
+			}
+		}
+		return r
+	}
+	for i := 0; i < 40; i++ {
+		for n := 1; n <= 3; n++ {
+			node := fmt.Sprintf("n%d", n)
+			if node == leader {
+				rs = append(rs, req(node, 1+i%2))
+				if i == 35 {
+					rs = append(rs, req(node, 0))
+				}
+				continue
+			}
+			rs = append(rs, req(node, i%3))
+		}
+	}
+	return leader, rs
+}
+
+// TestLeaderWALWrite is the etcd finding behind node roles: a bug needs a
+// slow WAL write on the leader, and sieve delayed the WAL write only on
+// followers. With the node's role in its identities, sieve (and fate and
+// exhaustive) inject the WAL write on the leader within the first trials,
+// whichever node leads — in at most as many trials as the (site, role)
+// pairs the trials reach.
+func TestLeaderWALWrite(t *testing.T) {
+	cat := roleCatalog()
+	const wal = 0
+	firstOnLeader := func(name string, roles bool, trials int) int {
+		p := mustNew(t, name, Env{Catalog: cat, Seed: 1})
+		for i := 0; i < trials; i++ {
+			p.Begin(TrialInfo{Index: i, Nodes: []string{"n1", "n2", "n3"}})
+			leader, rs := roleTrial(cat, i, roles)
+			var inj []record.Injection
+			found := false
+			for seq, r := range rs {
+				r.Trial, r.Seq = i, seq
+				d := p.Decide(&r)
+				if d.Fault.Kind == catalog.KindNone {
+					continue
+				}
+				inj = append(inj, record.Injection{Node: r.Node, SiteID: r.Site.ID, Kind: d.Fault.Kind, Role: r.Role})
+				if r.Site.Index == wal && r.Node == leader {
+					if roles && r.Role != "StateLeader" {
+						t.Errorf("%s: the WAL write on leader %s carries role %q", name, leader, r.Role)
+					}
+					found = true
+				}
+			}
+			p.End(Outcome{Index: i, Requests: len(rs), Injections: inj})
+			if found {
+				return i
+			}
+		}
+		return -1
+	}
+	for _, tc := range []struct {
+		name   string
+		trials int
+	}{
+		{"sieve", 6}, // 3 sites × 2 roles
+		{"sieve-insensitive", 6},
+		{"fate", 12}, // × 2 fault kinds
+		{"exhaustive", 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := firstOnLeader(tc.name, true, tc.trials)
+			without := firstOnLeader(tc.name, false, tc.trials)
+			t.Logf("the leader's WAL write first injected in trial %d with roles, %d without (-1: not within %d trials)", got, without, tc.trials)
+			if got < 0 {
+				t.Errorf("the leader's WAL write not injected within %d trials", tc.trials)
 			}
 		})
 	}

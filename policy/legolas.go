@@ -19,23 +19,32 @@ func init() {
 // policies (Env.Key).
 const (
 	// KeyState groups requests by the abstract state of the asking
-	// goroutine's task: (task unit, state). Legolas's default.
+	// goroutine's task and the node's role: (task unit, state, role).
+	// Legolas's default, with the role gofault adds.
 	KeyState = "state"
 	// KeyStateSite also separates the fault sites within a state.
 	KeyStateSite = "state+site"
-	// KeyStateSiteStack also separates the call stacks reaching a site.
+	// KeyStateSiteStack also separates the call stacks reaching a site,
+	// but not the node's role.
 	KeyStateSiteStack = "state+site+stack"
 )
 
 // KeyNames are the valid Env.Key values.
 var KeyNames = []string{KeyState, KeyStateSite, KeyStateSiteStack}
 
-// stateKey returns the injection key of a request.
+// stateKey returns the injection key of a request. KeyState and
+// KeyStateSite include the node's role where it is known: the abstract
+// state of a goroutine says what it does, the role in which node it does
+// it (the raft loop's WAL write is another state on the leader).
+// KeyStateSiteStack does not: its keys are already sparse, and splitting
+// them by role costs injections (docs/policies.md, "Node roles").
 func stateKey(key string, req *Request) string {
 	k := "t" + strconv.FormatUint(uint64(req.Task), 10) + "/s" + strconv.FormatUint(uint64(req.State), 10)
 	switch key {
+	case KeyState:
+		k += roleOf(req)
 	case KeyStateSite:
-		k += "@" + req.Site.ID
+		k += roleOf(req) + "@" + req.Site.ID
 	case KeyStateSiteStack:
 		k += "@" + req.Site.ID + "@" + StackKey(req.Stack)
 	}
@@ -361,11 +370,11 @@ func (b *bsrr) Restore(data []byte) error {
 }
 
 // newStateOnly is Legolas's new-state-only baseline: a request is granted
-// only if no earlier trial injected in its state; the first such request of
-// a trial is granted. When the trials reach no state left untried, it
-// widens the key (once) to the next finer one — state+site, then
-// state+site+stack, then that on each node — and is exhausted when a trial
-// under the finest key injected nothing.
+// only if no earlier trial injected in its state (with the node's role,
+// see stateKey); the first such request of a trial is granted. When the
+// trials reach no state left untried, it widens the key (once) to the next
+// finer one — state+site, then state+site+stack, then that on each node —
+// and is exhausted when a trial under the finest key injected nothing.
 type newStateOnly struct {
 	env    Env
 	sites  []uint32

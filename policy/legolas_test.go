@@ -110,6 +110,19 @@ func TestBSRRKeys(t *testing.T) {
 			t.Errorf("stateKey(%s) = %q, want %q", tt.key, got, tt.want)
 		}
 	}
+	// With the node's role: in the state and state+site keys, not in the
+	// (already sparse) state+site+stack key.
+	lr := *r
+	lr.Role = "StateLeader"
+	for _, tt := range []struct{ key, want string }{
+		{KeyState, "t2/s5|r:StateLeader"},
+		{KeyStateSite, "t2/s5|r:StateLeader@raft.step#check.0"},
+		{KeyStateSiteStack, "t2/s5@raft.step#check.0@" + StackKey(r.Stack)},
+	} {
+		if got := stateKey(tt.key, &lr); got != tt.want {
+			t.Errorf("stateKey(%s) with a role = %q, want %q", tt.key, got, tt.want)
+		}
+	}
 	if _, err := New("bsrr", Env{Catalog: cat, Key: "bogus"}); err == nil {
 		t.Error("bsrr accepted an unknown key")
 	}

@@ -66,6 +66,10 @@ type Request struct {
 	Task  uint32
 	Inst  uint64
 	State uint32
+	// Role is the node's role, the name of the catalog's role constant
+	// (e.g. "StateLeader"); "" when unknown (no role in the catalog, or
+	// none written yet).
+	Role string
 }
 
 // Decision answers a Request.

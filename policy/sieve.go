@@ -31,16 +31,18 @@ var delayFactors = []float64{1, 3, 0.5, 6}
 
 // sieve injects one delay per trial at I/O that runs while a lock is held,
 // while a barrier is pending, or under a timeout (Sieve). Context-sensitive,
-// it injects each site once per distinct call stack; insensitive, once per
-// site. Delays at timeout-protected sites are sized beyond the largest
-// timeout the nodes reported for them; elsewhere they vary around
+// it injects each site once per distinct call stack and node role (the
+// leader's WAL write and a follower's are two); insensitive, once per
+// site and role. Delays at timeout-protected sites are sized beyond the
+// largest timeout the nodes reported for them; elsewhere they vary around
 // Env.Delay.
 //
 // When the trials reach no site (and stack) left untried, it widens (once):
-// each again on every node, then in every abstract state of the asking
-// task, then up to len(delayFactors)-1 more rounds, each with the site's
-// next delay factor; it is exhausted when a trial of the last round
-// injected nothing.
+// each again on every node (only where no role is known: with a role,
+// another node in the same role is no new place), then in every abstract
+// state of the asking task, then up to len(delayFactors)-1 more rounds,
+// each with the site's next delay factor; it is exhausted when a trial of
+// the last round injected nothing.
 type sieve struct {
 	env       Env
 	sensitive bool
@@ -63,14 +65,14 @@ func newSieve(env Env, sensitive bool) *sieve {
 		site = func(req *Request) string { return req.Site.ID + "|" + StackKey(req.Stack) }
 	}
 	levels := []level{
-		func(req *Request, _ Fault) string { return site(req) },
-		func(req *Request, _ Fault) string { return site(req) + "|" + req.Node },
-		func(req *Request, _ Fault) string { return site(req) + "|" + req.Node + "|" + stateOf(req) },
+		func(req *Request, _ Fault) string { return site(req) + roleOf(req) },
+		func(req *Request, _ Fault) string { return site(req) + "|" + where(req) },
+		func(req *Request, _ Fault) string { return site(req) + "|" + where(req) + "|" + stateOf(req) },
 	}
 	implied := len(levels)
 	for r := 1; r < len(delayFactors); r++ {
 		levels = append(levels, func(req *Request, _ Fault) string {
-			return site(req) + "|" + req.Node + "|" + stateOf(req) + "#" + strconv.Itoa(r)
+			return site(req) + "|" + where(req) + "|" + stateOf(req) + "#" + strconv.Itoa(r)
 		})
 	}
 	s.ids = newOnce(levels...)

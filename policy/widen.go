@@ -15,8 +15,9 @@ type level func(req *Request, f Fault) string
 // once is the memory of the policies that grant each fault identity once
 // (exhaustive, fate, new-state-only, the Sieve policies). When the space
 // of an identity is explored, they do not run fault-free trials: they
-// widen to the next, finer identity (the same site on another node, in
-// another abstract state, with another delay), and report exhaustion only
+// widen to the next, finer identity (the same site on another node — in
+// another role where the node's role is known —, in another abstract
+// state, with another delay), and report exhaustion only
 // when a trial at the finest identity injected nothing and requested
 // nothing untried.
 //
@@ -187,6 +188,27 @@ func endOnce(ids *once, trials *running[onceRun], index int) {
 	if t := trials.end(index); t != nil {
 		ids.end(t.ids)
 	}
+}
+
+// roleOf is the node's role as part of an identity, "|r:StateLeader", or
+// "" when it is unknown: an identity with an unknown role is the one the
+// policy had before roles.
+func roleOf(req *Request) string {
+	if req.Role == "" {
+		return ""
+	}
+	return "|r:" + req.Role
+}
+
+// where is where on the cluster a request is for the identities that
+// widen to "another node": its node's role when known ("r:StateLeader"),
+// else the node. With a role, a fault tried on the leader is tried on
+// whichever node leads, and another follower is no new place.
+func where(req *Request) string {
+	if req.Role != "" {
+		return "r:" + req.Role
+	}
+	return req.Node
 }
 
 // stateOf is the abstract state of a request, as text.

@@ -39,6 +39,37 @@ type Injection struct {
 	Inst    uint64 `json:"inst,omitempty"`
 	State   uint32 `json:"state,omitempty"`
 	StateID string `json:"state_id,omitempty"`
+	// Role is the node's role when the fault struck (the name of the
+	// catalog's role constant, e.g. "StateLeader"); "" when unknown.
+	Role string `json:"role,omitempty"`
+}
+
+// NodeRole is "n2 (StateLeader)", or the node alone when the role is
+// unknown: how reports name where a fault struck.
+func NodeRole(node, role string) string {
+	if role == "" {
+		return node
+	}
+	return node + " (" + role + ")"
+}
+
+// Reach counts the requests that arrived at one site in one role and
+// abstract state in a trial: where a fault at the site could strike.
+type Reach struct {
+	Site   uint32 `json:"site"`
+	SiteID string `json:"site_id"`
+	// Role is the asking node's role ("" when unknown), State the ID of
+	// the asking goroutine's abstract state ("" when none).
+	Role     string `json:"role,omitempty"`
+	State    string `json:"state,omitempty"`
+	Requests int    `json:"requests"`
+}
+
+// RoleChange is a node taking a role during a trial.
+type RoleChange struct {
+	Node string    `json:"node"`
+	Role string    `json:"role"`
+	Time time.Time `json:"time"`
 }
 
 // StateVisit is how often one abstract state was entered on a node in a
@@ -201,5 +232,10 @@ type Trial struct {
 	Client     []ClientEvent `json:"client,omitempty"`
 	States     []StateVisit  `json:"states,omitempty"`
 	Timeouts   []Timeout     `json:"timeouts,omitempty"`
-	Verdicts   []Verdict     `json:"verdicts"`
+	// Reached counts the requests by site, role and state (bounded; see
+	// controller.maxReached).
+	Reached []Reach `json:"reached,omitempty"`
+	// Roles are the nodes' role changes, in time order (bounded).
+	Roles    []RoleChange `json:"roles,omitempty"`
+	Verdicts []Verdict    `json:"verdicts"`
 }

@@ -24,9 +24,11 @@ const stackDepth = 8
 
 // Fault is the fault behind a finding.
 type Fault struct {
-	Kind  string   `json:"kind"` // "error", "delay", "crash" or "none"
-	Site  string   `json:"site,omitempty"`
-	Node  string   `json:"node,omitempty"`
+	Kind string `json:"kind"` // "error", "delay", "crash" or "none"
+	Site string `json:"site,omitempty"`
+	Node string `json:"node,omitempty"`
+	// Role is the node's role when the fault struck, e.g. "StateLeader".
+	Role  string   `json:"role,omitempty"`
 	Error string   `json:"error,omitempty"`
 	Delay string   `json:"delay,omitempty"`
 	State string   `json:"state,omitempty"`
@@ -370,7 +372,7 @@ func faultOf(t *record.Trial) Fault {
 		return Fault{Kind: "none"}
 	}
 	inj := t.Injections[0]
-	f := Fault{Kind: inj.Kind.String(), Site: inj.SiteID, Node: inj.Node, Error: inj.Error, State: inj.StateID}
+	f := Fault{Kind: inj.Kind.String(), Site: inj.SiteID, Node: inj.Node, Role: inj.Role, Error: inj.Error, State: inj.StateID}
 	if inj.Delay > 0 {
 		f.Delay = inj.Delay.String()
 	}
@@ -478,7 +480,7 @@ func faultLine(f Fault) string {
 	if detail != "" {
 		detail += " "
 	}
-	return fmt.Sprintf("%s %sat %s on %s", f.Kind, detail, f.Site, f.Node)
+	return fmt.Sprintf("%s %sat %s on %s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role))
 }
 
 // WriteText writes findings for humans: per finding its symptom, the
@@ -541,7 +543,7 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 			if inj.Delay > 0 {
 				detail = inj.Delay.String()
 			}
-			faults = append(faults, fmt.Sprintf("%s %s at %s on %s", inj.Kind, detail, inj.SiteID, inj.Node))
+			faults = append(faults, fmt.Sprintf("%s %s at %s on %s", inj.Kind, detail, inj.SiteID, record.NodeRole(inj.Node, inj.Role)))
 		}
 		if len(faults) == 0 {
 			faults = []string{"no fault"}
@@ -563,6 +565,13 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 			}
 		case t.Err != "":
 			fmt.Fprintf(w, "%25s (%s)\n", "", firstLine(t.Err))
+		}
+		if full && len(t.Roles) > 0 {
+			var changes []string
+			for _, c := range t.Roles {
+				changes = append(changes, fmt.Sprintf("%s %s at %.1fs", c.Node, c.Role, c.Time.Sub(t.Start).Seconds()))
+			}
+			fmt.Fprintf(w, "%25s roles: %s\n", "", strings.Join(changes, ", "))
 		}
 		if full && t.Status != record.StatusOK {
 			for _, n := range t.Nodes {
@@ -597,4 +606,95 @@ func tail(path string, n int) ([]string, error) {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
+}
+
+// SiteReach is where the requests at one fault site arrived over a
+// campaign: the node roles and abstract states in which a fault there could
+// strike.
+type SiteReach struct {
+	Site     string  `json:"site"`
+	Requests int     `json:"requests"`
+	Reached  []Reach `json:"reached"`
+}
+
+// Reach is one (role, state) in which a site was reached: its requests and
+// the trials they came in.
+type Reach struct {
+	Role     string `json:"role,omitempty"`  // "" when unknown
+	State    string `json:"state,omitempty"` // "" when none
+	Requests int    `json:"requests"`
+	Trials   int    `json:"trials"`
+}
+
+// Reached sums the trials' request counts (record.Trial.Reached) by site,
+// role and state: sites by requests, most first, and within a site its
+// (role, state) pairs the same way.
+func Reached(trials []*record.Trial) []SiteReach {
+	type key struct{ site, role, state string }
+	per := map[key]*Reach{}
+	sites := map[string]*SiteReach{}
+	for _, t := range trials {
+		for _, r := range t.Reached {
+			k := key{r.SiteID, r.Role, r.State}
+			x := per[k]
+			if x == nil {
+				x = &Reach{Role: r.Role, State: r.State}
+				per[k] = x
+			}
+			x.Requests += r.Requests
+			x.Trials++
+			s := sites[r.SiteID]
+			if s == nil {
+				s = &SiteReach{Site: r.SiteID}
+				sites[r.SiteID] = s
+			}
+			s.Requests += r.Requests
+		}
+	}
+	for k, x := range per {
+		sites[k.site].Reached = append(sites[k.site].Reached, *x)
+	}
+	out := make([]SiteReach, 0, len(sites))
+	for _, s := range sites {
+		sort.Slice(s.Reached, func(i, j int) bool {
+			a, b := s.Reached[i], s.Reached[j]
+			if a.Requests != b.Requests {
+				return a.Requests > b.Requests
+			}
+			return a.Role+"\x00"+a.State < b.Role+"\x00"+b.State
+		})
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Requests != out[j].Requests {
+			return out[i].Requests > out[j].Requests
+		}
+		return out[i].Site < out[j].Site
+	})
+	return out
+}
+
+// WriteReached writes, per site, the roles and states its requests arrived
+// in, with their request and trial counts.
+func WriteReached(w io.Writer, sites []SiteReach) error {
+	if len(sites) == 0 {
+		_, err := fmt.Fprintln(w, "no requests recorded by site (campaigns before gofault recorded them, or no live site was reached)")
+		return err
+	}
+	for _, s := range sites {
+		if _, err := fmt.Fprintf(w, "%s  (%d requests)\n", s.Site, s.Requests); err != nil {
+			return err
+		}
+		rw, sw := 0, 0
+		for _, r := range s.Reached {
+			rw, sw = max(rw, len(cmp.Or(r.Role, "role unknown"))), max(sw, len(cmp.Or(r.State, "no state")))
+		}
+		for _, r := range s.Reached {
+			role, state := cmp.Or(r.Role, "role unknown"), cmp.Or(r.State, "no state")
+			if _, err := fmt.Fprintf(w, "  %-*s  %-*s  %7d requests in %d trials\n", rw, role, sw, state, r.Requests, r.Trials); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

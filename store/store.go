@@ -223,6 +223,12 @@ CREATE TABLE blobs (
 	// 5: the hang checkers' progress bound and how it was chosen.
 	`ALTER TABLE campaigns ADD COLUMN progress INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE campaigns ADD COLUMN progress_how TEXT NOT NULL DEFAULT '';`,
+	// 6: the node's role at each injection, the requests per site, role
+	// and state, and the nodes' role changes (record.Trial.Reached and
+	// Roles, JSON).
+	`ALTER TABLE injections ADD COLUMN role TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN reached TEXT NOT NULL DEFAULT 'null';
+ALTER TABLE trials ADD COLUMN roles TEXT NOT NULL DEFAULT 'null';`,
 }
 
 // SchemaVersion is the schema version this package writes.

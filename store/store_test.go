@@ -74,7 +74,7 @@ func sampleTrial(i int) *record.Trial {
 		t.Injections = append(t.Injections, record.Injection{
 			Time: t0.Add(time.Duration(j) * time.Millisecond), Node: "n" + strconv.Itoa(j%3+1), Site: uint32(i*10 + j),
 			SiteID: fmt.Sprintf("wal.Save#%d", j), Kind: catalog.KindError, Error: "EIO", Stack: stack,
-			Occurrence: j + 1, Task: 2, Inst: 1 << 40, State: 3, StateID: "raft.leader",
+			Occurrence: j + 1, Task: 2, Inst: 1 << 40, State: 3, StateID: "raft.leader", Role: []string{"", "StateLeader"}[j%2],
 		})
 	}
 	for j := 1; j <= 3; j++ {
@@ -88,6 +88,8 @@ func sampleTrial(i int) *record.Trial {
 	}
 	t.States = []record.StateVisit{{Node: "n1", Task: 1, State: 3, Entries: 2, First: t0}}
 	t.Timeouts = []record.Timeout{{Node: "n2", Site: 4, Duration: time.Second}}
+	t.Reached = []record.Reach{{Site: 4, SiteID: "wal.Save#0", Role: "StateLeader", State: "raft.leader", Requests: 3}, {Site: 4, SiteID: "wal.Save#0", Requests: 1}}
+	t.Roles = []record.RoleChange{{Node: "n2", Role: "StateLeader", Time: t0}}
 	for _, c := range []string{"crash", "hang", "gray", "log", "linearizability", "violations"} {
 		v := record.Verdict{Checker: c}
 		if c == "hang" && i%5 == 4 {

@@ -31,6 +31,14 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 	if err != nil {
 		return fmt.Errorf("save trial %s: %w", t.ID, err)
 	}
+	reached, err := jsonText(t.Reached)
+	if err != nil {
+		return fmt.Errorf("save trial %s: %w", t.ID, err)
+	}
+	roles, err := jsonText(t.Roles)
+	if err != nil {
+		return fmt.Errorf("save trial %s: %w", t.ID, err)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("save trial %s: %w", t.ID, err)
@@ -45,16 +53,16 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 		return fmt.Errorf("save trial %s: %w", t.ID, err)
 	}
 	if _, err = tx.ExecContext(ctx, `INSERT INTO trials
-		(id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts, reached, roles)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, campaignID, t.Index, t.Campaign, t.Policy, t.Seed, nanos(t.Start), nanos(t.End), t.Status, t.Err, t.Dir,
-		t.Requests, client, states, timeouts); err != nil {
+		t.Requests, client, states, timeouts, reached, roles); err != nil {
 		return fmt.Errorf("save trial %s: %w", t.ID, err)
 	}
 	if len(t.Injections) > 0 {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO injections
-			(trial_id, seq, time, node, site, site_id, kind, error, delay, stack, occurrence, task, inst, state, state_id)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(trial_id, seq, time, node, site, site_id, kind, error, delay, stack, occurrence, task, inst, state, state_id, role)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("save trial %s: %w", t.ID, err)
 		}
@@ -65,7 +73,7 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 				return fmt.Errorf("save trial %s: %w", t.ID, err)
 			}
 			if _, err := stmt.ExecContext(ctx, t.ID, i, nanos(in.Time), in.Node, in.Site, in.SiteID, in.Kind.String(), in.Error,
-				int64(in.Delay), stack, in.Occurrence, in.Task, int64(in.Inst), in.State, in.StateID); err != nil {
+				int64(in.Delay), stack, in.Occurrence, in.Task, int64(in.Inst), in.State, in.StateID, in.Role); err != nil {
 				return fmt.Errorf("save trial %s injection %d: %w", t.ID, i, err)
 			}
 		}
@@ -189,17 +197,18 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 	var out []*record.Trial
 	byID := map[string]*record.Trial{}
 	err = query(ctx, tx, `SELECT t.id, t.idx, t.campaign, t.policy, t.seed, t.start, t.end, t.status, t.err, t.dir,
-		t.requests, t.client, t.states, t.timeouts FROM trials t WHERE `+where+` ORDER BY t.campaign_id, t.idx`, args,
+		t.requests, t.client, t.states, t.timeouts, t.reached, t.roles FROM trials t WHERE `+where+` ORDER BY t.campaign_id, t.idx`, args,
 		func(r *sql.Rows) error {
 			var t record.Trial
 			var start, end int64
-			var client, states, timeouts string
+			var client, states, timeouts, reached, roles string
 			if err := r.Scan(&t.ID, &t.Index, &t.Campaign, &t.Policy, &t.Seed, &start, &end, &t.Status, &t.Err, &t.Dir,
-				&t.Requests, &client, &states, &timeouts); err != nil {
+				&t.Requests, &client, &states, &timeouts, &reached, &roles); err != nil {
 				return err
 			}
 			t.Start, t.End = fromNanos(start), fromNanos(end)
-			if err := errors.Join(fromJSON(client, &t.Client), fromJSON(states, &t.States), fromJSON(timeouts, &t.Timeouts)); err != nil {
+			if err := errors.Join(fromJSON(client, &t.Client), fromJSON(states, &t.States), fromJSON(timeouts, &t.Timeouts),
+				fromJSON(reached, &t.Reached), fromJSON(roles, &t.Roles)); err != nil {
 				return fmt.Errorf("trial %s: %w", t.ID, err)
 			}
 			out = append(out, &t)
@@ -210,14 +219,14 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 		return out, err
 	}
 	err = query(ctx, tx, `SELECT i.trial_id, i.time, i.node, i.site, i.site_id, i.kind, i.error, i.delay, i.stack,
-		i.occurrence, i.task, i.inst, i.state, i.state_id FROM injections i JOIN trials t ON t.id = i.trial_id
+		i.occurrence, i.task, i.inst, i.state, i.state_id, i.role FROM injections i JOIN trials t ON t.id = i.trial_id
 		WHERE `+where+` ORDER BY i.trial_id, i.seq`, args,
 		func(r *sql.Rows) error {
 			var id, stack, kind string
 			var in record.Injection
 			var tm, delay, inst int64
 			if err := r.Scan(&id, &tm, &in.Node, &in.Site, &in.SiteID, &kind, &in.Error, &delay, &stack,
-				&in.Occurrence, &in.Task, &inst, &in.State, &in.StateID); err != nil {
+				&in.Occurrence, &in.Task, &inst, &in.State, &in.StateID, &in.Role); err != nil {
 				return err
 			}
 			var err error

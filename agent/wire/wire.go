@@ -20,8 +20,9 @@ import (
 	"io"
 )
 
-// Version is the protocol version carried in Hello and Welcome.
-const Version = 1
+// Version is the protocol version carried in Hello and Welcome. Version 2
+// added the node's role to Request and the EvRole event.
+const Version = 2
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -115,6 +116,8 @@ const (
 	EvHit EventKind = 3
 	// EvWorkload: Data holds a JSON-encoded workload record.
 	EvWorkload EventKind = 4
+	// EvRole: the process's role became the value int64(A).
+	EvRole EventKind = 5
 )
 
 // Hello opens a connection.
@@ -156,7 +159,11 @@ type Request struct {
 	Task      uint32 // task unit of the goroutine's last state hook, 0 if none
 	Inst      uint64 // task instance of that hook
 	State     uint32 // abstract state of that hook
-	Stack     []Frame
+	// HasRole says the process has reported its role (agent.Role); Role is
+	// then the role's value, a constant of the catalog's role type.
+	HasRole bool
+	Role    int64
+	Stack   []Frame
 }
 
 // Response answers a Request.
@@ -356,6 +363,12 @@ func AppendRequest(buf []byte, m *Request) []byte {
 	buf = binary.AppendUvarint(buf, uint64(m.Task))
 	buf = binary.AppendUvarint(buf, m.Inst)
 	buf = binary.AppendUvarint(buf, uint64(m.State))
+	if m.HasRole {
+		buf = append(buf, 1)
+		buf = binary.AppendVarint(buf, m.Role)
+	} else {
+		buf = append(buf, 0)
+	}
 	buf = binary.AppendUvarint(buf, uint64(len(m.Stack)))
 	for i := range m.Stack {
 		f := &m.Stack[i]
@@ -375,6 +388,14 @@ func DecodeRequest(p []byte, m *Request) error {
 	m.Task = d.u32()
 	m.Inst = d.uvarint()
 	m.State = d.u32()
+	m.HasRole, m.Role = false, 0
+	switch d.byte() {
+	case 0:
+	case 1:
+		m.HasRole, m.Role = true, d.varint()
+	default:
+		d.fail()
+	}
 	n := d.count(3)
 	m.Stack = m.Stack[:0]
 	for i := 0; i < n && d.err == nil; i++ {
@@ -451,7 +472,7 @@ func DecodeEvents(p []byte, m *Events) error {
 	for len(d.p) > 0 && d.err == nil {
 		var e Event
 		e.Kind = EventKind(d.byte())
-		if e.Kind < EvState || e.Kind > EvWorkload {
+		if e.Kind < EvState || e.Kind > EvRole {
 			d.fail()
 			break
 		}

@@ -14,13 +14,15 @@ func sampleFrames() []byte {
 	b = AppendHello(b, &Hello{Version: Version, Role: RoleAgent, Node: "n1", Trial: "c1-7", PID: 4242, CatalogHash: "abcdef"})
 	b = AppendWelcome(b, &Welcome{Version: Version, Plan: Plan{Epoch: 1, Flags: FlagStates | FlagStacks, Sites: []uint32{0, 5, 64, 1 << 20}}})
 	b = AppendPlan(b, &Plan{Epoch: 2})
-	b = AppendRequest(b, &Request{ID: 9, Site: 64, Goroutine: 0xc000123456, Task: 3, Inst: 0xc0001, State: 12,
+	b = AppendRequest(b, &Request{ID: 8, Site: 3, Goroutine: 7})
+	b = AppendRequest(b, &Request{ID: 9, Site: 64, Goroutine: 0xc000123456, Task: 3, Inst: 0xc0001, State: 12, HasRole: true, Role: 2,
 		Stack: []Frame{{Func: "main.f", File: "/x/main.go", Line: 10}, {Func: "main.main", File: "/x/main.go", Line: 3}}})
 	b = AppendResponse(b, &Response{ID: 9, Action: ActDelay, Arg: 1500000000})
 	b = AppendResponse(b, &Response{ID: 10, Action: ActError, Arg: 2})
 	b = AppendEvents(b, &Events{Events: []Event{
 		{Kind: EvState, Time: 1700000000000000000, A: 1, B: 2, C: 3, D: 4},
 		{Kind: EvWorkload, Time: -5, Data: []byte(`{"kind":"progress"}`)},
+		{Kind: EvRole, Time: 1700000000000000001, A: 2},
 	}})
 	b = AppendBye(b)
 	return b
@@ -85,21 +87,29 @@ func TestRoundTrip(t *testing.T) {
 	if !bytes.Equal(in, out) {
 		t.Fatal("re-encoded frames differ from the originals")
 	}
-	want := []Type{THello, TWelcome, TPlan, TRequest, TResponse, TResponse, TEvents, TBye}
+	want := []Type{THello, TWelcome, TPlan, TRequest, TRequest, TResponse, TResponse, TEvents, TBye}
 	if !reflect.DeepEqual(types, want) {
 		t.Fatalf("types = %v, want %v", types, want)
 	}
 }
 
 func TestDecodeValues(t *testing.T) {
-	want := Request{ID: 1, Site: 2, Goroutine: 3, Task: 4, Inst: 5, State: 6, Stack: []Frame{{"f", "g", 7}}}
-	b := AppendRequest(nil, &want)
-	var got Request
-	if err := DecodeRequest(b[5:], &got); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %+v, want %+v", got, want)
+	for _, want := range []Request{
+		{ID: 1, Site: 2, Goroutine: 3, Task: 4, Inst: 5, State: 6, Stack: []Frame{{"f", "g", 7}}},
+		{ID: 1, Site: 2, HasRole: true, Role: 0},  // a known role of value 0 (etcd's StateFollower)
+		{ID: 1, Site: 2, HasRole: true, Role: -3}, // any int64
+	} {
+		b := AppendRequest(nil, &want)
+		got := Request{HasRole: true, Role: 9} // decoding resets a reused request
+		if err := DecodeRequest(b[5:], &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Stack == nil {
+			got.Stack = want.Stack
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %+v, want %+v", got, want)
+		}
 	}
 }
 
@@ -123,6 +133,7 @@ func TestRejects(t *testing.T) {
 		{"plan site beyond uint32", frame(TPlan, append([]byte{1, 0, 1}, binary.AppendUvarint(nil, 1<<33)...)...), ErrMalformed},
 		{"response with unknown action", frame(TResponse, 1, 9, 0), ErrMalformed},
 		{"event of unknown kind", frame(TEvents, 77, 0, 0, 0, 0, 0, 0), ErrMalformed},
+		{"request with a bad role flag", frame(TRequest, 1, 2, 3, 0, 0, 0, 7, 0), ErrMalformed},
 		{"string longer than payload", frame(THello, 1, 1, 100, 'a'), ErrMalformed},
 		{"bad varint", frame(TRequest, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff), ErrMalformed},
 	}

@@ -56,6 +56,7 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		// The state counters are always reported, zero or not.
 		res.Stats.Totals[analysis.CountStateMachines] += 0
 		res.Stats.Totals[analysis.CountStates] += 0
+		res.Stats.Totals[analysis.CountRoleWrites] += 0
 		return json.NewEncoder(stdout).Encode(res.Stats)
 	}
 	if *sites {
@@ -73,7 +74,10 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := writeStatsTable(stdout, res.Stats); err != nil {
 		return err
 	}
-	return writeSieveTable(stdout, res.Stats)
+	if err := writeSieveTable(stdout, res.Stats); err != nil {
+		return err
+	}
+	return catalog.WriteRole(stdout, res.Catalog, "")
 }
 
 // writeStatsTable prints the statistics like Legolas's Table 2: one row

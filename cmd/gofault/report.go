@@ -82,7 +82,8 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	all := fs.Bool("all", false, "report over every campaign in the database")
 	asJSON := fs.Bool("json", false, "print findings as a JSON array")
 	listTrials := fs.Bool("trials", false, "list every trial (fault, status, failed checkers) instead of findings")
-	withErrors := fs.Bool("errors", false, "with --trials: show each trial's whole error and, for trials that failed or could not run, the last lines of every node's log")
+	listSites := fs.Bool("sites", false, "list, per fault site, the node roles and abstract states in which its requests arrived, summed over the trials")
+	withErrors := fs.Bool("errors", false, "with --trials: show each trial's whole error, the nodes' role changes and, for trials that failed or could not run, the last lines of every node's log")
 	faultFreeOnly := fs.Bool("fault-free", false, "list only the failures of trials in which no fault was injected (with --json: those instead of the findings)")
 	genericOnly := fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)")
 	if err := fs.Parse(args); err != nil {
@@ -128,6 +129,13 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 			return writeJSON(stdout, trials)
 		}
 		return report.WriteTrials(stdout, trials, *withErrors)
+	}
+	if *listSites {
+		sites := report.Reached(trials)
+		if *asJSON {
+			return writeJSON(stdout, sites)
+		}
+		return report.WriteReached(stdout, sites)
 	}
 	var opts report.Options
 	if len(ids) > 0 {

@@ -1,0 +1,129 @@
+package analysis
+
+import (
+	"context"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func runRoles(t *testing.T, pkg, role string) (*Result, error) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("testdata", "roles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Run(context.Background(), Options{Dir: dir, Patterns: []string{"example.com/roles/" + pkg}, Role: role})
+}
+
+// TestRoleShapes checks RolePass on the three write shapes (etcd raft's
+// assignment, hashicorp/raft's atomic.StoreUint32, the NATS server's
+// atomic.Int32.Store): the field, its values, and a write on every line
+// with a // want naming its shape.
+func TestRoleShapes(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, name, roleType string
+		values              string
+	}{
+		{"etcdlike", "example.com/roles/etcdlike.raft.state", "StateType", "0=StateFollower 1=StateCandidate 2=StateLeader 3=StatePreCandidate"},
+		{"hashilike", "example.com/roles/hashilike.raftState.state", "RaftState", "0=Follower 1=Candidate 2=Leader 3=Shutdown"},
+		{"natslike", "example.com/roles/natslike.raft.state", "RaftState", "0=Follower 1=Leader 2=Candidate 3=Closed"},
+	} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			res, err := runRoles(t, tc.pkg, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Catalog.Role
+			if r == nil {
+				t.Fatal("no role found")
+			}
+			if r.String() != tc.name || r.RoleType != tc.roleType {
+				t.Errorf("role %s of type %s, want %s of type %s", r, r.RoleType, tc.name, tc.roleType)
+			}
+			var vs []string
+			for _, v := range r.Values {
+				vs = append(vs, strings.Join([]string{strconv.FormatInt(v.Value, 10), v.Name}, "="))
+			}
+			if got := strings.Join(vs, " "); got != tc.values {
+				t.Errorf("values %q, want %q", got, tc.values)
+			}
+			file := filepath.Join("testdata", "roles", tc.pkg, "raft.go")
+			want := wants(t, file)
+			got := map[int]string{}
+			for _, w := range r.Writes {
+				if !strings.HasPrefix(w.ID, "role:example.com/roles/"+tc.pkg+".") {
+					t.Errorf("write ID %s", w.ID)
+				}
+				got[w.Line] = w.Shape
+			}
+			var lines []int
+			for l := range want {
+				lines = append(lines, l)
+			}
+			sort.Ints(lines)
+			for _, l := range lines {
+				if shape, _, _ := strings.Cut(want[l], " "); got[l] != shape {
+					t.Errorf("raft.go:%d: write %q, want %q", l, got[l], shape)
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d writes %v, want %d", len(got), got, len(want))
+			}
+			if n := res.Stats.Totals[CountRoleWrites]; n != len(want) {
+				t.Errorf("%s = %d, want %d", CountRoleWrites, n, len(want))
+			}
+			if r.Name(2) == "" || r.Name(99) != "" {
+				t.Errorf("Name(2) = %q, Name(99) = %q", r.Name(2), r.Name(99))
+			}
+		})
+	}
+}
+
+// TestRoleOverride checks target.role: an explicit field, "none", and a
+// field that is no role, which fails naming the field and the fix.
+func TestRoleOverride(t *testing.T) {
+	res, err := runRoles(t, "etcdlike", "example.com/roles/etcdlike.raft.prev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Catalog.Role; r == nil || r.Field != "prev" || len(r.Writes) != 1 {
+		t.Errorf("explicit role = %+v, want raft.prev with one write", r)
+	}
+	res, err = runRoles(t, "etcdlike", RoleNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Catalog.Role != nil {
+		t.Errorf("role %v with target.role: none", res.Catalog.Role)
+	}
+	_, err = runRoles(t, "etcdlike", "example.com/roles/etcdlike.progress.state")
+	if err == nil || !strings.Contains(err.Error(), "target.role") || !strings.Contains(err.Error(), "etcdlike.raft.state") {
+		t.Errorf("err = %v, want one naming target.role and the candidates", err)
+	}
+}
+
+// TestRoleCatalog checks that the role survives Without (minus dropped
+// writes) and counts in the hash.
+func TestRoleCatalog(t *testing.T) {
+	res, err := runRoles(t, "etcdlike", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Catalog
+	if err := c.Check(); err != nil {
+		t.Fatal(err)
+	}
+	drop := c.Role.Writes[0].ID
+	w := c.Without(map[string]bool{drop: true})
+	if w.Role == nil || len(w.Role.Writes) != len(c.Role.Writes)-1 || w.Hash == c.Hash {
+		t.Errorf("Without(%s): role %+v hash %s (was %s)", drop, w.Role, w.Hash, c.Hash)
+	}
+	none := *c
+	none.Role = nil
+	if none.ComputeHash() == c.Hash {
+		t.Error("the role does not count in the hash")
+	}
+}

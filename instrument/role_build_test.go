@@ -1,0 +1,69 @@
+package instrument
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/analysis"
+	"github.com/gofault/gofault/catalog"
+)
+
+// TestBuildRoles analyses the roles testdata of the analysis package, one
+// write shape at a time (etcd raft's assignment, hashicorp/raft's
+// atomic.StoreUint32, the NATS server's atomic.Int32.Store), builds it
+// with a hook after every role write, and runs the binary.
+func TestBuildRoles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds binaries")
+	}
+	ctx := context.Background()
+	mod, err := filepath.Abs(filepath.Join("..", "analysis", "testdata", "roles"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pkg := range []string{"etcdlike", "hashilike", "natslike"} {
+		t.Run(pkg, func(t *testing.T) {
+			tmp := t.TempDir()
+			target := Target{WorkDir: filepath.Join(tmp, "build"),
+				Module: mod, Main: "./cmd/node", Packages: []string{"example.com/roles/" + pkg},
+			}
+			var writes int
+			res, err := buildWith(ctx, target, filepath.Join(tmp, "bin", "node"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+				r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env})
+				if err != nil {
+					return nil, err
+				}
+				if r.Catalog.Role != nil {
+					writes = len(r.Catalog.Role.Writes)
+				}
+				return r.Catalog, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if writes == 0 || res.Stats.RoleWrites != writes || res.Stats.Builds != 1 {
+				t.Errorf("%d role hooks built in %d builds, want all %d in one (skipped %v)", res.Stats.RoleWrites, res.Stats.Builds, writes, res.Stats.SkipReasons)
+			}
+			cat, err := catalog.Load(res.CatalogFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cat.Role == nil || len(cat.Role.Writes) != writes {
+				t.Fatalf("built catalog's role %+v, want %d writes", cat.Role, writes)
+			}
+			for _, w := range cat.Role.Writes {
+				if !strings.HasPrefix(w.File, mod) {
+					t.Errorf("role write %s at %s, want a file of %s", w.ID, w.File, mod)
+				}
+			}
+			// The binary runs its role hooks without a controller.
+			out, err := exec.CommandContext(ctx, res.Binary).CombinedOutput()
+			if err != nil || strings.TrimSpace(string(out)) != "2 2 1" {
+				t.Errorf("node: %v, output %q", err, out)
+			}
+		})
+	}
+}
