@@ -96,6 +96,11 @@ func Connect(addr, node, trial string) error {
 	if err != nil {
 		return err
 	}
+	// The controller of this connection has seen no state yet: forget
+	// what earlier connections were told, or a goroutine that reuses a
+	// dead one's g (its identity here) would not report the state the
+	// dead one last entered.
+	resetStates()
 	c.start()
 	if role.known.Load() {
 		c.event(wire.Event{Kind: wire.EvRole, Time: time.Now().UnixNano(), A: uint64(role.value.Load())})
@@ -245,6 +250,15 @@ func recordState(task, state uint32, inst uintptr) {
 	if c := client.Load(); c != nil {
 		c.event(wire.Event{Kind: wire.EvState, Time: time.Now().UnixNano(),
 			A: uint64(task), B: uint64(state), C: uint64(inst), D: g})
+	}
+}
+
+func resetStates() {
+	for i := range states {
+		sh := &states[i]
+		sh.mu.Lock()
+		sh.m = nil
+		sh.mu.Unlock()
 	}
 }
 
