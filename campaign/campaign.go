@@ -52,6 +52,17 @@ type Options struct {
 	// Resume continues the latest campaign of this config instead of
 	// starting a new one.
 	Resume bool
+	// Campaign, if set, is the campaign to continue (it must have been
+	// made with this config): gofault bench resumes its own runs by ID.
+	Campaign int64
+	// Opened, if set, is called with the campaign's ID once it is
+	// created or found, before any trial runs.
+	Opened func(id int64) error
+	// Until, if set, is called with every trial of the campaign so far
+	// (an earlier run's included) before the fault trials and after each
+	// of them is saved; once it returns true no further trial begins, the
+	// trials under way finish, and the campaign is done (Summary.Ended).
+	Until func(trials []*record.Trial) bool
 	// Progress, if set, is called after every trial.
 	Progress func(Progress)
 	Logger   *slog.Logger
@@ -104,6 +115,8 @@ type Summary struct {
 	WorkDirBytes int64 `json:"workdir_bytes"`
 	Stopped      bool  `json:"stopped,omitempty"` // interrupted; resume with --resume
 	Exhausted    bool  `json:"exhausted,omitempty"`
+	// Ended: Options.Until ended the campaign before its trial count.
+	Ended bool `json:"ended,omitempty"`
 	// ProgressBound is the hang and gray checkers' bound in seconds, and
 	// ProgressHow how it was chosen (see calibrate).
 	ProgressBound float64 `json:"progress_bound_seconds"`
@@ -140,6 +153,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 			return nil, err
 		}
 		s.sum.BaselineTrials++
+		s.trials = append(s.trials, tr)
 		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
 		rerun, err := s.rerunFaultFree(ctx, tr)
 		if err != nil {
@@ -191,6 +205,8 @@ type session struct {
 
 	mu             sync.Mutex // guards the counts below and Progress calls
 	done, failures int
+	trials         []*record.Trial // every trial so far, for Options.Until
+	ended          bool            // Options.Until said enough
 	errorsInRow    int // trials in a row, in the order they ended, that could not run
 
 	reruns reruns // what the re-runs of fault-free failures showed
@@ -218,8 +234,13 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 			return nil, err
 		}
 	}
-	if s.camp, err = openCampaign(ctx, s.st, cfg, polName, opts.Resume); err != nil {
+	if s.camp, err = openCampaign(ctx, s.st, cfg, polName, opts.Resume, opts.Campaign); err != nil {
 		return nil, err
+	}
+	if opts.Opened != nil {
+		if err := opts.Opened(s.camp.ID); err != nil {
+			return nil, err
+		}
 	}
 	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
 		return nil, err
@@ -252,6 +273,7 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 		s.used[t.Index] = true
 	}
 	s.priorBaseline = countBaseline(prior)
+	s.trials = prior
 	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
 	return s, nil
 }
@@ -293,6 +315,9 @@ func (s *session) progress(p Progress) {
 // in index order, so the policy has learned from every trial that ended
 // before; the policy running dry ends the run early.
 func (s *session) faultTrials(ctx context.Context) error {
+	if s.until() {
+		return nil
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(s.parallel)
 	for i := 0; i < s.want && gctx.Err() == nil; i++ {
@@ -300,10 +325,23 @@ func (s *session) faultTrials(ctx context.Context) error {
 			s.sum.Exhausted = true
 			break
 		}
+		s.mu.Lock()
+		ended := s.ended
+		s.mu.Unlock()
+		if ended {
+			break
+		}
 		begun := make(chan error, 1)
 		g.Go(func() error {
 			if err := gctx.Err(); err != nil { // stopped while waiting for a worker
 				begun <- err
+				return nil
+			}
+			s.mu.Lock()
+			ended := s.ended
+			s.mu.Unlock()
+			if ended { // Options.Until said enough while this waited for a worker
+				begun <- errEnded
 				return nil
 			}
 			tr, err := s.r.begin(s.used.next(), false)
@@ -324,6 +362,10 @@ func (s *session) faultTrials(ctx context.Context) error {
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			s.done++
+			s.trials = append(s.trials, t)
+			if s.opts.Until != nil && !s.ended && s.opts.Until(s.trials) {
+				s.ended, s.sum.Ended = true, true
+			}
 			if t.Status == record.StatusFailed {
 				s.failures++
 			}
@@ -345,6 +387,20 @@ func (s *session) faultTrials(ctx context.Context) error {
 		}
 	}
 	return g.Wait()
+}
+
+// errEnded stops beginning fault trials once Options.Until said enough.
+var errEnded = errors.New("ended by Options.Until")
+
+// until asks Options.Until about the trials so far, before the fault
+// trials, and records its answer.
+func (s *session) until() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.opts.Until != nil && !s.ended && s.opts.Until(s.trials) {
+		s.ended, s.sum.Ended = true, true
+	}
+	return s.ended
 }
 
 // baselineBroken says why a campaign must stop before any fault after its
@@ -437,8 +493,18 @@ func summarise(sum *Summary, trials []*record.Trial, opts report.Options) {
 	sum.StatesEntered = len(entered)
 }
 
-func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polName string, resume bool) (*store.Campaign, error) {
+func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polName string, resume bool, id int64) (*store.Campaign, error) {
 	hash := cfg.Hash()
+	if id != 0 {
+		c, err := st.Campaign(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if c.ConfigHash != hash || c.Policy != polName {
+			return nil, fmt.Errorf("campaign %d was made with another config or policy (%s), so it cannot be continued with this one", id, c.Policy)
+		}
+		return c, nil
+	}
 	if resume {
 		c, err := st.FindCampaign(ctx, cfg.Name, hash)
 		if errors.Is(err, store.ErrNotFound) {
@@ -457,11 +523,11 @@ func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polN
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
 	c := store.Campaign{Name: cfg.Name, ConfigHash: hash, Policy: polName, Seed: cfg.Policy.Seed, Config: string(data)}
-	id, err := st.CreateCampaign(ctx, c)
+	newID, err := st.CreateCampaign(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	return st.Campaign(ctx, id)
+	return st.Campaign(ctx, newID)
 }
 
 // newPolicy makes the named policy for the catalog, tuned by cfg.

@@ -26,7 +26,7 @@ import (
 )
 
 // baselinePolicy is the policy name recorded for fault-free baseline trials.
-const baselinePolicy = "baseline"
+const baselinePolicy = record.BaselinePolicy
 
 // restartDelay is how long a node killed by a crash fault stays down before
 // it is restarted, so the trial also exercises its recovery.

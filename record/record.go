@@ -194,6 +194,10 @@ const (
 	StatusError  Status = "error"  // the trial could not run (e.g. the cluster never became ready)
 )
 
+// BaselinePolicy is the policy recorded for a campaign's fault-free
+// baseline trials (Trial.Policy), which are not fault trials.
+const BaselinePolicy = "baseline"
+
 // TrialID is the ID of trial index of campaign campaignID: "3-17".
 func TrialID(campaignID int64, index int) string {
 	return strconv.FormatInt(campaignID, 10) + "-" + strconv.Itoa(index)

@@ -229,6 +229,21 @@ ALTER TABLE campaigns ADD COLUMN progress_how TEXT NOT NULL DEFAULT '';`,
 	`ALTER TABLE injections ADD COLUMN role TEXT NOT NULL DEFAULT '';
 ALTER TABLE trials ADD COLUMN reached TEXT NOT NULL DEFAULT 'null';
 ALTER TABLE trials ADD COLUMN roles TEXT NOT NULL DEFAULT 'null';`,
+	// 7: the runs of gofault bench, one campaign each.
+	`
+CREATE TABLE bench_runs (
+	bench       TEXT    NOT NULL,
+	bug         TEXT    NOT NULL,
+	side        TEXT    NOT NULL, -- affected or fixed
+	policy      TEXT    NOT NULL,
+	seed        INTEGER NOT NULL,
+	campaign_id INTEGER REFERENCES campaigns(id) ON DELETE SET NULL,
+	spec        TEXT    NOT NULL, -- JSON bench.Spec: a resume must match it
+	status      TEXT    NOT NULL, -- running or done
+	result      TEXT    NOT NULL DEFAULT '', -- JSON bench.Result once done
+	updated     INTEGER NOT NULL,
+	PRIMARY KEY (bench, bug, side, policy, seed)
+);`,
 }
 
 // SchemaVersion is the schema version this package writes.

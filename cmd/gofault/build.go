@@ -30,6 +30,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the build result as JSON")
 	rebuild := fs.Bool("rebuild", false, "build afresh even when an earlier build's inputs are unchanged")
 	bundle := fs.String("bundle", "", "write a bundle into this dir: stripped node and workload binaries, catalog, resolved config, manifest (runs with gofault run --bundle, no Go toolchain needed)")
+	bugs := fs.String("bugs", "", "with --bundle: write one bundle per release this known-bug file needs, into DIR/<version> (DIR/default without one), for gofault bench --bundle DIR")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -47,7 +48,13 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 		if *plain || *out != "" || *catPath != "" {
 			return fmt.Errorf("%w: --bundle builds the instrumented binaries into the bundle; drop -o, --uninstrumented and --catalog", errUsage)
 		}
+		if *bugs != "" {
+			return writeBenchBundles(ctx, stdout, *cf, *bundle, *bugs, build.Options{Rebuild: *rebuild}, *asJSON)
+		}
 		return writeBundle(ctx, stdout, *cf, *bundle, build.Options{Rebuild: *rebuild}, *asJSON)
+	}
+	if *bugs != "" {
+		return fmt.Errorf("%w: --bugs builds bundles; give --bundle DIR too", errUsage)
 	}
 	if len(cfg.Target.Packages) == 0 && !*plain {
 		return fmt.Errorf("config %s: target.packages is empty; nothing to instrument", *cf.path)

@@ -1,0 +1,290 @@
+package bench
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
+)
+
+// Run is one campaign of a bench: a bug on one side, one policy, one seed.
+type Run struct {
+	Bug    string `json:"bug"`
+	Side   Side   `json:"side"`
+	Policy string `json:"policy"`
+	Seed   int64  `json:"seed"`
+}
+
+func (r Run) String() string {
+	return fmt.Sprintf("%s %s, policy %s, seed %d", r.Bug, r.Side, r.Policy, r.Seed)
+}
+
+// Matrix lists a bench's runs: for each bug, the affected release, then the
+// fixed one; for each policy, seeds 1..seeds.
+func Matrix(bugs []Bug, policies []string, seeds int) []Run {
+	var out []Run
+	for _, b := range bugs {
+		for _, s := range []Side{Affected, Fixed} {
+			for _, p := range policies {
+				for seed := int64(1); seed <= int64(seeds); seed++ {
+					out = append(out, Run{Bug: b.ID, Side: s, Policy: p, Seed: seed})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Spec is what a run does, stored with it: a resumed run must do the same.
+type Spec struct {
+	// Overrides are every config override of the run (--set, then the
+	// scenario, then the release's).
+	Overrides []string `json:"overrides"`
+	Match     Matcher  `json:"match"`
+	// Trials is the cap on the run's fault trials.
+	Trials int `json:"trials"`
+	// StopAtMatch: the campaign ends at its first matching finding.
+	StopAtMatch bool `json:"stop_at_match"`
+}
+
+// Key returns the spec as a string, equal for equal specs.
+func (s Spec) Key() string {
+	b, _ := json.Marshal(s) // plain data always marshals
+	return string(b)
+}
+
+// Name returns the default name of a bench: a hash of everything that
+// decides its results — the config file, the --set overrides, the
+// known-bug file, the bugs chosen and the policies, seeds and trials — so
+// the same command resumes the same bench and a changed one starts afresh.
+// --parallel does not enter it.
+func Name(configData, bugsData []byte, sets, bugs, policies []string, seeds, trials int) string {
+	h := sha256.New()
+	for _, part := range [][]byte{configData, bugsData} {
+		fmt.Fprintf(h, "%d:", len(part))
+		h.Write(part)
+	}
+	v, _ := json.Marshal(struct {
+		Sets, Bugs, Policies []string
+		Seeds, Trials        int
+	}{sets, bugs, policies, seeds, trials})
+	h.Write(v)
+	return "bench-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// Hit is the first trial of a campaign in which a bug's finding showed.
+type Hit struct {
+	// Trial counts the fault trials run up to and including it (1-based;
+	// baseline trials do not count).
+	Trial int `json:"trial"`
+	// TrialID is its ID ("3-7").
+	TrialID string `json:"trial_id"`
+	// Minutes is the campaign's time from its first trial's start to that
+	// trial's end.
+	Minutes float64 `json:"minutes"`
+	// Symptom is the finding's "checker: symptom".
+	Symptom string `json:"symptom"`
+}
+
+// Result is what one run of a bench amounts to.
+type Result struct {
+	Campaign int64 `json:"campaign"`
+	// Trials is the number of fault trials run; Injected how many of them
+	// injected a fault.
+	Trials   int `json:"trials"`
+	Injected int `json:"injected"`
+	// Minutes is the campaign's time, first trial start to last trial end.
+	Minutes float64 `json:"minutes"`
+	// Hit is the first matching finding; nil when none showed.
+	Hit *Hit `json:"hit,omitempty"`
+}
+
+// baselinePolicy is the policy of a campaign's fault-free baseline trials.
+const baselinePolicy = record.BaselinePolicy
+
+// Judge sums up a campaign's trials for a bench run: the fault trials run,
+// how many injected, and the first finding that matches m (report.New's
+// findings: faults' findings only, neither generic consequences nor
+// fault-free failures).
+func Judge(campaign int64, trials []*record.Trial, m Matcher, opts report.Options) (Result, error) {
+	re, err := regexp.Compile(m.Symptom)
+	if err != nil {
+		return Result{}, fmt.Errorf("match.symptom: %w", err)
+	}
+	res := Result{Campaign: campaign}
+	ts := slices.Clone(trials)
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
+	if len(ts) == 0 {
+		return res, nil
+	}
+	start, end := ts[0].Start, ts[0].End
+	for _, t := range ts {
+		if t.Start.Before(start) {
+			start = t.Start
+		}
+		if t.End.After(end) {
+			end = t.End
+		}
+	}
+	res.Minutes = end.Sub(start).Minutes()
+	type at struct {
+		n       int
+		minutes float64
+	}
+	when := map[string]at{}
+	for _, t := range ts {
+		if t.Policy == baselinePolicy {
+			continue
+		}
+		res.Trials++
+		if len(t.Injections) > 0 {
+			res.Injected++
+		}
+		when[t.ID] = at{res.Trials, t.End.Sub(start).Minutes()}
+	}
+	for _, f := range report.New(ts, opts).Findings {
+		if f.Checker != m.Checker || !re.MatchString(f.Symptom) {
+			continue
+		}
+		for _, id := range f.Trials {
+			w, ok := when[id]
+			if ok && (res.Hit == nil || w.n < res.Hit.Trial) {
+				res.Hit = &Hit{Trial: w.n, TrialID: id, Minutes: w.minutes, Symptom: f.Checker + ": " + f.Symptom}
+			}
+		}
+	}
+	return res, nil
+}
+
+// Row is one bug and policy of a bench's results.
+type Row struct {
+	Bug    string `json:"bug"`
+	Policy string `json:"policy"`
+	// Seeds is the number of seeds run; Found how many of them found the
+	// bug on the affected release.
+	Seeds int `json:"seeds"`
+	Found int `json:"found"`
+	// MedianTrials is the median over seeds of the fault trials to the
+	// first matching finding, a miss counting as the cap (Trials);
+	// MedianMinutes the same in minutes, a miss counting as its whole
+	// campaign's minutes. Both are lower bounds when Found < Seeds/2.
+	MedianTrials  float64 `json:"median_trials"`
+	MedianMinutes float64 `json:"median_minutes"`
+	// InjectionRate is the share of the fault trials on both releases
+	// that injected a fault.
+	InjectionRate float64 `json:"injection_rate"`
+	// FalsePositives is the number of seeds whose campaign on the fixed
+	// release showed a matching finding; FalsePositiveTrials their first
+	// matching trials' IDs.
+	FalsePositives      int      `json:"false_positives"`
+	FalsePositiveTrials []string `json:"false_positive_trials,omitempty"`
+	// Campaigns are the store's campaigns of the row, affected then fixed.
+	Campaigns []int64 `json:"campaigns"`
+}
+
+// Summary is a bench's results.
+type Summary struct {
+	Name string `json:"name"`
+	// Trials is the cap on each campaign's fault trials.
+	Trials int    `json:"trials"`
+	Seeds  int    `json:"seeds"`
+	Rows   []Row  `json:"rows"`
+	DB     string `json:"db"`
+	// Minutes is the campaigns' time, summed.
+	Minutes float64 `json:"minutes"`
+}
+
+// Summarise aggregates the results of a bench's runs (every run of the
+// matrix must have one) per bug and policy, in the order of bugs and
+// policies.
+func Summarise(name string, bugs []Bug, policies []string, seeds, trials int, results map[Run]Result) (*Summary, error) {
+	s := &Summary{Name: name, Trials: trials, Seeds: seeds}
+	for _, b := range bugs {
+		for _, p := range policies {
+			row := Row{Bug: b.ID, Policy: p, Seeds: seeds}
+			var ts, ms []float64
+			run, injected := 0, 0
+			for _, side := range []Side{Affected, Fixed} {
+				for seed := int64(1); seed <= int64(seeds); seed++ {
+					r := Run{Bug: b.ID, Side: side, Policy: p, Seed: seed}
+					res, ok := results[r]
+					if !ok {
+						return nil, fmt.Errorf("no result for %s", r)
+					}
+					s.Minutes += res.Minutes
+					row.Campaigns = append(row.Campaigns, res.Campaign)
+					run += res.Trials
+					injected += res.Injected
+					switch {
+					case side == Fixed && res.Hit != nil:
+						row.FalsePositives++
+						row.FalsePositiveTrials = append(row.FalsePositiveTrials, res.Hit.TrialID)
+					case side == Affected && res.Hit != nil:
+						row.Found++
+						ts = append(ts, float64(res.Hit.Trial))
+						ms = append(ms, res.Hit.Minutes)
+					case side == Affected:
+						ts = append(ts, float64(trials))
+						ms = append(ms, res.Minutes)
+					}
+				}
+			}
+			row.MedianTrials, row.MedianMinutes = median(ts), median(ms)
+			if run > 0 {
+				row.InjectionRate = float64(injected) / float64(run)
+			}
+			s.Rows = append(s.Rows, row)
+		}
+	}
+	return s, nil
+}
+
+// median returns the median of xs (0 for none).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// WriteTable prints the summary as a table with aligned columns, one row
+// per bug and policy, and a legend.
+func (s *Summary) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "bench %s: %d seeds × at most %d fault trials per campaign; store %s\n\n", s.Name, s.Seeds, s.Trials, s.DB)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "bug\tpolicy\tfound\tmedian trials\tmedian minutes\tinjected\tfalse positives (fixed)")
+	for _, r := range s.Rows {
+		fp := fmt.Sprintf("%d/%d", r.FalsePositives, r.Seeds)
+		if len(r.FalsePositiveTrials) > 0 {
+			fp += " (" + strings.Join(r.FalsePositiveTrials, ", ") + ")"
+		}
+		mt, mm := fmt.Sprintf("%.1f", r.MedianTrials), fmt.Sprintf("%.2f", r.MedianMinutes)
+		if 2*r.Found <= r.Seeds {
+			mt, mm = ">="+mt, ">="+mm // half the seeds or more missed: the median is (partly) a miss
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%.0f%%\t%s\n", r.Bug, r.Policy, r.Found, r.Seeds, mt, mm, 100*r.InjectionRate, fp)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nfound: seeds whose campaign on the affected release showed the bug's finding (each stops at its first).\n"+
+		"median trials/minutes: to that finding; a seed that missed counts as the cap (%d trials, its whole campaign's minutes), so >= marks a median that is (partly) a miss.\n"+
+		"injected: share of fault trials (both releases) that injected a fault.\n"+
+		"false positives: seeds whose campaign of %d trials on the fixed release showed a matching finding (their first trials).\n"+
+		"%.1f campaign minutes in all.\n", s.Trials, s.Trials, s.Minutes)
+	return err
+}

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/gofault/gofault/bench"
+	"github.com/gofault/gofault/build"
+	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
+	"github.com/gofault/gofault/store"
+)
+
+func init() {
+	register(command{
+		name:    "bench",
+		summary: "measure policies on known bugs: found in how many seeds, how soon, and false positives on the fixed release",
+		run:     runBench,
+	})
+}
+
+// benchDefaultRelease names the bundle subdirectory of a release without a
+// version (--bundle DIR: DIR/<version>, or DIR/default).
+const benchDefaultRelease = "default"
+
+// stringList is a repeatable string flag.
+type stringList []string
+
+func (l *stringList) String() string { return strings.Join(*l, ",") }
+
+func (l *stringList) Set(s string) error {
+	*l = append(*l, s)
+	return nil
+}
+
+func runBench(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("bench", os.Stderr)
+	cf := addConfigFlags(fs, "trials.parallel=2")
+	bugsPath := fs.String("bugs", "", "the known-bug file (e.g. targets/etcd/bugs.yaml; see docs/bench.md)")
+	var only stringList
+	fs.Var(&only, "bug", "run only this bug of the file (repeatable; default all)")
+	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
+	seeds := countFlag(fs, "seeds", "campaigns per bug, release and policy, with seeds 1..N (default 3)")
+	trials := countFlag(fs, "trials", "the cap on fault trials per campaign, at least 1 (default: config trials.count)")
+	parallel := countFlag(fs, "parallel", "clusters run at once in each campaign, at least 1 (default: config trials.parallel)")
+	name := fs.String("name", "", "name the bench (default: a hash of the config, the --set overrides, the known-bug file and the flags but --parallel); the same name resumes it")
+	asJSON := fs.Bool("json", false, "print the results as JSON")
+	rebuild := fs.Bool("rebuild", false, "build every release afresh even when an earlier build's inputs are unchanged")
+	bundle := fs.String("bundle", "", "run prebuilt bundles instead of building: DIR/<version> per release (DIR/default for a release without one), as gofault build --bundle DIR --bugs B writes them")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	if *bugsPath == "" {
+		return fmt.Errorf("%w: --bugs is required: the known-bug file, e.g. --bugs targets/etcd/bugs.yaml", errUsage)
+	}
+	if *bundle != "" && *rebuild {
+		return fmt.Errorf("%w: --rebuild and --bundle: a bundle is never rebuilt where it runs", errUsage)
+	}
+	names, err := parsePolicies(*pols)
+	if err != nil {
+		return err
+	}
+	if *seeds == 0 {
+		*seeds = 3
+	}
+	base, err := config.Open(*cf.path, known(), cf.sets...)
+	if err != nil {
+		return err
+	}
+	if *trials == 0 {
+		*trials = count(base.Trials.Count)
+	}
+	file, bugsData, err := bench.Load(*bugsPath, check.Names())
+	if err != nil {
+		return err
+	}
+	bugs, err := file.Select(only)
+	if err != nil {
+		return fmt.Errorf("%w: --bug: %v", errUsage, err)
+	}
+	if *name == "" {
+		configData, err := os.ReadFile(*cf.path)
+		if err != nil {
+			return err
+		}
+		var ids []string
+		for _, b := range bugs {
+			ids = append(ids, b.ID)
+		}
+		*name = bench.Name(configData, bugsData, cf.sets, ids, names, int(*seeds), int(*trials))
+	}
+	release, err := lockWork(base)
+	if err != nil {
+		return err
+	}
+	defer release()
+	b := &benchRunner{
+		name: *name, configPath: *cf.path, sets: cf.sets, trials: int(*trials), parallel: int(*parallel),
+		rebuild: *rebuild, bundle: *bundle, built: map[string]*campaign.Built{},
+	}
+	if b.st, err = store.Open(base.Path(base.Store.DB)); err != nil {
+		return err
+	}
+	defer b.st.Close()
+	results, err := b.runAll(ctx, bugs, bench.Matrix(bugs, names, int(*seeds)))
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "interrupted; every finished run is kept: run the same command again to continue bench %s\n", *name)
+		}
+		return err
+	}
+	sum, err := bench.Summarise(*name, bugs, names, int(*seeds), int(*trials), results)
+	if err != nil {
+		return err
+	}
+	sum.DB = b.st.Path()
+	rememberDB(sum.DB)
+	if *asJSON {
+		return writeJSON(stdout, sum)
+	}
+	return sum.WriteTable(stdout)
+}
+
+// parsePolicies splits --policies and checks each name.
+func parsePolicies(list string) ([]string, error) {
+	var names []string
+	for _, p := range strings.Split(list, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if !slices.Contains(policy.Names(), p) {
+			return nil, fmt.Errorf("%w: unknown policy %q (want one of %s)", errUsage, p, strings.Join(policy.Names(), ", "))
+		}
+		if !slices.Contains(names, p) {
+			names = append(names, p)
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%w: --policies names no policy (want e.g. bsrr,random)", errUsage)
+	}
+	return names, nil
+}
+
+// benchRunner runs a bench's campaigns and keeps each run's state in the
+// store's bench_runs table.
+type benchRunner struct {
+	name       string
+	configPath string
+	sets       []string
+	trials     int
+	parallel   int
+	rebuild    bool
+	bundle     string
+	st         *store.Store
+	built      map[string]*campaign.Built // per release: build inputs or bundle dir
+}
+
+// runAll runs every run of the matrix that has no result yet (a run left
+// running by an earlier, interrupted bench continues its own campaign) and
+// returns every run's result.
+func (b *benchRunner) runAll(ctx context.Context, bugs []bench.Bug, runs []bench.Run) (map[bench.Run]bench.Result, error) {
+	rows, err := b.st.BenchRuns(ctx, b.name)
+	if err != nil {
+		return nil, err
+	}
+	stored := map[bench.Run]*store.BenchRun{}
+	for _, r := range rows {
+		stored[bench.Run{Bug: r.Bug, Side: bench.Side(r.Side), Policy: r.Policy, Seed: r.Seed}] = r
+	}
+	byID := map[string]*bench.Bug{}
+	for i := range bugs {
+		byID[bugs[i].ID] = &bugs[i]
+	}
+	results := map[bench.Run]bench.Result{}
+	for i, run := range runs {
+		bug := byID[run.Bug]
+		spec := bench.Spec{
+			Overrides:   append(slices.Clone(b.sets), bug.Overrides(run.Side)...),
+			Match:       bug.Match,
+			Trials:      b.trials,
+			StopAtMatch: run.Side == bench.Affected,
+		}
+		row := stored[run]
+		if row != nil && row.Spec != spec.Key() {
+			return nil, fmt.Errorf("bench %s: run %s was made with another spec (%s, now %s): the config, the known-bug file or the flags changed; give --name a new name to start afresh",
+				b.name, run, row.Spec, spec.Key())
+		}
+		if row != nil && row.Status == store.StatusDone {
+			var res bench.Result
+			if err := json.Unmarshal([]byte(row.Result), &res); err != nil {
+				return nil, fmt.Errorf("bench %s: run %s: decode result: %w", b.name, run, err)
+			}
+			results[run] = res
+			fmt.Fprintf(os.Stderr, "bench: run %d of %d, %s: done earlier (campaign %d)\n", i+1, len(runs), run, res.Campaign)
+			continue
+		}
+		var resume int64
+		if row != nil {
+			resume = row.Campaign
+		}
+		fmt.Fprintf(os.Stderr, "bench: run %d of %d, %s (%s)\n", i+1, len(runs), run, bug.Release(run.Side))
+		res, err := b.run(ctx, run, spec, resume)
+		if err != nil {
+			return nil, err
+		}
+		results[run] = res
+	}
+	return results, nil
+}
+
+// run runs (or continues) one campaign of the bench and records its
+// result: the row is written as running once the campaign exists, and as
+// done with its result only when the campaign ended, so an interrupted
+// bench leaves each run either done or resumable.
+func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, resume int64) (bench.Result, error) {
+	sets := append(slices.Clone(spec.Overrides), "policy.name="+run.Policy, fmt.Sprintf("policy.seed=%d", run.Seed))
+	cfg, err := config.Open(b.configPath, known(), sets...)
+	if err != nil {
+		return bench.Result{}, fmt.Errorf("bench run %s: %w", run, err)
+	}
+	bt, err := b.builtFor(ctx, cfg)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	if resume != 0 {
+		if _, err := b.st.Campaign(ctx, resume); errors.Is(err, store.ErrNotFound) {
+			resume = 0 // deleted since: start afresh
+		}
+	}
+	row := store.BenchRun{Bench: b.name, Bug: run.Bug, Side: string(run.Side), Policy: run.Policy, Seed: run.Seed, Spec: spec.Key(), Status: store.StatusRunning}
+	ropts := report.Options{GenericSites: cfg.Checkers.GenericSites}
+	opts := campaign.Options{
+		Config: cfg, Trials: spec.Trials, Parallel: b.parallel, Built: bt, Campaign: resume,
+		Opened: func(id int64) error {
+			row.Campaign = id
+			return b.st.PutBenchRun(context.WithoutCancel(ctx), row)
+		},
+	}
+	if spec.StopAtMatch {
+		opts.Until = func(ts []*record.Trial) bool {
+			res, err := bench.Judge(0, ts, spec.Match, ropts)
+			return err == nil && res.Hit != nil
+		}
+	}
+	sum, err := campaign.Run(ctx, opts)
+	if err != nil {
+		return bench.Result{}, fmt.Errorf("bench run %s: %w", run, err)
+	}
+	if sum.Stopped || ctx.Err() != nil {
+		return bench.Result{}, context.Canceled
+	}
+	ts, err := b.st.Trials(ctx, sum.Campaign)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	res, err := bench.Judge(sum.Campaign, ts, spec.Match, ropts)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	data, err := json.Marshal(res)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	row.Status, row.Result = store.StatusDone, string(data)
+	if err := b.st.PutBenchRun(context.WithoutCancel(ctx), row); err != nil {
+		return bench.Result{}, err
+	}
+	how := "no matching finding"
+	if res.Hit != nil {
+		how = fmt.Sprintf("matching finding at fault trial %d (%s): %s", res.Hit.Trial, res.Hit.TrialID, res.Hit.Symptom)
+	}
+	fmt.Fprintf(os.Stderr, "bench: %s: campaign %d, %d fault trials, %s\n", run, sum.Campaign, res.Trials, how)
+	return res, nil
+}
+
+// builtFor returns what a campaign of cfg runs: the bundle of its release
+// (--bundle), or its build, made once per set of build inputs.
+func (b *benchRunner) builtFor(ctx context.Context, cfg *config.Config) (*campaign.Built, error) {
+	if b.bundle != "" {
+		dir := filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, benchDefaultRelease))
+		if bt := b.built[dir]; bt != nil {
+			return bt, nil
+		}
+		bd, err := build.OpenBundle(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%w (write the bundles with: gofault build --config %s --bundle %s --bugs FILE)", err, b.configPath, b.bundle)
+		}
+		bt, err := bundleBuilt(bd, cfg)
+		if err != nil {
+			return nil, err
+		}
+		b.built[dir] = bt
+		return bt, nil
+	}
+	key, err := json.Marshal(struct {
+		T       config.Target
+		P       string
+		C       []string
+		W, Work string
+	}{cfg.Target, cfg.Workload.Package, cfg.Workload.Command, cfg.Dir, cfg.WorkDir})
+	if err != nil {
+		return nil, err
+	}
+	if bt := b.built[string(key)]; bt != nil {
+		return bt, nil
+	}
+	bt, err := campaign.BuildWith(ctx, cfg, build.Options{Rebuild: b.rebuild}, slog.Default())
+	if err != nil {
+		return nil, err
+	}
+	b.built[string(key)] = bt
+	return bt, nil
+}
+
+// writeBenchBundles writes a bundle for every release the bugs of the
+// known-bug file at bugsPath run on, into dir/<version> (dir/default for
+// the config's own release), as gofault bench --bundle dir reads them.
+// Each release's bundle is built with the bug's scenario and the release's
+// overrides applied; releases that share a version share a bundle, so a
+// release's set must not change the build (target.build_flags, the
+// workload) for bundles.
+func writeBenchBundles(ctx context.Context, stdout io.Writer, cf configFlags, dir, bugsPath string, opts build.Options, asJSON bool) error {
+	file, _, err := bench.Load(bugsPath, check.Names())
+	if err != nil {
+		return err
+	}
+	done := map[string]bool{}
+	for _, bug := range file.Bugs {
+		for _, side := range []bench.Side{bench.Affected, bench.Fixed} {
+			sets := append(slices.Clone(cf.sets), bug.Overrides(side)...)
+			cfg, err := config.Open(*cf.path, known(), sets...)
+			if err != nil {
+				return fmt.Errorf("bug %s %s: %w", bug.ID, side, err)
+			}
+			sub := cmp.Or(cfg.Target.Version, benchDefaultRelease)
+			if done[sub] {
+				continue
+			}
+			done[sub] = true
+			if !asJSON {
+				fmt.Fprintf(stdout, "release %s (bug %s, %s):\n", sub, bug.ID, side)
+			}
+			if err := writeBundle(ctx, stdout, configFlags{path: cf.path, sets: sets}, filepath.Join(dir, sub), opts, asJSON); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
