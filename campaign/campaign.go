@@ -207,7 +207,7 @@ type session struct {
 	done, failures int
 	trials         []*record.Trial // every trial so far, for Options.Until
 	ended          bool            // Options.Until said enough
-	errorsInRow    int // trials in a row, in the order they ended, that could not run
+	errorsInRow    int             // trials in a row, in the order they ended, that could not run
 
 	reruns reruns // what the re-runs of fault-free failures showed
 }
