@@ -264,7 +264,11 @@ func median(xs []float64) float64 {
 // WriteTable prints the summary as a table with aligned columns, one row
 // per bug and policy, and a legend.
 func (s *Summary) WriteTable(w io.Writer) error {
-	fmt.Fprintf(w, "bench %s: %d seeds × at most %d fault trials per campaign; store %s\n\n", s.Name, s.Seeds, s.Trials, s.DB)
+	fmt.Fprintf(w, "bench %s: %d seeds × at most %d fault trials per campaign", s.Name, s.Seeds, s.Trials)
+	if s.DB != "" {
+		fmt.Fprintf(w, "; store %s", s.DB)
+	}
+	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "bug\tpolicy\tfound\tmedian trials\tmedian minutes\tinjected\tfalse positives (fixed)")
 	for _, r := range s.Rows {

@@ -59,12 +59,12 @@ func (r Release) Overrides() []string {
 }
 
 // String names the release for humans: its version, its overrides, or
-// "(config as is)".
+// "config as is".
 func (r Release) String() string {
 	if o := r.Overrides(); len(o) > 0 {
 		return strings.Join(o, " ")
 	}
-	return "(config as is)"
+	return "config as is"
 }
 
 // Matcher picks the finding that shows a bug: a finding of Checker whose

@@ -1,0 +1,263 @@
+package bench
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
+)
+
+var checkers = []string{"crash", "hang", "linearizability", "replicas", "violations"}
+
+const good = `
+bugs:
+  - id: etcd-17780
+    title: crash during compaction
+    link: https://github.com/etcd-io/etcd/issues/17780
+    affected: v3.5.13
+    fixed: {version: v3.5.14, set: [cluster.env.X=1]}
+    scenario:
+      - faults.kinds=[crash]
+      - workload.env.ETCD_WORKLOAD_COMPACT_EVERY=100ms
+    match:
+      checker: violations
+      symptom: 'revision-monotonic'
+  - id: split
+    affected: {set: [cluster.env.MINIKV_BUGS=split]}
+    fixed: {set: []}
+    match: {checker: replicas, symptom: "members' data differ"}
+`
+
+func TestParse(t *testing.T) {
+	f, err := Parse([]byte(good), checkers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Bugs) != 2 {
+		t.Fatalf("%d bugs, want 2", len(f.Bugs))
+	}
+	b := f.Bugs[0]
+	if got, want := strings.Join(b.Overrides(Affected), " "), "faults.kinds=[crash] workload.env.ETCD_WORKLOAD_COMPACT_EVERY=100ms target.version=v3.5.13"; got != want {
+		t.Errorf("affected overrides %q, want %q", got, want)
+	}
+	if got, want := strings.Join(b.Overrides(Fixed), " "), "faults.kinds=[crash] workload.env.ETCD_WORKLOAD_COMPACT_EVERY=100ms target.version=v3.5.14 cluster.env.X=1"; got != want {
+		t.Errorf("fixed overrides %q, want %q", got, want)
+	}
+	if got := f.Bugs[1].Fixed.String(); got != "config as is" {
+		t.Errorf("empty release is %q", got)
+	}
+	if _, _, err := Load("../examples/minikv/bugs.yaml", checkers); err != nil {
+		t.Errorf("examples/minikv/bugs.yaml: %v", err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown field", "bugs:\n  - id: a\n    matcher: {checker: hang}\n",
+			[]string{`line 3: bugs[0]: unknown field "matcher"; did you mean "match"?`, "valid fields: id, title"}},
+		{"unknown release field", "bugs:\n  - id: a\n    affected: {versions: v1}\n",
+			[]string{`bugs[0].affected: unknown field "versions"; did you mean "version"?`}},
+		{"top level", "bug: []\n", []string{`unknown field "bug"; did you mean "bugs"?`}},
+		{"wrong type", "bugs: {id: a}\n", []string{"line 1: bugs: want a list of bugs"}},
+		{"empty", "", []string{"empty"}},
+		{"no bugs", "bugs: []\n", []string{"bugs: no bugs"}},
+		{"validation", `
+bugs:
+  - id: Bad_ID
+    affected: 3.5.1
+    fixed: 3.5.1
+    scenario: [policy.name=random, cluster.nodez=3, nope]
+    match: {checker: nosuch, symptom: "("}
+  - id: dup
+    affected: v1.0.0
+    fixed: v1.0.1
+    match: {checker: hang}
+  - id: dup
+    affected: v1.0.0
+    fixed: {set: [target.version=v1.0.1]}
+    match: {checker: hang, symptom: x}
+`, []string{
+			`bugs[0] (Bad_ID).id: "Bad_ID" is not a valid bug ID`,
+			"bugs[0] (Bad_ID).affected.version: must be a module version starting with v",
+			"bugs[0] (Bad_ID).fixed: is the same release as affected",
+			"bugs[0] (Bad_ID).scenario[0]: policy.name may not be set here; the bench runs every policy of --policies",
+			`bugs[0] (Bad_ID).scenario[1]: --set: unknown field "cluster.nodez"; did you mean "cluster.nodes"?`,
+			`bugs[0] (Bad_ID).scenario[2]: "nope" is not an override`,
+			`bugs[0] (Bad_ID).match.checker: unknown checker "nosuch"; valid names: crash, hang`,
+			"bugs[0] (Bad_ID).match.symptom: error parsing regexp",
+			"bugs[1] (dup).match.symptom: must be set",
+			`bugs[2] (dup).id: "dup" is used by an earlier bug`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), checkers)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	// Validation errors are FieldErrors.
+	_, err := Parse([]byte("bugs:\n  - id: x\n    affected: v1\n    fixed: v2\n    match: {checker: hang}\n"), checkers)
+	var fe *config.FieldError
+	if !errors.As(err, &fe) || fe.Field != "bugs[0] (x).match.symptom" {
+		t.Errorf("error %v is not a FieldError for match.symptom", err)
+	}
+	// target.version is refused in a scenario, allowed in a release's set.
+	_, err = Parse([]byte("bugs:\n  - id: x\n    affected: v1\n    fixed: {set: [target.version=v2]}\n    scenario: [target.version=v3]\n    match: {checker: hang, symptom: x}\n"), checkers)
+	if err == nil || !strings.Contains(err.Error(), "scenario[0]: target.version may not be set here") || strings.Contains(err.Error(), "fixed.set") {
+		t.Errorf("target.version: %v", err)
+	}
+}
+
+func TestSelectAndMatrix(t *testing.T) {
+	f, err := Parse([]byte(good), checkers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bugs, err := f.Select([]string{"split"})
+	if err != nil || len(bugs) != 1 || bugs[0].ID != "split" {
+		t.Fatalf("Select(split) = %v, %v", bugs, err)
+	}
+	if _, err := f.Select([]string{"nope"}); err == nil || !strings.Contains(err.Error(), "its bugs: etcd-17780, split") {
+		t.Errorf("Select(nope): %v", err)
+	}
+	runs := Matrix(f.Bugs, []string{"bsrr", "random"}, 2)
+	if len(runs) != 2*2*2*2 {
+		t.Fatalf("%d runs, want 16", len(runs))
+	}
+	if runs[0] != (Run{"etcd-17780", Affected, "bsrr", 1}) || runs[1] != (Run{"etcd-17780", Affected, "bsrr", 2}) ||
+		runs[4] != (Run{"etcd-17780", Fixed, "bsrr", 1}) || runs[8].Bug != "split" {
+		t.Errorf("matrix order: %v", runs)
+	}
+}
+
+func TestName(t *testing.T) {
+	n := func(trials int, sets ...string) string {
+		return Name([]byte("cfg"), []byte("bugs"), sets, []string{"a"}, []string{"random"}, 2, trials)
+	}
+	if n(8) != n(8) || n(8) == n(9) || n(8) == n(8, "x=1") || !strings.HasPrefix(n(8), "bench-") {
+		t.Errorf("names: %s %s %s", n(8), n(9), n(8, "x=1"))
+	}
+	if Name([]byte("ab"), []byte("c"), nil, nil, nil, 1, 1) == Name([]byte("a"), []byte("bc"), nil, nil, nil, 1, 1) {
+		t.Error("the config and bugs data run together")
+	}
+}
+
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// trial makes trial index of campaign 1, one minute long starting at
+// minute index, with a fault if injected and the failing verdict
+// checker/symptom if checker is set.
+func trial(index int, policy string, injected bool, checker, symptom string) *record.Trial {
+	t := &record.Trial{ID: record.TrialID(1, index), Index: index, Policy: policy,
+		Start: t0.Add(time.Duration(index) * time.Minute), End: t0.Add(time.Duration(index+1) * time.Minute)}
+	if injected {
+		t.Injections = []record.Injection{{Kind: catalog.KindCrash, SiteID: "s", Node: "n1"}}
+	}
+	if checker != "" {
+		t.Verdicts = []record.Verdict{{Checker: checker, Failed: true, Symptom: symptom}}
+	}
+	return t
+}
+
+func TestJudge(t *testing.T) {
+	m := Matcher{Checker: "replicas", Symptom: "data differ"}
+	ts := []*record.Trial{
+		trial(3, "random", true, "replicas", `members' data differ at "end"`),
+		trial(0, record.BaselinePolicy, false, "", ""),
+		trial(1, "random", false, "replicas", `members' data differ at "end"`), // no fault: not a finding
+		trial(2, "random", true, "hang", "members' data differ"),               // another checker
+		trial(4, "random", true, "replicas", `members' data differ at "x"`),
+	}
+	res, err := Judge(7, ts, m, report.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Hit{Trial: 3, TrialID: "1-3", Minutes: 4, Symptom: `replicas: members' data differ at "end"`}
+	if res.Campaign != 7 || res.Trials != 4 || res.Injected != 3 || res.Minutes != 5 || res.Hit == nil || *res.Hit != want {
+		t.Errorf("Judge = %+v, hit %+v; want 4 trials, 3 injected, 5 minutes, hit %+v", res, res.Hit, want)
+	}
+	res, _ = Judge(7, ts, Matcher{Checker: "replicas", Symptom: "nothing"}, report.Options{})
+	if res.Hit != nil {
+		t.Errorf("no match wanted, got %+v", res.Hit)
+	}
+	if _, err := Judge(7, ts, Matcher{Checker: "x", Symptom: "("}, report.Options{}); err == nil {
+		t.Error("a bad regexp judged")
+	}
+	if res, err := Judge(7, nil, m, report.Options{}); err != nil || res.Trials != 0 || res.Hit != nil {
+		t.Errorf("no trials: %+v, %v", res, err)
+	}
+}
+
+func TestSummarise(t *testing.T) {
+	bugs := []Bug{{ID: "split"}}
+	hit := func(n int, min float64) *Hit {
+		return &Hit{Trial: n, TrialID: "x-" + string(rune('0'+n)), Minutes: min}
+	}
+	results := map[Run]Result{
+		{"split", Affected, "random", 1}: {Campaign: 1, Trials: 3, Injected: 3, Minutes: 1, Hit: hit(3, 0.5)},
+		{"split", Affected, "random", 2}: {Campaign: 2, Trials: 8, Injected: 6, Minutes: 4},
+		{"split", Affected, "random", 3}: {Campaign: 3, Trials: 5, Injected: 5, Minutes: 2, Hit: hit(5, 1.5)},
+		{"split", Fixed, "random", 1}:    {Campaign: 4, Trials: 8, Injected: 8, Minutes: 4},
+		{"split", Fixed, "random", 2}:    {Campaign: 5, Trials: 8, Injected: 8, Minutes: 4, Hit: hit(2, 1)},
+		{"split", Fixed, "random", 3}:    {Campaign: 6, Trials: 8, Injected: 0, Minutes: 4},
+		{"split", Affected, "bsrr", 1}:   {Campaign: 7, Trials: 8, Injected: 8, Minutes: 4},
+		{"split", Affected, "bsrr", 2}:   {Campaign: 8, Trials: 8, Injected: 8, Minutes: 4},
+		{"split", Affected, "bsrr", 3}:   {Campaign: 9, Trials: 2, Injected: 2, Minutes: 1, Hit: hit(2, 0.25)},
+		{"split", Fixed, "bsrr", 1}:      {Campaign: 10, Trials: 8, Injected: 8, Minutes: 4},
+		{"split", Fixed, "bsrr", 2}:      {Campaign: 11, Trials: 8, Injected: 8, Minutes: 4},
+		{"split", Fixed, "bsrr", 3}:      {Campaign: 12, Trials: 8, Injected: 8, Minutes: 4},
+	}
+	s, err := Summarise("b", bugs, []string{"random", "bsrr"}, 3, 8, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Rows[0]
+	// Trials to the finding 3, 8 (a miss: the cap), 5: median 5; minutes
+	// 0.5, 4 (the miss's whole campaign), 1.5: median 1.5.
+	if r.Found != 2 || r.MedianTrials != 5 || r.MedianMinutes != 1.5 || r.FalsePositives != 1 || r.FalsePositiveTrials[0] != "x-2" ||
+		r.InjectionRate != 30.0/40 || len(r.Campaigns) != 6 {
+		t.Errorf("random row %+v", r)
+	}
+	if r := s.Rows[1]; r.Found != 1 || r.MedianTrials != 8 || r.FalsePositives != 0 {
+		t.Errorf("bsrr row %+v", r)
+	}
+	if s.Minutes != 1+4+2+4+4+4+4+4+1+4+4+4 {
+		t.Errorf("minutes %v", s.Minutes)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+bug    policy  found  median trials  median minutes  injected  false positives (fixed)
+split  random  2/3    5.0            1.50            75%       1/3 (x-2)
+split  bsrr    1/3    >=8.0          >=4.00          100%      0/3
+`
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("table:\n%s\nwant it to hold:%s", buf.String(), want)
+	}
+	for _, line := range strings.Split(buf.String(), "\n") {
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("trailing space: %q", line)
+		}
+	}
+	delete(results, Run{"split", Fixed, "bsrr", 3})
+	if _, err := Summarise("b", bugs, []string{"random", "bsrr"}, 3, 8, results); err == nil {
+		t.Error("a missing result summarised")
+	}
+}
