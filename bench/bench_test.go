@@ -149,7 +149,8 @@ func TestName(t *testing.T) {
 	n := func(trials int, sets ...string) string {
 		return Name([]byte("cfg"), []byte("bugs"), sets, []string{"a"}, []string{"random"}, 2, trials)
 	}
-	if n(8) != n(8) || n(8) == n(9) || n(8) == n(8, "x=1") || !strings.HasPrefix(n(8), "bench-") {
+	a, b := n(8), n(8)
+	if a != b || n(8) == n(9) || n(8) == n(8, "x=1") || !strings.HasPrefix(n(8), "bench-") {
 		t.Errorf("names: %s %s %s", n(8), n(9), n(8, "x=1"))
 	}
 	if Name([]byte("ab"), []byte("c"), nil, nil, nil, 1, 1) == Name([]byte("a"), []byte("bc"), nil, nil, nil, 1, 1) {

@@ -76,6 +76,7 @@ func TestWorkDirInUse(t *testing.T) {
 		{"run", "--config", cfg, "--set", "workdir=" + work},
 		{"build", "--config", cfg, "--set", "workdir=" + work},
 		{"compare", "--config", cfg, "--set", "workdir=" + work},
+		{"bench", "--config", cfg, "--bugs", "../../examples/minikv/bugs.yaml", "--set", "workdir=" + work},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 1 || !strings.Contains(errb.String(), "is used by gofault run --config other.yaml (PID") {

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBenchUsage checks what gofault bench refuses before it runs
+// anything: bad flags exit 2 naming the fix, a bad known-bug file exits 1
+// naming the field.
+func TestBenchUsage(t *testing.T) {
+	cfg := "../../examples/minikv/gofault.yaml"
+	bugs := "../../examples/minikv/bugs.yaml"
+	bad := filepath.Join(t.TempDir(), "bugs.yaml")
+	if err := os.WriteFile(bad, []byte("bugs:\n  - id: x\n    matcher: {checker: hang}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--config", cfg}, 2, "--bugs is required"},
+		{[]string{"--config", cfg, "--bugs", bugs, "--policies", "nope"}, 2, `unknown policy "nope"`},
+		{[]string{"--config", cfg, "--bugs", bugs, "--bug", "nope"}, 2, `no bug "nope" in the known-bug file (its bugs: split, snapshot, rotate, fence, retry)`},
+		{[]string{"--config", cfg, "--bugs", bugs, "--seeds", "0"}, 2, "must be at least 1"},
+		{[]string{"--config", cfg, "--bugs", bugs, "--bundle", "x", "--rebuild"}, 2, "--rebuild and --bundle"},
+		{[]string{"--config", cfg, "--bugs", bad}, 1, `bugs[0]: unknown field "matcher"; did you mean "match"?`},
+		{[]string{"--config", cfg, "--bugs", bugs, "--set", "workdir=" + work, "--bundle", filepath.Join(work, "none")}, 1, "gofault build --config"},
+	} {
+		var out, errb bytes.Buffer
+		args := append([]string{"bench"}, tc.args...)
+		if code := run(args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("gofault %s: exit %d, stderr:\n%s\nwant exit %d and %q", strings.Join(args, " "), code, errb.String(), tc.code, tc.want)
+		}
+	}
+}
