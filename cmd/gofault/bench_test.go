@@ -24,6 +24,7 @@ func TestBenchUsage(t *testing.T) {
 		code int
 		want string
 	}{
+		{[]string{"build", "--config", cfg, "--bugs", bugs}, 2, "--bugs builds bundles; give --bundle DIR too"},
 		{[]string{"--config", cfg}, 2, "--bugs is required"},
 		{[]string{"--config", cfg, "--bugs", bugs, "--policies", "nope"}, 2, `unknown policy "nope"`},
 		{[]string{"--config", cfg, "--bugs", bugs, "--bug", "nope"}, 2, `no bug "nope" in the known-bug file (its bugs: split, snapshot, rotate, fence, retry)`},
@@ -33,7 +34,10 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--config", cfg, "--bugs", bugs, "--set", "workdir=" + work, "--bundle", filepath.Join(work, "none")}, 1, "gofault build --config"},
 	} {
 		var out, errb bytes.Buffer
-		args := append([]string{"bench"}, tc.args...)
+		args := tc.args
+		if args[0] != "build" {
+			args = append([]string{"bench"}, args...)
+		}
 		if code := run(args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("gofault %s: exit %d, stderr:\n%s\nwant exit %d and %q", strings.Join(args, " "), code, errb.String(), tc.code, tc.want)
 		}

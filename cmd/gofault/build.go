@@ -34,6 +34,9 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if *bugs != "" && *bundle == "" {
+		return fmt.Errorf("%w: --bugs builds bundles; give --bundle DIR too", errUsage)
+	}
 	cfg, err := config.Load(*cf.path, cf.sets...)
 	if err != nil {
 		return err
@@ -52,9 +55,6 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 			return writeBenchBundles(ctx, stdout, *cf, *bundle, *bugs, build.Options{Rebuild: *rebuild}, *asJSON)
 		}
 		return writeBundle(ctx, stdout, *cf, *bundle, build.Options{Rebuild: *rebuild}, *asJSON)
-	}
-	if *bugs != "" {
-		return fmt.Errorf("%w: --bugs builds bundles; give --bundle DIR too", errUsage)
 	}
 	if len(cfg.Target.Packages) == 0 && !*plain {
 		return fmt.Errorf("config %s: target.packages is empty; nothing to instrument", *cf.path)
