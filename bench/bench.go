@@ -24,6 +24,8 @@ type Run struct {
 	Seed   int64  `json:"seed"`
 }
 
+// String names the run for progress lines: "split affected, policy
+// random, seed 1".
 func (r Run) String() string {
 	return fmt.Sprintf("%s %s, policy %s, seed %d", r.Bug, r.Side, r.Policy, r.Seed)
 }
