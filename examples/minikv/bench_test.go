@@ -1,21 +1,27 @@
 package minikv_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
 // TestBench runs gofault bench on the split bug of bugs.yaml with two
-// policies: the affected release (the bug on) must show the bug's
-// replicas finding in at least one policy's campaign, the fixed release
-// (the bug off) never; then the same command again must run nothing (every
-// run is done in the store) and print the same table, and --json the same
-// results.
+// policies, interrupted once (Ctrl-C) and run again to the end: the
+// affected release (the bug on) must show the bug's replicas finding in at
+// least one policy's campaign, the fixed release (the bug off) never; the
+// interrupted run's campaign is continued, not started again; and the
+// same command once more runs nothing (every run is done in the store) and
+// prints the same table, and --json the same results.
 func TestBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end campaigns")
@@ -49,9 +55,37 @@ func TestBench(t *testing.T) {
 		}
 		return stdout.String(), stderr.String()
 	}
+	// Ctrl-C in the second run's campaign: exit status 130, the first run
+	// kept.
 	start := time.Now()
-	table, _ := bench()
-	t.Logf("first run, %s:\n%s", time.Since(start).Round(time.Second), table)
+	cmd := exec.Command(bin, args...)
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(pipe)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "bench: run 2 of 4") {
+	}
+	time.Sleep(2 * time.Second) // into its campaign
+	cmd.Process.Signal(os.Interrupt)
+	var rest bytes.Buffer
+	io.Copy(&rest, pipe)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(rest.String(), "run the same command again") {
+		t.Fatalf("interrupted bench: %v, want exit status 130\n%s", err, rest.String())
+	}
+
+	// The same command finishes the bench: the first run is done, the
+	// second continues its campaign.
+	table, log := bench()
+	t.Logf("interrupted and finished, %s:\n%s", time.Since(start).Round(time.Second), table)
+	if !strings.Contains(log, "run 1 of 4, split affected, policy random, seed 1: done earlier") || strings.Count(log, "done earlier") != 1 {
+		t.Errorf("the finishing run did not skip exactly the first run:\n%s", log)
+	}
 	for _, w := range []string{"bug    policy  found", "split  random  ", "split  bsrr    ", "0/1", "a seed that missed counts as the cap (6 trials"} {
 		if !strings.Contains(table, w) {
 			t.Errorf("table lacks %q", w)
@@ -73,6 +107,7 @@ func TestBench(t *testing.T) {
 			Seeds, Found        int
 			FalsePositives      int      `json:"false_positives"`
 			FalsePositiveTrials []string `json:"false_positive_trials"`
+			Campaigns           []int64
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &sum); err != nil {
@@ -87,5 +122,15 @@ func TestBench(t *testing.T) {
 	}
 	if len(sum.Rows) != 2 || found == 0 {
 		t.Errorf("rows %+v: want 2, and the bug found by some policy", sum.Rows)
+	}
+	// Four runs, four campaigns: the interrupted one was continued, not
+	// started again.
+	var campaigns []int64
+	for _, r := range sum.Rows {
+		campaigns = append(campaigns, r.Campaigns...)
+	}
+	slices.Sort(campaigns)
+	if !slices.Equal(campaigns, []int64{1, 2, 3, 4}) {
+		t.Errorf("campaigns %v, want 1 to 4", campaigns)
 	}
 }
