@@ -163,6 +163,17 @@ func parseMix(v string) (mix, error) {
 	return m, nil
 }
 
+// String returns the mix in ETCD_WORKLOAD_MIX's form.
+func (m *mix) String() string {
+	var parts []string
+	for op, w := range m {
+		if w > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", opNames[op], w))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
 // pick draws an operation by weight.
 func (m *mix) pick(rng *rand.Rand) int {
 	total := 0
@@ -244,6 +255,8 @@ func run(ctx context.Context, t *workload.T) error {
 	if err != nil {
 		return err
 	}
+	slog.Info("etcd workload", "duration", cfg.duration, "keys", cfg.keys, "rate", cfg.rate, "mix", cfg.mix.String(),
+		"compact_every", cfg.compactEvery, "compact_physical", cfg.compactPhysical, "defrag_every", cfg.defragEvery)
 	w, err := newWorkload(t, cfg)
 	if err != nil {
 		return err

@@ -20,6 +20,16 @@ import (
 	"github.com/gofault/gofault/workload"
 )
 
+func TestMixString(t *testing.T) {
+	m, err := parseMix(defaultMix.String())
+	if err != nil || m != defaultMix {
+		t.Errorf("parseMix(%q) = %v, %v", defaultMix.String(), m, err)
+	}
+	if got, want := defaultMix.String(), "get=25,put=15,delete=7,cas=18,range=6,txn=8,delete-range=3,lease-check=5,lease-cycle=4,watch-old=3,progress=3,maintenance=3"; got != want {
+		t.Errorf("default mix %q, documented %q", got, want)
+	}
+}
+
 func TestLoadConfig(t *testing.T) {
 	tests := []struct {
 		env     map[string]string
