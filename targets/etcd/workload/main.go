@@ -1,39 +1,90 @@
 // Command workload is gofault's etcd workload: one etcd client per node
-// (each talking to that node only) drives a trial-sized mix of KV
-// get/put/delete and compare-and-swap transactions, leases (grant,
-// keep-alive, revoke, keys attached to leases) and watches, and reports
-// every request's progress or error, a KV history for the linearizability
-// checker, and violations of etcd's documented guarantees:
+// (each talking to that node only) drives a trial-sized mix of the client
+// API users call — KV get/put/delete, prefix ranges with a limit, prefix
+// deletes, compare-and-swap and multi-op transactions with several
+// compares; leases (grant, keep-alive, revoke, keys attached to leases);
+// watches with progress notifications, long-lived and started from old
+// revisions, with RequestProgress; frequent compaction and defragmentation;
+// and the maintenance calls Status, AlarmList, HashKV and MemberList — and
+// reports every request's progress or error, a KV history for the
+// linearizability checker (single-key get/put/delete/cas on kv/k*: the
+// multi-key writes go to kv/m/, outside it), and violations of etcd's
+// documented guarantees (the checker names are stable):
 //
-//   - watch-order: a watcher saw events out of revision order, twice, or
-//     skipped a write it must see;
+//   - revision-monotonic: a response header revision a client saw went
+//     backwards: a request sent after a response with revision r returned
+//     a revision below r (the client talks to one member, also across its
+//     crash and restart; etcd #17780, #14685);
+//   - watch-order: a watch event older than one delivered before it, or
+//     than the watch's start revision;
+//   - watch-duplicate: the same key at the same revision delivered twice;
+//   - watch-lost-event: a write whose response was received (so it
+//     committed), in the watched range, at or below the revision the watch
+//     reached by events or progress notifications, never delivered — a
+//     PUT or a DELETE (etcd #19179, #18089, #17529). A watch cancelled
+//     with ErrCompacted resumes from the compaction revision, and the
+//     compacted revisions are excused; a watch that silently skips is not.
+//     Writes whose outcome is unknown may or may not appear;
+//   - watch-mismatch: an event differs from the write at its revision
+//     (another key, a PUT for a DELETE, another value);
+//   - watch-atomic: one revision's events split over two responses;
+//   - watch-progress: a progress notification went backwards, or an event
+//     arrived at or below a revision a progress notification had already
+//     declared complete;
 //   - lease-keepalive: a key on a lease that was being kept alive vanished
 //     before the lease could have expired;
 //   - lease-revoke: a key on a revoked lease was still there.
 //
-// It runs in three phases: setup (connect, grant the long-lived leases,
-// start the watchers), mixed (the random mix, for ETCD_WORKLOAD_DURATION)
-// and verify (final reads, revoke the leases, check the watchers). Its
-// choices are deterministic given GOFAULT_SEED.
+// It runs in four phases: setup (connect, grant the long-lived leases,
+// start the watchers), mixed (the random mix, compaction and
+// defragmentation, for ETCD_WORKLOAD_DURATION), verify (final reads,
+// revoke the leases, check the watchers against the acknowledged writes)
+// and digest (every member's HashKV). Its choices are deterministic given
+// GOFAULT_SEED.
 //
 // Environment, beside the workload contract (see package workload):
 //
-//	ETCD_WORKLOAD_DURATION  length of the mixed phase (default 3s)
-//	ETCD_WORKLOAD_KEYS      number of KV keys (default 5)
-//	ETCD_WORKLOAD_RATE      operations per second per client (default 100)
-//	ETCD_WORKLOAD_PORT      name of the nodes' client port (default "client")
+//	ETCD_WORKLOAD_DURATION         length of the mixed phase (default 3s)
+//	ETCD_WORKLOAD_KEYS             number of KV keys (default 5)
+//	ETCD_WORKLOAD_RATE             operations per second per client (default 100)
+//	ETCD_WORKLOAD_PORT             name of the nodes' client port (default "client")
+//	ETCD_WORKLOAD_MIX              weights of the operations, e.g. "get=30,put=20"
+//	                               (unnamed ones get 0; default "get=25,put=15,
+//	                               delete=7,cas=18,range=6,txn=8,delete-range=3,
+//	                               lease-check=5,lease-cycle=4,watch-old=3,
+//	                               progress=3,maintenance=3")
+//	ETCD_WORKLOAD_COMPACT_EVERY    compact this often, alternately to the last
+//	                               revision written one interval ago and to the
+//	                               last acknowledged write (default 1s; 0: never)
+//	ETCD_WORKLOAD_COMPACT_PHYSICAL "true": wait for physical compaction (default false)
+//	ETCD_WORKLOAD_DEFRAG_EVERY     defragment one member (in turn) this often
+//	                               (default 2s; 0: never)
+//
+// The operations of the mix: get, put, delete, cas (single keys, in the
+// history), range (a prefix range with a limit), txn (two compares, then
+// two puts and a delete, else a put and a get), delete-range (a prefix
+// delete), lease-check (read the kept-alive lease's key), lease-cycle
+// (grant, attach, revoke, read), watch-old (a watch from a random earlier
+// revision, for up to 2s), progress (RequestProgress on the client's watch
+// stream) and maintenance (Status, AlarmList, HashKV, MemberList in turn).
 package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -43,15 +94,12 @@ import (
 
 func main() { workload.Main(run) }
 
-// Guarantee names reported with violations.
 const (
-	checkWatchOrder     = "watch-order"
-	checkLeaseKeepAlive = "lease-keepalive"
-	checkLeaseRevoke    = "lease-revoke"
-)
-
-const (
-	kvPrefix    = "kv/"
+	kvPrefix = "kv/"
+	// multiPrefix holds the keys of the multi-key writes (txn,
+	// delete-range): under kvPrefix, so watched, but apart from the
+	// single-key registers of the linearizability history.
+	multiPrefix = kvPrefix + "m/"
 	leasePrefix = "lease/"
 	// leaseTTL is the long-lived leases' TTL in seconds; they are kept
 	// alive every leaseTTL/3.
@@ -68,14 +116,91 @@ const (
 	catchUp = 3 * time.Second
 	// healthEvery is how often a client asks its node for its status.
 	healthEvery = 500 * time.Millisecond
+	// oldWatchFor bounds a watch-old watch.
+	oldWatchFor = 2 * time.Second
 )
+
+// The operations of the mix.
+const (
+	opGet = iota
+	opPut
+	opDelete
+	opCAS
+	opRange
+	opTxn
+	opDeleteRange
+	opLeaseCheck
+	opLeaseCycle
+	opWatchOld
+	opProgress
+	opMaintenance
+	numOps
+)
+
+var opNames = [numOps]string{"get", "put", "delete", "cas", "range", "txn", "delete-range", "lease-check", "lease-cycle", "watch-old", "progress", "maintenance"}
+
+// mix is the weight of each operation.
+type mix [numOps]int
+
+var defaultMix = mix{25, 15, 7, 18, 6, 8, 3, 5, 4, 3, 3, 3}
+
+// parseMix reads "get=30,put=20,…"; operations not named get 0.
+func parseMix(v string) (mix, error) {
+	var m mix
+	total := 0
+	for _, part := range strings.Split(v, ",") {
+		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(w)
+		op := slices.Index(opNames[:], name)
+		if !ok || err != nil || n < 0 || op < 0 {
+			return mix{}, fmt.Errorf("ETCD_WORKLOAD_MIX=%q: want op=weight,… with ops %s", v, strings.Join(opNames[:], ", "))
+		}
+		m[op] = n
+		total += n
+	}
+	if total == 0 {
+		return mix{}, fmt.Errorf("ETCD_WORKLOAD_MIX=%q: all weights are 0", v)
+	}
+	return m, nil
+}
+
+// String returns the mix in ETCD_WORKLOAD_MIX's form.
+func (m *mix) String() string {
+	var parts []string
+	for op, w := range m {
+		if w > 0 {
+			parts = append(parts, fmt.Sprintf("%s=%d", opNames[op], w))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// pick draws an operation by weight.
+func (m *mix) pick(rng *rand.Rand) int {
+	total := 0
+	for _, w := range m {
+		total += w
+	}
+	r := rng.IntN(total)
+	for op, w := range m {
+		if r < w {
+			return op
+		}
+		r -= w
+	}
+	return opGet
+}
 
 // config is the workload's tunables.
 type config struct {
-	duration time.Duration
-	keys     int
-	rate     int
-	port     string
+	duration        time.Duration
+	keys            int
+	rate            int
+	port            string
+	mix             mix
+	compactEvery    time.Duration // 0: never
+	compactPhysical bool
+	defragEvery     time.Duration // 0: never
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -85,8 +210,45 @@ func loadConfig(getenv func(string) string) (config, error) {
 		keys:     s.Int("ETCD_WORKLOAD_KEYS", 5),
 		rate:     s.Int("ETCD_WORKLOAD_RATE", 100),
 		port:     s.String("ETCD_WORKLOAD_PORT", "client"),
+		mix:      defaultMix,
 	}
-	return c, s.Err()
+	var errs []error
+	if v := s.String("ETCD_WORKLOAD_MIX", ""); v != "" {
+		m, err := parseMix(v)
+		errs = append(errs, err)
+		c.mix = m
+	}
+	var err error
+	c.compactEvery, err = interval(s, "ETCD_WORKLOAD_COMPACT_EVERY", time.Second)
+	errs = append(errs, err)
+	c.defragEvery, err = interval(s, "ETCD_WORKLOAD_DEFRAG_EVERY", 2*time.Second)
+	errs = append(errs, err)
+	if v := s.String("ETCD_WORKLOAD_COMPACT_PHYSICAL", "false"); v != "" {
+		c.compactPhysical, err = strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("ETCD_WORKLOAD_COMPACT_PHYSICAL=%q: want true or false", v))
+		}
+	}
+	if err := s.Err(); err != nil {
+		return c, err
+	}
+	return c, errors.Join(errs...)
+}
+
+// interval reads a duration variable in which 0 means never.
+func interval(s *workload.Settings, name string, def time.Duration) (time.Duration, error) {
+	v := s.String(name, "")
+	if v == "" {
+		return def, nil
+	}
+	if v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return def, fmt.Errorf("%s=%q: want a duration like 1s, or 0 for never", name, v)
+	}
+	return d, nil
 }
 
 func run(ctx context.Context, t *workload.T) error {
@@ -94,6 +256,8 @@ func run(ctx context.Context, t *workload.T) error {
 	if err != nil {
 		return err
 	}
+	slog.Info("etcd workload", "duration", cfg.duration, "keys", cfg.keys, "rate", cfg.rate, "mix", cfg.mix.String(),
+		"compact_every", cfg.compactEvery, "compact_physical", cfg.compactPhysical, "defrag_every", cfg.defragEvery)
 	w, err := newWorkload(t, cfg)
 	if err != nil {
 		return err
@@ -113,20 +277,26 @@ func run(ctx context.Context, t *workload.T) error {
 
 // wl is one run of the workload.
 type wl struct {
-	cfg     config
-	clients []*client
-	keys    []string
+	cfg       config
+	clients   []*client
+	keys      []string // the single-key registers
+	multiKeys []string // the keys of multi-key writes, under multiPrefix
 
 	mu       sync.Mutex
-	writes   map[int64]string // revision → key of every acknowledged write under kvPrefix
+	writes   truth // every acknowledged write under kvPrefix
 	maxWrite int64
 	startRev int64 // watchers start after this revision
+
+	compactRev atomic.Int64 // the last compaction's revision
 }
 
 func newWorkload(t *workload.T, cfg config) (*wl, error) {
-	w := &wl{cfg: cfg, writes: map[int64]string{}}
+	w := &wl{cfg: cfg, writes: truth{}}
 	for i := 0; i < cfg.keys; i++ {
 		w.keys = append(w.keys, fmt.Sprintf("%sk%d", kvPrefix, i))
+	}
+	for i := 0; i < max(3, cfg.keys); i++ {
+		w.multiKeys = append(w.multiKeys, fmt.Sprintf("%s%d", multiPrefix, i))
 	}
 	for i, n := range t.Nodes() {
 		addr := n.Addr(cfg.port)
@@ -152,14 +322,37 @@ func (w *wl) close() {
 	}
 }
 
-// noteWrite records an acknowledged write that every watcher must see.
-func (w *wl) noteWrite(rev int64, key string) {
+// noteWrite records an acknowledged write, made of changes at revision
+// rev, that every watcher must see.
+func (w *wl) noteWrite(rev int64, changes ...change) {
+	if len(changes) == 0 {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.writes[rev] = key
+	w.writes[rev] = changes
 	if rev > w.maxWrite {
 		w.maxWrite = rev
 	}
+}
+
+// lastWrite is the revision of the last acknowledged write.
+func (w *wl) lastWrite() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.maxWrite
+}
+
+// readyClients returns the clients that are connected, for the
+// workload-wide jobs (compaction, defragmentation).
+func (w *wl) readyClients() []*client {
+	var cs []*client
+	for _, c := range w.clients {
+		if c.isReady.Load() {
+			cs = append(cs, c)
+		}
+	}
+	return cs
 }
 
 // each runs fn for every client concurrently and waits for all.
@@ -215,7 +408,7 @@ func (w *wl) setup(ctx context.Context) error {
 	}
 	w.startRev = rev.Load()
 	w.each(func(c *client) {
-		if c.isReady {
+		if c.isReady.Load() {
 			c.grantLease(ctx)
 			c.startWatch(w.startRev + 1)
 		}
@@ -223,19 +416,85 @@ func (w *wl) setup(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// mixed runs the random mix on every client for the configured duration.
+// mixed runs the random mix on every client, and compaction and
+// defragmentation beside it, for the configured duration.
 func (w *wl) mixed(ctx context.Context) error {
 	mctx, cancel := context.WithTimeout(ctx, w.cfg.duration)
 	defer cancel()
-	w.each(func(c *client) { c.mix(mctx) })
+	var bg sync.WaitGroup
+	if w.cfg.compactEvery > 0 {
+		bg.Go(func() { w.compactLoop(mctx) })
+	}
+	if w.cfg.defragEvery > 0 {
+		bg.Go(func() { w.defragLoop(mctx) })
+	}
+	w.each(func(c *client) {
+		c.mix(mctx)
+		c.oldWG.Wait() // the watch-old watches end with mctx
+	})
+	bg.Wait()
 	return ctx.Err()
+}
+
+// compactLoop compacts every compactEvery, through each connected member
+// in turn, alternately to the last revision written an interval before (as
+// etcd's periodic compactor keeps one interval of history) and to the last
+// acknowledged write (often the store's latest revision, maybe a
+// tombstone: etcd #17780 lost revisions after a crash during such a
+// compaction). The digest phase hashes at the last write's revision, which
+// a compaction keeps.
+func (w *wl) compactLoop(ctx context.Context) {
+	tick := time.NewTicker(w.cfg.compactEvery)
+	defer tick.Stop()
+	var prev, done int64
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		target, last := prev, w.lastWrite()
+		prev = last
+		if i%2 == 1 {
+			target = last
+		}
+		if target <= done {
+			continue
+		}
+		cs := w.readyClients()
+		if len(cs) == 0 {
+			continue
+		}
+		if cs[i%len(cs)].compact(ctx, target) == nil {
+			done = target
+			w.compactRev.Store(target)
+			slog.Info("compacted", "revision", target)
+		}
+	}
+}
+
+// defragLoop defragments one connected member, in turn, every
+// defragEvery.
+func (w *wl) defragLoop(ctx context.Context) {
+	tick := time.NewTicker(w.cfg.defragEvery)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if cs := w.readyClients(); len(cs) > 0 {
+			cs[i%len(cs)].defragment(ctx)
+		}
+	}
 }
 
 // verify reads every key once more, checks and revokes the leases and
 // checks that every watcher saw every acknowledged write in order.
 func (w *wl) verify(ctx context.Context) error {
 	w.each(func(c *client) {
-		if !c.isReady {
+		if !c.isReady.Load() {
 			return
 		}
 		// A node that fails a request is down or cut off: one error says
@@ -254,8 +513,10 @@ func (w *wl) verify(ctx context.Context) error {
 		}
 		c.revokeLease(ctx)
 	})
+	// Every write has returned: the ground truth is final.
+	target := w.lastWrite()
 	w.mu.Lock()
-	target := w.maxWrite
+	writes := w.writes
 	w.mu.Unlock()
 	w.each(func(c *client) {
 		if c.watch == nil {
@@ -264,13 +525,10 @@ func (w *wl) verify(ctx context.Context) error {
 		if !c.down {
 			c.watch.waitFor(ctx, target, catchUp)
 		}
-		w.mu.Lock()
-		writes := make(map[int64]string, len(w.writes))
-		for r, k := range w.writes {
-			writes[r] = k
+		c.watch.check(writes, target, true)
+		for _, o := range c.olds {
+			o.check(writes, 0, false)
 		}
-		w.mu.Unlock()
-		c.watch.checkComplete(writes, target)
 	})
 	return ctx.Err()
 }
@@ -288,7 +546,7 @@ func (w *wl) digest(ctx context.Context) error {
 		return nil
 	}
 	w.each(func(c *client) {
-		if !c.isReady || c.down {
+		if !c.isReady.Load() || c.down {
 			return
 		}
 		for deadline := time.Now().Add(catchUp); ; {
@@ -315,9 +573,12 @@ type client struct {
 	endpoint string
 	rng      *rand.Rand
 	cli      *clientv3.Client
-	isReady  bool // connected and answered once
+	isReady  atomic.Bool // connected and answered once; cli is set
 	seq      int
 	last     map[string]string // last value this client saw per key
+	revs     revFloor          // the revisions of the responses
+	revBad   atomic.Int32      // revision-monotonic findings reported
+	maint    int               // the next maintenance call
 
 	lease    clientv3.LeaseID
 	leaseKey string
@@ -332,6 +593,10 @@ type client struct {
 	watch     *watcher
 	watchStop context.CancelFunc
 	watchWG   sync.WaitGroup
+
+	olds    []*watcher // the watch-old watches, checked in verify
+	oldBusy atomic.Bool
+	oldWG   sync.WaitGroup
 }
 
 func (c *client) connect() error {
@@ -358,6 +623,7 @@ func (c *client) close() {
 		c.watchStop()
 	}
 	c.watchWG.Wait()
+	c.oldWG.Wait()
 	if c.cli != nil {
 		c.cli.Close()
 	}
@@ -372,7 +638,7 @@ func (c *client) ready(ctx context.Context) (int64, error) {
 		rev, err = c.readOnce(ctx)
 		return err
 	})
-	c.isReady = err == nil
+	c.isReady.Store(err == nil)
 	return rev, err
 }
 
@@ -384,7 +650,7 @@ func (c *client) waitReady(ctx context.Context) (int64, error) {
 		rev, err = c.readOnce(ctx)
 		return err
 	})
-	c.isReady = err == nil
+	c.isReady.Store(err == nil)
 	return rev, err
 }
 
@@ -394,10 +660,12 @@ func (c *client) readOnce(ctx context.Context) (int64, error) {
 	if err := c.connect(); err != nil {
 		return 0, err
 	}
+	at := c.revs.begin()
 	resp, err := c.cli.Get(ctx, kvPrefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
 		return 0, err
 	}
+	c.sawRev(at, resp.Header.GetRevision(), "count "+kvPrefix)
 	return resp.Header.Revision, nil
 }
 
@@ -468,10 +736,12 @@ func (c *client) checkLeaseKey(ctx context.Context) error {
 		return nil
 	}
 	return c.wc.Do(ctx, "lease-check", c.leaseKey, func(ctx context.Context) error {
+		at := c.revs.begin()
 		resp, err := c.cli.Get(ctx, c.leaseKey)
 		if err != nil {
 			return err
 		}
+		c.sawRev(at, resp.Header.GetRevision(), "get "+c.leaseKey)
 		done := time.Now()
 		if len(resp.Kvs) == 0 {
 			if until := time.Unix(0, c.keptUntil.Load()); done.Add(expiryMargin).Before(until) {
@@ -503,10 +773,12 @@ func (c *client) revokeAndCheck(ctx context.Context, lease clientv3.LeaseID, key
 		return
 	}
 	_ = c.wc.Do(ctx, "lease-revoke-check", key, func(ctx context.Context) error {
+		at := c.revs.begin()
 		resp, err := c.cli.Get(ctx, key)
 		if err != nil {
 			return err
 		}
+		c.sawRev(at, resp.Header.GetRevision(), "get "+key)
 		if len(resp.Kvs) > 0 {
 			c.wc.Violation(checkLeaseRevoke, fmt.Sprintf("key %s still on lease %x at revision %d after the lease was revoked",
 				key, int64(resp.Kvs[0].Lease), resp.Header.Revision))
@@ -546,7 +818,7 @@ func (c *client) shortLease(ctx context.Context) {
 func (c *client) mix(ctx context.Context) {
 	pause := time.Second / time.Duration(c.w.cfg.rate)
 	for ctx.Err() == nil {
-		if !c.isReady {
+		if !c.isReady.Load() {
 			if _, err := c.ready(ctx); err != nil {
 				sleep(ctx, 200*time.Millisecond)
 				continue
@@ -557,19 +829,31 @@ func (c *client) mix(ctx context.Context) {
 			c.reportHealth(ctx)
 		}
 		key := c.w.keys[c.rng.IntN(len(c.w.keys))]
-		switch r := c.rng.IntN(100); {
-		case r < 30:
+		switch c.w.cfg.mix.pick(c.rng) {
+		case opGet:
 			_ = c.get(ctx, key)
-		case r < 55:
+		case opPut:
 			c.put(ctx, key)
-		case r < 65:
+		case opDelete:
 			c.del(ctx, key)
-		case r < 88:
+		case opCAS:
 			c.cas(ctx, key)
-		case r < 95:
+		case opRange:
+			c.rangeLimit(ctx)
+		case opTxn:
+			c.txn(ctx)
+		case opDeleteRange:
+			c.deleteRange(ctx)
+		case opLeaseCheck:
 			_ = c.checkLeaseKey(ctx)
-		default:
+		case opLeaseCycle:
 			c.shortLease(ctx)
+		case opWatchOld:
+			c.watchOld(ctx)
+		case opProgress:
+			c.requestProgress(ctx)
+		case opMaintenance:
+			c.maintenance(ctx)
 		}
 		sleep(ctx, pause)
 	}
@@ -580,12 +864,22 @@ func (c *client) value() string {
 	return fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
 }
 
+// sawRev checks the revision of the response to request what, sent at
+// floor at; a client reports at most maxFindings of these.
+func (c *client) sawRev(at floor, rev int64, what string) {
+	if f := c.revs.end(at, rev, what); f != nil && c.revBad.Add(1) <= maxFindings {
+		c.wc.Violation(f.check, c.wc.Name()+": "+f.msg)
+	}
+}
+
 func (c *client) get(ctx context.Context, key string) error {
 	out, err := c.wc.DoOp(ctx, record.Op{Kind: "get", Key: key}, func(ctx context.Context) (string, error) {
+		at := c.revs.begin()
 		resp, err := c.cli.Get(ctx, key)
 		if err != nil {
 			return "", err
 		}
+		c.sawRev(at, resp.Header.GetRevision(), "get "+key)
 		if len(resp.Kvs) == 0 {
 			return "", nil
 		}
@@ -600,11 +894,13 @@ func (c *client) get(ctx context.Context, key string) error {
 func (c *client) put(ctx context.Context, key string) {
 	v := c.value()
 	_, err := c.wc.DoOp(ctx, record.Op{Kind: "put", Key: key, Value: v}, func(ctx context.Context) (string, error) {
+		at := c.revs.begin()
 		resp, err := c.cli.Put(ctx, key, v)
 		if err != nil {
 			return "", err
 		}
-		c.w.noteWrite(resp.Header.Revision, key)
+		c.sawRev(at, resp.Header.GetRevision(), "put "+key)
+		c.w.noteWrite(resp.Header.Revision, change{key: key, value: v})
 		return "", nil
 	})
 	if err == nil {
@@ -614,12 +910,14 @@ func (c *client) put(ctx context.Context, key string) {
 
 func (c *client) del(ctx context.Context, key string) {
 	_, err := c.wc.DoOp(ctx, record.Op{Kind: "delete", Key: key}, func(ctx context.Context) (string, error) {
+		at := c.revs.begin()
 		resp, err := c.cli.Delete(ctx, key)
 		if err != nil {
 			return "", err
 		}
+		c.sawRev(at, resp.Header.GetRevision(), "delete "+key)
 		if resp.Deleted > 0 {
-			c.w.noteWrite(resp.Header.Revision, key)
+			c.w.noteWrite(resp.Header.Revision, change{key: key, del: true})
 		}
 		return "", nil
 	})
@@ -637,12 +935,14 @@ func (c *client) cas(ctx context.Context, key string) {
 		if expect == "" {
 			cmp = clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
 		}
+		at := c.revs.begin()
 		resp, err := c.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, v)).Else(clientv3.OpGet(key)).Commit()
 		if err != nil {
 			return "", err
 		}
+		c.sawRev(at, resp.Header.GetRevision(), "cas "+key)
 		if resp.Succeeded {
-			c.w.noteWrite(resp.Header.Revision, key)
+			c.w.noteWrite(resp.Header.Revision, change{key: key, value: v})
 			return "true", nil
 		}
 		// Learn the current value for the next attempt.
@@ -656,6 +956,179 @@ func (c *client) cas(ctx context.Context, key string) {
 	if err == nil && out == "true" {
 		c.last[key] = v
 	}
+}
+
+// rangeLimit reads a random number of keys of the KV prefix.
+func (c *client) rangeLimit(ctx context.Context) {
+	limit := int64(1 + c.rng.IntN(len(c.w.keys)+len(c.w.multiKeys)))
+	_ = c.wc.Do(ctx, "range", kvPrefix, func(ctx context.Context) error {
+		at := c.revs.begin()
+		resp, err := c.cli.Get(ctx, kvPrefix, clientv3.WithPrefix(), clientv3.WithLimit(limit))
+		if err != nil {
+			return err
+		}
+		c.sawRev(at, resp.Header.GetRevision(), fmt.Sprintf("range %s limit %d", kvPrefix, limit))
+		return nil
+	})
+}
+
+// txn runs a transaction over three distinct multi-key keys a, b, d: if a
+// exists (and b's mod revision is below MaxInt64, always), put a and b and
+// delete d, else put a and read d. Every branch writes, so it makes one
+// revision, with all its changes known from the response.
+func (c *client) txn(ctx context.Context) {
+	ks := c.w.multiKeys
+	i := c.rng.IntN(len(ks))
+	a, b, d := ks[i], ks[(i+1)%len(ks)], ks[(i+2)%len(ks)]
+	va, vb := c.value(), c.value()
+	_ = c.wc.Do(ctx, "txn", a, func(ctx context.Context) error {
+		at := c.revs.begin()
+		resp, err := c.cli.Txn(ctx).
+			If(clientv3.Compare(clientv3.Version(a), ">", 0), clientv3.Compare(clientv3.ModRevision(b), "<", math.MaxInt64)).
+			Then(clientv3.OpPut(a, va), clientv3.OpPut(b, vb), clientv3.OpDelete(d, clientv3.WithPrevKV())).
+			Else(clientv3.OpPut(a, va), clientv3.OpGet(d)).
+			Commit()
+		if err != nil {
+			return err
+		}
+		rev := resp.Header.GetRevision()
+		c.sawRev(at, rev, "txn on "+a)
+		changes := []change{{key: a, value: va}}
+		if resp.Succeeded {
+			changes = append(changes, change{key: b, value: vb})
+			if dr := resp.Responses[2].GetResponseDeleteRange(); dr != nil && dr.Deleted > 0 {
+				changes = append(changes, change{key: d, del: true})
+			}
+		}
+		c.w.noteWrite(rev, changes...)
+		return nil
+	})
+}
+
+// deleteRange deletes the multi-key prefix.
+func (c *client) deleteRange(ctx context.Context) {
+	_ = c.wc.Do(ctx, "delete-range", multiPrefix, func(ctx context.Context) error {
+		at := c.revs.begin()
+		resp, err := c.cli.Delete(ctx, multiPrefix, clientv3.WithPrefix(), clientv3.WithPrevKV())
+		if err != nil {
+			return err
+		}
+		c.sawRev(at, resp.Header.GetRevision(), "delete-range "+multiPrefix)
+		var changes []change
+		for _, kv := range resp.PrevKvs {
+			changes = append(changes, change{key: string(kv.Key), del: true})
+		}
+		c.w.noteWrite(resp.Header.Revision, changes...)
+		return nil
+	})
+}
+
+// watchOld starts, unless one is running, a watch from a random earlier
+// revision — as often before the last compaction as after it — that runs
+// until it covers the last write or for oldWatchFor, and is checked in
+// verify.
+func (c *client) watchOld(ctx context.Context) {
+	last := c.w.lastWrite()
+	if last <= c.w.startRev || !c.oldBusy.CompareAndSwap(false, true) {
+		return
+	}
+	lo := c.w.startRev + 1
+	if cr := c.w.compactRev.Load(); cr > 0 {
+		lo = max(lo, cr-(last-cr))
+	}
+	from := lo + c.rng.Int64N(last-lo+1)
+	o := newWatcher(c, from)
+	c.olds = append(c.olds, o)
+	octx, cancel := context.WithTimeout(ctx, oldWatchFor)
+	c.oldWG.Go(func() {
+		defer c.oldBusy.Store(false)
+		defer cancel()
+		o.run(octx, last)
+	})
+}
+
+// requestProgress asks the node for a progress notification on the
+// client's watch stream (the watches' context key: WithRequireLeader).
+func (c *client) requestProgress(ctx context.Context) {
+	if c.watch == nil {
+		return
+	}
+	_ = c.wc.Do(ctx, "watch-progress-request", kvPrefix, func(ctx context.Context) error {
+		return c.cli.RequestProgress(clientv3.WithRequireLeader(ctx))
+	})
+}
+
+// maintenance makes the next of the maintenance calls.
+func (c *client) maintenance(ctx context.Context) {
+	what := [...]string{"status", "alarm-list", "hashkv", "member-list"}[c.maint%4]
+	c.maint++
+	_ = c.wc.Do(ctx, what, "", func(ctx context.Context) error {
+		at := c.revs.begin()
+		var rev int64
+		switch what {
+		case "status":
+			resp, err := c.cli.Status(ctx, c.endpoint)
+			if err != nil {
+				return err
+			}
+			rev = resp.Header.GetRevision()
+		case "alarm-list":
+			resp, err := c.cli.AlarmList(ctx)
+			if err != nil {
+				return err
+			}
+			rev = resp.Header.GetRevision()
+		case "hashkv":
+			// At revision 0, the current one: the header carries it (at
+			// another revision it carries that one).
+			resp, err := c.cli.HashKV(ctx, c.endpoint, 0)
+			if err != nil {
+				return err
+			}
+			rev = resp.Header.GetRevision()
+		case "member-list":
+			resp, err := c.cli.MemberList(ctx)
+			if err != nil {
+				return err
+			}
+			rev = resp.Header.GetRevision()
+		}
+		c.sawRev(at, rev, what)
+		return nil
+	})
+}
+
+// compact compacts the store to revision rev through the client's member.
+func (c *client) compact(ctx context.Context, rev int64) error {
+	var opts []clientv3.CompactOption
+	if c.w.cfg.compactPhysical {
+		opts = append(opts, clientv3.WithCompactPhysical())
+	}
+	return c.wc.Do(ctx, "compact", "", func(ctx context.Context) error {
+		at := c.revs.begin()
+		resp, err := c.cli.Compact(ctx, rev, opts...)
+		if errors.Is(err, rpctypes.ErrCompacted) {
+			return nil // an earlier attempt, whose outcome was unknown, did it
+		}
+		if err != nil {
+			return err
+		}
+		c.sawRev(at, resp.Header.GetRevision(), fmt.Sprintf("compact to %d", rev))
+		return nil
+	})
+}
+
+// defragment defragments the client's member.
+func (c *client) defragment(ctx context.Context) {
+	_ = c.wc.Do(ctx, "defragment", "", func(ctx context.Context) error {
+		at := c.revs.begin()
+		resp, err := c.cli.Defragment(ctx, c.endpoint)
+		if err != nil {
+			return err
+		}
+		c.sawRev(at, resp.Header.GetRevision(), "defragment")
+		return nil
+	})
 }
 
 // reportHealth asks the node for its status: healthy when it answers, knows
@@ -690,11 +1163,7 @@ func (c *client) startWatch(from int64) {
 	c.watch = newWatcher(c, from)
 	wctx, cancel := context.WithCancel(context.Background())
 	c.watchStop = cancel
-	c.watchWG.Add(1)
-	go func() {
-		defer c.watchWG.Done()
-		c.watch.run(wctx)
-	}()
+	c.watchWG.Go(func() { c.watch.run(wctx, 0) })
 }
 
 func sleep(ctx context.Context, d time.Duration) {

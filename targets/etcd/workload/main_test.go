@@ -20,15 +20,32 @@ import (
 	"github.com/gofault/gofault/workload"
 )
 
+func TestMixString(t *testing.T) {
+	m, err := parseMix(defaultMix.String())
+	if err != nil || m != defaultMix {
+		t.Errorf("parseMix(%q) = %v, %v", defaultMix.String(), m, err)
+	}
+	if got, want := defaultMix.String(), "get=25,put=15,delete=7,cas=18,range=6,txn=8,delete-range=3,lease-check=5,lease-cycle=4,watch-old=3,progress=3,maintenance=3"; got != want {
+		t.Errorf("default mix %q, documented %q", got, want)
+	}
+}
+
 func TestLoadConfig(t *testing.T) {
 	tests := []struct {
 		env     map[string]string
 		want    config
 		wantErr string
 	}{
-		{map[string]string{}, config{duration: 3 * time.Second, keys: 5, rate: 100, port: "client"}, ""},
-		{map[string]string{"ETCD_WORKLOAD_DURATION": "1500ms", "ETCD_WORKLOAD_KEYS": "2", "ETCD_WORKLOAD_RATE": "7", "ETCD_WORKLOAD_PORT": "c"},
-			config{duration: 1500 * time.Millisecond, keys: 2, rate: 7, port: "c"}, ""},
+		{map[string]string{}, config{duration: 3 * time.Second, keys: 5, rate: 100, port: "client", mix: defaultMix,
+			compactEvery: time.Second, defragEvery: 2 * time.Second}, ""},
+		{map[string]string{"ETCD_WORKLOAD_DURATION": "1500ms", "ETCD_WORKLOAD_KEYS": "2", "ETCD_WORKLOAD_RATE": "7", "ETCD_WORKLOAD_PORT": "c",
+			"ETCD_WORKLOAD_MIX": "get=1, txn=3", "ETCD_WORKLOAD_COMPACT_EVERY": "0", "ETCD_WORKLOAD_COMPACT_PHYSICAL": "true", "ETCD_WORKLOAD_DEFRAG_EVERY": "500ms"},
+			config{duration: 1500 * time.Millisecond, keys: 2, rate: 7, port: "c", mix: mix{opGet: 1, opTxn: 3},
+				compactPhysical: true, defragEvery: 500 * time.Millisecond}, ""},
+		{map[string]string{"ETCD_WORKLOAD_MIX": "get=1,scan=2"}, config{}, "ETCD_WORKLOAD_MIX"},
+		{map[string]string{"ETCD_WORKLOAD_MIX": "get=0"}, config{}, "ETCD_WORKLOAD_MIX"},
+		{map[string]string{"ETCD_WORKLOAD_COMPACT_EVERY": "often"}, config{}, "ETCD_WORKLOAD_COMPACT_EVERY"},
+		{map[string]string{"ETCD_WORKLOAD_COMPACT_PHYSICAL": "maybe"}, config{}, "ETCD_WORKLOAD_COMPACT_PHYSICAL"},
 		{map[string]string{"ETCD_WORKLOAD_DURATION": "-1s"}, config{}, "ETCD_WORKLOAD_DURATION"},
 		{map[string]string{"ETCD_WORKLOAD_KEYS": "0"}, config{}, "ETCD_WORKLOAD_KEYS"},
 		{map[string]string{"ETCD_WORKLOAD_RATE": "x"}, config{}, "ETCD_WORKLOAD_RATE"},
@@ -112,6 +129,7 @@ func startCluster(t *testing.T) ([]workload.Node, []record.Node, []int) {
 			"--initial-cluster-state=new",
 			"--initial-cluster-token=gofault-test",
 			"--listen-metrics-urls=",
+			"--experimental-watch-progress-notify-interval=1s",
 		)
 		cmd.Stdout, cmd.Stderr = logf, logf
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -249,10 +267,20 @@ func TestCluster(t *testing.T) {
 			}
 		}
 		for _, n := range nodes {
-			for _, what := range []string{"connect", "watch", "lease-grant", "lease-keepalive", "lease-check", "lease-revoke", "lease-revoke-check"} {
+			for _, what := range []string{"connect", "watch", "lease-grant", "lease-keepalive", "lease-check", "lease-revoke", "lease-revoke-check",
+				"range", "txn", "delete-range", "watch-progress-request", "status", "alarm-list", "hashkv", "member-list"} {
 				if progress[n.Name+"/0 "+what] == 0 {
 					t.Errorf("client %s/0 made no %s progress", n.Name, what)
 				}
+			}
+		}
+		for _, what := range []string{"compact", "defragment"} {
+			made := false
+			for _, n := range nodes {
+				made = made || progress[n.Name+"/0 "+what] > 0
+			}
+			if !made {
+				t.Errorf("no client made %s progress", what)
 			}
 		}
 		if counts[record.EvPhase] != 4 || counts[record.EvHealthy] == 0 {

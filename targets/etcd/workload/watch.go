@@ -2,95 +2,145 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sort"
+	"log/slog"
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// watcher watches the KV prefix for one client and checks that events
-// arrive in revision order, without duplicates, and — at verify — without
-// gaps relative to the acknowledged writes.
-type watcher struct {
-	c    *client
-	from int64
+// maxFindings bounds the violations one watch reports per check.
+const maxFindings = 5
 
-	mu      sync.Mutex
-	seen    map[int64]string // revision → key of every event
-	lastRev int64
-	moved   chan struct{} // closed and replaced whenever lastRev grows
+// watcher watches the KV prefix for one client from a start revision, with
+// progress notifications, resuming after the last revision it covered
+// whenever etcd closes the watch (from the compaction revision when it was
+// compacted), and checks what it gets with a watchLog.
+type watcher struct {
+	c *client
+
+	mu     sync.Mutex
+	log    *watchLog
+	moved  chan struct{} // closed and replaced whenever the log covers more
+	counts map[string]int
 }
 
 func newWatcher(c *client, from int64) *watcher {
-	return &watcher{c: c, from: from, seen: map[int64]string{}, lastRev: from - 1, moved: make(chan struct{})}
+	name := fmt.Sprintf("watch of %s from %d", c.wc.Name(), from)
+	return &watcher{c: c, log: newWatchLog(name, from), moved: make(chan struct{}), counts: map[string]int{}}
 }
 
-// run watches until ctx ends, re-establishing the watch after the last
-// revision seen whenever etcd closes it.
-func (w *watcher) run(ctx context.Context) {
+// run watches until ctx ends or, when stopAt > 0, the watch covers stopAt.
+func (w *watcher) run(ctx context.Context, stopAt int64) {
 	for ctx.Err() == nil {
-		w.mu.Lock()
-		next := w.lastRev + 1
-		w.mu.Unlock()
-		wch := w.c.cli.Watch(clientv3.WithRequireLeader(ctx), kvPrefix, clientv3.WithPrefix(), clientv3.WithRev(next))
+		next := w.next()
+		wch := w.c.cli.Watch(clientv3.WithRequireLeader(ctx), kvPrefix, clientv3.WithPrefix(), clientv3.WithRev(next), clientv3.WithProgressNotify())
 		for resp := range wch {
+			if resp.CompactRevision != 0 {
+				// Legitimate: the watch asked for compacted revisions.
+				// It resumes from the compaction.
+				w.compacted(resp.CompactRevision)
+				break
+			}
 			if err := resp.Err(); err != nil {
-				if ctx.Err() == nil {
+				if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 					w.c.wc.Error(fmt.Errorf("watch %s from %d: %w", kvPrefix, next, err))
 				}
 				break
 			}
-			if resp.IsProgressNotify() {
-				continue
-			}
 			// Watch events are not reported as progress: a node that
 			// streams events but fails requests must still show as failing.
-			for _, ev := range resp.Events {
-				w.observe(ev.Kv.ModRevision, string(ev.Kv.Key))
+			if resp.IsProgressNotify() {
+				w.progress(resp.Header.Revision)
+			} else {
+				w.events(resp.Events)
+			}
+			if stopAt > 0 && w.covered() >= stopAt {
+				return
 			}
 		}
 		sleep(ctx, 100*time.Millisecond)
 	}
 }
 
-// observe checks one event against those before it.
-func (w *watcher) observe(rev int64, key string) {
+func (w *watcher) next() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if prev, dup := w.seen[rev]; dup {
-		w.c.wc.Violation(checkWatchOrder, fmt.Sprintf("watcher of %s got revision %d (key %s) twice (first for key %s)", w.c.wc.Name(), rev, key, prev))
-		return
+	return w.log.next()
+}
+
+func (w *watcher) covered() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.log.covered()
+}
+
+func (w *watcher) events(evs []*clientv3.Event) {
+	revs := make([]int64, len(evs))
+	chs := make([]change, len(evs))
+	for i, ev := range evs {
+		revs[i] = ev.Kv.ModRevision
+		chs[i] = change{key: string(ev.Kv.Key)}
+		if ev.Type == mvccpb.DELETE {
+			chs[i].del = true
+		} else {
+			chs[i].value = string(ev.Kv.Value)
+		}
 	}
-	w.seen[rev] = key
-	if rev < w.lastRev {
-		w.c.wc.Violation(checkWatchOrder, fmt.Sprintf("watcher of %s got revision %d (key %s) after revision %d", w.c.wc.Name(), rev, key, w.lastRev))
-		return
-	}
-	if rev < w.from {
-		w.c.wc.Violation(checkWatchOrder, fmt.Sprintf("watcher of %s started at revision %d got revision %d (key %s)", w.c.wc.Name(), w.from, rev, key))
-	}
-	w.lastRev = rev
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.report(w.log.response(revs, chs))
+	w.notify()
+}
+
+func (w *watcher) progress(rev int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.report(w.log.progress(rev))
+	w.notify()
+}
+
+func (w *watcher) compacted(rev int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.log.compacted(rev)
+}
+
+// notify wakes waitFor; w.mu is held.
+func (w *watcher) notify() {
 	close(w.moved)
 	w.moved = make(chan struct{})
 }
 
-// waitFor waits until the watcher has seen revision target, for at most d.
+// report reports findings, at most maxFindings per check; w.mu is held.
+func (w *watcher) report(fs []finding) {
+	for _, f := range fs {
+		w.counts[f.check]++
+		if w.counts[f.check] <= maxFindings {
+			w.c.wc.Violation(f.check, f.msg)
+		}
+	}
+}
+
+// waitFor waits until the watch covers revision target, for at most d; it
+// reports an error when it does not.
 func (w *watcher) waitFor(ctx context.Context, target int64, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
 		w.mu.Lock()
-		last, moved := w.lastRev, w.moved
+		covered, moved := w.log.covered(), w.moved
 		w.mu.Unlock()
-		if last >= target {
+		if covered >= target {
 			return
 		}
 		select {
 		case <-moved:
 		case <-t.C:
-			w.c.wc.Error(fmt.Errorf("watch %s: saw revision %d, not %d, %s after the last write", kvPrefix, last, target, d))
+			w.c.wc.Error(fmt.Errorf("watch %s: covered revision %d, not %d, %s after the last write", kvPrefix, covered, target, d))
 			return
 		case <-ctx.Done():
 			return
@@ -98,28 +148,21 @@ func (w *watcher) waitFor(ctx context.Context, target int64, d time.Duration) {
 	}
 }
 
-// checkComplete reports every acknowledged write at or below both target
-// and the last revision seen that the watcher skipped: a gap.
-func (w *watcher) checkComplete(writes map[int64]string, target int64) {
+// check checks the watch against the ground truth, once it has stopped or
+// caught up, and reports what it found; progress says to report how far a
+// watch that caught up to target got.
+func (w *watcher) check(t truth, target int64, progress bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var missed []int64
-	for rev := range writes {
-		if rev >= w.from && rev <= w.lastRev && rev <= target {
-			if _, ok := w.seen[rev]; !ok {
-				missed = append(missed, rev)
-			}
-		}
+	w.report(w.log.complete(t))
+	slog.Info("watch checked", "watch", w.log.name, "events", w.log.events, "progress", w.log.progresses,
+		"covered", w.log.covered(), "compacted", len(w.log.gaps))
+	if progress && w.log.covered() >= target {
+		w.c.wc.Progress(fmt.Sprintf("watch %s: %d events up to revision %d", kvPrefix, w.log.events, w.log.covered()))
 	}
-	sort.Slice(missed, func(i, j int) bool { return missed[i] < missed[j] })
-	if w.lastRev >= target {
-		w.c.wc.Progress(fmt.Sprintf("watch %s: %d events up to revision %d", kvPrefix, len(w.seen), w.lastRev))
-	}
-	for i, rev := range missed {
-		if i == 5 {
-			w.c.wc.Violation(checkWatchOrder, fmt.Sprintf("watcher of %s missed %d more writes", w.c.wc.Name(), len(missed)-i))
-			break
+	for check, n := range w.counts {
+		if n > maxFindings {
+			w.c.wc.Violation(check, fmt.Sprintf("%s: %d more like these", w.log.name, n-maxFindings))
 		}
-		w.c.wc.Violation(checkWatchOrder, fmt.Sprintf("watcher of %s skipped revision %d (write of %s) but saw revision %d", w.c.wc.Name(), rev, writes[rev], w.lastRev))
 	}
 }

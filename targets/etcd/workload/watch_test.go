@@ -1,78 +1,183 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/workload"
 )
 
-func TestWatcherChecks(t *testing.T) {
-	type obs struct {
-		rev int64
-		key string
+// step is one thing a watch got: a response's events, a progress
+// notification (progress > 0) or a cancellation by compaction (compact > 0).
+type step struct {
+	events   []ev
+	progress int64
+	compact  int64
+}
+
+type ev struct {
+	rev int64
+	change
+}
+
+func put(rev int64, key, value string) ev { return ev{rev, change{key: key, value: value}} }
+func del(rev int64, key string) ev        { return ev{rev, change{key: key, del: true}} }
+func resp(evs ...ev) step                 { return step{events: evs} }
+
+// writes makes the ground truth of known writes.
+func writes(evs ...ev) truth {
+	t := truth{}
+	for _, e := range evs {
+		t[e.rev] = append(t[e.rev], e.change)
 	}
+	return t
+}
+
+func TestWatchLog(t *testing.T) {
+	base := writes(put(10, "kv/a", "1"), put(11, "kv/b", "2"), del(12, "kv/a"))
 	tests := []struct {
-		name   string
-		from   int64
-		events []obs
-		writes map[int64]string
-		target int64
-		want   []string // violation messages, in order
+		name  string
+		from  int64
+		steps []step
+		truth truth
+		want  []string // "check: message", in order
 	}{
-		{"in order, complete", 10, []obs{{10, "kv/a"}, {11, "kv/b"}, {13, "kv/a"}},
-			map[int64]string{10: "kv/a", 11: "kv/b", 13: "kv/a"}, 13, nil},
-		{"unknown writes may show up", 10, []obs{{10, "kv/a"}, {12, "kv/c"}},
-			map[int64]string{10: "kv/a"}, 10, nil},
-		{"duplicate", 10, []obs{{10, "kv/a"}, {10, "kv/a"}}, nil, 10,
-			[]string{"watcher of n1/0 got revision 10 (key kv/a) twice (first for key kv/a)"}},
-		{"out of order", 10, []obs{{12, "kv/a"}, {11, "kv/b"}}, nil, 12,
-			[]string{"watcher of n1/0 got revision 11 (key kv/b) after revision 12"}},
-		{"before start", 10, []obs{{9, "kv/a"}}, nil, 9,
-			[]string{"watcher of n1/0 started at revision 10 got revision 9 (key kv/a)"}},
-		{"gap", 10, []obs{{10, "kv/a"}, {13, "kv/a"}},
-			map[int64]string{10: "kv/a", 11: "kv/b", 13: "kv/a"}, 13,
-			[]string{"watcher of n1/0 skipped revision 11 (write of kv/b) but saw revision 13"}},
-		{"lagging is not a gap", 10, []obs{{10, "kv/a"}},
-			map[int64]string{10: "kv/a", 11: "kv/b"}, 11, nil},
+		{"complete", 10, []step{resp(put(10, "kv/a", "1"), put(11, "kv/b", "2")), resp(del(12, "kv/a"))}, base, nil},
+		{"unknown writes may appear", 10, []step{resp(put(10, "kv/a", "1"), put(11, "kv/b", "2"), put(13, "kv/c", "9"))},
+			writes(put(10, "kv/a", "1"), put(11, "kv/b", "2")), nil},
+		{"lagging is not losing", 10, []step{resp(put(10, "kv/a", "1"))}, base, nil},
+		{"lost delete", 10, []step{resp(put(10, "kv/a", "1"), put(11, "kv/b", "2")), resp(put(13, "kv/b", "3"))},
+			writes(put(10, "kv/a", "1"), put(11, "kv/b", "2"), del(12, "kv/a"), put(13, "kv/b", "3")),
+			[]string{"watch-lost-event: w missed DELETE kv/a at revision 12 (it reached revision 13)"}},
+		{"lost put before a progress notification", 10, []step{resp(put(10, "kv/a", "1")), {progress: 12}},
+			base,
+			[]string{"watch-lost-event: w missed PUT kv/b=2 at revision 11 (it reached revision 12)",
+				"watch-lost-event: w missed DELETE kv/a at revision 12 (it reached revision 12)"}},
+		{"duplicate", 10, []step{resp(put(10, "kv/a", "1")), resp(put(10, "kv/a", "1"))},
+			writes(put(10, "kv/a", "1")),
+			[]string{"watch-duplicate: w got PUT kv/a=1 at revision 10 twice"}},
+		{"out of order", 10, []step{resp(put(11, "kv/b", "2"), put(10, "kv/a", "1"))},
+			writes(put(10, "kv/a", "1"), put(11, "kv/b", "2")),
+			[]string{"watch-order: w got PUT kv/a=1 at revision 10 after revision 11"}},
+		{"before the start", 10, []step{resp(put(9, "kv/a", "0"))}, nil,
+			[]string{"watch-order: w got PUT kv/a=0 at revision 9 before its start revision"}},
+		{"event after a progress notification that covered it", 10, []step{resp(put(10, "kv/a", "1")), {progress: 11}, resp(put(11, "kv/b", "2"))},
+			writes(put(10, "kv/a", "1"), put(11, "kv/b", "2")),
+			[]string{"watch-progress: w got PUT kv/b=2 at revision 11 after a progress notification at revision 11"}},
+		{"progress backwards", 10, []step{{progress: 12}, {progress: 11}}, nil,
+			[]string{"watch-progress: w got a progress notification at revision 11 after one at revision 12"}},
+		{"progress then the next events", 10, []step{resp(put(10, "kv/a", "1")), {progress: 10}, {progress: 10}, resp(put(11, "kv/b", "2"), del(12, "kv/a"))}, base, nil},
+		{"compaction cancel is legitimate", 10, []step{resp(put(10, "kv/a", "1")), {compact: 12}, resp(del(12, "kv/a"))}, base, nil},
+		{"compaction does not excuse what came after it", 10, []step{resp(put(10, "kv/a", "1")), {compact: 11}, resp(del(12, "kv/a"))}, base,
+			[]string{"watch-lost-event: w missed PUT kv/b=2 at revision 11 (it reached revision 12)"}},
+		{"silent skip without compaction", 10, []step{resp(put(10, "kv/a", "1")), resp(del(12, "kv/a"))}, base,
+			[]string{"watch-lost-event: w missed PUT kv/b=2 at revision 11 (it reached revision 12)"}},
+		{"event differs from the write", 10, []step{resp(put(10, "kv/a", "x"))}, writes(put(10, "kv/a", "1")),
+			[]string{"watch-mismatch: w got PUT kv/a=x at revision 10, which wrote PUT kv/a=1"}},
+		{"put for a delete", 12, []step{resp(put(12, "kv/a", "1"))}, base,
+			[]string{"watch-mismatch: w got PUT kv/a=1 at revision 12, which wrote DELETE kv/a"}},
+		{"event for a key the revision did not write", 10, []step{resp(put(10, "kv/a", "1"), put(10, "kv/z", "1"))}, writes(put(10, "kv/a", "1")),
+			[]string{"watch-mismatch: w got PUT kv/z=1 at revision 10, which did not write kv/z"}},
+		{"multi-key revision complete", 10, []step{resp(put(10, "kv/m/0", "1"), put(10, "kv/m/1", "2"), del(10, "kv/m/2"))},
+			writes(put(10, "kv/m/0", "1"), put(10, "kv/m/1", "2"), del(10, "kv/m/2")), nil},
+		{"multi-key revision split and partly lost", 10, []step{resp(put(10, "kv/m/0", "1")), resp(put(10, "kv/m/1", "2")), resp(put(11, "kv/b", "2"))},
+			writes(put(10, "kv/m/0", "1"), put(10, "kv/m/1", "2"), del(10, "kv/m/2"), put(11, "kv/b", "2")),
+			[]string{"watch-atomic: w got revision 10's events in two responses (PUT kv/m/1=2 in the second)",
+				"watch-lost-event: w missed DELETE kv/m/2 at revision 10 (it reached revision 11)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var out strings.Builder
-			env := workload.Env{Nodes: []workload.Node{{Name: "n1", Ports: map[string]int{"client": 1}}}}
-			err := workload.Run(context.Background(), env, &out, func(ctx context.Context, wt *workload.T) error {
-				c := &client{wc: wt.Client("n1")}
-				w := newWatcher(c, tc.from)
-				for _, o := range tc.events {
-					w.observe(o.rev, o.key)
-				}
-				w.checkComplete(tc.writes, tc.target)
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			l := newWatchLog("w", tc.from)
 			var got []string
-			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-				var ev record.ClientEvent
-				if line == "" {
-					continue
-				}
-				if err := json.Unmarshal([]byte(line), &ev); err != nil {
-					t.Fatal(err)
-				}
-				if ev.Kind == record.EvViolation {
-					if ev.Checker != checkWatchOrder {
-						t.Errorf("checker %q", ev.Checker)
-					}
-					got = append(got, ev.Msg)
+			add := func(fs []finding) {
+				for _, f := range fs {
+					got = append(got, f.check+": "+f.msg)
 				}
 			}
+			for _, s := range tc.steps {
+				switch {
+				case s.compact > 0:
+					l.compacted(s.compact)
+				case s.progress > 0:
+					add(l.progress(s.progress))
+				default:
+					var revs []int64
+					var chs []change
+					for _, e := range s.events {
+						revs = append(revs, e.rev)
+						chs = append(chs, e.change)
+					}
+					add(l.response(revs, chs))
+				}
+			}
+			add(l.complete(tc.truth))
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("violations:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+				t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestWatchLogResume(t *testing.T) {
+	l := newWatchLog("w", 10)
+	if n := l.next(); n != 10 {
+		t.Errorf("next before any event = %d, want 10", n)
+	}
+	l.response([]int64{10, 11}, []change{{key: "a", value: "1"}, {key: "b", value: "1"}})
+	l.progress(14)
+	if n := l.next(); n != 15 {
+		t.Errorf("next after a progress notification at 14 = %d, want 15", n)
+	}
+	l.compacted(20)
+	if n := l.next(); n != 20 {
+		t.Errorf("next after a compaction at 20 = %d, want 20", n)
+	}
+}
+
+func TestRevFloor(t *testing.T) {
+	// op is a request: sent (begin) at step call, returned at step ret with
+	// revision rev.
+	type op struct {
+		call, ret int
+		rev       int64
+		what      string
+	}
+	tests := []struct {
+		name string
+		ops  []op
+		want []string
+	}{
+		{"increasing", []op{{0, 1, 10, "put"}, {2, 3, 10, "get"}, {4, 5, 12, "put"}}, nil},
+		{"concurrent requests may return out of order", []op{{0, 3, 12, "put"}, {1, 2, 13, "put"}, {1, 4, 11, "get"}}, nil},
+		{"backwards", []op{{0, 1, 12, "put"}, {2, 3, 11, "get"}},
+			[]string{"get returned revision 11 after put had returned revision 12"}},
+		{"backwards across a restart", []op{{0, 1, 20, "put kv/k1"}, {2, 3, 21, "compact to 19"}, {4, 5, 0, "status (member down)"}, {6, 7, 15, "get kv/k1"}},
+			[]string{"get kv/k1 returned revision 15 after compact to 19 had returned revision 21"}},
+		{"a response without a header is ignored", []op{{0, 1, 12, "put"}, {2, 3, 0, "defragment"}}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var f revFloor
+			at := map[int]floor{}
+			var got []string
+			for step := 0; step < 2*len(tc.ops)+2; step++ {
+				for i, o := range tc.ops {
+					if o.call == step {
+						at[i] = f.begin()
+					}
+				}
+				for i, o := range tc.ops {
+					if o.ret == step {
+						if fd := f.end(at[i], o.rev, o.what); fd != nil {
+							if fd.check != checkRevision {
+								t.Errorf("check %q", fd.check)
+							}
+							got = append(got, fd.msg)
+						}
+					}
+				}
+			}
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("findings %q, want %q", got, tc.want)
 			}
 		})
 	}
