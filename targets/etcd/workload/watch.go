@@ -120,7 +120,7 @@ func (w *watcher) report(fs []finding) {
 	for _, f := range fs {
 		w.counts[f.check]++
 		if w.counts[f.check] <= maxFindings {
-			w.c.wc.Violation(f.check, f.msg)
+			w.c.violation(f.check, f.msg)
 		}
 	}
 }
@@ -162,7 +162,7 @@ func (w *watcher) check(t truth, target int64, progress bool) {
 	}
 	for check, n := range w.counts {
 		if n > maxFindings {
-			w.c.wc.Violation(check, fmt.Sprintf("%s: %d more like these", w.log.name, n-maxFindings))
+			w.c.violation(check, fmt.Sprintf("%s: %d more like these", w.log.name, n-maxFindings))
 		}
 	}
 }
