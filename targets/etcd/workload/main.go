@@ -56,6 +56,9 @@
 //	ETCD_WORKLOAD_COMPACT_EVERY    compact this often, alternately to the last
 //	                               revision written one interval ago and to the
 //	                               last acknowledged write (default 1s; 0: never)
+//	ETCD_WORKLOAD_COMPACT_TO       "lag" (the last revision written one interval
+//	                               ago), "latest" (the last acknowledged write)
+//	                               or "both", alternately (default both)
 //	ETCD_WORKLOAD_COMPACT_PHYSICAL "true": wait for physical compaction (default false)
 //	ETCD_WORKLOAD_DEFRAG_EVERY     defragment one member (in turn) this often
 //	                               (default 2s; 0: never)
@@ -78,6 +81,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -205,8 +209,21 @@ type config struct {
 	compactEvery    time.Duration // 0: never
 	compactPhysical bool
 	defragEvery     time.Duration   // 0: never
+	compactTo       string          // compactBoth, compactLag or compactLatest
 	skip            map[string]bool // guarantees checked but not reported
 }
+
+// The compaction targets of ETCD_WORKLOAD_COMPACT_TO.
+const (
+	// compactLag compacts to the last revision written one interval
+	// before.
+	compactLag = "lag"
+	// compactLatest compacts to the last acknowledged write, often the
+	// store's latest revision, maybe a tombstone.
+	compactLatest = "latest"
+	// compactBoth alternates between the two.
+	compactBoth = "both"
+)
 
 func loadConfig(getenv func(string) string) (config, error) {
 	s := workload.NewSettings(getenv)
@@ -233,6 +250,11 @@ func loadConfig(getenv func(string) string) (config, error) {
 		if err != nil {
 			errs = append(errs, fmt.Errorf("ETCD_WORKLOAD_COMPACT_PHYSICAL=%q: want true or false", v))
 		}
+	}
+	switch c.compactTo = s.String("ETCD_WORKLOAD_COMPACT_TO", compactBoth); c.compactTo {
+	case compactBoth, compactLag, compactLatest:
+	default:
+		errs = append(errs, fmt.Errorf("ETCD_WORKLOAD_COMPACT_TO=%q: want %s, %s or %s", c.compactTo, compactBoth, compactLag, compactLatest))
 	}
 	c.skip, err = parseSkip(s.String("ETCD_WORKLOAD_SKIP_CHECKS", ""))
 	errs = append(errs, err)
@@ -264,7 +286,8 @@ func run(ctx context.Context, t *workload.T) error {
 		return err
 	}
 	slog.Info("etcd workload", "duration", cfg.duration, "keys", cfg.keys, "rate", cfg.rate, "mix", cfg.mix.String(),
-		"compact_every", cfg.compactEvery, "compact_physical", cfg.compactPhysical, "defrag_every", cfg.defragEvery)
+		"compact_every", cfg.compactEvery, "compact_to", cfg.compactTo, "compact_physical", cfg.compactPhysical,
+		"defrag_every", cfg.defragEvery, "skip_checks", slices.Sorted(maps.Keys(cfg.skip)))
 	w, err := newWorkload(t, cfg)
 	if err != nil {
 		return err
@@ -462,7 +485,7 @@ func (w *wl) compactLoop(ctx context.Context) {
 		}
 		target, last := prev, w.lastWrite()
 		prev = last
-		if i%2 == 1 {
+		if w.cfg.compactTo == compactLatest || w.cfg.compactTo == compactBoth && i%2 == 1 {
 			target = last
 		}
 		if target <= done {

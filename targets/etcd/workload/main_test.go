@@ -38,12 +38,12 @@ func TestLoadConfig(t *testing.T) {
 		wantErr string
 	}{
 		{map[string]string{}, config{duration: 3 * time.Second, keys: 5, rate: 100, port: "client", mix: defaultMix,
-			compactEvery: time.Second, defragEvery: 2 * time.Second, skip: map[string]bool{}}, ""},
+			compactEvery: time.Second, defragEvery: 2 * time.Second, compactTo: compactBoth, skip: map[string]bool{}}, ""},
 		{map[string]string{"ETCD_WORKLOAD_DURATION": "1500ms", "ETCD_WORKLOAD_KEYS": "2", "ETCD_WORKLOAD_RATE": "7", "ETCD_WORKLOAD_PORT": "c",
 			"ETCD_WORKLOAD_MIX": "get=1, txn=3", "ETCD_WORKLOAD_COMPACT_EVERY": "0", "ETCD_WORKLOAD_COMPACT_PHYSICAL": "true", "ETCD_WORKLOAD_DEFRAG_EVERY": "500ms",
-			"ETCD_WORKLOAD_SKIP_CHECKS": "watch-lost-event, revision-monotonic"},
+			"ETCD_WORKLOAD_SKIP_CHECKS": "watch-lost-event, revision-monotonic", "ETCD_WORKLOAD_COMPACT_TO": "lag"},
 			config{duration: 1500 * time.Millisecond, keys: 2, rate: 7, port: "c", mix: mix{opGet: 1, opTxn: 3},
-				compactPhysical: true, defragEvery: 500 * time.Millisecond, skip: map[string]bool{checkWatchLost: true, checkRevision: true}}, ""},
+				compactPhysical: true, defragEvery: 500 * time.Millisecond, compactTo: compactLag, skip: map[string]bool{checkWatchLost: true, checkRevision: true}}, ""},
 		{map[string]string{"ETCD_WORKLOAD_MIX": "get=1,scan=2"}, config{}, "ETCD_WORKLOAD_MIX"},
 		{map[string]string{"ETCD_WORKLOAD_MIX": "get=0"}, config{}, "ETCD_WORKLOAD_MIX"},
 		{map[string]string{"ETCD_WORKLOAD_COMPACT_EVERY": "often"}, config{}, "ETCD_WORKLOAD_COMPACT_EVERY"},
@@ -52,6 +52,7 @@ func TestLoadConfig(t *testing.T) {
 		{map[string]string{"ETCD_WORKLOAD_KEYS": "0"}, config{}, "ETCD_WORKLOAD_KEYS"},
 		{map[string]string{"ETCD_WORKLOAD_RATE": "x"}, config{}, "ETCD_WORKLOAD_RATE"},
 		{map[string]string{"ETCD_WORKLOAD_SKIP_CHECKS": "watch-lost"}, config{}, "ETCD_WORKLOAD_SKIP_CHECKS"},
+		{map[string]string{"ETCD_WORKLOAD_COMPACT_TO": "newest"}, config{}, "ETCD_WORKLOAD_COMPACT_TO"},
 	}
 	for _, tc := range tests {
 		got, err := loadConfig(func(k string) string { return tc.env[k] })
