@@ -3,11 +3,13 @@ package bench
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -54,6 +56,39 @@ func TestParse(t *testing.T) {
 	}
 	if _, _, err := Load("../examples/minikv/bugs.yaml", checkers); err != nil {
 		t.Errorf("examples/minikv/bugs.yaml: %v", err)
+	}
+}
+
+// TestShippedBugFiles loads the known-bug files gofault ships and applies
+// every bug's overrides, on both releases, to its target's profile: a
+// scenario that names a field the config does not have fails here, not in
+// the middle of a bench.
+func TestShippedBugFiles(t *testing.T) {
+	checkers := check.Names()
+	for _, tc := range []struct {
+		bugs, config string
+		ids          []string
+	}{
+		{"../examples/minikv/bugs.yaml", "../examples/minikv/gofault.yaml", []string{"split", "snapshot", "rotate", "fence", "retry"}},
+		{"../targets/etcd/bugs.yaml", "../targets/etcd/gofault.yaml", []string{"etcd-17780", "etcd-19179", "etcd-18089", "etcd-17529", "etcd-14685"}},
+	} {
+		f, _, err := Load(tc.bugs, checkers)
+		if err != nil {
+			t.Errorf("%s: %v", tc.bugs, err)
+			continue
+		}
+		var ids []string
+		for _, b := range f.Bugs {
+			ids = append(ids, b.ID)
+			for _, side := range []Side{Affected, Fixed} {
+				if _, err := config.Load(tc.config, b.Overrides(side)...); err != nil {
+					t.Errorf("%s: bug %s, %s release: %v", tc.bugs, b.ID, side, err)
+				}
+			}
+		}
+		if !slices.Equal(ids, tc.ids) {
+			t.Errorf("%s holds %v, want %v", tc.bugs, ids, tc.ids)
+		}
 	}
 }
 
