@@ -108,6 +108,11 @@ type Result struct {
 	Minutes float64 `json:"minutes"`
 	// Hit is the first matching finding; nil when none showed.
 	Hit *Hit `json:"hit,omitempty"`
+	// FaultFree is the number of trials without an injected fault (the
+	// baseline's and fault trials that injected nothing) whose failure
+	// matches: the scenario shows the bug, or an unrelated one with the
+	// same symptom, without any fault.
+	FaultFree int `json:"fault_free,omitempty"`
 }
 
 // baselinePolicy is the policy of a campaign's fault-free baseline trials.
@@ -153,7 +158,13 @@ func Judge(campaign int64, trials []*record.Trial, m Matcher, opts report.Option
 		}
 		when[t.ID] = at{res.Trials, t.End.Sub(start).Minutes()}
 	}
-	for _, f := range report.New(ts, opts).Findings {
+	rep := report.New(ts, opts)
+	for _, f := range rep.FaultFree {
+		if f.Checker == m.Checker && re.MatchString(f.Symptom) {
+			res.FaultFree += len(f.Trials)
+		}
+	}
+	for _, f := range rep.Findings {
 		if f.Checker != m.Checker || !re.MatchString(f.Symptom) {
 			continue
 		}
@@ -189,6 +200,12 @@ type Row struct {
 	// matching trials' IDs.
 	FalsePositives      int      `json:"false_positives"`
 	FalsePositiveTrials []string `json:"false_positive_trials,omitempty"`
+	// FaultFreeAffected and FaultFreeFixed are the number of seeds whose
+	// campaign on that release showed the matching symptom in a trial
+	// without faults (Result.FaultFree): a bug the scenario shows without
+	// gofault's help, or a symptom not specific to the bug.
+	FaultFreeAffected int `json:"fault_free_affected"`
+	FaultFreeFixed    int `json:"fault_free_fixed"`
 	// Campaigns are the store's campaigns of the row, affected then fixed.
 	Campaigns []int64 `json:"campaigns"`
 }
@@ -226,6 +243,11 @@ func Summarise(name string, bugs []Bug, policies []string, seeds, trials int, re
 					row.Campaigns = append(row.Campaigns, res.Campaign)
 					run += res.Trials
 					injected += res.Injected
+					if res.FaultFree > 0 && side == Affected {
+						row.FaultFreeAffected++
+					} else if res.FaultFree > 0 {
+						row.FaultFreeFixed++
+					}
 					switch {
 					case side == Fixed && res.Hit != nil:
 						row.FalsePositives++
@@ -272,7 +294,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "bug\tpolicy\tfound\tmedian trials\tmedian minutes\tinjected\tfalse positives (fixed)")
+	fmt.Fprintln(tw, "bug\tpolicy\tfound\tmedian trials\tmedian minutes\tinjected\tfalse positives (fixed)\twithout faults (affected, fixed)")
 	for _, r := range s.Rows {
 		fp := fmt.Sprintf("%d/%d", r.FalsePositives, r.Seeds)
 		if len(r.FalsePositiveTrials) > 0 {
@@ -282,7 +304,8 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		if 2*r.Found <= r.Seeds {
 			mt, mm = ">="+mt, ">="+mm // half the seeds or more missed: the median is (partly) a miss
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%.0f%%\t%s\n", r.Bug, r.Policy, r.Found, r.Seeds, mt, mm, 100*r.InjectionRate, fp)
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%.0f%%\t%s\t%d/%d, %d/%d\n", r.Bug, r.Policy, r.Found, r.Seeds, mt, mm, 100*r.InjectionRate, fp,
+			r.FaultFreeAffected, r.Seeds, r.FaultFreeFixed, r.Seeds)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -291,6 +314,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		"median trials/minutes: to that finding; a seed that missed counts as the cap (%d trials, its whole campaign's minutes), so >= marks a median that is (partly) a miss.\n"+
 		"injected: share of fault trials (both releases) that injected a fault.\n"+
 		"false positives: seeds whose campaign of %d trials on the fixed release showed a matching finding (their first trials).\n"+
+		"without faults: seeds whose campaign showed the matching symptom in a trial without any fault (the scenario shows it unaided, or the symptom is not specific to the bug).\n"+
 		"%.1f campaign minutes in all.\n", s.Trials, s.Trials, s.Minutes)
 	return err
 }

@@ -227,6 +227,9 @@ func TestJudge(t *testing.T) {
 	if res.Campaign != 7 || res.Trials != 4 || res.Injected != 3 || res.Minutes != 5 || res.Hit == nil || *res.Hit != want {
 		t.Errorf("Judge = %+v, hit %+v; want 4 trials, 3 injected, 5 minutes, hit %+v", res, res.Hit, want)
 	}
+	if res.FaultFree != 1 {
+		t.Errorf("Judge counted %d matching trials without faults, want 1 (trial 1)", res.FaultFree)
+	}
 	res, _ = Judge(7, ts, Matcher{Checker: "replicas", Symptom: "nothing"}, report.Options{})
 	if res.Hit != nil {
 		t.Errorf("no match wanted, got %+v", res.Hit)
@@ -246,11 +249,11 @@ func TestSummarise(t *testing.T) {
 	}
 	results := map[Run]Result{
 		{"split", Affected, "random", 1}: {Campaign: 1, Trials: 3, Injected: 3, Minutes: 1, Hit: hit(3, 0.5)},
-		{"split", Affected, "random", 2}: {Campaign: 2, Trials: 8, Injected: 6, Minutes: 4},
+		{"split", Affected, "random", 2}: {Campaign: 2, Trials: 8, Injected: 6, Minutes: 4, FaultFree: 2},
 		{"split", Affected, "random", 3}: {Campaign: 3, Trials: 5, Injected: 5, Minutes: 2, Hit: hit(5, 1.5)},
 		{"split", Fixed, "random", 1}:    {Campaign: 4, Trials: 8, Injected: 8, Minutes: 4},
 		{"split", Fixed, "random", 2}:    {Campaign: 5, Trials: 8, Injected: 8, Minutes: 4, Hit: hit(2, 1)},
-		{"split", Fixed, "random", 3}:    {Campaign: 6, Trials: 8, Injected: 0, Minutes: 4},
+		{"split", Fixed, "random", 3}:    {Campaign: 6, Trials: 8, Injected: 0, Minutes: 4, FaultFree: 1},
 		{"split", Affected, "bsrr", 1}:   {Campaign: 7, Trials: 8, Injected: 8, Minutes: 4},
 		{"split", Affected, "bsrr", 2}:   {Campaign: 8, Trials: 8, Injected: 8, Minutes: 4},
 		{"split", Affected, "bsrr", 3}:   {Campaign: 9, Trials: 2, Injected: 2, Minutes: 1, Hit: hit(2, 0.25)},
@@ -266,7 +269,7 @@ func TestSummarise(t *testing.T) {
 	// Trials to the finding 3, 8 (a miss: the cap), 5: median 5; minutes
 	// 0.5, 4 (the miss's whole campaign), 1.5: median 1.5.
 	if r.Found != 2 || r.MedianTrials != 5 || r.MedianMinutes != 1.5 || r.FalsePositives != 1 || r.FalsePositiveTrials[0] != "x-2" ||
-		r.InjectionRate != 30.0/40 || len(r.Campaigns) != 6 {
+		r.InjectionRate != 30.0/40 || len(r.Campaigns) != 6 || r.FaultFreeAffected != 1 || r.FaultFreeFixed != 1 {
 		t.Errorf("random row %+v", r)
 	}
 	if r := s.Rows[1]; r.Found != 1 || r.MedianTrials != 8 || r.FalsePositives != 0 {
@@ -280,9 +283,9 @@ func TestSummarise(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `
-bug    policy  found  median trials  median minutes  injected  false positives (fixed)
-split  random  2/3    5.0            1.50            75%       1/3 (x-2)
-split  bsrr    1/3    >=8.0          >=4.00          100%      0/3
+bug    policy  found  median trials  median minutes  injected  false positives (fixed)  without faults (affected, fixed)
+split  random  2/3    5.0            1.50            75%       1/3 (x-2)                1/3, 1/3
+split  bsrr    1/3    >=8.0          >=4.00          100%      0/3                      0/3, 0/3
 `
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("table:\n%s\nwant it to hold:%s", buf.String(), want)
