@@ -479,6 +479,8 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		Key:      cfg.Policy.Key,
 		Delay:    cfg.Faults.Delay,
 
+		Partition: cfg.Faults.Partition.Duration,
+
 		TargetErrors: cfg.Faults.TargetErrors,
 	})
 }

@@ -31,13 +31,17 @@ const (
 	KindError Kind = 1 << (iota - 1) // the call returns an injected error instead of running
 	KindDelay                        // the call (I/O) is slowed down
 	KindCrash                        // the process is killed at the call
+	// KindPartition cuts the node off from all its peers, both ways, for a
+	// while, starting at the call: its peer-network calls (Site.Peer) fail
+	// or stall until the partition heals. Client traffic is untouched.
+	KindPartition
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}}
 
 // Has reports whether k includes all kinds of o.
 func (k Kind) Has(o Kind) bool { return k&o == o }
@@ -75,7 +79,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay or crash)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash or partition)", part)
 		}
 	}
 	return k, nil
@@ -142,7 +146,19 @@ type Site struct {
 	// grouping: the last I/O call of the block).
 	Block string `json:"block,omitempty"`
 	Rep   bool   `json:"rep,omitempty"`
+	// Peer is set on the calls of the peer network (PartitionPass): how
+	// the call talks to another member — PeerDial, PeerRead, PeerWrite or
+	// PeerAccept — and so how a partition of the node acts on it.
+	Peer string `json:"peer,omitempty"`
 }
+
+// Peer-network operations (Site.Peer).
+const (
+	PeerDial   = "dial"   // a new connection or request to a peer: fails at once while cut
+	PeerRead   = "read"   // a read from a peer connection: stalls until the heal
+	PeerWrite  = "write"  // a write to a peer connection: stalls until the heal
+	PeerAccept = "accept" // a peer's request being accepted: stalls until the heal
+)
 
 // TimeoutPoint is an expression whose value is a timeout: the duration
 // passed to context.WithTimeout, time.After, a SetDeadline computation, or

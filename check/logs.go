@@ -326,6 +326,11 @@ func faultEchoes(tr *record.Trial) echoes {
 			e.delay = true
 		case catalog.KindCrash:
 			e.killed = true
+		case catalog.KindPartition:
+			// Peers lose the cut member's connections and it theirs, and
+			// its stalled I/O is slow: what a kill and a delay make
+			// members log.
+			e.killed, e.delay = true, true
 		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)
 		}

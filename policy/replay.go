@@ -81,6 +81,8 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
 	case catalog.KindCrash:
 		return Fault{Kind: catalog.KindCrash}, nil
+	case catalog.KindPartition:
+		return Fault{Kind: catalog.KindPartition, Delay: inj.Delay}, nil
 	}
 	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
 }
