@@ -297,6 +297,8 @@ type Catalog struct {
 	Role *Role `json:"role,omitempty"`
 	// TimeoutPoints are the timeout expressions found by the Sieve passes.
 	TimeoutPoints []TimeoutPoint `json:"timeout_points,omitempty"`
+	// ObservePoints are where peer messages are observed (observe.go).
+	ObservePoints []ObservePoint `json:"observation_points,omitempty"`
 	// Hash identifies the catalog's contents; see ComputeHash.
 	Hash string `json:"hash"`
 }
@@ -358,6 +360,11 @@ func (c *Catalog) Without(ids map[string]bool) *Catalog {
 			out.States = append(out.States, s)
 		}
 	}
+	for _, o := range c.ObservePoints {
+		if !ids[o.ID] {
+			out.ObservePoints = append(out.ObservePoints, o)
+		}
+	}
 	if err := out.number(); err != nil {
 		panic(err) // a subset of a numbered catalog has unique IDs
 	}
@@ -407,6 +414,12 @@ func (c *Catalog) number() error {
 			return err
 		}
 	}
+	for i := range c.ObservePoints {
+		c.ObservePoints[i].Index = uint32(i)
+		if err := unique("observation point", c.ObservePoints[i].ID); err != nil {
+			return err
+		}
+	}
 	if c.Role != nil {
 		for _, w := range c.Role.Writes {
 			if err := unique("role write", w.ID); err != nil {
@@ -441,6 +454,9 @@ func (c *Catalog) ComputeHash() string {
 	}
 	for _, p := range c.TimeoutPoints {
 		fmt.Fprintf(h, "o %d %s\n", p.Index, p.ID)
+	}
+	for _, o := range c.ObservePoints {
+		fmt.Fprintf(h, "b %d %s %d\n", o.Index, o.ID, len(o.Vars))
 	}
 	if r := c.Role; r != nil {
 		fmt.Fprintf(h, "r %s", r)

@@ -12,11 +12,12 @@ import (
 // situ: while it lasts, the node's peer-network sites (catalog.Site.Peer)
 // are live in its plan whatever the policy's plan says, and the session
 // answers their requests itself, without the policy: a dial fails at once
-// with a connection error, a read, write or accept stalls until the heal
-// (a blackholed link: nothing moves, then the connection carries on, as
-// TCP does after a short outage). The heal is lazy: the first peer request
-// after the partition's end gets no fault and the node its plan without
-// the peer sites, so new connections work again at once.
+// with a connection error, a read, write or accept stalls (wire.ActStall)
+// until the heal (a blackholed link: nothing moves, then the connection
+// carries on, as TCP does after a short outage). The heal is a new plan
+// without the peer sites: it wakes the stalled calls, and new connections
+// work again at once. A partition of fixed length heals lazily, at the
+// first peer request after its end; healCut (the cofi policy) heals at once.
 
 // cut is one node's partition in progress.
 type cut struct {
@@ -90,7 +91,17 @@ func cutAction(site *catalog.Site, left time.Duration) (wire.Action, int64) {
 			return wire.ActError, int64(k)
 		}
 	}
-	return wire.ActDelay, int64(left)
+	return wire.ActStall, int64(left)
+}
+
+// healCut ends node's partition at now, if it is cut off, and returns the
+// plans that heal it.
+func (s *session) healCut(node string, now time.Time) []Effect {
+	if _, ok := s.cuts[node]; !ok {
+		return nil
+	}
+	delete(s.cuts, node)
+	return s.replanNode(node)
 }
 
 // connectionError returns the 1-based index of the error a dial over a

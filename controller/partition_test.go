@@ -43,7 +43,7 @@ func TestSessionPartition(t *testing.T) {
 	plans(t, s.arm(), &seq)
 
 	resp, effs := s.request(n1, &wire.Request{ID: 1, Site: 2}, t0)
-	if resp.Action != wire.ActDelay || time.Duration(resp.Arg) != 3*time.Second {
+	if resp.Action != wire.ActStall || time.Duration(resp.Arg) != 3*time.Second {
 		t.Fatalf("the asking read: %+v, want a stall of the whole partition", resp)
 	}
 	ps := plans(t, effs, &seq)
@@ -61,7 +61,7 @@ func TestSessionPartition(t *testing.T) {
 	if resp, _ := s.request(n1, &wire.Request{ID: 2, Site: 1}, at); resp.Action != wire.ActError || resp.Arg != 2 {
 		t.Errorf("dial while cut: %+v, want ECONNREFUSED (error 2)", resp)
 	}
-	if resp, _ := s.request(n1, &wire.Request{ID: 3, Site: 3}, at); resp.Action != wire.ActDelay || time.Duration(resp.Arg) != 2*time.Second {
+	if resp, _ := s.request(n1, &wire.Request{ID: 3, Site: 3}, at); resp.Action != wire.ActStall || time.Duration(resp.Arg) != 2*time.Second {
 		t.Errorf("accept while cut: %+v, want a stall of the 2s left", resp)
 	}
 	if resp, _ := s.request(n1, &wire.Request{ID: 4, Site: 0}, at); resp.Action != wire.ActNone {

@@ -80,6 +80,9 @@ type session struct {
 	progress map[string]time.Time // client → last progress
 	result   *Result              // set by the first end
 	cuts     map[string]cut       // per node: its partition in progress (partition.go)
+	observer func(*policy.Observation) policy.Partition
+	obs      []record.Observation
+	cutInj   map[string]int // per node: the injection of its partition in progress
 	peers    []uint32             // the catalog's peer-network sites, once computed
 }
 
@@ -132,6 +135,9 @@ func (s *session) wirePlan(m member) wire.Plan {
 	}
 	if s.plan.Timeouts {
 		wp.Flags |= wire.FlagTimeouts
+	}
+	if s.plan.Observe {
+		wp.Flags |= wire.FlagObserve
 	}
 	if s.armed && !s.done && !s.ended && s.plan.LiveOn(m.node) {
 		wp.Sites = s.plan.Sites
@@ -342,6 +348,8 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 				continue
 			}
 			s.roles = append(s.roles, record.RoleChange{Node: m.node, Role: name, Time: time.Unix(0, e.Time)})
+		case wire.EvObserve:
+			effs = append(effs, s.observe(m.node, e)...)
 		case wire.EvTimeout:
 			s.timeouts = append(s.timeouts, record.Timeout{Node: m.node, Site: uint32(e.A), Duration: time.Duration(e.B)})
 		case wire.EvWorkload:
@@ -388,6 +396,8 @@ func (s *session) end() (Result, []Effect) {
 		Reached:    s.reachedList(),
 		Roles:      s.roles,
 		Dropped:    s.dropped,
+
+		Observations: s.obs,
 	}
 	return *s.result, effs
 }

@@ -93,6 +93,9 @@ type Plan struct {
 	// States asks the agents to track abstract states; Stacks to send the
 	// call stack with every request; Timeouts to report timeout values.
 	States, Stacks, Timeouts bool
+	// Observe asks the agents to report peer messages at the observation
+	// points (see Observer).
+	Observe bool
 }
 
 // LiveOn reports whether the plan's sites are live on node.
