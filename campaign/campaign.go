@@ -128,6 +128,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if err := s.calibrate(ctx); err != nil {
 		return nil, err
 	}
+	var observed [][]record.Observation
 	for s.priorBaseline+s.sum.BaselineTrials < s.wantBaseline && ctx.Err() == nil {
 		tr, err := s.r.trial(ctx, s.used.next(), true)
 		if ctx.Err() != nil {
@@ -140,6 +141,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 			return nil, err
 		}
 		s.sum.BaselineTrials++
+		observed = append(observed, tr.Observations)
 		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
 		rerun, err := s.rerunFaultFree(ctx, tr)
 		if err != nil {
@@ -149,6 +151,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 			return nil, err
 		}
 	}
+	s.learn(observed)
 	if err := s.faultTrials(ctx); err != nil && ctx.Err() == nil {
 		return nil, err
 	}

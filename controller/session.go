@@ -83,7 +83,7 @@ type session struct {
 	observer func(*policy.Observation) policy.Partition
 	obs      []record.Observation
 	cutInj   map[string]int // per node: the injection of its partition in progress
-	peers    []uint32             // the catalog's peer-network sites, once computed
+	peers    []uint32       // the catalog's peer-network sites, once computed
 }
 
 type instKey struct {

@@ -238,4 +238,7 @@ type Trial struct {
 	// Roles are the nodes' role changes, in time order (bounded).
 	Roles    []RoleChange `json:"roles,omitempty"`
 	Verdicts []Verdict    `json:"verdicts"`
+	// Observations are the peer messages observed (fault-free trials and
+	// cofi's trials; bounded, not stored).
+	Observations []Observation `json:"observations,omitempty"`
 }
