@@ -151,7 +151,9 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 			return nil, err
 		}
 	}
-	s.learn(observed)
+	if err := s.learn(ctx, observed); err != nil {
+		return nil, err
+	}
 	if err := s.faultTrials(ctx); err != nil && ctx.Err() == nil {
 		return nil, err
 	}
