@@ -9,6 +9,12 @@ import (
 	"github.com/gofault/gofault/record"
 )
 
+// obsKey counts observations per node and point.
+type obsKey struct {
+	node  string
+	point uint32
+}
+
 // observe records one observed peer message of node and, in an armed trial
 // of an Observer policy (cofi), gives it to the policy and carries out the
 // partition it asks for: a start is recorded as a partition injection at
@@ -24,6 +30,11 @@ func (s *session) observe(node string, e *wire.Event) []Effect {
 	if err != nil {
 		return []Effect{{Warn: "controller: bad observation", Args: []any{"node", node, "err", err}}}
 	}
+	if s.obsCount == nil {
+		s.obsCount = map[obsKey]int{}
+	}
+	ok := obsKey{node, pt.Index}
+	s.obsCount[ok]++
 	o := record.Observation{Time: time.Unix(0, e.Time), Node: node, Point: pt.Index, Type: int64(e.B), From: e.C, To: e.D, Values: vals}
 	if len(s.obs) < maxObservations {
 		s.obs = append(s.obs, o)
@@ -47,7 +58,7 @@ func (s *session) observe(node string, e *wire.Event) []Effect {
 	}
 	if _, cut := s.cuts[p.Start]; p.Start != "" && p.For > 0 && !cut {
 		s.inj = append(s.inj, record.Injection{Time: now, Node: p.Start, SiteID: pt.ID, Kind: catalog.KindPartition,
-			Delay: p.For, Error: p.Why, Role: s.role[p.Start]})
+			Delay: p.For, Error: p.Why, Role: s.role[p.Start], Occurrence: s.obsCount[obsKey{p.Start, pt.Index}]})
 		if s.cutInj == nil {
 			s.cutInj = map[string]int{}
 		}

@@ -99,3 +99,60 @@ func TestSessionPartitionRefused(t *testing.T) {
 		t.Fatalf("response %+v, effects %+v, injections %+v", resp, effs, s.inj)
 	}
 }
+
+// observer is a test Observer: it cuts n1 off at its second observation
+// and heals it at the fourth.
+type observer struct {
+	scripted
+	n int
+}
+
+func (o *observer) Observe(ob *policy.Observation) policy.Partition {
+	o.n++
+	switch o.n {
+	case 2:
+		return policy.Partition{Start: ob.Node, For: 5 * time.Second, Why: "inv"}
+	case 4:
+		return policy.Partition{Heal: "n1"}
+	}
+	return policy.Partition{}
+}
+
+// TestSessionObservePartition: observations are recorded; a partition an
+// Observer starts is an injection at the observation point with its
+// reason and occurrence, its heal shortens it to its real length and
+// empties the node's plan.
+func TestSessionObservePartition(t *testing.T) {
+	cat := partitionCatalog()
+	cat.ObservePoints = []catalog.ObservePoint{{Index: 0, ID: "observe:p.Step", When: catalog.ObserveHandled, Vars: []catalog.ObserveVar{{Name: "msg.Term"}}}}
+	pol := &observer{}
+	s := newSession(cat, TrialSpec{ID: "t1", Nodes: []string{"n1"}}, policy.Plan{Observe: true}, pol.Decide)
+	s.observer = pol.Observe
+	s.attach(1, "n1", wire.RoleAgent, true)
+	var seq uint64 = 1
+	plans(t, s.arm(), &seq)
+	ev := func(at time.Duration) wire.Event {
+		return wire.Event{Kind: wire.EvObserve, Time: t0.Add(at).UnixNano(), A: 0, B: 8, C: 1, D: 2, Data: wire.AppendValues(nil, []int64{3})}
+	}
+	s.events(1, []wire.Event{ev(0)})
+	effs := s.events(1, []wire.Event{ev(time.Second)})
+	if ps := plans(t, effs, &seq); !slices.Equal(ps[1].Sites, []uint32{1, 2, 3}) || ps[1].Flags&wire.FlagObserve == 0 {
+		t.Fatalf("plan at the start %+v", ps[1])
+	}
+	if resp, _ := s.request(1, &wire.Request{ID: 1, Site: 2}, t0.Add(2*time.Second)); resp.Action != wire.ActStall {
+		t.Fatalf("read while cut: %+v", resp)
+	}
+	s.events(1, []wire.Event{ev(2 * time.Second)})
+	effs = s.events(1, []wire.Event{ev(3 * time.Second)})
+	if ps := plans(t, effs, &seq); len(ps[1].Sites) != 0 {
+		t.Fatalf("plan after the heal %+v", ps[1])
+	}
+	res, _ := s.end()
+	if len(res.Observations) != 4 || res.Observations[0].Values[0] != 3 || res.Observations[0].Type != 8 {
+		t.Fatalf("observations %+v", res.Observations)
+	}
+	in := res.Injections
+	if len(in) != 1 || in[0].Kind != catalog.KindPartition || in[0].SiteID != "observe:p.Step" || in[0].Error != "inv" || in[0].Delay != 2*time.Second || in[0].Occurrence != 2 {
+		t.Fatalf("injections %+v", in)
+	}
+}

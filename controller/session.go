@@ -83,6 +83,7 @@ type session struct {
 	observer func(*policy.Observation) policy.Partition
 	obs      []record.Observation
 	cutInj   map[string]int // per node: the injection of its partition in progress
+	obsCount map[obsKey]int // observations per node and point, for replays
 	peers    []uint32       // the catalog's peer-network sites, once computed
 }
 

@@ -125,3 +125,25 @@ func TestCofiFallback(t *testing.T) {
 		t.Fatalf("no partition after %d handled messages", cofiFallback)
 	}
 }
+
+// TestReplayObservedPartition: a partition cofi started at an observation
+// is replayed at the same node's same observation, for its real length.
+func TestReplayObservedPartition(t *testing.T) {
+	cat := cofiCatalog()
+	r := NewReplay(cat, []record.Injection{{Node: "n3", SiteID: cat.ObservePoints[0].ID, Kind: catalog.KindPartition,
+		Delay: 2 * time.Second, Error: "inv", Occurrence: 3}})
+	if m := r.Missing(); len(m) != 0 {
+		t.Fatalf("missing %v", m)
+	}
+	if pl := r.Begin(TrialInfo{Index: 0}); !pl.Observe {
+		t.Fatalf("plan %+v", pl)
+	}
+	var got []Partition
+	for i := 0; i < 5; i++ {
+		got = append(got, r.Observe(handled(0, "n3", 3, 1, 2, 2)))
+		r.Observe(handled(0, "n1", 3, 1, 2, 2))
+	}
+	if got[2].Start != "n3" || got[2].For != 2*time.Second || got[2].Why != "inv" || got[0].Start != "" || got[3].Start != "" {
+		t.Fatalf("replayed %+v", got)
+	}
+}
