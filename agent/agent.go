@@ -157,14 +157,11 @@ func decide(site uint32, p *plan) int {
 	}
 	resp, ok := c.roundTrip(&req)
 	for n := 0; ok && resp.Action == wire.ActStall && n < maxStalls; n++ {
-		changed := planChanged()
-		if current.Load() != p {
-			// A plan came with the answer (the partition's start): wait
-			// for the next one only.
-			p = current.Load()
-			changed = planChanged()
-		}
-		stall(time.Duration(resp.Arg), changed)
+		// Cut off from the peers: wait for the heal (a new plan) or Arg.
+		// The plan that started the cut came before the answer, so the
+		// next plan is a later one; one that slips in between the answer
+		// and planChanged costs at most Arg.
+		stall(time.Duration(resp.Arg), planChanged())
 		p = current.Load()
 		if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
 			return 0 // healed: the site is no longer live
