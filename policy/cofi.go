@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/invariant"
@@ -13,6 +14,10 @@ import (
 func init() {
 	Register("cofi", func(env Env) (Policy, error) { return newCofi(env), nil })
 }
+
+// cofiNone is the pseudo-invariant of the partitions cofi starts without
+// a violation.
+const cofiNone = "none"
 
 // cofiFallback is how many handled messages a trial observes without an
 // invariant violation before cofi starts a partition anyway.
@@ -39,10 +44,12 @@ const cofiFallback = 2000
 // Deviations: the message type is (point, type, direction), not (stack,
 // sender, receiver, state) — the observation hooks send no stacks; the
 // heal follows the observation, so the message that triggers it may be
-// dropped rather than delivered; and, so that every trial injects, a
-// trial that has observed cofiFallback handled messages without a
-// violation cuts off the member that handled the last one, at the
-// pseudo-invariant "none|<point>|<type>".
+// dropped rather than delivered; a partition heals no sooner than a sixth
+// of its configured length (observation times), since a cut of
+// microseconds cuts nothing; and, so that every trial injects, a trial
+// that has observed cofiFallback handled messages without a violation
+// cuts off the member that handled the last one, at the pseudo-invariant
+// "none".
 type cofi struct {
 	env    Env
 	set    *invariant.Set
@@ -68,6 +75,7 @@ type cofiTrial struct {
 	cut     string            // the cut-off member, "" when none
 	inv     string            // the invariant that started it
 	started bool              // the trial had its partition
+	from    time.Time         // when the partition started
 	newType bool              // the partition ended at a new message type
 }
 
@@ -138,13 +146,13 @@ func (c *cofi) Observe(o *Observation) Partition {
 		}
 	}
 	if why == "" && t.handled >= cofiFallback {
-		t.inv = fmt.Sprintf("none|%s|%d", o.Point.ID, o.Type)
+		t.inv = cofiNone
 		why = fmt.Sprintf("no invariant violated in %d handled messages (message type %d at %s)", t.handled, o.Type, o.Point.ID)
 	}
 	if why == "" {
 		return Partition{}
 	}
-	t.cut, t.started = o.Node, true
+	t.cut, t.started, t.from = o.Node, true, o.Time
 	return Partition{Start: o.Node, For: c.env.partition(), Why: why}
 }
 
@@ -152,7 +160,7 @@ func (c *cofi) Observe(o *Observation) Partition {
 // from or to it whose type is new for the invariant ends the partition.
 func (c *cofi) intercepted(t *cofiTrial, o *Observation) Partition {
 	id, ok := t.ids[t.cut]
-	if !ok {
+	if !ok || o.Time.Sub(t.from) < c.env.partition()/6 {
 		return Partition{}
 	}
 	dir := ""

@@ -20,16 +20,24 @@ func cofiCatalog() *catalog.Catalog {
 	return c
 }
 
+// clock gives observations times a second apart.
+var clock = time.Unix(1000, 0)
+
+func tick() time.Time {
+	clock = clock.Add(time.Second)
+	return clock
+}
+
 func handled(trial int, node string, typ int64, from uint64, msgTerm, term int64) *Observation {
 	cat := cofiCatalog()
 	return &Observation{Trial: trial, Point: &cat.ObservePoints[0],
-		Observation: record.Observation{Node: node, Point: 0, Type: typ, From: from, Values: []int64{msgTerm, term}}}
+		Observation: record.Observation{Time: tick(), Node: node, Point: 0, Type: typ, From: from, Values: []int64{msgTerm, term}}}
 }
 
 func sent(trial int, node string, typ int64, from, to uint64) *Observation {
 	cat := cofiCatalog()
 	return &Observation{Trial: trial, Point: &cat.ObservePoints[1],
-		Observation: record.Observation{Node: node, Point: 1, Type: typ, From: from, To: to, Values: []int64{1}}}
+		Observation: record.Observation{Time: tick(), Node: node, Point: 1, Type: typ, From: from, To: to, Values: []int64{1}}}
 }
 
 // TestCofi replays event streams through Algorithm 1: invariants mined
@@ -58,6 +66,11 @@ func TestCofi(t *testing.T) {
 	a := p.Observe(handled(1, "n3", 3, 1, 2, 5)) // n3 ahead of the sender's term
 	if a.Start != "n3" || a.For != 5*time.Second || a.Why == "" {
 		t.Fatalf("violation: %+v, want n3 cut off", a)
+	}
+	early := sent(1, "n3", 4, 30, 10)
+	early.Time = early.Time.Add(-time.Second) // at the start: too early to heal
+	if a := p.Observe(early); a != (Partition{}) {
+		t.Fatalf("a message right at the start: %+v", a)
 	}
 	if a := p.Observe(sent(1, "n1", 3, 10, 20)); a != (Partition{}) {
 		t.Fatalf("a message between others: %+v", a)
