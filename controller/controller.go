@@ -207,9 +207,10 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 	if spec.ID == "" {
 		return nil, errors.New("controller: trial without ID")
 	}
-	// Fault-free trials observe peer messages, for invariants to be
-	// mined from them.
-	plan := policy.Plan{States: true, Observe: len(c.cat.ObservePoints) > 0}
+	// Fault-free trials observe peer messages when the policy learns
+	// from them (cofi mines its invariants).
+	_, learns := c.policy.(policy.Learner)
+	plan := policy.Plan{States: true, Observe: learns && len(c.cat.ObservePoints) > 0}
 	if !spec.NoFaults {
 		c.pmu.Lock()
 		plan = c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes})
