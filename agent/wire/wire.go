@@ -21,8 +21,9 @@ import (
 )
 
 // Version is the protocol version carried in Hello and Welcome. Version 2
-// added the node's role to Request and the EvRole event.
-const Version = 2
+// added the node's role to Request and the EvRole event; version 3 the
+// partition's ActStall, FlagObserve and the EvObserve event.
+const Version = 3
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
