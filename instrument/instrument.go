@@ -299,6 +299,10 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 	for i := range c.TimeoutPoints {
 		c.TimeoutPoints[i].File = w.CopyPath(c.TimeoutPoints[i].File)
 	}
+	c.ObservePoints = append([]catalog.ObservePoint(nil), cat.ObservePoints...)
+	for i := range c.ObservePoints {
+		c.ObservePoints[i].File = w.CopyPath(c.ObservePoints[i].File)
+	}
 	localizeStates(&c, w)
 	localizeRole(&c, w)
 	return &c
