@@ -113,7 +113,7 @@ func Disconnect() {
 	if c := client.Load(); c != nil {
 		c.close()
 	}
-	current.Store(emptyPlan)
+	setPlan(emptyPlan)
 }
 
 // CatalogHash returns the catalog hash linked into the program.
@@ -156,6 +156,18 @@ func decide(site uint32, p *plan) int {
 		req.Stack = callers()
 	}
 	resp, ok := c.roundTrip(&req)
+	for n := 0; ok && resp.Action == wire.ActStall && n < maxStalls; n++ {
+		// Cut off from the peers: wait for the heal (a new plan) or Arg.
+		// The plan that started the cut came before the answer, so the
+		// next plan is a later one; one that slips in between the answer
+		// and planChanged costs at most Arg.
+		stall(time.Duration(resp.Arg), planChanged())
+		p = current.Load()
+		if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
+			return 0 // healed: the site is no longer live
+		}
+		resp, ok = c.roundTrip(&req)
+	}
 	if !ok {
 		return 0
 	}

@@ -95,7 +95,7 @@ func handshake(nc net.Conn, hello wire.Hello, deadline time.Time) (*conn, error)
 	if err := nc.SetDeadline(time.Time{}); err != nil {
 		return nil, err
 	}
-	current.Store(newPlan(&w.Plan))
+	setPlan(newPlan(&w.Plan))
 	return &conn{
 		nc:      nc,
 		r:       r,
@@ -140,7 +140,7 @@ func (c *conn) readLoop() {
 				c.close()
 				return
 			}
-			current.Store(newPlan(&pl))
+			setPlan(newPlan(&pl))
 		case wire.TBye:
 			c.close()
 			return
@@ -322,7 +322,7 @@ func (c *conn) close() {
 	c.closed = true
 	c.pending = nil
 	c.pmu.Unlock()
-	current.Store(emptyPlan)
+	setPlan(emptyPlan)
 	client.CompareAndSwap(c, nil)
 	close(c.done)
 	c.nc.Close()

@@ -47,6 +47,10 @@ type Options struct {
 	// "pkg/path.Type.field", or "none" for no role; "" lets the pass
 	// choose.
 	Role string
+	// PeerPackages are the packages of the peer transport, whose network
+	// calls PartitionPass marks (import paths, "/..." patterns or last
+	// path elements); empty means DefaultPeerPackages.
+	PeerPackages []string
 }
 
 // Result is what Run found.
@@ -94,7 +98,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	for k, v := range s.Totals {
 		m[k] = v
 	}
-	for _, k := range append([]string{CountPackages, CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid}, SieveCounters...) {
+	for _, k := range append([]string{CountPackages, CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid, CountPartitionSites, CountObservationPoints}, SieveCounters...) {
 		if _, ok := m[k]; !ok {
 			m[k] = 0
 		}
@@ -180,14 +184,17 @@ type parts struct {
 	states []catalog.State
 	points []catalog.TimeoutPoint
 	role   *catalog.Role
+	// observe are the observation points (ObservePass).
+	observe []catalog.ObservePoint
 }
 
 // DefaultPasses returns the built-in passes: fault sites (error, delay and
 // crash sites with invalid-injection pruning), abstract states, and the
 // Sieve annotations of the I/O sites (lock-held, barrier, timeout,
-// grouping), and the node's role variable.
+// grouping), the node's role variable, and the peer-network calls a
+// partition cuts, and the observation points of peer messages.
 func DefaultPasses() []*Pass {
-	return []*Pass{SitesPass, StatesPass, SievePass, RolePass}
+	return []*Pass{SitesPass, StatesPass, SievePass, RolePass, PartitionPass, ObservePass}
 }
 
 // order returns the passes and everything they require, each after what
@@ -295,6 +302,11 @@ func assemble(module string, pt parts) (*catalog.Catalog, error) {
 	cat, err := catalog.New(module, pt.sites, pt.tasks, pt.states, pt.points)
 	if err != nil {
 		return nil, err
+	}
+	if len(pt.observe) > 0 {
+		cat.ObservePoints = pt.observe
+		cat = cat.Without(nil) // numbered and hashed with the points
+
 	}
 	if pt.role != nil {
 		cat.Role = pt.role

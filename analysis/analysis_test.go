@@ -397,7 +397,7 @@ func TestPassOrder(t *testing.T) {
 		{[]*Pass{c}, "a b c"},
 		{[]*Pass{a, c}, "a b c"},
 		{[]*Pass{mk("x"), c, a}, "x a b c"},
-		{DefaultPasses(), "sites states sieve role"},
+		{DefaultPasses(), "sites states sieve role partition observe"},
 		{[]*Pass{SievePass, StatesPass}, "sites sieve states"},
 	} {
 		got, err := order(tc.in)

@@ -46,6 +46,8 @@ func Target(cfg *config.Config) instrument.Target {
 		Versioned:  cfg.Target.Versioned,
 		WorkDir:    filepath.Join(cfg.Path(wd), "build"),
 		Role:       cfg.Target.Role,
+
+		PeerPackages: cfg.Faults.Partition.Packages,
 	}
 }
 
@@ -192,6 +194,8 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 		BuildFlags: w.AllBuildFlags(),
 		Env:        w.Env,
 		Role:       w.Role,
+
+		PeerPackages: w.PeerPackages,
 	})
 }
 

@@ -141,6 +141,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if err := s.calibrate(ctx); err != nil {
 		return nil, err
 	}
+	var observed [][]record.Observation
 	for s.priorBaseline+s.sum.BaselineTrials < s.wantBaseline && ctx.Err() == nil {
 		tr, err := s.r.trial(ctx, s.used.next(), true)
 		if ctx.Err() != nil {
@@ -154,6 +155,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		}
 		s.sum.BaselineTrials++
 		s.trials = append(s.trials, tr)
+		observed = append(observed, tr.Observations)
 		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
 		rerun, err := s.rerunFaultFree(ctx, tr)
 		if err != nil {
@@ -162,6 +164,9 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		if err := baselineBroken(tr, rerun, s.reportArgs()); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.learn(ctx, observed); err != nil {
+		return nil, err
 	}
 	if err := s.faultTrials(ctx); err != nil && ctx.Err() == nil {
 		return nil, err
@@ -544,6 +549,8 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		Budget:   cfg.Policy.Budget,
 		Key:      cfg.Policy.Key,
 		Delay:    cfg.Faults.Delay,
+
+		Partition: cfg.Faults.Partition.Duration,
 
 		TargetErrors: cfg.Faults.TargetErrors,
 	})

@@ -398,6 +398,7 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 	tr.Timeouts = res.Timeouts
 	tr.Reached = res.Reached
 	tr.Roles = res.Roles
+	tr.Observations = res.Observations
 	tr.Client = mergeEvents(res.Client, wlEvents)
 	if wlStarted && !wres.OK() && tr.Err == "" {
 		tr.Err = fmt.Sprintf("workload exited with status %d", wres.ExitCode)

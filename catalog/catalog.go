@@ -31,13 +31,17 @@ const (
 	KindError Kind = 1 << (iota - 1) // the call returns an injected error instead of running
 	KindDelay                        // the call (I/O) is slowed down
 	KindCrash                        // the process is killed at the call
+	// KindPartition cuts the node off from all its peers, both ways, for a
+	// while, starting at the call: its peer-network calls (Site.Peer) fail
+	// or stall until the partition heals. Client traffic is untouched.
+	KindPartition
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}}
 
 // Has reports whether k includes all kinds of o.
 func (k Kind) Has(o Kind) bool { return k&o == o }
@@ -75,7 +79,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay or crash)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash or partition)", part)
 		}
 	}
 	return k, nil
@@ -142,7 +146,19 @@ type Site struct {
 	// grouping: the last I/O call of the block).
 	Block string `json:"block,omitempty"`
 	Rep   bool   `json:"rep,omitempty"`
+	// Peer is set on the calls of the peer network (PartitionPass): how
+	// the call talks to another member — PeerDial, PeerRead, PeerWrite or
+	// PeerAccept — and so how a partition of the node acts on it.
+	Peer string `json:"peer,omitempty"`
 }
+
+// Peer-network operations (Site.Peer).
+const (
+	PeerDial   = "dial"   // a new connection or request to a peer: fails at once while cut
+	PeerRead   = "read"   // a read from a peer connection: stalls until the heal
+	PeerWrite  = "write"  // a write to a peer connection: stalls until the heal
+	PeerAccept = "accept" // a peer's request being accepted: stalls until the heal
+)
 
 // TimeoutPoint is an expression whose value is a timeout: the duration
 // passed to context.WithTimeout, time.After, a SetDeadline computation, or
@@ -281,6 +297,8 @@ type Catalog struct {
 	Role *Role `json:"role,omitempty"`
 	// TimeoutPoints are the timeout expressions found by the Sieve passes.
 	TimeoutPoints []TimeoutPoint `json:"timeout_points,omitempty"`
+	// ObservePoints are where peer messages are observed (observe.go).
+	ObservePoints []ObservePoint `json:"observation_points,omitempty"`
 	// Hash identifies the catalog's contents; see ComputeHash.
 	Hash string `json:"hash"`
 }
@@ -342,6 +360,11 @@ func (c *Catalog) Without(ids map[string]bool) *Catalog {
 			out.States = append(out.States, s)
 		}
 	}
+	for _, o := range c.ObservePoints {
+		if !ids[o.ID] {
+			out.ObservePoints = append(out.ObservePoints, o)
+		}
+	}
 	if err := out.number(); err != nil {
 		panic(err) // a subset of a numbered catalog has unique IDs
 	}
@@ -391,6 +414,12 @@ func (c *Catalog) number() error {
 			return err
 		}
 	}
+	for i := range c.ObservePoints {
+		c.ObservePoints[i].Index = uint32(i)
+		if err := unique("observation point", c.ObservePoints[i].ID); err != nil {
+			return err
+		}
+	}
 	if c.Role != nil {
 		for _, w := range c.Role.Writes {
 			if err := unique("role write", w.ID); err != nil {
@@ -425,6 +454,9 @@ func (c *Catalog) ComputeHash() string {
 	}
 	for _, p := range c.TimeoutPoints {
 		fmt.Fprintf(h, "o %d %s\n", p.Index, p.ID)
+	}
+	for _, o := range c.ObservePoints {
+		fmt.Fprintf(h, "b %d %s %d\n", o.Index, o.ID, len(o.Vars))
 	}
 	if r := c.Role; r != nil {
 		fmt.Fprintf(h, "r %s", r)

@@ -316,6 +316,7 @@ type echoes struct {
 	callers []string // files of the injections' stacks
 	delay   bool     // a delay was injected
 	killed  bool     // a node was killed
+	cut     bool     // a node was cut off from its peers
 }
 
 func faultEchoes(tr *record.Trial) echoes {
@@ -326,6 +327,11 @@ func faultEchoes(tr *record.Trial) echoes {
 			e.delay = true
 		case catalog.KindCrash:
 			e.killed = true
+		case catalog.KindPartition:
+			// Peers lose the cut member's connections and it theirs, and
+			// its stalled I/O is slow: what a kill and a delay make
+			// members log.
+			e.killed, e.delay, e.cut = true, true, true
 		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)
 		}
@@ -409,8 +415,16 @@ func (e echoes) echo(l LogLine) string {
 	if e.killed && (connectionWords.MatchString(l.Msg) || connectionWords.MatchString(l.Err)) {
 		return "follows from the killed node"
 	}
+	if e.cut && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
+		return "follows from the partition"
+	}
 	return ""
 }
+
+// partitionWords are what a member cut off from its peers, or its peers,
+// log besides lost connections: it loses its quorum, steps down, campaigns
+// in vain, and the others elect.
+var partitionWords = regexp.MustCompile(`(?i)quorum|stepped down|step down|follower|candidate|campaign|vote|\bterm\b|inactive|not active|lagging|behind`)
 
 // judgedWindow returns the period whose log lines the log checker judges:
 // from the workload's first event, or the first injection if that is

@@ -85,7 +85,7 @@ func faultsEnd(tr *record.Trial) (time.Time, bool) {
 	for _, in := range tr.Injections {
 		t := in.Time
 		switch in.Kind {
-		case catalog.KindDelay:
+		case catalog.KindDelay, catalog.KindPartition:
 			t = t.Add(in.Delay)
 		case catalog.KindCrash:
 			t = t.Add(restartAfter)

@@ -105,11 +105,14 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 
 // delayDuring returns the total injected delay whose effect overlaps
 // [from, to]: a delay of d injected at t slows requests in [t, t+d], so a
-// stall may be that much longer before it counts.
+// stall may be that much longer before it counts. A partition of length d
+// counts the same: a member cut off from its peers cannot serve what needs
+// a quorum until the heal, its expected unavailability, and the others may
+// need an election meanwhile; what is left of a stall after it is judged.
 func delayDuring(tr *record.Trial, from, to time.Time) time.Duration {
 	var sum time.Duration
 	for _, in := range tr.Injections {
-		if in.Kind != catalog.KindDelay || in.Delay <= 0 {
+		if (in.Kind != catalog.KindDelay && in.Kind != catalog.KindPartition) || in.Delay <= 0 {
 			continue
 		}
 		if !in.Time.After(to) && !in.Time.Add(in.Delay).Before(from) {

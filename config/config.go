@@ -158,6 +158,20 @@ type Faults struct {
 	// machine, ErrCompacted from an in-memory raft log) makes findings that
 	// cannot happen.
 	TargetErrors bool `yaml:"target_errors"`
+	// Partition tunes the partition fault kind.
+	Partition Partition `yaml:"partition"`
+}
+
+// Partition tunes partition faults: where the peer network is and how long
+// a member stays cut off.
+type Partition struct {
+	// Packages are the target's peer-transport packages, whose network
+	// calls a partition fails or stalls (import paths, "/..." patterns or
+	// last path elements; default: packages named rafthttp, etcd's).
+	Packages []string `yaml:"packages"`
+	// Duration is how long a partition lasts before it heals (default
+	// 3s).
+	Duration time.Duration `yaml:"duration"`
 }
 
 // Policy selects and tunes the injection policy.

@@ -43,6 +43,14 @@ const (
 // Known.FaultKinds is empty.
 var DefaultFaultKinds = []string{"error", "delay", "crash"}
 
+// FaultKinds are all the fault kinds faults.kinds may name: the defaults
+// and those a campaign opts into (partition).
+var FaultKinds = []string{"error", "delay", "crash", "partition"}
+
+// DefaultPartition is how long a partition lasts unless
+// faults.partition.duration says otherwise.
+const DefaultPartition = 3 * time.Second
+
 // DefaultCheckers are the checkers enabled unless checkers.enabled says
 // otherwise. The check package may replace this list from an init function.
 var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas", "recovery"}
@@ -102,6 +110,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Faults.Delay == 0 {
 		c.Faults.Delay = DefaultDelay
+	}
+	if c.Faults.Partition.Duration == 0 {
+		c.Faults.Partition.Duration = DefaultPartition
 	}
 	if c.Policy.Name == "" {
 		c.Policy.Name = DefaultPolicy

@@ -43,6 +43,8 @@ const maxClientEvents = 200_000
 const (
 	maxReached     = 4096
 	maxRoleChanges = 1024
+	// maxObservations bounds the observed peer messages one trial keeps.
+	maxObservations = 1 << 16
 )
 
 // Options configure a Controller.
@@ -205,7 +207,10 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 	if spec.ID == "" {
 		return nil, errors.New("controller: trial without ID")
 	}
-	plan := policy.Plan{States: true}
+	// Fault-free trials observe peer messages when the policy learns
+	// from them (cofi mines its invariants).
+	_, learns := c.policy.(policy.Learner)
+	plan := policy.Plan{States: true, Observe: learns && len(c.cat.ObservePoints) > 0}
 	if !spec.NoFaults {
 		c.pmu.Lock()
 		plan = c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes})
@@ -217,6 +222,13 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 		defer c.pmu.Unlock()
 		return c.policy.Decide(r)
 	})
+	if o, ok := c.policy.(policy.Observer); ok && !spec.NoFaults {
+		t.s.observer = func(ob *policy.Observation) policy.Partition {
+			c.pmu.Lock()
+			defer c.pmu.Unlock()
+			return o.Observe(ob)
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -241,6 +253,8 @@ type Result struct {
 	Reached []record.Reach
 	// Roles are the nodes' role changes.
 	Roles []record.RoleChange
+	// Observations are the peer messages observed (bounded).
+	Observations []record.Observation
 	// Dropped counts events not recorded because of the per-trial limits.
 	Dropped int
 }

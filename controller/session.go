@@ -18,7 +18,9 @@ import (
 type PeerID uint64
 
 // Effect is something the session asks its shell to carry out: push a plan
-// to a connected process, kill a node, or log a warning. Plain data.
+// to a connected process, kill a node, or log a warning. Plain data. A
+// partition is plans too: the cut node's peer sites become live and the
+// session answers them (partition.go).
 type Effect struct {
 	// Plan, when Peer is set, is the plan to push to Peer. Seq orders the
 	// plans the session computes for one peer: the shell never sends an
@@ -77,6 +79,12 @@ type session struct {
 	dropped  int
 	progress map[string]time.Time // client → last progress
 	result   *Result              // set by the first end
+	cuts     map[string]cut       // per node: its partition in progress (partition.go)
+	observer func(*policy.Observation) policy.Partition
+	obs      []record.Observation
+	cutInj   map[string]int // per node: the injection of its partition in progress
+	obsCount map[obsKey]int // observations per node and point, for replays
+	peers    []uint32       // the catalog's peer-network sites, once computed
 }
 
 type instKey struct {
@@ -129,8 +137,14 @@ func (s *session) wirePlan(m member) wire.Plan {
 	if s.plan.Timeouts {
 		wp.Flags |= wire.FlagTimeouts
 	}
+	if s.plan.Observe {
+		wp.Flags |= wire.FlagObserve
+	}
 	if s.armed && !s.done && !s.ended && s.plan.LiveOn(m.node) {
 		wp.Sites = s.plan.Sites
+	}
+	if _, cut := s.cuts[m.node]; cut && !s.ended {
+		wp.Sites = s.withPeers(wp.Sites)
 	}
 	return wp
 }
@@ -189,11 +203,15 @@ func (s *session) arm() []Effect {
 func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Response, []Effect) {
 	resp := wire.Response{ID: r.ID}
 	m, ok := s.members[id]
-	if !ok || s.done || s.ended {
+	if !ok || s.ended {
 		return resp, nil
 	}
 	site := s.cat.Site(r.Site)
-	if site == nil {
+	if act, arg, effs, cut := s.cutRequest(m.node, site, now); cut {
+		resp.Action, resp.Arg = act, arg
+		return resp, effs
+	}
+	if s.done || site == nil {
 		return resp, nil
 	}
 	hk := hitKey{node: m.node, site: site.Index}
@@ -264,6 +282,14 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, nil, false
 		}
 		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node}}, true
+	case catalog.KindPartition:
+		if f.Delay <= 0 || site.Peer == "" {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a partition where none can start", Args: []any{"site", site.ID, "length", f.Delay}}}, false
+		}
+		inj.Delay = f.Delay
+		// The asking call is peer I/O too: it is the first one cut.
+		act, arg := cutAction(site, f.Delay)
+		return inj, act, arg, s.startCut(req.Node, f.Delay, now), true
 	}
 	return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose an unknown fault kind", Args: []any{"kind", fmt.Sprint(f.Kind)}}}, false
 }
@@ -323,6 +349,8 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 				continue
 			}
 			s.roles = append(s.roles, record.RoleChange{Node: m.node, Role: name, Time: time.Unix(0, e.Time)})
+		case wire.EvObserve:
+			effs = append(effs, s.observe(m.node, e)...)
 		case wire.EvTimeout:
 			s.timeouts = append(s.timeouts, record.Timeout{Node: m.node, Site: uint32(e.A), Duration: time.Duration(e.B)})
 		case wire.EvWorkload:
@@ -369,6 +397,8 @@ func (s *session) end() (Result, []Effect) {
 		Reached:    s.reachedList(),
 		Roles:      s.roles,
 		Dropped:    s.dropped,
+
+		Observations: s.obs,
 	}
 	return *s.result, effs
 }

@@ -89,13 +89,15 @@ type Stats struct {
 	// States counts the abstract-state hooks inserted and built.
 	States int `json:"states"`
 	// RoleWrites counts the role-write hooks inserted and built.
-	RoleWrites  int            `json:"role_writes"`
-	SkipReasons map[string]int `json:"skip_reasons"`  // why, counted
-	Files       int            `json:"files"`         // rewritten files
-	Packages    int            `json:"packages"`      // packages with rewritten files
-	Copies      int            `json:"module_copies"` // dependency modules copied
-	Builds      int            `json:"builds"`        // go build runs (retries included)
-	Seconds     Phases         `json:"seconds"`
+	RoleWrites int `json:"role_writes"`
+	// ObservePoints counts the observation-point hooks inserted and built.
+	ObservePoints int            `json:"observation_points"`
+	SkipReasons   map[string]int `json:"skip_reasons"`  // why, counted
+	Files         int            `json:"files"`         // rewritten files
+	Packages      int            `json:"packages"`      // packages with rewritten files
+	Copies        int            `json:"module_copies"` // dependency modules copied
+	Builds        int            `json:"builds"`        // go build runs (retries included)
+	Seconds       Phases         `json:"seconds"`
 	// PeakRSSMB is the peak resident memory of this process (analysis and
 	// type-checking for the rewrite; go build runs in child processes),
 	// from /proc/self/status VmHWM; 0 where unavailable.
@@ -230,6 +232,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			res.Stats.TimeoutPoints = ov.timeoutPoints
 			res.Stats.States = ov.states
 			res.Stats.RoleWrites = ov.roleWrites
+			res.Stats.ObservePoints = ov.observePoints
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
 			break
 		}
@@ -295,6 +298,10 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 	c.TimeoutPoints = append([]catalog.TimeoutPoint(nil), cat.TimeoutPoints...)
 	for i := range c.TimeoutPoints {
 		c.TimeoutPoints[i].File = w.CopyPath(c.TimeoutPoints[i].File)
+	}
+	c.ObservePoints = append([]catalog.ObservePoint(nil), cat.ObservePoints...)
+	for i := range c.ObservePoints {
+		c.ObservePoints[i].File = w.CopyPath(c.ObservePoints[i].File)
 	}
 	localizeStates(&c, w)
 	localizeRole(&c, w)
@@ -488,6 +495,7 @@ type overlaySet struct {
 	timeoutPoints int
 	states        int
 	roleWrites    int
+	observePoints int
 	files         int
 	packages      int
 }
@@ -552,6 +560,18 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			names = append(names, f)
 		}
 	}
+	observe := observeByFile(cat)
+	for f, pts := range observe {
+		if _, ok := rw.files[f]; !ok {
+			for _, p := range pts {
+				ov.skipped[p.ID] = SkipObserveNotFound
+			}
+			continue
+		}
+		if byFile[f] == nil && points[f] == nil && states[f] == nil && roles[f] == nil {
+			names = append(names, f)
+		}
+	}
 	sort.Strings(names)
 	errSites := map[*packages.Package][]*catalog.Site{}
 	for _, name := range names {
@@ -560,7 +580,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		out := rewriteFile(fileInput{
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
-			states: states[name], roles: roles[name],
+			states: states[name], roles: roles[name], observe: observe[name],
 		}, byFile[name])
 		for idx, r := range out.skipped {
 			ov.skipped[cat.Sites[idx].ID] = r
@@ -572,6 +592,9 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			ov.skipped[id] = r
 		}
 		for id, r := range out.skippedRoles {
+			ov.skipped[id] = r
+		}
+		for id, r := range out.skippedObserve {
 			ov.skipped[id] = r
 		}
 		if out.src == nil {
@@ -588,6 +611,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 				ov.states++
 			case e.role != nil:
 				ov.roleWrites++
+			case e.observe != nil:
+				ov.observePoints++
 			case e.errBranch:
 				ov.errSites++
 				errSites[ref.pkg] = append(errSites[ref.pkg], e.site)
@@ -694,6 +719,8 @@ func (ov *overlaySet) blame(w *Work, out string) map[string][]string {
 				id = e.state.ID
 			} else if e.role != nil {
 				id = e.role.ID
+			} else if e.observe != nil {
+				id = e.observe.ID
 			}
 			sp := span{id, e.startLine, e.endLine}
 			byName[ln] = append(byName[ln], sp)

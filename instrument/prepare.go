@@ -50,6 +50,8 @@ type Work struct {
 	Env []string
 	// Role is Target.Role.
 	Role string
+	// PeerPackages is Target.PeerPackages.
+	PeerPackages []string
 }
 
 // ModuleCopy is a dependency module copied out of the module cache.
@@ -163,6 +165,10 @@ type Target struct {
 	// Role overrides the analysis's choice of the node's role field
 	// ("pkg/path.Type.field", or "none"); empty lets it choose.
 	Role string `json:",omitempty"`
+	// PeerPackages name the peer-transport packages whose network calls a
+	// partition cuts (analysis.Options.PeerPackages); empty lets the
+	// analysis use its default.
+	PeerPackages []string `json:",omitempty"`
 }
 
 // Prepare sets up the work directory of t: it writes the agent module,
@@ -204,6 +210,8 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		BuildFlags: t.BuildFlags,
 		Env:        goEnv(os.Environ()),
 		Role:       t.Role,
+
+		PeerPackages: t.PeerPackages,
 	}
 	if err := writeAgent(w.AgentDir); err != nil {
 		return nil, err

@@ -45,7 +45,10 @@ type siteEdit struct {
 	state *catalog.State
 	// role is set instead of site for a role write's hook (see
 	// roleEdits).
-	role       *catalog.RoleWrite
+	role *catalog.RoleWrite
+	// observe is set instead of site for an observation point's hook
+	// (see observeEdits).
+	observe    *catalog.ObservePoint
 	start, end int // byte offsets of the call expression
 	prefix     string
 	suffix     string
@@ -80,6 +83,8 @@ type fileInput struct {
 	states []*catalog.State
 	// roles are the role writes of the file (see roleEdits).
 	roles []*catalog.RoleWrite
+	// observe are the observation points of the file (see observeEdits).
+	observe []*catalog.ObservePoint
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -93,6 +98,8 @@ type fileOutput struct {
 	skippedStates map[string]string
 	// skippedRoles are the role writes not hooked, by ID.
 	skippedRoles map[string]string
+	// skippedObserve are the observation points not hooked, by ID.
+	skippedObserve map[string]string
 }
 
 // rewriteFile rewrites the calls of sites in one file. Each call whose site
@@ -123,6 +130,7 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 		_, out.skippedPoints = timeoutEdits(in, nil, in.timeouts)
 		_, out.skippedStates = stateEdits(in, in.states)
 		_, out.skippedRoles = roleEdits(in, in.roles)
+		_, out.skippedObserve = observeEdits(in, in.observe)
 		return out
 	}
 	deferred := map[*ast.CallExpr]bool{}
@@ -168,6 +176,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	var re []siteEdit
 	re, out.skippedRoles = roleEdits(in, in.roles)
 	out.edits = append(out.edits, re...)
+	var oe []siteEdit
+	oe, out.skippedObserve = observeEdits(in, in.observe)
+	out.edits = append(out.edits, oe...)
 	if len(out.edits) == 0 {
 		return out
 	}

@@ -36,7 +36,8 @@ type Fault struct {
 	Kind catalog.Kind // one kind, or KindNone
 	// Error is the 1-based index into the site's catalog.Site.Errors.
 	Error int
-	// Delay is the length of a Delay fault.
+	// Delay is the length of a Delay fault, or how long a Partition
+	// fault cuts the node off before it heals.
 	Delay time.Duration
 }
 
@@ -47,6 +48,8 @@ func (f Fault) Key() string {
 		return fmt.Sprintf("error:%d", f.Error)
 	case catalog.KindDelay:
 		return "delay:" + f.Delay.String()
+	case catalog.KindPartition:
+		return "partition:" + f.Delay.String()
 	}
 	return f.Kind.String()
 }
@@ -90,6 +93,9 @@ type Plan struct {
 	// States asks the agents to track abstract states; Stacks to send the
 	// call stack with every request; Timeouts to report timeout values.
 	States, Stacks, Timeouts bool
+	// Observe asks the agents to report peer messages at the observation
+	// points (see Observer).
+	Observe bool
 }
 
 // LiveOn reports whether the plan's sites are live on node.
@@ -162,6 +168,8 @@ type Env struct {
 	Key string
 	// Delay is the length of injected delays (default 2s).
 	Delay time.Duration
+	// Partition is how long a partition lasts (default 3s).
+	Partition time.Duration
 	// TargetErrors allows error faults at sites whose errors the target
 	// creates itself (catalog.Site.IO == ""); by default only errors of
 	// I/O are injected.
@@ -194,8 +202,17 @@ func (e *Env) delay() time.Duration {
 	return e.Delay
 }
 
+func (e *Env) partition() time.Duration {
+	if e.Partition <= 0 {
+		return 3 * time.Second
+	}
+	return e.Partition
+}
+
 // faults returns every fault the environment allows at site s, in a fixed
-// order: each error variant, then a delay, then a crash.
+// order: each error variant, then a delay, then a crash, then a partition
+// of the node (at the peer-network calls, catalog.Site.Peer, the moments a
+// partition can start).
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
 	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
@@ -208,6 +225,9 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	}
 	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindCrash) {
 		fs = append(fs, Fault{Kind: catalog.KindCrash})
+	}
+	if s.Kind.Has(catalog.KindPartition) && e.allows(catalog.KindPartition) {
+		fs = append(fs, Fault{Kind: catalog.KindPartition, Delay: e.partition()})
 	}
 	return fs
 }

@@ -22,6 +22,9 @@ type Replay struct {
 	sites   []uint32
 	nodes   []string
 	missing []string
+	// observed are the partitions started at observation points (cofi),
+	// replayed at the same observation (replay_partition.go).
+	observed replayObserved
 }
 
 type replayed struct {
@@ -43,6 +46,9 @@ func NewReplay(cat *catalog.Catalog, injections []record.Injection) *Replay {
 	nodes := map[string]bool{}
 	for _, inj := range injections {
 		s := byID[inj.SiteID]
+		if s == nil && r.observed.add(cat, inj) {
+			continue
+		}
 		if s == nil {
 			r.missing = append(r.missing, fmt.Sprintf("site %s is not in the catalog", inj.SiteID))
 			continue
@@ -81,6 +87,8 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
 	case catalog.KindCrash:
 		return Fault{Kind: catalog.KindCrash}, nil
+	case catalog.KindPartition:
+		return Fault{Kind: catalog.KindPartition, Delay: inj.Delay}, nil
 	}
 	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
 }
@@ -94,16 +102,17 @@ func (r *Replay) Name() string { return "replay" }
 // Begin implements Policy.
 func (r *Replay) Begin(TrialInfo) Plan {
 	r.next = 0
+	r.observed.begin()
 	if len(r.want) == 0 {
-		return Plan{}
+		return Plan{Observe: len(r.observed.want) > 0, States: true}
 	}
-	return Plan{Sites: r.sites, Nodes: r.nodes, Stacks: true, States: true}
+	return Plan{Sites: r.sites, Nodes: r.nodes, Stacks: true, States: true, Observe: len(r.observed.want) > 0}
 }
 
 // Decide implements Policy.
 func (r *Replay) Decide(req *Request) Decision {
 	if r.next >= len(r.want) || req.Site == nil {
-		return Decision{Done: r.next >= len(r.want)}
+		return Decision{Done: r.next >= len(r.want) && r.observed.done()}
 	}
 	w := &r.want[r.next]
 	if req.Node != w.inj.Node || req.Site.ID != w.site.ID {
@@ -116,7 +125,7 @@ func (r *Replay) Decide(req *Request) Decision {
 		return Decision{}
 	}
 	r.next++
-	return Decision{Fault: w.fault, Done: r.next >= len(r.want)}
+	return Decision{Fault: w.fault, Done: r.next >= len(r.want) && r.observed.done()}
 }
 
 // End implements Policy.

@@ -24,10 +24,13 @@ type Injection struct {
 	Node   string       `json:"node"`
 	Site   uint32       `json:"site"`    // catalog index
 	SiteID string       `json:"site_id"` // stable site ID
-	Kind   catalog.Kind `json:"kind"`    // catalog.KindError, KindDelay or KindCrash
-	// Error names the injected error value for KindError, e.g. "EIO".
+	Kind   catalog.Kind `json:"kind"`    // catalog.KindError, KindDelay, KindCrash or KindPartition
+	// Error names the injected error value for KindError, e.g. "EIO";
+	// for a partition a policy started at an observation point (SiteID
+	// "observe:..."), what started it (cofi: the violated invariant).
 	Error string `json:"error,omitempty"`
-	// Delay is the injected delay for KindDelay.
+	// Delay is the injected delay for KindDelay, or how long the node was
+	// cut off from its peers for KindPartition (its heal included).
 	Delay time.Duration `json:"delay,omitempty"`
 	Stack []Frame       `json:"stack,omitempty"`
 	// Occurrence counts the requests at this site from this node in the
@@ -242,4 +245,7 @@ type Trial struct {
 	// Roles are the nodes' role changes, in time order (bounded).
 	Roles    []RoleChange `json:"roles,omitempty"`
 	Verdicts []Verdict    `json:"verdicts"`
+	// Observations are the peer messages observed (fault-free trials and
+	// cofi's trials; bounded, not stored).
+	Observations []Observation `json:"observations,omitempty"`
 }

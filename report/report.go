@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 )
@@ -477,6 +478,9 @@ func faultLine(f Fault) string {
 	if f.Delay != "" {
 		detail = f.Delay
 	}
+	if d := partitionDetail(f); d != "" {
+		detail = d
+	}
 	if detail != "" {
 		detail += " "
 	}
@@ -542,6 +546,10 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 			detail := inj.Error
 			if inj.Delay > 0 {
 				detail = inj.Delay.String()
+			}
+			if inj.Kind == catalog.KindPartition {
+				faults = append(faults, partitionLine(inj, t))
+				continue
 			}
 			faults = append(faults, fmt.Sprintf("%s %s at %s on %s", inj.Kind, detail, inj.SiteID, record.NodeRole(inj.Node, inj.Role)))
 		}

@@ -21,8 +21,9 @@ import (
 )
 
 // Version is the protocol version carried in Hello and Welcome. Version 2
-// added the node's role to Request and the EvRole event.
-const Version = 2
+// added the node's role to Request and the EvRole event; version 3 the
+// partition's ActStall, FlagObserve and the EvObserve event.
+const Version = 3
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -76,6 +77,7 @@ const (
 	FlagStacks   uint32 = 1 << 1 // send the call stack with every request
 	FlagTimeouts uint32 = 1 << 2 // report timeout values used at run time
 	FlagCoverage uint32 = 1 << 3 // report the first hit of every site
+	FlagObserve  uint32 = 1 << 4 // report peer messages at observation points
 )
 
 // Action is what a Response tells the hook to do.
@@ -87,7 +89,14 @@ const (
 	ActError Action = 1 // return error variant Arg (1-based) instead of calling
 	ActDelay Action = 2 // sleep Arg nanoseconds, then run the real call
 	ActCrash Action = 3 // block: the controller kills the process
+	// ActStall: the node is cut off from its peers; block for at most Arg
+	// nanoseconds or until the next plan, then ask again (a partition,
+	// healed by a new plan).
+	ActStall Action = 4
 )
+
+// lastAction is the highest action DecodeResponse accepts.
+const lastAction = ActStall
 
 func (a Action) String() string {
 	switch a {
@@ -99,6 +108,8 @@ func (a Action) String() string {
 		return "delay"
 	case ActCrash:
 		return "crash"
+	case ActStall:
+		return "stall"
 	}
 	return fmt.Sprintf("action(%d)", uint8(a))
 }
@@ -118,7 +129,37 @@ const (
 	EvWorkload EventKind = 4
 	// EvRole: the process's role became the value int64(A).
 	EvRole EventKind = 5
+	// EvObserve: at observation point A a message of type int64(B) from
+	// C to D was observed; Data holds the values of the point's variables
+	// (AppendValues).
+	EvObserve EventKind = 6
 )
+
+// lastEvent is the highest event kind DecodeEvents accepts.
+const lastEvent = EvObserve
+
+// AppendValues appends the encoding of an EvObserve's values: signed
+// varints, one after another.
+func AppendValues(buf []byte, vals []int64) []byte {
+	for _, v := range vals {
+		buf = binary.AppendVarint(buf, v)
+	}
+	return buf
+}
+
+// DecodeValues decodes what AppendValues wrote.
+func DecodeValues(p []byte) ([]int64, error) {
+	var out []int64
+	for len(p) > 0 {
+		v, n := binary.Varint(p)
+		if n <= 0 {
+			return nil, ErrMalformed
+		}
+		out = append(out, v)
+		p = p[n:]
+	}
+	return out, nil
+}
 
 // Hello opens a connection.
 type Hello struct {
@@ -419,7 +460,7 @@ func DecodeResponse(p []byte, m *Response) error {
 	m.ID = d.uvarint()
 	m.Action = Action(d.byte())
 	m.Arg = d.varint()
-	if m.Action > ActCrash {
+	if m.Action > lastAction {
 		d.fail()
 	}
 	return d.done()
@@ -472,7 +513,7 @@ func DecodeEvents(p []byte, m *Events) error {
 	for len(d.p) > 0 && d.err == nil {
 		var e Event
 		e.Kind = EventKind(d.byte())
-		if e.Kind < EvState || e.Kind > EvRole {
+		if e.Kind < EvState || e.Kind > lastEvent {
 			d.fail()
 			break
 		}

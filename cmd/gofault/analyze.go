@@ -30,6 +30,7 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	catPath := fs.String("catalog", "", "also write the catalog (catalog.json) to this file")
 	sites := fs.Bool("sites", false, "also list every site with its error values (not with --json)")
 	states := fs.Bool("states", false, "also list every task unit with its abstract states (not with --json)")
+	invariants := fs.Bool("invariants", false, "only list the invariants the newest cofi campaign in the store mined from its fault-free trials")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -41,6 +42,9 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		return fmt.Errorf("config %s: target.packages is empty; nothing to analyse", *cf.path)
 	}
 	cfg.Defaults()
+	if *invariants {
+		return writeInvariants(ctx, cfg, *asJSON, stdout)
+	}
 	// The tree build compiles: target.version applied, dependency modules
 	// read from the work dir's copies.
 	res, err := build.AnalyzeTarget(ctx, build.Target(cfg))

@@ -1,0 +1,52 @@
+package agent
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/agent/wire"
+)
+
+// TestStallHealsWithPlan: a call told to stall (its node is cut off from
+// its peers) blocks until a plan without its site comes (the heal), not
+// for the whole stall, and then runs the real call.
+func TestStallHealsWithPlan(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1}}, always(wire.ActStall, int64(10*time.Second)))
+	attach(t, f)
+	var ret atomic.Int64
+	ret.Store(-1)
+	start := time.Now()
+	go func() { ret.Store(int64(Fault(1))) }()
+	waitFor(t, func() bool { return f.nRequests() == 1 })
+	time.Sleep(50 * time.Millisecond)
+	if ret.Load() != -1 {
+		t.Fatalf("Fault returned %d while cut off", ret.Load())
+	}
+	f.mu.Lock()
+	f.conn.Write(wire.AppendPlan(nil, &wire.Plan{Epoch: 2}))
+	f.mu.Unlock()
+	waitFor(t, func() bool { return ret.Load() != -1 })
+	if ret.Load() != 0 {
+		t.Fatalf("Fault after the heal = %d, want 0 (the real call)", ret.Load())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("healed after %v, want at the plan", d)
+	}
+}
+
+// TestStallAsksAgain: after a stall runs out with the site still live, the
+// call asks again and does what the answer says.
+func TestStallAsksAgain(t *testing.T) {
+	var n atomic.Int32
+	f := newFake(t, wire.Plan{Sites: []uint32{1}}, func(*wire.Request) (wire.Response, bool) {
+		if n.Add(1) == 1 {
+			return wire.Response{Action: wire.ActStall, Arg: int64(20 * time.Millisecond)}, true
+		}
+		return wire.Response{Action: wire.ActError, Arg: 2}, true
+	})
+	attach(t, f)
+	if k := Fault(1); k != 2 || f.nRequests() != 2 {
+		t.Fatalf("Fault = %d after %d requests, want error 2 after 2", k, f.nRequests())
+	}
+}

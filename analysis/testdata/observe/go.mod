@@ -1,0 +1,3 @@
+module example.com/observe
+
+go 1.22

@@ -1,0 +1,65 @@
+package campaign
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/gofault/gofault/invariant"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
+)
+
+// blobInvariants holds a campaign's mined invariants (JSON).
+const blobInvariants = "invariants"
+
+// learn gives a Learner policy (cofi) the observations of this run's
+// fault-free trials before the fault trials, and stores the invariants it
+// mined with the campaign; a resumed campaign's policy has what it learned
+// in its snapshot.
+func (s *session) learn(ctx context.Context, observed [][]record.Observation) error {
+	l, ok := s.pol.(policy.Learner)
+	if !ok {
+		return nil
+	}
+	l.Learn(observed)
+	inv, ok := s.pol.(interface{ Invariants() []invariant.Invariant })
+	if !ok {
+		return nil
+	}
+	n := 0
+	for _, obs := range observed {
+		n += len(obs)
+	}
+	s.opts.Logger.Info("cofi: invariants mined from the fault-free trials", "invariants", len(inv.Invariants()), "observations", n, "trials", len(observed))
+	data, err := json.Marshal(inv.Invariants())
+	if err != nil {
+		return err
+	}
+	return s.st.PutBlob(ctx, s.camp.ID, blobInvariants, data)
+}
+
+// Invariants returns the invariants mined by the newest campaign in st
+// that mined any, and that campaign's ID; none is (nil, 0, nil).
+func Invariants(ctx context.Context, st *store.Store) ([]invariant.Invariant, int64, error) {
+	cs, err := st.Campaigns(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i := len(cs) - 1; i >= 0; i-- {
+		data, err := st.GetBlob(ctx, cs[i].ID, blobInvariants)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		var out []invariant.Invariant
+		if err := json.Unmarshal(data, &out); err != nil {
+			return nil, 0, err
+		}
+		return out, cs[i].ID, nil
+	}
+	return nil, 0, nil
+}

@@ -1,0 +1,158 @@
+package campaign
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
+)
+
+// cutFirst is a test policy: it cuts node n1 off from its peers for
+// partitionFor at its first peer-network call once the trial has seen
+// 100 requests (the workload is running by then).
+type cutFirst struct{ granted map[int]bool }
+
+const partitionFor = 3 * time.Second
+
+func (p *cutFirst) Name() string { return "test-cut-n1" }
+func (p *cutFirst) Begin(info policy.TrialInfo) policy.Plan {
+	var sites []uint32
+	return policy.Plan{Sites: sites, States: true, Stacks: true}
+}
+func (p *cutFirst) Decide(req *policy.Request) policy.Decision {
+	if p.granted[req.Trial] || req.Node != "n1" || req.Site.Peer == "" || req.Seq < 100 {
+		return policy.Decision{}
+	}
+	p.granted[req.Trial] = true
+	return policy.Decision{Fault: policy.Fault{Kind: catalog.KindPartition, Delay: partitionFor}, Done: true}
+}
+func (p *cutFirst) End(policy.Outcome) {}
+
+func init() {
+	policy.Register("test-cut-n1", func(env policy.Env) (policy.Policy, error) {
+		return &peerPlan{cutFirst: &cutFirst{granted: map[int]bool{}}, cat: env.Catalog}, nil
+	})
+}
+
+// peerPlan makes every peer site live for cutFirst.
+type peerPlan struct {
+	*cutFirst
+	cat *catalog.Catalog
+}
+
+func (p *peerPlan) Begin(info policy.TrialInfo) policy.Plan {
+	pl := p.cutFirst.Begin(info)
+	for i := range p.cat.Sites {
+		if p.cat.Sites[i].Peer != "" {
+			pl.Sites = append(pl.Sites, uint32(i))
+		}
+	}
+	return pl
+}
+
+// TestEtcdPartition cuts one member of a real etcd cluster off from its
+// peers for 3s under the workload, in situ (its rafthttp dials fail, its
+// peer reads, writes and accepts stall). During the partition the other
+// members have a leader and their clients make progress while the cut
+// member's clients make none (it has no quorum: no raft progress); after
+// the heal its clients make progress again and the replicas agree, and the
+// trial has no finding: the cut member's expected unavailability is not a
+// bug. GOFAULT_TEST_WORKDIR reuses a work dir (and its etcd build).
+func TestEtcdPartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds etcd and runs a real cluster")
+	}
+	work := os.Getenv("GOFAULT_TEST_WORKDIR")
+	if work == "" {
+		work = t.TempDir()
+	}
+	cfg, err := config.Open("../targets/etcd/gofault.yaml",
+		config.Known{Policies: policy.Names(), Checkers: check.Names()},
+		"workdir="+work, "checkers.baseline=1", "checkers.progress=3s", "policy.name=test-cut-n1",
+		"faults.kinds=[partition]", "workload.env.ETCD_WORKLOAD_DURATION=8s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), Options{Config: cfg, Trials: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(sum.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(context.Background(), sum.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr *record.Trial
+	for _, x := range trials {
+		if len(x.Injections) > 0 {
+			tr = x
+		}
+	}
+	if tr == nil {
+		t.Fatalf("no trial injected a partition: %+v", trials)
+	}
+	in := tr.Injections[0]
+	if in.Kind != catalog.KindPartition || in.Node != "n1" || in.Delay != partitionFor {
+		t.Fatalf("injection %+v, want a partition of n1", in)
+	}
+	from, until := in.Time, in.Time.Add(in.Delay)
+	t.Logf("n1 cut off %s at %s (role %s)", in.Delay, in.SiteID, in.Role)
+	// Requests in flight when the cut came may still end: judge from 1s in.
+	during := func(e record.ClientEvent) bool { return e.Time.After(from.Add(time.Second)) && e.Time.Before(until) }
+	progress := map[string]int{} // node → successful operations during the cut
+	after := 0                   // n1's successful operations after the heal
+	for _, e := range tr.Client {
+		if !(e.Kind == record.EvProgress || (e.Kind == record.EvOp && e.Op != nil && !e.Op.Unknown)) {
+			continue
+		}
+		if during(e) {
+			progress[e.Node]++
+		}
+		if e.Node == "n1" && e.Time.After(until) {
+			after++
+		}
+	}
+	t.Logf("successful operations during the cut by node %v; n1's after the heal %d", progress, after)
+	if progress["n1"] > 0 {
+		t.Errorf("the cut member's clients made progress during the partition: %d operations", progress["n1"])
+	}
+	if progress["n2"]+progress["n3"] == 0 {
+		t.Errorf("the other members' clients made no progress during the partition")
+	}
+	if after == 0 {
+		t.Errorf("the cut member's clients made no progress after the heal")
+	}
+	// A leader among the others while n1 is cut off.
+	leader := map[string]bool{}
+	for _, rc := range tr.Roles {
+		if rc.Time.After(until) {
+			break
+		}
+		leader[rc.Node] = rc.Role == "StateLeader"
+	}
+	if !leader["n2"] && !leader["n3"] {
+		t.Errorf("no leader among n2, n3 by the end of the partition; role changes %+v", tr.Roles)
+	}
+	if leader["n1"] {
+		t.Errorf("the cut member still leads at the end of the partition; role changes %+v", tr.Roles)
+	}
+	for _, v := range tr.Verdicts {
+		if v.Failed {
+			t.Errorf("finding %s: %s", v.Checker, v.Symptom)
+		}
+	}
+	if tr.Status != record.StatusOK {
+		t.Errorf("trial status %s", tr.Status)
+	}
+}

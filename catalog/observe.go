@@ -1,0 +1,61 @@
+package catalog
+
+// Observation-point kinds (ObservePoint.When).
+const (
+	ObserveSend    = "send"    // before peer messages are sent
+	ObserveHandled = "handled" // after a peer message was handled
+)
+
+// ObservePoint is a function where the agent observes peer messages (CoFI's
+// observation points): before a message is sent, or after one is handled.
+// Its hook reports the message's type, sender and receiver and the values
+// of Vars (agent.Observe), only while a plan asks for observations.
+type ObservePoint struct {
+	// Index is the dense, 0-based index the hook passes: its position in
+	// Catalog.ObservePoints.
+	Index uint32 `json:"index"`
+	// ID is stable across edits that move code: "observe:pkg.Func".
+	ID   string `json:"id"`
+	Pkg  string `json:"pkg"`
+	Func string `json:"func"`
+	// When is ObserveSend or ObserveHandled.
+	When string `json:"when"`
+	// File, Line and Col locate the '{' that opens the function's body,
+	// after which the hook is inserted.
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Col  int    `json:"col"`
+	// Msg is the parameter holding the message (or, for a send, the
+	// slice of messages), and Slice says it is a slice.
+	Msg   string `json:"msg"`
+	Slice bool   `json:"slice,omitempty"`
+	// Ptr says the message is passed by pointer (the hook checks for nil).
+	Ptr bool `json:"ptr,omitempty"`
+	// Type, From and To are the message's fields that hold its type,
+	// sender and receiver, e.g. "Type", "From", "To".
+	Type string `json:"type"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Vars are the observed variables, in the order their values are
+	// reported.
+	Vars []ObserveVar `json:"vars"`
+}
+
+// ObserveVar is one observed variable of an observation point.
+type ObserveVar struct {
+	// Name is how invariants name it: "msg.Term" for a field of the
+	// message, "node.Term" for the node's state.
+	Name string `json:"name"`
+	// Expr is a Go expression of an integer or boolean type valid at the
+	// point, with the message named by Msg (or, for a slice, by the loop
+	// variable "gofaultmsg"), e.g. "m.Term" or "s.getCommittedIndex()".
+	Expr string `json:"expr"`
+}
+
+// Observe returns the observation point with index i, or nil.
+func (c *Catalog) Observe(i uint32) *ObservePoint {
+	if int(i) >= len(c.ObservePoints) {
+		return nil
+	}
+	return &c.ObservePoints[i]
+}

@@ -1,0 +1,91 @@
+package instrument
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+)
+
+// SkipObserveNotFound: the observation point's body was not found.
+const SkipObserveNotFound = "observation point not found"
+
+// observeEdits builds the hooks of the observation points of one file,
+// inserted after the '{' of the function's body, on the same line. After
+// a message is handled:
+//
+//	defer func() { if gofaultagent.Observing() { gofaultagent.Observe(P, int64(m.Type), uint64(m.From), uint64(m.To), int64(m.Term), ...) } }(); /*line f:L:C*/
+//
+// before messages are sent, one Observe per message of the slice:
+//
+//	if gofaultagent.Observing() { for _, gofaultmsg := range msgs { gofaultagent.Observe(P, ...) } }; /*line f:L:C*/
+//
+// A message passed by pointer is checked for nil first. Observing is an
+// atomic load: the hook costs nothing while no plan asks for observations.
+func observeEdits(in fileInput, pts []*catalog.ObservePoint) ([]siteEdit, map[string]string) {
+	skipped := map[string]string{}
+	if len(pts) == 0 {
+		return nil, skipped
+	}
+	if isCgo(in.file) {
+		for _, p := range pts {
+			skipped[p.ID] = SkipCgo
+		}
+		return nil, skipped
+	}
+	tf := in.fset.File(in.file.Pos())
+	var edits []siteEdit
+	for _, pt := range pts {
+		st := catalog.State{Line: pt.Line, Col: pt.Col}
+		off, ok := stateOffset(in, tf, &st)
+		if !ok || in.src[off] != '{' {
+			skipped[pt.ID] = SkipObserveNotFound
+			continue
+		}
+		p := tf.Position(tf.Pos(off + 1))
+		text := fmt.Sprintf(" %s /*line %s:%d:%d*/", observeText(pt), in.lineName, p.Line, p.Column)
+		edits = append(edits, siteEdit{observe: pt, start: off + 1, end: off + 1, prefix: text, startLine: p.Line, endLine: p.Line})
+	}
+	sort.Slice(edits, func(i, j int) bool { return edits[i].start < edits[j].start })
+	return edits, skipped
+}
+
+// observeText is the hook statement of pt.
+func observeText(pt *catalog.ObservePoint) string {
+	ref := pt.Msg
+	if pt.Slice {
+		ref = "gofaultmsg"
+	}
+	args := []string{fmt.Sprint(pt.Index),
+		fmt.Sprintf("int64(%s.%s)", ref, pt.Type),
+		fmt.Sprintf("uint64(%s.%s)", ref, pt.From),
+		fmt.Sprintf("uint64(%s.%s)", ref, pt.To)}
+	for _, v := range pt.Vars {
+		args = append(args, fmt.Sprintf("int64(%s)", v.Expr))
+	}
+	call := fmt.Sprintf("%s.Observe(%s)", agentAlias, strings.Join(args, ", "))
+	switch {
+	case pt.Slice:
+		call = fmt.Sprintf("for _, gofaultmsg := range %s { %s }", pt.Msg, call)
+	case pt.Ptr:
+		call = fmt.Sprintf("if %s != nil { %s }", pt.Msg, call)
+	}
+	body := fmt.Sprintf("if %s.Observing() { %s }", agentAlias, call)
+	if pt.When == catalog.ObserveHandled {
+		return "defer func() { " + body + " }();"
+	}
+	return body + ";"
+}
+
+// observeByFile groups cat's observation points by clean file name.
+func observeByFile(cat *catalog.Catalog) map[string][]*catalog.ObservePoint {
+	m := map[string][]*catalog.ObservePoint{}
+	for i := range cat.ObservePoints {
+		p := &cat.ObservePoints[i]
+		f := filepath.Clean(p.File)
+		m[f] = append(m[f], p)
+	}
+	return m
+}

@@ -1,0 +1,223 @@
+// Package invariant mines CoFI's cross-node invariants from the peer
+// messages observed in fault-free trials, in Go (no Daikon), and checks
+// observations against them.
+//
+// An invariant says that after a member handled a message of one type at
+// one observation point, one of the sender's values that the message
+// carries (msg.Term, msg.From, ...) equals one of the receiver's state
+// variables (node.Term, node.lead, ...): the receiver agrees with the
+// sender. It is kept when it held at every such observation of every
+// fault-free trial, and was observed at least MinCount times.
+package invariant
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+// MinCount is how often an invariant must have been observed, over all
+// fault-free trials, to be kept.
+const MinCount = 20
+
+// Invariant is one mined invariant: at Point, after a message of type
+// Type was handled, A equals B.
+type Invariant struct {
+	// ID is "point|type|A==B", stable across rebuilds of the same source.
+	ID    string `json:"id"`
+	Point string `json:"point"` // the observation point's ID
+	Type  int64  `json:"type"`  // the message type
+	A     string `json:"a"`     // the sender's value the message carries, e.g. "msg.Term"
+	B     string `json:"b"`     // the receiver's state variable, e.g. "node.Term"
+	// Count is how often it held in the fault-free trials, Trials in how
+	// many of them it was observed.
+	Count  int `json:"count"`
+	Trials int `json:"trials"`
+}
+
+// String is "A == B after type T at point".
+func (v Invariant) String() string {
+	return fmt.Sprintf("%s == %s after message type %d at %s", v.A, v.B, v.Type, v.Point)
+}
+
+// pair is a candidate: the indices of A and B in a point's values (-1 is
+// the message's sender, msg.From).
+type pair struct{ a, b int }
+
+type key struct {
+	point uint32
+	typ   int64
+}
+
+// candidates returns the (sender value, receiver variable) pairs of a
+// handled point.
+func candidates(pt *catalog.ObservePoint) []pair {
+	var msg, node []int
+	for i, v := range pt.Vars {
+		switch {
+		case strings.HasPrefix(v.Name, "msg."):
+			msg = append(msg, i)
+		case strings.HasPrefix(v.Name, "node."):
+			node = append(node, i)
+		}
+	}
+	var out []pair
+	for _, b := range node {
+		out = append(out, pair{-1, b})
+		for _, a := range msg {
+			out = append(out, pair{a, b})
+		}
+	}
+	return out
+}
+
+func value(o *record.Observation, i int) (int64, bool) {
+	if i < 0 {
+		return int64(o.From), true
+	}
+	if i >= len(o.Values) {
+		return 0, false
+	}
+	return o.Values[i], true
+}
+
+func name(pt *catalog.ObservePoint, i int) string {
+	if i < 0 {
+		return "msg.From"
+	}
+	return pt.Vars[i].Name
+}
+
+// Mine returns the invariants that hold in every one of trials (each the
+// observations of one fault-free trial) and were observed at least
+// minCount times (MinCount when ≤ 0), sorted by ID.
+func Mine(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []Invariant {
+	if minCount <= 0 {
+		minCount = MinCount
+	}
+	type stat struct {
+		count, trials int
+		broken        bool
+		last          int // the last trial counted
+	}
+	stats := map[key]map[pair]*stat{}
+	for ti, obs := range trials {
+		for i := range obs {
+			o := &obs[i]
+			pt := cat.Observe(o.Point)
+			if pt == nil || pt.When != catalog.ObserveHandled {
+				continue
+			}
+			k := key{o.Point, o.Type}
+			m := stats[k]
+			if m == nil {
+				m = map[pair]*stat{}
+				for _, p := range candidates(pt) {
+					m[p] = &stat{last: -1}
+				}
+				stats[k] = m
+			}
+			for p, st := range m {
+				if st.broken {
+					continue
+				}
+				a, okA := value(o, p.a)
+				b, okB := value(o, p.b)
+				if !okA || !okB || a != b {
+					st.broken = true
+					continue
+				}
+				st.count++
+				if st.last != ti {
+					st.trials++
+					st.last = ti
+				}
+			}
+		}
+	}
+	var out []Invariant
+	for k, m := range stats {
+		pt := cat.Observe(k.point)
+		for p, st := range m {
+			if st.broken || st.count < minCount {
+				continue
+			}
+			v := Invariant{Point: pt.ID, Type: k.typ, A: name(pt, p.a), B: name(pt, p.b), Count: st.count, Trials: st.trials}
+			v.ID = fmt.Sprintf("%s|%d|%s==%s", v.Point, v.Type, v.A, v.B)
+			out = append(out, v)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Set indexes invariants for checking observations against them.
+type Set struct {
+	by map[key][]checkable
+}
+
+type checkable struct {
+	inv  *Invariant
+	a, b int
+}
+
+// NewSet indexes invs by the observation points of cat; an invariant whose
+// point or variables cat no longer has is left out.
+func NewSet(cat *catalog.Catalog, invs []Invariant) *Set {
+	s := &Set{by: map[key][]checkable{}}
+	ids := map[string]*catalog.ObservePoint{}
+	for i := range cat.ObservePoints {
+		ids[cat.ObservePoints[i].ID] = &cat.ObservePoints[i]
+	}
+	for i := range invs {
+		v := &invs[i]
+		pt := ids[v.Point]
+		if pt == nil {
+			continue
+		}
+		a, b := varIndex(pt, v.A), varIndex(pt, v.B)
+		if a == -2 || b == -2 {
+			continue
+		}
+		k := key{pt.Index, v.Type}
+		s.by[k] = append(s.by[k], checkable{inv: v, a: a, b: b})
+	}
+	return s
+}
+
+func varIndex(pt *catalog.ObservePoint, n string) int {
+	if n == "msg.From" {
+		return -1
+	}
+	for i, v := range pt.Vars {
+		if v.Name == n {
+			return i
+		}
+	}
+	return -2
+}
+
+// Len is the number of invariants in the set.
+func (s *Set) Len() int {
+	n := 0
+	for _, cs := range s.by {
+		n += len(cs)
+	}
+	return n
+}
+
+// Violated returns the invariants that observation o breaks.
+func (s *Set) Violated(o *record.Observation) []*Invariant {
+	var out []*Invariant
+	for _, c := range s.by[key{o.Point, o.Type}] {
+		a, okA := value(o, c.a)
+		b, okB := value(o, c.b)
+		if okA && okB && a != b {
+			out = append(out, c.inv)
+		}
+	}
+	return out
+}

@@ -1,0 +1,38 @@
+package invariant
+
+import (
+	"testing"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+func TestMine(t *testing.T) {
+	cat := &catalog.Catalog{ObservePoints: []catalog.ObservePoint{{Index: 0, ID: "p", When: catalog.ObserveHandled,
+		Vars: []catalog.ObserveVar{{Name: "msg.Term"}, {Name: "node.Term"}, {Name: "node.lead"}}}}}
+	obs := func(typ int64, from uint64, vals ...int64) record.Observation {
+		return record.Observation{Point: 0, Type: typ, From: from, Values: vals}
+	}
+	var a, b []record.Observation
+	for i := 0; i < 15; i++ {
+		a = append(a, obs(8, 7, 2, 2, 7)) // heartbeat: same term, the sender leads
+		b = append(b, obs(8, 7, 3, 3, 7))
+		b = append(b, obs(3, 7, int64(i), 2, 7)) // app: term differs
+	}
+	got := Mine(cat, [][]record.Observation{a, b}, 0)
+	if len(got) != 2 || got[0].A != "msg.From" || got[0].B != "node.lead" || got[1].A != "msg.Term" || got[1].B != "node.Term" || got[1].Trials != 2 || got[1].Count != 30 {
+		t.Fatalf("mined %+v", got)
+	}
+	if few := Mine(cat, [][]record.Observation{a[:5]}, 0); len(few) != 0 {
+		t.Errorf("invariants from 5 observations: %+v", few)
+	}
+	s := NewSet(cat, got)
+	o := obs(8, 7, 4, 3, 7)
+	if v := s.Violated(&o); len(v) != 1 || v[0].B != "node.Term" {
+		t.Errorf("violated %+v", v)
+	}
+	o = obs(3, 7, 4, 3, 1)
+	if v := s.Violated(&o); len(v) != 0 {
+		t.Errorf("type without invariants: %+v", v)
+	}
+}

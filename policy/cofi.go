@@ -1,0 +1,227 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/invariant"
+	"github.com/gofault/gofault/record"
+)
+
+func init() {
+	Register("cofi", func(env Env) (Policy, error) { return newCofi(env), nil })
+}
+
+// cofiNone is the pseudo-invariant of the partitions cofi starts without
+// a violation.
+const cofiNone = "none"
+
+// cofiFallback is how many handled messages a trial observes without an
+// invariant violation before cofi starts a partition anyway.
+const cofiFallback = 2000
+
+// cofi is CoFI's Algorithm 1 (ASE'20 §3.5) over gofault's observation
+// points and mined invariants (package invariant):
+//
+//   - Learn mines the invariants from the campaign's fault-free trials.
+//   - In a trial, when a member handles a message that violates an
+//     invariant I (it disagrees with the sender: an inconsistent state),
+//     cofi cuts that member off from its peers (Partition.Start).
+//   - While it is cut off, every message sent from or to it (observed at a
+//     send point) has a message type: the message's type and its
+//     direction (from or to the cut member; the sender's and receiver's
+//     IDs change from trial to trial, so the pair is relative). The first
+//     type not yet tried with I heals the partition just then: it is
+//     recorded, and the next trial that cuts at I heals at the next new
+//     type (Lines 14–16). A partition that meets no new type lasts the
+//     configured length, and I is then explored (Line 5).
+//   - One partition per trial; what was explored is kept (Snapshot) for
+//     --resume. cofi only partitions, whatever faults.kinds says.
+//
+// Deviations: the message type is (point, type, direction), not (stack,
+// sender, receiver, state) — the observation hooks send no stacks; the
+// heal follows the observation, so the message that triggers it may be
+// dropped rather than delivered; a partition heals no sooner than a sixth
+// of its configured length (observation times), since a cut of
+// microseconds cuts nothing; and, so that every trial injects, a trial
+// that has observed cofiFallback handled messages without a violation
+// cuts off the member that handled the last one, at the pseudo-invariant
+// "none".
+type cofi struct {
+	env    Env
+	set    *invariant.Set
+	trials running[cofiTrial]
+	mem    cofiMemory
+}
+
+// cofiMemory is what cofi keeps across trials and resumes.
+type cofiMemory struct {
+	Invariants []invariant.Invariant `json:"invariants"`
+	Learned    bool                  `json:"learned"`
+	// Types are, by invariant ID, the message types already tried as
+	// the partition's end.
+	Types map[string][]string `json:"types,omitempty"`
+	// Done are the invariants whose last partition met no new type.
+	Done map[string]bool `json:"done,omitempty"`
+}
+
+// cofiTrial is one trial's partition.
+type cofiTrial struct {
+	handled int
+	ids     map[string]uint64 // node → its ID in messages (From at its sends)
+	cut     string            // the cut-off member, "" when none
+	inv     string            // the invariant that started it
+	started bool              // the trial had its partition
+	from    time.Time         // when the partition started
+	newType bool              // the partition ended at a new message type
+}
+
+func newCofi(env Env) *cofi {
+	c := &cofi{env: env}
+	c.index()
+	return c
+}
+
+func (c *cofi) index() {
+	if c.env.Catalog != nil {
+		c.set = invariant.NewSet(c.env.Catalog, c.mem.Invariants)
+	} else {
+		c.set = invariant.NewSet(&catalog.Catalog{}, nil)
+	}
+}
+
+// Name implements Policy.
+func (c *cofi) Name() string { return "cofi" }
+
+// Learn mines the invariants from the observations of the campaign's
+// fault-free trials, unless a restored snapshot holds them already.
+func (c *cofi) Learn(trials [][]record.Observation) {
+	if c.mem.Learned || c.env.Catalog == nil {
+		return
+	}
+	c.mem.Invariants = invariant.Mine(c.env.Catalog, trials, 0)
+	c.mem.Learned = true
+	c.index()
+}
+
+// Invariants returns the invariants cofi works with.
+func (c *cofi) Invariants() []invariant.Invariant { return c.mem.Invariants }
+
+// Begin implements Policy: no live site, observations on.
+func (c *cofi) Begin(info TrialInfo) Plan {
+	c.trials.begin(info.Index, &cofiTrial{ids: map[string]uint64{}})
+	return Plan{States: true, Observe: true}
+}
+
+// Decide implements Policy: cofi grants nothing at sites.
+func (c *cofi) Decide(*Request) Decision { return Decision{} }
+
+// Observe implements Observer.
+func (c *cofi) Observe(o *Observation) Partition {
+	t := c.trials.of(o.Trial)
+	if t == nil || o.Point == nil {
+		return Partition{}
+	}
+	if o.Point.When == catalog.ObserveSend {
+		if _, ok := t.ids[o.Node]; !ok {
+			t.ids[o.Node] = o.From
+		}
+		if t.cut != "" {
+			return c.intercepted(t, o)
+		}
+		return Partition{}
+	}
+	t.handled++
+	if t.started {
+		return Partition{}
+	}
+	why := ""
+	for _, v := range c.set.Violated(&o.Observation) {
+		if !c.mem.Done[v.ID] {
+			why, t.inv = v.String(), v.ID
+			break
+		}
+	}
+	if why == "" && t.handled >= cofiFallback {
+		t.inv = cofiNone
+		why = fmt.Sprintf("no invariant violated in %d handled messages (message type %d at %s)", t.handled, o.Type, o.Point.ID)
+	}
+	if why == "" {
+		return Partition{}
+	}
+	t.cut, t.started, t.from = o.Node, true, o.Time
+	return Partition{Start: o.Node, For: c.env.partition(), Why: why}
+}
+
+// intercepted handles a message sent while t's member is cut off: one
+// from or to it whose type is new for the invariant ends the partition.
+func (c *cofi) intercepted(t *cofiTrial, o *Observation) Partition {
+	id, ok := t.ids[t.cut]
+	if !ok || o.Time.Sub(t.from) < c.env.partition()/6 {
+		return Partition{}
+	}
+	dir := ""
+	switch {
+	case o.From == id:
+		dir = "from"
+	case o.To == id:
+		dir = "to"
+	default:
+		return Partition{}
+	}
+	typ := fmt.Sprintf("%s|%d|%s", o.Point.ID, o.Type, dir)
+	for _, seen := range c.mem.Types[t.inv] {
+		if seen == typ {
+			return Partition{}
+		}
+	}
+	if c.mem.Types == nil {
+		c.mem.Types = map[string][]string{}
+	}
+	c.mem.Types[t.inv] = append(c.mem.Types[t.inv], typ)
+	node := t.cut
+	t.cut, t.newType = "", true
+	return Partition{Heal: node}
+}
+
+// End implements Policy: a partition that met no new message type
+// finishes its invariant.
+func (c *cofi) End(out Outcome) {
+	t := c.trials.end(out.Index)
+	if t == nil || !t.started || t.newType {
+		return
+	}
+	if c.mem.Done == nil {
+		c.mem.Done = map[string]bool{}
+	}
+	c.mem.Done[t.inv] = true
+}
+
+// Snapshot implements Stateful.
+func (c *cofi) Snapshot() ([]byte, error) {
+	for k := range c.mem.Types {
+		sort.Strings(c.mem.Types[k])
+	}
+	return json.Marshal(&c.mem)
+}
+
+// Restore implements Stateful.
+func (c *cofi) Restore(data []byte) error {
+	var m cofiMemory
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	c.mem = m
+	c.index()
+	return nil
+}
+
+// Learner is implemented by policies that learn from the campaign's
+// fault-free trials before its fault trials (cofi mines its invariants
+// from their observations).
+type Learner interface {
+	Learn(trials [][]record.Observation)
+}
