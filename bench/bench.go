@@ -113,6 +113,10 @@ type Result struct {
 	// matches: the scenario shows the bug, or an unrelated one with the
 	// same symptom, without any fault.
 	FaultFree int `json:"fault_free,omitempty"`
+	// BaselineFails is set when the campaign stopped before any fault
+	// because a baseline trial failed again in every re-run (whatever
+	// its symptom): the scenario fails without faults.
+	BaselineFails bool `json:"baseline_fails,omitempty"`
 }
 
 // baselinePolicy is the policy of a campaign's fault-free baseline trials.
@@ -206,6 +210,10 @@ type Row struct {
 	// gofault's help, or a symptom not specific to the bug.
 	FaultFreeAffected int `json:"fault_free_affected"`
 	FaultFreeFixed    int `json:"fault_free_fixed"`
+	// BaselineFails lists the campaigns of the row (as "affected seed 2,
+	// campaign 7") that stopped before any fault because their baseline
+	// failed in every re-run.
+	BaselineFails []string `json:"baseline_fails,omitempty"`
 	// Campaigns are the store's campaigns of the row, affected then fixed.
 	Campaigns []int64 `json:"campaigns"`
 }
@@ -243,6 +251,9 @@ func Summarise(name string, bugs []Bug, policies []string, seeds, trials int, re
 					row.Campaigns = append(row.Campaigns, res.Campaign)
 					run += res.Trials
 					injected += res.Injected
+					if res.BaselineFails {
+						row.BaselineFails = append(row.BaselineFails, fmt.Sprintf("%s seed %d, campaign %d", side, seed, res.Campaign))
+					}
 					if res.FaultFree > 0 && side == Affected {
 						row.FaultFreeAffected++
 					} else if res.FaultFree > 0 {
@@ -309,6 +320,11 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, r := range s.Rows {
+		for _, c := range r.BaselineFails {
+			fmt.Fprintf(w, "%s, %s: %s: stopped before any fault, its baseline fails without faults (gofault report --fault-free shows why)\n", r.Bug, r.Policy, c)
+		}
 	}
 	_, err := fmt.Fprintf(w, "\nfound: seeds whose campaign on the affected release showed the bug's finding (each stops at its first).\n"+
 		"median trials/minutes: to that finding; a seed that missed counts as the cap (%d trials, its whole campaign's minutes), so >= marks a median that is (partly) a miss.\n"+

@@ -259,7 +259,7 @@ func TestSummarise(t *testing.T) {
 		{"split", Affected, "bsrr", 3}:   {Campaign: 9, Trials: 2, Injected: 2, Minutes: 1, Hit: hit(2, 0.25)},
 		{"split", Fixed, "bsrr", 1}:      {Campaign: 10, Trials: 8, Injected: 8, Minutes: 4},
 		{"split", Fixed, "bsrr", 2}:      {Campaign: 11, Trials: 8, Injected: 8, Minutes: 4},
-		{"split", Fixed, "bsrr", 3}:      {Campaign: 12, Trials: 8, Injected: 8, Minutes: 4},
+		{"split", Fixed, "bsrr", 3}:      {Campaign: 12, Trials: 8, Injected: 8, Minutes: 4, BaselineFails: true},
 	}
 	s, err := Summarise("b", bugs, []string{"random", "bsrr"}, 3, 8, results)
 	if err != nil {
@@ -272,7 +272,7 @@ func TestSummarise(t *testing.T) {
 		r.InjectionRate != 30.0/40 || len(r.Campaigns) != 6 || r.FaultFreeAffected != 1 || r.FaultFreeFixed != 1 {
 		t.Errorf("random row %+v", r)
 	}
-	if r := s.Rows[1]; r.Found != 1 || r.MedianTrials != 8 || r.FalsePositives != 0 {
+	if r := s.Rows[1]; r.Found != 1 || r.MedianTrials != 8 || r.FalsePositives != 0 || len(r.BaselineFails) != 1 {
 		t.Errorf("bsrr row %+v", r)
 	}
 	if s.Minutes != 1+4+2+4+4+4+4+4+1+4+4+4 {
@@ -286,6 +286,7 @@ func TestSummarise(t *testing.T) {
 bug    policy  found  median trials  median minutes  injected  false positives (fixed)  without faults (affected, fixed)
 split  random  2/3    5.0            1.50            75%       1/3 (x-2)                1/3, 1/3
 split  bsrr    1/3    >=8.0          >=4.00          100%      0/3                      0/3, 0/3
+split, bsrr: fixed seed 3, campaign 12: stopped before any fault, its baseline fails without faults (gofault report --fault-free shows why)
 `
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("table:\n%s\nwant it to hold:%s", buf.String(), want)

@@ -408,6 +408,19 @@ func (s *session) until() bool {
 	return s.ended
 }
 
+// ErrBaselineFails matches (errors.Is) the error of a campaign stopped
+// because a baseline trial failed again in every re-run: the target, as
+// configured, fails without any fault. Its trials are stored; a caller that
+// measures (gofault bench) records that instead of giving up.
+var ErrBaselineFails = errors.New("the baseline fails without faults")
+
+// baselineFailure is a reproducible baseline failure: its message, and
+// errors.Is(err, ErrBaselineFails).
+type baselineFailure struct{ msg string }
+
+func (e *baselineFailure) Error() string        { return e.msg }
+func (e *baselineFailure) Is(target error) bool { return target == ErrBaselineFails }
+
 // baselineBroken says why a campaign must stop before any fault after its
 // baseline trial tr (re-run as rerun): a baseline that could not run, or
 // that failed every time it was re-run, means the setup or the target fails
@@ -426,8 +439,8 @@ func baselineBroken(tr *record.Trial, rerun report.Rerun, where string) error {
 				failed = append(failed, v.Checker+": "+v.Symptom)
 			}
 		}
-		return fmt.Errorf("baseline trial %s fails without any fault, and did again in %d of %d re-runs (%s)\nfix the setup or the workload, or report the bug, before injecting faults: gofault report --fault-free %s shows it",
-			tr.ID, rerun.Recurred, rerun.Runs, strings.Join(failed, "; "), where)
+		return &baselineFailure{fmt.Sprintf("baseline trial %s fails without any fault, and did again in %d of %d re-runs (%s)\nfix the setup or the workload, or report the bug, before injecting faults: gofault report --fault-free %s shows it",
+			tr.ID, rerun.Recurred, rerun.Runs, strings.Join(failed, "; "), where)}
 	}
 	return nil
 }

@@ -257,10 +257,17 @@ func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, r
 		}
 	}
 	sum, err := campaign.Run(ctx, opts)
-	if err != nil {
+	baselineFails := errors.Is(err, campaign.ErrBaselineFails) && ctx.Err() == nil
+	switch {
+	case baselineFails:
+		// The scenario fails without faults: a result (no fault trial
+		// ran, its failures count as without faults), not a reason to
+		// abandon the rest of the bench.
+		fmt.Fprintf(os.Stderr, "bench: %s: campaign %d stopped before any fault: %v\n", run, row.Campaign, err)
+		sum = &campaign.Summary{Campaign: row.Campaign}
+	case err != nil:
 		return bench.Result{}, fmt.Errorf("bench run %s: %w", run, err)
-	}
-	if sum.Stopped || ctx.Err() != nil {
+	case sum.Stopped || ctx.Err() != nil:
 		return bench.Result{}, context.Canceled
 	}
 	ts, err := b.st.Trials(ctx, sum.Campaign)
@@ -271,6 +278,7 @@ func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, r
 	if err != nil {
 		return bench.Result{}, err
 	}
+	res.BaselineFails = baselineFails
 	data, err := json.Marshal(res)
 	if err != nil {
 		return bench.Result{}, err
