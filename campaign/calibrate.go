@@ -184,7 +184,7 @@ func failoverStall(events []record.ClientEvent, killed string, kill time.Time) (
 // trial: the user's checkers.progress, else the bound a resumed campaign
 // stored, else the floor when no checker uses it; measure says none of
 // these applies and a calibration trial must measure it.
-func chooseProgress(setting config.Bound, stored time.Duration, storedHow string, enabled []string) (bound time.Duration, how string, measure bool) {
+func chooseProgress(setting config.Bound, stored time.Duration, storedHow string, enabled []string, nodes int) (bound time.Duration, how string, measure bool) {
 	switch {
 	case !setting.Auto():
 		return setting.Duration(), howExplicit, false
@@ -192,6 +192,8 @@ func chooseProgress(setting config.Bound, stored time.Duration, storedHow string
 		return stored, storedHow, false
 	case !usesProgress(enabled):
 		return progressFloor, "hang and gray checkers are off; floor", false
+	case nodes == 1:
+		return progressFloor, "one node: no failover to measure; floor", false
 	}
 	return 0, "", true
 }
@@ -201,7 +203,7 @@ func chooseProgress(setting config.Bound, stored time.Duration, storedHow string
 // it must be measured. It records the bound with the campaign and logs it.
 func (s *session) calibrate(ctx context.Context) error {
 	cfg := s.opts.Config
-	bound, how, measure := chooseProgress(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled)
+	bound, how, measure := chooseProgress(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled, cfg.Cluster.Nodes)
 	if measure {
 		c, err := s.r.calibrationTrial(ctx)
 		if ctx.Err() != nil {

@@ -197,9 +197,14 @@ func TestChooseProgress(t *testing.T) {
 		{"auto, resumed", 0, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", all, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", false},
 		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, progressFloor, "hang and gray checkers are off; floor", false},
 		{"auto: measure", 0, 0, "", all, 0, "", true},
+		{"auto, one node", 0, 0, "", all, progressFloor, "one node: no failover to measure; floor", false},
 		{"auto, default checkers: measure", 0, 0, "", nil, 0, "", true},
 	} {
-		got, how, measure := chooseProgress(tc.setting, tc.stored, tc.storedHow, tc.enabled)
+		nodes := 3
+		if tc.name == "auto, one node" {
+			nodes = 1
+		}
+		got, how, measure := chooseProgress(tc.setting, tc.stored, tc.storedHow, tc.enabled, nodes)
 		if got != tc.want || how != tc.wantHow || measure != tc.wantMeasure {
 			t.Errorf("%s: chooseProgress = %s, %q, %v; want %s, %q, %v", tc.name, got, how, measure, tc.want, tc.wantHow, tc.wantMeasure)
 		}
