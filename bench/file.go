@@ -212,7 +212,7 @@ func fields(n *yaml.Node, path string, valid []string, set func(k string, v *yam
 		k, v := n.Content[i], n.Content[i+1]
 		if !slices.Contains(valid, k.Value) {
 			return fmt.Errorf("line %d: %s: unknown field %q; did you mean %q? (valid fields: %s; see docs/bench.md)",
-				k.Line, path, k.Value, closest(k.Value, valid), strings.Join(valid, ", "))
+				k.Line, path, k.Value, config.Closest(k.Value, valid), strings.Join(valid, ", "))
 		}
 		if seen[k.Value] {
 			return fmt.Errorf("line %d: %s: field %q given twice; remove one", k.Line, path, k.Value)
@@ -252,36 +252,6 @@ func wrong(n *yaml.Node, path, want string) error {
 }
 
 // closest returns the name in valid nearest to s (edit distance).
-func closest(s string, valid []string) string {
-	best, bestD := "", 1<<30
-	for _, v := range valid {
-		if d := distance(s, v); d < bestD {
-			best, bestD = v, d
-		}
-	}
-	return best
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
-
 var bugID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 // reserved are the config paths a bench sets itself, refused in a scenario

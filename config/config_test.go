@@ -451,3 +451,22 @@ func TestDocExample(t *testing.T) {
 		}
 	}
 }
+
+func TestClosest(t *testing.T) {
+	for _, tc := range []struct {
+		s     string
+		valid []string
+		want  string
+	}{
+		{"faults.kind", Fields(), "faults.kinds"},
+		{"faults.dely", Fields(), "faults.delay"},
+		{"trial.count", Fields(), "trials.count"}, // no section "trial.": all paths
+		{"nodes", Fields(), "cluster.nodes"},      // the last element alone
+		{"afected", []string{"id", "affected", "fixed"}, "affected"},
+		{"x", nil, ""},
+	} {
+		if got := Closest(tc.s, tc.valid); got != tc.want {
+			t.Errorf("Closest(%q) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}

@@ -76,15 +76,33 @@ func Fields() []string {
 	return out
 }
 
-// closest returns the valid path nearest to the unknown path p.
-func closest(p string) string {
+// closest returns the valid config path nearest to the unknown path p.
+func closest(p string) string { return Closest(p, Fields()) }
+
+// Closest returns the string of valid nearest to s by edit distance, for a
+// "did you mean" hint; "" when valid is empty. For dotted paths
+// ("faults.kind"), paths of s's own section ("faults.") are preferred
+// when there are any, and a match on the last element alone ranks just
+// behind a full match.
+func Closest(s string, valid []string) string {
+	if i := strings.Index(s, "."); i > 0 {
+		var same []string
+		for _, v := range valid {
+			if strings.HasPrefix(v, s[:i+1]) {
+				same = append(same, v)
+			}
+		}
+		if len(same) > 0 {
+			valid = same
+		}
+	}
 	best, bestScore := "", 1<<30
-	last := p[strings.LastIndex(p, ".")+1:]
-	for _, c := range Fields() {
-		score := levenshtein(p, c)
+	last := s[strings.LastIndex(s, ".")+1:]
+	for _, c := range valid {
+		score := levenshtein(s, c)
 		cl := c[strings.LastIndex(c, ".")+1:]
-		if s := levenshtein(last, cl); s < score {
-			score = s + 1 // a match on the last element alone ranks just behind a full match
+		if d := levenshtein(last, cl); d < score {
+			score = d + 1 // a match on the last element alone ranks just behind a full match
 		}
 		if score < bestScore {
 			best, bestScore = c, score
