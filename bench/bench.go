@@ -197,8 +197,11 @@ type Row struct {
 	MedianTrials  float64 `json:"median_trials"`
 	MedianMinutes float64 `json:"median_minutes"`
 	// InjectionRate is the share of the fault trials on both releases
-	// that injected a fault.
+	// that injected a fault; FaultTrials is their number. No fault trial
+	// at all means the policy had nothing to inject in the scenario (e.g.
+	// sieve, which only delays, under faults.kinds=[crash]).
 	InjectionRate float64 `json:"injection_rate"`
+	FaultTrials   int     `json:"fault_trials"`
 	// FalsePositives is the number of seeds whose campaign on the fixed
 	// release showed a matching finding; FalsePositiveTrials their first
 	// matching trials' IDs.
@@ -274,6 +277,7 @@ func Summarise(name string, bugs []Bug, policies []string, seeds, trials int, re
 				}
 			}
 			row.MedianTrials, row.MedianMinutes = median(ts), median(ms)
+			row.FaultTrials = run
 			if run > 0 {
 				row.InjectionRate = float64(injected) / float64(run)
 			}
@@ -315,7 +319,11 @@ func (s *Summary) WriteTable(w io.Writer) error {
 		if 2*r.Found <= r.Seeds {
 			mt, mm = ">="+mt, ">="+mm // half the seeds or more missed: the median is (partly) a miss
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%.0f%%\t%s\t%d/%d, %d/%d\n", r.Bug, r.Policy, r.Found, r.Seeds, mt, mm, 100*r.InjectionRate, fp,
+		inj := fmt.Sprintf("%.0f%%", 100*r.InjectionRate)
+		if r.FaultTrials == 0 {
+			inj = "nothing" // the policy had no fault to inject in the scenario
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%d/%d, %d/%d\n", r.Bug, r.Policy, r.Found, r.Seeds, mt, mm, inj, fp,
 			r.FaultFreeAffected, r.Seeds, r.FaultFreeFixed, r.Seeds)
 	}
 	if err := tw.Flush(); err != nil {
@@ -328,7 +336,7 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	_, err := fmt.Fprintf(w, "\nfound: seeds whose campaign on the affected release showed the bug's finding (each stops at its first).\n"+
 		"median trials/minutes: to that finding; a seed that missed counts as the cap (%d trials, its whole campaign's minutes), so >= marks a median that is (partly) a miss.\n"+
-		"injected: share of fault trials (both releases) that injected a fault.\n"+
+		"injected: share of fault trials (both releases) that injected a fault; nothing: the policy has no fault it may inject in the scenario, so no fault trial ran.\n"+
 		"false positives: seeds whose campaign of %d trials on the fixed release showed a matching finding (their first trials).\n"+
 		"without faults: seeds whose campaign showed the matching symptom in a trial without any fault (the scenario shows it unaided, or the symptom is not specific to the bug).\n"+
 		"%.1f campaign minutes in all.\n", s.Trials, s.Trials, s.Minutes)

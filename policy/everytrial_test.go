@@ -401,3 +401,22 @@ func TestLeaderWALWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestNothingToInject: a policy whose faults the campaign does not allow
+// says so at once (Finite), rather than run fault-free trials.
+func TestNothingToInject(t *testing.T) {
+	env := Env{Catalog: etcdLikeCatalog(), Seed: 1, Kinds: []catalog.Kind{catalog.KindCrash}}
+	for _, name := range []string{"sieve", "sieve-insensitive"} {
+		p, err := New(name, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, ok := p.(Finite); !ok || !f.Exhausted() {
+			t.Errorf("%s under faults.kinds=[crash] is not exhausted before its first trial", name)
+		}
+	}
+	env.Kinds = []catalog.Kind{catalog.KindDelay}
+	if p, _ := New("sieve", env); p.(Finite).Exhausted() {
+		t.Error("sieve with delays allowed is exhausted before its first trial")
+	}
+}

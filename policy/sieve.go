@@ -159,8 +159,9 @@ func (s *sieve) End(out Outcome) {
 	endOnce(&s.ids, &s.trials, out.Index)
 }
 
-// Exhausted reports that every widening of the sites was tried.
-func (s *sieve) Exhausted() bool { return s.ids.mem.Exhausted }
+// Exhausted reports that every widening of the sites was tried, or that
+// there is no site to delay at all (faults.kinds without delay).
+func (s *sieve) Exhausted() bool { return s.ids.mem.Exhausted || len(s.sites) == 0 }
 
 func (s *sieve) learnTimeouts(ts []record.Timeout) {
 	for _, t := range ts {

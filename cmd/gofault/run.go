@@ -95,7 +95,10 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		if sum.Findings > 0 {
 			fmt.Fprintf(stdout, "  see them with: gofault report --db %s\n", sum.DB)
 		}
-		if sum.Exhausted {
+		switch {
+		case sum.Exhausted && sum.Trials == 0:
+			fmt.Fprintf(stdout, "  nothing to try: policy %s has no fault it may inject at these sites with faults.kinds %v (docs/policies.md says which kinds each policy injects)\n", sum.Policy, cfg.Faults.Kinds)
+		case sum.Exhausted:
 			fmt.Fprintln(stdout, "  explored everything: the policy has nothing left to try, so the campaign ended early")
 		}
 	}
