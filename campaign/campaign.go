@@ -349,6 +349,13 @@ func (s *session) faultTrials(ctx context.Context) error {
 				begun <- errEnded
 				return nil
 			}
+			if err := s.waitWhilePaused(gctx); err != nil { // paused from gofault ui
+				begun <- err
+				if gctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
 			tr, err := s.r.begin(s.used.next(), false)
 			begun <- err
 			if err != nil {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -31,15 +32,18 @@ type Campaign struct {
 	Counts Counts
 	// Kinds, Sites and Policies are the values the trial list filters on.
 	Kinds, Sites, Policies []string
+	// Paused: no new trial begins until the campaign is resumed
+	// (store.SetPaused).
+	Paused bool
 }
 
 // Counts are a campaign's trial counts, as the campaign page shows them.
 type Counts struct {
 	Trials, Baseline, OK, Failed, Error, NoFault, Injected int
-	InjectionRate                                        float64
-	Findings, FaultFree, Generic                         int
-	StatesEntered                                        int
-	Seconds                                              float64
+	InjectionRate                                          float64
+	Findings, FaultFree, Generic                           int
+	StatesEntered                                          int
+	Seconds                                                float64
 }
 
 // Load reads campaign id of st and builds its report as `gofault report`
@@ -83,6 +87,9 @@ func Load(ctx context.Context, st *store.Store, id int64) (*Campaign, error) {
 		}
 	}
 	v := &Campaign{Campaign: c, DB: st.Path(), Trials: trials, Report: rep}
+	if v.Paused, err = st.Paused(ctx, id); err != nil {
+		return nil, err
+	}
 	v.Counts = count(trials, rep)
 	kinds, sites, pols := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, t := range trials {
@@ -192,7 +199,7 @@ type LogLine struct {
 const logLines = 60
 
 // hotWords mark the log lines worth a look.
-var hotWords = []string{"panic", "fatal", "error", "warn", "fail", "timeout", "timed out", "diverge"}
+var hotWords = []string{"=== gofault", "panic", "fatal", "error", "warn", "fail", "timeout", "timed out", "diverge"}
 
 // Logs returns the end of each node's log of t, its warnings, errors and
 // lines quoted by failing verdicts marked.
@@ -230,6 +237,33 @@ func Logs(t *record.Trial) []LogExcerpt {
 			x.Lines = append(x.Lines, LogLine{N: x.Skipped + i + 1, Text: l, Hot: hot})
 		}
 		out = append(out, x)
+	}
+	return out
+}
+
+// Artifact is a file a checker wrote for a trial — the linearizability
+// checker's visualisation, named in its evidence as "visualization: PATH" —
+// that the trial's pages link to as Name (a page-relative file name).
+type Artifact struct {
+	Path, Name, Title string
+}
+
+// Artifacts lists the files the checkers wrote for trial t that still
+// exist.
+func Artifacts(t *record.Trial) []Artifact {
+	var out []Artifact
+	for _, v := range t.Verdicts {
+		for _, e := range v.Evidence {
+			p, ok := strings.CutPrefix(e, "visualization: ")
+			if !ok {
+				continue
+			}
+			if _, err := os.Stat(p); err != nil {
+				continue
+			}
+			base := filepath.Base(p)
+			out = append(out, Artifact{Path: p, Name: "artifact-" + t.ID + "-" + base, Title: v.Checker + " visualisation: " + strings.TrimSuffix(base, filepath.Ext(base))})
+		}
 	}
 	return out
 }

@@ -107,6 +107,7 @@ type page struct {
 	EventsCut   int
 	Legend      []Event
 	Logs        []LogExcerpt
+	Artifacts   []Artifact
 
 	// pages says which trials have a page; nil: all do.
 	pages map[string]bool
@@ -148,6 +149,7 @@ func (p *page) withTrial(t *record.Trial) *page {
 	}
 	sort.Slice(p.Legend, func(i, j int) bool { return p.Legend[i].Kind < p.Legend[j].Kind })
 	p.Logs = Logs(t)
+	p.Artifacts = Artifacts(t)
 	return p
 }
 
@@ -243,6 +245,15 @@ func WriteStatic(dir string, c *Campaign) error {
 	for id := range has {
 		if err := write(trialPage(id), func(w io.Writer, p *page) error { _, err := renderTrial(w, p, id); return err }); err != nil {
 			return err
+		}
+		for _, a := range Artifacts(c.Trial(id)) {
+			data, err := os.ReadFile(a.Path)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, a.Name), data, 0o644); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -51,6 +51,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /c/{id}/events", s.events)
 	mux.HandleFunc("GET /c/{id}/{page}", s.page)
 	mux.HandleFunc("POST /c/{id}/replay/{trial}", s.replay)
+	mux.HandleFunc("POST /c/{id}/pause", s.pause(true))
+	mux.HandleFunc("POST /c/{id}/resume", s.pause(false))
 	return mux
 }
 
@@ -131,7 +133,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case name == campaignPage || name == trialsPage:
 		p.Stream = "events"
-		p.Version = version(len(c.Trials), c.Status)
+		p.Version = version(len(c.Trials), c.Status, c.Paused)
 		render := renderCampaign
 		if name == trialsPage {
 			render = renderTrials
@@ -155,6 +157,21 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 				return err
 			}
 		})
+	case strings.HasPrefix(name, "artifact-"):
+		// artifact-<campaign>-<index>-<file>: only a file the trial's
+		// checkers named.
+		parts := strings.SplitN(strings.TrimPrefix(name, "artifact-"), "-", 3)
+		if len(parts) == 3 {
+			if t := c.Trial(parts[0] + "-" + parts[1]); t != nil {
+				for _, a := range Artifacts(t) {
+					if a.Name == name {
+						http.ServeFile(w, r, a.Path)
+						return
+					}
+				}
+			}
+		}
+		http.NotFound(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -179,8 +196,35 @@ func (s *Server) write(w http.ResponseWriter, render func(*bytes.Buffer) error) 
 }
 
 // version is what the events stream sends: it changes when a trial is
-// saved or the campaign's status changes.
-func version(trials int, status string) string { return fmt.Sprintf("%d-%s", trials, status) }
+// saved, the campaign's status changes, or it is paused or resumed.
+func version(trials int, status string, paused bool) string {
+	if paused {
+		status += "-paused"
+	}
+	return fmt.Sprintf("%d-%s", trials, status)
+}
+
+// pause answers the Pause (paused) and Resume buttons: it sets the
+// campaign's pause flag, which its run (in any process) reads before it
+// begins each fault trial, and redirects back to the campaign page.
+func (s *Server) pause(paused bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if err != nil {
+			http.Error(w, "bad campaign ID", http.StatusBadRequest)
+			return
+		}
+		if _, err := s.Store.Campaign(r.Context(), id); err != nil {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if err := s.Store.SetPaused(r.Context(), id, paused); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		http.Redirect(w, r, campaignPage, http.StatusSeeOther)
+	}
+}
 
 // events streams server-sent events: an "update" with the campaign's
 // version (trials saved, status) whenever it changes, looked up every Poll,
@@ -214,7 +258,11 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return
 		}
-		if v := version(len(idx), c.Status); v != last {
+		paused, err := s.Store.Paused(r.Context(), id)
+		if err != nil {
+			return
+		}
+		if v := version(len(idx), c.Status, paused); v != last {
 			last = v
 			fmt.Fprintf(w, "event: update\ndata: %s\n\n", v)
 			flusher.Flush()

@@ -42,8 +42,8 @@ func fixture(t *testing.T) (*store.Store, int64) {
 	mk := func(i int, policy string, status record.Status) *record.Trial {
 		start := t0.Add(time.Duration(i) * 3 * time.Second)
 		tr := &record.Trial{Index: i, Campaign: "minikv", Policy: policy, Start: start, End: start.Add(2 * time.Second), Status: status,
-			Nodes: []record.Node{{Name: "n1", Log: logPath}, {Name: "n2", Log: filepath.Join(dir, "gone.log")}},
-			States: []record.StateVisit{{Node: "n1", Task: 1, State: uint32(i), Entries: 1, First: start}},
+			Nodes:    []record.Node{{Name: "n1", Log: logPath}, {Name: "n2", Log: filepath.Join(dir, "gone.log")}},
+			States:   []record.StateVisit{{Node: "n1", Task: 1, State: uint32(i), Entries: 1, First: start}},
 			Verdicts: []record.Verdict{{Checker: "crash"}, {Checker: "hang"}}}
 		for j := 0; j < 20; j++ {
 			tr.Client = append(tr.Client, record.ClientEvent{Time: start.Add(time.Duration(j) * 50 * time.Millisecond), Client: "n1/0", Node: "n1", Kind: record.EvProgress})
@@ -220,9 +220,41 @@ func TestEvents(t *testing.T) {
 	if v := next(); v != "5-running" {
 		t.Errorf("after a trial, event %q, want 5-running", v)
 	}
+	st.SetPaused(ctx, id, true)
+	if v := next(); v != "5-running-paused" {
+		t.Errorf("after a pause, event %q, want 5-running-paused", v)
+	}
+	st.SetPaused(ctx, id, false)
 	st.SetCampaignStatus(ctx, id, store.StatusDone)
 	if v := next(); v != "5-done" {
 		t.Errorf("after the campaign ended, event %q, want 5-done", v)
+	}
+}
+
+func TestPause(t *testing.T) {
+	st, id := fixture(t)
+	h := (&Server{Store: st}).Handler()
+	base := fmt.Sprintf("/c/%d/", id)
+	_, body := get(t, h, base+"index.html")
+	mustContain(t, "running campaign", body, `<button id="pause">Pause</button>`, `action="pause"`)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", base+"pause", nil))
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("pause: %d %s", rec.Code, rec.Body)
+	}
+	if p, _ := st.Paused(context.Background(), id); !p {
+		t.Errorf("not paused after the Pause button")
+	}
+	_, body = get(t, h, base+"index.html")
+	mustContain(t, "paused campaign", body, `id="camp-paused">paused<`, `<button id="resume">Resume</button>`)
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("POST", base+"resume", nil))
+	if p, _ := st.Paused(context.Background(), id); p || rec.Code != http.StatusSeeOther {
+		t.Errorf("resume: %d, still paused %v", rec.Code, p)
+	}
+	st.SetCampaignStatus(context.Background(), id, store.StatusDone)
+	if _, body = get(t, h, base+"index.html"); strings.Contains(body, `id="pause"`) {
+		t.Errorf("a finished campaign has a Pause button")
 	}
 }
 

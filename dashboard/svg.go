@@ -21,7 +21,7 @@ type series struct {
 const (
 	plotW, plotH = 720.0, 220.0
 	padL, padB   = 48.0, 28.0
-	padT, padR   = 10.0, 130.0
+	padT, padR   = 10.0, 190.0
 )
 
 // lineChart renders series as an inline SVG step chart with axes and a
@@ -228,11 +228,20 @@ func Timeline(t *record.Trial) []Event {
 			evs = append(evs, Event{At: at(n.ExitTime), Lane: n.Name, Kind: "exit", Label: strings.TrimSpace(label)})
 		}
 		if n.Restarts > 0 {
-			label := fmt.Sprintf("%d restart(s)", n.Restarts)
+			// The record keeps no restart times: the mark sits on the
+			// node's first crash fault, which the restart followed.
+			label := fmt.Sprintf("%d restart(s) after the crash", n.Restarts)
 			if n.RestartErr != "" {
 				label += ": " + n.RestartErr
 			}
-			evs = append(evs, Event{At: at(n.ExitTime), Lane: n.Name, Kind: "restart", Label: label})
+			when := n.ExitTime
+			for _, in := range t.Injections {
+				if in.Node == n.Name && in.Kind == catalog.KindCrash {
+					when = in.Time
+					break
+				}
+			}
+			evs = append(evs, Event{At: at(when), Lane: n.Name, Kind: "restart", Label: label})
 		}
 	}
 	for _, r := range t.Roles {

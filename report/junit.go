@@ -53,7 +53,7 @@ type (
 	junitMessage struct {
 		Message string `xml:"message,attr"`
 		Type    string `xml:"type,attr,omitempty"`
-		Text    string `xml:",chardata"`
+		Text    string `xml:",cdata"`
 	}
 )
 
@@ -73,7 +73,7 @@ func WriteJUnit(w io.Writer, r Report, s Suite) error {
 	})
 	add := func(class, kind string, fs []Finding, skip bool) {
 		for _, f := range fs {
-			msg := &junitMessage{Message: f.Symptom + " — replay: " + f.Replay, Type: f.Checker, Text: junitBody(f, kind)}
+			msg := &junitMessage{Message: f.Symptom + " — replay: " + f.Replay, Type: f.Checker, Text: kind + ":\n" + junitBody(f)}
 			c := junitCase{Name: fmt.Sprintf("[%s] %s (%s)", f.Checker, f.Symptom, f.ID), Classname: class, Time: "0"}
 			if skip {
 				c.Skipped = msg
@@ -109,9 +109,8 @@ func WriteJUnit(w io.Writer, r Report, s Suite) error {
 }
 
 // junitBody is a finding's failure text, as WriteText prints it.
-func junitBody(f Finding, kind string) string {
+func junitBody(f Finding) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s\n", kind, f.ID)
 	WriteText(&b, []Finding{f})
 	return b.String()
 }

@@ -77,24 +77,23 @@ func replayer(st *store.Store) func(ctx context.Context, trial string) (dashboar
 		}
 		cmd := exec.CommandContext(ctx, exe, "replay", "--db", st.Path(), trial)
 		cmd.SysProcAttr = procgroup.Attr()
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
+		var out, all bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, &all), &all
 		err = cmd.Run()
-		res := dashboard.ReplayResult{Output: out.String()}
+		res := dashboard.ReplayResult{Output: all.String()}
+		// writeReplay's first line says what ran, its last the verdict.
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		res.Summary = lines[len(lines)-1]
+		verdict := lines[len(lines)-1]
+		res.Summary = verdict + ": " + lines[0]
 		var ee *exec.ExitError
 		switch {
 		case err == nil:
-			res.Reproduced = strings.HasPrefix(res.Summary, "reproduced")
-			for _, l := range lines {
-				if l == "reproduced" {
-					res.Reproduced, res.Summary = true, "reproduced: "+lines[0]
-				}
-			}
+			res.Reproduced = verdict == "reproduced"
 		case errors.As(err, &ee) && ee.ExitCode() == 3:
-			res.Summary = "not reproduced: " + res.Summary
 			err = nil
+		case out.Len() == 0:
+			all := strings.Split(strings.TrimSpace(all.String()), "\n")
+			res.Summary = "replay failed: " + all[len(all)-1]
 		}
 		return res, err
 	}
