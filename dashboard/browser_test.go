@@ -74,8 +74,8 @@ func runCampaign(bin, work string, args ...string) (runSummary, error) {
 // Chromium and checks what a person would see: the counts, a plot, the
 // findings, a finding's stack; it clicks Replay and waits for the result,
 // filters the trial list, and watches the campaign page update itself
-// while the campaign runs on. Screenshots go to $GOFAULT_SCREENSHOTS, or
-// the test's temp dir.
+// while the campaign runs on, pausing and resuming it from the page.
+// Screenshots go to $GOFAULT_SCREENSHOTS, or the test's temp dir.
 func TestBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: a minikv campaign in a real browser")
@@ -191,7 +191,7 @@ func TestBrowser(t *testing.T) {
 	b.do("open the campaign page again", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.ID("count-trials")))
 	more := make(chan runSummary, 1)
 	go func() {
-		s, err := runCampaign(bin, work, "--trials", strconv.Itoa(sum.Trials+2), "--policy", "random", "--resume")
+		s, err := runCampaign(bin, work, "--trials", strconv.Itoa(sum.Trials+3), "--policy", "random", "--resume")
 		if err != nil {
 			t.Error(err)
 		}
@@ -201,10 +201,24 @@ func TestBrowser(t *testing.T) {
 	if updated {
 		b.shot("campaign-running.png")
 	}
-	final := <-more
 	if !updated {
+		<-more
 		t.Fatalf("the campaign page did not update while the campaign ran")
 	}
+	// Pause: the trial under way finishes, no new one begins.
+	b.do("pause", chromedp.Click(chromedp.ID("pause"), chromedp.NodeVisible))
+	if !b.waitFor(`document.getElementById("camp-paused") !== null && document.getElementById("resume") !== null`, 30*time.Second) {
+		t.Fatalf("the campaign page does not say paused after Pause")
+	}
+	time.Sleep(6 * time.Second) // a trial takes about 2 s
+	atPause := b.text("count-trials")
+	time.Sleep(4 * time.Second)
+	b.shot("campaign-paused.png")
+	if now, status := b.text("count-trials"), b.text("camp-status"); now != atPause || status != "running" {
+		t.Errorf("paused campaign went on: %s trials, then %s, status %s", atPause, now, status)
+	}
+	b.do("resume", chromedp.Click(chromedp.ID("resume"), chromedp.NodeVisible))
+	final := <-more
 	if !b.waitFor(fmt.Sprintf(`document.getElementById("count-trials").textContent === "%d" && document.getElementById("camp-status").textContent === "done"`, final.Trials), time.Minute) {
 		t.Errorf("the campaign page did not follow the resumed campaign to its end (%d trials, done)", final.Trials)
 	}

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"fmt"
 	"html/template"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ func lineChart(title string, ss []series, yMax float64, yFmt string) template.HT
 		}
 	}
 	xMax, yMax = max(xMax, 1), max(yMax, 1)
+	if yFmt == "%.0f" { // counts: ticks at whole numbers
+		yMax = math.Ceil(yMax/4) * 4
+	}
 	iw, ih := plotW-padL-padR, plotH-padT-padB
 	px := func(x float64) float64 { return padL + x/xMax*iw }
 	py := func(y float64) float64 { return padT + ih - y/yMax*ih }
