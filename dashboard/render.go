@@ -96,6 +96,9 @@ type page struct {
 	What string
 	T    *record.Trial
 
+	// Cmp is the compare page's comparison.
+	Cmp *Comparison
+
 	// The campaigns list (live).
 	DB        string
 	Campaigns []*store.Campaign

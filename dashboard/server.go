@@ -45,6 +45,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", s.campaigns)
 	mux.HandleFunc("GET /latest", s.latest)
+	mux.HandleFunc("GET /compare", s.compare)
 	mux.HandleFunc("GET /c/{id}/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, campaignPage, http.StatusFound)
 	})
@@ -74,6 +75,36 @@ func (s *Server) campaigns(w http.ResponseWriter, r *http.Request) {
 	p := newPage(nil, "campaigns")
 	p.DB, p.Campaigns, p.Ran = s.Store.Path(), camps, ran
 	s.write(w, func(b *bytes.Buffer) error { return pages.ExecuteTemplate(b, "campaigns", p) })
+}
+
+// compare shows the campaigns named by the query's c parameters side by
+// side.
+func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
+	var cs []*Campaign
+	for _, v := range r.URL.Query()["c"] {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			http.Error(w, "bad campaign ID "+strconv.Quote(v), http.StatusBadRequest)
+			return
+		}
+		c, err := Load(r.Context(), s.Store, id)
+		if errors.Is(err, store.ErrNotFound) {
+			http.Error(w, err.Error(), http.StatusNotFound)
+			return
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		cs = append(cs, c)
+	}
+	if len(cs) == 0 {
+		http.Redirect(w, r, "/", http.StatusFound)
+		return
+	}
+	p := newPage(nil, "compare")
+	p.Index, p.Live, p.Cmp = "/", true, Compare(cs)
+	s.write(w, func(b *bytes.Buffer) error { return pages.ExecuteTemplate(b, "compare", p) })
 }
 
 // latest redirects to the newest campaign that ran trials and is not a

@@ -300,3 +300,42 @@ func TestTimelineGeneric(t *testing.T) {
 	mustContain(t, "timeline", svg, `class="ev ev-other"`, "sequence-step step 2 of 3", `<rect class="ev ev-partition"`, ">n1<", ">n2<")
 	mustContain(t, "chart", string(lineChart("x", []series{{Name: "a", Class: "ok", X: []float64{1}, Y: []float64{1}}}, 0, "%.0f")), "<polyline")
 }
+
+func TestCompare(t *testing.T) {
+	st, id := fixture(t)
+	ctx := context.Background()
+	// A second campaign with the same finding, later, and another one.
+	id2, err := st.CreateCampaign(ctx, store.Campaign{Name: "minikv", ConfigHash: "h", Policy: "random", Config: "{}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c1, _ := Load(ctx, st, id)
+	for i := 0; i < 4; i++ {
+		tr := *c1.Trials[2]
+		tr.ID, tr.Index, tr.Policy = record.TrialID(id2, 10+i), 10+i, "random"
+		if i < 2 {
+			tr.Status, tr.Verdicts = record.StatusOK, nil
+		}
+		if i == 3 {
+			tr.Verdicts = []record.Verdict{{Checker: "crash", Failed: true, Symptom: "n1 exited"}}
+		}
+		if err := st.SaveTrial(ctx, id2, &tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := (&Server{Store: st}).Handler()
+	code, body := get(t, h, fmt.Sprintf("/compare?c=%d&c=%d", id, id2))
+	if code != 200 {
+		t.Fatalf("compare: %d %s", code, body)
+	}
+	fid := c1.Report.Findings[0].ID
+	mustContain(t, "compare page", body, `<table id="compare-counts">`, `<svg class="plot"`, "findings over fault trials",
+		fmt.Sprintf(`<a href="c/%d/finding-%s.html">2</a>`, id, fid), // campaign 1: its 2nd fault trial
+		fmt.Sprintf(`<a href="c/%d/finding-%s.html">3</a>`, id2, fid), // campaign 2: its 3rd
+		"2 of 2", "1 of 2", "n* exited", "—")
+	if code, _ := get(t, h, "/compare?c=x"); code != http.StatusBadRequest {
+		t.Errorf("compare?c=x: %d", code)
+	}
+	_, body = get(t, h, "/")
+	mustContain(t, "campaign list", body, `<form method="get" action="compare">`, fmt.Sprintf(`name="c" value="%d"`, id2))
+}

@@ -26,8 +26,13 @@ const (
 )
 
 // lineChart renders series as an inline SVG step chart with axes and a
-// legend; yMax 0 scales to the data.
+// legend, x in seconds; yMax 0 scales to the data.
 func lineChart(title string, ss []series, yMax float64, yFmt string) template.HTML {
+	return chart(title, ss, yMax, yFmt, fmtSeconds)
+}
+
+// chart is lineChart with x ticks formatted by xFmt.
+func chart(title string, ss []series, yMax float64, yFmt string, xFmt func(float64) string) template.HTML {
 	xMax := 0.0
 	for _, s := range ss {
 		for i := range s.X {
@@ -53,7 +58,7 @@ func lineChart(title string, ss []series, yMax float64, yFmt string) template.HT
 		fmt.Fprintf(&b, `<line class="grid" x1="%g" x2="%g" y1="%.1f" y2="%.1f"/><text class="tick" x="%g" y="%.1f" text-anchor="end">%s</text>`,
 			padL, padL+iw, py(y), py(y), padL-4, py(y)+4, fmt.Sprintf(yFmt, y))
 		x := xMax * float64(i) / 4
-		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%g" text-anchor="middle">%s</text>`, px(x), padT+ih+16, fmtSeconds(x))
+		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%g" text-anchor="middle">%s</text>`, px(x), padT+ih+16, xFmt(x))
 	}
 	for i, s := range ss {
 		if len(s.X) == 0 {
@@ -66,6 +71,9 @@ func lineChart(title string, ss []series, yMax float64, yFmt string) template.HT
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f %.1f,%.1f", px(s.X[j]), py(prev), px(s.X[j]), py(s.Y[j])))
 			prev = s.Y[j]
 		}
+		if s.Class == "" {
+			s.Class = palette[i%len(palette)]
+		}
 		fmt.Fprintf(&b, `<polyline class="line %s" points="%s"><title>%s</title></polyline>`, s.Class, strings.Join(pts, " "), template.HTMLEscapeString(s.Name))
 		ly := padT + 14 + float64(i)*18
 		last := s.Y[len(s.Y)-1]
@@ -75,6 +83,9 @@ func lineChart(title string, ss []series, yMax float64, yFmt string) template.HT
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }
+
+// palette are the classes of series that name none, in order.
+var palette = []string{"rate", "failed", "ok", "states", "error", "nofault"}
 
 func fmtSeconds(s float64) string {
 	switch {
