@@ -330,7 +330,7 @@ func TestCompare(t *testing.T) {
 	}
 	fid := c1.Report.Findings[0].ID
 	mustContain(t, "compare page", body, `<table id="compare-counts">`, `<svg class="plot"`, "findings over fault trials",
-		fmt.Sprintf(`<a href="c/%d/finding-%s.html">2</a>`, id, fid), // campaign 1: its 2nd fault trial
+		fmt.Sprintf(`<a href="c/%d/finding-%s.html">2</a>`, id, fid),  // campaign 1: its 2nd fault trial
 		fmt.Sprintf(`<a href="c/%d/finding-%s.html">3</a>`, id2, fid), // campaign 2: its 3rd
 		"2 of 2", "1 of 2", "n* exited", "—")
 	if code, _ := get(t, h, "/compare?c=x"); code != http.StatusBadRequest {
