@@ -267,3 +267,50 @@ func Artifacts(t *record.Trial) []Artifact {
 	}
 	return out
 }
+
+// Frame is one frame of a fault's stack with the source lines around it,
+// read when the page is made (none when the file is gone).
+type Frame struct {
+	Text   string // "func file:line", as reports print it
+	Source []LogLine
+}
+
+// sourceContext is how many lines either side of a frame's line its
+// excerpt shows.
+const sourceContext = 4
+
+// Frames reads the source around each frame of a rendered stack.
+func Frames(stack []string) []Frame {
+	out := make([]Frame, 0, len(stack))
+	for _, s := range stack {
+		f := Frame{Text: s}
+		if i := strings.LastIndexByte(s, ' '); i >= 0 {
+			loc := s[i+1:]
+			if j := strings.LastIndexByte(loc, ':'); j > 0 {
+				var line int
+				if _, err := fmt.Sscanf(loc[j+1:], "%d", &line); err == nil {
+					f.Source = excerpt(loc[:j], line)
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// excerpt returns the lines of file around line, that line marked.
+func excerpt(file string, line int) []LogLine {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil
+	}
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return nil
+	}
+	var out []LogLine
+	for n := max(1, line-sourceContext); n <= min(len(lines), line+sourceContext); n++ {
+		out = append(out, LogLine{N: n, Text: lines[n-1], Hot: n == line})
+	}
+	return out
+}

@@ -339,3 +339,12 @@ func TestCompare(t *testing.T) {
 	_, body = get(t, h, "/")
 	mustContain(t, "campaign list", body, `<form method="get" action="compare">`, fmt.Sprintf(`name="c" value="%d"`, id2))
 }
+
+func TestFrames(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a.go")
+	os.WriteFile(file, []byte("package a\n\nfunc f() {\n\tg()\n}\n"), 0o644)
+	fs := Frames([]string{"a.f " + file + ":4", "b.g gone.go:3"})
+	if len(fs) != 2 || len(fs[0].Source) != 6 || !fs[0].Source[3].Hot || fs[0].Source[3].Text != "\tg()" || len(fs[1].Source) != 0 {
+		t.Errorf("frames: %+v", fs)
+	}
+}
