@@ -242,6 +242,12 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 	if s.camp, err = openCampaign(ctx, s.st, cfg, polName, opts.Resume, opts.Campaign); err != nil {
 		return nil, err
 	}
+	if s.camp.Status != store.StatusRunning { // resumed: running again (gofault ui shows it live)
+		if err := s.st.SetCampaignStatus(ctx, s.camp.ID, store.StatusRunning); err != nil {
+			return nil, err
+		}
+		s.camp.Status = store.StatusRunning
+	}
 	if opts.Opened != nil {
 		if err := opts.Opened(s.camp.ID); err != nil {
 			return nil, err
@@ -348,6 +354,13 @@ func (s *session) faultTrials(ctx context.Context) error {
 			if ended { // Options.Until said enough while this waited for a worker
 				begun <- errEnded
 				return nil
+			}
+			if err := s.waitWhilePaused(gctx); err != nil { // paused from gofault ui
+				begun <- err
+				if gctx.Err() != nil {
+					return nil
+				}
+				return err
 			}
 			tr, err := s.r.begin(s.used.next(), false)
 			begun <- err

@@ -85,6 +85,8 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	listSites := fs.Bool("sites", false, "list, per fault site, the node roles and abstract states in which its requests arrived, summed over the trials")
 	withErrors := fs.Bool("errors", false, "with --trials: show each trial's whole error, the nodes' role changes and, for trials that failed or could not run, the last lines of every node's log")
 	faultFreeOnly := fs.Bool("fault-free", false, "list only the failures of trials in which no fault was injected (with --json: those instead of the findings)")
+	htmlDir := fs.String("html", "", "write the campaign's pages (campaign, trials, findings, timelines, logs) as a self-contained static directory `DIR`")
+	junitFile := fs.String("junit", "", "write the findings and fault-free failures as JUnit XML test cases to `FILE` (for a CI's test view)")
 	genericOnly := fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
@@ -163,6 +165,21 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 				fs[i].Sites[j].Replay = replayCommand(st.Path(), fs[i].Sites[j].Trials[0])
 			}
 		}
+	}
+	if *htmlDir != "" || *junitFile != "" {
+		if len(ids) != 1 {
+			return fmt.Errorf("%w: --html and --junit write one campaign (name it with --campaign)", errUsage)
+		}
+		if *junitFile != "" {
+			if err := writeJUnit(ctx, st, ids[0], rep, trials, *junitFile); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "wrote %s (%d findings, %d fault-free failures)\n", *junitFile, len(rep.Findings), len(rep.FaultFree))
+		}
+		if *htmlDir != "" {
+			return writeHTML(ctx, st, ids[0], *htmlDir, stdout)
+		}
+		return nil
 	}
 	show := rep.Findings
 	switch {

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/gofault/gofault/dashboard"
+	"github.com/gofault/gofault/procgroup"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
+	"github.com/gofault/gofault/store"
+)
+
+func init() {
+	register(command{
+		name:    "ui",
+		summary: "serve a dashboard of the campaigns in a database (live while a campaign runs)",
+		run:     runUI,
+	})
+}
+
+func runUI(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("ui", os.Stderr)
+	sf := addStoreFlags(fs)
+	addr := fs.String("addr", "127.0.0.1:8750", "address to listen on (loopback by default; port 0 picks a free one)")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	st, err := sf.open()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("%w: --addr %s: %v", errUsage, *addr, err)
+	}
+	srv := &http.Server{
+		Handler:           (&dashboard.Server{Store: st, Replay: replayer(st)}).Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	fmt.Fprintf(stdout, "gofault ui: serving %s on http://%s/latest (Ctrl-C stops)\n", st.Path(), ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+		return ctx.Err()
+	}
+}
+
+// replayer runs this very binary's `gofault replay --db DB TRIAL` for the
+// dashboard's Replay button: the replay builds (or reuses the build),
+// locks the work dir and saves its trial as any replay does.
+func replayer(st *store.Store) func(ctx context.Context, trial string) (dashboard.ReplayResult, error) {
+	return func(ctx context.Context, trial string) (dashboard.ReplayResult, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return dashboard.ReplayResult{}, err
+		}
+		if _, _, ok := record.ParseTrialID(trial); !ok {
+			return dashboard.ReplayResult{}, fmt.Errorf("%q is not a trial ID", trial)
+		}
+		cmd := exec.CommandContext(ctx, exe, "replay", "--db", st.Path(), trial)
+		cmd.SysProcAttr = procgroup.Attr()
+		var out, all bytes.Buffer
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, &all), &all
+		err = cmd.Run()
+		res := dashboard.ReplayResult{Output: all.String()}
+		// writeReplay's first line says what ran, its last the verdict.
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		verdict := lines[len(lines)-1]
+		res.Summary = verdict + ": " + lines[0]
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			res.Reproduced = verdict == "reproduced"
+		case errors.As(err, &ee) && ee.ExitCode() == 3:
+			err = nil
+		case out.Len() == 0:
+			all := strings.Split(strings.TrimSpace(all.String()), "\n")
+			res.Summary = "replay failed: " + all[len(all)-1]
+		}
+		return res, err
+	}
+}
+
+// writeHTML writes campaign id's pages into dir (report --html).
+func writeHTML(ctx context.Context, st *store.Store, id int64, dir string, stdout io.Writer) error {
+	c, err := dashboard.Load(ctx, st, id)
+	if err != nil {
+		return err
+	}
+	if err := dashboard.WriteStatic(dir, c); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s/index.html (campaign %d: %d trials, %d findings)\n", dir, id, len(c.Trials), len(c.Report.Findings))
+	return nil
+}
+
+// writeJUnit writes rep of campaign id as a JUnit XML file (report --junit).
+func writeJUnit(ctx context.Context, st *store.Store, id int64, rep report.Report, trials []*record.Trial, path string) error {
+	s := report.Suite{Name: "gofault", Trials: len(trials)}
+	if c, err := st.Campaign(ctx, id); err == nil {
+		s.Name = fmt.Sprintf("gofault campaign %d (%s, policy %s)", c.ID, c.Name, c.Policy)
+		s.Timestamp = c.Created
+	}
+	var first, last time.Time
+	for _, t := range trials {
+		if first.IsZero() || t.Start.Before(first) {
+			first = t.Start
+		}
+		if t.End.After(last) {
+			last = t.End
+		}
+	}
+	if !first.IsZero() {
+		s.Duration = last.Sub(first)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteJUnit(f, rep, s); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
