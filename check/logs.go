@@ -317,6 +317,18 @@ type echoes struct {
 	delay   bool     // a delay was injected
 	killed  bool     // a node was killed
 	cut     bool     // a node was cut off from its peers
+	// connLost: a connection between members broke — a network error was
+	// injected, or a delay outlasted the peers' I/O timeouts, so they
+	// dropped the connection — and the member may have fallen behind.
+	connLost bool
+}
+
+// netErrors are the injected errors that break a connection between
+// members: the peer at the other end sees a lost connection, as when a
+// member is killed.
+var netErrors = map[string]bool{
+	"EPIPE": true, "ECONNRESET": true, "ECONNREFUSED": true, "ECONNABORTED": true, "ENOTCONN": true,
+	"ETIMEDOUT": true, "EHOSTUNREACH": true, "ENETUNREACH": true, "ErrClosed": true,
 }
 
 func faultEchoes(tr *record.Trial) echoes {
@@ -324,7 +336,9 @@ func faultEchoes(tr *record.Trial) echoes {
 	for _, in := range tr.Injections {
 		switch in.Kind {
 		case catalog.KindDelay:
-			e.delay = true
+			// A delay of seconds outlasts the peers' I/O timeouts: they
+			// drop the connection and catch the member up later.
+			e.delay, e.connLost = true, true
 		case catalog.KindCrash:
 			e.killed = true
 		case catalog.KindPartition:
@@ -334,6 +348,13 @@ func faultEchoes(tr *record.Trial) echoes {
 			e.killed, e.delay, e.cut = true, true, true
 		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)
+			name := in.Error
+			if i := strings.LastIndexByte(name, '.'); i >= 0 {
+				name = name[i+1:]
+			}
+			if netErrors[name] {
+				e.connLost = true
+			}
 		}
 		for i, f := range in.Stack {
 			if i >= 4 {
@@ -393,7 +414,11 @@ func errorTexts(err string) []string {
 	return out
 }
 
-var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health`)
+// connectionWords are what members log when a peer or a connection to it
+// is lost, and when they then catch a member that fell behind up: a leader
+// finds the entries it needs compacted away ("log not found" in
+// hashicorp/raft, ErrCompacted in etcd) and sends a snapshot.
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found`)
 
 // echo says why a log line merely reflects the injected faults, or "".
 func (e echoes) echo(l LogLine) string {
@@ -414,6 +439,9 @@ func (e echoes) echo(l LogLine) string {
 	}
 	if e.killed && (connectionWords.MatchString(l.Msg) || connectionWords.MatchString(l.Err)) {
 		return "follows from the killed node"
+	}
+	if e.connLost && (connectionWords.MatchString(l.Msg) || connectionWords.MatchString(l.Err)) {
+		return "follows from the broken connection"
 	}
 	if e.cut && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
 		return "follows from the partition"
