@@ -117,12 +117,33 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 			return l, false
 		}
 		l.Msg = strings.TrimSpace(timestampRE.ReplaceAllString(s, ""))
+		l.Time = plainTime(s)
 	}
 	if l.Level == "" {
 		return l, false
 	}
 	l.Template = l.Level + " " + l.Caller + " " + normalize(l.Msg)
 	return l, true
+}
+
+// plainTime returns the time of a plain log line that starts with one
+// (within its first 24 bytes, after a NATS pid or a logfmt "time="):
+// hclog's "2026-11-24T21:32:38.750Z", Go log's "2026/11/24 21:32:38.750123"
+// (local time), logfmt's time=…; the zero time when there is none, and the
+// line is then always judged.
+func plainTime(s string) time.Time {
+	loc := timestampRE.FindStringIndex(s)
+	if loc == nil || loc[0] > 24 {
+		return time.Time{}
+	}
+	ts := strings.NewReplacer("/", "-", " ", "T", ",", ".").Replace(s[loc[0]:loc[1]])
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999Z0700"} {
+		if t, err := time.Parse(layout, ts); err == nil {
+			return t
+		}
+	}
+	t, _ := time.ParseInLocation("2006-01-02T15:04:05.999999999", ts, time.Local)
+	return t
 }
 
 var markedLevel = regexp.MustCompile(`(?i)\[(inf|wrn|err|ftl|dbg|trc|info|warn|warning|error|fatal|debug|trace|panic)\]|\blevel="?([a-z]+)`)

@@ -64,6 +64,25 @@ func TestNormalizeIsStableAcrossTrials(t *testing.T) {
 	}
 }
 
+func TestPlainTime(t *testing.T) {
+	utc := time.Date(2026, 11, 21, 5, 0, 1, 250_000_000, time.UTC)
+	local := time.Date(2026, 11, 21, 5, 0, 1, 250_000_000, time.Local)
+	for raw, want := range map[string]time.Time{
+		`2026-11-21T05:00:01.250Z [WARN]  raft: rejecting vote request since our last term is greater`:         utc,
+		`2026-11-21T07:00:01.250+02:00 [ERROR] x`:                                                              utc,
+		`time=2026-11-21T05:00:01.25Z level=error msg="lost leader"`:                                           utc,
+		`[12345] 2026/11/21 05:00:01.250000 [WRN] stalled`:                                                     local,
+		`2026/11/21 05:00:01.25 WARNING: grpc`:                                                                 local,
+		`WARN something happened somewhere at 2026-11-21T05:00:01Z, far into the line, is not the line's time`: {},
+		`WARN no time`: {},
+	} {
+		l, ok := ParseLogLine(raw)
+		if !ok || !l.Time.Equal(want) {
+			t.Errorf("ParseLogLine(%q).Time = %v (ok %v), want %v", raw, l.Time, ok, want)
+		}
+	}
+}
+
 func TestLog(t *testing.T) {
 	baseLines := []string{
 		`{"level":"info","caller":"embed/etcd.go:100","msg":"serving client traffic","address":"127.0.0.1:2379"}`,
