@@ -369,11 +369,7 @@ func faultEchoes(tr *record.Trial) echoes {
 			e.killed, e.delay, e.cut = true, true, true
 		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)
-			name := in.Error
-			if i := strings.LastIndexByte(name, '.'); i >= 0 {
-				name = name[i+1:]
-			}
-			if netErrors[name] {
+			if netErrors[errorName(in.Error)] {
 				e.connLost = true
 			}
 		}
@@ -412,11 +408,10 @@ func errorTexts(err string) []string {
 		return nil
 	}
 	if !strings.ContainsAny(err, " \"'") {
-		name := err
-		if i := strings.LastIndexByte(name, '.'); i >= 0 {
-			name = name[i+1:]
-		}
+		name := errorName(err)
 		if t := injectedText(name); t != "" {
+			out = append(out, t)
+		} else if t := camelText(name); t != "" {
 			out = append(out, t)
 		}
 		if len(name) >= 3 {
@@ -438,8 +433,50 @@ func errorTexts(err string) []string {
 // connectionWords are what members log when a peer or a connection to it
 // is lost, and when they then catch a member that fell behind up: a leader
 // finds the entries it needs compacted away ("log not found" in
-// hashicorp/raft, ErrCompacted in etcd) and sends a snapshot.
-var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found`)
+// hashicorp/raft, ErrCompacted in etcd) and sends a snapshot; a leader
+// killed and back as a follower drops its uncommitted entries that conflict
+// with the new leader's ("clearing log suffix").
+// errorName returns the bare name of an injected error value: without its
+// package ("syscall.EIO" → "EIO") and without the "#2" that tells two
+// values of one name at a site apart.
+func errorName(err string) string {
+	if i := strings.LastIndexByte(err, '.'); i >= 0 {
+		err = err[i+1:]
+	}
+	if i := strings.IndexByte(err, '#'); i > 0 {
+		err = err[:i]
+	}
+	return err
+}
+
+// camelText guesses the text of a sentinel error named in Go's style,
+// ErrTxClosed → "tx closed" (bolt), ErrLogNotFound → "log not found"
+// (hashicorp/raft), from the words of its name; "" for names of fewer than
+// two words, whose guess would match too much.
+func camelText(name string) string {
+	rest, ok := strings.CutPrefix(name, "Err")
+	if !ok || rest == "" {
+		return ""
+	}
+	var words []string
+	start := 0
+	for i := 1; i <= len(rest); i++ {
+		// A word ends before an upper-case letter that follows a lower-case
+		// one, or that starts a word after an acronym (DBNotOpen).
+		if i == len(rest) || isUpper(rest[i]) && (!isUpper(rest[i-1]) || i+1 < len(rest) && !isUpper(rest[i+1])) {
+			words = append(words, strings.ToLower(rest[start:i]))
+			start = i
+		}
+	}
+	if len(words) < 2 {
+		return ""
+	}
+	return strings.Join(words, " ")
+}
+
+func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
+
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|conflict`)
 
 // echo says why a log line merely reflects the injected faults, or "".
 func (e echoes) echo(l LogLine) string {

@@ -140,6 +140,13 @@ func TestLog(t *testing.T) {
 			func(b *trialB) {
 				b.inject(10, "n2", catalog.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second })
 			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to flush response: error=<q>", ev: "follows from the broken connection"}},
+		{"a killed leader back as a follower drops its uncommitted entries", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: clearing log suffix: from=11 to=11`},
+			func(b *trialB) { b.inject(10, "n1", catalog.KindCrash, nil) }, false, nil,
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: clearing log suffix: from=<n> to=<n>", ev: "follows from the killed node"}},
+		{"echo of a dependency's sentinel", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to append to logs: error="tx closed"`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ErrTxClosed" })
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to append to logs: error=<q>", ev: "echoes the injected error tx closed"}},
 		{"the same lines without a fault are new", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to get log: index=55 error="log not found"`},
 			nil, false, nil, verdictWant{failed: true, symptom: "new error log: [ERROR] raft: failed to get log: index=<n> error=<q>"}},
 		{"slow machine", []string{`{"level":"warn","caller":"etcdserver/util.go:166","msg":"apply request took too long","took":"250ms"}`},
@@ -196,6 +203,10 @@ func TestErrorTexts(t *testing.T) {
 		{"io.ErrUnexpectedEOF", []string{"unexpected EOF", "ErrUnexpectedEOF"}},
 		{"EOF", []string{"EOF", "EOF"}},
 		{"ErrFoo", []string{"ErrFoo"}},
+		{"ErrTxClosed", []string{"tx closed", "ErrTxClosed"}},
+		{"bolt.ErrDatabaseNotOpen", []string{"database not open", "ErrDatabaseNotOpen"}},
+		{"ErrDBNotOpen", []string{"db not open", "ErrDBNotOpen"}},
+		{"EIO#2", []string{"input/output error", "EIO"}},
 		{`"running with systemd/journal but other '…"`, []string{"running with systemd/journal but other '"}},
 		{`"expected IP in URL for binding (%s)"`, []string{"expected IP in URL for binding ("}},
 		{`"%w: x"`, nil},
