@@ -476,7 +476,7 @@ func camelText(name string) string {
 
 func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
 
-var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|conflict`)
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|conflict|contact`)
 
 // echo says why a log line merely reflects the injected faults, or "".
 func (e echoes) echo(l LogLine) string {

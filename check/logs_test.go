@@ -143,6 +143,9 @@ func TestLog(t *testing.T) {
 		{"a killed leader back as a follower drops its uncommitted entries", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: clearing log suffix: from=11 to=11`},
 			func(b *trialB) { b.inject(10, "n1", catalog.KindCrash, nil) }, false, nil,
 			verdictWant{symptom: "informational: new warn log: [WARN] raft: clearing log suffix: from=<n> to=<n>", ev: "follows from the killed node"}},
+		{"a leader failing to reach a killed follower", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: failed to contact: server-id=n2 time=1.2s`},
+			func(b *trialB) { b.inject(10, "n2", catalog.KindCrash, nil) }, false, nil,
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: failed to contact: server-id=n<n> time=<n>", ev: "follows from the killed node"}},
 		{"echo of a dependency's sentinel", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to append to logs: error="tx closed"`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ErrTxClosed" })
