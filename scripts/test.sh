@@ -4,7 +4,7 @@
 # example), the race
 # detector on the packages with concurrency, a short run of the protocol fuzz
 # target, and the end-to-end tests: instrumented etcd builds, a real 3-member
-# etcd cluster, real gofault campaigns on etcd, on hashicorp/raft (about 50 s)
+# etcd cluster, real gofault campaigns on etcd, on hashicorp/raft (about a minute)
 # and on the planted-bug example.
 #
 #   scripts/test.sh            everything (about 15 minutes on 2 cores)

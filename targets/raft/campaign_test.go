@@ -23,7 +23,7 @@ type summary struct {
 
 // TestCampaigns runs a fault-free campaign, which must report nothing,
 // and a short campaign with random faults, which must run every trial to
-// its end (its findings are judged by a person, not here). About 45 s on 2
+// its end (its findings are judged by a person, not here). About a minute on 2
 // cores.
 func TestCampaigns(t *testing.T) {
 	if testing.Short() {
