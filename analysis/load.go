@@ -84,6 +84,13 @@ func load(ctx context.Context, opts Options) (*Program, error) {
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("no packages match %v in %s", opts.Patterns, opts.Dir)
 	}
+	// named are the patterns that name one package by its import path.
+	named := map[string]bool{}
+	for _, p := range opts.Patterns {
+		if !strings.Contains(p, "...") {
+			named[p] = true
+		}
+	}
 	targetPaths := map[string]bool{}
 	var errs []string
 	var kept []*packages.Package
@@ -91,9 +98,15 @@ func load(ctx context.Context, opts Options) (*Program, error) {
 		for _, e := range r.Errors {
 			errs = append(errs, e.Error())
 		}
-		if isTestPackage(r) || r.Imports["testing"] != nil {
+		if isTestPackage(r) || r.Imports["testing"] != nil && !named[r.PkgPath] {
 			// Test variants and test helpers (packages importing
-			// "testing") never run in a deployed node.
+			// "testing") never run in a deployed node. A package the
+			// patterns name exactly is analysed even if it imports
+			// "testing": hashicorp/raft ships its test cluster helpers
+			// (testing.go) in the library package itself.
+			if !isTestPackage(r) {
+				slog.Debug("analysis: skipping a package that imports \"testing\" (a test helper); name it exactly in target.packages to analyse it", "package", r.PkgPath)
+			}
 			continue
 		}
 		targetPaths[r.PkgPath] = true
@@ -101,6 +114,9 @@ func load(ctx context.Context, opts Options) (*Program, error) {
 	}
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("load %v: %s", opts.Patterns, strings.Join(errs, "; "))
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("every package matching %v imports \"testing\" and is skipped as a test helper; name the package exactly (no \"...\") in target.packages to analyse it", opts.Patterns)
 	}
 	var source []string
 	packages.Visit(kept, nil, func(p *packages.Package) {

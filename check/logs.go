@@ -117,12 +117,33 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 			return l, false
 		}
 		l.Msg = strings.TrimSpace(timestampRE.ReplaceAllString(s, ""))
+		l.Time = plainTime(s)
 	}
 	if l.Level == "" {
 		return l, false
 	}
 	l.Template = l.Level + " " + l.Caller + " " + normalize(l.Msg)
 	return l, true
+}
+
+// plainTime returns the time of a plain log line that starts with one
+// (within its first 24 bytes, after a NATS pid or a logfmt "time="):
+// hclog's "2026-11-24T21:32:38.750Z", Go log's "2026/11/24 21:32:38.750123"
+// (local time), logfmt's time=…; the zero time when there is none, and the
+// line is then always judged.
+func plainTime(s string) time.Time {
+	loc := timestampRE.FindStringIndex(s)
+	if loc == nil || loc[0] > 24 {
+		return time.Time{}
+	}
+	ts := strings.NewReplacer("/", "-", " ", "T", ",", ".").Replace(s[loc[0]:loc[1]])
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999Z07:00", "2006-01-02T15:04:05.999999999Z0700"} {
+		if t, err := time.Parse(layout, ts); err == nil {
+			return t
+		}
+	}
+	t, _ := time.ParseInLocation("2006-01-02T15:04:05.999999999", ts, time.Local)
+	return t
 }
 
 var markedLevel = regexp.MustCompile(`(?i)\[(inf|wrn|err|ftl|dbg|trc|info|warn|warning|error|fatal|debug|trace|panic)\]|\blevel="?([a-z]+)`)
@@ -317,6 +338,18 @@ type echoes struct {
 	delay   bool     // a delay was injected
 	killed  bool     // a node was killed
 	cut     bool     // a node was cut off from its peers
+	// connLost: a connection between members broke — a network error was
+	// injected, or a delay outlasted the peers' I/O timeouts, so they
+	// dropped the connection — and the member may have fallen behind.
+	connLost bool
+}
+
+// netErrors are the injected errors that break a connection between
+// members: the peer at the other end sees a lost connection, as when a
+// member is killed.
+var netErrors = map[string]bool{
+	"EPIPE": true, "ECONNRESET": true, "ECONNREFUSED": true, "ECONNABORTED": true, "ENOTCONN": true,
+	"ETIMEDOUT": true, "EHOSTUNREACH": true, "ENETUNREACH": true, "ErrClosed": true,
 }
 
 func faultEchoes(tr *record.Trial) echoes {
@@ -324,7 +357,9 @@ func faultEchoes(tr *record.Trial) echoes {
 	for _, in := range tr.Injections {
 		switch in.Kind {
 		case catalog.KindDelay:
-			e.delay = true
+			// A delay of seconds outlasts the peers' I/O timeouts: they
+			// drop the connection and catch the member up later.
+			e.delay, e.connLost = true, true
 		case catalog.KindCrash:
 			e.killed = true
 		case catalog.KindPartition:
@@ -334,6 +369,9 @@ func faultEchoes(tr *record.Trial) echoes {
 			e.killed, e.delay, e.cut = true, true, true
 		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)
+			if netErrors[errorName(in.Error)] {
+				e.connLost = true
+			}
 		}
 		for i, f := range in.Stack {
 			if i >= 4 {
@@ -370,11 +408,10 @@ func errorTexts(err string) []string {
 		return nil
 	}
 	if !strings.ContainsAny(err, " \"'") {
-		name := err
-		if i := strings.LastIndexByte(name, '.'); i >= 0 {
-			name = name[i+1:]
-		}
+		name := errorName(err)
 		if t := injectedText(name); t != "" {
+			out = append(out, t)
+		} else if t := camelText(name); t != "" {
 			out = append(out, t)
 		}
 		if len(name) >= 3 {
@@ -393,7 +430,53 @@ func errorTexts(err string) []string {
 	return out
 }
 
-var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health`)
+// connectionWords are what members log when a peer or a connection to it
+// is lost, and when they then catch a member that fell behind up: a leader
+// finds the entries it needs compacted away ("log not found" in
+// hashicorp/raft, ErrCompacted in etcd) and sends a snapshot; a leader
+// killed and back as a follower drops its uncommitted entries that conflict
+// with the new leader's ("clearing log suffix").
+// errorName returns the bare name of an injected error value: without its
+// package ("syscall.EIO" → "EIO") and without the "#2" that tells two
+// values of one name at a site apart.
+func errorName(err string) string {
+	if i := strings.LastIndexByte(err, '.'); i >= 0 {
+		err = err[i+1:]
+	}
+	if i := strings.IndexByte(err, '#'); i > 0 {
+		err = err[:i]
+	}
+	return err
+}
+
+// camelText guesses the text of a sentinel error named in Go's style,
+// ErrTxClosed → "tx closed" (bolt), ErrLogNotFound → "log not found"
+// (hashicorp/raft), from the words of its name; "" for names of fewer than
+// two words, whose guess would match too much.
+func camelText(name string) string {
+	rest, ok := strings.CutPrefix(name, "Err")
+	if !ok || rest == "" {
+		return ""
+	}
+	var words []string
+	start := 0
+	for i := 1; i <= len(rest); i++ {
+		// A word ends before an upper-case letter that follows a lower-case
+		// one, or that starts a word after an acronym (DBNotOpen).
+		if i == len(rest) || isUpper(rest[i]) && (!isUpper(rest[i-1]) || i+1 < len(rest) && !isUpper(rest[i+1])) {
+			words = append(words, strings.ToLower(rest[start:i]))
+			start = i
+		}
+	}
+	if len(words) < 2 {
+		return ""
+	}
+	return strings.Join(words, " ")
+}
+
+func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
+
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|conflict|contact`)
 
 // echo says why a log line merely reflects the injected faults, or "".
 func (e echoes) echo(l LogLine) string {
@@ -414,6 +497,9 @@ func (e echoes) echo(l LogLine) string {
 	}
 	if e.killed && (connectionWords.MatchString(l.Msg) || connectionWords.MatchString(l.Err)) {
 		return "follows from the killed node"
+	}
+	if e.connLost && (connectionWords.MatchString(l.Msg) || connectionWords.MatchString(l.Err)) {
+		return "follows from the broken connection"
 	}
 	if e.cut && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
 		return "follows from the partition"

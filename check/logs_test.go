@@ -64,6 +64,25 @@ func TestNormalizeIsStableAcrossTrials(t *testing.T) {
 	}
 }
 
+func TestPlainTime(t *testing.T) {
+	utc := time.Date(2026, 11, 21, 5, 0, 1, 250_000_000, time.UTC)
+	local := time.Date(2026, 11, 21, 5, 0, 1, 250_000_000, time.Local)
+	for raw, want := range map[string]time.Time{
+		`2026-11-21T05:00:01.250Z [WARN]  raft: rejecting vote request since our last term is greater`:         utc,
+		`2026-11-21T07:00:01.250+02:00 [ERROR] x`:                                                              utc,
+		`time=2026-11-21T05:00:01.25Z level=error msg="lost leader"`:                                           utc,
+		`[12345] 2026/11/21 05:00:01.250000 [WRN] stalled`:                                                     local,
+		`2026/11/21 05:00:01.25 WARNING: grpc`:                                                                 local,
+		`WARN something happened somewhere at 2026-11-21T05:00:01Z, far into the line, is not the line's time`: {},
+		`WARN no time`: {},
+	} {
+		l, ok := ParseLogLine(raw)
+		if !ok || !l.Time.Equal(want) {
+			t.Errorf("ParseLogLine(%q).Time = %v (ok %v), want %v", raw, l.Time, ok, want)
+		}
+	}
+}
+
 func TestLog(t *testing.T) {
 	baseLines := []string{
 		`{"level":"info","caller":"embed/etcd.go:100","msg":"serving client traffic","address":"127.0.0.1:2379"}`,
@@ -112,6 +131,27 @@ func TestLog(t *testing.T) {
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second })
 			}, false, nil, verdictWant{symptom: "informational: new warn log at etcdhttp/health.go: <path> error", ev: "leader changed"}},
+		{"peer of a connection broken by an injected network error", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to pipeline appendEntries: peer="{Voter n2 127.0.0.1:24015}" error="write tcp 127.0.0.1:59588->127.0.0.1:24015: use of closed network connection"`},
+			func(b *trialB) {
+				b.inject(10, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "syscall.EPIPE" })
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to pipeline appendEntries: peer=<q> error=<q>", ev: "follows from the broken connection"}},
+		{"leader catching up a member that a delay left behind", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to get log: index=55 error="log not found"`,
+			`2026-11-21T05:00:01.000Z [ERROR] raft: failed to flush response: error="write tcp 127.0.0.1:29018->127.0.0.1:48622: write: broken pipe"`},
+			func(b *trialB) {
+				b.inject(10, "n2", catalog.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second })
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to flush response: error=<q>", ev: "follows from the broken connection"}},
+		{"a killed leader back as a follower drops its uncommitted entries", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: clearing log suffix: from=11 to=11`},
+			func(b *trialB) { b.inject(10, "n1", catalog.KindCrash, nil) }, false, nil,
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: clearing log suffix: from=<n> to=<n>", ev: "follows from the killed node"}},
+		{"a leader failing to reach a killed follower", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: failed to contact: server-id=n2 time=1.2s`},
+			func(b *trialB) { b.inject(10, "n2", catalog.KindCrash, nil) }, false, nil,
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: failed to contact: server-id=n<n> time=<n>", ev: "follows from the killed node"}},
+		{"echo of a dependency's sentinel", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to append to logs: error="tx closed"`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ErrTxClosed" })
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to append to logs: error=<q>", ev: "echoes the injected error tx closed"}},
+		{"the same lines without a fault are new", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to get log: index=55 error="log not found"`},
+			nil, false, nil, verdictWant{failed: true, symptom: "new error log: [ERROR] raft: failed to get log: index=<n> error=<q>"}},
 		{"slow machine", []string{`{"level":"warn","caller":"etcdserver/util.go:166","msg":"apply request took too long","took":"250ms"}`},
 			nil, false, nil, verdictWant{symptom: "informational: new warn log at etcdserver/util.go: apply request took too long"}},
 		{"start-up and shutdown are not judged", []string{
@@ -166,6 +206,10 @@ func TestErrorTexts(t *testing.T) {
 		{"io.ErrUnexpectedEOF", []string{"unexpected EOF", "ErrUnexpectedEOF"}},
 		{"EOF", []string{"EOF", "EOF"}},
 		{"ErrFoo", []string{"ErrFoo"}},
+		{"ErrTxClosed", []string{"tx closed", "ErrTxClosed"}},
+		{"bolt.ErrDatabaseNotOpen", []string{"database not open", "ErrDatabaseNotOpen"}},
+		{"ErrDBNotOpen", []string{"db not open", "ErrDBNotOpen"}},
+		{"EIO#2", []string{"input/output error", "EIO"}},
 		{`"running with systemd/journal but other '…"`, []string{"running with systemd/journal but other '"}},
 		{`"expected IP in URL for binding (%s)"`, []string{"expected IP in URL for binding ("}},
 		{`"%w: x"`, nil},
