@@ -122,6 +122,7 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 	if err != nil {
 		return nil, err
 	}
+	nodes = powerLossEnv(nodes, cfg.Faults.Kinds, bt.Catalog)
 	keep, err := newKeeper(filepath.Join(cfg.Path(cfg.WorkDir), "trials"), cmp.Or(cfg.Store.KeepFailed, config.DefaultKeepFailed))
 	if err != nil {
 		return nil, err
@@ -183,8 +184,9 @@ type trialRun struct {
 }
 
 // crash carries out a crash fault: kill the node now, restart it a little
-// later.
-func (t *trialRun) crash(r *runner, node string) {
+// later. A power loss also rolls the node's data dir back to what it
+// synced (powerloss.go) before the restart.
+func (t *trialRun) crash(r *runner, node string, powerLoss bool) {
 	t.mu.Lock()
 	cl, ctx := t.cl, t.ctx
 	if cl == nil {
@@ -197,6 +199,15 @@ func (t *trialRun) crash(r *runner, node string) {
 	if err := cl.Kill(node); err != nil {
 		r.log.Warn("crash fault: kill failed", "trial", t.id, "node", node, "err", err)
 		return
+	}
+	if powerLoss {
+		st, err := rollBack(cl, node, r.cfg.Faults)
+		if err != nil {
+			r.log.Warn("power-loss fault: rollback failed; restarting as after a crash", "trial", t.id, "node", node, "err", err)
+		} else {
+			r.log.Debug("power-loss fault: data dir rolled back", "trial", t.id, "node", node,
+				"removed", st.Removed, "truncated", st.Truncated, "restored", st.Restored)
+		}
 	}
 	select {
 	case <-time.After(restartDelay):
@@ -232,7 +243,8 @@ func (r *runner) begin(index int, baseline bool) (*trialRun, error) {
 func (r *runner) beginID(id string, index int, baseline bool) (*trialRun, error) {
 	t := &trialRun{index: index, id: id, baseline: baseline, start: time.Now()}
 	spec := controller.TrialSpec{ID: t.id, Index: index, Nodes: r.nodes, NoFaults: baseline}
-	spec.Crash = func(node string) { t.crash(r, node) }
+	spec.Crash = func(node string) { t.crash(r, node, false) }
+	spec.PowerLoss = func(node string) { t.crash(r, node, true) }
 	ct, err := r.ctl.BeginTrial(spec)
 	if err != nil {
 		return nil, err

@@ -31,13 +31,21 @@ const (
 	KindError Kind = 1 << (iota - 1) // the call returns an injected error instead of running
 	KindDelay                        // the call (I/O) is slowed down
 	KindCrash                        // the process is killed at the call
+	// KindPowerLoss is a crash at the call (a site that can crash can
+	// lose power) after which what the node wrote but did not sync is
+	// lost too (agent/durable). A site's kinds never include it.
+	KindPowerLoss
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPowerLoss, "powerloss"}}
+
+// Kills reports whether a fault of kind k kills the process (a crash or
+// a power loss), which is then restarted.
+func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss) != 0 }
 
 // Has reports whether k includes all kinds of o.
 func (k Kind) Has(o Kind) bool { return k&o == o }
@@ -75,7 +83,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay or crash)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash or powerloss)", part)
 		}
 	}
 	return k, nil

@@ -324,7 +324,7 @@ func faultEchoes(tr *record.Trial) echoes {
 		switch in.Kind {
 		case catalog.KindDelay:
 			e.delay = true
-		case catalog.KindCrash:
+		case catalog.KindCrash, catalog.KindPowerLoss:
 			e.killed = true
 		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)

@@ -87,7 +87,7 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 		}
 	}
 	for _, in := range tr.Injections {
-		if in.Kind == catalog.KindCrash {
+		if in.Kind.Kills() {
 			note(in.Node, in.Time)
 		}
 	}

@@ -158,6 +158,13 @@ type Faults struct {
 	// machine, ErrCompacted from an in-memory raft log) makes findings that
 	// cannot happen.
 	TargetErrors bool `yaml:"target_errors"`
+	// PowerLossPaths limits what a power-loss crash rolls back to the
+	// files of the node's data dir that match one of these path.Match
+	// patterns, slash-separated and relative to the data dir (a pattern
+	// naming a directory covers its files); empty: every file. Leave out
+	// files whose syncs are not fault sites (a dependency that is not
+	// instrumented): their syncs go unseen (docs/config.md).
+	PowerLossPaths []string `yaml:"powerloss_paths"`
 }
 
 // Policy selects and tunes the injection policy.

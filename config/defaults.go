@@ -43,6 +43,10 @@ const (
 // Known.FaultKinds is empty.
 var DefaultFaultKinds = []string{"error", "delay", "crash"}
 
+// FaultKinds are every fault kind a campaign can inject: the defaults and
+// "powerloss" (a crash that also loses what the node did not sync).
+var FaultKinds = []string{"error", "delay", "crash", "powerloss"}
+
 // DefaultCheckers are the checkers enabled unless checkers.enabled says
 // otherwise. The check package may replace this list from an init function.
 var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas", "recovery"}

@@ -18,7 +18,7 @@ const MaxNodes = 64
 // Known lists the names defined by other packages, so config need not
 // import them: the policy registry, the checker registry and the fault kinds.
 // An empty Policies or Checkers list is not checked; an empty FaultKinds
-// means DefaultFaultKinds.
+// means FaultKinds.
 type Known struct {
 	Policies   []string
 	Checkers   []string
@@ -190,7 +190,7 @@ func (c *Config) Validate(known Known) error {
 	// Faults.
 	kinds := known.FaultKinds
 	if len(kinds) == 0 {
-		kinds = DefaultFaultKinds
+		kinds = FaultKinds
 	}
 	if len(c.Faults.Kinds) == 0 {
 		bad("faults.kinds", `set e.g. "kinds: [error, delay, crash]"`, "must list at least one fault kind")

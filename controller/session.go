@@ -26,8 +26,10 @@ type Effect struct {
 	Peer PeerID
 	Plan wire.Plan
 	Seq  uint64
-	// Crash names a node to kill (TrialSpec.Crash).
-	Crash string
+	// Crash names a node to kill (TrialSpec.Crash, or TrialSpec.PowerLoss
+	// when PowerLoss is set).
+	Crash     string
+	PowerLoss bool
 	// Warn is a message for the log, with slog-style Args.
 	Warn string
 	Args []any
@@ -264,6 +266,11 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, nil, false
 		}
 		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node}}, true
+	case catalog.KindPowerLoss:
+		if s.spec.PowerLoss == nil {
+			return inj, wire.ActNone, 0, nil, false
+		}
+		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node, PowerLoss: true}}, true
 	}
 	return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose an unknown fault kind", Args: []any{"kind", fmt.Sprint(f.Kind)}}}, false
 }

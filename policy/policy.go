@@ -151,7 +151,8 @@ type Finite interface {
 type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
-	// Kinds are the fault kinds the campaign allows; empty means all.
+	// Kinds are the fault kinds the campaign allows; empty means all but
+	// KindPowerLoss, which is only injected where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
@@ -170,7 +171,7 @@ type Env struct {
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
-		return true
+		return k != catalog.KindPowerLoss
 	}
 	for _, a := range e.Kinds {
 		if a == k {
@@ -195,7 +196,8 @@ func (e *Env) delay() time.Duration {
 }
 
 // faults returns every fault the environment allows at site s, in a fixed
-// order: each error variant, then a delay, then a crash.
+// order: each error variant, then a delay, then a crash, then a power
+// loss (at a site that can crash).
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
 	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
@@ -208,6 +210,9 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	}
 	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindCrash) {
 		fs = append(fs, Fault{Kind: catalog.KindCrash})
+	}
+	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindPowerLoss) {
+		fs = append(fs, Fault{Kind: catalog.KindPowerLoss})
 	}
 	return fs
 }

@@ -24,7 +24,7 @@ const stackDepth = 8
 
 // Fault is the fault behind a finding.
 type Fault struct {
-	Kind string `json:"kind"` // "error", "delay", "crash" or "none"
+	Kind string `json:"kind"` // "error", "delay", "crash", "powerloss" or "none"
 	Site string `json:"site,omitempty"`
 	Node string `json:"node,omitempty"`
 	// Role is the node's role when the fault struck, e.g. "StateLeader".
