@@ -160,6 +160,7 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.lazy = cfg.Bugs.lazySync
 	n := &Node{
 		cfg:       cfg,
 		log:       cfg.Log,
