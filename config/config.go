@@ -165,6 +165,9 @@ type Faults struct {
 	// files whose syncs are not fault sites (a dependency that is not
 	// instrumented): their syncs go unseen (docs/config.md).
 	PowerLossPaths []string `yaml:"powerloss_paths"`
+	// MaxPerTrial bounds the faults of one trial's sequence (the fuzz
+	// policy; default 3).
+	MaxPerTrial int `yaml:"max_per_trial"`
 }
 
 // Policy selects and tunes the injection policy.

@@ -198,6 +198,9 @@ func (c *Config) Validate(known Known) error {
 	for i, k := range c.Faults.Kinds {
 		oneOf(fmt.Sprintf("faults.kinds[%d]", i), k, kinds)
 	}
+	if c.Faults.MaxPerTrial < 0 {
+		bad("faults.max_per_trial", `set e.g. "max_per_trial: 3"`, "must not be negative (got %d)", c.Faults.MaxPerTrial)
+	}
 	if c.Faults.Delay <= 0 {
 		bad("faults.delay", `set e.g. "delay: 3s"`, "must be positive (got %s)", c.Faults.Delay)
 	}

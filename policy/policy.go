@@ -158,6 +158,9 @@ type Env struct {
 	PerTrial int
 	// Budget is bsrr's per-state budget (default 5).
 	Budget int
+	// MaxPerTrial bounds the faults of one trial's sequence (fuzz; default
+	// 3).
+	MaxPerTrial int
 	// Key is the injection key of the Legolas policies (KeyState by
 	// default; see KeyNames).
 	Key string
