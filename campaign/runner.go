@@ -205,7 +205,7 @@ func (t *trialRun) crash(r *runner, node string, powerLoss bool) {
 		if err != nil {
 			r.log.Warn("power-loss fault: rollback failed; restarting as after a crash", "trial", t.id, "node", node, "err", err)
 		} else {
-			r.log.Debug("power-loss fault: data dir rolled back", "trial", t.id, "node", node,
+			r.log.Info("power-loss fault: data dir rolled back", "trial", t.id, "node", node,
 				"removed", st.Removed, "truncated", st.Truncated, "restored", st.Restored)
 		}
 	}

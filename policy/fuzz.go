@@ -27,9 +27,13 @@ type fuzzEntry struct {
 	Score  float64 `json:"score"`
 	Picked int     `json:"picked"` // times chosen as a parent
 	// After are the I/O points the run reached after the sequence's last
-	// fault, the first request at each node and site: where a mutation
-	// may append a fault.
+	// fault, the first afterPerSite requests at each node and site: where
+	// a mutation may append a fault.
 	After []Point `json:"after,omitempty"`
+	// Recovery are the points of After whose node and site were not
+	// requested before the last fault in the run: the recovery's own I/O
+	// (a restarted node's log replay), preferred by mutation.
+	Recovery []Point `json:"recovery,omitempty"`
 }
 
 // priority is the entry's selection priority: its score, worn down by
@@ -70,19 +74,22 @@ const (
 	seedTrials    = 4   // trials that seed the queue before any mutation
 	maxQueue      = 256 // sequences kept; the lowest scores go
 	maxAfter      = 512 // recovery points kept per run
+	afterPerSite  = 3   // points kept per node and site after the last fault (a killed process may make one or two before it dies)
 	failedBonus   = 10  // score of a failed trial, beside its new points
 	defaultMaxSeq = 3   // faults per trial when Env.MaxPerTrial is unset
 )
 
 // fuzzTrial is fuzz's state of one running trial.
 type fuzzTrial struct {
-	rng     *rand.Rand
-	seq     []Point // the sequence to run (a seed's is filled as granted)
-	next    int     // index of the next point to grant
-	seed    bool
-	p       float64 // a seed's grant probability
-	after   []Point
-	afterAt map[[2]string]bool
+	rng      *rand.Rand
+	seq      []Point // the sequence to run (a seed's is filled as granted)
+	next     int     // index of the next point to grant
+	seed     bool
+	p        float64 // a seed's grant probability
+	after    []Point
+	afterAt  map[[2]string]int
+	before   map[[2]string]bool // node and site requested before the last fault
+	recovery []Point
 }
 
 func newFuzz(env Env) (Policy, error) {
@@ -105,7 +112,7 @@ func (f *fuzz) maxSeq() int {
 
 func (f *fuzz) Begin(info TrialInfo) Plan {
 	rng := trialRand(f.env.Seed, info.Index)
-	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]bool{}}
+	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]int{}, before: map[[2]string]bool{}}
 	if seq, ok := f.mutant(rng); ok && f.mem.Trials >= seedTrials && rng.IntN(5) != 0 {
 		t.seq = seq
 	} else {
@@ -139,6 +146,9 @@ func (f *fuzz) mutant(rng *rand.Rand) ([]Point, bool) {
 	e := &f.mem.Queue[best]
 	e.Picked++
 	pt := e.After[rng.IntN(len(e.After))]
+	if len(e.Recovery) > 0 && rng.IntN(4) != 0 {
+		pt = e.Recovery[rng.IntN(len(e.Recovery))]
+	}
 	site := f.site(pt.Site)
 	if site < 0 {
 		return nil, false
@@ -165,9 +175,11 @@ func (f *fuzz) Decide(req *Request) Decision {
 	if t == nil || req.Site == nil || !f.byID[req.Site.ID] {
 		return Decision{}
 	}
+	k := [2]string{req.Node, req.Site.ID}
 	if t.next < len(t.seq) {
 		w := t.seq[t.next]
 		if req.Node != w.Node || req.Site.ID != w.Site || req.Occurrence < w.Occurrence {
+			t.before[k] = true
 			return Decision{}
 		}
 		t.next++
@@ -176,6 +188,7 @@ func (f *fuzz) Decide(req *Request) Decision {
 	if t.seed && len(t.seq) == 0 {
 		fs := f.env.faults(req.Site)
 		if len(fs) == 0 || t.rng.Float64() >= t.p {
+			t.before[k] = true
 			return Decision{}
 		}
 		ft := fs[t.rng.IntN(len(fs))]
@@ -183,11 +196,14 @@ func (f *fuzz) Decide(req *Request) Decision {
 		t.next = 1
 		return Decision{Fault: ft}
 	}
-	// After the sequence's last fault: a recovery point.
-	k := [2]string{req.Node, req.Site.ID}
-	if len(t.seq) > 0 && !t.afterAt[k] && len(t.after) < maxAfter {
-		t.afterAt[k] = true
-		t.after = append(t.after, Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence})
+	// After the sequence's last fault: a point a mutation may use.
+	if len(t.seq) > 0 && t.afterAt[k] < afterPerSite && len(t.after) < maxAfter {
+		t.afterAt[k]++
+		pt := Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence}
+		t.after = append(t.after, pt)
+		if !t.before[k] {
+			t.recovery = append(t.recovery, pt)
+		}
 	}
 	return Decision{}
 }
@@ -212,7 +228,7 @@ func (f *fuzz) End(out Outcome) {
 	if out.Failed {
 		score += failedBonus
 	}
-	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Score: score, After: t.after})
+	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Score: score, After: t.after, Recovery: t.recovery})
 	if len(f.mem.Queue) > maxQueue {
 		sort.SliceStable(f.mem.Queue, func(i, j int) bool { return f.mem.Queue[i].priority() > f.mem.Queue[j].priority() })
 		f.mem.Queue = f.mem.Queue[:maxQueue]
