@@ -145,7 +145,7 @@ func stalls(in *Input) []stall {
 				// Only the part before the node was killed or died counts.
 				to, open = k, true
 			}
-			if to.Sub(from) > threshold+delayDuring(tr, from, to) {
+			if to.Sub(from) > threshold+delayDuring(tr, from, to)+killsAllowance(tr, from, to, threshold) {
 				out = append(out, stall{client: tl.name, node: tl.node, from: from, to: to, errors: errs, lastErr: lastErr, open: open})
 			}
 		}

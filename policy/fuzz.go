@@ -30,15 +30,15 @@ type fuzzEntry struct {
 	// fault, the first afterPerSite requests at each node and site: where
 	// a mutation may append a fault.
 	After []Point `json:"after,omitempty"`
-	// Recovery are the points of After whose node and site were not
-	// requested before the last fault in the run: the recovery's own I/O
-	// (a restarted node's log replay), preferred by mutation.
+	// Recovery are the points of After on the node that the last fault
+	// killed (a crash or a power loss): its restart and recovery, which
+	// mutation prefers.
 	Recovery []Point `json:"recovery,omitempty"`
 }
 
 // priority is the entry's selection priority: its score, worn down by
 // every time it was chosen, so that the queue is explored in turn.
-func (e *fuzzEntry) priority() float64 { return e.Score / float64(1+e.Picked) }
+func (e *fuzzEntry) priority() float64 { return e.Score / float64((1+e.Picked)*(1+e.Picked)) }
 
 // fuzz is FaultFuzz's loop (ICSE'24, §3): a queue of fault sequences,
 // seeded with single faults, each mutated by appending one fault at an I/O
@@ -88,7 +88,7 @@ type fuzzTrial struct {
 	p        float64 // a seed's grant probability
 	after    []Point
 	afterAt  map[[2]string]int
-	before   map[[2]string]bool // node and site requested before the last fault
+	killed   string // the node the last fault killed, "" if it killed none
 	recovery []Point
 }
 
@@ -112,7 +112,7 @@ func (f *fuzz) maxSeq() int {
 
 func (f *fuzz) Begin(info TrialInfo) Plan {
 	rng := trialRand(f.env.Seed, info.Index)
-	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]int{}, before: map[[2]string]bool{}}
+	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]int{}}
 	if seq, ok := f.mutant(rng); ok && f.mem.Trials >= seedTrials && rng.IntN(5) != 0 {
 		t.seq = seq
 	} else {
@@ -179,21 +179,21 @@ func (f *fuzz) Decide(req *Request) Decision {
 	if t.next < len(t.seq) {
 		w := t.seq[t.next]
 		if req.Node != w.Node || req.Site.ID != w.Site || req.Occurrence < w.Occurrence {
-			t.before[k] = true
 			return Decision{}
 		}
 		t.next++
+		t.granted(w)
 		return Decision{Fault: w.Fault}
 	}
 	if t.seed && len(t.seq) == 0 {
 		fs := f.env.faults(req.Site)
 		if len(fs) == 0 || t.rng.Float64() >= t.p {
-			t.before[k] = true
 			return Decision{}
 		}
 		ft := fs[t.rng.IntN(len(fs))]
 		t.seq = append(t.seq, Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence, Fault: ft})
 		t.next = 1
+		t.granted(t.seq[0])
 		return Decision{Fault: ft}
 	}
 	// After the sequence's last fault: a point a mutation may use.
@@ -201,11 +201,22 @@ func (f *fuzz) Decide(req *Request) Decision {
 		t.afterAt[k]++
 		pt := Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence}
 		t.after = append(t.after, pt)
-		if !t.before[k] {
+		if req.Node == t.killed {
 			t.recovery = append(t.recovery, pt)
 		}
 	}
 	return Decision{}
+}
+
+// granted notes that point p's fault was granted: the points reached from
+// now on follow it.
+func (t *fuzzTrial) granted(p Point) {
+	t.after, t.recovery = nil, nil
+	clear(t.afterAt)
+	t.killed = ""
+	if p.Fault.Kind.Kills() {
+		t.killed = p.Node
+	}
 }
 
 func (f *fuzz) End(out Outcome) {
