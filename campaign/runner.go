@@ -181,6 +181,11 @@ type trialRun struct {
 	// restartErrs says, by node, why a node did not come back after a
 	// crash fault.
 	restartErrs map[string]string
+	// kills counts the kill faults of each node: a restart that fails
+	// because a later fault of a sequence killed the node again (during
+	// its recovery) is that fault's doing, not a node that did not come
+	// back.
+	kills map[string]int
 }
 
 // crash carries out a crash fault: kill the node now, restart it a little
@@ -194,6 +199,11 @@ func (t *trialRun) crash(r *runner, node string, powerLoss bool) {
 		return
 	}
 	t.restarts.Add(1)
+	if t.kills == nil {
+		t.kills = map[string]int{}
+	}
+	t.kills[node]++
+	gen := t.kills[node]
 	t.mu.Unlock()
 	defer t.restarts.Done()
 	if err := cl.Kill(node); err != nil {
@@ -224,8 +234,12 @@ func (t *trialRun) crash(r *runner, node string, powerLoss bool) {
 			return
 		default:
 		}
-		r.log.Warn("crash fault: node did not come back", "trial", t.id, "node", node, "err", err)
 		t.mu.Lock()
+		if t.kills[node] != gen {
+			t.mu.Unlock()
+			return // killed again under the restart: the later fault restarts it
+		}
+		r.log.Warn("crash fault: node did not come back", "trial", t.id, "node", node, "err", err)
 		if t.restartErrs == nil {
 			t.restartErrs = map[string]string{}
 		}
