@@ -113,9 +113,14 @@ func (f *fuzz) maxSeq() int {
 func (f *fuzz) Begin(info TrialInfo) Plan {
 	rng := trialRand(f.env.Seed, info.Index)
 	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]int{}}
-	if seq, ok := f.mutant(rng); ok && f.mem.Trials >= seedTrials && rng.IntN(5) != 0 {
-		t.seq = seq
-	} else {
+	seed := f.mem.Trials < seedTrials || rng.IntN(5) == 0
+	if !seed {
+		t.seq, seed = nil, true
+		if seq, ok := f.mutant(rng); ok {
+			t.seq, seed = seq, false
+		}
+	}
+	if seed {
 		c := 20
 		if len(f.mem.Counts) > 0 {
 			c = lowCount(f.mem.Counts)
