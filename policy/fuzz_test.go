@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/gofault/gofault/catalog"
@@ -55,7 +56,7 @@ func key(inj []record.Injection) []string {
 
 // TestFuzzSequences: seeds inject one fault, mutants grow sequences up to
 // MaxPerTrial faults, each later fault at a point reached after the
-// earlier ones; the same seed makes the same sequences.
+// earlier ones, all on one node; the same seed makes the same sequences.
 func TestFuzzSequences(t *testing.T) {
 	cat := testCatalog()
 	run := func() [][]string {
@@ -74,6 +75,11 @@ func TestFuzzSequences(t *testing.T) {
 	for i, tr := range a {
 		if len(tr) > 3 {
 			t.Errorf("trial %d injected %d faults, want at most 3: %v", i, len(tr), tr)
+		}
+		for _, f := range tr[min(1, len(tr)):] {
+			if strings.Split(f, "@")[0] != strings.Split(tr[0], "@")[0] {
+				t.Errorf("trial %d struck several nodes: %v", i, tr)
+			}
 		}
 		if i < seedTrials && len(tr) > 1 {
 			t.Errorf("seed trial %d injected %v, want one fault", i, tr)
