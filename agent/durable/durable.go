@@ -95,10 +95,10 @@ func NewImage(dir string) (*Image, error) {
 
 // Synced records that the program is about to sync something under the
 // data dir: the data dir as it is now is durable. It returns the error
-// that stopped recording, if any; once an error occurred it records
-// nothing more (the last manifest written stays, which is always safe:
-// an older image keeps less than a newer one only for data that the
-// program never synced after it).
+// that stopped recording, if any. Once an error occurred it records
+// nothing more and removes the manifest: an older image could lack what
+// later syncs made durable, so without a current one RollBack changes
+// nothing and a power loss is a plain crash.
 func (im *Image) Synced() error {
 	im.mu.Lock()
 	defer im.mu.Unlock()
@@ -107,6 +107,9 @@ func (im *Image) Synced() error {
 	}
 	if err := im.record(); err != nil {
 		im.err = err
+		if rerr := os.Remove(filepath.Join(im.shadow, manifestName)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			im.err = fmt.Errorf("%w (and removing the stale manifest: %v)", err, rerr)
+		}
 	}
 	return im.err
 }

@@ -160,3 +160,30 @@ func BenchmarkSynced(b *testing.B) {
 		}
 	}
 }
+
+// TestFailedRecordingDropsImage: once a recording fails, RollBack changes
+// nothing (a stale image could undo what later syncs made durable).
+func TestFailedRecordingDropsImage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "n1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	im, err := NewImage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(dir, "log"), "synced", os.O_TRUNC)
+	// The next recording cannot write its manifest.
+	if err := os.Mkdir(filepath.Join(im.shadow, manifestName+".tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := im.Synced(); err == nil {
+		t.Fatal("Synced succeeded without a writable manifest")
+	}
+	if st, err := RollBack(dir, nil); err != nil || st != (Stats{}) {
+		t.Fatalf("RollBack = %+v, %v; want nothing changed", st, err)
+	}
+	if read(t, filepath.Join(dir, "log")) != "synced" {
+		t.Error("the synced file was rolled back")
+	}
+}
