@@ -305,7 +305,11 @@ func TestCampaigns(t *testing.T) {
 				t.Logf("bug %s off: %d findings in %d trials", tc.bug, s.Findings, s.Trials)
 			}
 			// The bug's findings replay with the command their report gives.
-			replayFindings(t, bin, db, tc.symptoms...)
+			if tc.timingOutcome {
+				replayFindings(t, bin, db) // replayed and checked, not required to recur
+			} else {
+				replayFindings(t, bin, db, tc.symptoms...)
+			}
 			if tc.bug == server.BugRetry {
 				replayRuns(t, bin, db, "1-1")
 			}
@@ -329,6 +333,9 @@ var targeted = []struct {
 	// control: the same campaign without the bug must give no finding of
 	// the symptoms' checkers.
 	control bool
+	// timingOutcome: the faults are replayed at the same points, but what
+	// they lead to depends on timing, so a finding need not recur.
+	timingOutcome bool
 }{
 	{bug: server.BugSnapshot, args: []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"},
 		symptoms: []string{"hang", "violations"}},
@@ -358,7 +365,12 @@ var targeted = []struct {
 	// in order, which fuzz places by appending a crash at a recovery point
 	// of the node its first crash killed. With seed 1 it found it at its
 	// 22nd trial (docs/examples.md), so 40 leave a margin; random (one
-	// fault a trial) found nothing in 30.
+	// fault a trial) found nothing in 30. What the dropped entries lead to
+	// (a hang, diverged replicas, a lost write) depends on what the
+	// workload does around the restarts: a replay places the crashes at
+	// the same points but the same symptom need not follow (measured: a
+	// replicas finding recurred on its first replay, a linearizability
+	// one in none of 5).
 	{bug: server.BugRecover, args: []string{"--policy", "fuzz", "--trials", "40", "--set", "faults.kinds=crash"},
-		symptoms: []string{"hang", "recovery", "violations", "replicas", "linearizability"}, control: true},
+		symptoms: []string{"hang", "recovery", "violations", "replicas", "linearizability"}, control: true, timingOutcome: true},
 }
