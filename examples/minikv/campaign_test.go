@@ -49,7 +49,7 @@ func campaign(t *testing.T, bin string, args ...string) (summary, string) {
 	// enough past the targeted campaigns' delays of at most 3 s.
 	args = append([]string{"run", "--config", "gofault.yaml", "--json",
 		"--set", "workdir=" + work, "--set", "workload.env.MINIKV_RECOVERY=4s", "--set", "checkers.baseline=1"}, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a 40-trial fuzz campaign (recover) took over 5 min on a loaded 2-core machine
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
