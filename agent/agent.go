@@ -51,10 +51,13 @@ type plan struct {
 	epoch uint32
 	flags uint32
 	bits  []uint64
+	// sync is the bitmap of sync sites when a durable image is kept
+	// (powerloss.go), nil otherwise.
+	sync []uint64
 }
 
 func newPlan(p *wire.Plan) *plan {
-	np := &plan{epoch: p.Epoch, flags: p.Flags}
+	np := &plan{epoch: p.Epoch, flags: p.Flags, sync: syncSites}
 	if n := len(p.Sites); n > 0 {
 		np.bits = make([]uint64, p.Sites[n-1]/64+1)
 		for _, s := range p.Sites {
@@ -73,6 +76,7 @@ var (
 func init() {
 	current.Store(emptyPlan)
 	if addr := os.Getenv(wire.EnvController); addr != "" {
+		initPowerLoss()
 		if err := Connect(addr, os.Getenv(wire.EnvNode), os.Getenv(wire.EnvTrial)); err != nil {
 			os.Stderr.WriteString("gofault-agent: no controller, running without faults: " + err.Error() + "\n")
 		}
@@ -130,9 +134,16 @@ func SetCatalogHash(h string) { catalogHash = h }
 func Fault(site uint32) int {
 	p := current.Load()
 	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
+		if p.sync != nil {
+			synced(site, p.sync)
+		}
 		return 0
 	}
-	return decide(site, p)
+	k := decide(site, p)
+	if k == 0 && p.sync != nil {
+		synced(site, p.sync) // the real sync runs: not at a crash, not instead of an error
+	}
+	return k
 }
 
 // decide is Fault's slow path, for a live site: one round trip.

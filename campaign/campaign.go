@@ -573,8 +573,10 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		Kinds:    kinds,
 		PerTrial: cfg.Policy.PerTrial,
 		Budget:   cfg.Policy.Budget,
-		Key:      cfg.Policy.Key,
-		Delay:    cfg.Faults.Delay,
+
+		MaxPerTrial: cfg.Faults.MaxPerTrial,
+		Key:         cfg.Policy.Key,
+		Delay:       cfg.Faults.Delay,
 
 		Partition: cfg.Faults.Partition.Duration,
 

@@ -122,6 +122,7 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 	if err != nil {
 		return nil, err
 	}
+	nodes = powerLossEnv(nodes, cfg.Faults.Kinds, bt.Catalog)
 	keep, err := newKeeper(filepath.Join(cfg.Path(cfg.WorkDir), "trials"), cmp.Or(cfg.Store.KeepFailed, config.DefaultKeepFailed))
 	if err != nil {
 		return nil, err
@@ -180,11 +181,17 @@ type trialRun struct {
 	// restartErrs says, by node, why a node did not come back after a
 	// crash fault.
 	restartErrs map[string]string
+	// kills counts the kill faults of each node: a restart that fails
+	// because a later fault of a sequence killed the node again (during
+	// its recovery) is that fault's doing, not a node that did not come
+	// back.
+	kills map[string]int
 }
 
 // crash carries out a crash fault: kill the node now, restart it a little
-// later.
-func (t *trialRun) crash(r *runner, node string) {
+// later. A power loss also rolls the node's data dir back to what it
+// synced (powerloss.go) before the restart.
+func (t *trialRun) crash(r *runner, node string, powerLoss bool) {
 	t.mu.Lock()
 	cl, ctx := t.cl, t.ctx
 	if cl == nil {
@@ -192,11 +199,25 @@ func (t *trialRun) crash(r *runner, node string) {
 		return
 	}
 	t.restarts.Add(1)
+	if t.kills == nil {
+		t.kills = map[string]int{}
+	}
+	t.kills[node]++
+	gen := t.kills[node]
 	t.mu.Unlock()
 	defer t.restarts.Done()
 	if err := cl.Kill(node); err != nil {
 		r.log.Warn("crash fault: kill failed", "trial", t.id, "node", node, "err", err)
 		return
+	}
+	if powerLoss {
+		st, err := rollBack(cl, node, r.cfg.Faults)
+		if err != nil {
+			r.log.Warn("power-loss fault: rollback failed; restarting as after a crash", "trial", t.id, "node", node, "err", err)
+		} else {
+			r.log.Info("power-loss fault: data dir rolled back", "trial", t.id, "node", node,
+				"removed", st.Removed, "truncated", st.Truncated, "restored", st.Restored)
+		}
 	}
 	select {
 	case <-time.After(restartDelay):
@@ -213,8 +234,12 @@ func (t *trialRun) crash(r *runner, node string) {
 			return
 		default:
 		}
-		r.log.Warn("crash fault: node did not come back", "trial", t.id, "node", node, "err", err)
 		t.mu.Lock()
+		if t.kills[node] != gen {
+			t.mu.Unlock()
+			return // killed again under the restart: the later fault restarts it
+		}
+		r.log.Warn("crash fault: node did not come back", "trial", t.id, "node", node, "err", err)
 		if t.restartErrs == nil {
 			t.restartErrs = map[string]string{}
 		}
@@ -232,7 +257,8 @@ func (r *runner) begin(index int, baseline bool) (*trialRun, error) {
 func (r *runner) beginID(id string, index int, baseline bool) (*trialRun, error) {
 	t := &trialRun{index: index, id: id, baseline: baseline, start: time.Now()}
 	spec := controller.TrialSpec{ID: t.id, Index: index, Nodes: r.nodes, NoFaults: baseline}
-	spec.Crash = func(node string) { t.crash(r, node) }
+	spec.Crash = func(node string) { t.crash(r, node, false) }
+	spec.PowerLoss = func(node string) { t.crash(r, node, true) }
 	ct, err := r.ctl.BeginTrial(spec)
 	if err != nil {
 		return nil, err

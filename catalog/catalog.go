@@ -35,13 +35,21 @@ const (
 	// while, starting at the call: its peer-network calls (Site.Peer) fail
 	// or stall until the partition heals. Client traffic is untouched.
 	KindPartition
+	// KindPowerLoss is a crash at the call (a site that can crash can
+	// lose power) after which what the node wrote but did not sync is
+	// lost too (agent/durable). A site's kinds never include it.
+	KindPowerLoss
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}}
+
+// Kills reports whether a fault of kind k kills the process (a crash or
+// a power loss), which is then restarted.
+func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss) != 0 }
 
 // Has reports whether k includes all kinds of o.
 func (k Kind) Has(o Kind) bool { return k&o == o }
@@ -79,7 +87,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash or partition)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition or powerloss)", part)
 		}
 	}
 	return k, nil

@@ -137,7 +137,7 @@ func TestKind(t *testing.T) {
 	if err := json.Unmarshal([]byte("3"), &legacy); err != nil || legacy != KindError|KindDelay {
 		t.Errorf("numeric kind: %v, %v", legacy, err)
 	}
-	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash or partition") {
+	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition or powerloss") {
 		t.Errorf("ParseKind(explode): %v", err)
 	}
 	if !(KindError | KindCrash).Has(KindCrash) || KindError.Has(KindDelay) {

@@ -108,7 +108,7 @@ func crashInjected(tr *record.Trial, n record.Node) bool {
 		return false
 	}
 	for _, in := range tr.Injections {
-		if in.Node == n.Name && in.Kind == catalog.KindCrash && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
+		if in.Node == n.Name && in.Kind.Kills() && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
 			return true
 		}
 	}
@@ -124,7 +124,7 @@ func faultDuringRestart(tr *record.Trial, n record.Node) (record.Injection, bool
 			continue
 		}
 		if crashed.IsZero() {
-			if in.Kind == catalog.KindCrash {
+			if in.Kind.Kills() {
 				crashed = in.Time
 			}
 			continue

@@ -360,7 +360,7 @@ func faultEchoes(tr *record.Trial) echoes {
 			// A delay of seconds outlasts the peers' I/O timeouts: they
 			// drop the connection and catch the member up later.
 			e.delay, e.connLost = true, true
-		case catalog.KindCrash:
+		case catalog.KindCrash, catalog.KindPowerLoss:
 			e.killed = true
 		case catalog.KindPartition:
 			// Peers lose the cut member's connections and it theirs, and

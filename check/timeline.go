@@ -87,7 +87,7 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 		}
 	}
 	for _, in := range tr.Injections {
-		if in.Kind == catalog.KindCrash {
+		if in.Kind.Kills() {
 			note(in.Node, in.Time)
 		}
 	}
@@ -148,7 +148,7 @@ func stalls(in *Input) []stall {
 				// Only the part before the node was killed or died counts.
 				to, open = k, true
 			}
-			if to.Sub(from) > threshold+delayDuring(tr, from, to) {
+			if to.Sub(from) > threshold+delayDuring(tr, from, to)+killsAllowance(tr, from, to, threshold) {
 				out = append(out, stall{client: tl.name, node: tl.node, from: from, to: to, errors: errs, lastErr: lastErr, open: open})
 			}
 		}

@@ -160,6 +160,16 @@ type Faults struct {
 	TargetErrors bool `yaml:"target_errors"`
 	// Partition tunes the partition fault kind.
 	Partition Partition `yaml:"partition"`
+	// PowerLossPaths limits what a power-loss crash rolls back to the
+	// files of the node's data dir that match one of these path.Match
+	// patterns, slash-separated and relative to the data dir (a pattern
+	// naming a directory covers its files); empty: every file. Leave out
+	// files whose syncs are not fault sites (a dependency that is not
+	// instrumented): their syncs go unseen (docs/config.md).
+	PowerLossPaths []string `yaml:"powerloss_paths"`
+	// MaxPerTrial bounds the faults of one trial's sequence (the fuzz
+	// policy; default 3).
+	MaxPerTrial int `yaml:"max_per_trial"`
 }
 
 // Partition tunes partition faults: where the peer network is and how long

@@ -201,6 +201,9 @@ func (c *Config) Validate(known Known) error {
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)
 	}
+	if c.Faults.MaxPerTrial < 0 {
+		bad("faults.max_per_trial", `set e.g. "max_per_trial: 3"`, "must not be negative (got %d)", c.Faults.MaxPerTrial)
+	}
 	if c.Faults.Delay <= 0 {
 		bad("faults.delay", `set e.g. "delay: 3s"`, "must be positive (got %s)", c.Faults.Delay)
 	}

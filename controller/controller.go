@@ -183,6 +183,10 @@ type TrialSpec struct {
 	// Crash kills node; the controller calls it when the policy decides a
 	// crash fault. It may be nil when crashes are not allowed.
 	Crash func(node string)
+	// PowerLoss kills node like Crash and rolls its data dir back to what
+	// it synced before the restart (a power-loss crash); nil: the
+	// controller cannot inject one.
+	PowerLoss func(node string)
 	// NoFaults runs the trial without asking the policy: a fault-free
 	// baseline trial whose states and events are still recorded.
 	NoFaults bool
@@ -291,6 +295,10 @@ func (t *Trial) apply(self *peer, effs []Effect) (selfPlan *Effect) {
 				selfPlan = e
 			default:
 				p.sendPlan(e.Seq, e.Plan)
+			}
+		case e.Crash != "" && e.PowerLoss:
+			if pl := t.s.spec.PowerLoss; pl != nil {
+				go pl(e.Crash)
 			}
 		case e.Crash != "":
 			if crash := t.s.spec.Crash; crash != nil {

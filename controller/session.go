@@ -28,8 +28,10 @@ type Effect struct {
 	Peer PeerID
 	Plan wire.Plan
 	Seq  uint64
-	// Crash names a node to kill (TrialSpec.Crash).
-	Crash string
+	// Crash names a node to kill (TrialSpec.Crash, or TrialSpec.PowerLoss
+	// when PowerLoss is set).
+	Crash     string
+	PowerLoss bool
 	// Warn is a message for the log, with slog-style Args.
 	Warn string
 	Args []any
@@ -290,6 +292,11 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		// The asking call is peer I/O too: it is the first one cut.
 		act, arg := cutAction(site, f.Delay)
 		return inj, act, arg, s.startCut(req.Node, f.Delay, now), true
+	case catalog.KindPowerLoss:
+		if s.spec.PowerLoss == nil {
+			return inj, wire.ActNone, 0, nil, false
+		}
+		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node, PowerLoss: true}}, true
 	}
 	return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose an unknown fault kind", Args: []any{"kind", fmt.Sprint(f.Kind)}}}, false
 }

@@ -134,6 +134,8 @@ func TestSessionFaults(t *testing.T) {
 		{"delay", policy.Fault{Kind: catalog.KindDelay, Delay: 1500 * time.Millisecond}, false, 1, wire.ActDelay, int64(1500 * time.Millisecond), "", true},
 		{"crash", policy.Fault{Kind: catalog.KindCrash}, true, 1, wire.ActCrash, 0, "crash", true},
 		{"crash without a way to crash", policy.Fault{Kind: catalog.KindCrash}, false, 1, wire.ActNone, 0, "", false},
+		{"power loss", policy.Fault{Kind: catalog.KindPowerLoss}, true, 1, wire.ActCrash, 0, "powerloss", true},
+		{"power loss without a way to crash", policy.Fault{Kind: catalog.KindPowerLoss}, false, 1, wire.ActNone, 0, "", false},
 		{"unknown site", policy.Fault{Kind: catalog.KindError, Error: 1}, false, 9, wire.ActNone, 0, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,6 +143,7 @@ func TestSessionFaults(t *testing.T) {
 			spec := TrialSpec{ID: "t1"}
 			if tc.crash {
 				spec.Crash = func(string) {}
+				spec.PowerLoss = func(string) {}
 			}
 			s := newTestSession(pol, spec)
 			s.attach(1, "n1", wire.RoleAgent, true)
@@ -152,6 +155,8 @@ func TestSessionFaults(t *testing.T) {
 			got := ""
 			for _, e := range effs {
 				switch {
+				case e.Crash == "n1" && e.PowerLoss:
+					got = "powerloss"
 				case e.Crash == "n1":
 					got = "crash"
 				case e.Warn != "":

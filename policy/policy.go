@@ -157,12 +157,16 @@ type Finite interface {
 type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
-	// Kinds are the fault kinds the campaign allows; empty means all.
+	// Kinds are the fault kinds the campaign allows; empty means all but
+	// KindPowerLoss, which is only injected where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
 	// Budget is bsrr's per-state budget (default 5).
 	Budget int
+	// MaxPerTrial bounds the faults of one trial's sequence (fuzz; default
+	// 3).
+	MaxPerTrial int
 	// Key is the injection key of the Legolas policies (KeyState by
 	// default; see KeyNames).
 	Key string
@@ -178,7 +182,7 @@ type Env struct {
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
-		return true
+		return k != catalog.KindPowerLoss
 	}
 	for _, a := range e.Kinds {
 		if a == k {
@@ -210,9 +214,9 @@ func (e *Env) partition() time.Duration {
 }
 
 // faults returns every fault the environment allows at site s, in a fixed
-// order: each error variant, then a delay, then a crash, then a partition
-// of the node (at the peer-network calls, catalog.Site.Peer, the moments a
-// partition can start).
+// order: each error variant, then a delay, then a crash, then a power
+// loss (at a site that can crash), then a partition of the node (at the
+// peer-network calls, catalog.Site.Peer, the moments a partition can start).
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
 	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
@@ -225,6 +229,9 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	}
 	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindCrash) {
 		fs = append(fs, Fault{Kind: catalog.KindCrash})
+	}
+	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindPowerLoss) {
+		fs = append(fs, Fault{Kind: catalog.KindPowerLoss})
 	}
 	if s.Kind.Has(catalog.KindPartition) && e.allows(catalog.KindPartition) {
 		fs = append(fs, Fault{Kind: catalog.KindPartition, Delay: e.partition()})

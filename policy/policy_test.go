@@ -326,3 +326,26 @@ func TestTargetErrorsOnlyWhenAsked(t *testing.T) {
 		t.Fatalf("faults with TargetErrors = %v, want the site's error", fs)
 	}
 }
+
+// TestPowerLossOnlyWhenListed: a power loss is offered at a site that can
+// crash only when the campaign lists the kind, and replays as itself.
+func TestPowerLossOnlyWhenListed(t *testing.T) {
+	cat := testCatalog()
+	for _, tc := range []struct {
+		kinds []catalog.Kind
+		want  bool
+	}{{nil, false}, {[]catalog.Kind{catalog.KindCrash}, false}, {[]catalog.Kind{catalog.KindPowerLoss}, true}} {
+		env := Env{Catalog: cat, Kinds: tc.kinds}
+		got := false
+		for _, f := range env.faults(&cat.Sites[0]) {
+			got = got || f.Kind == catalog.KindPowerLoss
+		}
+		if got != tc.want {
+			t.Errorf("kinds %v: power loss offered %v, want %v", tc.kinds, got, tc.want)
+		}
+	}
+	f, err := faultOf(&cat.Sites[0], record.Injection{Kind: catalog.KindPowerLoss})
+	if err != nil || f.Kind != catalog.KindPowerLoss {
+		t.Errorf("faultOf(powerloss) = %v, %v", f, err)
+	}
+}

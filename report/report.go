@@ -25,7 +25,7 @@ const stackDepth = 8
 
 // Fault is the fault behind a finding.
 type Fault struct {
-	Kind string `json:"kind"` // "error", "delay", "crash" or "none"
+	Kind string `json:"kind"` // "error", "delay", "crash", "powerloss" or "none"
 	Site string `json:"site,omitempty"`
 	Node string `json:"node,omitempty"`
 	// Role is the node's role when the fault struck, e.g. "StateLeader".
@@ -34,6 +34,9 @@ type Fault struct {
 	Delay string   `json:"delay,omitempty"`
 	State string   `json:"state,omitempty"`
 	Stack []string `json:"stack,omitempty"` // "func file:line", innermost first
+	// Then are the later faults of the trial's fault sequence, in order,
+	// each "kind at site on node (occurrence n)" (the fuzz policy).
+	Then []string `json:"then,omitempty"`
 }
 
 // Site is one of the faults that led to a finding's symptom: a fault kind
@@ -367,13 +370,17 @@ func jaccard(a, b map[string]bool) float64 {
 	return float64(inter) / float64(len(a)+len(b)-inter)
 }
 
-// faultOf describes the first fault of a trial (most trials have one).
+// faultOf describes the first fault of a trial (most trials have one),
+// with the later faults of a sequence in Then.
 func faultOf(t *record.Trial) Fault {
 	if len(t.Injections) == 0 {
 		return Fault{Kind: "none"}
 	}
 	inj := t.Injections[0]
 	f := Fault{Kind: inj.Kind.String(), Site: inj.SiteID, Node: inj.Node, Role: inj.Role, Error: inj.Error, State: inj.StateID}
+	for _, in := range t.Injections[1:] {
+		f.Then = append(f.Then, fmt.Sprintf("%s at %s on %s (occurrence %d)", in.Kind, in.SiteID, record.NodeRole(in.Node, in.Role), in.Occurrence))
+	}
 	if inj.Delay > 0 {
 		f.Delay = inj.Delay.String()
 	}
@@ -503,6 +510,9 @@ func WriteText(w io.Writer, findings []Finding) error {
 			fmt.Fprintf(w, "  sites    %d (the faults that led to this symptom, most trials first; gofault replay %s/K replays the K-th)\n", len(f.Sites), f.ID)
 			for j, s := range f.Sites {
 				fmt.Fprintf(w, "  %-8s %s (%d trials; %s)\n", fmt.Sprintf("fault %d", j+1), faultLine(s.Fault), len(s.Trials), s.Replay)
+				for _, t := range s.Fault.Then {
+					fmt.Fprintf(w, "           then %s\n", t)
+				}
 				if j > 0 {
 					continue
 				}

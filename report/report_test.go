@@ -318,3 +318,16 @@ func TestRoles(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultOfSequence: a trial's later faults are listed, in order, after
+// its first.
+func TestFaultOfSequence(t *testing.T) {
+	tr := &record.Trial{Injections: []record.Injection{
+		{Node: "n1", SiteID: "a", Kind: catalog.KindCrash, Occurrence: 3},
+		{Node: "n1", SiteID: "b", Kind: catalog.KindPowerLoss, Occurrence: 1},
+	}}
+	f := faultOf(tr)
+	if f.Site != "a" || len(f.Then) != 1 || f.Then[0] != "powerloss at b on n1 (occurrence 1)" {
+		t.Errorf("faultOf = %+v", f)
+	}
+}

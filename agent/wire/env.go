@@ -27,4 +27,13 @@ const (
 	// runner finds and kills by it the processes a node left behind in a
 	// session of their own.
 	EnvCluster = "GOFAULT_CLUSTER"
+	// EnvPowerLoss is a node's data dir, set when the campaign may inject
+	// power-loss crashes: the agent keeps a durable image of the dir
+	// (agent/durable) that the runner rolls the dir back to before a
+	// restart.
+	EnvPowerLoss = "GOFAULT_POWERLOSS"
+	// EnvSyncSites lists, comma-separated, the indices of the fault sites
+	// that sync a file or directory (fsync, fdatasync); the agent records
+	// the durable image just before each runs.
+	EnvSyncSites = "GOFAULT_SYNC_SITES"
 )

@@ -49,7 +49,7 @@ func campaign(t *testing.T, bin string, args ...string) (summary, string) {
 	// enough past the targeted campaigns' delays of at most 3 s.
 	args = append([]string{"run", "--config", "gofault.yaml", "--json",
 		"--set", "workdir=" + work, "--set", "workload.env.MINIKV_RECOVERY=4s", "--set", "checkers.baseline=1"}, args...)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a 40-trial fuzz campaign (recover) took over 5 min on a loaded 2-core machine
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
@@ -305,7 +305,11 @@ func TestCampaigns(t *testing.T) {
 				t.Logf("bug %s off: %d findings in %d trials", tc.bug, s.Findings, s.Trials)
 			}
 			// The bug's findings replay with the command their report gives.
-			replayFindings(t, bin, db, tc.symptoms...)
+			if tc.timingOutcome {
+				replayFindings(t, bin, db) // replayed and checked, not required to recur
+			} else {
+				replayFindings(t, bin, db, tc.symptoms...)
+			}
 			if tc.bug == server.BugRetry {
 				replayRuns(t, bin, db, "1-1")
 			}
@@ -329,6 +333,9 @@ var targeted = []struct {
 	// control: the same campaign without the bug must give no finding of
 	// the symptoms' checkers.
 	control bool
+	// timingOutcome: the faults are replayed at the same points, but what
+	// they lead to depends on timing, so a finding need not recur.
+	timingOutcome bool
 }{
 	{bug: server.BugSnapshot, args: []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"},
 		symptoms: []string{"hang", "violations"}},
@@ -347,4 +354,23 @@ var targeted = []struct {
 	// measured), so 16 trials miss it with a chance of about 1%.
 	{bug: server.BugSplit, args: []string{"--policy", "random", "--trials", "16", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=crash"},
 		symptoms: []string{"replicas"}, only: true, control: true},
+	// An acknowledged log append that was never synced: only a power loss
+	// (the data dir rolled back to what was synced) loses it; a crash
+	// keeps the page cache. Random with powerloss found it in 2 of 6
+	// trials (seed 1), and the control, without the bug, gave no finding
+	// in 10; random with crash only and the bug on gave none in 10.
+	{bug: server.BugLazySync, args: []string{"--policy", "random", "--trials", "10", "--set", "faults.kinds=powerloss"},
+		symptoms: []string{"replicas", "linearizability"}, control: true},
+	// A crash of the leader during its recovery from a crash: two faults
+	// in order, which fuzz places by appending a crash at a recovery point
+	// of the node its first crash killed. With seed 1 it found it at its
+	// 22nd trial (docs/examples.md), so 40 leave a margin; random (one
+	// fault a trial) found nothing in 30. What the dropped entries lead to
+	// (a hang, diverged replicas, a lost write) depends on what the
+	// workload does around the restarts: a replay places the crashes at
+	// the same points but the same symptom need not follow (measured: a
+	// replicas finding recurred on its first replay, a linearizability
+	// one in none of 5).
+	{bug: server.BugRecover, args: []string{"--policy", "fuzz", "--trials", "40", "--set", "faults.kinds=crash"},
+		symptoms: []string{"hang", "recovery", "violations", "replicas", "linearizability"}, control: true, timingOutcome: true},
 }

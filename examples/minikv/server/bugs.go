@@ -69,10 +69,35 @@ const (
 	// failed request-table write followed by a crash anywhere before the
 	// next snapshot).
 	BugSplit = "split"
+	// BugLazySync (durability bug, after the group-commit shortcuts that
+	// acknowledge a write once it reached the page cache — the class of
+	// bugs ALICE, OSDI'14, and LazyFS-based testing find; etcd-io/etcd#14370
+	// is one in etcd's own tests): a log append is written but not synced,
+	// and still acknowledged; only a new segment's header and snapshots
+	// are synced. A SIGKILL keeps the page cache, so no crash, error or
+	// delay loses anything; only a power loss does. The leader, restarted
+	// with a log cut back to its last sync, has forgotten committed and
+	// acknowledged writes: a read after the restart misses them
+	// (linearizability) and the replicas diverge (replicas), as the
+	// leader reuses the lost indices for new entries that the followers,
+	// which stored the old ones, drop as resends.
+	BugLazySync = "lazysync"
+	// BugRecover (crash during recovery, the class FaultFuzz, ICSE'24,
+	// targets with fault sequences, e.g. ZOOKEEPER-3911-like recovery
+	// bugs): a restarted node marks its log replay with a file and, when
+	// it finds the marker of an earlier replay that never finished, trusts
+	// only its snapshot and drops the log entries beyond it — committed,
+	// acknowledged ones included. It takes two faults: a crash, then a
+	// crash of the same node during its recovery (between the marker's
+	// creation and removal: the replay's file opens, the new segment's
+	// write and sync). On the leader the dropped entries are lost: it
+	// reuses their indices for new writes, which the followers drop as
+	// resends, so the replicas diverge and reads miss acknowledged writes.
+	BugRecover = "recover"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -81,6 +106,8 @@ type Bugs struct {
 	stickyFence      bool
 	retryNewID       bool
 	splitSnapshot    bool
+	lazySync         bool
+	recoverReset     bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -92,7 +119,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -103,6 +130,10 @@ func ParseBugs(s string) (Bugs, error) {
 			b.retryNewID = true
 		case BugSplit:
 			b.splitSnapshot = true
+		case BugLazySync:
+			b.lazySync = true
+		case BugRecover:
+			b.recoverReset = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -116,7 +147,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}} {
 		if x.on {
 			out = append(out, x.name)
 		}

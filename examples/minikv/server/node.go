@@ -156,9 +156,20 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	interrupted, err := beginRecovery(cfg.DataDir, cfg.Bugs)
+	if err != nil {
+		return nil, fmt.Errorf("recovery marker: %w", err)
+	}
 	w, entries, err := openWAL(cfg.DataDir)
 	if err != nil {
 		return nil, err
+	}
+	w.lazy = cfg.Bugs.lazySync
+	if interrupted {
+		entries = distrustLog(entries, snap.Index)
+	}
+	if err := endRecovery(cfg.DataDir, cfg.Bugs); err != nil {
+		return nil, fmt.Errorf("recovery marker: %w", err)
 	}
 	n := &Node{
 		cfg:       cfg,

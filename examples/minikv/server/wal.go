@@ -30,6 +30,8 @@ type wal struct {
 	f    *os.File
 	seq  int   // number of the open segment
 	size int64 // bytes written to the open segment
+	// lazy: appends are not synced (BugLazySync).
+	lazy bool
 }
 
 type segmentHeader struct {
@@ -44,6 +46,14 @@ func writeRecord(f *os.File, b []byte) error {
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// writeUnsynced appends b without syncing it (BugLazySync).
+func writeUnsynced(f *os.File, b []byte) error {
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("write %s: %w", f.Name(), err)
 	}
 	return nil
 }
@@ -79,7 +89,11 @@ func (w *wal) append(entries []Entry) error {
 		}
 		b = append(append(b, j...), '\n')
 	}
-	if err := writeRecord(w.f, b); err != nil {
+	write := writeRecord
+	if w.lazy {
+		write = writeUnsynced
+	}
+	if err := write(w.f, b); err != nil {
 		if terr := w.f.Truncate(w.size); terr != nil {
 			return fmt.Errorf("%w (and truncate: %v)", err, terr)
 		}

@@ -1,0 +1,73 @@
+package campaign
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/gofault/gofault/agent/durable"
+	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/cluster"
+	"github.com/gofault/gofault/config"
+)
+
+// Power-loss crashes (faults.kinds: [powerloss]): the nodes' agents keep a
+// durable image of their data dirs (agent/durable), recorded before every
+// sync site's call, and a power-loss crash rolls the killed node's data
+// dir back to it before the restart.
+
+// syncSites returns the indices of the catalog's sites that sync a file or
+// a directory and nothing else: (*os.File).Sync and the fsync/fdatasync
+// functions (syscall, x/sys/unix, etcd's fileutil). A site that writes and
+// syncs in one call (ioutil.WriteAndSyncFile, a bbolt commit) is not one:
+// its hook runs before the write, so recording the image there would take
+// the old content as synced.
+func syncSites(cat *catalog.Catalog) []uint32 {
+	var out []uint32
+	for i := range cat.Sites {
+		s := &cat.Sites[i]
+		if s.IO != "disk" {
+			continue
+		}
+		name := s.Callee[strings.LastIndex(s.Callee, ".")+1:]
+		if s.Callee == "(*os.File).Sync" || name == "Fsync" || name == "Fdatasync" {
+			out = append(out, s.Index)
+		}
+	}
+	return out
+}
+
+// powerLossEnv adds to the nodes' environment what their agents need to
+// keep the durable image, when the campaign may inject a power loss.
+func powerLossEnv(nodes cluster.Nodes, kinds []string, cat *catalog.Catalog) cluster.Nodes {
+	if !slices.Contains(kinds, catalog.KindPowerLoss.String()) || cat == nil {
+		return nodes
+	}
+	sites := syncSites(cat)
+	if len(sites) == 0 {
+		return nodes // no sync is seen: a power loss is a plain crash
+	}
+	list := make([]string, len(sites))
+	for i, s := range sites {
+		list[i] = strconv.FormatUint(uint64(s), 10)
+	}
+	env := make(map[string]string, len(nodes.Env)+2)
+	for k, v := range nodes.Env {
+		env[k] = v
+	}
+	env[wire.EnvPowerLoss] = "{{.Dir}}"
+	env[wire.EnvSyncSites] = strings.Join(list, ",")
+	nodes.Env = env
+	return nodes
+}
+
+// rollBack turns a killed node's data dir back to its durable image.
+func rollBack(cl *cluster.Cluster, node string, faults config.Faults) (durable.Stats, error) {
+	for _, v := range cl.Nodes() {
+		if v.Name == node {
+			return durable.RollBack(v.Dir, durable.Scope(faults.PowerLossPaths))
+		}
+	}
+	return durable.Stats{}, nil
+}

@@ -1,0 +1,274 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+)
+
+func init() { Register("fuzz", newFuzz) }
+
+// Point is one fault of a sequence: Fault at the Occurrence-th request
+// (or the first one after it) at site Site (stable ID) on node Node. A
+// point observed but not chosen has no Fault.
+type Point struct {
+	Node       string `json:"node"`
+	Site       string `json:"site"`
+	Occurrence int    `json:"occ"`
+	Fault      Fault  `json:"fault"`
+}
+
+// fuzzEntry is one sequence of the fuzz queue.
+type fuzzEntry struct {
+	Seq []Point `json:"seq"`
+	// Score is what the sequence's run found: new recovery points, a
+	// failed trial, few faults.
+	Score  float64 `json:"score"`
+	Picked int     `json:"picked"` // times chosen as a parent
+	// After are the I/O points the run reached after the sequence's last
+	// fault, the first afterPerSite requests at each node and site: where
+	// a mutation may append a fault.
+	After []Point `json:"after,omitempty"`
+	// Recovery are the points of After on the node that the last fault
+	// killed (a crash or a power loss): its restart and recovery, which
+	// mutation prefers.
+	Recovery []Point `json:"recovery,omitempty"`
+}
+
+// priority is the entry's selection priority: its score, worn down by
+// every time it was chosen, so that the queue is explored in turn.
+func (e *fuzzEntry) priority() float64 { return e.Score / float64((1+e.Picked)*(1+e.Picked)) }
+
+// fuzz is FaultFuzz's loop (ICSE'24, §3): a queue of fault sequences,
+// seeded with single faults, each mutated by appending one fault at an I/O
+// point that its run reached after its last fault — so recovery code gets
+// faults of its own — and scored by what its run found. A trial runs one
+// sequence in order, each fault at the recorded occurrence of its point on
+// its node (as Replay does, so `gofault replay` repeats it exactly).
+//
+// A sequence's faults all strike one node, the node of its seed: a
+// sequence over several nodes can stop a majority (two nodes that fail
+// fast on injected errors), whose unavailability the checkers, calibrated
+// for one failing node, would report as a hang. The checkers do not yet
+// know about quorum loss, so the policy does not cause it.
+//
+// Where it deviates from the paper: coverage is not yet part of the score
+// (gofault has no basic-block coverage of its own yet); the score is the
+// number of recovery points (site, depth in the sequence) never reached
+// after a fault before, a large bonus for a failed trial and a small one
+// for a short sequence. Seed trials inject one fault as random does (one
+// grant per trial with probability sized from recent trials' requests):
+// the first seedTrials trials, whenever the queue is empty, and one trial
+// in five after that, so new single faults keep entering the queue.
+type fuzz struct {
+	env    Env
+	sites  []uint32
+	byID   map[string]bool // sites that can take an allowed fault, by ID
+	trials running[fuzzTrial]
+	mem    struct {
+		Trials int         `json:"trials"`
+		Counts []int       `json:"counts,omitempty"`
+		Queue  []fuzzEntry `json:"queue,omitempty"`
+		// Seen are the recovery points reached so far, "depth|site".
+		Seen map[string]bool `json:"seen,omitempty"`
+	}
+}
+
+// Bounds of the fuzz loop.
+const (
+	seedTrials    = 4   // trials that seed the queue before any mutation
+	maxQueue      = 256 // sequences kept; the lowest scores go
+	maxAfter      = 512 // recovery points kept per run
+	afterPerSite  = 3   // points kept per node and site after the last fault (a killed process may make one or two before it dies)
+	failedBonus   = 10  // score of a failed trial, beside its new points
+	defaultMaxSeq = 3   // faults per trial when Env.MaxPerTrial is unset
+)
+
+// fuzzTrial is fuzz's state of one running trial.
+type fuzzTrial struct {
+	rng      *rand.Rand
+	seq      []Point // the sequence to run (a seed's is filled as granted)
+	next     int     // index of the next point to grant
+	seed     bool
+	p        float64 // a seed's grant probability
+	after    []Point
+	afterAt  map[[2]string]int
+	killed   string // the node the last fault killed, "" if it killed none
+	recovery []Point
+}
+
+func newFuzz(env Env) (Policy, error) {
+	f := &fuzz{env: env, sites: env.candidateSites(), byID: map[string]bool{}}
+	for _, s := range f.sites {
+		f.byID[env.Catalog.Sites[s].ID] = true
+	}
+	f.mem.Seen = map[string]bool{}
+	return f, nil
+}
+
+func (f *fuzz) Name() string { return "fuzz" }
+
+func (f *fuzz) maxSeq() int {
+	if f.env.MaxPerTrial > 0 {
+		return f.env.MaxPerTrial
+	}
+	return defaultMaxSeq
+}
+
+func (f *fuzz) Begin(info TrialInfo) Plan {
+	rng := trialRand(f.env.Seed, info.Index)
+	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]int{}}
+	seed := f.mem.Trials < seedTrials || rng.IntN(5) == 0
+	if !seed {
+		t.seq, seed = nil, true
+		if seq, ok := f.mutant(rng); ok {
+			t.seq, seed = seq, false
+		}
+	}
+	if seed {
+		c := 20
+		if len(f.mem.Counts) > 0 {
+			c = lowCount(f.mem.Counts)
+		}
+		t.seed, t.p = true, injectProbability(c)
+	}
+	f.trials.begin(info.Index, t)
+	return Plan{Sites: f.sites, Stacks: true, States: true}
+}
+
+// mutant picks the queue's entry of highest priority that can grow and
+// appends one fault at one of the points its run reached after its last
+// fault.
+func (f *fuzz) mutant(rng *rand.Rand) ([]Point, bool) {
+	best := -1
+	for i := range f.mem.Queue {
+		e := &f.mem.Queue[i]
+		if len(e.Seq) >= f.maxSeq() || len(e.After) == 0 {
+			continue
+		}
+		if best < 0 || e.priority() > f.mem.Queue[best].priority() {
+			best = i
+		}
+	}
+	if best < 0 {
+		return nil, false
+	}
+	e := &f.mem.Queue[best]
+	e.Picked++
+	pt := e.After[rng.IntN(len(e.After))]
+	if len(e.Recovery) > 0 && rng.IntN(4) != 0 {
+		pt = e.Recovery[rng.IntN(len(e.Recovery))]
+	}
+	site := f.site(pt.Site)
+	if site < 0 {
+		return nil, false
+	}
+	fs := f.env.faults(&f.env.Catalog.Sites[site])
+	if len(fs) == 0 {
+		return nil, false
+	}
+	pt.Fault = fs[rng.IntN(len(fs))]
+	return append(append([]Point(nil), e.Seq...), pt), true
+}
+
+func (f *fuzz) site(id string) int {
+	for _, s := range f.sites {
+		if f.env.Catalog.Sites[s].ID == id {
+			return int(s)
+		}
+	}
+	return -1
+}
+
+func (f *fuzz) Decide(req *Request) Decision {
+	t := f.trials.of(req.Trial)
+	if t == nil || req.Site == nil || !f.byID[req.Site.ID] {
+		return Decision{}
+	}
+	k := [2]string{req.Node, req.Site.ID}
+	if t.next < len(t.seq) {
+		w := t.seq[t.next]
+		if req.Node != w.Node || req.Site.ID != w.Site || req.Occurrence < w.Occurrence {
+			return Decision{}
+		}
+		t.next++
+		t.granted(w)
+		return Decision{Fault: w.Fault}
+	}
+	if t.seed && len(t.seq) == 0 {
+		fs := f.env.faults(req.Site)
+		if len(fs) == 0 || t.rng.Float64() >= t.p {
+			return Decision{}
+		}
+		ft := fs[t.rng.IntN(len(fs))]
+		t.seq = append(t.seq, Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence, Fault: ft})
+		t.next = 1
+		t.granted(t.seq[0])
+		return Decision{Fault: ft}
+	}
+	// After the sequence's last fault: a point a mutation may use, on the
+	// sequence's node (see the type's comment).
+	if len(t.seq) > 0 && req.Node == t.seq[0].Node && t.afterAt[k] < afterPerSite && len(t.after) < maxAfter {
+		t.afterAt[k]++
+		pt := Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence}
+		t.after = append(t.after, pt)
+		if req.Node == t.killed {
+			t.recovery = append(t.recovery, pt)
+		}
+	}
+	return Decision{}
+}
+
+// granted notes that point p's fault was granted: the points reached from
+// now on follow it.
+func (t *fuzzTrial) granted(p Point) {
+	t.after, t.recovery = nil, nil
+	clear(t.afterAt)
+	t.killed = ""
+	if p.Fault.Kind.Kills() {
+		t.killed = p.Node
+	}
+}
+
+func (f *fuzz) End(out Outcome) {
+	t := f.trials.end(out.Index)
+	f.mem.Trials++
+	if out.Requests > 0 {
+		f.mem.Counts = pushCount(f.mem.Counts, out.Requests)
+	}
+	if t == nil || len(t.seq) == 0 || t.next < len(t.seq) {
+		return // nothing injected, or the sequence was not reached to its end
+	}
+	score := 1 / float64(len(t.seq))
+	for _, p := range t.after {
+		k := fmt.Sprintf("%d|%s", len(t.seq), p.Site)
+		if !f.mem.Seen[k] {
+			f.mem.Seen[k] = true
+			score++
+		}
+	}
+	if out.Failed {
+		score += failedBonus
+	}
+	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Score: score, After: t.after, Recovery: t.recovery})
+	if len(f.mem.Queue) > maxQueue {
+		sort.SliceStable(f.mem.Queue, func(i, j int) bool { return f.mem.Queue[i].priority() > f.mem.Queue[j].priority() })
+		f.mem.Queue = f.mem.Queue[:maxQueue]
+	}
+}
+
+// Snapshot implements Stateful: the queue and what was reached survive a
+// stop and --resume.
+func (f *fuzz) Snapshot() ([]byte, error) { return json.Marshal(&f.mem) }
+
+// Restore implements Stateful.
+func (f *fuzz) Restore(data []byte) error {
+	if err := json.Unmarshal(data, &f.mem); err != nil {
+		return fmt.Errorf("restore fuzz policy: %w", err)
+	}
+	if f.mem.Seen == nil {
+		f.mem.Seen = map[string]bool{}
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package policy
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+// runTrial feeds one synthetic trial (n requests cycling over the sites and
+// nodes, with per-node-and-site occurrences) to p and returns its
+// injections in order.
+func runTrial(p Policy, cat *catalog.Catalog, index, n int, failed bool) []record.Injection {
+	plan := p.Begin(TrialInfo{Index: index, Nodes: []string{"n1", "n2", "n3"}})
+	live := map[uint32]bool{}
+	for _, s := range plan.Sites {
+		live[s] = true
+	}
+	occ := map[string]int{}
+	var inj []record.Injection
+	reqs := 0
+	for i, r := range syntheticTrial(cat, n) {
+		if !live[r.Site.Index] || !plan.LiveOn(r.Node) {
+			continue
+		}
+		k := r.Node + "|" + r.Site.ID
+		occ[k]++
+		r.Trial, r.Seq, r.Occurrence = index, i, occ[k]
+		reqs++
+		d := p.Decide(&r)
+		if d.Fault.Kind != catalog.KindNone {
+			in := record.Injection{Node: r.Node, Site: r.Site.Index, SiteID: r.Site.ID, Kind: d.Fault.Kind, Occurrence: r.Occurrence}
+			if d.Fault.Kind == catalog.KindError {
+				in.Error = r.Site.Errors[d.Fault.Error-1].Name
+			}
+			if d.Fault.Kind == catalog.KindDelay {
+				in.Delay = d.Fault.Delay
+			}
+			inj = append(inj, in)
+		}
+	}
+	p.End(Outcome{Index: index, Requests: reqs, Injections: inj, Failed: failed})
+	return inj
+}
+
+func key(inj []record.Injection) []string {
+	var out []string
+	for _, in := range inj {
+		out = append(out, fmt.Sprintf("%s@%s#%d:%s", in.Node, in.SiteID, in.Occurrence, in.Kind))
+	}
+	return out
+}
+
+// TestFuzzSequences: seeds inject one fault, mutants grow sequences up to
+// MaxPerTrial faults, each later fault at a point reached after the
+// earlier ones, all on one node; the same seed makes the same sequences.
+func TestFuzzSequences(t *testing.T) {
+	cat := testCatalog()
+	run := func() [][]string {
+		p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 3, MaxPerTrial: 3})
+		var out [][]string
+		for i := 0; i < 40; i++ {
+			out = append(out, key(runTrial(p, cat, i, 90, false)))
+		}
+		return out
+	}
+	a := run()
+	if b := run(); !reflect.DeepEqual(a, b) {
+		t.Fatalf("same seed, different sequences:\n%v\n%v", a, b)
+	}
+	most := 0
+	for i, tr := range a {
+		if len(tr) > 3 {
+			t.Errorf("trial %d injected %d faults, want at most 3: %v", i, len(tr), tr)
+		}
+		for _, f := range tr[min(1, len(tr)):] {
+			if strings.Split(f, "@")[0] != strings.Split(tr[0], "@")[0] {
+				t.Errorf("trial %d struck several nodes: %v", i, tr)
+			}
+		}
+		if i < seedTrials && len(tr) > 1 {
+			t.Errorf("seed trial %d injected %v, want one fault", i, tr)
+		}
+		most = max(most, len(tr))
+	}
+	if most < 3 {
+		t.Errorf("no trial of 40 ran a 3-fault sequence: %v", a)
+	}
+}
+
+// TestFuzzReplaysExactly: a multi-fault trial's injections, replayed, are
+// granted at the same points in the same order.
+func TestFuzzReplaysExactly(t *testing.T) {
+	cat := testCatalog()
+	p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 3, MaxPerTrial: 3})
+	for i := 0; i < 40; i++ {
+		inj := runTrial(p, cat, i, 90, false)
+		if len(inj) < 2 {
+			continue
+		}
+		got := runTrial(NewReplay(cat, inj), cat, 0, 90, false)
+		if !reflect.DeepEqual(key(got), key(inj)) {
+			t.Fatalf("replay of trial %d granted %v, want %v", i, key(got), key(inj))
+		}
+		return
+	}
+	t.Fatal("no multi-fault trial to replay")
+}
+
+// TestFuzzResume: the queue survives Snapshot and Restore, so a resumed
+// campaign goes on with the same sequences.
+func TestFuzzResume(t *testing.T) {
+	cat := testCatalog()
+	env := Env{Catalog: cat, Seed: 5, MaxPerTrial: 3}
+	p := mustNew(t, "fuzz", env)
+	for i := 0; i < 10; i++ {
+		runTrial(p, cat, i, 90, i == 6)
+	}
+	data, err := p.(Stateful).Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := mustNew(t, "fuzz", env)
+	if err := q.(Stateful).Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	for i := 10; i < 20; i++ {
+		a, b := key(runTrial(p, cat, i, 90, false)), key(runTrial(q, cat, i, 90, false))
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("trial %d: resumed policy injected %v, the original %v", i, b, a)
+		}
+	}
+}
