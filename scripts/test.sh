@@ -9,6 +9,8 @@
 #
 #   scripts/test.sh            everything (about 15 minutes on 2 cores)
 #   GOFAULT_SHORT=1 scripts/test.sh   unit tests only (-short)
+#   GOFAULT_LONG=1 scripts/test.sh    also the long campaigns (minikv's
+#                                     recover bug: 2 × 40 fuzz trials)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

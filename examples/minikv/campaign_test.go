@@ -280,6 +280,9 @@ func TestCampaigns(t *testing.T) {
 
 	for _, tc := range targeted {
 		t.Run(tc.bug, func(t *testing.T) {
+			if tc.long && os.Getenv("GOFAULT_LONG") == "" {
+				t.Skipf("bug %s takes a long campaign (%v) and its control: run with GOFAULT_LONG=1", tc.bug, tc.args)
+			}
 			args := append([]string{"--set", "cluster.env.MINIKV_BUGS=" + tc.bug}, tc.args...)
 			s, db := campaign(t, bin, args...)
 			if s.Findings == 0 {
@@ -336,6 +339,9 @@ var targeted = []struct {
 	// timingOutcome: the faults are replayed at the same points, but what
 	// they lead to depends on timing, so a finding need not recur.
 	timingOutcome bool
+	// long: the campaign and its control take minutes; run only with
+	// GOFAULT_LONG=1 (scripts/test.sh leaves it to the long runs).
+	long bool
 }{
 	{bug: server.BugSnapshot, args: []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"},
 		symptoms: []string{"hang", "violations"}},
@@ -372,5 +378,5 @@ var targeted = []struct {
 	// replicas finding recurred on its first replay, a linearizability
 	// one in none of 5).
 	{bug: server.BugRecover, args: []string{"--policy", "fuzz", "--trials", "40", "--set", "faults.kinds=crash"},
-		symptoms: []string{"hang", "recovery", "violations", "replicas", "linearizability"}, control: true, timingOutcome: true},
+		symptoms: []string{"hang", "recovery", "violations", "replicas", "linearizability"}, control: true, timingOutcome: true, long: true},
 }
