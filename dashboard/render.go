@@ -100,6 +100,10 @@ type page struct {
 	// Cmp is the compare page's comparison.
 	Cmp *Comparison
 
+	// Benches is the bench list; Bench a bench's results (live).
+	Benches []BenchInfo
+	Bench   *BenchView
+
 	// The campaigns list (live).
 	DB        string
 	Campaigns []*store.Campaign

@@ -46,6 +46,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", s.campaigns)
 	mux.HandleFunc("GET /latest", s.latest)
 	mux.HandleFunc("GET /compare", s.compare)
+	mux.HandleFunc("GET /benches", s.benches)
+	mux.HandleFunc("GET /bench/{name}", s.bench)
 	mux.HandleFunc("GET /c/{id}/{$}", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, campaignPage, http.StatusFound)
 	})

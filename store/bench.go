@@ -73,3 +73,24 @@ func (s *Store) BenchRuns(ctx context.Context, bench string) ([]*BenchRun, error
 	}
 	return out, nil
 }
+
+// Benches lists the names of the store's benches, sorted.
+func (s *Store) Benches(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT bench FROM bench_runs ORDER BY bench`)
+	if err != nil {
+		return nil, fmt.Errorf("list benches: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("list benches: %w", err)
+		}
+		out = append(out, name)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list benches: %w", err)
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +25,9 @@ func TestBenchRuns(t *testing.T) {
 	run.Status, run.Result = StatusDone, `{"trials":3}`
 	if err := s.PutBenchRun(ctx, run); err != nil { // replaces the first
 		t.Fatal(err)
+	}
+	if names, err := s.Benches(ctx); err != nil || strings.Join(names, ",") != "b,other" {
+		t.Fatalf("benches: %v, %v", names, err)
 	}
 	rs, err := s.BenchRuns(ctx, "b")
 	if err != nil {
