@@ -178,6 +178,21 @@ func (r benchRow) Affected() []int64 { return r.Campaigns[:len(r.Campaigns)/2] }
 // Fixed returns the campaigns of the row on the fixed release.
 func (r benchRow) Fixed() []int64 { return r.Campaigns[len(r.Campaigns)/2:] }
 
+// Compare returns the link to the compare page of the row's campaigns
+// ("../compare?c=1&c=2…"), "" when it has fewer than two.
+func (r benchRow) Compare() string {
+	q := url.Values{}
+	for _, c := range r.Campaigns {
+		if c != 0 && !slices.Contains(q["c"], fmt.Sprint(c)) {
+			q.Add("c", fmt.Sprint(c))
+		}
+	}
+	if len(q["c"]) < 2 {
+		return ""
+	}
+	return "../compare?" + q.Encode()
+}
+
 // benches serves the list of the store's benches.
 func (s *Server) benches(w http.ResponseWriter, r *http.Request) {
 	names, err := s.Store.Benches(r.Context())

@@ -43,6 +43,15 @@ func benchFixture(t *testing.T) (*store.Store, int64) {
 	put("random", "fixed", 1, store.StatusDone, &bench.Result{Trials: 10, Injected: 10, Minutes: 4})
 	put("random", "fixed", 2, store.StatusDone, &bench.Result{Trials: 10, Injected: 10, Minutes: 4, Hit: hit(2, 0.2), FaultFree: 1})
 	put("random", "fixed", 3, store.StatusDone, &bench.Result{Trials: 10, Injected: 4, Minutes: 4})
+	// Two campaigns of their own for a row's compare link.
+	for _, c := range []int64{7, 8} {
+		r := store.BenchRun{Bench: "b1", Bug: "other", Side: map[int64]string{7: "affected", 8: "fixed"}[c], Policy: "random", Seed: 1, Spec: spec, Status: store.StatusDone}
+		data, _ := json.Marshal(bench.Result{Campaign: c, Trials: 1})
+		r.Result = string(data)
+		if err := st.PutBenchRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
 	put("sieve", "affected", 1, store.StatusRunning, nil)
 	put("sieve", "fixed", 1, store.StatusDone, &bench.Result{Minutes: 1})
 	put("sieve", "affected", 2, store.StatusDone, &bench.Result{Minutes: 1})
@@ -62,23 +71,24 @@ func TestBenchResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Info.Done != 11 || v.Info.Running != 1 || v.Info.Seeds != 3 || strings.Join(v.Info.Policies, ",") != "random,sieve" {
+	if v.Info.Done != 13 || v.Info.Running != 1 || v.Info.Seeds != 3 || strings.Join(v.Info.Policies, ",") != "random,sieve" {
 		t.Fatalf("info: %+v", v.Info)
 	}
 	s := v.Summary
-	if s.Trials != 10 || len(s.Rows) != 2 {
+	// Rows: other random, other sieve (no runs), split random, split sieve.
+	if s.Trials != 10 || len(s.Rows) != 4 || s.Rows[1].Seeds != 0 || !strings.Contains(v.Pending[1], "0 of 3 seeds") {
 		t.Fatalf("summary: %+v", s)
 	}
-	r := s.Rows[0]
+	r := s.Rows[2]
 	if r.Policy != "random" || r.Seeds != 3 || r.Found != 2 || r.MedianTrials != 5 || r.MedianMinutes != 1.5 || r.FalsePositives != 1 ||
-		r.FaultFreeFixed != 1 || r.FaultTrials != 48 || len(r.Campaigns) != 6 || v.Pending[0] != "" {
-		t.Fatalf("random row: %+v, pending %q", r, v.Pending[0])
+		r.FaultFreeFixed != 1 || r.FaultTrials != 48 || len(r.Campaigns) != 6 || v.Pending[2] != "" {
+		t.Fatalf("random row: %+v, pending %q", r, v.Pending[2])
 	}
-	r = s.Rows[1]
+	r = s.Rows[3]
 	want := fmt.Sprintf("affected seed 3, campaign %d", id)
 	if r.Policy != "sieve" || r.Seeds != 2 || r.Found != 0 || r.MedianTrials != 10 || r.FaultTrials != 0 ||
-		len(r.BaselineFails) != 1 || r.BaselineFails[0] != want || !strings.Contains(v.Pending[1], "2 of 3 seeds") {
-		t.Fatalf("sieve row: %+v, pending %q", r, v.Pending[1])
+		len(r.BaselineFails) != 1 || r.BaselineFails[0] != want || !strings.Contains(v.Pending[3], "2 of 3 seeds") {
+		t.Fatalf("sieve row: %+v, pending %q", r, v.Pending[3])
 	}
 	if s.Minutes != 23 {
 		t.Fatalf("minutes %v, want 23", s.Minutes)
@@ -93,7 +103,7 @@ func TestBenchPages(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("/benches: %d %s", code, body)
 	}
-	for _, want := range []string{`href="bench/b1"`, "random, sieve", "<td>11</td><td>1</td>", `href="./benches"`} {
+	for _, want := range []string{`href="bench/b1"`, "random, sieve", "<td>13</td><td>1</td>", `href="./benches"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/benches lacks %q", want)
 		}
@@ -115,6 +125,7 @@ func TestBenchPages(t *testing.T) {
 		"Runs still running are left out",
 		fmt.Sprintf("split, sieve: affected seed 3, campaign %d: stopped before any fault", id),
 		`href="../benches"`,
+		`<a href="../compare?c=7&amp;c=8">compare</a>`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/bench/b1 lacks %q", want)
