@@ -430,12 +430,6 @@ func errorTexts(err string) []string {
 	return out
 }
 
-// connectionWords are what members log when a peer or a connection to it
-// is lost, and when they then catch a member that fell behind up: a leader
-// finds the entries it needs compacted away ("log not found" in
-// hashicorp/raft, ErrCompacted in etcd) and sends a snapshot; a leader
-// killed and back as a follower drops its uncommitted entries that conflict
-// with the new leader's ("clearing log suffix").
 // errorName returns the bare name of an injected error value: without its
 // package ("syscall.EIO" → "EIO") and without the "#2" that tells two
 // values of one name at a site apart.
@@ -476,6 +470,12 @@ func camelText(name string) string {
 
 func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
 
+// connectionWords are what members log when a peer or a connection to it
+// is lost, and when they then catch a member that fell behind up: a leader
+// finds the entries it needs compacted away ("log not found" in
+// hashicorp/raft, ErrCompacted in etcd) and sends a snapshot; a leader
+// killed and back as a follower drops its uncommitted entries that conflict
+// with the new leader's ("clearing log suffix").
 var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|conflict|contact`)
 
 // echo says why a log line merely reflects the injected faults, or "".
