@@ -68,24 +68,7 @@ func Load(ctx context.Context, st *store.Store, id int64) (*Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, f := range rep.FaultFree {
-		for _, t := range f.Trials {
-			if r, ok := reruns[t]; ok {
-				if rep.FaultFree[i].Reruns == nil {
-					rep.FaultFree[i].Reruns = map[string]report.Rerun{}
-				}
-				rep.FaultFree[i].Reruns[t] = r
-			}
-		}
-	}
-	for _, fs := range [][]report.Finding{rep.Findings, rep.FaultFree, rep.Generic} {
-		for i := range fs {
-			fs[i].Replay = ReplayCommand(st.Path(), fs[i].Trials[0])
-			for j := range fs[i].Sites {
-				fs[i].Sites[j].Replay = ReplayCommand(st.Path(), fs[i].Sites[j].Trials[0])
-			}
-		}
-	}
+	rep.Annotate(st.Path(), reruns)
 	v := &Campaign{Campaign: c, DB: st.Path(), Trials: trials, Report: rep}
 	if v.Paused, err = st.Paused(ctx, id); err != nil {
 		return nil, err
@@ -101,11 +84,6 @@ func Load(ctx context.Context, st *store.Store, id int64) (*Campaign, error) {
 	}
 	v.Kinds, v.Sites, v.Policies = keys(kinds), keys(sites), keys(pols)
 	return v, nil
-}
-
-// ReplayCommand is the command that replays trial of the database db.
-func ReplayCommand(db, trial string) string {
-	return fmt.Sprintf("gofault replay --db %s %s", db, trial)
 }
 
 func keys(m map[string]bool) []string {

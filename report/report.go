@@ -187,6 +187,36 @@ func New(trials []*record.Trial, opts Options) Report {
 	return r
 }
 
+// ReplayCommand is the command that replays trial of the database db.
+func ReplayCommand(db, trial string) string {
+	return fmt.Sprintf("gofault replay --db %s %s", db, trial)
+}
+
+// Annotate adds to r what the store holds beside its trials: each
+// fault-free failure's re-runs (reruns, by trial ID) and, for every finding
+// and every site inside one, the command that replays its first trial
+// from the database db.
+func (r *Report) Annotate(db string, reruns map[string]Rerun) {
+	for i, f := range r.FaultFree {
+		for _, t := range f.Trials {
+			if rr, ok := reruns[t]; ok {
+				if r.FaultFree[i].Reruns == nil {
+					r.FaultFree[i].Reruns = map[string]Rerun{}
+				}
+				r.FaultFree[i].Reruns[t] = rr
+			}
+		}
+	}
+	for _, fs := range [][]Finding{r.Findings, r.FaultFree, r.Generic} {
+		for i := range fs {
+			fs[i].Replay = ReplayCommand(db, fs[i].Trials[0])
+			for j := range fs[i].Sites {
+				fs[i].Sites[j].Replay = ReplayCommand(db, fs[i].Sites[j].Trials[0])
+			}
+		}
+	}
+}
+
 // withFaults returns the trials with (injected) or without injections.
 func withFaults(trials []*record.Trial, injected bool) []*record.Trial {
 	var out []*record.Trial

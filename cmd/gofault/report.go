@@ -148,24 +148,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for i, f := range rep.FaultFree {
-		for _, t := range f.Trials {
-			if r, ok := reruns[t]; ok {
-				if rep.FaultFree[i].Reruns == nil {
-					rep.FaultFree[i].Reruns = map[string]report.Rerun{}
-				}
-				rep.FaultFree[i].Reruns[t] = r
-			}
-		}
-	}
-	for _, fs := range [][]report.Finding{rep.Findings, rep.FaultFree, rep.Generic} {
-		for i := range fs {
-			fs[i].Replay = replayCommand(st.Path(), fs[i].Trials[0])
-			for j := range fs[i].Sites {
-				fs[i].Sites[j].Replay = replayCommand(st.Path(), fs[i].Sites[j].Trials[0])
-			}
-		}
-	}
+	rep.Annotate(st.Path(), reruns)
 	if *htmlDir != "" || *junitFile != "" {
 		if len(ids) != 1 {
 			return fmt.Errorf("%w: --html and --junit write one campaign (name it with --campaign)", errUsage)
@@ -231,11 +214,6 @@ func loadReruns(ctx context.Context, st *store.Store, ids []int64) (map[string]r
 		}
 	}
 	return all, nil
-}
-
-// replayCommand is the command that replays trial of the database db.
-func replayCommand(db, trial string) string {
-	return fmt.Sprintf("gofault replay --db %s %s", db, trial)
 }
 
 // reportOptions are the report options of campaign id's stored config
