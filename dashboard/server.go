@@ -59,13 +59,18 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-func (s *Server) campaigns(w http.ResponseWriter, r *http.Request) {
-	camps, err := s.Store.Campaigns(r.Context())
+// campaignsRun returns the store's campaigns and the trials each ran.
+func (s *Server) campaignsRun(ctx context.Context) ([]*store.Campaign, map[int64]int, error) {
+	camps, err := s.Store.Campaigns(ctx)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
+		return nil, nil, err
 	}
-	ran, err := s.Store.TrialsRun(r.Context())
+	ran, err := s.Store.TrialsRun(ctx)
+	return camps, ran, err
+}
+
+func (s *Server) campaigns(w http.ResponseWriter, r *http.Request) {
+	camps, ran, err := s.campaignsRun(r.Context())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -112,12 +117,7 @@ func (s *Server) compare(w http.ResponseWriter, r *http.Request) {
 // latest redirects to the newest campaign that ran trials and is not a
 // replay.
 func (s *Server) latest(w http.ResponseWriter, r *http.Request) {
-	camps, err := s.Store.Campaigns(r.Context())
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	ran, err := s.Store.TrialsRun(r.Context())
+	camps, ran, err := s.campaignsRun(r.Context())
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
