@@ -28,6 +28,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -510,7 +511,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		skipped:   map[string]string{},
 	}
 	byFile := map[string][]*catalog.Site{}
-	var names []string
+	touched := map[string]bool{} // the files with anything to rewrite
 	points := map[string][]*catalog.TimeoutPoint{}
 	for i := range cat.TimeoutPoints {
 		p := &cat.TimeoutPoints[i]
@@ -519,9 +520,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			ov.skipped[p.ID] = SkipTimeoutNotFound
 			continue
 		}
-		if byFile[f] == nil && points[f] == nil {
-			names = append(names, f)
-		}
+		touched[f] = true
 		points[f] = append(points[f], p)
 	}
 	for i := range cat.Sites {
@@ -531,9 +530,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			ov.skipped[s.ID] = SkipNotFound
 			continue
 		}
-		if byFile[f] == nil && points[f] == nil {
-			names = append(names, f)
-		}
+		touched[f] = true
 		byFile[f] = append(byFile[f], s)
 	}
 	states := statesByFile(cat)
@@ -544,9 +541,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			}
 			continue
 		}
-		if byFile[f] == nil && points[f] == nil {
-			names = append(names, f)
-		}
+		touched[f] = true
 	}
 	roles := roleWritesByFile(cat)
 	for f, ws := range roles {
@@ -556,9 +551,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			}
 			continue
 		}
-		if byFile[f] == nil && points[f] == nil && states[f] == nil {
-			names = append(names, f)
-		}
+		touched[f] = true
 	}
 	observe := observeByFile(cat)
 	for f, pts := range observe {
@@ -568,11 +561,9 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			}
 			continue
 		}
-		if byFile[f] == nil && points[f] == nil && states[f] == nil && roles[f] == nil {
-			names = append(names, f)
-		}
+		touched[f] = true
 	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(touched))
 	errSites := map[*packages.Package][]*catalog.Site{}
 	for _, name := range names {
 		ref := rw.files[name]
@@ -585,17 +576,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		for idx, r := range out.skipped {
 			ov.skipped[cat.Sites[idx].ID] = r
 		}
-		for id, r := range out.skippedPoints {
-			ov.skipped[id] = r
-		}
-		for id, r := range out.skippedStates {
-			ov.skipped[id] = r
-		}
-		for id, r := range out.skippedRoles {
-			ov.skipped[id] = r
-		}
-		for id, r := range out.skippedObserve {
-			ov.skipped[id] = r
+		for _, m := range []map[string]string{out.skippedPoints, out.skippedStates, out.skippedRoles, out.skippedObserve} {
+			maps.Copy(ov.skipped, m)
 		}
 		if out.src == nil {
 			continue
