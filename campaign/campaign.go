@@ -36,7 +36,14 @@ import (
 const (
 	blobPolicy   = "policy"
 	blobBaseline = "baseline"
+	// blobBuild holds the build key (Built.Key) of the campaign's trials,
+	// or mixedBuilds when a resume ran other code.
+	blobBuild = "build_key"
 )
+
+// mixedBuilds is the build key of a campaign whose trials ran more than
+// one build: no build matches it.
+const mixedBuilds = "mixed"
 
 // Options tune a campaign run.
 type Options struct {
@@ -240,6 +247,9 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 		}
 	}
 	if s.camp, err = openCampaign(ctx, s.st, cfg, polName, opts.Resume, opts.Campaign); err != nil {
+		return nil, err
+	}
+	if err := noteBuild(ctx, s.st, s.camp.ID, s.bt.Key); err != nil {
 		return nil, err
 	}
 	if s.camp.Status != store.StatusRunning { // resumed: running again (gofault ui shows it live)
@@ -561,6 +571,21 @@ func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polN
 	return st.Campaign(ctx, newID)
 }
 
+// noteBuild records the build key of a campaign's trials: the first run's,
+// or mixedBuilds once a resume runs another build.
+func noteBuild(ctx context.Context, st *store.Store, campaign int64, key string) error {
+	old, err := st.GetBlob(ctx, campaign, blobBuild)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return st.PutBlob(ctx, campaign, blobBuild, []byte(key))
+	case err != nil:
+		return err
+	case string(old) != key && string(old) != mixedBuilds:
+		return st.PutBlob(ctx, campaign, blobBuild, []byte(mixedBuilds))
+	}
+	return nil
+}
+
 // newPolicy makes the named policy for the catalog, tuned by cfg.
 func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Policy, error) {
 	kinds, err := faultKinds(cfg.Faults.Kinds)
@@ -689,6 +714,15 @@ func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *reco
 		}
 	}
 	pol := policy.NewReplay(bt.Catalog, orig.Injections)
+	if c, _, ok := record.ParseTrialID(orig.ID); ok && bt.Key != "" {
+		// The same code as the original: a stack is matched line for
+		// line, so two calls of one function from one caller (the two
+		// writes of a snapshot) are not confused. Other code (a fix being
+		// tried) is matched by functions only.
+		if key, err := st.GetBlob(ctx, c, blobBuild); err == nil && string(key) == bt.Key {
+			pol.MatchLines()
+		}
+	}
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode config: %w", err)

@@ -40,6 +40,10 @@ type Built struct {
 	// Workload is the workload's command line.
 	Workload []string
 	Seconds  float64
+	// Key identifies the node build's inputs, sources included (build
+	// Result.Key; "" when they could not be keyed): a replay whose build
+	// has the campaign's key runs the very same code, line for line.
+	Key string
 }
 
 // Build builds the instrumented node binary and the workload of cfg,
@@ -66,7 +70,7 @@ func BuildWith(ctx context.Context, cfg *config.Config, opts build.Options, log 
 	if res.Reused {
 		log.Info("reusing build "+res.Binary+" (inputs unchanged)", "sites", len(res.Catalog.Sites))
 	}
-	b := &Built{Binary: res.Binary, Catalog: res.Catalog}
+	b := &Built{Binary: res.Binary, Catalog: res.Catalog, Key: res.Key}
 	switch {
 	case cfg.Workload.Package != "":
 		wl := bin + "-workload"

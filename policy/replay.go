@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sort"
 
 	"github.com/gofault/gofault/catalog"
@@ -10,7 +11,8 @@ import (
 
 // Replay re-injects the faults of a recorded trial: each recorded injection
 // is granted, after the previous one was granted, at the first request from
-// the same node, site and call stack (by StackKey) that is at least the
+// the same node, site and call stack (by StackKey, or function and line
+// after MatchLines) that is at least the
 // recorded occurrence of a request at that site on that node — the 40th
 // log sync of the leader, not its first, when the original struck the
 // 40th. Sites are matched by their stable IDs, so a replay works on a
@@ -25,6 +27,8 @@ type Replay struct {
 	// observed are the partitions started at observation points (cofi),
 	// replayed at the same observation (replay_partition.go).
 	observed replayObserved
+	// lines: stacks match function and line (MatchLines).
+	lines bool
 }
 
 type replayed struct {
@@ -93,6 +97,26 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
 }
 
+// MatchLines makes the replay match a recorded stack's lines as well as
+// its functions. Use it when the replay runs the original's very build:
+// then a caller's two calls of one function (the two writes of a
+// snapshot) are different places, as they were in the original trial.
+func (r *Replay) MatchLines() {
+	r.lines = true
+	for i := range r.want {
+		r.want[i].stack = lineStackKey(r.want[i].inj.Stack)
+	}
+}
+
+// lineStackKey is StackKey with each frame's file and line.
+func lineStackKey(stack []record.Frame) string {
+	h := fnv.New64a()
+	for _, f := range stack {
+		fmt.Fprintf(h, "%s\x00%s:%d\x00", f.Func, f.File, f.Line)
+	}
+	return fmt.Sprintf("%016x", h.Sum64())
+}
+
 // Missing lists the recorded injections that cannot be replayed.
 func (r *Replay) Missing() []string { return r.missing }
 
@@ -121,11 +145,19 @@ func (r *Replay) Decide(req *Request) Decision {
 	if req.Occurrence < w.inj.Occurrence {
 		return Decision{}
 	}
-	if len(w.inj.Stack) > 0 && StackKey(req.Stack) != w.stack {
+	if len(w.inj.Stack) > 0 && r.stackKey(req.Stack) != w.stack {
 		return Decision{}
 	}
 	r.next++
 	return Decision{Fault: w.fault, Done: r.next >= len(r.want) && r.observed.done()}
+}
+
+// stackKey is the key that a request's stack is matched by.
+func (r *Replay) stackKey(stack []record.Frame) string {
+	if r.lines {
+		return lineStackKey(stack)
+	}
+	return StackKey(stack)
 }
 
 // End implements Policy.

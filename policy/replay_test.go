@@ -16,6 +16,13 @@ func TestReplay(t *testing.T) {
 	cat := testCatalog()
 	wal, step := &cat.Sites[0], &cat.Sites[1]
 	sync, snap := stackOf("wal.save", "raft.loop"), stackOf("wal.save", "snap.save")
+	// The two writes of a snapshot: one caller, two lines.
+	at := func(st []record.Frame, line int) []record.Frame {
+		st = append([]record.Frame(nil), st...)
+		st[len(st)-1].File, st[len(st)-1].Line = "snap.go", line
+		return st
+	}
+	data, reqs := at(snap, 434), at(snap, 437)
 	// req is the occ-th request at site s from node.
 	req := func(node string, s int, st []record.Frame, occ int) Request {
 		return Request{Node: node, Site: &cat.Sites[s], Stack: st, Occurrence: occ}
@@ -26,7 +33,21 @@ func TestReplay(t *testing.T) {
 		requests []Request
 		want     string // granted request indices and faults
 		missing  int
+		lines    bool // MatchLines: the original's very build
 	}{
+		{
+			name:     "the same build tells one caller's two calls apart",
+			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: catalog.KindCrash, Stack: reqs, Occurrence: 5}},
+			requests: []Request{req("n1", 0, data, 5), req("n1", 0, reqs, 6), req("n1", 0, data, 7)},
+			want:     "[1:crash]",
+			lines:    true,
+		},
+		{
+			name:     "another build matches functions only",
+			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: catalog.KindCrash, Stack: reqs, Occurrence: 5}},
+			requests: []Request{req("n1", 0, data, 5), req("n1", 0, reqs, 6)},
+			want:     "[0:crash]",
+		},
 		{
 			name:     "the recorded occurrence, not the first match",
 			recorded: []record.Injection{{Node: "n1", SiteID: wal.ID, Kind: catalog.KindError, Error: "ENOSPC", Stack: sync, Occurrence: 3}},
@@ -68,6 +89,9 @@ func TestReplay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := NewReplay(cat, tt.recorded)
+			if tt.lines {
+				r.MatchLines()
+			}
 			r.Begin(TrialInfo{})
 			var got []string
 			for i := range tt.requests {

@@ -115,6 +115,36 @@ func Recurrence(orig, replayed *record.Trial) (recurred, missing []string) {
 	return recurred, missing
 }
 
+// NotInjected lists the original's injected faults that the replayed
+// trial did not inject at the same site on the same node ("crash at SITE
+// on n2, occurrence 195"). A replay injects at the recorded occurrence or
+// the first matching request after it, so a replay whose workload ran
+// slower may never get there, and then it says nothing about the bug.
+func NotInjected(orig, replayed *record.Trial) []string {
+	type key struct {
+		site, node string
+		kind       catalog.Kind
+	}
+	got := map[key]int{}
+	for _, inj := range replayed.Injections {
+		got[key{inj.SiteID, inj.Node, inj.Kind}]++
+	}
+	var missing []string
+	for _, inj := range orig.Injections {
+		k := key{inj.SiteID, inj.Node, inj.Kind}
+		if got[k] > 0 {
+			got[k]--
+			continue
+		}
+		f := fmt.Sprintf("%s at %s on %s", inj.Kind, inj.SiteID, inj.Node)
+		if inj.Occurrence > 0 {
+			f += fmt.Sprintf(", occurrence %d", inj.Occurrence)
+		}
+		missing = append(missing, f)
+	}
+	return missing
+}
+
 // DefaultGenericSites is the number of unrelated fault sites after which a
 // new log symptom counts as a generic consequence of faults (Options).
 const DefaultGenericSites = 3

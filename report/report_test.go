@@ -149,6 +149,32 @@ func TestRecurrence(t *testing.T) {
 	}
 }
 
+func TestNotInjected(t *testing.T) {
+	inj := func(site, node string, occ int) record.Injection {
+		return record.Injection{Kind: catalog.KindCrash, SiteID: site, Node: node, Occurrence: occ}
+	}
+	trial := func(injs ...record.Injection) *record.Trial { return &record.Trial{Injections: injs} }
+	tests := []struct {
+		name           string
+		orig, replayed *record.Trial
+		want           string
+	}{
+		{"same", trial(inj("a", "n2", 40)), trial(inj("a", "n2", 40)), "[]"},
+		{"later occurrence", trial(inj("a", "n2", 40)), trial(inj("a", "n2", 41)), "[]"},
+		{"never reached", trial(inj("a", "n2", 195)), trial(), "[crash at a on n2, occurrence 195]"},
+		{"other node", trial(inj("a", "n2", 1)), trial(inj("a", "n3", 1)), "[crash at a on n2, occurrence 1]"},
+		{"second of a sequence", trial(inj("a", "n2", 3), inj("a", "n2", 9)), trial(inj("a", "n2", 3)), "[crash at a on n2, occurrence 9]"},
+		{"no faults", trial(), trial(), "[]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := fmt.Sprint(NotInjected(tt.orig, tt.replayed)); got != tt.want {
+				t.Errorf("NotInjected = %s; want %s", got, tt.want)
+			}
+		})
+	}
+}
+
 // logTrial is a trial whose log checker reported the given new-log
 // symptoms after an error at site reached by st.
 func logTrial(id string, index int, site string, st []record.Frame, symptoms ...string) *record.Trial {

@@ -358,7 +358,7 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		recurred, lost := report.Recurrence(orig, tr)
 		res := replayResult{Original: orig.ID, Reproduced: len(recurred) > 0 && len(lost) == 0,
-			Recurred: recurred, NotReproduced: lost, Trial: tr}
+			Recurred: recurred, NotReproduced: lost, NotInjected: report.NotInjected(orig, tr), Trial: tr}
 		results = append(results, res)
 		if !*asJSON {
 			writeReplay(stdout, orig, res)
@@ -390,8 +390,12 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "%s: reproduced in %d of %d runs, some failure recurred in %d\n", orig.ID, reproduced, len(results), recurred)
 	}
 	if recurred == 0 && len(results[0].NotReproduced) > 0 {
-		return fmt.Errorf("%w: none of %s's failures recurred in %d run(s) (%s)", errNotReproduced, orig.ID, len(results),
-			strings.Join(results[0].NotReproduced, "; "))
+		why := ""
+		if missed := notInjectedRuns(results); missed > 0 {
+			why = fmt.Sprintf("; in %d of them the original's faults were not all injected (the workload did not get as far; try --runs)", missed)
+		}
+		return fmt.Errorf("%w: none of %s's failures recurred in %d run(s) (%s)%s", errNotReproduced, orig.ID, len(results),
+			strings.Join(results[0].NotReproduced, "; "), why)
 	}
 	return ctx.Err()
 }
@@ -447,6 +451,9 @@ func writeReplay(w io.Writer, orig *record.Trial, r replayResult) {
 		}
 	}
 	fmt.Fprintf(w, "  logs %s\n", tr.Dir)
+	for _, f := range r.NotInjected {
+		fmt.Fprintf(w, "  not injected: %s (this run never reached it)\n", f)
+	}
 	switch {
 	case r.Reproduced:
 		fmt.Fprintln(w, "reproduced")
@@ -475,9 +482,24 @@ type replayResult struct {
 	Reproduced bool `json:"reproduced"`
 	// Recurred and NotReproduced are the original's failures
 	// ("checker: symptom") whose checker failed again, and did not.
-	Recurred      []string      `json:"recurred,omitempty"`
-	NotReproduced []string      `json:"not_reproduced,omitempty"`
-	Trial         *record.Trial `json:"trial"`
+	Recurred      []string `json:"recurred,omitempty"`
+	NotReproduced []string `json:"not_reproduced,omitempty"`
+	// NotInjected are the original's faults this run did not inject
+	// (report.NotInjected): a run without them replayed nothing.
+	NotInjected []string      `json:"not_injected,omitempty"`
+	Trial       *record.Trial `json:"trial"`
+}
+
+// notInjectedRuns counts the runs that missed some of the original's
+// faults.
+func notInjectedRuns(results []replayResult) int {
+	n := 0
+	for _, r := range results {
+		if len(r.NotInjected) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // replaySummary is the JSON output of gofault replay --runs N, N > 1.
