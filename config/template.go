@@ -1,39 +1,123 @@
 package config
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
+	"text/template"
 )
 
-// Template returns a commented starting gofault.yaml for a target called
-// name, as written by "gofault init". Every section is explained; it parses
-// as is and validates once cluster.command and the workload are filled in.
-func Template(name string) []byte {
-	if name == "" {
-		name = "mytarget"
-	}
-	return []byte(strings.ReplaceAll(initTemplate, "@NAME@", strconv.Quote(name)))
+// Starter is what a starting gofault.yaml is made of: the target's name and
+// what "gofault init" learnt of its module. The zero Starter (but a name)
+// gives the generic template.
+type Starter struct {
+	Name string
+	// Module is target.module ("." by default), Main target.main ("."),
+	// OtherMains the module's other main packages (listed in a comment).
+	Module     string
+	Main       string
+	OtherMains []string
+	// Packages are target.packages (default [./...]).
+	Packages []string
+	// Library names the consensus or replication library the module
+	// uses (e.g. "hashicorp/raft"), "" when none is known; LibraryNotes are
+	// comment lines about it above target.packages.
+	Library      string
+	LibraryNotes []string
+	// Ports are cluster.ports (default client, peer), Command the example
+	// command line in the comments (YAML list items), ReadyTCP and
+	// ReadyHTTP the readiness probes (YAML scalars; the HTTP one is
+	// commented out).
+	Ports     []string
+	Command   []string
+	ReadyTCP  string
+	ReadyHTTP string
+	// Workload is workload.package when a workload skeleton was written
+	// ("" leaves the section to fill in).
+	Workload string
 }
 
-const initTemplate = `# gofault.yaml — a gofault campaign: what to build, how to run one cluster,
+// Template returns a commented starting gofault.yaml for a target called
+// name, as written by "gofault init" outside a Go module. Every section is
+// explained; it parses as is and validates once cluster.command and the
+// workload are filled in.
+func Template(name string) []byte { return Starter{Name: name}.YAML() }
+
+// YAML renders the starting gofault.yaml. Unset fields take the generic
+// template's values.
+func (s Starter) YAML() []byte {
+	if s.Name == "" {
+		s.Name = "mytarget"
+	}
+	if s.Module == "" {
+		s.Module = "."
+	}
+	if s.Main == "" {
+		s.Main = "."
+	}
+	if len(s.Packages) == 0 {
+		s.Packages = []string{"./..."}
+	}
+	if len(s.Ports) == 0 {
+		s.Ports = []string{"client", "peer"}
+	}
+	if len(s.Command) == 0 {
+		s.Command = []string{
+			`"{{.Bin}}"`,
+			`"--name={{.Name}}"`,
+			`"--data-dir={{.Dir}}"`,
+			`"--listen=http://{{.Host}}:{{.Port.client}}"`,
+			`"--peers={{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=http://{{$n.Host}}:{{$n.Port.peer}}{{end}}"`,
+		}
+	}
+	if s.ReadyTCP == "" {
+		s.ReadyTCP = `"{{.Host}}:{{.Port.` + s.Ports[0] + `}}"`
+	}
+	if s.ReadyHTTP == "" {
+		s.ReadyHTTP = `"http://{{.Host}}:{{.Port.` + s.Ports[0] + `}}/health"`
+	}
+	var b bytes.Buffer
+	if err := starterTemplate.Execute(&b, s); err != nil {
+		panic("config: starter template: " + err.Error()) // the template and its data are ours
+	}
+	return b.Bytes()
+}
+
+// starterTemplate's actions use [[ ]], so the node templates ({{.Bin}},
+// {{.Port.client}}) in its comments and values stay as they are.
+var starterTemplate = template.Must(template.New("gofault.yaml").Delims("[[", "]]").Funcs(template.FuncMap{
+	"quote": strconv.Quote,
+	"flow":  func(xs []string) string { return "[" + strings.Join(xs, ", ") + "]" },
+}).Parse(starterText))
+
+const starterText = `# gofault.yaml — a gofault campaign: what to build, how to run one cluster,
 # how to drive it, which faults to inject and how to judge each trial.
 # Reference: docs/config.md. Any field can be overridden on the command line
 # with --set path=value, e.g. --set cluster.nodes=5 --set trials.timeout=3m.
 # Relative paths are relative to this file's directory.
 
 # name names the target; campaigns in the store are listed under it.
-name: @NAME@
+name: [[quote .Name]]
 
 # target: the Go code gofault analyses, instruments and builds. Your source
 # tree is never modified: rewritten files go to an overlay in workdir.
 target:
   # module is the directory of the Go module holding the main package.
-  module: .
+  module: [[.Module]]
   # main is the main package of one node, relative to module.
-  main: .
+[[- range .OtherMains]]
+  # (another main package of the module: [[.]])
+[[- end]]
+  main: [[.Main]]
   # packages are the package patterns to analyse for fault sites; they may
   # name packages of dependency modules (these are copied, then rewritten).
-  packages: [./...]
+[[- range .LibraryNotes]]
+  # [[.]]
+[[- end]]
+  packages:
+[[- range .Packages]]
+    - [[.]]
+[[- end]]
   # version, with versioned, pins dependency modules for the build without
   # editing go.mod, e.g. version: v3.5.16, versioned: [go.etcd.io/etcd/server/v3].
   # version: ""
@@ -51,14 +135,13 @@ cluster:
   # nodes is the number of node processes.
   nodes: 3
   # ports names the ports each node needs; each gets a free port per trial.
-  ports: [client, peer]
-  # command is one node's command line. Fill it in, e.g.:
+  ports: [[flow .Ports]]
+  # command is one node's command line. Fill it in[[if .Library]] (the flags are
+  # your program's; the peer list is how [[.Library]] services usually take it)[[end]], e.g.:
   # command:
-  #   - "{{.Bin}}"
-  #   - "--name={{.Name}}"
-  #   - "--data-dir={{.Dir}}"
-  #   - "--listen=http://{{.Host}}:{{.Port.client}}"
-  #   - "--peers={{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=http://{{$n.Host}}:{{$n.Port.peer}}{{end}}"
+[[- range .Command]]
+  #   - [[.]]
+[[- end]]
   command: []
   # env adds environment variables to every node (values are templates).
   # The agent's GOFAULT_CONTROLLER, GOFAULT_NODE and GOFAULT_TRIAL are set
@@ -68,8 +151,8 @@ cluster:
   # http (a URL answering 2xx), within timeout. Without either, a node is
   # ready as soon as it has started.
   ready:
-    tcp: "{{.Host}}:{{.Port.client}}"
-    # http: "http://{{.Host}}:{{.Port.client}}/health"
+    tcp: [[.ReadyTCP]]
+    # http: [[.ReadyHTTP]]
     timeout: 30s
   # shutdown stops each node at the end of a trial: signal, then SIGKILL of
   # its process group after grace. order: parallel stops all nodes at once;
@@ -85,8 +168,14 @@ cluster:
 # github.com/gofault/gofault/workload) or command (an external program that
 # gets the same environment, see docs/workloads.md).
 workload:
+[[- if .Workload]]
+  # [[.Workload]] is a skeleton that gofault init wrote: one client per node,
+  # events as JSON lines; fill in its requests and checks.
+  package: [[.Workload]]
+[[- else]]
   # package: ./workload
   command: []
+[[- end]]
   env: {}
   # timeout bounds the workload; past it the trial counts as hung.
   timeout: 30s

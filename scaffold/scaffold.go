@@ -1,0 +1,278 @@
+// Package scaffold holds what "gofault init" writes for a new target: it
+// reads the user's Go module (its path, its main packages, the consensus
+// or replication library it builds on) and turns that into a starting
+// gofault.yaml (config.Starter) and a workload skeleton that compiles with
+// the standard library alone.
+package scaffold
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+
+	"github.com/gofault/gofault/config"
+)
+
+// Module is what Inspect learnt of a Go module.
+type Module struct {
+	// Dir is the module's root directory, Path its module path.
+	Dir  string
+	Path string
+	// Mains are the module's main packages, relative to Dir ("./cmd/kv").
+	Mains []string
+	// Library is the consensus or replication library the module requires,
+	// nil when none is known.
+	Library *Library
+	// Requires are the module paths go.mod requires.
+	Requires []string
+}
+
+// Library is a consensus or replication library gofault knows how Go
+// services usually wire up.
+type Library struct {
+	// Name is how people call it ("hashicorp/raft"); Module its module
+	// path, Packages the packages worth analysing beside the user's own.
+	Name     string
+	Module   string
+	Packages []string
+	// Ports, Command and Ready are the starting config's cluster section:
+	// port names, an example command line (YAML list items, node templates
+	// in them) and the HTTP readiness probe.
+	Ports   []string
+	Command []string
+	Ready   string
+	// Notes are comment lines for the config: what services built on it
+	// usually get wrong in a test cluster.
+	Notes []string
+}
+
+// peers renders a --peers flag listing every node as name=host:port of
+// the named port, optionally with a scheme.
+func peers(flag, scheme, port string) string {
+	return fmt.Sprintf(`"--%s={{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=%s{{$n.Host}}:{{$n.Port.%s}}{{end}}"`, flag, scheme, port)
+}
+
+// libraries are the libraries Inspect recognises, most specific first.
+var libraries = []Library{
+	{
+		Name: "hashicorp/raft", Module: "github.com/hashicorp/raft",
+		Packages: []string{"github.com/hashicorp/raft"},
+		Ports:    []string{"raft", "http"},
+		Command: []string{`"{{.Bin}}"`, `"--id={{.Name}}"`, `"--data-dir={{.Dir}}"`,
+			`"--raft-addr={{.Host}}:{{.Port.raft}}"`, `"--http-addr={{.Host}}:{{.Port.http}}"`, peers("peers", "", "raft")},
+		Ready: `"http://{{.Host}}:{{.Port.http}}/health"`,
+		Notes: []string{
+			"hashicorp/raft: every member bootstraps the same configuration from",
+			"the peer list (raft.BootstrapCluster), so a trial's cluster forms on its",
+			"own; a small SnapshotThreshold and TrailingLogs make snapshots, log",
+			"compaction and InstallSnapshot happen within a trial (see targets/raft).",
+		},
+	},
+	{
+		Name: "etcd-io/raft", Module: "go.etcd.io/raft/v3",
+		Packages: []string{"go.etcd.io/raft/v3"},
+		Ports:    []string{"client", "peer"},
+		Command: []string{`"{{.Bin}}"`, `"--id={{.Index}}"`, `"--data-dir={{.Dir}}"`,
+			`"--listen=http://{{.Host}}:{{.Port.client}}"`, peers("peers", "http://", "peer")},
+		Ready: `"http://{{.Host}}:{{.Port.client}}/health"`,
+		Notes: []string{
+			"etcd-io/raft is a pure state machine: the faults that matter strike",
+			"your own storage and transport code (./...) around its Ready loop.",
+		},
+	},
+	{
+		Name: "etcd-io/raft", Module: "go.etcd.io/etcd/raft/v3",
+		Packages: []string{"go.etcd.io/etcd/raft/v3"},
+		Ports:    []string{"client", "peer"},
+		Command: []string{`"{{.Bin}}"`, `"--id={{.Index}}"`, `"--data-dir={{.Dir}}"`,
+			`"--listen=http://{{.Host}}:{{.Port.client}}"`, peers("peers", "http://", "peer")},
+		Ready: `"http://{{.Host}}:{{.Port.client}}/health"`,
+		Notes: []string{
+			"etcd-io/raft is a pure state machine: the faults that matter strike",
+			"your own storage and transport code (./...) around its Ready loop.",
+		},
+	},
+	{
+		Name: "etcd", Module: "go.etcd.io/etcd/server/v3",
+		Packages: []string{"go.etcd.io/etcd/server/v3/storage/...", "go.etcd.io/etcd/server/v3/etcdserver/..."},
+		Ports:    []string{"client", "peer"},
+		Command: []string{`"{{.Bin}}"`, `"--name={{.Name}}"`, `"--data-dir={{.Dir}}"`,
+			`"--listen-client-urls=http://{{.Host}}:{{.Port.client}}"`, `"--advertise-client-urls=http://{{.Host}}:{{.Port.client}}"`,
+			`"--listen-peer-urls=http://{{.Host}}:{{.Port.peer}}"`, `"--initial-advertise-peer-urls=http://{{.Host}}:{{.Port.peer}}"`,
+			`"--initial-cluster={{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=http://{{$n.Host}}:{{$n.Port.peer}}{{end}}"`},
+		Ready: `"http://{{.Host}}:{{.Port.client}}/health"`,
+		Notes: []string{"etcd (embedded): targets/etcd is a complete profile to start from."},
+	},
+	{
+		Name: "nats-server", Module: "github.com/nats-io/nats-server/v2",
+		Packages: []string{"github.com/nats-io/nats-server/v2/server"},
+		Ports:    []string{"client", "cluster", "monitor"},
+		Command: []string{`"{{.Bin}}"`, `"--server_name={{.Name}}"`, `"--addr={{.Host}}"`, `"--port={{.Port.client}}"`,
+			`"--http_port={{.Port.monitor}}"`, `"--jetstream"`, `"--store_dir={{.Dir}}"`, `"--cluster_name=gofault"`,
+			`"--cluster=nats://{{.Host}}:{{.Port.cluster}}"`,
+			`"--routes={{range $i, $n := .Nodes}}{{if $i}},{{end}}nats://{{$n.Host}}:{{$n.Port.cluster}}{{end}}"`},
+		Ready: `"http://{{.Host}}:{{.Port.monitor}}/healthz"`,
+		Notes: []string{
+			"nats-server: its server package is one of the largest Go packages;",
+			"analysing it takes a few seconds and about 1 GB (docs/targets.md).",
+		},
+	},
+	{
+		Name: "dragonboat", Module: "github.com/lni/dragonboat/v4",
+		Packages: []string{"github.com/lni/dragonboat/v4/..."},
+		Ports:    []string{"raft", "http"},
+		Command: []string{`"{{.Bin}}"`, `"--replica-id={{.Index}}"`, `"--data-dir={{.Dir}}"`,
+			`"--raft-addr={{.Host}}:{{.Port.raft}}"`, `"--http-addr={{.Host}}:{{.Port.http}}"`, peers("peers", "", "raft")},
+		Ready: `"http://{{.Host}}:{{.Port.http}}/health"`,
+	},
+}
+
+// companions are stores that services put beside a library, analysed with it.
+var companions = map[string][]string{
+	"github.com/hashicorp/raft": {"github.com/hashicorp/raft-boltdb", "github.com/hashicorp/raft-boltdb/v2", "github.com/hashicorp/raft-wal"},
+}
+
+// Inspect reads the Go module holding dir (dir or its nearest parent with
+// a go.mod): its path, requirements and main packages (listed with "go
+// list"; without a Go toolchain, none). It fails only when no go.mod is
+// found or it does not parse.
+func Inspect(ctx context.Context, dir string) (*Module, error) {
+	modDir, err := findModule(dir)
+	if err != nil {
+		return nil, err
+	}
+	gomod := filepath.Join(modDir, "go.mod")
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return nil, fmt.Errorf("inspect module: %w", err)
+	}
+	f, err := modfile.ParseLax(gomod, data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("inspect module: %w", err)
+	}
+	m := &Module{Dir: modDir}
+	if f.Module != nil {
+		m.Path = f.Module.Mod.Path
+	}
+	for _, r := range f.Require {
+		m.Requires = append(m.Requires, r.Mod.Path)
+	}
+	m.Library = libraryOf(m.Requires)
+	m.Mains = mains(ctx, modDir, m.Path)
+	return m, nil
+}
+
+// findModule returns dir or its nearest parent holding a go.mod.
+func findModule(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("inspect module: %w", err)
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod in %s or its parents: run gofault init in your service's Go module", abs)
+		}
+	}
+}
+
+// libraryOf is the first known library among requires, with the
+// companion stores the module also requires.
+func libraryOf(requires []string) *Library {
+	for _, l := range libraries {
+		if !slices.Contains(requires, l.Module) {
+			continue
+		}
+		lib := l
+		lib.Packages = slices.Clone(l.Packages)
+		for _, c := range companions[l.Module] {
+			if slices.Contains(requires, c) {
+				lib.Packages = append(lib.Packages, c)
+			}
+		}
+		return &lib
+	}
+	return nil
+}
+
+// mains lists the main packages of the module at dir, relative to it,
+// most likely node program first: one whose name says server, node or
+// daemon (or ends in d, as etcd and kvd do), last tools, clients,
+// examples and benchmarks. Errors of go list (no toolchain, a package that does not
+// compile yet) leave the list short, never fail.
+func mains(ctx context.Context, dir, modPath string) []string {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "list", "-e", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...")
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Run(); err != nil && out.Len() == 0 {
+		return nil
+	}
+	var ms []string
+	for _, line := range strings.Fields(out.String()) {
+		rel := strings.TrimPrefix(line, modPath)
+		if rel == line && line != modPath {
+			continue
+		}
+		ms = append(ms, "."+rel)
+	}
+	score := func(p string) int {
+		base := path.Base(p)
+		for _, w := range []string{"ctl", "cli", "client", "tool", "bench", "example", "workload", "gen", "test"} {
+			if strings.Contains(p, w) {
+				return 2
+			}
+		}
+		for _, w := range []string{"server", "node", "daemon"} {
+			if strings.Contains(base, w) {
+				return 0
+			}
+		}
+		if len(base) > 2 && strings.HasSuffix(base, "d") { // etcd, kvd: a daemon
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(ms, func(a, b string) int { return score(a) - score(b) })
+	return ms
+}
+
+// Starter is the starting config for m: its main package (the most likely
+// one; the others in a comment), its own packages and its library's, and
+// the library's cluster wiring. relModule is target.module as seen from
+// the config file's directory; workload is workload.package ("" when no
+// skeleton was written).
+func (m *Module) Starter(name, relModule, workload string) config.Starter {
+	s := config.Starter{Name: name, Module: relModule, Workload: workload, Packages: []string{"./..."}}
+	var ms []string
+	for _, p := range m.Mains {
+		if workload == "" || path.Clean(p) != path.Clean(workload) {
+			ms = append(ms, p)
+		}
+	}
+	if len(ms) > 0 {
+		s.Main, s.OtherMains = ms[0], ms[1:]
+	}
+	if l := m.Library; l != nil {
+		s.Library = l.Name
+		s.LibraryNotes = l.Notes
+		s.Packages = append(s.Packages, l.Packages...)
+		s.Ports, s.Command = l.Ports, l.Command
+		s.ReadyTCP = `"{{.Host}}:{{.Port.` + l.Ports[len(l.Ports)-1] + `}}"`
+		s.ReadyHTTP = l.Ready
+	}
+	return s
+}
