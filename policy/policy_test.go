@@ -327,8 +327,8 @@ func TestTargetErrorsOnlyWhenAsked(t *testing.T) {
 	}
 }
 
-// TestPowerLossOnlyWhenListed: a power loss is offered at a site that can
-// crash only when the campaign lists the kind, and replays as itself.
+// TestPowerLossOnlyWhenListed: a power loss is offered at a disk call that
+// can crash only when the campaign lists the kind, and replays as itself.
 func TestPowerLossOnlyWhenListed(t *testing.T) {
 	cat := testCatalog()
 	for _, tc := range []struct {
@@ -343,6 +343,11 @@ func TestPowerLossOnlyWhenListed(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("kinds %v: power loss offered %v, want %v", tc.kinds, got, tc.want)
 		}
+	}
+	// Only at disk calls: at a network call a power loss is a crash.
+	net := catalog.Site{Index: 9, ID: "rafthttp.send#Write.0", Kind: catalog.KindCrash, IO: "net"}
+	for _, f := range (&Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindPowerLoss}}).faults(&net) {
+		t.Errorf("power loss offered at a network call: %v", f)
 	}
 	f, err := faultOf(&cat.Sites[0], record.Injection{Kind: catalog.KindPowerLoss})
 	if err != nil || f.Kind != catalog.KindPowerLoss {

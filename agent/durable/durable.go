@@ -11,16 +11,24 @@
 //     was never synced);
 //   - a file that grew since the last sync is cut back to its synced size
 //     (appends since the last sync are lost);
+//   - what a sequential writer wrote since the last sync inside the synced
+//     size — a log appending into preallocated space, as etcd's WAL does —
+//     is zeroed, as such an unsynced write into preallocated (zeroed) space
+//     reads back after a power loss: the image records the largest offset
+//     of the process's descriptors on each file, and a crash (Crashing)
+//     records them again, so the bytes between are the unsynced appends
+//     (Linux: from /proc/self/fdinfo);
 //   - a rename or removal since the last sync is undone (the inode is
 //     linked back under its old name).
 //
 // Every sync the agent sees records the whole data dir, not only the file
 // synced: the model loses at most what a real power loss can lose, never
 // more, so a lost acknowledged write it shows is a real bug. It does not
-// undo overwrites inside a file's synced size (a preallocated log written
-// in place keeps its unsynced bytes), and a sync it is not told of (a sync
-// call that is no fault site) is not seen: files whose syncs are not
-// instrumented must be left out of the rollback (Scope).
+// undo overwrites at offsets a descriptor does not move over (pwrite, as
+// bbolt writes its pages; a file written through a descriptor closed
+// before the crash keeps its unsynced bytes), and a sync it is not told of
+// (a sync call that is no fault site) is not seen: files whose syncs are
+// not instrumented must be left out of the rollback (Scope).
 //
 // The package depends on the standard library only.
 package durable
@@ -51,7 +59,10 @@ type entry struct {
 	dir  bool
 	ino  uint64
 	size int64
-	rel  string // slash-separated path relative to the data dir
+	// pos is the largest offset of the process's descriptors on the file
+	// when the image was recorded, -1 when none was open (positions).
+	pos int64
+	rel string // slash-separated path relative to the data dir
 }
 
 // Image records the durable state of one data dir. Its methods are safe
@@ -59,6 +70,8 @@ type entry struct {
 type Image struct {
 	dir    string
 	shadow string
+	// real is dir with symlinks resolved, as /proc names open files.
+	real string
 
 	mu     sync.Mutex
 	linked map[uint64]bool // inodes with a link in the shadow directory
@@ -74,6 +87,9 @@ func NewImage(dir string) (*Image, error) {
 	}
 	im := &Image{dir: abs, shadow: abs + ShadowSuffix, linked: map[uint64]bool{}}
 	if err := os.MkdirAll(im.shadow, 0o755); err != nil {
+		return nil, err
+	}
+	if im.real, err = filepath.EvalSymlinks(abs); err != nil {
 		return nil, err
 	}
 	// Links left by an earlier process of the node are kept: they are
@@ -114,8 +130,37 @@ func (im *Image) Synced() error {
 	return im.err
 }
 
+// Crashing records, just before the process is killed for a power loss,
+// how far its descriptors have written into each file: RollBack zeroes
+// what a sequential writer wrote since the image. Writes that slip in
+// between this and the kill are kept (a power loss may keep them too).
+func (im *Image) Crashing() error {
+	im.mu.Lock()
+	defer im.mu.Unlock()
+	if im.err != nil {
+		return im.err
+	}
+	var b strings.Builder
+	for ino, p := range positions(im.real) {
+		fmt.Fprintf(&b, "c %d %d\n", ino, p)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(im.shadow, manifestName), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func (im *Image) record() error {
 	var ents []entry
+	pos := positions(im.real)
 	err := filepath.WalkDir(im.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -158,7 +203,11 @@ func (im *Image) record() error {
 			}
 			im.linked[ino] = true
 		}
-		ents = append(ents, entry{ino: ino, size: info.Size(), rel: rel})
+		at, open := pos[ino]
+		if !open {
+			at = -1
+		}
+		ents = append(ents, entry{ino: ino, size: info.Size(), pos: at, rel: rel})
 		return nil
 	})
 	if err != nil {
@@ -191,7 +240,7 @@ func writeManifest(shadow string, ents []entry) error {
 		if e.dir {
 			fmt.Fprintf(&b, "d %s\n", strconv.Quote(e.rel))
 		} else {
-			fmt.Fprintf(&b, "f %d %d %s\n", e.ino, e.size, strconv.Quote(e.rel))
+			fmt.Fprintf(&b, "f %d %d %d %s\n", e.ino, e.size, e.pos, strconv.Quote(e.rel))
 		}
 	}
 	tmp := filepath.Join(shadow, manifestName+".tmp")
@@ -201,13 +250,16 @@ func writeManifest(shadow string, ents []entry) error {
 	return os.Rename(tmp, filepath.Join(shadow, manifestName))
 }
 
-func readManifest(shadow string) ([]entry, error) {
+// readManifest returns the image's entries and the offsets Crashing
+// recorded (by inode; nil when none).
+func readManifest(shadow string) ([]entry, map[uint64]int64, error) {
 	f, err := os.Open(filepath.Join(shadow, manifestName))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	var ents []entry
+	var crashed map[uint64]int64
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -219,26 +271,40 @@ func readManifest(shadow string) ([]entry, error) {
 		case strings.HasPrefix(line, "d "):
 			e.dir, q = true, line[2:]
 		case strings.HasPrefix(line, "f "):
-			parts := strings.SplitN(line[2:], " ", 3)
-			if len(parts) != 3 {
-				return nil, bad
+			parts := strings.SplitN(line[2:], " ", 4)
+			if len(parts) != 4 {
+				return nil, nil, bad
 			}
 			if e.ino, err = strconv.ParseUint(parts[0], 10, 64); err != nil {
-				return nil, bad
+				return nil, nil, bad
 			}
 			if e.size, err = strconv.ParseInt(parts[1], 10, 64); err != nil {
-				return nil, bad
+				return nil, nil, bad
 			}
-			q = parts[2]
+			if e.pos, err = strconv.ParseInt(parts[2], 10, 64); err != nil {
+				return nil, nil, bad
+			}
+			q = parts[3]
+		case strings.HasPrefix(line, "c "):
+			var ino uint64
+			var p int64
+			if _, err := fmt.Sscanf(line, "c %d %d", &ino, &p); err != nil {
+				return nil, nil, bad
+			}
+			if crashed == nil {
+				crashed = map[uint64]int64{}
+			}
+			crashed[ino] = p
+			continue
 		default:
-			return nil, bad
+			return nil, nil, bad
 		}
 		if e.rel, err = strconv.Unquote(q); err != nil || !fs.ValidPath(e.rel) {
-			return nil, bad
+			return nil, nil, bad
 		}
 		ents = append(ents, e)
 	}
-	return ents, sc.Err()
+	return ents, crashed, sc.Err()
 }
 
 // Stats says what a RollBack changed.
@@ -246,6 +312,10 @@ type Stats struct {
 	Removed   int // files created since the last sync, removed
 	Truncated int // files cut back to their synced size
 	Restored  int // names linked back (renames and removals undone)
+	// Zeroed counts the files whose appends since the last sync inside
+	// their synced size were zeroed, ZeroedBytes the bytes.
+	Zeroed      int
+	ZeroedBytes int64
 }
 
 // Scope says which files of the data dir a RollBack may change: those
@@ -279,7 +349,7 @@ func RollBack(dir string, scope Scope) (Stats, error) {
 		return st, err
 	}
 	shadow := abs + ShadowSuffix
-	ents, err := readManifest(shadow)
+	ents, crashed, err := readManifest(shadow)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil
 	}
@@ -310,6 +380,9 @@ func RollBack(dir string, scope Scope) (Stats, error) {
 		if e, ok := want[rel]; ok && d.Type().IsRegular() {
 			if info, err := d.Info(); err == nil {
 				if ino, ok := inode(info); ok && ino == e.ino {
+					if err := zeroAppends(p, e, crashed, &st); err != nil {
+						return err
+					}
 					if info.Size() > e.size {
 						if err := os.Truncate(p, e.size); err != nil {
 							return err
@@ -349,6 +422,9 @@ func RollBack(dir string, scope Scope) (Stats, error) {
 			return st, fmt.Errorf("durable: restore %s: %w", e.rel, err)
 		}
 		st.Restored++
+		if err := zeroAppends(p, e, crashed, &st); err != nil {
+			return st, err
+		}
 		info, err := os.Stat(p)
 		if err != nil {
 			return st, err
@@ -361,4 +437,37 @@ func RollBack(dir string, scope Scope) (Stats, error) {
 		}
 	}
 	return st, nil
+}
+
+// zeroAppends zeroes, in file p of image entry e, what a sequential writer
+// wrote since the image inside the synced size: from the offset its
+// descriptors had reached when the image was recorded to the one they
+// had reached at the crash.
+func zeroAppends(p string, e entry, crashed map[uint64]int64, st *Stats) error {
+	end, ok := crashed[e.ino]
+	if !ok || e.pos < 0 {
+		return nil
+	}
+	end = min(end, e.size)
+	if end <= e.pos {
+		return nil
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("durable: zero unsynced appends of %s: %w", e.rel, err)
+	}
+	zeros := make([]byte, min(end-e.pos, 1<<20))
+	for off := e.pos; off < end; off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), end-off)
+		if _, err := f.WriteAt(zeros[:n], off); err != nil {
+			f.Close()
+			return fmt.Errorf("durable: zero unsynced appends of %s: %w", e.rel, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("durable: zero unsynced appends of %s: %w", e.rel, err)
+	}
+	st.Zeroed++
+	st.ZeroedBytes += end - e.pos
+	return nil
 }

@@ -100,6 +100,73 @@ func TestPowerLoss(t *testing.T) {
 	}
 }
 
+// TestPreallocatedLog: a log that appends into preallocated space (etcd's
+// WAL) loses what it wrote after its last sync, inside the file's size:
+// those bytes read back as zeros, the synced ones stay, and bytes another
+// descriptor wrote at offsets none moved over (pwrite) are kept.
+func TestPreallocatedLog(t *testing.T) {
+	if !canReadProc() {
+		t.Skip("no /proc/self/fdinfo: appends inside the synced size are kept")
+	}
+	dir := filepath.Join(t.TempDir(), "n1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "0001.wal")
+	f, err := os.OpenFile(log, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Truncate(64); err != nil { // preallocated
+		t.Fatal(err)
+	}
+	im, err := NewImage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("rec1;rec2;"); err != nil {
+		t.Fatal(err)
+	}
+	if err := im.Synced(); err != nil { // the log's fdatasync
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("rec3;"); err != nil { // acknowledged never
+		t.Fatal(err)
+	}
+	if err := im.Crashing(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := RollBack(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "rec1;rec2;" + string(make([]byte, 54))
+	if got := read(t, log); got != want {
+		t.Errorf("log = %q, want the synced records and zeros", got)
+	}
+	if st.Zeroed != 1 || st.ZeroedBytes != 5 || st.Truncated != 0 {
+		t.Errorf("stats = %+v, want 1 file with 5 bytes zeroed, none truncated", st)
+	}
+
+	// A crash without a write since the sync zeroes nothing.
+	if err := im.Synced(); err != nil {
+		t.Fatal(err)
+	}
+	if err := im.Crashing(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := RollBack(dir, nil); err != nil || st.Zeroed != 0 {
+		t.Errorf("RollBack after a clean sync = %+v, %v; want nothing zeroed", st, err)
+	}
+}
+
+// canReadProc says whether this system has /proc/self/fdinfo.
+func canReadProc() bool {
+	_, err := os.Stat("/proc/self/fdinfo")
+	return err == nil
+}
+
 // TestScope: files out of scope are left as they are.
 func TestScope(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "n1")
