@@ -69,16 +69,3 @@ func synced(site uint32, bits []uint64) {
 		os.Stderr.WriteString("gofault-agent: power-loss image stopped: " + err.Error() + "\n")
 	}
 }
-
-// crashing records, when an image is kept, how far the node's descriptors
-// have written, just before the controller kills it: a power loss then
-// loses what a log appended inside its preallocated size since its last
-// sync (durable.Image.Crashing). A plain crash leaves it unused.
-func crashing() {
-	if image == nil {
-		return
-	}
-	if err := image.Crashing(); err != nil {
-		os.Stderr.WriteString("gofault-agent: power-loss offsets not recorded (unsynced appends inside a file's size are kept): " + err.Error() + "\n")
-	}
-}

@@ -1,9 +1,11 @@
 package campaign
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/gofault/gofault/agent/durable"
 	"github.com/gofault/gofault/agent/wire"
@@ -60,6 +62,27 @@ func powerLossEnv(nodes cluster.Nodes, kinds []string, cat *catalog.Catalog) clu
 	env[wire.EnvSyncSites] = strings.Join(list, ",")
 	nodes.Env = env
 	return nodes
+}
+
+// stopForPowerLoss freezes a node that is about to lose power (SIGSTOP:
+// its writes stop where they are) and records how far its descriptors
+// have written (durable.RecordCrash), so that the rollback also loses what
+// a log appended into preallocated space since its last sync. The kill
+// that follows ends the stopped process as any other.
+func stopForPowerLoss(cl *cluster.Cluster, node string) error {
+	pid := cl.PID(node)
+	if pid <= 0 {
+		return nil
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("stop %s: %w", node, err)
+	}
+	for _, v := range cl.Nodes() {
+		if v.Name == node {
+			return durable.RecordCrash(pid, v.Dir)
+		}
+	}
+	return nil
 }
 
 // rollBack turns a killed node's data dir back to its durable image.

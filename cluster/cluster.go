@@ -482,6 +482,18 @@ func (c *Cluster) Kill(name string) error {
 	return nil
 }
 
+// PID returns the process ID of the named node while it runs, 0 when it
+// does not.
+func (c *Cluster) PID(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.node(name)
+	if err != nil || n.proc == nil || n.proc.Exited() {
+		return 0
+	}
+	return n.proc.PID()
+}
+
 // Restart kills the node if it is running, starts it again with the same
 // command, ports and data dir, and waits for it to be ready. Its log is
 // appended to; Restarts counts the restarts.

@@ -15,9 +15,9 @@
 //     size — a log appending into preallocated space, as etcd's WAL does —
 //     is zeroed, as such an unsynced write into preallocated (zeroed) space
 //     reads back after a power loss: the image records the largest offset
-//     of the process's descriptors on each file, and a crash (Crashing)
-//     records them again, so the bytes between are the unsynced appends
-//     (Linux: from /proc/self/fdinfo);
+//     of the process's descriptors on each file, and the runner records
+//     them again on the stopped process before the kill (RecordCrash), so
+//     the bytes between are the unsynced appends (Linux: /proc/PID/fdinfo);
 //   - a rename or removal since the last sync is undone (the inode is
 //     linked back under its old name).
 //
@@ -130,24 +130,37 @@ func (im *Image) Synced() error {
 	return im.err
 }
 
-// Crashing records, just before the process is killed for a power loss,
-// how far its descriptors have written into each file: RollBack zeroes
-// what a sequential writer wrote since the image. Writes that slip in
-// between this and the kill are kept (a power loss may keep them too).
-func (im *Image) Crashing() error {
-	im.mu.Lock()
-	defer im.mu.Unlock()
-	if im.err != nil {
-		return im.err
+// RecordCrash records, just before process pid (stopped, or about to be
+// killed) loses power, how far its descriptors have written into each file
+// of data dir dir: RollBack zeroes what a sequential writer wrote since the
+// image. It reads /proc/PID (Linux); elsewhere, or without a manifest, it
+// records nothing and such appends are kept.
+func RecordCrash(pid int, dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
 	}
-	var b strings.Builder
-	for ino, p := range positions(im.real) {
-		fmt.Fprintf(&b, "c %d %d\n", ino, p)
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return err
 	}
-	if b.Len() == 0 {
+	return appendCrash(abs+ShadowSuffix, positions(strconv.Itoa(pid), real))
+}
+
+// appendCrash appends the crash offsets to the manifest in shadow; the
+// next image of a restarted process writes a manifest without them.
+func appendCrash(shadow string, pos map[uint64]int64) error {
+	if len(pos) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(filepath.Join(im.shadow, manifestName), os.O_WRONLY|os.O_APPEND, 0)
+	var b strings.Builder
+	for ino, p := range pos {
+		fmt.Fprintf(&b, "c %d %d\n", ino, p)
+	}
+	f, err := os.OpenFile(filepath.Join(shadow, manifestName), os.O_WRONLY|os.O_APPEND, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no image: RollBack changes nothing anyway
+	}
 	if err != nil {
 		return err
 	}
@@ -160,7 +173,7 @@ func (im *Image) Crashing() error {
 
 func (im *Image) record() error {
 	var ents []entry
-	pos := positions(im.real)
+	pos := positions("self", im.real)
 	err := filepath.WalkDir(im.dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {

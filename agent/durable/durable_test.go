@@ -134,7 +134,7 @@ func TestPreallocatedLog(t *testing.T) {
 	if _, err := f.WriteString("rec3;"); err != nil { // acknowledged never
 		t.Fatal(err)
 	}
-	if err := im.Crashing(); err != nil {
+	if err := RecordCrash(os.Getpid(), dir); err != nil {
 		t.Fatal(err)
 	}
 	st, err := RollBack(dir, nil)
@@ -153,7 +153,7 @@ func TestPreallocatedLog(t *testing.T) {
 	if err := im.Synced(); err != nil {
 		t.Fatal(err)
 	}
-	if err := im.Crashing(); err != nil {
+	if err := RecordCrash(os.Getpid(), dir); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := RollBack(dir, nil); err != nil || st.Zeroed != 0 {

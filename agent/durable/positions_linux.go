@@ -9,19 +9,20 @@ import (
 )
 
 // positions returns, for each inode under dir (a path with symlinks
-// resolved, as /proc shows it) that the process has open, the largest file
-// offset of its descriptors on it: where a sequential writer (a log
-// appending into preallocated space) has written up to. It reads
-// /proc/self/fd and /proc/self/fdinfo; what it cannot read is left out.
-func positions(dir string) map[uint64]int64 {
-	des, err := os.ReadDir("/proc/self/fd")
+// resolved, as /proc shows it) that process proc ("self" or a PID) has
+// open, the largest file offset of its descriptors on it: where a
+// sequential writer (a log appending into preallocated space) has written
+// up to. It reads /proc/PROC/fd and /proc/PROC/fdinfo; what it cannot read
+// is left out.
+func positions(proc, dir string) map[uint64]int64 {
+	des, err := os.ReadDir("/proc/" + proc + "/fd")
 	if err != nil {
 		return nil
 	}
 	prefix := dir + string(os.PathSeparator)
 	var pos map[uint64]int64
 	for _, de := range des {
-		fd := "/proc/self/fd/" + de.Name()
+		fd := "/proc/" + proc + "/fd/" + de.Name()
 		target, err := os.Readlink(fd)
 		if err != nil || !strings.HasPrefix(target, prefix) {
 			continue
@@ -34,7 +35,7 @@ func positions(dir string) map[uint64]int64 {
 		if !ok {
 			continue
 		}
-		data, err := os.ReadFile("/proc/self/fdinfo/" + de.Name())
+		data, err := os.ReadFile("/proc/" + proc + "/fdinfo/" + de.Name())
 		if err != nil {
 			continue
 		}
