@@ -307,8 +307,31 @@ type Catalog struct {
 	TimeoutPoints []TimeoutPoint `json:"timeout_points,omitempty"`
 	// ObservePoints are where peer messages are observed (observe.go).
 	ObservePoints []ObservePoint `json:"observation_points,omitempty"`
+	// Blocks is the number of basic blocks the build counts for coverage
+	// (indices 0 to Blocks-1 of the agent's table); 0 when it counts none.
+	// The instrumenter numbers them; BlockFiles locate them.
+	Blocks     int         `json:"blocks,omitempty"`
+	BlockFiles []BlockFile `json:"block_files,omitempty"`
 	// Hash identifies the catalog's contents; see ComputeHash.
 	Hash string `json:"hash"`
+}
+
+// BlockFile locates the counted blocks of one file: block First+i starts
+// at line Lines[i] of File (the file's original path).
+type BlockFile struct {
+	File  string `json:"file"`
+	First int    `json:"first"`
+	Lines []int  `json:"lines"`
+}
+
+// BlockPos returns the file and line where block i starts, or "" and 0.
+func (c *Catalog) BlockPos(i int) (string, int) {
+	for _, f := range c.BlockFiles {
+		if i >= f.First && i < f.First+len(f.Lines) {
+			return f.File, f.Lines[i-f.First]
+		}
+	}
+	return "", 0
 }
 
 // New returns the catalog of module made of the given parts, numbered as
@@ -475,6 +498,12 @@ func (c *Catalog) ComputeHash() string {
 			fmt.Fprintf(h, " %s", w.ID)
 		}
 		h.Write([]byte{'\n'})
+	}
+	if c.Blocks > 0 { // catalogs without counters keep their hashes
+		fmt.Fprintf(h, "c %d\n", c.Blocks)
+		for _, f := range c.BlockFiles {
+			fmt.Fprintf(h, "f %s %d %v\n", f.File, f.First, f.Lines)
+		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
