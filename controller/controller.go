@@ -261,6 +261,10 @@ type Result struct {
 	Observations []record.Observation
 	// Dropped counts events not recorded because of the per-trial limits.
 	Dropped int
+	// Blocks are the basic blocks (catalog.Catalog.Blocks indices) that
+	// some node of the trial covered, ascending: the union over its
+	// processes, restarts included.
+	Blocks []uint32
 }
 
 // End ends the trial: its agents get an empty plan and the trial's record
