@@ -729,3 +729,28 @@ func TestTrialsRun(t *testing.T) {
 		t.Errorf("TrialsRun = %v, want %v", got, want)
 	}
 }
+
+func TestCoverageBlob(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cid, err := s.CreateCampaign(ctx, Campaign{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Coverage(ctx, cid); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("coverage of a new campaign: %v, want ErrNotFound", err)
+	}
+	c := record.NewCoverage("h1", 100)
+	c.Add([]uint32{1, 50, 99})
+	if err := s.PutCoverage(ctx, cid, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Coverage(ctx, cid)
+	if err != nil || got.Catalog != "h1" || got.Blocks != 100 || got.Covered != 3 || !got.Has(50) || got.Has(2) {
+		t.Errorf("coverage read back %+v, %v", got, err)
+	}
+}
