@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -500,9 +501,11 @@ func (c *Catalog) ComputeHash() string {
 		h.Write([]byte{'\n'})
 	}
 	if c.Blocks > 0 { // catalogs without counters keep their hashes
+		// File names without their directories, which differ between
+		// checkouts and machines of the same source.
 		fmt.Fprintf(h, "c %d\n", c.Blocks)
 		for _, f := range c.BlockFiles {
-			fmt.Fprintf(h, "f %s %d %v\n", f.File, f.First, f.Lines)
+			fmt.Fprintf(h, "f %s %d %v\n", filepath.Base(f.File), f.First, f.Lines)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]

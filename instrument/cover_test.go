@@ -149,3 +149,20 @@ func TestBlockEditsStopAtMaxBlocks(t *testing.T) {
 		t.Errorf("%d edits at lines %v, want 2 at [3 5]", len(edits), lines)
 	}
 }
+
+// TestBlameCounters: a compiler error on a counter's line blames the
+// counters of its file (Build then drops them, not a site).
+func TestBlameCounters(t *testing.T) {
+	site := &catalog.Site{ID: "p:f#0"}
+	ov := &overlaySet{
+		edits: map[string][]siteEdit{"/work/p/p.go": {
+			{block: true, startLine: 5, endLine: 5},
+			{site: site, startLine: 9, endLine: 9},
+		}},
+		lineNames: map[string]string{"/work/p/p.go": "/cache/p/p.go"},
+	}
+	bad := ov.blame(&Work{ModuleDir: "/work"}, "/cache/p/p.go:5:12: something\n/cache/p/p.go:9:3: other\n")
+	if len(bad) != 2 || len(bad[coverID("/work/p/p.go")]) != 1 || len(bad[site.ID]) != 1 {
+		t.Errorf("blame = %v, want the file's counters and the site", bad)
+	}
+}
