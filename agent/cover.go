@@ -12,10 +12,12 @@ import (
 // Coverage of gofault's own (Go's -cover ignores build overlays). The
 // instrumenter numbers the basic blocks of the target packages and puts
 //
-//	gofaultagent.Cov[N] = 1
+//	if gofaultagent.Cov[N] == 0 { gofaultagent.Cov[N] = 1 }
 //
-// at the start of block N: one store to a fixed address, no lock, no
-// allocation, no call. The connection's flusher scans the table every
+// at the start of block N: a load from a fixed address, a predictable
+// branch and a store the first time only (so that cores running the same
+// blocks do not make their cache lines bounce); no lock, no allocation,
+// no call. The connection's flusher scans the table every
 // flushInterval and sends the blocks set since its last scan as an
 // EvCover event, so a node killed by a crash fault has reported all but
 // its last few milliseconds of coverage; a hook told to crash sends what
@@ -32,7 +34,7 @@ import (
 const MaxBlocks = 1 << 20
 
 // Cov is the coverage table: generated code sets Cov[N] to 1 at the start
-// of basic block N. Its pages are only mapped where blocks are counted.
+// of basic block N (if it is 0). Its pages are only mapped where blocks are counted.
 var Cov [MaxBlocks]byte
 
 // coverBlocks is the number of blocks the build counts, linked with

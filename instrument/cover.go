@@ -22,8 +22,11 @@ const coverPrefix = "cover:"
 // of an if, else, for or range statement, or a case or select clause,
 // starts with
 //
-//	gofaultagent.Cov[N] = 1;
+//	if gofaultagent.Cov[N] == 0 { gofaultagent.Cov[N] = 1 };
 //
+// The load keeps a hot block's cache line shared between the cores that
+// run it; a bare store would take the line exclusive on every execution
+// and make it bounce between them (agent's BenchmarkCounter).
 // on the line of its '{' or ':' (followed by a /*line*/ directive when
 // code follows on that line, so the code keeps its columns), numbered from
 // first in source order. This is `go tool cover -mode=set` at the level of
@@ -77,7 +80,7 @@ func blockEdits(in fileInput, first int) ([]siteEdit, []int) {
 		}
 		off := tf.Offset(p) + 1
 		pos := tf.Position(tf.Pos(off))
-		text := fmt.Sprintf(" %s.Cov[%d] = 1;", agentAlias, n)
+		text := fmt.Sprintf(" if %s.Cov[%d] == 0 { %s.Cov[%d] = 1 };", agentAlias, n, agentAlias, n)
 		if rest := in.src[off:]; len(bytes.TrimSpace(rest[:lineEnd(rest)])) > 0 {
 			// Code follows on the line: give it back its columns.
 			text += fmt.Sprintf(" /*line %s:%d:%d*/", in.lineName, pos.Line, pos.Column)
