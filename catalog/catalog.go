@@ -557,6 +557,16 @@ func (c *Catalog) Check() error {
 			return fmt.Errorf("catalog: timeout point %q has index %d, want %d", c.TimeoutPoints[i].ID, c.TimeoutPoints[i].Index, i)
 		}
 	}
+	next := 0
+	for _, f := range c.BlockFiles {
+		if f.First != next {
+			return fmt.Errorf("catalog: the blocks of %s start at %d, want %d", f.File, f.First, next)
+		}
+		next += len(f.Lines)
+	}
+	if next != c.Blocks {
+		return fmt.Errorf("catalog: %d blocks located, want %d", next, c.Blocks)
+	}
 	if c.Hash != "" && c.Hash != c.ComputeHash() {
 		return fmt.Errorf("catalog: hash %s does not match contents (%s)", c.Hash, c.ComputeHash())
 	}

@@ -160,6 +160,14 @@ func TestBlocksInHashAndPos(t *testing.T) {
 	if moved.ComputeHash() != h {
 		t.Error("the hash depends on the checkout's directory")
 	}
+	if err := c.Check(); err != nil {
+		t.Error(err)
+	}
+	gap := *c
+	gap.BlockFiles = []BlockFile{c.BlockFiles[1]}
+	if err := gap.Check(); err == nil {
+		t.Error("Check accepts blocks that do not start at 0")
+	}
 	for _, tt := range []struct {
 		i    int
 		file string
