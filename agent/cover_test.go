@@ -163,3 +163,35 @@ func BenchmarkScan(b *testing.B) {
 		appendCovered(nil, time.Now())
 	}
 }
+
+// TestCrashSendsCoverage: a hook told to crash sends the coverage the
+// flusher has not sent yet before it waits for the kill.
+func TestCrashSendsCoverage(t *testing.T) {
+	withBlocks(t, 16)
+	f := newFake(t, wire.Plan{}, always(wire.ActNone, 0))
+	// No start: no flusher, so only the crash path can send.
+	c, err := connect(f.addr(), wire.Hello{Version: wire.Version, Role: wire.RoleAgent, Node: "n1"}, ConnectTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer current.Store(emptyPlan)
+	Cov[7] = 1
+	c.event(wire.Event{Kind: wire.EvRole, A: 2})
+	done := make(chan struct{})
+	go func() { c.awaitKill(); close(done) }()
+	waitFor(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return len(f.events) == 2
+	})
+	c.close() // the controller "killed" the process: the hook returns
+	<-done
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.events[0].Kind != wire.EvRole || f.events[1].Kind != wire.EvCover {
+		t.Fatalf("events %+v, want the queued role then the coverage", f.events)
+	}
+	if b, err := wire.DecodeBlocks(nil, f.events[1].Data); err != nil || !slices.Equal(b, []uint32{7}) {
+		t.Errorf("blocks %v, %v; want [7]", b, err)
+	}
+}
