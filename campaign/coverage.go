@@ -47,11 +47,10 @@ func loadCoverage(ctx context.Context, st *store.Store, campaign int64, cat *cat
 	return &coverage{u: u}, nil
 }
 
-// add records the blocks trial tr covered: tr.Covered, tr.Blocks and
-// tr.NewBlocks (the blocks not in the union before) are set and the union
-// grows.
+// add records the blocks trial tr covered: tr.Blocks and tr.NewBlocks
+// (the blocks not in the union before) are set and the union grows.
 func (cv *coverage) add(tr *record.Trial, blocks []uint32) {
-	tr.Covered, tr.Blocks = blocks, len(blocks)
+	tr.Blocks = len(blocks)
 	if cv.u == nil {
 		return
 	}

@@ -251,9 +251,6 @@ type Trial struct {
 	// is the sum of NewBlocks over its trials.
 	Blocks    int `json:"blocks"`
 	NewBlocks int `json:"new_blocks"`
-	// Covered are the blocks themselves (not stored: the campaign keeps
-	// their union).
-	Covered []uint32 `json:"-"`
 	// Observations are the peer messages observed (fault-free trials and
 	// cofi's trials; bounded, not stored).
 	Observations []Observation `json:"observations,omitempty"`
