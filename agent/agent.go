@@ -105,6 +105,7 @@ func Connect(addr, node, trial string) error {
 	// dead one's g (its identity here) would not report the state the
 	// dead one last entered.
 	resetStates()
+	resetCovered()
 	c.start()
 	if role.known.Load() {
 		c.event(wire.Event{Kind: wire.EvRole, Time: time.Now().UnixNano(), A: uint64(role.value.Load())})

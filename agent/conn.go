@@ -247,38 +247,50 @@ func (c *conn) flushLoop() {
 	defer t.Stop()
 	var spare []byte
 	for {
+		var now time.Time
 		select {
 		case <-c.done:
 			return
-		case now := <-t.C:
+		case now = <-t.C:
 			if c.overdue(now) {
 				c.close()
 				return
 			}
 		}
-		c.emu.Lock()
-		full := c.ebuf
-		c.ebuf = spare[:0]
-		c.emu.Unlock()
-		spare = full
-		for batch := full; len(batch) > 0; {
-			// Split at event boundaries into frames below wire.MaxFrame.
-			n := len(batch)
-			if n >= wire.MaxFrame {
-				n = eventsPrefix(batch, wire.MaxFrame-1)
-			}
-			c.wmu.Lock()
-			var off int
-			c.wbuf, off = wire.BeginFrame(c.wbuf, wire.TEvents)
-			c.wbuf = append(c.wbuf, batch[:n]...)
-			c.wbuf = wire.EndFrame(c.wbuf, off)
-			if err := c.flushLocked(); err != nil {
-				c.close()
-				return
-			}
-			batch = batch[n:]
+		var err error
+		if spare, err = c.sendEvents(spare, now); err != nil {
+			c.close()
+			return
 		}
 	}
+}
+
+// sendEvents sends the queued events and the blocks covered since the last
+// call (appendCovered), in frames below wire.MaxFrame. It returns the
+// event buffer for reuse as the next call's spare.
+func (c *conn) sendEvents(spare []byte, now time.Time) ([]byte, error) {
+	c.emu.Lock()
+	full := c.ebuf
+	c.ebuf = spare[:0]
+	c.emu.Unlock()
+	full = appendCovered(full, now)
+	for batch := full; len(batch) > 0; {
+		// Split at event boundaries into frames below wire.MaxFrame.
+		n := len(batch)
+		if n >= wire.MaxFrame {
+			n = eventsPrefix(batch, wire.MaxFrame-1)
+		}
+		c.wmu.Lock()
+		var off int
+		c.wbuf, off = wire.BeginFrame(c.wbuf, wire.TEvents)
+		c.wbuf = append(c.wbuf, batch[:n]...)
+		c.wbuf = wire.EndFrame(c.wbuf, off)
+		if err := c.flushLocked(); err != nil {
+			return full, err
+		}
+		batch = batch[n:]
+	}
+	return full, nil
 }
 
 // eventsPrefix returns the length of the longest prefix of encoded events in
@@ -300,6 +312,10 @@ func eventsPrefix(buf []byte, max int) int {
 // open); if it does not kill the process within CrashWait, the process kills
 // itself, as the decision to crash was already recorded.
 func (c *conn) awaitKill() {
+	// The kill loses what the flusher has not sent yet: send it now.
+	if _, err := c.sendEvents(nil, time.Now()); err != nil {
+		c.close()
+	}
 	t := time.NewTimer(CrashWait)
 	defer t.Stop()
 	select {

@@ -48,6 +48,7 @@ func Target(cfg *config.Config) instrument.Target {
 		Role:       cfg.Target.Role,
 
 		PeerPackages: cfg.Faults.Partition.Packages,
+		NoCoverage:   !cfg.Faults.CoverageOn(),
 	}
 }
 

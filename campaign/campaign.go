@@ -86,6 +86,10 @@ type Progress struct {
 	Baseline    bool // the trial was a fault-free baseline trial
 	Failed      int  // trials failed so far
 	Trial       *record.Trial
+	// Covered is the number of coverage blocks the campaign's trials
+	// covered so far, of Blocks counted (0 of 0 without counters);
+	// RecentNew how many of them the last 10 fault trials added.
+	Covered, Blocks, RecentNew int
 }
 
 // Summary is the outcome of a run.
@@ -128,6 +132,12 @@ type Summary struct {
 	// ProgressHow how it was chosen (see calibrate).
 	ProgressBound float64 `json:"progress_bound_seconds"`
 	ProgressHow   string  `json:"progress_how"`
+	// CoverageBlocks is the number of basic blocks the campaign's trials
+	// covered (the union, an earlier run's included); Blocks the number
+	// the build counts (0 with faults.coverage off). Each trial's own
+	// counts are in its record (gofault report --trials --json).
+	CoverageBlocks int `json:"coverage_blocks"`
+	Blocks         int `json:"blocks"`
 }
 
 // Run runs a campaign: fault-free baseline trials first (so the log
@@ -187,6 +197,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	}
 	summarise(s.sum, all, report.Options{GenericSites: s.opts.Config.Checkers.GenericSites})
 	s.sum.States = len(s.bt.Catalog.States)
+	s.sum.CoverageBlocks, s.sum.Blocks = s.r.cov.counts()
 	s.sum.WorkDirBytes = dirSize(s.opts.Config.Path(s.opts.Config.WorkDir))
 	s.sum.Seconds = time.Since(start).Seconds()
 	status := store.StatusDone
@@ -283,6 +294,9 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 	if s.r, err = newRunner(cfg, s.bt, s.camp.ID, s.pol, baseline, opts.Logger); err != nil {
 		return nil, err
 	}
+	if s.r.cov, err = loadCoverage(ctx, s.st, s.camp.ID, s.bt.Catalog, opts.Logger); err != nil {
+		return nil, err
+	}
 	s.sum = &Summary{Campaign: s.camp.ID, Policy: polName, DB: s.st.Path(), BuildSeconds: s.bt.Seconds}
 	// Count what an earlier run of a resumed campaign already did.
 	prior, err := s.st.Trials(ctx, s.camp.ID)
@@ -323,10 +337,12 @@ func (s *session) close() {
 	s.st.Close()
 }
 
-// progress reports to Options.Progress, if set; s.mu is held or no fault
-// trial runs.
+// progress reports to Options.Progress, if set, with the coverage so
+// far; s.mu is held or no fault trial runs.
 func (s *session) progress(p Progress) {
 	if s.opts.Progress != nil {
+		p.Covered, p.Blocks = s.r.cov.counts()
+		p.RecentNew = recentNew(s.trials)
 		s.opts.Progress(p)
 	}
 }

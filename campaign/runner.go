@@ -110,6 +110,8 @@ type runner struct {
 	// or what calibrate measured (check.DefaultProgress while zero). Set
 	// before any trial is judged.
 	progress time.Duration
+	// cov is the campaign's coverage union (set by openSession).
+	cov *coverage
 }
 
 func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
@@ -136,7 +138,7 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 		os.RemoveAll(filepath.Dir(sock))
 		return nil, err
 	}
-	r := &runner{cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
+	r := &runner{cov: &coverage{}, cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
 		progress: cfg.Checkers.Progress.Duration()}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
@@ -294,12 +296,13 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	if err != nil {
 		return nil, err
 	}
+	r.cov.add(tr, res.Blocks)
 	if t.notStarted {
 		// Nothing ran: what the checkers would say (nodes that exited, no
 		// client progress) is the setup's failure, not the target's.
 		tr.Status = record.StatusError
 		if !t.baseline {
-			r.ctl.Judge(t.index, res, false)
+			r.ctl.Judge(t.index, res, false, tr.NewBlocks)
 		}
 		return tr, nil
 	}
@@ -326,7 +329,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	}
 	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections))
 	if !t.baseline {
-		r.ctl.Judge(t.index, res, tr.Status == record.StatusFailed)
+		r.ctl.Judge(t.index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
 	}
 	if len(tr.Injections) == 0 && tr.Status != record.StatusError {
 		// Any trial that ran without a fault is a baseline sample: what its
@@ -506,6 +509,9 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 		return err
 	}
 	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed); err != nil {
+		return err
+	}
+	if err := r.cov.save(sctx, st, r.campaign); err != nil {
 		return err
 	}
 	data, err := r.ctl.SnapshotPolicy()

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -307,8 +308,31 @@ type Catalog struct {
 	TimeoutPoints []TimeoutPoint `json:"timeout_points,omitempty"`
 	// ObservePoints are where peer messages are observed (observe.go).
 	ObservePoints []ObservePoint `json:"observation_points,omitempty"`
+	// Blocks is the number of basic blocks the build counts for coverage
+	// (indices 0 to Blocks-1 of the agent's table); 0 when it counts none.
+	// The instrumenter numbers them; BlockFiles locate them.
+	Blocks     int         `json:"blocks,omitempty"`
+	BlockFiles []BlockFile `json:"block_files,omitempty"`
 	// Hash identifies the catalog's contents; see ComputeHash.
 	Hash string `json:"hash"`
+}
+
+// BlockFile locates the counted blocks of one file: block First+i starts
+// at line Lines[i] of File (the file's original path).
+type BlockFile struct {
+	File  string `json:"file"`
+	First int    `json:"first"`
+	Lines []int  `json:"lines"`
+}
+
+// BlockPos returns the file and line where block i starts, or "" and 0.
+func (c *Catalog) BlockPos(i int) (string, int) {
+	for _, f := range c.BlockFiles {
+		if i >= f.First && i < f.First+len(f.Lines) {
+			return f.File, f.Lines[i-f.First]
+		}
+	}
+	return "", 0
 }
 
 // New returns the catalog of module made of the given parts, numbered as
@@ -476,6 +500,14 @@ func (c *Catalog) ComputeHash() string {
 		}
 		h.Write([]byte{'\n'})
 	}
+	if c.Blocks > 0 { // catalogs without counters keep their hashes
+		// File names without their directories, which differ between
+		// checkouts and machines of the same source.
+		fmt.Fprintf(h, "c %d\n", c.Blocks)
+		for _, f := range c.BlockFiles {
+			fmt.Fprintf(h, "f %s %d %v\n", filepath.Base(f.File), f.First, f.Lines)
+		}
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
@@ -524,6 +556,16 @@ func (c *Catalog) Check() error {
 		if c.TimeoutPoints[i].Index != uint32(i) {
 			return fmt.Errorf("catalog: timeout point %q has index %d, want %d", c.TimeoutPoints[i].ID, c.TimeoutPoints[i].Index, i)
 		}
+	}
+	next := 0
+	for _, f := range c.BlockFiles {
+		if f.First != next {
+			return fmt.Errorf("catalog: the blocks of %s start at %d, want %d", f.File, f.First, next)
+		}
+		next += len(f.Lines)
+	}
+	if next != c.Blocks {
+		return fmt.Errorf("catalog: %d blocks located, want %d", next, c.Blocks)
 	}
 	if c.Hash != "" && c.Hash != c.ComputeHash() {
 		return fmt.Errorf("catalog: hash %s does not match contents (%s)", c.Hash, c.ComputeHash())

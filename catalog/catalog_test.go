@@ -144,3 +144,37 @@ func TestKind(t *testing.T) {
 		t.Error("Has")
 	}
 }
+
+func TestBlocksInHashAndPos(t *testing.T) {
+	c := &Catalog{Module: "m"}
+	plain := c.ComputeHash()
+	c.Blocks = 5
+	c.BlockFiles = []BlockFile{{File: "/a/p/x.go", First: 0, Lines: []int{3, 9}}, {File: "/a/q/y.go", First: 2, Lines: []int{1, 4, 8}}}
+	h := c.ComputeHash()
+	if h == plain {
+		t.Error("blocks do not change the hash")
+	}
+	// Another checkout of the same source: the same hash.
+	moved := *c
+	moved.BlockFiles = []BlockFile{{File: "/b/p/x.go", First: 0, Lines: []int{3, 9}}, {File: "/b/q/y.go", First: 2, Lines: []int{1, 4, 8}}}
+	if moved.ComputeHash() != h {
+		t.Error("the hash depends on the checkout's directory")
+	}
+	if err := c.Check(); err != nil {
+		t.Error(err)
+	}
+	gap := *c
+	gap.BlockFiles = []BlockFile{c.BlockFiles[1]}
+	if err := gap.Check(); err == nil {
+		t.Error("Check accepts blocks that do not start at 0")
+	}
+	for _, tt := range []struct {
+		i    int
+		file string
+		line int
+	}{{0, "/a/p/x.go", 3}, {1, "/a/p/x.go", 9}, {2, "/a/q/y.go", 1}, {4, "/a/q/y.go", 8}, {5, "", 0}, {-1, "", 0}} {
+		if f, l := c.BlockPos(tt.i); f != tt.file || l != tt.line {
+			t.Errorf("BlockPos(%d) = %s:%d, want %s:%d", tt.i, f, l, tt.file, tt.line)
+		}
+	}
+}

@@ -170,7 +170,15 @@ type Faults struct {
 	// MaxPerTrial bounds the faults of one trial's sequence (the fuzz
 	// policy; default 3).
 	MaxPerTrial int `yaml:"max_per_trial"`
+	// Coverage puts a coverage counter at the start of every basic block
+	// of the target packages (default on; docs/performance.md measures
+	// its cost). The campaign reports blocks covered over trials and the
+	// fuzz policy scores sequences by the new blocks their trials cover.
+	Coverage *bool `yaml:"coverage"`
 }
+
+// CoverageOn reports whether faults.coverage is on (the default).
+func (f Faults) CoverageOn() bool { return f.Coverage == nil || *f.Coverage }
 
 // Partition tunes partition faults: where the peer network is and how long
 // a member stays cut off.

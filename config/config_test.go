@@ -470,3 +470,24 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+func TestCoverageDefaultOn(t *testing.T) {
+	for _, tt := range []struct {
+		yaml string
+		sets []string
+		want bool
+	}{
+		{base, nil, true},
+		{base, []string{"faults.coverage=false"}, false},
+		{base + "faults:\n  coverage: false\n", nil, false},
+		{base + "faults:\n  coverage: true\n", nil, true},
+	} {
+		c, err := Parse([]byte(tt.yaml), tt.sets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Faults.CoverageOn(); got != tt.want {
+			t.Errorf("%q %v: coverage %v, want %v", tt.yaml, tt.sets, got, tt.want)
+		}
+	}
+}

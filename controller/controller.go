@@ -261,6 +261,10 @@ type Result struct {
 	Observations []record.Observation
 	// Dropped counts events not recorded because of the per-trial limits.
 	Dropped int
+	// Blocks are the basic blocks (catalog.Catalog.Blocks indices) that
+	// some node of the trial covered, ascending: the union over its
+	// processes, restarts included.
+	Blocks []uint32
 }
 
 // End ends the trial: its agents get an empty plan and the trial's record
@@ -311,12 +315,15 @@ func (t *Trial) apply(self *peer, effs []Effect) (selfPlan *Effect) {
 	return selfPlan
 }
 
-// Judge tells the policy how the ended trial was judged. Baseline trials
-// (TrialSpec.NoFaults) are not the policy's and are not judged.
-func (c *Controller) Judge(index int, res Result, failed bool) {
+// Judge tells the policy how the ended trial was judged: failed, and how
+// many coverage blocks it covered that no trial before it had (the
+// campaign keeps the union). Baseline trials (TrialSpec.NoFaults) are not
+// the policy's and are not judged.
+func (c *Controller) Judge(index int, res Result, failed bool, newBlocks int) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
-	c.policy.End(policy.Outcome{Index: index, Requests: res.Requests, Injections: res.Injections, Timeouts: res.Timeouts, Failed: failed})
+	c.policy.End(policy.Outcome{Index: index, Requests: res.Requests, Injections: res.Injections, Timeouts: res.Timeouts,
+		Failed: failed, NewBlocks: newBlocks})
 }
 
 // SnapshotPolicy returns the policy's state for the store, or nil if the

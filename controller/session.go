@@ -87,6 +87,7 @@ type session struct {
 	cutInj   map[string]int // per node: the injection of its partition in progress
 	obsCount map[obsKey]int // observations per node and point, for replays
 	peers    []uint32       // the catalog's peer-network sites, once computed
+	covered  blockSet       // the blocks any node covered (EvCover)
 }
 
 type instKey struct {
@@ -358,6 +359,10 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 			s.roles = append(s.roles, record.RoleChange{Node: m.node, Role: name, Time: time.Unix(0, e.Time)})
 		case wire.EvObserve:
 			effs = append(effs, s.observe(m.node, e)...)
+		case wire.EvCover:
+			if err := s.covered.addEncoded(e.Data, s.cat.Blocks); err != nil {
+				effs = append(effs, Effect{Warn: "controller: bad coverage event", Args: []any{"node", m.node, "err", err}})
+			}
 		case wire.EvTimeout:
 			s.timeouts = append(s.timeouts, record.Timeout{Node: m.node, Site: uint32(e.A), Duration: time.Duration(e.B)})
 		case wire.EvWorkload:
@@ -404,6 +409,7 @@ func (s *session) end() (Result, []Effect) {
 		Reached:    s.reachedList(),
 		Roles:      s.roles,
 		Dropped:    s.dropped,
+		Blocks:     s.covered.list(),
 
 		Observations: s.obs,
 	}

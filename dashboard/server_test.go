@@ -64,7 +64,8 @@ func fixture(t *testing.T) (*store.Store, int64) {
 	}
 	trials[2].Client = append(trials[2].Client, record.ClientEvent{Time: t0.Add(7 * time.Second), Client: "n1/0", Node: "n1", Kind: record.EvError, Msg: "put k1: timeout"})
 	trials[2].Verdicts[1] = record.Verdict{Checker: "hang", Failed: true, Symptom: "client n1/0 made no progress for 2s", Evidence: []string{"ERROR wal: write failed: input/output error"}, Nodes: []string{"n1"}}
-	for _, tr := range trials {
+	for i, tr := range trials {
+		tr.Blocks, tr.NewBlocks = 100+i, 100/(1+i)
 		tr.ID = record.TrialID(id, tr.Index)
 		if err := st.SaveTrial(ctx, id, tr); err != nil {
 			t.Fatal(err)
@@ -122,6 +123,7 @@ func TestPages(t *testing.T) {
 		`id="count-trials">3<`, `id="count-baseline">1<`, `id="count-failed">1<`, `id="count-ok">3<`,
 		`id="count-nofault">1<`, `id="injection-rate">67%<`, `id="count-findings">1<`, `id="count-states">4<`,
 		`<svg class="plot"`, `<polyline class="line failed"`, `injection rate over time`,
+		`coverage (basic blocks) over time`, `<polyline class="line coverage"`,
 		`href="finding-`+fid+`.html"`, `data-live="events"`, "client n* made no progress for 2s")
 	if m := regexp.MustCompile(`(?:src|href)="https?://[^"]*"`).FindString(body); m != "" {
 		t.Errorf("campaign page loads from another site (no CDN): %s", m)

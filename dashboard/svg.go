@@ -166,6 +166,26 @@ func (c *Campaign) StatesPlot() template.HTML {
 	return lineChart("abstract states entered over time", []series{st}, 0, "%.0f")
 }
 
+// CoveragePlot is the number of coverage blocks the campaign's trials
+// covered so far (the running sum of their new blocks), over time; empty
+// when no trial covered any block (a build without coverage counters).
+func (c *Campaign) CoveragePlot() template.HTML {
+	ts := byEnd(c.Trials)
+	cov := series{Name: "blocks covered", Class: "coverage"}
+	var covered float64
+	any := false
+	start := firstStart(ts)
+	for _, t := range ts {
+		any = any || t.Blocks > 0
+		covered += float64(t.NewBlocks)
+		cov.X, cov.Y = append(cov.X, t.End.Sub(start).Seconds()), append(cov.Y, covered)
+	}
+	if !any {
+		return ""
+	}
+	return lineChart("coverage (basic blocks) over time", []series{cov}, 0, "%.0f")
+}
+
 func byEnd(trials []*record.Trial) []*record.Trial {
 	ts := append([]*record.Trial(nil), trials...)
 	sort.SliceStable(ts, func(i, j int) bool { return ts[i].End.Before(ts[j].End) })

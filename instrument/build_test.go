@@ -229,6 +229,13 @@ func TestBuildApp(t *testing.T) {
 	if err := cat.Check(); err != nil {
 		t.Error(err)
 	}
+	// Every block of the target packages is counted and located.
+	if st.Blocks == 0 || cat.Blocks != st.Blocks || len(cat.BlockFiles) == 0 {
+		t.Errorf("%d blocks counted, catalog has %d in %d files", st.Blocks, cat.Blocks, len(cat.BlockFiles))
+	}
+	if f, line := cat.BlockPos(cat.Blocks - 1); f == "" || line == 0 {
+		t.Errorf("the last block has no position")
+	}
 	// The deferred f.Close() can no longer take an error.
 	closes := 0
 	for _, s := range cat.Sites {

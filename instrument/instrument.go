@@ -92,13 +92,15 @@ type Stats struct {
 	// RoleWrites counts the role-write hooks inserted and built.
 	RoleWrites int `json:"role_writes"`
 	// ObservePoints counts the observation-point hooks inserted and built.
-	ObservePoints int            `json:"observation_points"`
-	SkipReasons   map[string]int `json:"skip_reasons"`  // why, counted
-	Files         int            `json:"files"`         // rewritten files
-	Packages      int            `json:"packages"`      // packages with rewritten files
-	Copies        int            `json:"module_copies"` // dependency modules copied
-	Builds        int            `json:"builds"`        // go build runs (retries included)
-	Seconds       Phases         `json:"seconds"`
+	ObservePoints int `json:"observation_points"`
+	// Blocks counts the coverage counters inserted and built.
+	Blocks      int            `json:"blocks"`
+	SkipReasons map[string]int `json:"skip_reasons"`  // why, counted
+	Files       int            `json:"files"`         // rewritten files
+	Packages    int            `json:"packages"`      // packages with rewritten files
+	Copies      int            `json:"module_copies"` // dependency modules copied
+	Builds      int            `json:"builds"`        // go build runs (retries included)
+	Seconds     Phases         `json:"seconds"`
 	// PeakRSSMB is the peak resident memory of this process (analysis and
 	// type-checking for the rewrite; go build runs in child processes),
 	// from /proc/self/status VmHWM; 0 where unavailable.
@@ -140,7 +142,7 @@ func BuildPlain(ctx context.Context, w *Work, out string, opts Options) (*Result
 	if err := ov.write(filepath.Join(w.Dir, "overlay"), overlay); err != nil {
 		return nil, err
 	}
-	if err := w.build(ctx, bin, overlay, "", opts.Strip); err != nil {
+	if err := w.build(ctx, bin, overlay, "", 0, opts.Strip); err != nil {
 		return nil, fmt.Errorf("build: %w", err)
 	}
 	res.Stats.Builds = 1
@@ -180,7 +182,10 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 	}
 	overlay := filepath.Join(w.Dir, "overlay.json")
 	cat = localize(cat, w)
-	rw, err := newRewriter(ctx, w, cat)
+	// The agent reads its coverage table unsynchronised: -race would
+	// report it.
+	cover := !w.NoCoverage && !slices.Contains(w.BuildFlags, "-race")
+	rw, err := newRewriter(ctx, w, cat, cover)
 	if err != nil {
 		return nil, err
 	}
@@ -220,10 +225,11 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 		}
 		tb := time.Now()
 		res.Stats.Seconds.Instrument += tb.Sub(ti).Seconds()
+		kept.Blocks, kept.BlockFiles = ov.blocks, ov.blockFiles
 		// The rewrite narrows some sites' kinds (a deferred call takes no
 		// error): hash what is built.
 		kept.Hash = kept.ComputeHash()
-		err = w.build(ctx, bin, overlay, kept.Hash, opts.Strip)
+		err = w.build(ctx, bin, overlay, kept.Hash, kept.Blocks, opts.Strip)
 		res.Stats.Builds++
 		res.Stats.Seconds.Build += time.Since(tb).Seconds()
 		if err == nil {
@@ -234,6 +240,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			res.Stats.States = ov.states
 			res.Stats.RoleWrites = ov.roleWrites
 			res.Stats.ObservePoints = ov.observePoints
+			res.Stats.Blocks = ov.blocks
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
 			break
 		}
@@ -245,6 +252,11 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			return nil, fmt.Errorf("build: %w", err)
 		}
 		for _, id := range sortedKeys(bad) {
+			if file, ok := strings.CutPrefix(id, coverPrefix); ok {
+				rw.noCover[file] = true
+				slog.Warn("coverage counters did not compile; dropping those of the file", "file", file, "error", strings.Join(bad[id], "; "))
+				continue
+			}
 			skipped[id] = SkipCompile
 			compileErrs[id] = bad[id]
 			slog.Warn("rewritten code did not compile; dropping it", "id", id, "error", strings.Join(bad[id], "; "))
@@ -309,10 +321,10 @@ func localize(cat *catalog.Catalog, w *Work) *catalog.Catalog {
 	return &c
 }
 
-// build runs go build of the main package into bin, with the overlay and
-// catalog hash if given, stripped if strip; the error holds the compiler's
-// output.
-func (w *Work) build(ctx context.Context, bin, overlay, hash string, strip bool) error {
+// build runs go build of the main package into bin, with the overlay,
+// catalog hash and number of coverage blocks if given, stripped if strip;
+// the error holds the compiler's output.
+func (w *Work) build(ctx context.Context, bin, overlay, hash string, blocks int, strip bool) error {
 	args := append([]string{"build"}, w.AllBuildFlags()...)
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
@@ -323,6 +335,9 @@ func (w *Work) build(ctx context.Context, bin, overlay, hash string, strip bool)
 	}
 	if hash != "" {
 		ldflags = append(ldflags, "-X="+AgentModule+".catalogHash="+hash)
+	}
+	if blocks > 0 {
+		ldflags = append(ldflags, "-X="+AgentModule+".coverBlocks="+strconv.Itoa(blocks))
 	}
 	if len(ldflags) > 0 {
 		args = append(args, "-ldflags="+strings.Join(ldflags, " "))
@@ -343,6 +358,10 @@ type rewriter struct {
 	names map[string]string
 	// reach memoizes imports: from -> to -> result.
 	reach map[string]map[string]bool
+	// cover: count basic blocks in every file of the loaded packages,
+	// but those of noCover (their counters did not compile).
+	cover   bool
+	noCover map[string]bool
 }
 
 type fileRef struct {
@@ -352,12 +371,19 @@ type fileRef struct {
 }
 
 // newRewriter loads (parses and type-checks) the packages holding cat's
-// sites, from the prepared tree.
-func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog) (*rewriter, error) {
+// sites, from the prepared tree, and with cover every target package.
+func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool) (*rewriter, error) {
 	rw := &rewriter{w: w, pkgs: map[string]*packages.Package{}, files: map[string]fileRef{},
-		deps: map[string][]string{}, names: map[string]string{}, reach: map[string]map[string]bool{}}
+		deps: map[string][]string{}, names: map[string]string{}, reach: map[string]map[string]bool{},
+		cover: cover, noCover: map[string]bool{}}
 	seen := map[string]bool{}
 	var paths []string
+	if cover {
+		for _, p := range w.Patterns {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
 	errImports := map[string]bool{}
 	for _, s := range cat.States {
 		if !seen[s.Pkg] && s.Pkg != "" {
@@ -497,8 +523,11 @@ type overlaySet struct {
 	states        int
 	roleWrites    int
 	observePoints int
-	files         int
-	packages      int
+	// blocks counts the coverage counters, blockFiles locate them.
+	blocks     int
+	blockFiles []catalog.BlockFile
+	files      int
+	packages   int
 }
 
 // rewrite rewrites the files holding cat's sites.
@@ -563,6 +592,13 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		}
 		touched[f] = true
 	}
+	if rw.cover {
+		for f := range rw.files {
+			if !rw.noCover[f] {
+				touched[f] = true
+			}
+		}
+	}
 	names := slices.Sorted(maps.Keys(touched))
 	errSites := map[*packages.Package][]*catalog.Site{}
 	for _, name := range names {
@@ -572,7 +608,12 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], observe: observe[name],
+			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks,
 		}, byFile[name])
+		if len(out.blocks) > 0 {
+			ov.blockFiles = append(ov.blockFiles, catalog.BlockFile{File: lineName, First: ov.blocks, Lines: out.blocks})
+			ov.blocks += len(out.blocks)
+		}
 		for idx, r := range out.skipped {
 			ov.skipped[cat.Sites[idx].ID] = r
 		}
@@ -587,6 +628,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		ov.lineNames[name] = lineName
 		for _, e := range out.edits {
 			switch {
+			case e.block: // counted in ov.blocks
 			case e.point != nil:
 				ov.timeoutPoints++
 			case e.state != nil:
@@ -703,6 +745,8 @@ func (ov *overlaySet) blame(w *Work, out string) map[string][]string {
 				id = e.role.ID
 			} else if e.observe != nil {
 				id = e.observe.ID
+			} else if e.block {
+				id = coverID(name)
 			}
 			sp := span{id, e.startLine, e.endLine}
 			byName[ln] = append(byName[ln], sp)

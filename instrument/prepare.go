@@ -52,6 +52,8 @@ type Work struct {
 	Role string
 	// PeerPackages is Target.PeerPackages.
 	PeerPackages []string
+	// NoCoverage is Target.NoCoverage.
+	NoCoverage bool
 }
 
 // ModuleCopy is a dependency module copied out of the module cache.
@@ -169,6 +171,10 @@ type Target struct {
 	// partition cuts (analysis.Options.PeerPackages); empty lets the
 	// analysis use its default.
 	PeerPackages []string `json:",omitempty"`
+	// NoCoverage leaves out the coverage counters that Build otherwise
+	// puts at the start of every basic block of the target packages
+	// (blockEdits; a build with -race never has them).
+	NoCoverage bool `json:",omitempty"`
 }
 
 // Prepare sets up the work directory of t: it writes the agent module,
@@ -212,6 +218,7 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		Role:       t.Role,
 
 		PeerPackages: t.PeerPackages,
+		NoCoverage:   t.NoCoverage,
 	}
 	if err := writeAgent(w.AgentDir); err != nil {
 		return nil, err

@@ -48,7 +48,10 @@ type siteEdit struct {
 	role *catalog.RoleWrite
 	// observe is set instead of site for an observation point's hook
 	// (see observeEdits).
-	observe    *catalog.ObservePoint
+	observe *catalog.ObservePoint
+	// block is set instead of site for a coverage counter (see
+	// blockEdits); it goes before any other text at its offset.
+	block      bool
 	start, end int // byte offsets of the call expression
 	prefix     string
 	suffix     string
@@ -85,6 +88,10 @@ type fileInput struct {
 	roles []*catalog.RoleWrite
 	// observe are the observation points of the file (see observeEdits).
 	observe []*catalog.ObservePoint
+	// cover asks for coverage counters (see blockEdits), numbered from
+	// firstBlock.
+	cover      bool
+	firstBlock int
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -100,6 +107,8 @@ type fileOutput struct {
 	skippedRoles map[string]string
 	// skippedObserve are the observation points not hooked, by ID.
 	skippedObserve map[string]string
+	// blocks are the lines of the blocks counted, in index order.
+	blocks []int
 }
 
 // rewriteFile rewrites the calls of sites in one file. Each call whose site
@@ -179,6 +188,11 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	var oe []siteEdit
 	oe, out.skippedObserve = observeEdits(in, in.observe)
 	out.edits = append(out.edits, oe...)
+	if in.cover {
+		var be []siteEdit
+		be, out.blocks = blockEdits(in, in.firstBlock)
+		out.edits = append(out.edits, be...)
+	}
 	if len(out.edits) == 0 {
 		return out
 	}
@@ -346,6 +360,10 @@ func apply(in fileInput, q *qualifier, edits []siteEdit) []byte {
 	var all []ins
 	for _, e := range edits {
 		span := e.end - e.start
+		if e.block {
+			all = append(all, ins{e.start, e.prefix, -1, 0})
+			continue
+		}
 		all = append(all, ins{e.start, e.prefix, 1<<40 - span, 0}, ins{e.end, e.suffix, span, 0})
 		if e.lparen > 0 {
 			all = append(all, ins{e.lparen, e.lparenText, 1 << 41, 1})

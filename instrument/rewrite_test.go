@@ -281,6 +281,7 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Fault", sig))
+	agentPkg.Scope().Insert(types.NewVar(token.NoPos, agentPkg, "Cov", types.NewArray(types.Typ[types.Byte], maxBlocks)))
 	agentPkg.MarkComplete()
 	std := importer.ForCompiler(fset, "source", nil)
 	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {

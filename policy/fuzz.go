@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sort"
 )
@@ -22,10 +23,12 @@ type Point struct {
 // fuzzEntry is one sequence of the fuzz queue.
 type fuzzEntry struct {
 	Seq []Point `json:"seq"`
-	// Score is what the sequence's run found: new recovery points, a
-	// failed trial, few faults.
-	Score  float64 `json:"score"`
-	Picked int     `json:"picked"` // times chosen as a parent
+	// Score is what the sequence's run found: new coverage, new recovery
+	// points, a failed trial, few faults.
+	Score float64 `json:"score"`
+	// NewBlocks are the coverage blocks its run covered first.
+	NewBlocks int `json:"new_blocks,omitempty"`
+	Picked    int `json:"picked"` // times chosen as a parent
 	// After are the I/O points the run reached after the sequence's last
 	// fault, the first afterPerSite requests at each node and site: where
 	// a mutation may append a fault.
@@ -53,11 +56,14 @@ func (e *fuzzEntry) priority() float64 { return e.Score / float64((1+e.Picked)*(
 // for one failing node, would report as a hang. The checkers do not yet
 // know about quorum loss, so the policy does not cause it.
 //
-// Where it deviates from the paper: coverage is not yet part of the score
-// (gofault has no basic-block coverage of its own yet); the score is the
-// number of recovery points (site, depth in the sequence) never reached
-// after a fault before, a large bonus for a failed trial and a small one
-// for a short sequence. Seed trials inject one fault as random does (one
+// The score is what the paper prioritises by: the coverage blocks the run
+// covered that no earlier trial had (gofault's own block counters;
+// coverScore), the recovery points (site, depth in the sequence) never
+// reached after a fault before (one each), a large bonus for a failed
+// trial and a small one for a short sequence. Where it deviates from the
+// paper: FaultFuzz only queues a sequence whose run increased coverage
+// (or ended in a crash or disconnection); here every sequence run to its
+// end is queued, and one without new coverage only ranks lower. Seed trials inject one fault as random does (one
 // grant per trial with probability sized from recent trials' requests):
 // the first seedTrials trials, whenever the queue is empty, and one trial
 // in five after that, so new single faults keep entering the queue.
@@ -82,6 +88,7 @@ const (
 	maxAfter      = 512 // recovery points kept per run
 	afterPerSite  = 3   // points kept per node and site after the last fault (a killed process may make one or two before it dies)
 	failedBonus   = 10  // score of a failed trial, beside its new points
+	coverWeight   = 2   // score per doubling of the new blocks (coverScore)
 	defaultMaxSeq = 3   // faults per trial when Env.MaxPerTrial is unset
 )
 
@@ -248,14 +255,27 @@ func (f *fuzz) End(out Outcome) {
 			score++
 		}
 	}
+	score += coverScore(out.NewBlocks)
 	if out.Failed {
 		score += failedBonus
 	}
-	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Score: score, After: t.after, Recovery: t.recovery})
+	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Score: score, NewBlocks: out.NewBlocks, After: t.after, Recovery: t.recovery})
 	if len(f.mem.Queue) > maxQueue {
 		sort.SliceStable(f.mem.Queue, func(i, j int) bool { return f.mem.Queue[i].priority() > f.mem.Queue[j].priority() })
 		f.mem.Queue = f.mem.Queue[:maxQueue]
 	}
+}
+
+// coverScore is the score of n new coverage blocks: coverWeight per
+// doubling (1 block: 2, 7: 6, 100: 13.3), so that the first trials, which
+// cover hundreds of blocks that any run would, do not outweigh everything
+// else, while a sequence that reaches new code still ranks above one that
+// does not.
+func coverScore(n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return coverWeight * math.Log2(1+float64(n))
 }
 
 // Snapshot implements Stateful: the queue and what was reached survive a

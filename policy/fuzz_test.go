@@ -134,3 +134,53 @@ func TestFuzzResume(t *testing.T) {
 		}
 	}
 }
+
+// TestFuzzPrefersNewCoverage: of two sequences whose runs were alike but
+// for the coverage blocks they covered first, the one with new coverage
+// is the parent of the next mutant; without coverage the earlier one is.
+func TestFuzzPrefersNewCoverage(t *testing.T) {
+	cat := testCatalog()
+	for _, tt := range []struct {
+		name       string
+		newBlocks  [2]int
+		wantParent int
+	}{
+		{"no coverage: the first", [2]int{0, 0}, 0},
+		{"the second covered new blocks", [2]int{0, 40}, 1},
+		{"the first covered more", [2]int{90, 3}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 1, MaxPerTrial: 3})
+			f := p.(*fuzz)
+			seqs := [2][]Point{
+				{{Node: "n1", Site: cat.Sites[0].ID, Occurrence: 2, Fault: Fault{Kind: catalog.KindDelay}}},
+				{{Node: "n2", Site: cat.Sites[0].ID, Occurrence: 5, Fault: Fault{Kind: catalog.KindDelay}}},
+			}
+			for i, seq := range seqs {
+				// Each run reached one point after its fault, at a site of
+				// its own: both found the same number of new points.
+				after := []Point{{Node: seq[0].Node, Site: cat.Sites[2*i].ID, Occurrence: 1}}
+				f.trials.begin(i, &fuzzTrial{seq: seq, next: 1, after: after})
+				p.End(Outcome{Index: i, Requests: 10, NewBlocks: tt.newBlocks[i]})
+			}
+			for i := range seqs {
+				if got := f.mem.Queue[i].NewBlocks; got != tt.newBlocks[i] {
+					t.Errorf("entry %d keeps %d new blocks, want %d", i, got, tt.newBlocks[i])
+				}
+			}
+			m, ok := f.mutant(trialRand(1, 2))
+			if !ok || len(m) != 2 {
+				t.Fatalf("mutant %v, %v", m, ok)
+			}
+			if !reflect.DeepEqual(m[0], seqs[tt.wantParent][0]) {
+				t.Errorf("mutant %v grows %v, want the sequence of trial %d", m, m[0], tt.wantParent)
+			}
+		})
+	}
+}
+
+func TestCoverScore(t *testing.T) {
+	if coverScore(0) != 0 || coverScore(-1) != 0 || coverScore(1) != 2 || coverScore(7) != 6 {
+		t.Errorf("coverScore 0, 1, 7 = %v %v %v", coverScore(0), coverScore(1), coverScore(7))
+	}
+}

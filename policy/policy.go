@@ -126,6 +126,9 @@ type Outcome struct {
 	Timeouts []record.Timeout
 	// Failed is set when a checker failed the trial.
 	Failed bool
+	// NewBlocks counts the coverage blocks the trial covered that no
+	// earlier trial of the campaign had (0 without coverage counters).
+	NewBlocks int
 }
 
 // Policy decides injections. The controller serialises all calls.

@@ -245,6 +245,12 @@ type Trial struct {
 	// Roles are the nodes' role changes, in time order (bounded).
 	Roles    []RoleChange `json:"roles,omitempty"`
 	Verdicts []Verdict    `json:"verdicts"`
+	// Blocks counts the coverage blocks (catalog.Catalog.Blocks) the
+	// trial's nodes covered; NewBlocks those of them that no trial of the
+	// campaign that ended before it had covered. The campaign's coverage
+	// is the sum of NewBlocks over its trials.
+	Blocks    int `json:"blocks"`
+	NewBlocks int `json:"new_blocks"`
 	// Observations are the peer messages observed (fault-free trials and
 	// cofi's trials; bounded, not stored).
 	Observations []Observation `json:"observations,omitempty"`

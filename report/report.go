@@ -632,7 +632,11 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 				failed = append(failed, v.Checker+": "+v.Symptom)
 			}
 		}
-		fmt.Fprintf(w, "%-8s %-6s %5.1fs %-9s %s\n", t.ID, t.Status, t.End.Sub(t.Start).Seconds(), t.Policy, strings.Join(faults, "; "))
+		cov := ""
+		if t.Blocks > 0 {
+			cov = fmt.Sprintf("  [%d blocks, +%d new]", t.Blocks, t.NewBlocks)
+		}
+		fmt.Fprintf(w, "%-8s %-6s %5.1fs %-9s %s%s\n", t.ID, t.Status, t.End.Sub(t.Start).Seconds(), t.Policy, strings.Join(faults, "; "), cov)
 		for _, f := range failed {
 			fmt.Fprintf(w, "%25s %s\n", "", f)
 		}

@@ -4,7 +4,8 @@
 #
 #   scripts/perf-build.sh build       # analyse + instrument + build, per phase, warm cache
 #   scripts/perf-build.sh throughput  # KV throughput: instrumented (no live sites) vs plain
-#   scripts/perf-build.sh             # both
+#   scripts/perf-build.sh coverage    # KV throughput: instrumented with and without coverage counters vs plain
+#   scripts/perf-build.sh             # build and throughput
 #
 # Environment: ROUNDS (default 5), OPS (20000), CLIENTS (16), VERSION (the
 # profile's target.version unless set), OUT (default bin/perf), ETCD_FLAGS
@@ -42,10 +43,32 @@ throughput() {
 	# A byte-identical copy of the plain binary, run as a third binary,
 	# shows how much of a difference is noise (an A/A comparison).
 	cp "$out/etcd-plain" "$out/etcd-plain-copy"
+	kvbench "$out/etcd-plain" "$out/etcd" "$out/etcd-plain-copy"
+}
+
+# coverage compares the instrumented binary (coverage counters on, the
+# default) with one built with faults.coverage: false, the plain binary and
+# its copy.
+coverage() {
+	echo "== instrumented build without coverage counters (faults.coverage=false)"
+	"$out/gofault" build --config "$cfg" "${sets[@]}" --set faults.coverage=false -o "$out/etcd-nocover" --json >"$out/build-nocover.json"
+	echo "== instrumented build with coverage counters"
+	"$out/gofault" build --config "$cfg" "${sets[@]}" -o "$out/etcd" --json >"$out/build.json"
+	python3 -c 'import json,sys; [print(f, json.load(open(f)).get("stats", {}).get("blocks")) for f in sys.argv[1:]]' "$out/build-nocover.json" "$out/build.json" || true
+	[[ -x "$out/etcd-plain" ]] || "$out/gofault" build --config "$cfg" "${sets[@]}" --uninstrumented -o "$out/etcd-plain"
+	cp "$out/etcd-plain" "$out/etcd-plain-copy"
+	kvbench "$out/etcd-plain" "$out/etcd-nocover" "$out/etcd" "$out/etcd-plain-copy"
+}
+
+# kvbench runs the KV benchmark over the given binaries, alternating, and
+# prints every run and the summary; the first binary is the reference.
+kvbench() {
+	local args=()
+	for b in "$@"; do args+=(-etcd "$b"); done
 	echo "== KV throughput, one-node etcd on loopback, binaries alternating"
-	"$out/kvbench" -etcd "$out/etcd-plain" -etcd "$out/etcd" -etcd "$out/etcd-plain-copy" \
+	"$out/kvbench" "${args[@]}" \
 		-rounds "${ROUNDS:-5}" -ops "${OPS:-20000}" -clients "${CLIENTS:-16}" ${ETCD_FLAGS:-} --json >"$out/kvbench.json"
-	echo "== summary (instrumented vs plain: throughput ratio ≥ 0.9 required)"
+	echo "== summary (ratios to the first binary)"
 	python3 - "$out/kvbench.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -60,6 +83,7 @@ PY
 case "${1:-all}" in
 build) build ;;
 throughput) throughput ;;
+coverage) coverage ;;
 all) build; throughput ;;
-*) echo "usage: $0 [build|throughput|all]" >&2; exit 2 ;;
+*) echo "usage: $0 [build|throughput|coverage|all]" >&2; exit 2 ;;
 esac

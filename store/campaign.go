@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gofault/gofault/record"
 )
 
 // Campaign statuses.
@@ -173,4 +176,30 @@ func (s *Store) GetBlob(ctx context.Context, campaignID int64, key string) ([]by
 		return nil, fmt.Errorf("get blob %q of campaign %d: %w", key, campaignID, err)
 	}
 	return v, nil
+}
+
+// blobCoverage is the blob key of a campaign's coverage.
+const blobCoverage = "coverage"
+
+// PutCoverage stores a campaign's coverage, replacing what was stored.
+func (s *Store) PutCoverage(ctx context.Context, campaignID int64, c *record.Coverage) error {
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encode coverage: %w", err)
+	}
+	return s.PutBlob(ctx, campaignID, blobCoverage, data)
+}
+
+// Coverage returns a campaign's coverage, or ErrNotFound when it has none
+// (no trial saved yet, or a build without coverage counters).
+func (s *Store) Coverage(ctx context.Context, campaignID int64) (*record.Coverage, error) {
+	data, err := s.GetBlob(ctx, campaignID, blobCoverage)
+	if err != nil {
+		return nil, err
+	}
+	var c record.Coverage
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, fmt.Errorf("decode coverage of campaign %d: %w", campaignID, err)
+	}
+	return &c, nil
 }

@@ -244,6 +244,10 @@ CREATE TABLE bench_runs (
 	updated     INTEGER NOT NULL,
 	PRIMARY KEY (bench, bug, side, policy, seed)
 );`,
+	// 8: the coverage blocks a trial covered, and how many of them were
+	// new to the campaign (record.Trial.Blocks, NewBlocks).
+	`ALTER TABLE trials ADD COLUMN blocks INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this package writes.

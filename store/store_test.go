@@ -396,6 +396,47 @@ func TestMigrateFromVersion3(t *testing.T) {
 	}
 }
 
+// TestMigrateFromVersion7 opens a store whose trials predate coverage:
+// they read as having covered nothing, and new trials keep their counts.
+func TestMigrateFromVersion7(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v7.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(append([]string(nil), migrations[:7]...), "PRAGMA user_version = 7",
+		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'random', 1, '{}', 'done', 0)`,
+		`INSERT INTO trials (id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts)
+		 VALUES ('c1-1', 1, 1, 'x', 'random', 1, 0, 0, 'ok', '', '', 0, 'null', 'null', 'null')`,
+	) {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old, err := s.Trial(ctx, "c1-1")
+	if err != nil || old.Blocks != 0 || old.NewBlocks != 0 {
+		t.Fatalf("old trial after migration: %+v, %v", old, err)
+	}
+	nt := &record.Trial{Index: 2, Status: record.StatusOK, Blocks: 120, NewBlocks: 17}
+	if err := s.SaveTrial(ctx, 1, nt); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := s.Trial(ctx, nt.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Blocks != 120 || tr.NewBlocks != 17 {
+		t.Errorf("saved trial: blocks %d new %d; want 120 17", tr.Blocks, tr.NewBlocks)
+	}
+}
+
 func TestConcurrentSave(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "g.db")
@@ -686,5 +727,30 @@ func TestTrialsRun(t *testing.T) {
 	}
 	if want := map[int64]int{ids[0]: 2}; !maps.Equal(got, want) {
 		t.Errorf("TrialsRun = %v, want %v", got, want)
+	}
+}
+
+func TestCoverageBlob(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cid, err := s.CreateCampaign(ctx, Campaign{Name: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Coverage(ctx, cid); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("coverage of a new campaign: %v, want ErrNotFound", err)
+	}
+	c := record.NewCoverage("h1", 100)
+	c.Add([]uint32{1, 50, 99})
+	if err := s.PutCoverage(ctx, cid, c); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Coverage(ctx, cid)
+	if err != nil || got.Catalog != "h1" || got.Blocks != 100 || got.Covered != 3 || !got.Has(50) || got.Has(2) {
+		t.Errorf("coverage read back %+v, %v", got, err)
 	}
 }

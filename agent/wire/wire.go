@@ -22,8 +22,9 @@ import (
 
 // Version is the protocol version carried in Hello and Welcome. Version 2
 // added the node's role to Request and the EvRole event; version 3 the
-// partition's ActStall, FlagObserve and the EvObserve event.
-const Version = 3
+// partition's ActStall, FlagObserve and the EvObserve event; version 4 the
+// EvCover event (basic blocks newly covered).
+const Version = 4
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -133,10 +134,40 @@ const (
 	// C to D was observed; Data holds the values of the point's variables
 	// (AppendValues).
 	EvObserve EventKind = 6
+	// EvCover: the process covered the basic blocks whose catalog
+	// indices Data holds (AppendBlocks) since its last EvCover.
+	EvCover EventKind = 7
 )
 
 // lastEvent is the highest event kind DecodeEvents accepts.
-const lastEvent = EvObserve
+const lastEvent = EvCover
+
+// AppendBlocks appends the encoding of an EvCover's block indices, which
+// must be ascending: each one's difference from the one before (from 0 for
+// the first) as an unsigned varint.
+func AppendBlocks(buf []byte, blocks []uint32) []byte {
+	prev := uint32(0)
+	for _, b := range blocks {
+		buf = binary.AppendUvarint(buf, uint64(b-prev))
+		prev = b
+	}
+	return buf
+}
+
+// DecodeBlocks decodes what AppendBlocks wrote, appending to dst.
+func DecodeBlocks(dst []uint32, p []byte) ([]uint32, error) {
+	prev := uint64(0)
+	for len(p) > 0 {
+		v, n := binary.Uvarint(p)
+		if n <= 0 || prev+v > 1<<32-1 {
+			return dst, ErrMalformed
+		}
+		prev += v
+		dst = append(dst, uint32(prev))
+		p = p[n:]
+	}
+	return dst, nil
+}
 
 // AppendValues appends the encoding of an EvObserve's values: signed
 // varints, one after another.

@@ -111,6 +111,9 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(res.Catalog.States) > 0 {
 		fmt.Fprintf(stdout, "  states     %d hooks in %d task units\n", st.States, len(res.Catalog.Tasks))
 	}
+	if res.Catalog.Blocks > 0 {
+		fmt.Fprintf(stdout, "  coverage   %d basic blocks counted in %d files\n", res.Catalog.Blocks, len(res.Catalog.BlockFiles))
+	}
 	if st.Skipped > 0 {
 		fmt.Fprintf(stdout, "  skipped    %s\n", st.SkipSummary())
 	}

@@ -196,6 +196,13 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if len(ids) == 1 {
 		writeDropped(stdout, camps, ids[0])
+		total := 0
+		if cov, err := st.Coverage(ctx, ids[0]); err == nil {
+			total = cov.Blocks
+		}
+		if err := report.WriteCoverage(stdout, trials, total); err != nil {
+			return err
+		}
 	}
 	return nil
 }

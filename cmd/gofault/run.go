@@ -90,6 +90,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		if sum.States > 0 {
 			fmt.Fprintf(stdout, "  %d of %d abstract states entered\n", sum.StatesEntered, sum.States)
 		}
+		if sum.Blocks > 0 {
+			fmt.Fprintf(stdout, "  %s\n", coverageText(sum.CoverageBlocks, sum.Blocks, -1))
+		}
 		fmt.Fprintf(stdout, "  %.0fs (build %.0fs, median trial %.1fs); store %s; work dir %.0f MB\n",
 			sum.Seconds, sum.BuildSeconds, sum.MedianTrial, sum.DB, float64(sum.WorkDirBytes)/(1<<20))
 		if sum.Findings > 0 {
@@ -138,9 +141,24 @@ func (p *progressBar) update(pr campaign.Progress) {
 	}
 	per := time.Since(p.start) / time.Duration(max(pr.Done, 1))
 	eta := per * time.Duration(pr.Total-pr.Done)
-	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d trials, %d failed, ETA %s",
-		strings.Repeat("#", filled), strings.Repeat(".", width-filled), pr.Done, pr.Total, pr.Failed, eta.Round(time.Second))
+	cov := ""
+	if pr.Blocks > 0 {
+		cov = ", " + coverageText(pr.Covered, pr.Blocks, pr.RecentNew)
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d trials, %d failed%s, ETA %s",
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled), pr.Done, pr.Total, pr.Failed, cov, eta.Round(time.Second))
 	p.drawn = true
+}
+
+// coverageText says how many blocks the campaign covered, e.g. "coverage
+// 1234/5678 blocks (21.7%, +12 in the last 10 trials)"; recent < 0 leaves
+// the last part out.
+func coverageText(covered, blocks, recent int) string {
+	s := fmt.Sprintf("coverage %d/%d blocks (%.1f%%", covered, blocks, 100*float64(covered)/float64(max(blocks, 1)))
+	if recent >= 0 {
+		s += fmt.Sprintf(", +%d in the last 10 trials", recent)
+	}
+	return s + ")"
 }
 
 func (p *progressBar) finish() {

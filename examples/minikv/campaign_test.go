@@ -38,6 +38,8 @@ type summary struct {
 	ErrorTrials    int     `json:"error_trials"`
 	Findings       int     `json:"findings"`
 	MedianTrial    float64 `json:"median_trial_seconds"`
+	CoverageBlocks int     `json:"coverage_blocks"`
+	Blocks         int     `json:"blocks"`
 }
 
 // campaign runs one gofault campaign on a copy-free work dir of its own and
@@ -183,6 +185,10 @@ func TestCampaigns(t *testing.T) {
 		s, _ := campaign(t, bin, "--policy", "none", "--trials", "3", "--set", "cluster.env.MINIKV_BUGS=all")
 		if s.Findings != 0 || s.FailedTrials != 0 || s.ErrorTrials != 0 {
 			t.Errorf("fault-free trials with every bug on: %d failed, %d could not run, %d findings; want none", s.FailedTrials, s.ErrorTrials, s.Findings)
+		}
+		// The build counts minikv's blocks, and the trials covered some.
+		if s.Blocks == 0 || s.CoverageBlocks == 0 || s.CoverageBlocks > s.Blocks {
+			t.Errorf("coverage %d of %d blocks, want some of some", s.CoverageBlocks, s.Blocks)
 		}
 	})
 
