@@ -24,7 +24,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -97,7 +96,7 @@ func options(f flags) (*server.Options, error) {
 		},
 		Routes:            routes,
 		JetStream:         true,
-		StoreDir:          filepath.Join(f.dir, "jetstream"),
+		StoreDir:          f.dir, // the server adds "jetstream"
 		JetStreamMaxStore: f.maxStore,
 		// Memory streams are not used; a small limit keeps three members
 		// on one machine from each reserving a share of its RAM.
