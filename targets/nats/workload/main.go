@@ -38,7 +38,7 @@
 //	NATS_WORKLOAD_RATE      publishes per second per client (default 40)
 //	NATS_WORKLOAD_PAYLOAD   payload bytes per message (default 256)
 //	NATS_WORKLOAD_MAX_BYTES streams' byte limit (default 120000: 32 KB blocks)
-//	NATS_WORKLOAD_RECOVERY  recovery bound of the verify phase (default 10s)
+//	NATS_WORKLOAD_RECOVERY  recovery bound of the verify phase (default 15s: above nats-server's 4-9 s election timeout)
 //	NATS_WORKLOAD_CONVERGE  how long the digest phase waits for the replicas to agree (default 5s)
 //	NATS_WORKLOAD_PORT      name of the servers' client port (default "client")
 //	NATS_WORKLOAD_MONITOR   name of the servers' monitoring port (default "monitor")
@@ -77,7 +77,7 @@ func loadConfig(getenv func(string) string) (config, error) {
 	s := workload.NewSettings(getenv)
 	c := config{
 		duration: s.Duration("NATS_WORKLOAD_DURATION", 4*time.Second),
-		recovery: s.Duration("NATS_WORKLOAD_RECOVERY", 10*time.Second),
+		recovery: s.Duration("NATS_WORKLOAD_RECOVERY", 15*time.Second),
 		converge: s.Duration("NATS_WORKLOAD_CONVERGE", 5*time.Second),
 		streams:  s.Int("NATS_WORKLOAD_STREAMS", 2),
 		rate:     s.Int("NATS_WORKLOAD_RATE", 40),
