@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Guarantee names reported with violations (checker "violations"; stable,
@@ -167,4 +170,28 @@ func sample(items []string) string {
 		return strings.Join(items[:5], "; ") + "; …"
 	}
 	return strings.Join(items, "; ")
+}
+
+// allCurrent says why a Raft group of the given size, as its leader
+// describes it, is not settled: no leader, a replica missing, offline or
+// not current; nil when it is.
+func allCurrent(ci *jetstream.ClusterInfo, size int) error {
+	switch {
+	case ci == nil:
+		return errors.New("no cluster information")
+	case ci.Leader == "":
+		return errors.New("no leader")
+	case len(ci.Replicas) < size-1:
+		return fmt.Errorf("%d of %d followers known", len(ci.Replicas), size-1)
+	}
+	for _, r := range ci.Replicas {
+		if r == nil || r.Offline || !r.Current {
+			name := "?"
+			if r != nil {
+				name = r.Name
+			}
+			return fmt.Errorf("replica %s not current", name)
+		}
+	}
+	return nil
 }

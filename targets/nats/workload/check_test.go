@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ids builds a read-back map: sequence i+from holds names[i] ("" = absent).
@@ -211,6 +213,32 @@ func expect(t *testing.T, got []finding, want []string) {
 		check, sub, _ := strings.Cut(w, ": ")
 		if got[i].check != check || !strings.Contains(got[i].msg, sub) {
 			t.Errorf("finding %d = %s: %s, want %s containing %q", i, got[i].check, got[i].msg, check, sub)
+		}
+	}
+}
+
+func TestAllCurrent(t *testing.T) {
+	peer := func(name string, current, offline bool) *jetstream.PeerInfo {
+		return &jetstream.PeerInfo{Name: name, Current: current, Offline: offline}
+	}
+	for _, tc := range []struct {
+		name string
+		ci   *jetstream.ClusterInfo
+		want string // "" for settled, else a substring of the error
+	}{
+		{"settled", &jetstream.ClusterInfo{Leader: "n1", Replicas: []*jetstream.PeerInfo{peer("n2", true, false), peer("n3", true, false)}}, ""},
+		{"no information", nil, "no cluster information"},
+		{"no leader", &jetstream.ClusterInfo{Replicas: []*jetstream.PeerInfo{peer("n2", true, false), peer("n3", true, false)}}, "no leader"},
+		{"a follower unknown", &jetstream.ClusterInfo{Leader: "n1", Replicas: []*jetstream.PeerInfo{peer("n2", true, false)}}, "1 of 2 followers"},
+		{"a follower behind", &jetstream.ClusterInfo{Leader: "n1", Replicas: []*jetstream.PeerInfo{peer("n2", true, false), peer("n3", false, false)}}, "replica n3 not current"},
+		{"a follower offline", &jetstream.ClusterInfo{Leader: "n1", Replicas: []*jetstream.PeerInfo{peer("n2", true, true), peer("n3", true, false)}}, "replica n2 not current"},
+	} {
+		err := allCurrent(tc.ci, 3)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v, want settled", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
 }

@@ -4,8 +4,9 @@
 // R3 file-backed streams whose byte limit makes the file store roll over
 // to a new 32 KB block every hundred or so messages, publishes with acks
 // (a unique Nats-Msg-Id each) to every stream through every server, reads
-// back through a durable pull consumer per server and stream, and reports
-// each server's health and whether it leads the JetStream meta group. It
+// back through a durable pull consumer per server and stream, asks every
+// server for stream info, and reports each server's health (/healthz) and
+// whether it leads the JetStream meta group. It
 // checks (violation names are stable):
 //
 //   - message-lost: an acknowledged message at or above the stream's first
@@ -27,7 +28,8 @@
 // passed.
 //
 // Phases: setup (connect; create the streams once the meta group has a
-// leader; create the consumers), load (NATS_WORKLOAD_DURATION), verify
+// leader; create the consumers; wait until all their replicas are
+// current), load (NATS_WORKLOAD_DURATION), verify
 // (the recovery checks), read (every stream read back with an ordered
 // consumer and checked), digest. Every choice derives from GOFAULT_SEED.
 //
@@ -173,7 +175,11 @@ func run(ctx context.Context, t *workload.T) error {
 
 // setup connects every client, creates the streams through the first
 // client that can (once the meta group has a leader), then every client's
-// durable consumers.
+// durable consumers, and waits until every stream and consumer has a
+// leader and all its replicas are current. A consumer created a moment ago
+// is not yet current on its followers: their /healthz fails, and logs a
+// warning, until it is. The wait asks the leaders, whose answers log
+// nothing.
 func setup(ctx context.Context, clients []*client) error {
 	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
 		return err
@@ -187,7 +193,10 @@ func setup(ctx context.Context, clients []*client) error {
 	if created != nil {
 		return created
 	}
-	return each(clients, func(c *client) error { return c.createConsumers(ctx) })
+	if err := each(clients, func(c *client) error { return c.createConsumers(ctx) }); err != nil {
+		return err
+	}
+	return each(clients, func(c *client) error { return c.waitCurrent(ctx) })
 }
 
 // ledger is every acknowledged publish per stream, and every message
@@ -414,8 +423,8 @@ func (c *client) createConsumers(ctx context.Context) error {
 func (c *client) stream() string { return c.streams[c.rng.IntN(len(c.streams))] }
 
 // load publishes to random streams at the configured rate, fetches from
-// the client's consumers every fifth publish, and reports health every
-// 250 ms, until ctx ends.
+// the client's consumers every fifth publish, asks for a stream's info
+// every tenth, and reports health every 250 ms, until ctx ends.
 func (c *client) load(ctx context.Context) {
 	pause := time.Second / time.Duration(c.cfg.rate)
 	for i := 0; ctx.Err() == nil; i++ {
@@ -426,8 +435,20 @@ func (c *client) load(ctx context.Context) {
 		if i%5 == 4 {
 			c.fetch(ctx, c.stream())
 		}
+		if i%10 == 9 {
+			c.info(ctx, c.stream())
+		}
 		sleep(ctx, pause)
 	}
+}
+
+// info asks the client's server for the stream's info (answered by the
+// stream's leader; jetstream.Stream is one STREAM.INFO request).
+func (c *client) info(ctx context.Context, stream string) {
+	_ = c.wc.Do(ctx, "stream-info", stream, func(ctx context.Context) error {
+		_, err := c.js.Stream(ctx, stream)
+		return err
+	})
 }
 
 // publish sends one message with a fresh ID to the stream through the
@@ -549,6 +570,34 @@ func (c *client) readStream(ctx context.Context, name string) (streamRead, error
 		}
 	}
 	return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), rctx.Err())
+}
+
+// waitCurrent waits until every stream and the client's consumer on it
+// have a leader and all their replicas are current, in the leaders' view.
+func (c *client) waitCurrent(ctx context.Context) error {
+	for _, name := range c.streams {
+		err := c.wc.Setup(ctx, "replicas of "+name+" current", func(ctx context.Context) error {
+			st, err := c.js.Stream(ctx, name)
+			if err != nil {
+				return err
+			}
+			if err := allCurrent(st.CachedInfo().Cluster, 3); err != nil {
+				return fmt.Errorf("stream %s: %w", name, err)
+			}
+			ci, err := c.cons[name].Info(ctx)
+			if err != nil {
+				return err
+			}
+			if err := allCurrent(ci.Cluster, 3); err != nil {
+				return fmt.Errorf("consumer %s on %s: %w", ci.Name, name, err)
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("through %s: %w", c.wc.Node(), err)
+		}
+	}
+	return nil
 }
 
 // get fetches one JSON document from the server's monitoring endpoint.
