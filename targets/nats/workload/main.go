@@ -28,8 +28,8 @@
 // passed.
 //
 // Phases: setup (connect; create the streams once the meta group has a
-// leader; create the consumers; wait until all their replicas are
-// current), load (NATS_WORKLOAD_DURATION), verify
+// leader; create the consumers; wait up to 5 s until all their replicas
+// are current), load (NATS_WORKLOAD_DURATION), verify
 // (the recovery checks), read (every stream read back with an ordered
 // consumer and checked), digest. Every choice derives from GOFAULT_SEED.
 //
@@ -175,11 +175,11 @@ func run(ctx context.Context, t *workload.T) error {
 
 // setup connects every client, creates the streams through the first
 // client that can (once the meta group has a leader), then every client's
-// durable consumers, and waits until every stream and consumer has a
-// leader and all its replicas are current. A consumer created a moment ago
-// is not yet current on its followers: their /healthz fails, and logs a
-// warning, until it is. The wait asks the leaders, whose answers log
-// nothing.
+// durable consumers, and waits (a while at most) until every stream and
+// consumer has a leader and all its replicas are current. A consumer
+// created a moment ago is not yet current on its followers: their
+// /healthz fails, and logs a warning, until it is. The wait asks the
+// leaders, whose answers log nothing.
 func setup(ctx context.Context, clients []*client) error {
 	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
 		return err
@@ -196,7 +196,8 @@ func setup(ctx context.Context, clients []*client) error {
 	if err := each(clients, func(c *client) error { return c.createConsumers(ctx) }); err != nil {
 		return err
 	}
-	return each(clients, func(c *client) error { return c.waitCurrent(ctx) })
+	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
+	return ctx.Err()
 }
 
 // ledger is every acknowledged publish per stream, and every message
@@ -572,30 +573,51 @@ func (c *client) readStream(ctx context.Context, name string) (streamRead, error
 	return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), rctx.Err())
 }
 
-// waitCurrent waits until every stream and the client's consumer on it
-// have a leader and all their replicas are current, in the leaders' view.
-func (c *client) waitCurrent(ctx context.Context) error {
+// settleWait bounds how long the setup waits for the replicas to settle.
+const settleWait = 5 * time.Second
+
+// waitCurrent waits, for at most settleWait, until every stream and the
+// client's consumer on it have a leader and all their replicas are
+// current, in the leaders' view. It is a courtesy to the servers' health
+// checks, not a requirement: a replica that a fault in the setup stopped
+// (nats-server stops a Raft group on a critical write error) never
+// becomes current, and the load goes on with the others; the checks after
+// the load judge it. The attempts are not reported.
+func (c *client) waitCurrent(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, settleWait)
+	defer cancel()
+	var last error
 	for _, name := range c.streams {
-		err := c.wc.Setup(ctx, "replicas of "+name+" current", func(ctx context.Context) error {
-			st, err := c.js.Stream(ctx, name)
-			if err != nil {
-				return err
+		for {
+			if last = c.current(wctx, name); last == nil || wctx.Err() != nil {
+				break
 			}
-			if err := allCurrent(st.CachedInfo().Cluster, 3); err != nil {
-				return fmt.Errorf("stream %s: %w", name, err)
-			}
-			ci, err := c.cons[name].Info(ctx)
-			if err != nil {
-				return err
-			}
-			if err := allCurrent(ci.Cluster, 3); err != nil {
-				return fmt.Errorf("consumer %s on %s: %w", ci.Name, name, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("through %s: %w", c.wc.Node(), err)
+			sleep(wctx, 100*time.Millisecond)
 		}
+	}
+	if last != nil && ctx.Err() == nil {
+		slog.Warn("replicas not settled; loading anyway", "node", c.wc.Node(), "err", last)
+	}
+}
+
+// current says why the stream or the client's consumer on it is not
+// settled, or nil.
+func (c *client) current(ctx context.Context, name string) error {
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	st, err := c.js.Stream(rctx, name)
+	if err != nil {
+		return err
+	}
+	if err := allCurrent(st.CachedInfo().Cluster, 3); err != nil {
+		return fmt.Errorf("stream %s: %w", name, err)
+	}
+	ci, err := c.cons[name].Info(rctx)
+	if err != nil {
+		return err
+	}
+	if err := allCurrent(ci.Cluster, 3); err != nil {
+		return fmt.Errorf("consumer %s on %s: %w", ci.Name, name, err)
 	}
 	return nil
 }
