@@ -19,8 +19,9 @@ const (
 	checkRecovery  = "recovery"
 )
 
-// finding is one broken guarantee.
-type finding struct{ check, msg string }
+// finding is one broken guarantee; node, when set, is the server it is
+// about (the violation is reported through that server's client).
+type finding struct{ check, msg, node string }
 
 // pubAck is one acknowledged publish: the stream and sequence the server
 // said it stored the message at.
@@ -77,10 +78,10 @@ func checkMessages(stream string, acks []pubAck, read streamRead, conflicts []st
 	}
 	var fs []finding
 	if len(lost) > 0 {
-		fs = append(fs, finding{checkLost, fmt.Sprintf("stream %s (first %d, last %d): %d acknowledged messages lost: %s", stream, read.first, read.last, len(lost), sample(lost))})
+		fs = append(fs, finding{check: checkLost, msg: fmt.Sprintf("stream %s (first %d, last %d): %d acknowledged messages lost: %s", stream, read.first, read.last, len(lost), sample(lost))})
 	}
 	if len(dup) > 0 {
-		fs = append(fs, finding{checkDuplicate, fmt.Sprintf("stream %s: %d messages stored more than once: %s", stream, len(dup), sample(dup))})
+		fs = append(fs, finding{check: checkDuplicate, msg: fmt.Sprintf("stream %s: %d messages stored more than once: %s", stream, len(dup), sample(dup))})
 	}
 	return fs
 }
@@ -100,7 +101,7 @@ func judgeRecovery(servers, streams []string, ok map[string]map[string]bool) []f
 		}
 		if !served {
 			down[srv] = true
-			fs = append(fs, finding{checkRecovery, fmt.Sprintf("server %s accepted no publish to any stream after the load", srv)})
+			fs = append(fs, finding{checkRecovery, fmt.Sprintf("server %s accepted no publish to any stream after the load", srv), srv})
 		}
 	}
 	for _, st := range streams {
@@ -115,7 +116,7 @@ func judgeRecovery(servers, streams []string, ok map[string]map[string]bool) []f
 		}
 		if len(good) > 0 && len(bad) > 0 {
 			fs = append(fs, finding{checkStalled, fmt.Sprintf("stream %s accepted publishes through %s but not through %s after the load",
-				st, strings.Join(good, ", "), strings.Join(bad, ", "))})
+				st, strings.Join(good, ", "), strings.Join(bad, ", ")), bad[0]})
 		}
 	}
 	return fs

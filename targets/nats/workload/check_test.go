@@ -97,6 +97,16 @@ func TestCheckMessages(t *testing.T) {
 	}
 }
 
+func TestJudgeRecoveryNodes(t *testing.T) {
+	fs := judgeRecovery([]string{"n1", "n2", "n3"}, []string{"S1", "S2"}, map[string]map[string]bool{
+		"n1": {"S1": true, "S2": false},
+		"n3": {"S1": true, "S2": true},
+	})
+	if len(fs) != 2 || fs[0].node != "n2" || fs[1].node != "n1" {
+		t.Errorf("findings = %+v, want recovery about n2, then S2 stalled on n1", fs)
+	}
+}
+
 func TestJudgeRecovery(t *testing.T) {
 	servers, streams := []string{"n1", "n2", "n3"}, []string{"S1", "S2"}
 	all := func() map[string]map[string]bool {

@@ -161,7 +161,13 @@ func run(ctx context.Context, t *workload.T) error {
 			byServer[c.wc.Node()] = ok[i]
 		}
 		for _, f := range judgeRecovery(servers, streams, byServer) {
-			clients[0].wc.Violation(f.check, f.msg)
+			c := clients[0]
+			for _, o := range clients {
+				if o.wc.Node() == f.node {
+					c = o
+				}
+			}
+			c.wc.Violation(f.check, f.msg)
 		}
 		return nil
 	}); err != nil {
