@@ -7,7 +7,7 @@
 # etcd cluster, real gofault campaigns on etcd, on hashicorp/raft (about a minute),
 # on NATS JetStream (about two minutes) and on the planted-bug example.
 #
-#   scripts/test.sh            everything (about 20 minutes on 2 cores)
+#   scripts/test.sh            everything (about 20 minutes on 2 cores, and 1.5-2 for NATS)
 #   GOFAULT_SHORT=1 scripts/test.sh   unit tests only (-short)
 #   GOFAULT_LONG=1 scripts/test.sh    also the long campaigns (minikv's
 #                                     recover bug: 2 × 40 fuzz trials)
