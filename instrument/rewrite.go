@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"go/types"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,7 +115,7 @@ type fileOutput struct {
 // rewriteFile rewrites the calls of sites in one file. Each call whose site
 // can take an error becomes
 //
-//	func() (T1, error) { if k := gofaultagent.Fault(N); k != 0 { return *new(T1), gofaultErrN(k) }; return CALL }()
+//	func() (gofaultZ0 T1, _ error) { if k := gofaultagent.Fault(N); k != 0 { return gofaultZ0, gofaultErrN(k) }; return CALL }()
 //
 // and each delay/crash-only site becomes
 //
@@ -124,7 +125,9 @@ type fileOutput struct {
 // positions (and thus panics and stack traces) keep their original file,
 // line and column. No newline is inserted, so every other line keeps its
 // number too. The call of a go or defer statement gets the hook in a
-// different form; see editDeferred.
+// different form; see editDeferred. A type the site's scope shadows (a
+// parameter named like a type) is named through an alias declared at the
+// end of the file; see qualifier.typeString.
 func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	out := fileOutput{skipped: map[uint32]string{}}
 	tf := in.fset.File(in.file.Pos())
@@ -231,18 +234,33 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 	// Name the result types through a trial qualifier, so that a site
 	// that cannot be named adds no imports.
 	trial := q.trial()
+	scope := in.pkg.Scope().Innermost(call.Pos())
 	names := make([]string, res.Len())
 	for i := range names {
 		t := res.At(i).Type()
 		if !trial.nameable(t) {
 			return siteEdit{}, SkipUnnameable
 		}
-		names[i] = types.TypeString(t, trial.qualify)
+		var ok bool
+		if names[i], ok = trial.typeString(t, scope, call.Pos(), s.Index); !ok {
+			return siteEdit{}, SkipUnnameable
+		}
 	}
 	q.commit(trial)
 
 	start := in.fset.Position(call.Pos())
 	end := in.fset.Position(call.End())
+	// With an error branch and other results, the results are named: the
+	// branch returns their zero values without naming a builtin (new) that
+	// the site's code may shadow.
+	results := names
+	if errBranch && len(names) > 1 {
+		results = make([]string, len(names))
+		for i, n := range names[:len(names)-1] {
+			results[i] = fmt.Sprintf("gofaultZ%d %s", i, n)
+		}
+		results[len(names)-1] = "_ " + names[len(names)-1]
+	}
 	var b strings.Builder
 	b.WriteString("func() ")
 	switch len(names) {
@@ -250,13 +268,13 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 	case 1:
 		b.WriteString(names[0] + " ")
 	default:
-		b.WriteString("(" + strings.Join(names, ", ") + ") ")
+		b.WriteString("(" + strings.Join(results, ", ") + ") ")
 	}
 	idx := strconv.FormatUint(uint64(s.Index), 10)
 	if errBranch {
 		fmt.Fprintf(&b, "{ if k := %s.Fault(%s); k != 0 { return ", agentAlias, idx)
-		for _, n := range names[:len(names)-1] {
-			fmt.Fprintf(&b, "*new(%s), ", n)
+		for i := range names[:len(names)-1] {
+			fmt.Fprintf(&b, "gofaultZ%d, ", i)
 		}
 		fmt.Fprintf(&b, "gofaultErr%s(k) }; ", idx)
 	} else {
@@ -311,18 +329,30 @@ func editDeferred(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Sit
 	if !trial.nameable(sig) {
 		return siteEdit{}, SkipUnnameable
 	}
-	fn := types.TypeString(types.NewSignatureType(nil, nil, nil, sig.Params(), sig.Results(), sig.Variadic()), trial.qualify)
+	scope := in.pkg.Scope().Innermost(call.Pos())
+	fn, ok := trial.typeString(types.NewSignatureType(nil, nil, nil, sig.Params(), sig.Results(), sig.Variadic()), scope, call.Pos(), s.Index)
+	if !ok {
+		return siteEdit{}, SkipUnnameable
+	}
 	var params, args []string
 	params = append(params, "gofaultF "+fn)
 	for i := 0; i < sig.Params().Len(); i++ {
 		t := sig.Params().At(i).Type()
 		name := fmt.Sprintf("gofaultA%d", i)
-		if sig.Variadic() && i == sig.Params().Len()-1 {
-			params = append(params, name+" ..."+types.TypeString(t.(*types.Slice).Elem(), trial.qualify))
+		variadic := sig.Variadic() && i == sig.Params().Len()-1
+		if variadic {
+			t = t.(*types.Slice).Elem()
+		}
+		ts, ok := trial.typeString(t, scope, call.Pos(), s.Index)
+		if !ok {
+			return siteEdit{}, SkipUnnameable
+		}
+		if variadic {
+			params = append(params, name+" ..."+ts)
 			args = append(args, name+"...")
 			continue
 		}
-		params = append(params, name+" "+types.TypeString(t, trial.qualify))
+		params = append(params, name+" "+ts)
 		args = append(args, name)
 	}
 	q.commit(trial)
@@ -399,6 +429,14 @@ func apply(in fileInput, q *qualifier, edits []siteEdit) []byte {
 		last = x.off + x.skip
 	}
 	b.Write(in.src[last:])
+	if len(q.aliases) > 0 {
+		// On a line of its own after the last one, without a newline, so
+		// that the file keeps its number of lines.
+		if !bytes.HasSuffix(in.src, []byte("\n")) {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "type (%s)", strings.Join(q.aliases, "; "))
+	}
 	return b.Bytes()
 }
 
@@ -411,10 +449,14 @@ func isCgo(f *ast.File) bool {
 	return false
 }
 
-// qualifier names packages in type strings with aliased imports.
+// qualifier names packages in type strings with aliased imports, and
+// types that a site's scope shadows with type aliases.
 type qualifier struct {
 	pkg   *types.Package
 	alias map[string]string // import path -> alias
+	// aliases are the type alias specs ("gofaultT7_stream = stream") to
+	// declare at the end of the file.
+	aliases []string
 }
 
 func newQualifier(pkg *types.Package) *qualifier {
@@ -423,14 +465,79 @@ func newQualifier(pkg *types.Package) *qualifier {
 
 // trial returns a copy whose new aliases can be committed or dropped.
 func (q *qualifier) trial() *qualifier {
-	t := &qualifier{pkg: q.pkg, alias: make(map[string]string, len(q.alias))}
+	t := &qualifier{pkg: q.pkg, alias: make(map[string]string, len(q.alias)), aliases: slices.Clone(q.aliases)}
 	for k, v := range q.alias {
 		t.alias[k] = v
 	}
 	return t
 }
 
-func (q *qualifier) commit(t *qualifier) { q.alias = t.alias }
+func (q *qualifier) commit(t *qualifier) { q.alias, q.aliases = t.alias, t.aliases }
+
+// typeString writes t as code at pos, in scope (the innermost scope at
+// pos; nil for none): types.TypeString with q's package aliases, except
+// that a package-level or predeclared type whose name a declaration in
+// scope hides at pos — nats-server's `stream, err :=
+// acc.lookupStream(stream)`, where the string parameter stream hides the
+// type stream — is named through an alias "gofaultT<site>_<name>" that
+// apply declares at file level, where the name still means the type. ok
+// is false for a shadowed generic type, which such an alias cannot stand
+// for.
+func (q *qualifier) typeString(t types.Type, scope *types.Scope, pos token.Pos, site uint32) (string, bool) {
+	s := types.TypeString(t, q.qualify)
+	if scope == nil {
+		return s, true
+	}
+	e, err := parser.ParseExpr(s)
+	if err != nil {
+		return s, true // not expected; the build names any problem
+	}
+	ok, changed := true, false
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			return false // gofaultpkgN.Name: no code declares gofault names
+		case *ast.Field:
+			if n.Type != nil {
+				ast.Inspect(n.Type, visit)
+			}
+			return false // field, parameter and method names are not types
+		case *ast.Ident:
+			obj := q.pkg.Scope().Lookup(n.Name)
+			if obj == nil {
+				obj = types.Universe.Lookup(n.Name)
+			}
+			tn, isType := obj.(*types.TypeName)
+			if !isType {
+				return false
+			}
+			if _, seen := scope.LookupParent(n.Name, pos); seen == obj {
+				return false
+			}
+			if named, isNamed := tn.Type().(*types.Named); isNamed && named.TypeParams().Len() > 0 {
+				ok = false
+				return false
+			}
+			alias := fmt.Sprintf("gofaultT%d_%s", site, n.Name)
+			if spec := alias + " = " + n.Name; !slices.Contains(q.aliases, spec) {
+				q.aliases = append(q.aliases, spec)
+			}
+			n.Name = alias
+			changed = true
+		}
+		return true
+	}
+	ast.Inspect(e, visit)
+	if !ok || !changed {
+		return s, ok
+	}
+	var b strings.Builder
+	if err := format.Node(&b, token.NewFileSet(), e); err != nil {
+		return s, false
+	}
+	return b.String(), true
+}
 
 func (q *qualifier) qualify(p *types.Package) string {
 	if p == q.pkg {

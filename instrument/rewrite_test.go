@@ -191,6 +191,58 @@ func use() (int, error) {
 			callees: []string{"mk", "mk().Read", "first", "os.Getwd"},
 		},
 		{
+			// nats-server's constructs whose rewrite did not compile: a
+			// parameter or variable named like a result's type
+			// (jetstream_api.go: `stream, err := acc.lookupStream(stream)`),
+			// a variable named new (stream.go: `configUpdateCheck(old, new
+			// *StreamConfig)`), and a predeclared type shadowed.
+			name: "shadowed_names",
+			src: `package p
+
+import "os"
+
+type stream struct{ name string }
+
+type Config struct{ N int }
+
+func lookup(name string) (*stream, error) {
+	_, err := os.Stat(name)
+	return &stream{name}, err
+}
+
+func parse(s string) (Config, error) {
+	_, err := os.Stat(s)
+	return Config{}, err
+}
+
+func label(n int) (string, error) { return "", nil }
+
+func get(stream string) error {
+	stream2, err := lookup(stream)
+	_ = stream2
+	return err
+}
+
+func update(old, new *Config) error {
+	c, err := parse("x")
+	_, _, _ = old, new, c
+	return err
+}
+
+func name(string int) error {
+	s, err := label(string)
+	_ = s
+	return err
+}
+
+func later(stream string) {
+	defer lookup(stream)
+}
+`,
+			kind:    catalog.KindError | catalog.KindDelay,
+			callees: []string{"lookup", "parse", "label"},
+		},
+		{
 			name: "no_error_result",
 			src: `package p
 

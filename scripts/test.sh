@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Runs every test of gofault: vet and tests of its five Go modules (gofault,
-# the stdlib-only agent, the etcd and hashicorp/raft targets, the minikv
-# example), the race
+# Runs every test of gofault: vet and tests of its six Go modules (gofault,
+# the stdlib-only agent, the etcd, hashicorp/raft and NATS targets, the
+# minikv example), the race
 # detector on the packages with concurrency, a short run of the protocol fuzz
 # target, and the end-to-end tests: instrumented etcd builds, a real 3-member
-# etcd cluster, real gofault campaigns on etcd, on hashicorp/raft (about a minute)
-# and on the planted-bug example.
+# etcd cluster, real gofault campaigns on etcd, on hashicorp/raft (about a minute),
+# on NATS JetStream (about two minutes) and on the planted-bug example.
 #
-#   scripts/test.sh            everything (about 20 minutes on 2 cores)
+#   scripts/test.sh            everything (about 20 minutes on 2 cores, and 1.5-2 for NATS)
 #   GOFAULT_SHORT=1 scripts/test.sh   unit tests only (-short)
 #   GOFAULT_LONG=1 scripts/test.sh    also the long campaigns (minikv's
 #                                     recover bug: 2 × 40 fuzz trials)
@@ -29,7 +29,7 @@ staticcheck="$(go env GOPATH)/bin/staticcheck"
 if ! "$staticcheck" -version 2>/dev/null | grep -q "(0.8.2)"; then
 	GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
-for m in . agent targets/etcd targets/raft examples/minikv; do
+for m in . agent targets/etcd targets/raft targets/nats examples/minikv; do
 	(cd "$m" && go vet ./... && "$staticcheck" ./...)
 done
 
@@ -48,6 +48,9 @@ step "etcd target module"
 
 step "hashicorp/raft target module (a fault-free and a random campaign)"
 (cd targets/raft && go test -count=1 -timeout 10m "${short[@]}" ./...)
+
+step "NATS JetStream target module (a fault-free and a random campaign)"
+(cd targets/nats && go test -count=1 -timeout 15m "${short[@]}" ./...)
 
 step "bundled example (minikv, planted bugs)"
 (cd examples/minikv && go test -count=1 -timeout 20m "${short[@]}" ./...)

@@ -1,0 +1,718 @@
+// Command workload is gofault's workload for the NATS JetStream profile
+// (targets/nats): one nats.go connection per server (each talking to that
+// server only: no discovered servers, reconnects to the same one) creates
+// R3 file-backed streams whose byte limit makes the file store roll over
+// to a new 32 KB block every hundred or so messages, publishes with acks
+// (a unique Nats-Msg-Id each) to every stream through every server, reads
+// back through a durable pull consumer per server and stream, asks every
+// server for stream info, and reports each server's health (/healthz) and
+// whether it leads the JetStream meta group. It
+// checks (violation names are stable):
+//
+//   - message-lost: an acknowledged message at or above the stream's first
+//     sequence is not read back at the sequence its ack named (or two acks
+//     named one sequence, or consumers were delivered two messages at one
+//     sequence);
+//   - message-duplicated: one message stored at two sequences;
+//   - stream-stalled: after the load, a stream accepts publishes through
+//     some servers but not through another that accepts publishes to other
+//     streams;
+//   - recovery: after the load, a server accepts no publish to any stream
+//     within NATS_WORKLOAD_RECOVERY.
+//
+// and reports, per server, a digest of that server's own replica of every
+// stream (first and last sequence, message count, from the server's
+// /jsz?streams=true: StreamInfo answers with the stream leader's view from
+// any server, so a replica that is behind or wedged is invisible there) for
+// the replicas checker, once the replicas agree or NATS_WORKLOAD_CONVERGE
+// passed.
+//
+// Phases: setup (connect; create the streams once the meta group has a
+// leader; create the consumers; wait up to 5 s until all their replicas
+// are current), load (NATS_WORKLOAD_DURATION), verify
+// (the recovery checks), read (every stream read back with an ordered
+// consumer and checked), digest. Every choice derives from GOFAULT_SEED.
+//
+// Environment, beside the workload contract (see package workload):
+//
+//	NATS_WORKLOAD_DURATION  length of the load phase (default 4s)
+//	NATS_WORKLOAD_STREAMS   number of streams (default 2)
+//	NATS_WORKLOAD_RATE      publishes per second per client (default 40)
+//	NATS_WORKLOAD_PAYLOAD   payload bytes per message (default 256)
+//	NATS_WORKLOAD_MAX_BYTES streams' byte limit (default 120000: 32 KB blocks)
+//	NATS_WORKLOAD_RECOVERY  recovery bound of the verify phase (default 15s: above nats-server's 4-9 s election timeout)
+//	NATS_WORKLOAD_CONVERGE  how long the digest phase waits for the replicas to agree (default 5s)
+//	NATS_WORKLOAD_PORT      name of the servers' client port (default "client")
+//	NATS_WORKLOAD_MONITOR   name of the servers' monitoring port (default "monitor")
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/gofault/gofault/workload"
+)
+
+func main() { workload.Main(run) }
+
+// config is the workload's tunables.
+type config struct {
+	duration, recovery, converge time.Duration
+	streams, rate, payload       int
+	maxBytes                     int
+	port, monitor                string
+}
+
+func loadConfig(getenv func(string) string) (config, error) {
+	s := workload.NewSettings(getenv)
+	c := config{
+		duration: s.Duration("NATS_WORKLOAD_DURATION", 4*time.Second),
+		recovery: s.Duration("NATS_WORKLOAD_RECOVERY", 15*time.Second),
+		converge: s.Duration("NATS_WORKLOAD_CONVERGE", 5*time.Second),
+		streams:  s.Int("NATS_WORKLOAD_STREAMS", 2),
+		rate:     s.Int("NATS_WORKLOAD_RATE", 40),
+		payload:  s.Int("NATS_WORKLOAD_PAYLOAD", 256),
+		maxBytes: s.Int("NATS_WORKLOAD_MAX_BYTES", 120000),
+		port:     s.String("NATS_WORKLOAD_PORT", "client"),
+		monitor:  s.String("NATS_WORKLOAD_MONITOR", "monitor"),
+	}
+	if err := s.Err(); err != nil {
+		return c, err
+	}
+	if c.streams < 1 || c.rate < 1 || c.payload < 32 || c.maxBytes < 1 {
+		return c, errors.New("NATS_WORKLOAD_STREAMS and _RATE must be at least 1, _PAYLOAD at least 32, _MAX_BYTES positive")
+	}
+	return c, nil
+}
+
+// streamNames are the workload's streams: S1, S2, ….
+func streamNames(n int) []string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("S%d", i+1)
+	}
+	return names
+}
+
+func run(ctx context.Context, t *workload.T) error {
+	cfg, err := loadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	streams := streamNames(cfg.streams)
+	led := &ledger{acks: map[string][]pubAck{}, seen: map[string]map[uint64]string{}}
+	var clients []*client
+	for i, n := range t.Nodes() {
+		addr, mon := n.Addr(cfg.port), n.Addr(cfg.monitor)
+		if addr == "" || mon == "" {
+			return fmt.Errorf("node %s has no %q or %q port (set NATS_WORKLOAD_PORT, NATS_WORKLOAD_MONITOR)", n.Name, cfg.port, cfg.monitor)
+		}
+		clients = append(clients, &client{
+			cfg:     cfg,
+			streams: streams,
+			wc:      t.Client(n.Name),
+			url:     "nats://" + addr,
+			monitor: "http://" + mon,
+			http:    &http.Client{Timeout: 2 * time.Second},
+			rng:     rand.New(rand.NewPCG(uint64(t.Seed()), uint64(i))),
+			led:     led,
+		})
+	}
+	defer func() {
+		for _, c := range clients {
+			c.close()
+		}
+	}()
+	if err := t.Phase("setup", func(ctx context.Context) error {
+		return setup(ctx, clients)
+	}); err != nil {
+		return err
+	}
+	if err := t.Phase("load", func(ctx context.Context) error {
+		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
+		defer cancel()
+		each(clients, func(c *client) error { c.load(lctx); return nil })
+		return ctx.Err()
+	}); err != nil {
+		return err
+	}
+	if err := t.Phase("verify", func(ctx context.Context) error {
+		ok := make([]map[string]bool, len(clients))
+		each(clients, func(c *client) error { ok[c.index(clients)] = c.verify(ctx); return nil })
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		servers := make([]string, len(clients))
+		byServer := map[string]map[string]bool{}
+		for i, c := range clients {
+			servers[i] = c.wc.Node()
+			byServer[c.wc.Node()] = ok[i]
+		}
+		for _, f := range judgeRecovery(servers, streams, byServer) {
+			c := clients[0]
+			for _, o := range clients {
+				if o.wc.Node() == f.node {
+					c = o
+				}
+			}
+			c.wc.Violation(f.check, f.msg)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if err := t.Phase("read", func(ctx context.Context) error { return readBack(ctx, clients, led) }); err != nil {
+		return err
+	}
+	return t.Phase("digest", func(ctx context.Context) error { return digests(ctx, clients) })
+}
+
+// setup connects every client, creates the streams through the first
+// client that can (once the meta group has a leader), then every client's
+// durable consumers, and waits (a while at most) until every stream and
+// consumer has a leader and all its replicas are current. A consumer
+// created a moment ago is not yet current on its followers: their
+// /healthz fails, and logs a warning, until it is. The wait asks the
+// leaders, whose answers log nothing.
+func setup(ctx context.Context, clients []*client) error {
+	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
+		return err
+	}
+	var created error
+	for _, c := range clients {
+		if created = c.createStreams(ctx); created == nil {
+			break
+		}
+	}
+	if created != nil {
+		return created
+	}
+	if err := each(clients, func(c *client) error { return c.createConsumers(ctx) }); err != nil {
+		return err
+	}
+	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
+	return ctx.Err()
+}
+
+// ledger is every acknowledged publish per stream, and every message
+// consumers were delivered (stream → sequence → message ID).
+type ledger struct {
+	mu        sync.Mutex
+	acks      map[string][]pubAck
+	seen      map[string]map[uint64]string
+	conflicts map[string][]string
+}
+
+func (l *ledger) ack(stream string, a pubAck) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.acks[stream] = append(l.acks[stream], a)
+}
+
+// delivered records a message a consumer got; two different messages at
+// one sequence are a conflict.
+func (l *ledger) delivered(stream string, seq uint64, id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.seen[stream]
+	if m == nil {
+		m = map[uint64]string{}
+		l.seen[stream] = m
+	}
+	if old, ok := m[seq]; ok && old != id {
+		if l.conflicts == nil {
+			l.conflicts = map[string][]string{}
+		}
+		l.conflicts[stream] = append(l.conflicts[stream], fmt.Sprintf("consumers got %s and %s at %d", old, id, seq))
+		return
+	}
+	m[seq] = id
+}
+
+// readBack reads every stream back through the first client that can and
+// checks it against the acks and the consumers' deliveries.
+func readBack(ctx context.Context, clients []*client, led *ledger) error {
+	for _, name := range clients[0].streams {
+		var read streamRead
+		var err error
+		for _, c := range clients {
+			if read, err = c.readStream(ctx, name); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// No server could serve the stream: the recovery checks said
+			// so already; nothing to compare.
+			clients[0].wc.Error(fmt.Errorf("read back %s: %w", name, err))
+			continue
+		}
+		led.mu.Lock()
+		fs := checkMessages(name, led.acks[name], read, led.conflicts[name])
+		n := len(led.acks[name])
+		led.mu.Unlock()
+		for _, f := range fs {
+			clients[0].wc.Violation(f.check, f.msg)
+		}
+		slog.Info("read back", "stream", name, "first", read.first, "last", read.last, "read", len(read.ids), "acked", n)
+	}
+	return ctx.Err()
+}
+
+// digests waits until every server that answers holds every stream in the
+// same state (or cfg.converge passed), then reports each server's digest
+// for the replicas checker.
+func digests(ctx context.Context, clients []*client) error {
+	cfg := clients[0].cfg
+	streams := clients[0].streams
+	deadline := time.Now().Add(cfg.converge)
+	for {
+		states := make([]map[string]replicaState, len(clients))
+		each(clients, func(c *client) error {
+			states[c.index(clients)] = c.replicas(ctx)
+			return nil
+		})
+		if converged(streams, states) || time.Now().After(deadline) || ctx.Err() != nil {
+			for i, c := range clients {
+				if states[i] != nil {
+					c.wc.Digest("end", digest(streams, states[i]))
+				}
+			}
+			return ctx.Err()
+		}
+		sleep(ctx, 200*time.Millisecond)
+	}
+}
+
+// each runs fn for every client concurrently and returns the errors.
+func each(clients []*client, fn func(c *client) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(clients))
+	for i, c := range clients {
+		wg.Go(func() { errs[i] = fn(c) })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// client talks to one server.
+type client struct {
+	cfg     config
+	streams []string
+	wc      *workload.Client
+	url     string
+	monitor string
+	http    *http.Client
+	rng     *rand.Rand
+	led     *ledger
+	seq     int
+	health  time.Time
+
+	nc   *nats.Conn
+	js   jetstream.JetStream
+	cons map[string]jetstream.Consumer
+}
+
+func (c *client) index(clients []*client) int {
+	for i := range clients {
+		if clients[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *client) close() {
+	if c.nc != nil {
+		c.nc.Close()
+	}
+}
+
+// connect opens the client's connection to its server only: discovered
+// servers are ignored and a lost connection is re-established to the same
+// server every 100 ms, for as long as the workload runs.
+func (c *client) connect(ctx context.Context) error {
+	err := c.wc.Setup(ctx, "connect", func(ctx context.Context) error {
+		nc, err := nats.Connect(c.url,
+			nats.Name(c.wc.Name()),
+			nats.IgnoreDiscoveredServers(),
+			nats.DontRandomize(),
+			nats.MaxReconnects(-1),
+			nats.ReconnectWait(100*time.Millisecond),
+			nats.ReconnectJitter(0, 0),
+			// Publishes while disconnected fail at once rather than
+			// wait in a buffer.
+			nats.ReconnectBufSize(-1),
+			nats.Timeout(time.Second),
+		)
+		if err != nil {
+			return err
+		}
+		js, err := jetstream.New(nc)
+		if err != nil {
+			nc.Close()
+			return err
+		}
+		c.nc, c.js = nc, js
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("connect to %s (%s): %w", c.wc.Node(), c.url, err)
+	}
+	return nil
+}
+
+// createStreams creates every stream (or finds it), waiting for the meta
+// group to elect a leader.
+func (c *client) createStreams(ctx context.Context) error {
+	for _, name := range c.streams {
+		err := c.wc.Setup(ctx, "create stream "+name, func(ctx context.Context) error {
+			_, err := c.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+				Name:     name,
+				Subjects: []string{strings.ToLower(name) + ".>"},
+				Storage:  jetstream.FileStorage,
+				Replicas: 3,
+				// A byte limit below 128 KB makes the file store use its
+				// smallest blocks (32 KB; stream.go
+				// autoTuneFileStorageBlockSize), so a trial's messages span
+				// several blocks. The load stays below the limit: nothing
+				// is discarded in a default trial.
+				MaxBytes: int64(c.cfg.maxBytes),
+				Discard:  jetstream.DiscardOld,
+			})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("create stream %s through %s: %w", name, c.wc.Node(), err)
+		}
+	}
+	return nil
+}
+
+// createConsumers creates the client's durable pull consumer on every
+// stream, through its server.
+func (c *client) createConsumers(ctx context.Context) error {
+	c.cons = map[string]jetstream.Consumer{}
+	for _, name := range c.streams {
+		err := c.wc.Setup(ctx, "create consumer on "+name, func(ctx context.Context) error {
+			cons, err := c.js.CreateOrUpdateConsumer(ctx, name, jetstream.ConsumerConfig{
+				Durable:   "c-" + c.wc.Node(),
+				AckPolicy: jetstream.AckExplicitPolicy,
+				AckWait:   5 * time.Second,
+			})
+			if err != nil {
+				return err
+			}
+			c.cons[name] = cons
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("create consumer on %s through %s: %w", name, c.wc.Node(), err)
+		}
+	}
+	return nil
+}
+
+func (c *client) stream() string { return c.streams[c.rng.IntN(len(c.streams))] }
+
+// load publishes to random streams at the configured rate, fetches from
+// the client's consumers every fifth publish, asks for a stream's info
+// every tenth, and reports health every 250 ms, until ctx ends.
+func (c *client) load(ctx context.Context) {
+	pause := time.Second / time.Duration(c.cfg.rate)
+	for i := 0; ctx.Err() == nil; i++ {
+		if time.Since(c.health) >= 250*time.Millisecond {
+			c.reportHealth(ctx)
+		}
+		c.publish(ctx, c.stream())
+		if i%5 == 4 {
+			c.fetch(ctx, c.stream())
+		}
+		if i%10 == 9 {
+			c.info(ctx, c.stream())
+		}
+		sleep(ctx, pause)
+	}
+}
+
+// info asks the client's server for the stream's info (answered by the
+// stream's leader; jetstream.Stream is one STREAM.INFO request).
+func (c *client) info(ctx context.Context, stream string) {
+	_ = c.wc.Do(ctx, "stream-info", stream, func(ctx context.Context) error {
+		_, err := c.js.Stream(ctx, stream)
+		return err
+	})
+}
+
+// publish sends one message with a fresh ID to the stream through the
+// client's server and records its ack; it says whether it was acked.
+func (c *client) publish(ctx context.Context, stream string) bool {
+	c.seq++
+	id := fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
+	payload := []byte(id + " " + strings.Repeat("x", max(0, c.cfg.payload-len(id)-1)))
+	subj := strings.ToLower(stream) + "." + c.wc.Node()
+	err := c.wc.Do(ctx, "publish", stream, func(ctx context.Context) error {
+		ack, err := c.js.Publish(ctx, subj, payload, jetstream.WithMsgID(id), jetstream.WithExpectStream(stream))
+		if err != nil {
+			return err
+		}
+		c.led.ack(stream, pubAck{seq: ack.Sequence, id: id})
+		return nil
+	})
+	return err == nil
+}
+
+// fetch pulls up to 20 messages from the client's consumer on the stream
+// and acks them.
+func (c *client) fetch(ctx context.Context, stream string) {
+	cons := c.cons[stream]
+	_ = c.wc.Do(ctx, "fetch", stream, func(ctx context.Context) error {
+		batch, err := cons.FetchNoWait(20)
+		if err != nil {
+			return err
+		}
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return err
+			}
+			c.led.delivered(stream, md.Sequence.Stream, messageID(m.Data()))
+			if err := m.Ack(); err != nil {
+				return err
+			}
+		}
+		return batch.Error()
+	})
+}
+
+// messageID is the ID a payload starts with.
+func messageID(payload []byte) string {
+	id, _, _ := strings.Cut(string(payload), " ")
+	return id
+}
+
+// verify publishes to every stream through the client's server, in
+// turn, until one publish per stream succeeded or the recovery bound
+// passed; it returns which streams accepted one.
+func (c *client) verify(ctx context.Context) map[string]bool {
+	vctx, cancel := context.WithTimeout(ctx, c.cfg.recovery)
+	defer cancel()
+	start := time.Now()
+	ok := map[string]bool{}
+	for len(ok) < len(c.streams) && vctx.Err() == nil {
+		for _, stream := range c.streams {
+			if !ok[stream] && c.publish(vctx, stream) {
+				ok[stream] = true
+			}
+		}
+		if len(ok) < len(c.streams) {
+			sleep(vctx, 100*time.Millisecond)
+		}
+	}
+	if d := time.Since(start); d > time.Second && ctx.Err() == nil {
+		slog.Info("verify", "node", c.wc.Node(), "took", d.Round(time.Millisecond), "ok", ok)
+	}
+	return ok
+}
+
+// readStream reads the whole stream back through an ordered consumer on
+// the client's server: the message ID at every sequence from the stream's
+// first to its last at the time of the read.
+func (c *client) readStream(ctx context.Context, name string) (streamRead, error) {
+	read := streamRead{ids: map[uint64]string{}}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	st, err := c.js.Stream(rctx, name)
+	if err != nil {
+		return read, fmt.Errorf("stream %s through %s: %w", name, c.wc.Node(), err)
+	}
+	info, err := st.Info(rctx)
+	if err != nil {
+		return read, fmt.Errorf("stream info %s through %s: %w", name, c.wc.Node(), err)
+	}
+	read.first, read.last = info.State.FirstSeq, info.State.LastSeq
+	if info.State.Msgs == 0 {
+		return read, nil
+	}
+	cons, err := st.OrderedConsumer(rctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return read, fmt.Errorf("ordered consumer on %s through %s: %w", name, c.wc.Node(), err)
+	}
+	for rctx.Err() == nil {
+		batch, err := cons.Fetch(200, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), err)
+			}
+			read.ids[md.Sequence.Stream] = messageID(m.Data())
+			n++
+			if md.Sequence.Stream >= read.last {
+				return read, nil
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), err)
+		}
+		if n == 0 {
+			return read, fmt.Errorf("read %s through %s: no message after %d of %d", name, c.wc.Node(), len(read.ids), read.last)
+		}
+	}
+	return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), rctx.Err())
+}
+
+// settleWait bounds how long the setup waits for the replicas to settle.
+const settleWait = 5 * time.Second
+
+// waitCurrent waits, for at most settleWait, until every stream and the
+// client's consumer on it have a leader and all their replicas are
+// current, in the leaders' view. It is a courtesy to the servers' health
+// checks, not a requirement: a replica that a fault in the setup stopped
+// (nats-server stops a Raft group on a critical write error) never
+// becomes current, and the load goes on with the others; the checks after
+// the load judge it. The attempts are not reported.
+func (c *client) waitCurrent(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, settleWait)
+	defer cancel()
+	var last error
+	for _, name := range c.streams {
+		for {
+			if last = c.current(wctx, name); last == nil || wctx.Err() != nil {
+				break
+			}
+			sleep(wctx, 100*time.Millisecond)
+		}
+	}
+	if last != nil && ctx.Err() == nil {
+		slog.Warn("replicas not settled; loading anyway", "node", c.wc.Node(), "err", last)
+	}
+}
+
+// current says why the stream or the client's consumer on it is not
+// settled, or nil.
+func (c *client) current(ctx context.Context, name string) error {
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	st, err := c.js.Stream(rctx, name)
+	if err != nil {
+		return err
+	}
+	if err := allCurrent(st.CachedInfo().Cluster, 3); err != nil {
+		return fmt.Errorf("stream %s: %w", name, err)
+	}
+	ci, err := c.cons[name].Info(rctx)
+	if err != nil {
+		return err
+	}
+	if err := allCurrent(ci.Cluster, 3); err != nil {
+		return fmt.Errorf("consumer %s on %s: %w", ci.Name, name, err)
+	}
+	return nil
+}
+
+// get fetches one JSON document from the server's monitoring endpoint.
+func (c *client) get(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.monitor+path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("GET %s: %s: %w", path, resp.Status, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return nil
+}
+
+// jsz is the part of a server's /jsz?streams=true the workload reads.
+type jsz struct {
+	Meta *struct {
+		Leader string `json:"leader"`
+	} `json:"meta_cluster"`
+	Accounts []struct {
+		Streams []struct {
+			Name  string `json:"name"`
+			State struct {
+				Msgs     uint64 `json:"messages"`
+				FirstSeq uint64 `json:"first_seq"`
+				LastSeq  uint64 `json:"last_seq"`
+			} `json:"state"`
+		} `json:"stream_detail"`
+	} `json:"account_details"`
+}
+
+// replicas reads the server's own replicas of the streams from its /jsz;
+// nil when it does not answer.
+func (c *client) replicas(ctx context.Context) map[string]replicaState {
+	rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var j jsz
+	if err := c.get(rctx, "/jsz?streams=true", &j); err != nil {
+		slog.Info("jsz", "node", c.wc.Node(), "err", err)
+		return nil
+	}
+	states := map[string]replicaState{}
+	for _, a := range j.Accounts {
+		for _, s := range a.Streams {
+			states[s.Name] = replicaState{Messages: s.State.Msgs, FirstSeq: s.State.FirstSeq, LastSeq: s.State.LastSeq}
+		}
+	}
+	return states
+}
+
+// reportHealth reports the server's /healthz, and whether it leads the
+// JetStream meta group (the calibration trial kills the leader).
+func (c *client) reportHealth(ctx context.Context) {
+	c.health = time.Now()
+	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	var h struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}
+	if err := c.get(rctx, "/healthz", &h); err != nil {
+		if ctx.Err() == nil {
+			c.wc.Health(false, "healthz: "+err.Error())
+		}
+		return
+	}
+	var j jsz
+	if err := c.get(rctx, "/jsz", &j); err == nil && j.Meta != nil && j.Meta.Leader == c.wc.Node() {
+		c.wc.Leader()
+		return
+	}
+	c.wc.Health(true, "healthz "+h.Status)
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
