@@ -45,7 +45,7 @@ var observeMethods = map[string]string{
 }
 
 // stateName matches the names of a node's state variables worth observing.
-var stateName = regexp.MustCompile(`(?i)^(get)?(term|vote|lead|committed?(index)?|applied(index)?|lastindex)$`)
+var stateName = regexp.MustCompile(`(?i)^(get)?(term|vote|lead|commit(ted)?(index)?|applied(index)?|lastindex)$`)
 
 func runObserve(u *Unit) (any, error) {
 	res := &Observe{}

@@ -156,7 +156,8 @@ func Mine(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []I
 
 // Set indexes invariants for checking observations against them.
 type Set struct {
-	by map[key][]checkable
+	by     map[key][]checkable
+	byType map[int64][]*Invariant
 }
 
 type checkable struct {
@@ -167,7 +168,7 @@ type checkable struct {
 // NewSet indexes invs by the observation points of cat; an invariant whose
 // point or variables cat no longer has is left out.
 func NewSet(cat *catalog.Catalog, invs []Invariant) *Set {
-	s := &Set{by: map[key][]checkable{}}
+	s := &Set{by: map[key][]checkable{}, byType: map[int64][]*Invariant{}}
 	ids := map[string]*catalog.ObservePoint{}
 	for i := range cat.ObservePoints {
 		ids[cat.ObservePoints[i].ID] = &cat.ObservePoints[i]
@@ -184,6 +185,7 @@ func NewSet(cat *catalog.Catalog, invs []Invariant) *Set {
 		}
 		k := key{pt.Index, v.Type}
 		s.by[k] = append(s.by[k], checkable{inv: v, a: a, b: b})
+		s.byType[v.Type] = append(s.byType[v.Type], v)
 	}
 	return s
 }
@@ -217,6 +219,33 @@ func (s *Set) Violated(o *record.Observation) []*Invariant {
 		b, okB := value(o, c.b)
 		if okA && okB && a != b {
 			out = append(out, c.inv)
+		}
+	}
+	return out
+}
+
+// Pending returns the invariants that a message about to be sent breaks
+// for now: o is observed at a send point (pt), and receiver holds the
+// receiver's state variables as last observed (by name, e.g.
+// "node.lastIndex()"). An invariant of o's message type whose A the
+// message carries is pending when the receiver's B differs: once the
+// receiver has handled the message they agree again, so until then the
+// two members are inconsistent — the transient inconsistent states of
+// partition-free runs where CoFI starts its partitions (Algorithm 1,
+// Line 1). A B the receiver was never observed with is not compared.
+func (s *Set) Pending(o *record.Observation, pt *catalog.ObservePoint, receiver map[string]int64) []*Invariant {
+	var out []*Invariant
+	for _, v := range s.byType[o.Type] {
+		b, ok := receiver[v.B]
+		if !ok {
+			continue
+		}
+		i := varIndex(pt, v.A)
+		if i == -2 {
+			continue
+		}
+		if a, ok := value(o, i); ok && a != b {
+			out = append(out, v)
 		}
 	}
 	return out

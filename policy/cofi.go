@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gofault/gofault/catalog"
@@ -29,7 +30,11 @@ const cofiFallback = 2000
 //   - Learn mines the invariants from the campaign's fault-free trials.
 //   - In a trial, when a member handles a message that violates an
 //     invariant I (it disagrees with the sender: an inconsistent state),
-//     cofi cuts that member off from its peers (Partition.Start).
+//     cofi cuts that member off from its peers (Partition.Start). So it
+//     does when a message is sent whose value the receiver does not have
+//     yet (I is pending, invariant.Set.Pending: the transient
+//     inconsistent states of partition-free runs, where the paper starts
+//     its partitions): the receiver is cut off before it gets it.
 //   - While it is cut off, every message sent from or to it (observed at a
 //     send point) has a message type: the message's type and its
 //     direction (from or to the cut member; the sender's and receiver's
@@ -71,12 +76,13 @@ type cofiMemory struct {
 // cofiTrial is one trial's partition.
 type cofiTrial struct {
 	handled int
-	ids     map[string]uint64 // node → its ID in messages (From at its sends)
-	cut     string            // the cut-off member, "" when none
-	inv     string            // the invariant that started it
-	started bool              // the trial had its partition
-	from    time.Time         // when the partition started
-	newType bool              // the partition ended at a new message type
+	ids     map[string]uint64           // node → its ID in messages (From at its sends, To where it handles)
+	state   map[string]map[string]int64 // node → its state variables as last observed
+	cut     string                      // the cut-off member, "" when none
+	inv     string                      // the invariant that started it
+	started bool                        // the trial had its partition
+	from    time.Time                   // when the partition started
+	newType bool                        // the partition ended at a new message type
 }
 
 func newCofi(env Env) *cofi {
@@ -112,7 +118,7 @@ func (c *cofi) Invariants() []invariant.Invariant { return c.mem.Invariants }
 
 // Begin implements Policy: no live site, observations on.
 func (c *cofi) Begin(info TrialInfo) Plan {
-	c.trials.begin(info.Index, &cofiTrial{ids: map[string]uint64{}})
+	c.trials.begin(info.Index, &cofiTrial{ids: map[string]uint64{}, state: map[string]map[string]int64{}})
 	return Plan{States: true, Observe: true}
 }
 
@@ -132,9 +138,16 @@ func (c *cofi) Observe(o *Observation) Partition {
 		if t.cut != "" {
 			return c.intercepted(t, o)
 		}
-		return Partition{}
+		if t.started {
+			return Partition{}
+		}
+		return c.pending(t, o)
 	}
 	t.handled++
+	if _, ok := t.ids[o.Node]; !ok {
+		t.ids[o.Node] = o.To
+	}
+	t.remember(o)
 	if t.started {
 		return Partition{}
 	}
@@ -154,6 +167,47 @@ func (c *cofi) Observe(o *Observation) Partition {
 	}
 	t.cut, t.started, t.from = o.Node, true, o.Time
 	return Partition{Start: o.Node, For: c.env.partition(), Why: why}
+}
+
+// remember keeps the state variables of a handled observation as its
+// node's latest.
+func (t *cofiTrial) remember(o *Observation) {
+	m := t.state[o.Node]
+	if m == nil {
+		m = map[string]int64{}
+		t.state[o.Node] = m
+	}
+	for i, v := range o.Point.Vars {
+		if i < len(o.Values) && strings.HasPrefix(v.Name, "node.") {
+			m[v.Name] = o.Values[i]
+		}
+	}
+}
+
+// pending cuts off the receiver of a message about to be sent when the
+// message carries a value of an invariant not yet finished that the
+// receiver does not have yet.
+func (c *cofi) pending(t *cofiTrial, o *Observation) Partition {
+	recv := ""
+	for node, id := range t.ids {
+		if id == o.To {
+			recv = node
+			break
+		}
+	}
+	if recv == "" {
+		return Partition{}
+	}
+	for _, v := range c.set.Pending(&o.Observation, o.Point, t.state[recv]) {
+		if c.mem.Done[v.ID] {
+			continue
+		}
+		t.inv = v.ID
+		t.cut, t.started, t.from = recv, true, o.Time
+		why := fmt.Sprintf("pending: %s (message type %d to %s at %s)", v, o.Type, recv, o.Point.ID)
+		return Partition{Start: recv, For: c.env.partition(), Why: why}
+	}
+	return Partition{}
 }
 
 // intercepted handles a message sent while t's member is cut off: one
