@@ -71,6 +71,13 @@ type cofiMemory struct {
 	Types map[string][]string `json:"types,omitempty"`
 	// Done are the invariants whose last partition met no new type.
 	Done map[string]bool `json:"done,omitempty"`
+	// Seen are the message types (point|type) sent in the fault-free
+	// trials: the protocol's normal traffic.
+	Seen map[string]bool `json:"seen,omitempty"`
+	// Common are the invariants whose partitions heal at types of the
+	// normal traffic too: a partition that met no type outside it came
+	// first.
+	Common map[string]bool `json:"common,omitempty"`
 }
 
 // cofiTrial is one trial's partition.
@@ -110,6 +117,16 @@ func (c *cofi) Learn(trials [][]record.Observation) {
 	}
 	c.mem.Invariants = invariant.Mine(c.env.Catalog, trials, 0)
 	c.mem.Learned = true
+	for _, obs := range trials {
+		for i := range obs {
+			if pt := c.env.Catalog.Observe(obs[i].Point); pt != nil && pt.When == catalog.ObserveSend {
+				if c.mem.Seen == nil {
+					c.mem.Seen = map[string]bool{}
+				}
+				c.mem.Seen[fmt.Sprintf("%s|%d", pt.ID, obs[i].Type)] = true
+			}
+		}
+	}
 	c.index()
 }
 
@@ -226,6 +243,9 @@ func (c *cofi) intercepted(t *cofiTrial, o *Observation) Partition {
 	default:
 		return Partition{}
 	}
+	if !c.mem.Common[t.inv] && c.mem.Seen[fmt.Sprintf("%s|%d", o.Point.ID, o.Type)] {
+		return Partition{} // normal traffic: tried once the rarer types are
+	}
 	typ := fmt.Sprintf("%s|%d|%s", o.Point.ID, o.Type, dir)
 	for _, seen := range c.mem.Types[t.inv] {
 		if seen == typ {
@@ -242,10 +262,18 @@ func (c *cofi) intercepted(t *cofiTrial, o *Observation) Partition {
 }
 
 // End implements Policy: a partition that met no new message type
-// finishes its invariant.
+// finishes its invariant, or, when it healed only at types outside the
+// normal traffic, lets the next partitions heal at those too.
 func (c *cofi) End(out Outcome) {
 	t := c.trials.end(out.Index)
 	if t == nil || !t.started || t.newType {
+		return
+	}
+	if len(c.mem.Seen) > 0 && !c.mem.Common[t.inv] {
+		if c.mem.Common == nil {
+			c.mem.Common = map[string]bool{}
+		}
+		c.mem.Common[t.inv] = true
 		return
 	}
 	if c.mem.Done == nil {
