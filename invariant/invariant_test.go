@@ -36,3 +36,31 @@ func TestMine(t *testing.T) {
 		t.Errorf("type without invariants: %+v", v)
 	}
 }
+
+// TestPending: a message about to be sent breaks an invariant of its type
+// for now when its value differs from the receiver's last observed one.
+func TestPending(t *testing.T) {
+	cat := &catalog.Catalog{ObservePoints: []catalog.ObservePoint{
+		{Index: 0, ID: "step", When: catalog.ObserveHandled, Vars: []catalog.ObserveVar{{Name: "msg.Index"}, {Name: "node.lastIndex()"}}},
+		{Index: 1, ID: "send", When: catalog.ObserveSend, Vars: []catalog.ObserveVar{{Name: "msg.Index"}}},
+	}}
+	s := NewSet(cat, []Invariant{{ID: "i", Point: "step", Type: 1, A: "msg.Index", B: "node.lastIndex()"}})
+	send := &cat.ObservePoints[1]
+	for _, tt := range []struct {
+		name     string
+		typ      int64
+		index    int64
+		receiver map[string]int64
+		pending  bool
+	}{
+		{"the receiver lacks the entry", 1, 5, map[string]int64{"node.lastIndex()": 4}, true},
+		{"the receiver has it", 1, 5, map[string]int64{"node.lastIndex()": 5}, false},
+		{"receiver never observed", 1, 5, nil, false},
+		{"another message type", 2, 5, map[string]int64{"node.lastIndex()": 4}, false},
+	} {
+		o := record.Observation{Point: 1, Type: tt.typ, Values: []int64{tt.index}}
+		if got := s.Pending(&o, send, tt.receiver); (len(got) == 1) != tt.pending {
+			t.Errorf("%s: pending %+v, want %v", tt.name, got, tt.pending)
+		}
+	}
+}

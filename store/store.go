@@ -244,6 +244,9 @@ CREATE TABLE bench_runs (
 	updated     INTEGER NOT NULL,
 	PRIMARY KEY (bench, bug, side, policy, seed)
 );`,
+	// 8: the node whose observation started a partition, when it is not
+	// the cut node (record.Injection.Observer).
+	`ALTER TABLE injections ADD COLUMN observer TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.
