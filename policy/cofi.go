@@ -41,8 +41,11 @@ const cofiFallback = 2000
 //     IDs change from trial to trial, so the pair is relative). The first
 //     type not yet tried with I heals the partition just then: it is
 //     recorded, and the next trial that cuts at I heals at the next new
-//     type (Lines 14–16). A partition that meets no new type lasts the
-//     configured length, and I is then explored (Line 5).
+//     type (Lines 14–16). Types the fault-free trials never sent (a
+//     recovery protocol's) heal first; once a partition of I met none of
+//     them, the normal traffic heals too (§3.5.2). A partition that meets
+//     no new type lasts the configured length; the second such one
+//     finishes I (Line 5).
 //   - One partition per trial; what was explored is kept (Snapshot) for
 //     --resume. cofi only partitions, whatever faults.kinds says.
 //
