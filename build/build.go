@@ -47,7 +47,9 @@ func Target(cfg *config.Config) instrument.Target {
 		WorkDir:    filepath.Join(cfg.Path(wd), "build"),
 		Role:       cfg.Target.Role,
 
-		PeerPackages: cfg.Faults.Partition.Packages,
+		PeerPackages:   cfg.Faults.Partition.Packages,
+		ObserveSend:    cfg.Faults.Partition.Observe.Send,
+		ObserveHandled: cfg.Faults.Partition.Observe.Handled,
 	}
 }
 
@@ -195,7 +197,9 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 		Env:        w.Env,
 		Role:       w.Role,
 
-		PeerPackages: w.PeerPackages,
+		PeerPackages:   w.PeerPackages,
+		ObserveSend:    w.ObserveSend,
+		ObserveHandled: w.ObserveHandled,
 	})
 }
 

@@ -52,6 +52,8 @@ type Work struct {
 	Role string
 	// PeerPackages is Target.PeerPackages.
 	PeerPackages []string
+	// ObserveSend and ObserveHandled are Target's.
+	ObserveSend, ObserveHandled []string
 }
 
 // ModuleCopy is a dependency module copied out of the module cache.
@@ -169,6 +171,10 @@ type Target struct {
 	// partition cuts (analysis.Options.PeerPackages); empty lets the
 	// analysis use its default.
 	PeerPackages []string `json:",omitempty"`
+	// ObserveSend and ObserveHandled name observation points by function
+	// (analysis.Options.ObserveSend, ObserveHandled).
+	ObserveSend    []string `json:",omitempty"`
+	ObserveHandled []string `json:",omitempty"`
 }
 
 // Prepare sets up the work directory of t: it writes the agent module,
@@ -211,7 +217,9 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		Env:        goEnv(os.Environ()),
 		Role:       t.Role,
 
-		PeerPackages: t.PeerPackages,
+		PeerPackages:   t.PeerPackages,
+		ObserveSend:    t.ObserveSend,
+		ObserveHandled: t.ObserveHandled,
 	}
 	if err := writeAgent(w.AgentDir); err != nil {
 		return nil, err
