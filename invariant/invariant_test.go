@@ -64,3 +64,48 @@ func TestPending(t *testing.T) {
 		}
 	}
 }
+
+// TestMembers: a receiver's variable equal on all members at a point and
+// type is mined, one that differs between members is not, and an
+// observation that differs from another member's latest value breaks it.
+func TestMembers(t *testing.T) {
+	cat := &catalog.Catalog{ObservePoints: []catalog.ObservePoint{{Index: 0, ID: "p", When: catalog.ObserveHandled,
+		Vars: []catalog.ObserveVar{{Name: "msg.Index"}, {Name: "node.Term"}, {Name: "node.commit"}}}}}
+	obs := func(node string, vals ...int64) record.Observation {
+		return record.Observation{Node: node, Point: 0, Type: 8, From: 1, Values: vals}
+	}
+	var trial []record.Observation
+	for i := range int64(15) {
+		// Both followers agree on the term; their commit indices differ
+		// while one lags.
+		trial = append(trial, obs("n2", i, 3, i), obs("n3", i+1, 3, i-1))
+	}
+	var members []Invariant
+	for _, v := range Mine(cat, [][]record.Observation{trial}, 0) {
+		if v.A == Members {
+			members = append(members, v)
+		}
+	}
+	if len(members) != 1 || members[0].B != "node.Term" || members[0].Count < 20 {
+		t.Fatalf("all-members invariants %+v, want node.Term", members)
+	}
+	s := NewSet(cat, members)
+	for _, tt := range []struct {
+		name   string
+		o      record.Observation
+		others map[string]map[string]int64
+		broken bool
+	}{
+		{"agrees", obs("n2", 0, 3, 0), map[string]map[string]int64{"n3": {"node.Term": 3}}, false},
+		{"a newer term than n3's", obs("n2", 0, 4, 0), map[string]map[string]int64{"n3": {"node.Term": 3}}, true},
+		{"only its own value", obs("n2", 0, 4, 0), map[string]map[string]int64{"n2": {"node.Term": 3}}, false},
+		{"nothing known of others", obs("n2", 0, 4, 0), nil, false},
+	} {
+		if got := s.Diverged(&tt.o, &cat.ObservePoints[0], tt.others); (len(got) == 1) != tt.broken {
+			t.Errorf("%s: diverged %+v, want broken %v", tt.name, got, tt.broken)
+		}
+		if v := s.Violated(&tt.o); len(v) != 0 {
+			t.Errorf("%s: Violated reports an all-members invariant: %+v", tt.name, v)
+		}
+	}
+}

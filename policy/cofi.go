@@ -30,7 +30,9 @@ const cofiFallback = 2000
 //   - Learn mines the invariants from the campaign's fault-free trials.
 //   - In a trial, when a member handles a message that violates an
 //     invariant I (it disagrees with the sender: an inconsistent state),
-//     cofi cuts that member off from its peers (Partition.Start). So it
+//     cofi cuts that member off from its peers (Partition.Start); so it
+//     does when the member's value of a variable that is equal on all
+//     members (invariant.Members) differs from another's latest. So it
 //     does when a message is sent whose value the receiver does not have
 //     yet (I is pending, invariant.Set.Pending: the transient
 //     inconsistent states of partition-free runs, where the paper starts
@@ -172,7 +174,8 @@ func (c *cofi) Observe(o *Observation) Partition {
 		return Partition{}
 	}
 	why := ""
-	for _, v := range c.set.Violated(&o.Observation) {
+	violated := append(c.set.Violated(&o.Observation), c.set.Diverged(&o.Observation, o.Point, t.state)...)
+	for _, v := range violated {
 		if !c.mem.Done[v.ID] {
 			why, t.inv = v.String(), v.ID
 			break
