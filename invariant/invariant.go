@@ -365,3 +365,26 @@ func (s *Set) Pending(o *record.Observation, pt *catalog.ObservePoint, receiver 
 	}
 	return out
 }
+
+// Brought returns the invariants of a handled observation o whose value
+// the message brought its receiver: before handling it, the receiver's B
+// (prev, its state variables as last observed, by name) differed from the
+// message's A, which it now holds. Such a message was pending (Pending)
+// until it was handled; unlike Pending, which reads the receiver's state
+// at the sender's send, this needs no order between the two members'
+// observations.
+func (s *Set) Brought(o *record.Observation, pt *catalog.ObservePoint, prev map[string]int64) []*Invariant {
+	var out []*Invariant
+	for _, c := range s.by[key{o.Point, o.Type}] {
+		if c.a < 0 {
+			continue // msg.From: who sent it, not a value it brings
+		}
+		a, okA := value(o, c.a)
+		b, okB := value(o, c.b)
+		before, known := prev[pt.Vars[c.b].Name]
+		if okA && okB && known && a == b && before != a {
+			out = append(out, c.inv)
+		}
+	}
+	return out
+}

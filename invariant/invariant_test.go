@@ -109,3 +109,28 @@ func TestMembers(t *testing.T) {
 		}
 	}
 }
+
+// TestBrought: a handled message brought its receiver a value it lacked
+// when the receiver now agrees with it and did not before.
+func TestBrought(t *testing.T) {
+	cat := &catalog.Catalog{ObservePoints: []catalog.ObservePoint{
+		{Index: 0, ID: "step", When: catalog.ObserveHandled, Vars: []catalog.ObserveVar{{Name: "msg.Index"}, {Name: "node.lastIndex()"}}},
+	}}
+	s := NewSet(cat, []Invariant{{ID: "i", Point: "step", Type: 1, A: "msg.Index", B: "node.lastIndex()"}})
+	for _, tt := range []struct {
+		name    string
+		vals    []int64 // msg.Index, node.lastIndex() after handling
+		prev    map[string]int64
+		brought bool
+	}{
+		{"caught up", []int64{5, 5}, map[string]int64{"node.lastIndex()": 4}, true},
+		{"had it already", []int64{5, 5}, map[string]int64{"node.lastIndex()": 5}, false},
+		{"still behind (a violation, not this)", []int64{5, 3}, map[string]int64{"node.lastIndex()": 3}, false},
+		{"first observation of the receiver", []int64{5, 5}, nil, false},
+	} {
+		o := record.Observation{Point: 0, Type: 1, Values: tt.vals}
+		if got := s.Brought(&o, &cat.ObservePoints[0], tt.prev); (len(got) == 1) != tt.brought {
+			t.Errorf("%s: brought %+v, want %v", tt.name, got, tt.brought)
+		}
+	}
+}

@@ -36,7 +36,11 @@ const cofiFallback = 2000
 //     does when a message is sent whose value the receiver does not have
 //     yet (I is pending, invariant.Set.Pending: the transient
 //     inconsistent states of partition-free runs, where the paper starts
-//     its partitions): the receiver is cut off before it gets it.
+//     its partitions): the receiver is cut off before it gets it; and when
+//     a member handles a message that brought it such a value
+//     (invariant.Set.Brought: the same state, seen at the receiver, which
+//     needs no order between the members' observations): it is cut off
+//     before the next one.
 //   - While it is cut off, every message sent from or to it (observed at a
 //     send point) has a message type: the message's type and its
 //     direction (from or to the cut member; the sender's and receiver's
@@ -169,9 +173,23 @@ func (c *cofi) Observe(o *Observation) Partition {
 	if _, ok := t.ids[o.Node]; !ok {
 		t.ids[o.Node] = o.To
 	}
+	var brought []*invariant.Invariant
+	if !t.started {
+		brought = c.set.Brought(&o.Observation, o.Point, t.state[o.Node])
+	}
 	t.remember(o)
 	if t.started {
 		return Partition{}
+	}
+	for _, v := range brought {
+		if !c.mem.Done[v.ID] {
+			// The member just caught up with the sender: cut it off
+			// before the next such message.
+			t.inv = v.ID
+			t.cut, t.started, t.from = o.Node, true, o.Time
+			why := fmt.Sprintf("pending: %s (message type %d handled by %s)", v, o.Type, o.Node)
+			return Partition{Start: o.Node, For: c.env.partition(), Why: why}
+		}
 	}
 	why := ""
 	violated := append(c.set.Violated(&o.Observation), c.set.Diverged(&o.Observation, o.Point, t.state)...)
