@@ -384,8 +384,7 @@ var targeted = []struct {
 	// replicas checker sees it, and without the bug nothing differs.
 	// cofi cuts the follower that lacks the first entry of the load and
 	// heals it when the leader first sends it a snapshot; it found it at
-	// its first fault trial in 5 of 6 campaigns, at its fifth in the
-	// sixth (docs/examples.md). A
+	// its first fault trial in 3 of 3 campaigns (docs/examples.md). A
 	// replay cuts the same member at the same message for the same
 	// length, but whether the leader compacts past it by then depends on
 	// the load's pace (measured: it recurred in 1 of 5 replays).
