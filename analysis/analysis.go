@@ -51,6 +51,11 @@ type Options struct {
 	// calls PartitionPass marks (import paths, "/..." patterns or last
 	// path elements); empty means DefaultPeerPackages.
 	PeerPackages []string
+	// ObserveSend and ObserveHandled name functions that ObservePass
+	// takes for observation points beside those it finds by name:
+	// "pkg/path.(*T).M", "pkg.(*T).M" (the last path element), "(*T).M"
+	// or "F".
+	ObserveSend, ObserveHandled []string
 }
 
 // Result is what Run found.

@@ -3,8 +3,10 @@ package analysis
 import (
 	"go/ast"
 	"go/types"
+	"path"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/gofault/gofault/catalog"
@@ -17,7 +19,8 @@ const CountObservationPoints = "observation_points"
 // ObservePass finds CoFI's observation points: the methods of the target
 // packages that send peer messages (Send, taking a slice of messages) and
 // that handle one (Process or Step, taking a message), where a message is
-// a struct with integer fields Type, From and To (etcd's raftpb.Message).
+// a struct with integer fields Type, From and To (etcd's raftpb.Message),
+// and the functions Options.ObserveSend and ObserveHandled name.
 // The observed variables are the message's other integer fields and, after
 // handling, the node's state: the receiver's integer fields and its
 // argument-less integer getters whose names speak of terms, votes,
@@ -45,13 +48,13 @@ var observeMethods = map[string]string{
 }
 
 // stateName matches the names of a node's state variables worth observing.
-var stateName = regexp.MustCompile(`(?i)^(get)?(term|vote|lead|committed?(index)?|applied(index)?|lastindex)$`)
+var stateName = regexp.MustCompile(`(?i)^(get)?(term|vote|lead|commit(ted)?(index)?|applied(index)?|lastindex)$`)
 
 func runObserve(u *Unit) (any, error) {
 	res := &Observe{}
 	for _, sp := range u.Prog.Targets {
 		for _, f := range packageFunctions(sp) {
-			if pt, ok := observePoint(u.Prog, f); ok {
+			if pt, ok := observePoint(u.Prog, f, observeWhen(f, u.Options)); ok {
 				res.Points = append(res.Points, pt)
 				u.Count(sp.Pkg.Path(), CountObservationPoints, 1)
 			}
@@ -61,16 +64,38 @@ func runObserve(u *Unit) (any, error) {
 	return res, nil
 }
 
-// observePoint makes the observation point of method f, if it is one.
-func observePoint(p *Program, f *ssa.Function) (catalog.ObservePoint, bool) {
+// observeWhen is what f does with messages if it may be an observation
+// point: named in opts, or a method named like observeMethods; "" when it
+// is not.
+func observeWhen(f *ssa.Function, opts Options) string {
+	names := []string{funcName(f)}
+	if f.Pkg != nil {
+		names = append(names, f.Pkg.Pkg.Path()+"."+funcName(f), path.Base(f.Pkg.Pkg.Path())+"."+funcName(f))
+	}
+	named := func(list []string) bool {
+		return slices.ContainsFunc(names, func(n string) bool { return slices.Contains(list, n) })
+	}
+	switch {
+	case named(opts.ObserveSend):
+		return catalog.ObserveSend
+	case named(opts.ObserveHandled):
+		return catalog.ObserveHandled
+	case f.Signature.Recv() != nil:
+		return observeMethods[f.Name()]
+	}
+	return ""
+}
+
+// observePoint makes the observation point of function f, if it is one;
+// when is what f does with messages (observeWhen).
+func observePoint(p *Program, f *ssa.Function, when string) (catalog.ObservePoint, bool) {
 	var pt catalog.ObservePoint
 	sig := f.Signature
-	when, ok := observeMethods[f.Name()]
-	if !ok || sig.Recv() == nil {
+	if when == "" {
 		return pt, false
 	}
 	decl, ok := f.Syntax().(*ast.FuncDecl)
-	if !ok || decl.Body == nil || decl.Recv == nil {
+	if !ok || decl.Body == nil {
 		return pt, false
 	}
 	// The message parameter.
@@ -118,7 +143,7 @@ func observePoint(p *Program, f *ssa.Function) (catalog.ObservePoint, bool) {
 		}
 		pt.Vars = append(pt.Vars, catalog.ObserveVar{Name: "msg." + fd.Name(), Expr: ref + "." + fd.Name()})
 	}
-	if when == catalog.ObserveHandled {
+	if when == catalog.ObserveHandled && sig.Recv() != nil {
 		pt.Vars = append(pt.Vars, nodeVars(sig.Recv(), recvName(decl))...)
 	}
 	return pt, true

@@ -47,3 +47,40 @@ func TestObservePass(t *testing.T) {
 		t.Errorf("(relay).Step: %+v", relay)
 	}
 }
+
+// TestObservePassConfigured: functions named in the options are points
+// too, in each spelling of their names.
+func TestObservePassConfigured(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "observe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name          string
+		send, handled []string
+		want          map[string]string // Func → When
+	}{
+		{"none named", nil, nil, map[string]string{}},
+		{"method, short name", nil, []string{"(*raft).deliver"}, map[string]string{"(*raft).deliver": catalog.ObserveHandled}},
+		{"full and package names", []string{"example.com/observe/node.broadcast"}, []string{"node.(*raft).deliver"},
+			map[string]string{"(*raft).deliver": catalog.ObserveHandled, "broadcast": catalog.ObserveSend}},
+	} {
+		res, err := Run(context.Background(), Options{Dir: dir, Patterns: []string{"example.com/observe/..."}, Passes: []*Pass{ObservePass},
+			ObserveSend: tt.send, ObserveHandled: tt.handled})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, p := range res.Catalog.ObservePoints {
+			got[p.Func] = p.When
+		}
+		for fn, when := range tt.want {
+			if got[fn] != when {
+				t.Errorf("%s: %s is %q, want %q (points %v)", tt.name, fn, got[fn], when, got)
+			}
+		}
+		if len(got) != 3+len(tt.want) {
+			t.Errorf("%s: %d points %v, want %d", tt.name, len(got), got, 3+len(tt.want))
+		}
+	}
+}

@@ -47,8 +47,10 @@ func Target(cfg *config.Config) instrument.Target {
 		WorkDir:    filepath.Join(cfg.Path(wd), "build"),
 		Role:       cfg.Target.Role,
 
-		PeerPackages: cfg.Faults.Partition.Packages,
-		NoCoverage:   !cfg.Faults.CoverageOn(),
+		PeerPackages:   cfg.Faults.Partition.Packages,
+		ObserveSend:    cfg.Faults.Partition.Observe.Send,
+		ObserveHandled: cfg.Faults.Partition.Observe.Handled,
+		NoCoverage:     !cfg.Faults.CoverageOn(),
 	}
 }
 
@@ -196,7 +198,9 @@ func Analyze(ctx context.Context, w *instrument.Work) (*analysis.Result, error) 
 		Env:        w.Env,
 		Role:       w.Role,
 
-		PeerPackages: w.PeerPackages,
+		PeerPackages:   w.PeerPackages,
+		ObserveSend:    w.ObserveSend,
+		ObserveHandled: w.ObserveHandled,
 	})
 }
 

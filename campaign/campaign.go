@@ -76,7 +76,8 @@ type Options struct {
 	// Built, if set, is used instead of building the target again.
 	Built *Built
 	// Baseline, if set, is the log checker's starting baseline, and no
-	// baseline trials are run.
+	// baseline trials are run unless the policy learns from them
+	// (policy.Learner: cofi).
 	Baseline *check.Baseline
 }
 
@@ -289,7 +290,12 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 	}
 	s.wantBaseline = cfg.Checkers.Baseline
 	if opts.Baseline != nil && baseline.Trials == 0 {
-		baseline, s.wantBaseline = opts.Baseline.Clone(), 0
+		baseline = opts.Baseline.Clone()
+		if _, learns := s.pol.(policy.Learner); !learns {
+			// A policy that learns from its fault-free trials (cofi)
+			// runs them still: the shared baseline has no observations.
+			s.wantBaseline = 0
+		}
 	}
 	if s.r, err = newRunner(cfg, s.bt, s.camp.ID, s.pol, baseline, opts.Logger); err != nil {
 		return nil, err

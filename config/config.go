@@ -190,6 +190,18 @@ type Partition struct {
 	// Duration is how long a partition lasts before it heals (default
 	// 3s).
 	Duration time.Duration `yaml:"duration"`
+	// Observe names CoFI's observation points by function, beside those
+	// found by name (Send, Process, Step).
+	Observe ObserveFuncs `yaml:"observe"`
+}
+
+// ObserveFuncs name the functions that send peer messages and those that
+// handle one ("pkg/path.(*T).M", "pkg.(*T).M" with the last path element,
+// or "(*T).M"; "F" for a function). Each must take a message (a struct
+// with integer fields Type, From and To), a sender a slice of them.
+type ObserveFuncs struct {
+	Send    []string `yaml:"send"`
+	Handled []string `yaml:"handled"`
 }
 
 // Policy selects and tunes the injection policy.

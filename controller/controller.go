@@ -398,12 +398,16 @@ func (t *Trial) decide(p *peer, r *wire.Request) (wire.Response, *Effect) {
 	return resp, t.apply(p, effs)
 }
 
-// events records a batch of p's events.
+// events records a batch of p's events. An event may change p's own plan
+// (an observation that cuts p's node off its peers): it is sent at once,
+// since no response carries it.
 func (t *Trial) events(p *peer, evs []wire.Event) {
 	t.mu.Lock()
 	effs := t.s.events(p.id, evs)
 	t.mu.Unlock()
-	t.apply(p, effs)
+	if self := t.apply(p, effs); self != nil {
+		p.sendPlan(self.Seq, self.Plan)
+	}
 }
 
 // StateOf returns the current abstract state of a task instance on a node.

@@ -57,8 +57,12 @@ func (s *session) observe(node string, e *wire.Event) []Effect {
 		delete(s.cutInj, p.Heal)
 	}
 	if _, cut := s.cuts[p.Start]; p.Start != "" && p.For > 0 && !cut {
-		s.inj = append(s.inj, record.Injection{Time: now, Node: p.Start, SiteID: pt.ID, Kind: catalog.KindPartition,
-			Delay: p.For, Error: p.Why, Role: s.role[p.Start], Occurrence: s.obsCount[obsKey{p.Start, pt.Index}]})
+		in := record.Injection{Time: now, Node: p.Start, SiteID: pt.ID, Kind: catalog.KindPartition,
+			Delay: p.For, Error: p.Why, Role: s.role[p.Start], Occurrence: s.obsCount[ok]}
+		if node != p.Start {
+			in.Observer = node
+		}
+		s.inj = append(s.inj, in)
 		if s.cutInj == nil {
 			s.cutInj = map[string]int{}
 		}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -154,5 +155,55 @@ func TestSessionObservePartition(t *testing.T) {
 	in := res.Injections
 	if len(in) != 1 || in[0].Kind != catalog.KindPartition || in[0].SiteID != "observe:p.Step" || in[0].Error != "inv" || in[0].Delay != 2*time.Second || in[0].Occurrence != 2 {
 		t.Fatalf("injections %+v", in)
+	}
+}
+
+// TestObservationCutsItsOwnNode: an observation that makes the policy cut
+// off the observing node itself reaches that node's agent as a new plan
+// with its peer sites live — no response carries it (events have none).
+func TestObservationCutsItsOwnNode(t *testing.T) {
+	cat := partitionCatalog()
+	cat.ObservePoints = []catalog.ObservePoint{{Index: 0, ID: "observe:p.Step", When: catalog.ObserveHandled, Vars: []catalog.ObserveVar{{Name: "msg.Term"}}}}
+	cat.Hash = cat.ComputeHash()
+	pol := &observer{scripted: scripted{plan: policy.Plan{Observe: true}}}
+	c, err := Listen("unix", filepath.Join(t.TempDir(), "ctl.sock"), Options{Catalog: cat, Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1", Nodes: []string{"n1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := dialRaw(t, c)
+	r := wire.NewReader(nc)
+	if _, err := nc.Write(wire.AppendHello(nil, &wire.Hello{Version: wire.Version, Role: wire.RoleAgent, Node: "n1", Trial: "t1", CatalogHash: cat.Hash})); err != nil {
+		t.Fatal(err)
+	}
+	if typ, _, err := r.ReadFrame(); err != nil || typ != wire.TWelcome {
+		t.Fatalf("welcome: %v %v", typ, err)
+	}
+	tr.Arm()
+	ev := wire.Event{Kind: wire.EvObserve, Time: time.Now().UnixNano(), A: 0, B: 8, C: 1, D: 2, Data: wire.AppendValues(nil, []int64{3})}
+	// The observer cuts n1 at its second observation.
+	if _, err := nc.Write(wire.AppendEvents(nil, &wire.Events{Events: []wire.Event{ev, ev}})); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for {
+		typ, payload, err := r.ReadFrame()
+		if err != nil {
+			t.Fatalf("no plan with the peer sites: %v", err)
+		}
+		if typ != wire.TPlan {
+			continue
+		}
+		var p wire.Plan
+		if err := wire.DecodePlan(payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		if slices.Equal(p.Sites, []uint32{1, 2, 3}) {
+			return
+		}
 	}
 }

@@ -54,6 +54,8 @@ type Work struct {
 	PeerPackages []string
 	// NoCoverage is Target.NoCoverage.
 	NoCoverage bool
+	// ObserveSend and ObserveHandled are Target's.
+	ObserveSend, ObserveHandled []string
 }
 
 // ModuleCopy is a dependency module copied out of the module cache.
@@ -175,6 +177,10 @@ type Target struct {
 	// puts at the start of every basic block of the target packages
 	// (blockEdits; a build with -race never has them).
 	NoCoverage bool `json:",omitempty"`
+	// ObserveSend and ObserveHandled name observation points by function
+	// (analysis.Options.ObserveSend, ObserveHandled).
+	ObserveSend    []string `json:",omitempty"`
+	ObserveHandled []string `json:",omitempty"`
 }
 
 // Prepare sets up the work directory of t: it writes the agent module,
@@ -217,8 +223,10 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		Env:        goEnv(os.Environ()),
 		Role:       t.Role,
 
-		PeerPackages: t.PeerPackages,
-		NoCoverage:   t.NoCoverage,
+		PeerPackages:   t.PeerPackages,
+		ObserveSend:    t.ObserveSend,
+		ObserveHandled: t.ObserveHandled,
+		NoCoverage:     t.NoCoverage,
 	}
 	if err := writeAgent(w.AgentDir); err != nil {
 		return nil, err

@@ -8,6 +8,12 @@
 // variables (node.Term, node.lead, ...): the receiver agrees with the
 // sender. It is kept when it held at every such observation of every
 // fault-free trial, and was observed at least MinCount times.
+//
+// An invariant of the other kind (A is Members) says that one of the
+// receivers' state variables is equal on all members after they handle a
+// message of that type: each member's value there equals the value the
+// others had after their latest such message (node.Term after a
+// heartbeat: the members agree on the term).
 package invariant
 
 import (
@@ -23,8 +29,12 @@ import (
 // fault-free trials, to be kept.
 const MinCount = 20
 
+// Members is the A of an invariant that B is equal on all members.
+const Members = "members"
+
 // Invariant is one mined invariant: at Point, after a message of type
-// Type was handled, A equals B.
+// Type was handled, A equals B (or, when A is Members, B is equal on all
+// members).
 type Invariant struct {
 	// ID is "point|type|A==B", stable across rebuilds of the same source.
 	ID    string `json:"id"`
@@ -40,6 +50,9 @@ type Invariant struct {
 
 // String is "A == B after type T at point".
 func (v Invariant) String() string {
+	if v.A == Members {
+		return fmt.Sprintf("%s equal on all members after message type %d at %s", v.B, v.Type, v.Point)
+	}
 	return fmt.Sprintf("%s == %s after message type %d at %s", v.A, v.B, v.Type, v.Point)
 }
 
@@ -150,13 +163,86 @@ func Mine(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []I
 			out = append(out, v)
 		}
 	}
+	out = append(out, mineMembers(cat, trials, minCount)...)
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// mineMembers returns the invariants that a receiver's variable is equal
+// on all members at a point and message type: at every observation there,
+// once two members or more were observed, the member's value equals every
+// other member's latest.
+func mineMembers(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []Invariant {
+	type varKey struct {
+		key
+		v int
+	}
+	type stat struct {
+		count, trials int
+		broken        bool
+		members       map[string]bool
+	}
+	stats := map[varKey]*stat{}
+	for _, obs := range trials {
+		latest := map[varKey]map[string]int64{}
+		counted := map[varKey]bool{}
+		for i := range obs {
+			o := &obs[i]
+			pt := cat.Observe(o.Point)
+			if pt == nil || pt.When != catalog.ObserveHandled {
+				continue
+			}
+			for vi, v := range pt.Vars {
+				if !strings.HasPrefix(v.Name, "node.") || vi >= len(o.Values) {
+					continue
+				}
+				k := varKey{key{o.Point, o.Type}, vi}
+				st := stats[k]
+				if st == nil {
+					st = &stat{members: map[string]bool{}}
+					stats[k] = st
+				}
+				m := latest[k]
+				if m == nil {
+					m = map[string]int64{}
+					latest[k] = m
+				}
+				m[o.Node] = o.Values[vi]
+				st.members[o.Node] = true
+				if len(m) < 2 || st.broken {
+					continue
+				}
+				for _, x := range m {
+					if x != o.Values[vi] {
+						st.broken = true
+					}
+				}
+				st.count++
+				if !counted[k] {
+					counted[k] = true
+					st.trials++
+				}
+			}
+		}
+	}
+	var out []Invariant
+	for k, st := range stats {
+		if st.broken || st.count < minCount || len(st.members) < 2 {
+			continue
+		}
+		pt := cat.Observe(k.point)
+		v := Invariant{Point: pt.ID, Type: k.typ, A: Members, B: pt.Vars[k.v].Name, Count: st.count, Trials: st.trials}
+		v.ID = fmt.Sprintf("%s|%d|%s==%s", v.Point, v.Type, v.A, v.B)
+		out = append(out, v)
+	}
 	return out
 }
 
 // Set indexes invariants for checking observations against them.
 type Set struct {
-	by map[key][]checkable
+	by      map[key][]checkable
+	byType  map[int64][]*Invariant
+	members map[key][]checkable
 }
 
 type checkable struct {
@@ -167,7 +253,7 @@ type checkable struct {
 // NewSet indexes invs by the observation points of cat; an invariant whose
 // point or variables cat no longer has is left out.
 func NewSet(cat *catalog.Catalog, invs []Invariant) *Set {
-	s := &Set{by: map[key][]checkable{}}
+	s := &Set{by: map[key][]checkable{}, byType: map[int64][]*Invariant{}, members: map[key][]checkable{}}
 	ids := map[string]*catalog.ObservePoint{}
 	for i := range cat.ObservePoints {
 		ids[cat.ObservePoints[i].ID] = &cat.ObservePoints[i]
@@ -178,12 +264,20 @@ func NewSet(cat *catalog.Catalog, invs []Invariant) *Set {
 		if pt == nil {
 			continue
 		}
+		if v.A == Members {
+			if b := varIndex(pt, v.B); b >= 0 {
+				k := key{pt.Index, v.Type}
+				s.members[k] = append(s.members[k], checkable{inv: v, a: -2, b: b})
+			}
+			continue
+		}
 		a, b := varIndex(pt, v.A), varIndex(pt, v.B)
 		if a == -2 || b == -2 {
 			continue
 		}
 		k := key{pt.Index, v.Type}
 		s.by[k] = append(s.by[k], checkable{inv: v, a: a, b: b})
+		s.byType[v.Type] = append(s.byType[v.Type], v)
 	}
 	return s
 }
@@ -206,7 +300,30 @@ func (s *Set) Len() int {
 	for _, cs := range s.by {
 		n += len(cs)
 	}
+	for _, cs := range s.members {
+		n += len(cs)
+	}
 	return n
+}
+
+// Diverged returns the all-members invariants (A is Members) that
+// observation o breaks: its value of B differs from another member's
+// latest value of B, in others (member → variable name → value).
+func (s *Set) Diverged(o *record.Observation, pt *catalog.ObservePoint, others map[string]map[string]int64) []*Invariant {
+	var out []*Invariant
+	for _, c := range s.members[key{o.Point, o.Type}] {
+		b, ok := value(o, c.b)
+		if !ok {
+			continue
+		}
+		for node, vars := range others {
+			if x, ok := vars[pt.Vars[c.b].Name]; ok && node != o.Node && x != b {
+				out = append(out, c.inv)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Violated returns the invariants that observation o breaks.
@@ -216,6 +333,56 @@ func (s *Set) Violated(o *record.Observation) []*Invariant {
 		a, okA := value(o, c.a)
 		b, okB := value(o, c.b)
 		if okA && okB && a != b {
+			out = append(out, c.inv)
+		}
+	}
+	return out
+}
+
+// Pending returns the invariants that a message about to be sent breaks
+// for now: o is observed at a send point (pt), and receiver holds the
+// receiver's state variables as last observed (by name, e.g.
+// "node.lastIndex()"). An invariant of o's message type whose A the
+// message carries is pending when the receiver's B differs: once the
+// receiver has handled the message they agree again, so until then the
+// two members are inconsistent — the transient inconsistent states of
+// partition-free runs where CoFI starts its partitions (Algorithm 1,
+// Line 1). A B the receiver was never observed with is not compared.
+func (s *Set) Pending(o *record.Observation, pt *catalog.ObservePoint, receiver map[string]int64) []*Invariant {
+	var out []*Invariant
+	for _, v := range s.byType[o.Type] {
+		b, ok := receiver[v.B]
+		if !ok {
+			continue
+		}
+		i := varIndex(pt, v.A)
+		if i == -2 {
+			continue
+		}
+		if a, ok := value(o, i); ok && a != b {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Brought returns the invariants of a handled observation o whose value
+// the message brought its receiver: before handling it, the receiver's B
+// (prev, its state variables as last observed, by name) differed from the
+// message's A, which it now holds. Such a message was pending (Pending)
+// until it was handled; unlike Pending, which reads the receiver's state
+// at the sender's send, this needs no order between the two members'
+// observations.
+func (s *Set) Brought(o *record.Observation, pt *catalog.ObservePoint, prev map[string]int64) []*Invariant {
+	var out []*Invariant
+	for _, c := range s.by[key{o.Point, o.Type}] {
+		if c.a < 0 {
+			continue // msg.From: who sent it, not a value it brings
+		}
+		a, okA := value(o, c.a)
+		b, okB := value(o, c.b)
+		before, known := prev[pt.Vars[c.b].Name]
+		if okA && okB && known && a == b && before != a {
 			out = append(out, c.inv)
 		}
 	}

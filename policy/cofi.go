@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/gofault/gofault/catalog"
@@ -29,15 +30,28 @@ const cofiFallback = 2000
 //   - Learn mines the invariants from the campaign's fault-free trials.
 //   - In a trial, when a member handles a message that violates an
 //     invariant I (it disagrees with the sender: an inconsistent state),
-//     cofi cuts that member off from its peers (Partition.Start).
+//     cofi cuts that member off from its peers (Partition.Start); so it
+//     does when the member's value of a variable that is equal on all
+//     members (invariant.Members) differs from another's latest. So it
+//     does when a message is sent whose value the receiver does not have
+//     yet (I is pending, invariant.Set.Pending: the transient
+//     inconsistent states of partition-free runs, where the paper starts
+//     its partitions): the receiver is cut off before it gets it; and when
+//     a member handles a message that brought it such a value
+//     (invariant.Set.Brought: the same state, seen at the receiver, which
+//     needs no order between the members' observations): it is cut off
+//     before the next one.
 //   - While it is cut off, every message sent from or to it (observed at a
 //     send point) has a message type: the message's type and its
 //     direction (from or to the cut member; the sender's and receiver's
 //     IDs change from trial to trial, so the pair is relative). The first
 //     type not yet tried with I heals the partition just then: it is
 //     recorded, and the next trial that cuts at I heals at the next new
-//     type (Lines 14–16). A partition that meets no new type lasts the
-//     configured length, and I is then explored (Line 5).
+//     type (Lines 14–16). Types the fault-free trials never sent (a
+//     recovery protocol's) heal first; once a partition of I met none of
+//     them, the normal traffic heals too (§3.5.2). A partition that meets
+//     no new type lasts the configured length; the second such one
+//     finishes I (Line 5).
 //   - One partition per trial; what was explored is kept (Snapshot) for
 //     --resume. cofi only partitions, whatever faults.kinds says.
 //
@@ -66,17 +80,25 @@ type cofiMemory struct {
 	Types map[string][]string `json:"types,omitempty"`
 	// Done are the invariants whose last partition met no new type.
 	Done map[string]bool `json:"done,omitempty"`
+	// Seen are the message types (point|type) sent in the fault-free
+	// trials: the protocol's normal traffic.
+	Seen map[string]bool `json:"seen,omitempty"`
+	// Common are the invariants whose partitions heal at types of the
+	// normal traffic too: a partition that met no type outside it came
+	// first.
+	Common map[string]bool `json:"common,omitempty"`
 }
 
 // cofiTrial is one trial's partition.
 type cofiTrial struct {
 	handled int
-	ids     map[string]uint64 // node → its ID in messages (From at its sends)
-	cut     string            // the cut-off member, "" when none
-	inv     string            // the invariant that started it
-	started bool              // the trial had its partition
-	from    time.Time         // when the partition started
-	newType bool              // the partition ended at a new message type
+	ids     map[string]uint64           // node → its ID in messages (From at its sends, To where it handles)
+	state   map[string]map[string]int64 // node → its state variables as last observed
+	cut     string                      // the cut-off member, "" when none
+	inv     string                      // the invariant that started it
+	started bool                        // the trial had its partition
+	from    time.Time                   // when the partition started
+	newType bool                        // the partition ended at a new message type
 }
 
 func newCofi(env Env) *cofi {
@@ -104,6 +126,16 @@ func (c *cofi) Learn(trials [][]record.Observation) {
 	}
 	c.mem.Invariants = invariant.Mine(c.env.Catalog, trials, 0)
 	c.mem.Learned = true
+	for _, obs := range trials {
+		for i := range obs {
+			if pt := c.env.Catalog.Observe(obs[i].Point); pt != nil && pt.When == catalog.ObserveSend {
+				if c.mem.Seen == nil {
+					c.mem.Seen = map[string]bool{}
+				}
+				c.mem.Seen[fmt.Sprintf("%s|%d", pt.ID, obs[i].Type)] = true
+			}
+		}
+	}
 	c.index()
 }
 
@@ -112,7 +144,7 @@ func (c *cofi) Invariants() []invariant.Invariant { return c.mem.Invariants }
 
 // Begin implements Policy: no live site, observations on.
 func (c *cofi) Begin(info TrialInfo) Plan {
-	c.trials.begin(info.Index, &cofiTrial{ids: map[string]uint64{}})
+	c.trials.begin(info.Index, &cofiTrial{ids: map[string]uint64{}, state: map[string]map[string]int64{}})
 	return Plan{States: true, Observe: true}
 }
 
@@ -132,14 +164,36 @@ func (c *cofi) Observe(o *Observation) Partition {
 		if t.cut != "" {
 			return c.intercepted(t, o)
 		}
-		return Partition{}
+		if t.started {
+			return Partition{}
+		}
+		return c.pending(t, o)
 	}
 	t.handled++
+	if _, ok := t.ids[o.Node]; !ok {
+		t.ids[o.Node] = o.To
+	}
+	var brought []*invariant.Invariant
+	if !t.started {
+		brought = c.set.Brought(&o.Observation, o.Point, t.state[o.Node])
+	}
+	t.remember(o)
 	if t.started {
 		return Partition{}
 	}
+	for _, v := range brought {
+		if !c.mem.Done[v.ID] {
+			// The member just caught up with the sender: cut it off
+			// before the next such message.
+			t.inv = v.ID
+			t.cut, t.started, t.from = o.Node, true, o.Time
+			why := fmt.Sprintf("pending: %s (message type %d handled by %s)", v, o.Type, o.Node)
+			return Partition{Start: o.Node, For: c.env.partition(), Why: why}
+		}
+	}
 	why := ""
-	for _, v := range c.set.Violated(&o.Observation) {
+	violated := append(c.set.Violated(&o.Observation), c.set.Diverged(&o.Observation, o.Point, t.state)...)
+	for _, v := range violated {
 		if !c.mem.Done[v.ID] {
 			why, t.inv = v.String(), v.ID
 			break
@@ -154,6 +208,47 @@ func (c *cofi) Observe(o *Observation) Partition {
 	}
 	t.cut, t.started, t.from = o.Node, true, o.Time
 	return Partition{Start: o.Node, For: c.env.partition(), Why: why}
+}
+
+// remember keeps the state variables of a handled observation as its
+// node's latest.
+func (t *cofiTrial) remember(o *Observation) {
+	m := t.state[o.Node]
+	if m == nil {
+		m = map[string]int64{}
+		t.state[o.Node] = m
+	}
+	for i, v := range o.Point.Vars {
+		if i < len(o.Values) && strings.HasPrefix(v.Name, "node.") {
+			m[v.Name] = o.Values[i]
+		}
+	}
+}
+
+// pending cuts off the receiver of a message about to be sent when the
+// message carries a value of an invariant not yet finished that the
+// receiver does not have yet.
+func (c *cofi) pending(t *cofiTrial, o *Observation) Partition {
+	recv := ""
+	for node, id := range t.ids {
+		if id == o.To {
+			recv = node
+			break
+		}
+	}
+	if recv == "" {
+		return Partition{}
+	}
+	for _, v := range c.set.Pending(&o.Observation, o.Point, t.state[recv]) {
+		if c.mem.Done[v.ID] {
+			continue
+		}
+		t.inv = v.ID
+		t.cut, t.started, t.from = recv, true, o.Time
+		why := fmt.Sprintf("pending: %s (message type %d to %s at %s)", v, o.Type, recv, o.Point.ID)
+		return Partition{Start: recv, For: c.env.partition(), Why: why}
+	}
+	return Partition{}
 }
 
 // intercepted handles a message sent while t's member is cut off: one
@@ -172,6 +267,9 @@ func (c *cofi) intercepted(t *cofiTrial, o *Observation) Partition {
 	default:
 		return Partition{}
 	}
+	if !c.mem.Common[t.inv] && c.mem.Seen[fmt.Sprintf("%s|%d", o.Point.ID, o.Type)] {
+		return Partition{} // normal traffic: tried once the rarer types are
+	}
 	typ := fmt.Sprintf("%s|%d|%s", o.Point.ID, o.Type, dir)
 	for _, seen := range c.mem.Types[t.inv] {
 		if seen == typ {
@@ -188,10 +286,18 @@ func (c *cofi) intercepted(t *cofiTrial, o *Observation) Partition {
 }
 
 // End implements Policy: a partition that met no new message type
-// finishes its invariant.
+// finishes its invariant, or, when it healed only at types outside the
+// normal traffic, lets the next partitions heal at those too.
 func (c *cofi) End(out Outcome) {
 	t := c.trials.end(out.Index)
 	if t == nil || !t.started || t.newType {
+		return
+	}
+	if len(c.mem.Seen) > 0 && !c.mem.Common[t.inv] {
+		if c.mem.Common == nil {
+			c.mem.Common = map[string]bool{}
+		}
+		c.mem.Common[t.inv] = true
 		return
 	}
 	if c.mem.Done == nil {

@@ -160,3 +160,70 @@ func TestReplayObservedPartition(t *testing.T) {
 		t.Fatalf("replayed %+v", got)
 	}
 }
+
+// TestCofiPending: a message whose value its receiver lacks cuts the
+// receiver off before it gets it; the partition heals first at a type the
+// fault-free trials never sent (a recovery protocol), then, once a
+// partition met none, at the normal traffic, and the invariant is done
+// when a partition meets no new type at all.
+func TestCofiPending(t *testing.T) {
+	cat := &catalog.Catalog{ObservePoints: []catalog.ObservePoint{
+		{Index: 0, ID: "observe:server.(*Node).Step", When: catalog.ObserveHandled,
+			Vars: []catalog.ObserveVar{{Name: "msg.Index"}, {Name: "node.lastIndex()"}}},
+		{Index: 1, ID: "observe:transport.(*Transport).Send", When: catalog.ObserveSend,
+			Vars: []catalog.ObserveVar{{Name: "msg.Index"}}},
+	}}
+	step := func(trial int, node string, to uint64, msgIndex, last int64) *Observation {
+		return &Observation{Trial: trial, Point: &cat.ObservePoints[0],
+			Observation: record.Observation{Time: tick(), Node: node, Point: 0, Type: 1, From: 1, To: to, Values: []int64{msgIndex, last}}}
+	}
+	send := func(trial int, node string, typ int64, from, to uint64, index int64) *Observation {
+		return &Observation{Trial: trial, Point: &cat.ObservePoints[1],
+			Observation: record.Observation{Time: tick(), Node: node, Point: 1, Type: typ, From: from, To: to, Values: []int64{index}}}
+	}
+	p := newCofi(Env{Catalog: cat, Seed: 1, Partition: 5 * time.Second})
+	var clean []record.Observation
+	for i := range int64(30) {
+		clean = append(clean, send(0, "n1", 1, 1, 2, i).Observation, step(0, "n2", 2, i, i).Observation)
+	}
+	p.Learn([][]record.Observation{clean})
+	if len(p.Invariants()) != 1 {
+		t.Fatalf("invariants %+v", p.Invariants())
+	}
+	const snap = 4 // a type the fault-free trials never sent
+	for _, tt := range []struct {
+		name string
+		sent []int64 // types sent to the cut member, in order
+		heal int64   // the type that heals (0: none)
+	}{
+		{"the recovery protocol's type heals first", []int64{1, snap}, snap},
+		{"no rarer type: the partition lasts", []int64{1, 1}, 0},
+		{"then the normal traffic heals", []int64{1}, 1},
+		{"no new type: the invariant is done", []int64{1, snap}, 0},
+	} {
+		trial := int(clock.Unix())
+		p.Begin(TrialInfo{Index: trial})
+		p.Observe(step(trial, "n2", 2, 3, 3))
+		a := p.Observe(send(trial, "n1", 1, 1, 2, 4))
+		if a.Start != "n2" || a.Why == "" {
+			t.Fatalf("%s: entry 4 sent to n2 at 3: %+v, want n2 cut off", tt.name, a)
+		}
+		var healed int64
+		for _, typ := range tt.sent {
+			if a := p.Observe(send(trial, "n1", typ, 1, 2, 4)); a.Heal == "n2" {
+				healed = typ
+				break
+			}
+		}
+		if healed != tt.heal {
+			t.Errorf("%s: healed at type %d, want %d", tt.name, healed, tt.heal)
+		}
+		p.End(Outcome{Index: trial})
+	}
+	trial := int(clock.Unix())
+	p.Begin(TrialInfo{Index: trial})
+	p.Observe(step(trial, "n2", 2, 3, 3))
+	if a := p.Observe(send(trial, "n1", 1, 1, 2, 4)); a.Start != "" {
+		t.Errorf("a done invariant cut again: %+v", a)
+	}
+}

@@ -1,13 +1,16 @@
 package policy
 
 import (
+	"cmp"
+
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
 // replayObserved replays the partitions a trial started at observation
 // points (cofi): each is started, after the previous one, when its node
-// has made the recorded number of observations at the recorded point
+// (or the node that observed, Injection.Observer) has made the recorded
+// number of observations at the recorded point
 // (Injection.Occurrence), and lasts the recorded length (its heal included).
 type replayObserved struct {
 	want   []record.Injection
@@ -50,7 +53,7 @@ func (r *Replay) Observe(o *Observation) Partition {
 	k := observedKey{o.Node, o.Point.ID}
 	ro.counts[k]++
 	w := ro.want[ro.next]
-	if o.Node != w.Node || o.Point.ID != w.SiteID || ro.counts[k] < w.Occurrence {
+	if o.Node != cmp.Or(w.Observer, w.Node) || o.Point.ID != w.SiteID || ro.counts[k] < w.Occurrence {
 		return Partition{}
 	}
 	ro.next++

@@ -45,6 +45,11 @@ type Injection struct {
 	// Role is the node's role when the fault struck (the name of the
 	// catalog's role constant, e.g. "StateLeader"); "" when unknown.
 	Role string `json:"role,omitempty"`
+	// Observer is, for a partition started at an observation point, the
+	// node that made the observation when it is not the cut node (cofi
+	// cuts a message's receiver at the sender's send): Occurrence counts
+	// its observations at the point.
+	Observer string `json:"observer,omitempty"`
 }
 
 // NodeRole is "n2 (StateLeader)", or the node alone when the role is

@@ -248,6 +248,9 @@ CREATE TABLE bench_runs (
 	// new to the campaign (record.Trial.Blocks, NewBlocks).
 	`ALTER TABLE trials ADD COLUMN blocks INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
+	// 9: the node whose observation started a partition, when it is not
+	// the cut node (record.Injection.Observer).
+	`ALTER TABLE injections ADD COLUMN observer TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -42,6 +42,7 @@ func run() error {
 		leader    = flag.String("leader", "", "the static leader's name (default: first of --peers)")
 		bugs      = flag.String("bugs", os.Getenv("MINIKV_BUGS"), "planted bugs to enable: "+strings.Join(server.AllBugs, ",")+", all (default $MINIKV_BUGS)")
 		snapEvery = flag.Uint64("snap-every", envInt("MINIKV_SNAP_EVERY"), "applied entries between snapshots (default $MINIKV_SNAP_EVERY or 120)")
+		keep      = flag.Uint64("compact-keep", envInt("MINIKV_COMPACT_KEEP"), "entries a snapshot leaves in memory for slow followers; one further behind gets a snapshot (default $MINIKV_COMPACT_KEEP or 64)")
 		segment   = flag.Int64("segment-bytes", int64(envInt("MINIKV_SEGMENT_BYTES")), "WAL segment size (default $MINIKV_SEGMENT_BYTES or 6 KiB)")
 		verbose   = flag.Bool("v", false, "debug logs")
 	)
@@ -71,7 +72,7 @@ func run() error {
 	}
 	n, err := server.Open(server.Config{
 		Name: *name, DataDir: *dataDir, Peers: pm, Leader: *leader,
-		Bugs: b, Log: log, SnapEvery: *snapEvery, SegmentBytes: *segment,
+		Bugs: b, Log: log, SnapEvery: *snapEvery, CompactKeep: *keep, SegmentBytes: *segment,
 	})
 	if err != nil {
 		return err

@@ -14,12 +14,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/gofault/gofault/examples/minikv/transport"
 )
 
 // Config configures a node.
@@ -33,6 +34,7 @@ type Config struct {
 	Log    *slog.Logger
 
 	SnapEvery        uint64        // applied entries between snapshots
+	CompactKeep      uint64        // entries a snapshot leaves in memory for slow followers
 	SegmentBytes     int64         // WAL segment size before rotation
 	HeartbeatEvery   time.Duration // leader → follower heartbeats, watchdog ticks
 	LeaderTimeout    time.Duration // a follower declares the leader lost after this silence
@@ -44,6 +46,9 @@ type Config struct {
 func (c *Config) Defaults() {
 	if c.SnapEvery == 0 {
 		c.SnapEvery = 120
+	}
+	if c.CompactKeep == 0 {
+		c.CompactKeep = 64
 	}
 	if c.SegmentBytes == 0 {
 		c.SegmentBytes = 6 << 10
@@ -89,15 +94,17 @@ type proposal struct {
 	e Entry
 }
 
+// appendReq hands the run loop a message that changes the log (MsgApp with
+// entries, MsgSnap).
 type appendReq struct {
-	msg   AppendMsg
-	reply chan AppendResp
+	msg   transport.Message
+	reply chan transport.Message
 }
 
 // peer is the leader's view of a follower.
 type peer struct {
 	name   string
-	addr   string
+	id     uint64
 	next   uint64 // next index to send
 	match  uint64 // highest index known stored
 	notify chan struct{}
@@ -105,11 +112,13 @@ type peer struct {
 
 // Node is one minikv replica.
 type Node struct {
-	cfg    Config
-	log    *slog.Logger
-	bugs   Bugs
-	client *http.Client
-	epoch  int64 // this process's leader epoch
+	cfg   Config
+	log   *slog.Logger
+	bugs  Bugs
+	tr    *transport.Transport
+	id    uint64            // this member's ID in messages
+	ids   map[string]uint64 // member name → ID
+	epoch int64             // this process's leader epoch
 
 	proposals chan proposal
 	appends   chan appendReq
@@ -122,7 +131,8 @@ type Node struct {
 
 	mu           sync.Mutex
 	role         role
-	entries      []Entry // entries[i-1] has index i
+	entries      []Entry // entries[i-offset-1] has index i
+	offset       uint64  // the index before entries[0]: compacted away
 	commit       uint64
 	applied      uint64
 	recovered    uint64 // last index recovered at start: reads wait for it
@@ -168,6 +178,9 @@ func Open(cfg Config) (*Node, error) {
 	if interrupted {
 		entries = distrustLog(entries, snap.Index)
 	}
+	// The snapshot covers the log up to its index: the log goes on after
+	// it (a follower that installed a leader's snapshot has a gap before).
+	entries = slices.DeleteFunc(entries, func(e Entry) bool { return e.Index <= snap.Index })
 	if err := endRecovery(cfg.DataDir, cfg.Bugs); err != nil {
 		return nil, fmt.Errorf("recovery marker: %w", err)
 	}
@@ -175,7 +188,6 @@ func Open(cfg Config) (*Node, error) {
 		cfg:       cfg,
 		log:       cfg.Log,
 		bugs:      cfg.Bugs,
-		client:    &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
 		epoch:     time.Now().UnixNano(),
 		proposals: make(chan proposal, 256),
 		appends:   make(chan appendReq),
@@ -183,6 +195,7 @@ func Open(cfg Config) (*Node, error) {
 		stop:      make(chan struct{}),
 		wal:       w,
 		entries:   entries,
+		offset:    snap.Index,
 		data:      snap.Data,
 		done:      snap.Done,
 		waiters:   map[string][]chan result{},
@@ -193,11 +206,20 @@ func Open(cfg Config) (*Node, error) {
 		lastHeard: time.Now(),
 	}
 	n.recovered = n.lastIndex()
+	// Member IDs: 1, 2, ... in the order of the names.
+	n.ids = map[string]uint64{}
+	addrs := map[uint64]string{}
+	for i, name := range slices.Sorted(maps.Keys(cfg.Peers)) {
+		n.ids[name] = uint64(i + 1)
+		addrs[uint64(i+1)] = cfg.Peers[name]
+	}
+	n.id = n.ids[cfg.Name]
+	n.tr = transport.New(n.id, addrs, n)
 	if cfg.Name == cfg.Leader {
 		n.role = roleLeader
-		for name, addr := range cfg.Peers {
+		for name := range cfg.Peers {
 			if name != cfg.Name {
-				n.peers = append(n.peers, &peer{name: name, addr: addr, next: n.lastIndex() + 1, notify: make(chan struct{}, 1)})
+				n.peers = append(n.peers, &peer{name: name, id: n.ids[name], next: n.lastIndex() + 1, notify: make(chan struct{}, 1)})
 			}
 		}
 		n.advanceCommit() // alone, the recovered log is committed
@@ -222,7 +244,11 @@ func (n *Node) Close() error {
 	return n.wal.f.Close()
 }
 
-func (n *Node) lastIndex() uint64 { return uint64(len(n.entries)) }
+func (n *Node) lastIndex() uint64 { return n.offset + uint64(len(n.entries)) }
+
+// entry returns the entry at index i (offset < i <= lastIndex). n.mu is
+// held, or the run loop is the caller.
+func (n *Node) entry(i uint64) Entry { return n.entries[i-n.offset-1] }
 
 // run is the node's main loop: it appends proposals (leader) and replicated
 // entries (follower) to the log, applies committed entries, rotates the log
@@ -238,7 +264,11 @@ func (n *Node) run() {
 		case p := <-n.proposals:
 			n.appendProposals(p)
 		case a := <-n.appends:
-			a.reply <- n.appendFromLeader(a.msg)
+			if a.msg.Type == transport.MsgSnap {
+				a.reply <- n.installSnapshot(a.msg)
+			} else {
+				a.reply <- n.appendFromLeader(a.msg)
+			}
 		case <-n.kick:
 		case <-tick.C:
 		}
@@ -297,30 +327,34 @@ func (n *Node) appendProposals(first proposal) {
 }
 
 // appendFromLeader stores replicated entries on a follower.
-func (n *Node) appendFromLeader(m AppendMsg) AppendResp {
+func (n *Node) appendFromLeader(m transport.Message) transport.Message {
 	n.mu.Lock()
 	last := n.lastIndex()
 	n.mu.Unlock()
-	var fresh []Entry
-	for _, e := range m.Entries {
+	var entries, fresh []Entry
+	if err := json.Unmarshal(m.Payload, &entries); err != nil {
+		n.log.Warn("bad entries", "err", err)
+		return transport.Message{Reject: true, Index: last}
+	}
+	for _, e := range entries {
 		if e.Index > last { // a resend of stored entries is dropped
 			fresh = append(fresh, e)
 		}
 	}
 	if len(fresh) > 0 && fresh[0].Index != last+1 {
-		return AppendResp{OK: false, Last: last}
+		return transport.Message{Reject: true, Index: last}
 	}
 	if len(fresh) > 0 {
 		if err := n.wal.append(fresh); err != nil {
 			n.log.Warn("log append failed, entries rejected", "first", fresh[0].Index, "err", err)
-			return AppendResp{OK: false, Last: last}
+			return transport.Message{Reject: true, Index: last}
 		}
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.entries = append(n.entries, fresh...)
 	n.learnCommit(m.Commit)
-	return AppendResp{OK: true, Last: n.lastIndex()}
+	return transport.Message{Index: n.lastIndex()}
 }
 
 // learnCommit raises the commit index to what the leader committed, as far
@@ -348,7 +382,7 @@ func (n *Node) applyCommitted() {
 		return
 	}
 	for n.applied < n.commit {
-		e := n.entries[n.applied]
+		e := n.entry(n.applied + 1)
 		n.applied++
 		res, ok := n.done[e.ID]
 		if !ok {
@@ -446,7 +480,21 @@ func (n *Node) snapshot() {
 	}
 	n.snapIndex = snap.Index
 	n.snapshotting = false
+	n.compact()
 	n.log.Info("snapshot taken", "index", snap.Index)
+}
+
+// compact drops the entries the snapshot covers from memory, but for the
+// last CompactKeep, which a slow follower may still need; one further
+// behind gets the snapshot (MsgSnap). The log on disk is kept. n.mu is
+// held.
+func (n *Node) compact() {
+	if n.snapIndex <= n.offset+n.cfg.CompactKeep {
+		return
+	}
+	to := n.snapIndex - n.cfg.CompactKeep
+	n.entries = slices.Clone(n.entries[to-n.offset:])
+	n.offset = to
 }
 
 // writeSnapshot replaces the snapshot file name with b, atomically.
@@ -472,7 +520,8 @@ func (n *Node) writeSnapshot(name string, b []byte) error {
 	return nil
 }
 
-// replicate sends one follower its missing entries and heartbeats.
+// replicate sends one follower its missing entries and heartbeats, or the
+// snapshot when the entries it misses were compacted away.
 func (n *Node) replicate(p *peer) {
 	defer n.wg.Done()
 	tick := time.NewTicker(n.cfg.HeartbeatEvery)
@@ -484,33 +533,25 @@ func (n *Node) replicate(p *peer) {
 		case <-p.notify:
 		case <-tick.C:
 		}
-		n.mu.Lock()
-		last := n.lastIndex()
-		if p.next > last+1 {
-			p.next = last + 1
-		}
-		msg := AppendMsg{Leader: n.cfg.Name, Epoch: n.epoch, Commit: n.commit}
-		if p.next <= last {
-			end := min(last, p.next+63)
-			msg.Entries = append([]Entry(nil), n.entries[p.next-1:end]...)
-		}
-		n.mu.Unlock()
-
-		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ReplicateTimeout)
-		resp, err := n.sendAppend(ctx, p.addr, msg)
-		cancel()
+		msg, err := n.nextMessage(p)
 		if err != nil {
-			n.log.Debug("append to follower failed", "peer", p.name, "err", err)
+			n.log.Error("message to follower", "peer", p.name, "err", err)
 			continue
 		}
-		n.mu.Lock()
-		if resp.OK {
-			p.match = max(p.match, resp.Last)
-			p.next = resp.Last + 1
-			n.advanceCommit()
-		} else {
-			p.next = resp.Last + 1
+		ctx, cancel := context.WithTimeout(context.Background(), n.cfg.ReplicateTimeout)
+		resps, err := n.tr.Send(ctx, []transport.Message{msg})
+		cancel()
+		if err != nil {
+			n.log.Debug("message to follower failed", "peer", p.name, "type", msg.Type, "err", err)
+			continue
 		}
+		resp := resps[0]
+		n.mu.Lock()
+		if !resp.Reject {
+			p.match = max(p.match, resp.Index)
+			n.advanceCommit()
+		}
+		p.next = resp.Index + 1
 		more := p.next <= n.lastIndex()
 		n.mu.Unlock()
 		if more {
@@ -520,6 +561,31 @@ func (n *Node) replicate(p *peer) {
 			}
 		}
 	}
+}
+
+// nextMessage is what the leader sends follower p next: the entries it
+// misses (a heartbeat when none), or the leader's state when they were
+// compacted away.
+func (n *Node) nextMessage(p *peer) (transport.Message, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	last := n.lastIndex()
+	if p.next > last+1 {
+		p.next = last + 1
+	}
+	msg := transport.Message{Type: transport.MsgApp, To: p.id, Epoch: n.epoch, Commit: n.commit, Index: last}
+	if p.next <= n.offset {
+		b, err := json.Marshal(snapshotFile{Index: n.applied, Data: n.data, Done: n.done})
+		msg.Type, msg.Index, msg.Payload = transport.MsgSnap, n.applied, b
+		return msg, err
+	}
+	if p.next > last {
+		return msg, nil // a heartbeat
+	}
+	end := min(last, p.next+63)
+	b, err := json.Marshal(n.entries[p.next-n.offset-1 : end-n.offset])
+	msg.Index, msg.Payload = end, b
+	return msg, err
 }
 
 // advanceCommit commits the highest index stored on a majority. n.mu is

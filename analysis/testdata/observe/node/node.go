@@ -45,3 +45,10 @@ func (t *Transport) Process(n int) { t.sent += n }
 type relay struct{}
 
 func (relay) Step(m *Message) {}
+
+// deliver hands a message to the node under a name ObservePass does not
+// know: a handled point only when Options.ObserveHandled names it.
+func (r *raft) deliver(m Message) { r.Term = m.Term }
+
+// broadcast sends under a name ObservePass does not know.
+func broadcast(msgs []Message) int { return len(msgs) }
