@@ -333,11 +333,15 @@ func injectedText(name string) string {
 
 // echoes describes what the trial's faults are expected to make nodes log.
 type echoes struct {
-	texts   []string // injected error texts
-	callers []string // files of the injections' stacks
-	delay   bool     // a delay was injected
-	killed  bool     // a node was killed
-	cut     bool     // a node was cut off from its peers
+	texts []string // injected error texts
+	// exhausted are the injected errnos that say a resource ran out
+	// (ENOSPC, EMFILE, ENOMEM), whose consequence a target logs in its
+	// own words (exhaustedWords).
+	exhausted []string
+	callers   []string // files of the injections' stacks
+	delay     bool     // a delay was injected
+	killed    bool     // a node was killed
+	cut       bool     // a node was cut off from its peers
 	// connLost: a connection between members broke — a network error was
 	// injected, or a delay outlasted the peers' I/O timeouts, so they
 	// dropped the connection — and the member may have fallen behind.
@@ -372,6 +376,9 @@ func faultEchoes(tr *record.Trial) echoes {
 			if netErrors[errorName(in.Error)] {
 				e.connLost = true
 			}
+			if exhaustedWords[errorName(in.Error)] != nil {
+				e.exhausted = append(e.exhausted, errorName(in.Error))
+			}
 		}
 		for i, f := range in.Stack {
 			if i >= 4 {
@@ -390,6 +397,19 @@ func faultEchoes(tr *record.Trial) echoes {
 		}
 	}
 	return e
+}
+
+// exhaustedWords are what targets log, in their own words, when the
+// resource an injected errno says is exhausted runs out: nats-server's
+// "JetStream out of resources, will be DISABLED" after an ENOSPC, a
+// "disk full" or "quota" elsewhere — the consequence the errno announces,
+// not an echo of its text.
+var exhaustedWords = map[string]*regexp.Regexp{
+	"ENOSPC": regexp.MustCompile(`(?i)no space|out of (disk |storage )?space|(disk|storage) (is )?full|out of (storage|resources)|insufficient (storage|resources)|quota`),
+	"EDQUOT": regexp.MustCompile(`(?i)quota|no space|out of (disk |storage )?space|out of (storage|resources)|insufficient (storage|resources)`),
+	"EMFILE": regexp.MustCompile(`(?i)too many open files|file descriptors|out of resources`),
+	"ENFILE": regexp.MustCompile(`(?i)too many open files|file table|file descriptors|out of resources`),
+	"ENOMEM": regexp.MustCompile(`(?i)out of memory|cannot allocate|out of resources`),
 }
 
 // delayWords are what a node logs when something it waits for is late: a
@@ -483,6 +503,11 @@ func (e echoes) echo(l LogLine) string {
 	for _, t := range e.texts {
 		if strings.Contains(l.Raw, t) {
 			return "echoes the injected error " + t
+		}
+	}
+	for _, n := range e.exhausted {
+		if exhaustedWords[n].MatchString(l.Raw) {
+			return "follows from the injected " + n + " (a resource ran out)"
 		}
 	}
 	if l.Caller != "" {

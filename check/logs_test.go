@@ -111,6 +111,16 @@ func TestLog(t *testing.T) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
 			}, false, nil,
 			verdictWant{symptom: "informational: new error log at wal/wal.go: failed to write", ev: "informational, echoes the injected error input/output error"}},
+		{"a resource the injected ENOSPC exhausted, in the target's words", []string{`[ERR] JetStream out of resources, will be DISABLED`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" })
+			}, false, nil,
+			verdictWant{symptom: "informational: new error log: [ERR] JetStream out of resources, will be DISABLED", ev: "follows from the injected ENOSPC (a resource ran out)"}},
+		{"out of resources after an EIO is new", []string{`[ERR] JetStream out of resources, will be DISABLED`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
+			}, false, nil,
+			verdictWant{failed: true, symptom: "new error log: [ERR] JetStream out of resources, will be DISABLED", nodes: []string{"n1"}}},
 		{"logged at the fault site", []string{`{"level":"error","caller":"etcdserver/raft.go:200","msg":"failed to send out heartbeats"}`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) {

@@ -650,7 +650,11 @@ func (c *client) get(ctx context.Context, path string, v any) error {
 
 // jsz is the part of a server's /jsz?streams=true the workload reads.
 type jsz struct {
-	Meta *struct {
+	// Disabled: the server runs without JetStream — as nats-server
+	// does by design after a critical storage error ("JetStream out of
+	// resources, will be DISABLED"); it holds no replicas then.
+	Disabled bool `json:"disabled"`
+	Meta     *struct {
 		Leader string `json:"leader"`
 	} `json:"meta_cluster"`
 	Accounts []struct {
@@ -673,6 +677,13 @@ func (c *client) replicas(ctx context.Context) map[string]replicaState {
 	var j jsz
 	if err := c.get(rctx, "/jsz?streams=true", &j); err != nil {
 		slog.Info("jsz", "node", c.wc.Node(), "err", err)
+		return nil
+	}
+	if j.Disabled {
+		// The server gave its replicas up and says so: an admitted
+		// loss of a replica, not a silent divergence. The health report
+		// carries it to the gray and recovery checkers.
+		c.wc.Health(false, "JetStream disabled")
 		return nil
 	}
 	states := map[string]replicaState{}
