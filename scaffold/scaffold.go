@@ -32,16 +32,19 @@ type Module struct {
 	// Library is the consensus or replication library the module requires,
 	// nil when none is known.
 	Library *Library
-	// Requires are the module paths go.mod requires.
+	// Requires are the module paths go.mod requires directly.
 	Requires []string
 }
 
 // Library is a consensus or replication library gofault knows how Go
 // services usually wire up.
 type Library struct {
-	// Name is how people call it ("hashicorp/raft"); Module its module
-	// path, Packages the packages worth analysing beside the user's own.
+	// Name is how people call it ("hashicorp/raft"); Modules its module
+	// paths (major versions, a move), the first that go.mod requires
+	// directly being Module; Packages the packages worth analysing beside
+	// the user's own (nil: Module's own).
 	Name     string
+	Modules  []string
 	Module   string
 	Packages []string
 	// Ports, Command and Ready are the starting config's cluster section:
@@ -61,12 +64,13 @@ func peers(flag, scheme, port string) string {
 	return fmt.Sprintf(`"--%s={{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Name}}=%s{{$n.Host}}:{{$n.Port.%s}}{{end}}"`, flag, scheme, port)
 }
 
-// libraries are the libraries Inspect recognises, most specific first.
+// libraries are the libraries Inspect recognises, in the order it tries
+// them: a service on etcd's server also requires etcd-io/raft, so etcd
+// comes first.
 var libraries = []Library{
 	{
-		Name: "hashicorp/raft", Module: "github.com/hashicorp/raft",
-		Packages: []string{"github.com/hashicorp/raft"},
-		Ports:    []string{"raft", "http"},
+		Name: "hashicorp/raft", Modules: []string{"github.com/hashicorp/raft"},
+		Ports: []string{"raft", "http"},
 		Command: []string{`"{{.Bin}}"`, `"--id={{.Name}}"`, `"--data-dir={{.Dir}}"`,
 			`"--raft-addr={{.Host}}:{{.Port.raft}}"`, `"--http-addr={{.Host}}:{{.Port.http}}"`, peers("peers", "", "raft")},
 		Ready: `"http://{{.Host}}:{{.Port.http}}/health"`,
@@ -78,31 +82,7 @@ var libraries = []Library{
 		},
 	},
 	{
-		Name: "etcd-io/raft", Module: "go.etcd.io/raft/v3",
-		Packages: []string{"go.etcd.io/raft/v3"},
-		Ports:    []string{"client", "peer"},
-		Command: []string{`"{{.Bin}}"`, `"--id={{.Index}}"`, `"--data-dir={{.Dir}}"`,
-			`"--listen=http://{{.Host}}:{{.Port.client}}"`, peers("peers", "http://", "peer")},
-		Ready: `"http://{{.Host}}:{{.Port.client}}/health"`,
-		Notes: []string{
-			"etcd-io/raft is a pure state machine: the faults that matter strike",
-			"your own storage and transport code (./...) around its Ready loop.",
-		},
-	},
-	{
-		Name: "etcd-io/raft", Module: "go.etcd.io/etcd/raft/v3",
-		Packages: []string{"go.etcd.io/etcd/raft/v3"},
-		Ports:    []string{"client", "peer"},
-		Command: []string{`"{{.Bin}}"`, `"--id={{.Index}}"`, `"--data-dir={{.Dir}}"`,
-			`"--listen=http://{{.Host}}:{{.Port.client}}"`, peers("peers", "http://", "peer")},
-		Ready: `"http://{{.Host}}:{{.Port.client}}/health"`,
-		Notes: []string{
-			"etcd-io/raft is a pure state machine: the faults that matter strike",
-			"your own storage and transport code (./...) around its Ready loop.",
-		},
-	},
-	{
-		Name: "etcd", Module: "go.etcd.io/etcd/server/v3",
+		Name: "etcd", Modules: []string{"go.etcd.io/etcd/server/v3"},
 		Packages: []string{"go.etcd.io/etcd/server/v3/storage/...", "go.etcd.io/etcd/server/v3/etcdserver/..."},
 		Ports:    []string{"client", "peer"},
 		Command: []string{`"{{.Bin}}"`, `"--name={{.Name}}"`, `"--data-dir={{.Dir}}"`,
@@ -113,7 +93,7 @@ var libraries = []Library{
 		Notes: []string{"etcd (embedded): targets/etcd is a complete profile to start from."},
 	},
 	{
-		Name: "nats-server", Module: "github.com/nats-io/nats-server/v2",
+		Name: "nats-server", Modules: []string{"github.com/nats-io/nats-server/v2"},
 		Packages: []string{"github.com/nats-io/nats-server/v2/server"},
 		Ports:    []string{"client", "cluster", "monitor"},
 		Command: []string{`"{{.Bin}}"`, `"--server_name={{.Name}}"`, `"--addr={{.Host}}"`, `"--port={{.Port.client}}"`,
@@ -127,9 +107,19 @@ var libraries = []Library{
 		},
 	},
 	{
-		Name: "dragonboat", Module: "github.com/lni/dragonboat/v4",
-		Packages: []string{"github.com/lni/dragonboat/v4/..."},
-		Ports:    []string{"raft", "http"},
+		Name: "etcd-io/raft", Modules: []string{"go.etcd.io/raft/v3", "go.etcd.io/etcd/raft/v3"},
+		Ports: []string{"client", "peer"},
+		Command: []string{`"{{.Bin}}"`, `"--id={{.Index}}"`, `"--data-dir={{.Dir}}"`,
+			`"--listen=http://{{.Host}}:{{.Port.client}}"`, peers("peers", "http://", "peer")},
+		Ready: `"http://{{.Host}}:{{.Port.client}}/health"`,
+		Notes: []string{
+			"etcd-io/raft is a pure state machine: the faults that matter strike",
+			"your own storage and transport code (./...) around its Ready loop.",
+		},
+	},
+	{
+		Name: "dragonboat", Modules: []string{"github.com/lni/dragonboat/v4", "github.com/lni/dragonboat/v3"},
+		Ports: []string{"raft", "http"},
 		Command: []string{`"{{.Bin}}"`, `"--replica-id={{.Index}}"`, `"--data-dir={{.Dir}}"`,
 			`"--raft-addr={{.Host}}:{{.Port.raft}}"`, `"--http-addr={{.Host}}:{{.Port.http}}"`, peers("peers", "", "raft")},
 		Ready: `"http://{{.Host}}:{{.Port.http}}/health"`,
@@ -164,7 +154,9 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 		m.Path = f.Module.Mod.Path
 	}
 	for _, r := range f.Require {
-		m.Requires = append(m.Requires, r.Mod.Path)
+		if !r.Indirect { // what the service itself imports
+			m.Requires = append(m.Requires, r.Mod.Path)
+		}
 	}
 	m.Library = libraryOf(m.Requires)
 	m.Mains = mains(ctx, modDir, m.Path)
@@ -191,12 +183,17 @@ func findModule(dir string) (string, error) {
 // companion stores the module also requires.
 func libraryOf(requires []string) *Library {
 	for _, l := range libraries {
-		if !slices.Contains(requires, l.Module) {
+		i := slices.IndexFunc(l.Modules, func(m string) bool { return slices.Contains(requires, m) })
+		if i < 0 {
 			continue
 		}
 		lib := l
+		lib.Module = l.Modules[i]
 		lib.Packages = slices.Clone(l.Packages)
-		for _, c := range companions[l.Module] {
+		if lib.Packages == nil {
+			lib.Packages = []string{lib.Module}
+		}
+		for _, c := range companions[lib.Module] {
 			if slices.Contains(requires, c) {
 				lib.Packages = append(lib.Packages, c)
 			}

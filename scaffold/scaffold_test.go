@@ -28,7 +28,9 @@ func TestLibraryOf(t *testing.T) {
 		{[]string{"github.com/hashicorp/raft", "github.com/hashicorp/raft-boltdb/v2", "github.com/gorilla/mux"},
 			"hashicorp/raft [github.com/hashicorp/raft github.com/hashicorp/raft-boltdb/v2]"},
 		{[]string{"go.etcd.io/raft/v3"}, "etcd-io/raft [go.etcd.io/raft/v3]"},
-		{[]string{"go.etcd.io/etcd/server/v3", "go.etcd.io/etcd/raft/v3"}, "etcd-io/raft [go.etcd.io/etcd/raft/v3]"},
+		{[]string{"go.etcd.io/etcd/raft/v3"}, "etcd-io/raft [go.etcd.io/etcd/raft/v3]"},
+		{[]string{"go.etcd.io/raft/v3", "go.etcd.io/etcd/server/v3"}, "etcd [go.etcd.io/etcd/server/v3/storage/... go.etcd.io/etcd/server/v3/etcdserver/...]"},
+		{[]string{"github.com/lni/dragonboat/v3"}, "dragonboat [github.com/lni/dragonboat/v3]"},
 		{[]string{"github.com/nats-io/nats-server/v2", "github.com/nats-io/nats.go"}, "nats-server [github.com/nats-io/nats-server/v2/server]"},
 		{[]string{"github.com/gorilla/mux"}, "none"},
 	}
@@ -69,7 +71,7 @@ func TestInspect(t *testing.T) {
 		t.Skip("no go command")
 	}
 	dir := module(t, map[string]string{
-		"go.mod":              "module example.com/svc\n\ngo 1.21\n\nrequire github.com/hashicorp/raft v1.8.0\n",
+		"go.mod":              "module example.com/svc\n\ngo 1.21\n\nrequire github.com/hashicorp/raft v1.8.0\n\nrequire go.etcd.io/raft/v3 v3.6.0 // indirect\n",
 		"cmd/kvctl/main.go":   emptyMain,
 		"cmd/kvd/main.go":     emptyMain,
 		"examples/a/main.go":  emptyMain,
