@@ -15,9 +15,11 @@
 //     size — a log appending into preallocated space, as etcd's WAL does —
 //     is zeroed, as such an unsynced write into preallocated (zeroed) space
 //     reads back after a power loss: the image records the largest offset
-//     of the process's descriptors on each file, and the runner records
-//     them again on the stopped process before the kill (RecordCrash), so
-//     the bytes between are the unsynced appends (Linux: /proc/PID/fdinfo);
+//     of the process's descriptors on each file when zeros follow it (the
+//     unwritten space; a descriptor in the middle of data is a reader),
+//     and the runner records them again on the stopped process before the
+//     kill (RecordCrash), so the bytes between are the unsynced appends
+//     (Linux: /proc/PID/fdinfo);
 //   - a rename or removal since the last sync is undone (the inode is
 //     linked back under its old name).
 //
@@ -37,6 +39,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -217,7 +220,10 @@ func (im *Image) record() error {
 			im.linked[ino] = true
 		}
 		at, open := pos[ino]
-		if !open {
+		if !open || (at < info.Size() && !unwritten(p, at)) {
+			// No descriptor, or one that is not at the end of what was
+			// written (a reader in the middle of synced data): its later
+			// offset would say nothing about unsynced appends.
 			at = -1
 		}
 		ents = append(ents, entry{ino: ino, size: info.Size(), pos: at, rel: rel})
@@ -261,6 +267,29 @@ func writeManifest(shadow string, ents []entry) error {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(shadow, manifestName))
+}
+
+// unwritten says whether the bytes of file p just past offset off read as
+// zeros: the unwritten, preallocated space a sequential writer appends
+// into. A descriptor at an offset followed by data is a reader (or a
+// writer overwriting), whose later offset is no measure of appends.
+func unwritten(p string, off int64) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false
+	}
+	for _, b := range buf[:n] {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // readManifest returns the image's entries and the offsets Crashing

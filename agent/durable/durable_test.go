@@ -2,6 +2,7 @@ package durable
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -158,6 +159,47 @@ func TestPreallocatedLog(t *testing.T) {
 	}
 	if st, err := RollBack(dir, nil); err != nil || st.Zeroed != 0 {
 		t.Errorf("RollBack after a clean sync = %+v, %v; want nothing zeroed", st, err)
+	}
+}
+
+// TestReaderKeepsSyncedData: a descriptor that reads through synced data
+// after the image (a recovery scan) moves its offset too, but it wrote
+// nothing: the rollback must not zero what it read.
+func TestReaderKeepsSyncedData(t *testing.T) {
+	if !canReadProc() {
+		t.Skip("no /proc/self/fdinfo")
+	}
+	dir := filepath.Join(t.TempDir(), "n1")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(dir, "0001.wal")
+	synced := "rec1;rec2;rec3;"
+	write(t, log, synced, os.O_TRUNC)
+	f, err := os.OpenFile(log, os.O_RDWR, 0) // open before the image, at offset 0
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	im, err := NewImage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := im.Synced(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(f); err != nil { // the scan moves the offset to the end
+		t.Fatal(err)
+	}
+	if err := RecordCrash(os.Getpid(), dir); err != nil {
+		t.Fatal(err)
+	}
+	st, err := RollBack(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, log); got != synced || st.Zeroed != 0 {
+		t.Errorf("log = %q, stats %+v; want the synced records kept", got, st)
 	}
 }
 
