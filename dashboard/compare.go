@@ -86,5 +86,5 @@ func (cmp *Comparison) Plot() template.HTML {
 		}
 		ss = append(ss, s)
 	}
-	return chart("findings over fault trials", ss, 0, "%.0f", func(x float64) string { return fmt.Sprintf("%.0f", x) })
+	return chart(wide, "findings over fault trials", ss, 0, "%.0f", func(x float64) string { return fmt.Sprintf("%.0f", x) })
 }

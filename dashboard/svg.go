@@ -18,21 +18,33 @@ type series struct {
 	X, Y        []float64
 }
 
-// plot sizes, in SVG user units.
-const (
-	plotW, plotH = 720.0, 220.0
-	padL, padB   = 48.0, 28.0
-	padT, padR   = 10.0, 190.0
+// frame is a plot's size and margins, in SVG user units. A plot's text
+// is drawn at the stylesheet's size in these units, so a plot meant to be
+// shown small has a small frame rather than a large one scaled down
+// (which would shrink its labels out of reading).
+type frame struct {
+	W, H, PadL, PadB, PadT, PadR float64
+	// LegendAbove puts the legend in one line above the plot instead of
+	// in a column on its right.
+	LegendAbove bool
+}
+
+var (
+	// wide is the main plot of a page: legend on the right.
+	wide = frame{W: 720, H: 220, PadL: 48, PadB: 28, PadT: 10, PadR: 190}
+	// narrow is a plot shown three to a row: legend above.
+	narrow = frame{W: 380, H: 210, PadL: 48, PadB: 28, PadT: 26, PadR: 14, LegendAbove: true}
 )
 
 // lineChart renders series as an inline SVG step chart with axes and a
 // legend, x in seconds; yMax 0 scales to the data.
 func lineChart(title string, ss []series, yMax float64, yFmt string) template.HTML {
-	return chart(title, ss, yMax, yFmt, fmtSeconds)
+	return chart(wide, title, ss, yMax, yFmt, fmtSeconds)
 }
 
-// chart is lineChart with x ticks formatted by xFmt.
-func chart(title string, ss []series, yMax float64, yFmt string, xFmt func(float64) string) template.HTML {
+// chart is lineChart in frame f with x ticks formatted by xFmt.
+func chart(f frame, title string, ss []series, yMax float64, yFmt string, xFmt func(float64) string) template.HTML {
+	plotW, plotH, padL, padB, padT, padR := f.W, f.H, f.PadL, f.PadB, f.PadT, f.PadR
 	xMax := 0.0
 	for _, s := range ss {
 		for i := range s.X {
@@ -75,10 +87,13 @@ func chart(title string, ss []series, yMax float64, yFmt string, xFmt func(float
 			s.Class = palette[i%len(palette)]
 		}
 		fmt.Fprintf(&b, `<polyline class="line %s" points="%s"><title>%s</title></polyline>`, s.Class, strings.Join(pts, " "), template.HTMLEscapeString(s.Name))
-		ly := padT + 14 + float64(i)*18
+		lx, ly := plotW-padR+8, padT+14+float64(i)*18
+		if f.LegendAbove {
+			lx, ly = padL+float64(i)*160, 16
+		}
 		last := s.Y[len(s.Y)-1]
 		fmt.Fprintf(&b, `<line class="line %s" x1="%g" x2="%g" y1="%g" y2="%g"/><text class="legend" x="%g" y="%g">%s (%s)</text>`,
-			s.Class, plotW-padR+8, plotW-padR+24, ly-4, ly-4, plotW-padR+28, ly, template.HTMLEscapeString(s.Name), fmt.Sprintf(yFmt, last))
+			s.Class, lx, lx+16, ly-4, ly-4, lx+20, ly, template.HTMLEscapeString(s.Name), fmt.Sprintf(yFmt, last))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
@@ -147,7 +162,7 @@ func (c *Campaign) RatePlot() template.HTML {
 		}
 		rate.X, rate.Y = append(rate.X, t.End.Sub(start).Seconds()), append(rate.Y, 100*injected/fault)
 	}
-	return lineChart("injection rate over time", []series{rate}, 100, "%.0f%%")
+	return chart(narrow, "injection rate over time", []series{rate}, 100, "%.0f%%", fmtSeconds)
 }
 
 // StatesPlot is the number of distinct abstract states entered so far,
@@ -163,7 +178,7 @@ func (c *Campaign) StatesPlot() template.HTML {
 		}
 		st.X, st.Y = append(st.X, t.End.Sub(start).Seconds()), append(st.Y, float64(len(seen)))
 	}
-	return lineChart("abstract states entered over time", []series{st}, 0, "%.0f")
+	return chart(narrow, "abstract states entered over time", []series{st}, 0, "%.0f", fmtSeconds)
 }
 
 // CoveragePlot is the number of coverage blocks the campaign's trials
@@ -183,7 +198,7 @@ func (c *Campaign) CoveragePlot() template.HTML {
 	if !any {
 		return ""
 	}
-	return lineChart("coverage (basic blocks) over time", []series{cov}, 0, "%.0f")
+	return chart(narrow, "coverage (basic blocks) over time", []series{cov}, 0, "%.0f", fmtSeconds)
 }
 
 func byEnd(trials []*record.Trial) []*record.Trial {
