@@ -18,6 +18,10 @@ type Point struct {
 	Site       string `json:"site"`
 	Occurrence int    `json:"occ"`
 	Fault      Fault  `json:"fault"`
+	// At is how many requests the trial had made when the fault was
+	// granted (0: not known, as in a queue saved before it was kept):
+	// how far into a trial a mutant's first point is expected.
+	At int `json:"at,omitempty"`
 }
 
 // fuzzEntry is one sequence of the fuzz queue.
@@ -103,6 +107,13 @@ type fuzzTrial struct {
 	afterAt  map[[2]string]int
 	killed   string // the node the last fault killed, "" if it killed none
 	recovery []Point
+	seen     int // requests decided so far
+	// giveUp is the request by which a mutant's first point must be
+	// reached: after it the trial runs as a seed (see fallBack); 0: never.
+	giveUp int
+	// window is the number of requests a fallen-back trial expects to
+	// have left, which sizes its grant probability.
+	window int
 }
 
 func newFuzz(env Env) (Policy, error) {
@@ -131,6 +142,7 @@ func (f *fuzz) Begin(info TrialInfo) Plan {
 		t.seq, seed = nil, true
 		if seq, ok := f.mutant(rng); ok {
 			t.seq, seed = seq, false
+			t.giveUp, t.window = giveUpAt(seq[0].At, lowCount(f.mem.Counts))
 		}
 	}
 	if seed {
@@ -194,6 +206,13 @@ func (f *fuzz) Decide(req *Request) Decision {
 		return Decision{}
 	}
 	k := [2]string{req.Node, req.Site.ID}
+	t.seen++
+	if !t.seed && t.next == 0 && t.giveUp > 0 && t.seen >= t.giveUp {
+		// The mutant's first point was not reached in time (its node
+		// has another role this run, or the run is shorter): rather than
+		// a trial with no fault, run the rest of it as a seed.
+		t.seq, t.seed, t.p = nil, true, injectProbability(t.window)
+	}
 	if t.next < len(t.seq) {
 		w := t.seq[t.next]
 		if req.Node != w.Node || req.Site.ID != w.Site || req.Occurrence < w.Occurrence {
@@ -209,7 +228,7 @@ func (f *fuzz) Decide(req *Request) Decision {
 			return Decision{}
 		}
 		ft := fs[t.rng.IntN(len(fs))]
-		t.seq = append(t.seq, Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence, Fault: ft})
+		t.seq = append(t.seq, Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence, Fault: ft, At: t.seen})
 		t.next = 1
 		t.granted(t.seq[0])
 		return Decision{Fault: ft}
@@ -236,6 +255,23 @@ func (t *fuzzTrial) granted(p Point) {
 	if p.Fault.Kind.Kills() {
 		t.killed = p.Node
 	}
+}
+
+// giveUpAt is when a mutant whose first point was granted at request at
+// of its parent's trial gives up waiting for it, given c, a low count of
+// requests per trial (lowCount; 0: none known yet, never give up), and
+// the requests then expected to be left. It waits half as long again as
+// the parent needed, at least half and at most nine tenths of c, so a
+// fallen-back trial has a tenth of a short trial or more to inject in.
+func giveUpAt(at, c int) (giveUp, window int) {
+	if c <= 0 {
+		return 0, 0
+	}
+	giveUp = c * 2 / 3
+	if at > 0 {
+		giveUp = min(max(at*3/2, c/2), c*9/10)
+	}
+	return max(giveUp, 1), max(c-giveUp, 1)
 }
 
 func (f *fuzz) End(out Outcome) {

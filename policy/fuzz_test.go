@@ -14,6 +14,11 @@ import (
 // nodes, with per-node-and-site occurrences) to p and returns its
 // injections in order.
 func runTrial(p Policy, cat *catalog.Catalog, index, n int, failed bool) []record.Injection {
+	return runStream(p, index, syntheticTrial(cat, n), failed)
+}
+
+// runStream is runTrial over the given requests.
+func runStream(p Policy, index int, reqs stream, failed bool) []record.Injection {
 	plan := p.Begin(TrialInfo{Index: index, Nodes: []string{"n1", "n2", "n3"}})
 	live := map[uint32]bool{}
 	for _, s := range plan.Sites {
@@ -21,15 +26,15 @@ func runTrial(p Policy, cat *catalog.Catalog, index, n int, failed bool) []recor
 	}
 	occ := map[string]int{}
 	var inj []record.Injection
-	reqs := 0
-	for i, r := range syntheticTrial(cat, n) {
+	n := 0
+	for i, r := range reqs {
 		if !live[r.Site.Index] || !plan.LiveOn(r.Node) {
 			continue
 		}
 		k := r.Node + "|" + r.Site.ID
 		occ[k]++
 		r.Trial, r.Seq, r.Occurrence = index, i, occ[k]
-		reqs++
+		n++
 		d := p.Decide(&r)
 		if d.Fault.Kind != catalog.KindNone {
 			in := record.Injection{Node: r.Node, Site: r.Site.Index, SiteID: r.Site.ID, Kind: d.Fault.Kind, Occurrence: r.Occurrence}
@@ -42,7 +47,7 @@ func runTrial(p Policy, cat *catalog.Catalog, index, n int, failed bool) []recor
 			inj = append(inj, in)
 		}
 	}
-	p.End(Outcome{Index: index, Requests: reqs, Injections: inj, Failed: failed})
+	p.End(Outcome{Index: index, Requests: n, Injections: inj, Failed: failed})
 	return inj
 }
 
@@ -182,5 +187,63 @@ func TestFuzzPrefersNewCoverage(t *testing.T) {
 func TestCoverScore(t *testing.T) {
 	if coverScore(0) != 0 || coverScore(-1) != 0 || coverScore(1) != 2 || coverScore(7) != 6 {
 		t.Errorf("coverScore 0, 1, 7 = %v %v %v", coverScore(0), coverScore(1), coverScore(7))
+	}
+}
+
+// TestFuzzEveryTrialInjects: one of the three sites is requested by the
+// trial's leader only, and the leader moves from trial to trial, so a
+// mutant whose first point is on that site is often not reached (its node
+// is a follower this time). Such a trial falls back to a seed's single
+// fault rather than injecting nothing.
+func TestFuzzEveryTrialInjects(t *testing.T) {
+	cat := testCatalog()
+	trial := func(i int) stream {
+		leader := fmt.Sprintf("n%d", i*7%3+1)
+		var s stream
+		for j := 0; len(s) < 120; j++ {
+			node, site := fmt.Sprintf("n%d", j%3+1), &cat.Sites[j%len(cat.Sites)]
+			if site.Index == 2 && node != leader {
+				continue
+			}
+			s = append(s, Request{Node: node, Site: site, Stack: stackOf("main.a")})
+		}
+		return s
+	}
+	for _, seed := range []int64{1, 2, 3} {
+		p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: seed, MaxPerTrial: 3})
+		injected, sequences := 0, 0
+		const trials = 80
+		for i := 0; i < trials; i++ {
+			inj := runStream(p, i, trial(i), false)
+			if len(inj) > 0 {
+				injected++
+			}
+			if len(inj) > 1 {
+				sequences++
+			}
+		}
+		t.Logf("seed %d: %d of %d trials injected, %d with a sequence", seed, injected, trials, sequences)
+		if injected < trials*95/100 {
+			t.Errorf("seed %d: %d of %d trials injected, want at least 95%%", seed, injected, trials)
+		}
+		if sequences < trials/4 {
+			t.Errorf("seed %d: %d of %d trials ran a sequence, want at least a quarter", seed, sequences, trials)
+		}
+	}
+}
+
+func TestGiveUpAt(t *testing.T) {
+	for _, tc := range []struct{ at, c, giveUp, window int }{
+		{0, 0, 0, 0},        // nothing known: never give up
+		{0, 300, 200, 100},  // no position kept: two thirds
+		{10, 300, 150, 150}, // early parent: at least half
+		{160, 300, 240, 60}, // half as long again as the parent
+		{290, 300, 270, 30}, // late parent: at most nine tenths
+		{5, 1, 1, 1},
+	} {
+		g, w := giveUpAt(tc.at, tc.c)
+		if g != tc.giveUp || w != tc.window {
+			t.Errorf("giveUpAt(%d, %d) = %d, %d; want %d, %d", tc.at, tc.c, g, w, tc.giveUp, tc.window)
+		}
 	}
 }
