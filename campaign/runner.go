@@ -194,10 +194,20 @@ type trialRun struct {
 	kills map[string]int
 }
 
-// crash carries out a crash fault: kill the node now, restart it a little
-// later. A power loss also rolls the node's data dir back to what it
-// synced (powerloss.go) before the restart.
-func (t *trialRun) crash(r *runner, node string, powerLoss bool) {
+// ending is how a fault that ends a node's process ends it.
+type ending int
+
+const (
+	endCrash     ending = iota // SIGKILL
+	endPowerLoss               // SIGKILL, then the data dir rolled back to what was synced
+	endReboot                  // the shutdown signal: a clean shutdown
+)
+
+// crash carries out a fault that ends the node's process: end it now as
+// how says, restart it a little later. A power loss also rolls the node's
+// data dir back to what it synced (powerloss.go) before the restart.
+func (t *trialRun) crash(r *runner, node string, how ending) {
+	powerLoss := how == endPowerLoss
 	t.mu.Lock()
 	cl, ctx := t.cl, t.ctx
 	if cl == nil {
@@ -217,7 +227,12 @@ func (t *trialRun) crash(r *runner, node string, powerLoss bool) {
 			r.log.Warn("power-loss fault: offsets not recorded; unsynced appends inside a file's size are kept", "trial", t.id, "node", node, "err", err)
 		}
 	}
-	if err := cl.Kill(node); err != nil {
+	if how == endReboot {
+		if err := cl.Shutdown(node); err != nil {
+			r.log.Warn("reboot fault: shutdown failed", "trial", t.id, "node", node, "err", err)
+			return
+		}
+	} else if err := cl.Kill(node); err != nil {
 		r.log.Warn("crash fault: kill failed", "trial", t.id, "node", node, "err", err)
 		return
 	}
@@ -268,8 +283,9 @@ func (r *runner) begin(index int, baseline bool) (*trialRun, error) {
 func (r *runner) beginID(id string, index int, baseline bool) (*trialRun, error) {
 	t := &trialRun{index: index, id: id, baseline: baseline, start: time.Now()}
 	spec := controller.TrialSpec{ID: t.id, Index: index, Nodes: r.nodes, NoFaults: baseline}
-	spec.Crash = func(node string) { t.crash(r, node, false) }
-	spec.PowerLoss = func(node string) { t.crash(r, node, true) }
+	spec.Crash = func(node string) { t.crash(r, node, endCrash) }
+	spec.PowerLoss = func(node string) { t.crash(r, node, endPowerLoss) }
+	spec.Reboot = func(node string) { t.crash(r, node, endReboot) }
 	ct, err := r.ctl.BeginTrial(spec)
 	if err != nil {
 		return nil, err

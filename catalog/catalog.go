@@ -40,17 +40,22 @@ const (
 	// lose power) after which what the node wrote but did not sync is
 	// lost too (agent/durable). A site's kinds never include it.
 	KindPowerLoss
+	// KindReboot is a clean restart at the call (a site that can crash
+	// can be the moment of one): the node gets its shutdown signal, shuts
+	// down as it would for an operator, and is started again. The call
+	// itself goes on. A site's kinds never include it.
+	KindReboot
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}}
 
-// Kills reports whether a fault of kind k kills the process (a crash or
-// a power loss), which is then restarted.
-func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss) != 0 }
+// Kills reports whether a fault of kind k ends the process (a crash, a
+// power loss or a reboot), which is then restarted.
+func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss|KindReboot) != 0 }
 
 // Has reports whether k includes all kinds of o.
 func (k Kind) Has(o Kind) bool { return k&o == o }
@@ -88,7 +93,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition or powerloss)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, powerloss or reboot)", part)
 		}
 	}
 	return k, nil

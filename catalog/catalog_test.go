@@ -120,6 +120,8 @@ func TestKind(t *testing.T) {
 		{KindCrash, "crash"},
 		{KindError | KindDelay, "error|delay"},
 		{KindError | KindDelay | KindCrash, "error|delay|crash"},
+		{KindReboot, "reboot"},
+		{KindPowerLoss | KindReboot, "powerloss|reboot"},
 	} {
 		if got := tc.k.String(); got != tc.text {
 			t.Errorf("%d.String() = %q, want %q", tc.k, got, tc.text)
@@ -137,11 +139,16 @@ func TestKind(t *testing.T) {
 	if err := json.Unmarshal([]byte("3"), &legacy); err != nil || legacy != KindError|KindDelay {
 		t.Errorf("numeric kind: %v, %v", legacy, err)
 	}
-	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition or powerloss") {
+	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, powerloss or reboot") {
 		t.Errorf("ParseKind(explode): %v", err)
 	}
 	if !(KindError | KindCrash).Has(KindCrash) || KindError.Has(KindDelay) {
 		t.Error("Has")
+	}
+	for k, kills := range map[Kind]bool{KindCrash: true, KindPowerLoss: true, KindReboot: true, KindError: false, KindDelay: false, KindPartition: false} {
+		if k.Kills() != kills {
+			t.Errorf("%v.Kills() = %v", k, !kills)
+		}
 	}
 }
 

@@ -364,7 +364,9 @@ func faultEchoes(tr *record.Trial) echoes {
 			// A delay of seconds outlasts the peers' I/O timeouts: they
 			// drop the connection and catch the member up later.
 			e.delay, e.connLost = true, true
-		case catalog.KindCrash, catalog.KindPowerLoss:
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
+			// A reboot is a clean shutdown, but its peers lose the
+			// member's connections all the same.
 			e.killed = true
 		case catalog.KindPartition:
 			// Peers lose the cut member's connections and it theirs, and

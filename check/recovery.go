@@ -87,7 +87,7 @@ func faultsEnd(tr *record.Trial) (time.Time, bool) {
 		switch in.Kind {
 		case catalog.KindDelay, catalog.KindPartition:
 			t = t.Add(in.Delay)
-		case catalog.KindCrash, catalog.KindPowerLoss:
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
 			t = t.Add(restartAfter)
 		}
 		if t.After(end) {

@@ -482,6 +482,30 @@ func (c *Cluster) Kill(name string) error {
 	return nil
 }
 
+// Shutdown stops a node's process as Stop does (its shutdown signal, then
+// SIGKILL after the grace period) but alone and while the cluster runs (a
+// reboot fault): its record is marked Exited and Killed as after Kill, and
+// Restart starts it again.
+func (c *Cluster) Shutdown(name string) error {
+	c.mu.Lock()
+	n, err := c.node(name)
+	if err == nil && c.stopped {
+		err = errors.New("cluster stopped")
+	}
+	if err != nil {
+		c.mu.Unlock()
+		return fmt.Errorf("shut down %s: %w", name, err)
+	}
+	p := n.proc
+	c.mu.Unlock()
+	if p.Exited() {
+		return fmt.Errorf("shut down %s: not running", name)
+	}
+	p.stop(ReasonKilled, c.spec.Nodes.Shutdown.Signal, c.spec.Nodes.Shutdown.Grace)
+	c.recordExit(n, p)
+	return nil
+}
+
 // PID returns the process ID of the named node while it runs, 0 when it
 // does not.
 func (c *Cluster) PID(name string) int {

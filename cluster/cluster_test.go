@@ -275,6 +275,41 @@ func TestKillAndRestart(t *testing.T) {
 	assertClean(t, pids(recs), ports)
 }
 
+// TestShutdownAndRestart: a reboot fault's Shutdown sends the shutdown
+// signal (the helper exits 0 on SIGTERM, not killed), marks the record as
+// ended by gofault, and Restart brings the node back.
+func TestShutdownAndRestart(t *testing.T) {
+	s := spec(t, "serve", 3)
+	c := start(t, context.Background(), s)
+	ports := c.Ports()
+	before, _ := c.Node("n2")
+	if err := c.Shutdown("n2"); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := c.Node("n2")
+	if !r.Killed || !r.Exited || r.Signal != "" || r.ExitCode != 0 || c.Running("n2") {
+		t.Errorf("after Shutdown: %+v running=%v; want exit 0 on SIGTERM, marked Exited and Killed", r, c.Running("n2"))
+	}
+	if err := c.Shutdown("n2"); err == nil {
+		t.Error("second Shutdown succeeded")
+	}
+	if err := c.Shutdown("n9"); err == nil {
+		t.Error("Shutdown of unknown node succeeded")
+	}
+	assertClean(t, []int{before.PID}, nil)
+	if err := c.Restart(context.Background(), "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := c.Node("n2"); r.Restarts != 1 || r.PID == before.PID || !c.Running("n2") {
+		t.Errorf("after Restart: %+v", r)
+	}
+	recs := c.Stop()
+	if err := c.Shutdown("n1"); err == nil {
+		t.Error("Shutdown after Stop succeeded")
+	}
+	assertClean(t, pids(recs), ports)
+}
+
 func TestStartFailure(t *testing.T) {
 	tests := []struct {
 		name   string

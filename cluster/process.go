@@ -265,7 +265,12 @@ func (p *Process) Kill() Exit {
 // to end, then SIGKILLs the group, and returns how it ended. Stopping an
 // ended process just returns its Exit.
 func (p *Process) Stop(sig syscall.Signal, grace time.Duration) Exit {
-	if !p.signal(ReasonStopped, sig) {
+	return p.stop(ReasonStopped, sig, grace)
+}
+
+// stop is Stop recording reason.
+func (p *Process) stop(reason string, sig syscall.Signal, grace time.Duration) Exit {
+	if !p.signal(reason, sig) {
 		return p.Wait()
 	}
 	t := time.NewTimer(grace)

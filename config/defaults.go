@@ -44,9 +44,9 @@ const (
 var DefaultFaultKinds = []string{"error", "delay", "crash"}
 
 // FaultKinds are all the fault kinds faults.kinds may name: the defaults
-// and those a campaign opts into: partition, and powerloss (a crash that
-// also loses what the node did not sync).
-var FaultKinds = []string{"error", "delay", "crash", "partition", "powerloss"}
+// and those a campaign opts into: partition, powerloss (a crash that also
+// loses what the node did not sync) and reboot (a clean restart).
+var FaultKinds = []string{"error", "delay", "crash", "partition", "powerloss", "reboot"}
 
 // DefaultPartition is how long a partition lasts unless
 // faults.partition.duration says otherwise.

@@ -187,6 +187,9 @@ type TrialSpec struct {
 	// it synced before the restart (a power-loss crash); nil: the
 	// controller cannot inject one.
 	PowerLoss func(node string)
+	// Reboot restarts node cleanly: its shutdown signal, then a start
+	// (a reboot fault); nil: the controller cannot inject one.
+	Reboot func(node string)
 	// NoFaults runs the trial without asking the policy: a fault-free
 	// baseline trial whose states and events are still recorded.
 	NoFaults bool
@@ -299,6 +302,10 @@ func (t *Trial) apply(self *peer, effs []Effect) (selfPlan *Effect) {
 				selfPlan = e
 			default:
 				p.sendPlan(e.Seq, e.Plan)
+			}
+		case e.Crash != "" && e.Reboot:
+			if rb := t.s.spec.Reboot; rb != nil {
+				go rb(e.Crash)
 			}
 		case e.Crash != "" && e.PowerLoss:
 			if pl := t.s.spec.PowerLoss; pl != nil {

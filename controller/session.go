@@ -29,9 +29,10 @@ type Effect struct {
 	Plan wire.Plan
 	Seq  uint64
 	// Crash names a node to kill (TrialSpec.Crash, or TrialSpec.PowerLoss
-	// when PowerLoss is set).
+	// when PowerLoss is set, TrialSpec.Reboot when Reboot is).
 	Crash     string
 	PowerLoss bool
+	Reboot    bool
 	// Warn is a message for the log, with slog-style Args.
 	Warn string
 	Args []any
@@ -298,6 +299,12 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, nil, false
 		}
 		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node, PowerLoss: true}}, true
+	case catalog.KindReboot:
+		if s.spec.Reboot == nil {
+			return inj, wire.ActNone, 0, nil, false
+		}
+		// The call goes on; the node shuts down on its signal meanwhile.
+		return inj, wire.ActNone, 0, []Effect{{Crash: req.Node, Reboot: true}}, true
 	}
 	return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose an unknown fault kind", Args: []any{"kind", fmt.Sprint(f.Kind)}}}, false
 }

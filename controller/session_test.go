@@ -126,7 +126,7 @@ func TestSessionFaults(t *testing.T) {
 		site    uint32
 		act     wire.Action
 		arg     int64
-		effect  string // "crash", "warn" or ""
+		effect  string // "crash", "powerloss", "reboot", "warn" or ""
 		injects bool
 	}{
 		{"error", policy.Fault{Kind: catalog.KindError, Error: 1}, false, 0, wire.ActError, 1, "", true},
@@ -136,6 +136,8 @@ func TestSessionFaults(t *testing.T) {
 		{"crash without a way to crash", policy.Fault{Kind: catalog.KindCrash}, false, 1, wire.ActNone, 0, "", false},
 		{"power loss", policy.Fault{Kind: catalog.KindPowerLoss}, true, 1, wire.ActCrash, 0, "powerloss", true},
 		{"power loss without a way to crash", policy.Fault{Kind: catalog.KindPowerLoss}, false, 1, wire.ActNone, 0, "", false},
+		{"reboot: the call goes on", policy.Fault{Kind: catalog.KindReboot}, true, 1, wire.ActNone, 0, "reboot", true},
+		{"reboot without a way to restart", policy.Fault{Kind: catalog.KindReboot}, false, 1, wire.ActNone, 0, "", false},
 		{"unknown site", policy.Fault{Kind: catalog.KindError, Error: 1}, false, 9, wire.ActNone, 0, "", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,6 +146,7 @@ func TestSessionFaults(t *testing.T) {
 			if tc.crash {
 				spec.Crash = func(string) {}
 				spec.PowerLoss = func(string) {}
+				spec.Reboot = func(string) {}
 			}
 			s := newTestSession(pol, spec)
 			s.attach(1, "n1", wire.RoleAgent, true)
@@ -157,6 +160,8 @@ func TestSessionFaults(t *testing.T) {
 				switch {
 				case e.Crash == "n1" && e.PowerLoss:
 					got = "powerloss"
+				case e.Crash == "n1" && e.Reboot:
+					got = "reboot"
 				case e.Crash == "n1":
 					got = "crash"
 				case e.Warn != "":

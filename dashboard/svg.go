@@ -286,7 +286,7 @@ func Timeline(t *record.Trial) []Event {
 			}
 			when := n.ExitTime
 			for _, in := range t.Injections {
-				if in.Node == n.Name && in.Kind == catalog.KindCrash {
+				if in.Node == n.Name && in.Kind.Kills() {
 					when = in.Time
 					break
 				}

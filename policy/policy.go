@@ -161,7 +161,7 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all but
-	// KindPowerLoss, which is only injected where listed.
+	// KindPowerLoss and KindReboot, which are only injected where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
@@ -185,7 +185,7 @@ type Env struct {
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
-		return k != catalog.KindPowerLoss
+		return k != catalog.KindPowerLoss && k != catalog.KindReboot
 	}
 	for _, a := range e.Kinds {
 		if a == k {
@@ -237,6 +237,9 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	}
 	if s.Kind.Has(catalog.KindCrash) && s.IO == "disk" && e.allows(catalog.KindPowerLoss) {
 		fs = append(fs, Fault{Kind: catalog.KindPowerLoss})
+	}
+	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindReboot) {
+		fs = append(fs, Fault{Kind: catalog.KindReboot})
 	}
 	if s.Kind.Has(catalog.KindPartition) && e.allows(catalog.KindPartition) {
 		fs = append(fs, Fault{Kind: catalog.KindPartition, Delay: e.partition()})

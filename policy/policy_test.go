@@ -354,3 +354,35 @@ func TestPowerLossOnlyWhenListed(t *testing.T) {
 		t.Errorf("faultOf(powerloss) = %v, %v", f, err)
 	}
 }
+
+// TestRebootOnlyWhenListed: a reboot is offered at every site that can
+// crash (disk or network) only when the campaign lists the kind, never at
+// one that cannot, and replays as itself.
+func TestRebootOnlyWhenListed(t *testing.T) {
+	cat := testCatalog()
+	net := catalog.Site{Index: 9, ID: "rafthttp.send#Write.0", Kind: catalog.KindCrash, IO: "net"}
+	for _, tc := range []struct {
+		kinds []catalog.Kind
+		site  *catalog.Site
+		want  bool
+	}{
+		{nil, &cat.Sites[0], false},
+		{[]catalog.Kind{catalog.KindCrash}, &cat.Sites[0], false},
+		{[]catalog.Kind{catalog.KindReboot}, &cat.Sites[0], true},
+		{[]catalog.Kind{catalog.KindReboot}, &net, true},
+		{[]catalog.Kind{catalog.KindReboot}, &cat.Sites[1], false}, // cannot crash
+	} {
+		env := Env{Catalog: cat, Kinds: tc.kinds}
+		got := false
+		for _, f := range env.faults(tc.site) {
+			got = got || f.Kind == catalog.KindReboot
+		}
+		if got != tc.want {
+			t.Errorf("kinds %v at %s: reboot offered %v, want %v", tc.kinds, tc.site.ID, got, tc.want)
+		}
+	}
+	f, err := faultOf(&cat.Sites[0], record.Injection{Kind: catalog.KindReboot})
+	if err != nil || f.Kind != catalog.KindReboot {
+		t.Errorf("faultOf(reboot) = %v, %v", f, err)
+	}
+}

@@ -89,7 +89,7 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{}, fmt.Errorf("site %s no longer returns %s", s.ID, inj.Error)
 	case catalog.KindDelay:
 		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
-	case catalog.KindCrash, catalog.KindPowerLoss:
+	case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
 		return Fault{Kind: inj.Kind}, nil
 	case catalog.KindPartition:
 		return Fault{Kind: catalog.KindPartition, Delay: inj.Delay}, nil

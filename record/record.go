@@ -24,7 +24,7 @@ type Injection struct {
 	Node   string       `json:"node"`
 	Site   uint32       `json:"site"`    // catalog index
 	SiteID string       `json:"site_id"` // stable site ID
-	Kind   catalog.Kind `json:"kind"`    // catalog.KindError, KindDelay, KindCrash or KindPartition
+	Kind   catalog.Kind `json:"kind"`    // catalog.KindError, KindDelay, KindCrash, KindPartition, KindPowerLoss or KindReboot
 	// Error names the injected error value for KindError, e.g. "EIO";
 	// for a partition a policy started at an observation point (SiteID
 	// "observe:..."), what started it (cofi: the violated invariant).
