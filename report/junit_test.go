@@ -30,20 +30,27 @@ func (n xmlNode) attr(name string) (string, bool) {
 	return "", false
 }
 
-// junitSchema is the shape of the JUnit XSD that GitHub Actions, GitLab
-// and Jenkins read (junit-10.xsd): the children each element may have and
-// the attributes it must and may carry.
+// junitSchema is the shape of junit-10.xsd (the JUnit schema of
+// Jenkins' xunit plugin, which GitHub Actions' and GitLab's readers
+// accept too): the children each element may have and the attributes it
+// must and may carry, as that XSD declares them.
 var junitSchema = map[string]struct {
 	children           []string
 	required, optional []string
 }{
-	"testsuites": {children: []string{"testsuite"}, optional: []string{"name", "tests", "failures", "errors", "skipped", "disabled", "time"}},
-	"testsuite": {children: []string{"properties", "testcase", "system-out", "system-err"},
-		required: []string{"name", "tests"}, optional: []string{"failures", "errors", "skipped", "disabled", "time", "timestamp", "hostname", "id", "package"}},
+	"testsuites": {children: []string{"testsuite"}, optional: []string{"name", "time", "tests", "failures", "errors"}},
+	"testsuite": {children: []string{"testsuite", "properties", "testcase", "system-out", "system-err"},
+		required: []string{"name", "tests", "failures", "errors"},
+		optional: []string{"group", "time", "skipped", "timestamp", "hostname", "id", "package", "file", "log", "url"}},
+	"properties": {children: []string{"property"}},
+	"property":   {required: []string{"name", "value"}},
 	"testcase": {children: []string{"skipped", "error", "failure", "system-out", "system-err"},
-		required: []string{"name"}, optional: []string{"classname", "time", "assertions", "status"}},
-	"failure": {optional: []string{"message", "type"}},
-	"skipped": {optional: []string{"message"}},
+		required: []string{"name"}, optional: []string{"time", "classname", "group"}},
+	"failure":    {optional: []string{"type", "message"}},
+	"error":      {optional: []string{"type", "message"}},
+	"skipped":    {optional: []string{"type", "message"}},
+	"system-out": {},
+	"system-err": {},
 }
 
 func checkShape(t *testing.T, n xmlNode, path string) {
