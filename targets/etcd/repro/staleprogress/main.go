@@ -15,17 +15,26 @@
 // sendLoop's control channel), and reads the stream again. Each round
 // reports whether W's created response came before the progress response.
 //
+// With -client it goes through clientv3 instead, on one context (so one
+// stream) as a user with several watches would, through a TCP proxy that
+// stops forwarding the server's bytes for a while (a slow client): it
+// reports what the new watch's channel delivers first.
+//
 //	cd targets/etcd && go run ./repro/staleprogress -rounds 20
+//	cd targets/etcd && go run ./repro/staleprogress -client -rounds 20
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"log"
+	"net"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
@@ -35,6 +44,7 @@ import (
 
 func main() {
 	rounds := flag.Int("rounds", 20, "rounds, each on a new watch stream")
+	viaClient := flag.Bool("client", false, "use clientv3 through a pausing proxy instead of a raw gRPC stream")
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "staleprogress")
 	if err != nil {
@@ -55,13 +65,17 @@ func main() {
 	}
 	defer e.Close()
 	<-e.Server.ReadyNotify()
+	ctx := context.Background()
+	big := strings.Repeat("x", 64<<10)
+	if *viaClient {
+		clientRounds(ctx, cu.Host, big, *rounds)
+		return
+	}
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{cu.String()}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer cli.Close()
-	ctx := context.Background()
-	big := strings.Repeat("x", 64<<10)
 	stale := 0
 	for r := 0; r < *rounds; r++ {
 		if round(ctx, cli, big, fmt.Sprintf("r%d/", r)) {
@@ -135,4 +149,140 @@ func round(ctx context.Context, cli *clientv3.Client, big, prefix string) bool {
 	}
 	fmt.Println(strings.Join(seq, "; "))
 	return createdFirst
+}
+
+// proxy forwards TCP connections to target; while paused it stops
+// forwarding what the server sends.
+type proxy struct {
+	ln     net.Listener
+	target string
+	mu     sync.Mutex
+	resume chan struct{} // nil when not paused
+}
+
+func newProxy(target string) *proxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	p := &proxy{ln: ln, target: target}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go func() { _, _ = io.Copy(s, c); s.Close() }()
+			go p.down(c, s)
+		}
+	}()
+	return p
+}
+
+// down copies the server's bytes to the client, waiting while paused.
+func (p *proxy) down(c, s net.Conn) {
+	defer c.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.Read(buf)
+		p.mu.Lock()
+		wait := p.resume
+		p.mu.Unlock()
+		if wait != nil {
+			<-wait
+		}
+		if n > 0 {
+			if _, werr := c.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (p *proxy) pause() {
+	p.mu.Lock()
+	p.resume = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *proxy) unpause() {
+	p.mu.Lock()
+	close(p.resume)
+	p.resume = nil
+	p.mu.Unlock()
+}
+
+// clientRounds runs the rounds through clientv3: watch L and, later, W on
+// one context, a RequestProgress on it, the server's bytes held meanwhile.
+func clientRounds(ctx context.Context, host, big string, rounds int) {
+	p := newProxy(host)
+	direct, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + host}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer direct.Close()
+	stale := 0
+	for r := 0; r < rounds; r++ {
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"http://" + p.ln.Addr().String()}, MaxCallRecvMsgSize: 64 << 20})
+		if err != nil {
+			log.Fatal(err)
+		}
+		prefix := fmt.Sprintf("c%d/", r)
+		first, err := direct.Put(ctx, prefix+"first", "1")
+		if err != nil {
+			log.Fatal(err)
+		}
+		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
+		lch := cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithCreatedNotify())
+		<-lch // created
+		p.pause()
+		for i := 0; i < 40; i++ {
+			if _, err := direct.Put(ctx, fmt.Sprintf("%sbig%d", prefix, i), big); err != nil {
+				log.Fatal(err)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+		if err := cli.RequestProgress(wctx); err != nil {
+			log.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		// Watch returns once the created response arrives: after unpause.
+		wchc := make(chan clientv3.WatchChan, 1)
+		go func() {
+			wchc <- cli.Watch(wctx, prefix, clientv3.WithPrefix(), clientv3.WithRev(first.Header.Revision))
+		}()
+		time.Sleep(200 * time.Millisecond)
+		p.unpause()
+		wch := <-wchc
+		go func() {
+			for range lch {
+			}
+		}()
+		resp := <-wch
+		var what string
+		switch {
+		case resp.IsProgressNotify():
+			stale++
+			what = fmt.Sprintf("a progress notification at revision %d", resp.Header.Revision)
+			if next := <-wch; len(next.Events) > 0 {
+				what += fmt.Sprintf(", then events %d-%d", next.Events[0].Kv.ModRevision, next.Events[len(next.Events)-1].Kv.ModRevision)
+			}
+		case len(resp.Events) > 0:
+			what = fmt.Sprintf("events %d-%d", resp.Events[0].Kv.ModRevision, resp.Events[len(resp.Events)-1].Kv.ModRevision)
+		default:
+			what = fmt.Sprintf("%+v", resp)
+		}
+		fmt.Printf("watch from %d got first %s\n", first.Header.Revision, what)
+		cancel()
+		cli.Close()
+	}
+	fmt.Printf("%d of %d rounds: the new watch got a progress notification first, at a revision whose events it had not been sent\n", stale, rounds)
 }
