@@ -168,7 +168,8 @@ type watchLog struct {
 	lastResp     int   // the response that delivered lastEvent
 	split        int64 // last revision reported as split
 	gaps         []span
-	compactedAt  int64 // resume revision after a compaction
+	compactedAt  int64  // resume revision after a compaction
+	byProgress   []span // revisions a progress notification covered first, for the messages
 	events       int
 	progresses   int
 }
@@ -238,8 +239,23 @@ func (l *watchLog) progress(rev int64) []finding {
 	if rev < l.lastProgress {
 		return append(fs, finding{checkWatchProgress, fmt.Sprintf("%s got a progress notification at revision %d after one at revision %d", l.name, rev, l.lastProgress)})
 	}
+	if c := l.covered(); rev > c {
+		l.byProgress = append(l.byProgress, span{c + 1, rev})
+	}
 	l.lastProgress = rev
 	return fs
+}
+
+// declared says which progress notification first covered rev, if one
+// did: "; a progress notification at revision N had declared it
+// delivered", for a lost event's message.
+func (l *watchLog) declared(rev int64) string {
+	for _, s := range l.byProgress {
+		if s.lo <= rev && rev <= s.hi {
+			return fmt.Sprintf("; a progress notification at revision %d had declared it delivered", s.hi)
+		}
+	}
+	return ""
 }
 
 // compacted notes that the watch, resumed from next(), was cancelled
@@ -288,7 +304,7 @@ func (l *watchLog) complete(t truth) []finding {
 			got, ok := l.seen[revKey{rev, ch.key}]
 			switch {
 			case !ok:
-				fs = append(fs, finding{checkWatchLost, fmt.Sprintf("%s missed %s at revision %d (it reached revision %d)", l.name, ch, rev, upTo)})
+				fs = append(fs, finding{checkWatchLost, fmt.Sprintf("%s missed %s at revision %d (it reached revision %d%s)", l.name, ch, rev, upTo, l.declared(rev))})
 			case got != ch:
 				fs = append(fs, finding{checkWatchMismatch, fmt.Sprintf("%s got %s at revision %d, which wrote %s", l.name, got, rev, ch)})
 			}
