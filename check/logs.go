@@ -453,9 +453,12 @@ func errorTexts(err string) []string {
 }
 
 // errorName returns the bare name of an injected error value: without its
-// package ("syscall.EIO" → "EIO") and without the "#2" that tells two
-// values of one name at a site apart.
+// package ("syscall.EIO" → "EIO") and without the "(mkdir)" or "#2" that
+// tells two values of one name at a site apart (analysis uniqueNames).
 func errorName(err string) string {
+	if i := strings.IndexByte(err, '('); i > 0 && strings.HasSuffix(err, ")") {
+		err = err[:i]
+	}
 	if i := strings.LastIndexByte(err, '.'); i >= 0 {
 		err = err[i+1:]
 	}

@@ -220,6 +220,9 @@ func TestErrorTexts(t *testing.T) {
 		{"bolt.ErrDatabaseNotOpen", []string{"database not open", "ErrDatabaseNotOpen"}},
 		{"ErrDBNotOpen", []string{"db not open", "ErrDBNotOpen"}},
 		{"EIO#2", []string{"input/output error", "EIO"}},
+		// etcd NewServer's fileutil.TouchDirAll: "mkdir : input/output error".
+		{"EIO(mkdir)", []string{"input/output error", "EIO"}},
+		{"syscall.ENOSPC(write)", []string{"no space left on device", "ENOSPC"}},
 		{`"running with systemd/journal but other '…"`, []string{"running with systemd/journal but other '"}},
 		{`"expected IP in URL for binding (%s)"`, []string{"expected IP in URL for binding ("}},
 		{`"%w: x"`, nil},

@@ -157,8 +157,9 @@ type span struct{ lo, hi int64 }
 // checks it against the ground truth at the end. It is fed from one
 // goroutine (the watch's) and read after it ended.
 type watchLog struct {
-	name string // "watch of n1/0 from 12", for the messages
-	from int64  // the watch's start revision
+	name  string // "watch of n1/0 from 12", for the messages
+	from  int64  // the watch's start revision
+	start int64  // the start revision of the watch call now running (from, or where it resumed)
 
 	seen         map[revKey]change
 	lastEvent    int64 // highest event revision delivered
@@ -167,14 +168,19 @@ type watchLog struct {
 	lastResp     int   // the response that delivered lastEvent
 	split        int64 // last revision reported as split
 	gaps         []span
-	compactedAt  int64 // resume revision after a compaction
+	compactedAt  int64  // resume revision after a compaction
+	byProgress   []span // revisions a progress notification covered first, for the messages
 	events       int
 	progresses   int
 }
 
 func newWatchLog(name string, from int64) *watchLog {
-	return &watchLog{name: name, from: from, seen: map[revKey]change{}}
+	return &watchLog{name: name, from: from, start: from, seen: map[revKey]change{}}
 }
+
+// watching notes that the watch (re)started at revision rev: the events
+// and progress notifications that follow are those of a watch from rev.
+func (l *watchLog) watching(rev int64) { l.start = rev }
 
 // covered is the revision up to which the watch must have delivered every
 // event: the last event's, or the last progress notification's.
@@ -216,15 +222,40 @@ func (l *watchLog) response(revs []int64, chs []change) []finding {
 	return fs
 }
 
-// progress checks a progress notification at revision rev.
+// progress checks a progress notification at revision rev. etcd sends
+// one only for watchers at or past their start revision (v3.5.35
+// mvcc/watchable_store.go progressIfSync), and its client resumes a
+// broken watch at or after where the watch call started: one below the
+// running watch call's start revision was made for other watchers of the
+// stream (a stale RequestProgress response broadcast to a watch created
+// after it), and promises nothing about this watch's events.
 func (l *watchLog) progress(rev int64) []finding {
 	l.resp++
 	l.progresses++
+	var fs []finding
+	if rev < l.start-1 {
+		fs = append(fs, finding{checkWatchProgress, fmt.Sprintf("%s got a progress notification at revision %d on its watch from revision %d", l.name, rev, l.start)})
+	}
 	if rev < l.lastProgress {
-		return []finding{{checkWatchProgress, fmt.Sprintf("%s got a progress notification at revision %d after one at revision %d", l.name, rev, l.lastProgress)}}
+		return append(fs, finding{checkWatchProgress, fmt.Sprintf("%s got a progress notification at revision %d after one at revision %d", l.name, rev, l.lastProgress)})
+	}
+	if c := l.covered(); rev > c {
+		l.byProgress = append(l.byProgress, span{c + 1, rev})
 	}
 	l.lastProgress = rev
-	return nil
+	return fs
+}
+
+// declared says which progress notification first covered rev, if one
+// did: "; a progress notification at revision N had declared it
+// delivered", for a lost event's message.
+func (l *watchLog) declared(rev int64) string {
+	for _, s := range l.byProgress {
+		if s.lo <= rev && rev <= s.hi {
+			return fmt.Sprintf("; a progress notification at revision %d had declared it delivered", s.hi)
+		}
+	}
+	return ""
 }
 
 // compacted notes that the watch, resumed from next(), was cancelled
@@ -273,7 +304,7 @@ func (l *watchLog) complete(t truth) []finding {
 			got, ok := l.seen[revKey{rev, ch.key}]
 			switch {
 			case !ok:
-				fs = append(fs, finding{checkWatchLost, fmt.Sprintf("%s missed %s at revision %d (it reached revision %d)", l.name, ch, rev, upTo)})
+				fs = append(fs, finding{checkWatchLost, fmt.Sprintf("%s missed %s at revision %d (it reached revision %d%s)", l.name, ch, rev, upTo, l.declared(rev))})
 			case got != ch:
 				fs = append(fs, finding{checkWatchMismatch, fmt.Sprintf("%s got %s at revision %d, which wrote %s", l.name, got, rev, ch)})
 			}

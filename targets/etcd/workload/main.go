@@ -28,9 +28,11 @@
 //   - watch-mismatch: an event differs from the write at its revision
 //     (another key, a PUT for a DELETE, another value);
 //   - watch-atomic: one revision's events split over two responses;
-//   - watch-progress: a progress notification went backwards, or an event
-//     arrived at or below a revision a progress notification had already
-//     declared complete;
+//   - watch-progress: a progress notification went backwards or came
+//     below the revision the running watch call started from (a stale
+//     RequestProgress response, etcd v3.5.35), or an event arrived at or
+//     below a revision a progress notification had already declared
+//     complete;
 //   - lease-keepalive: a key on a lease that was being kept alive vanished
 //     before the lease could have expired;
 //   - lease-revoke: a key on a revoked lease was still there.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +27,17 @@ type watcher struct {
 	log    *watchLog
 	moved  chan struct{} // closed and replaced whenever the log covers more
 	counts map[string]int
+	trace  []string // what the watch got, in order, logged when it broke a guarantee
+}
+
+// maxTrace bounds a watch's trace (a 5 s trial gives a few hundred lines).
+const maxTrace = 2000
+
+// note adds a line to the trace; w.mu is held.
+func (w *watcher) note(format string, args ...any) {
+	if len(w.trace) < maxTrace {
+		w.trace = append(w.trace, time.Now().UTC().Format("15:04:05.000")+" "+fmt.Sprintf(format, args...))
+	}
 }
 
 func newWatcher(c *client, from int64) *watcher {
@@ -37,8 +49,18 @@ func newWatcher(c *client, from int64) *watcher {
 func (w *watcher) run(ctx context.Context, stopAt int64) {
 	for ctx.Err() == nil {
 		next := w.next()
-		wch := w.c.cli.Watch(clientv3.WithRequireLeader(ctx), kvPrefix, clientv3.WithPrefix(), clientv3.WithRev(next), clientv3.WithProgressNotify())
+		w.mu.Lock()
+		w.note("watch from %d", next)
+		w.log.watching(next)
+		w.mu.Unlock()
+		wch := w.c.cli.Watch(clientv3.WithRequireLeader(ctx), kvPrefix, clientv3.WithPrefix(), clientv3.WithRev(next), clientv3.WithProgressNotify(), clientv3.WithCreatedNotify())
 		for resp := range wch {
+			if resp.Created {
+				w.mu.Lock()
+				w.note("created, header revision %d", resp.Header.Revision)
+				w.mu.Unlock()
+				continue
+			}
 			if resp.CompactRevision != 0 {
 				// Legitimate: the watch asked for compacted revisions.
 				// It resumes from the compaction.
@@ -46,6 +68,9 @@ func (w *watcher) run(ctx context.Context, stopAt int64) {
 				break
 			}
 			if err := resp.Err(); err != nil {
+				w.mu.Lock()
+				w.note("error %v", err)
+				w.mu.Unlock()
 				if ctx.Err() == nil && !errors.Is(err, context.Canceled) {
 					w.c.wc.Error(fmt.Errorf("watch %s from %d: %w", kvPrefix, next, err))
 				}
@@ -56,7 +81,7 @@ func (w *watcher) run(ctx context.Context, stopAt int64) {
 			if resp.IsProgressNotify() {
 				w.progress(resp.Header.Revision)
 			} else {
-				w.events(resp.Events)
+				w.events(resp.Events, resp.Header.Revision)
 			}
 			if stopAt > 0 && w.covered() >= stopAt {
 				return
@@ -78,7 +103,7 @@ func (w *watcher) covered() int64 {
 	return w.log.covered()
 }
 
-func (w *watcher) events(evs []*clientv3.Event) {
+func (w *watcher) events(evs []*clientv3.Event, hdr int64) {
 	revs := make([]int64, len(evs))
 	chs := make([]change, len(evs))
 	for i, ev := range evs {
@@ -92,6 +117,9 @@ func (w *watcher) events(evs []*clientv3.Event) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if len(revs) > 0 {
+		w.note("%d events, revisions %d-%d, header revision %d", len(revs), revs[0], revs[len(revs)-1], hdr)
+	}
 	w.report(w.log.response(revs, chs))
 	w.notify()
 }
@@ -99,6 +127,7 @@ func (w *watcher) events(evs []*clientv3.Event) {
 func (w *watcher) progress(rev int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.note("progress notification, revision %d", rev)
 	w.report(w.log.progress(rev))
 	w.notify()
 }
@@ -106,6 +135,7 @@ func (w *watcher) progress(rev int64) {
 func (w *watcher) compacted(rev int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.note("cancelled: compacted at %d", rev)
 	w.log.compacted(rev)
 }
 
@@ -155,6 +185,9 @@ func (w *watcher) check(t truth, target int64, progress bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.report(w.log.complete(t))
+	if len(w.counts) > 0 { // this watch broke a guarantee: what it got
+		slog.Info("watch trace", "watch", w.log.name, "trace", strings.Join(w.trace, "; "))
+	}
 	slog.Info("watch checked", "watch", w.log.name, "events", w.log.events, "progress", w.log.progresses,
 		"covered", w.log.covered(), "compacted", len(w.log.gaps))
 	if progress && w.log.covered() >= target {

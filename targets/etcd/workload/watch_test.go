@@ -7,11 +7,13 @@ import (
 )
 
 // step is one thing a watch got: a response's events, a progress
-// notification (progress > 0) or a cancellation by compaction (compact > 0).
+// notification (progress > 0) or a cancellation by compaction (compact > 0);
+// resume > 0 is the watch call restarting from that revision.
 type step struct {
 	events   []ev
 	progress int64
 	compact  int64
+	resume   int64
 }
 
 type ev struct {
@@ -50,8 +52,8 @@ func TestWatchLog(t *testing.T) {
 			[]string{"watch-lost-event: w missed DELETE kv/a at revision 12 (it reached revision 13)"}},
 		{"lost put before a progress notification", 10, []step{resp(put(10, "kv/a", "1")), {progress: 12}},
 			base,
-			[]string{"watch-lost-event: w missed PUT kv/b=2 at revision 11 (it reached revision 12)",
-				"watch-lost-event: w missed DELETE kv/a at revision 12 (it reached revision 12)"}},
+			[]string{"watch-lost-event: w missed PUT kv/b=2 at revision 11 (it reached revision 12; a progress notification at revision 12 had declared it delivered)",
+				"watch-lost-event: w missed DELETE kv/a at revision 12 (it reached revision 12; a progress notification at revision 12 had declared it delivered)"}},
 		{"duplicate", 10, []step{resp(put(10, "kv/a", "1")), resp(put(10, "kv/a", "1"))},
 			writes(put(10, "kv/a", "1")),
 			[]string{"watch-duplicate: w got PUT kv/a=1 at revision 10 twice"}},
@@ -83,6 +85,26 @@ func TestWatchLog(t *testing.T) {
 			writes(put(10, "kv/m/0", "1"), put(10, "kv/m/1", "2"), del(10, "kv/m/2"), put(11, "kv/b", "2")),
 			[]string{"watch-atomic: w got revision 10's events in two responses (PUT kv/m/1=2 in the second)",
 				"watch-lost-event: w missed DELETE kv/m/2 at revision 10 (it reached revision 11)"}},
+		// Trial 1-19 of the v3.5.35 fuzz campaign (error, crash, then a 3 s
+		// delay of n1's watch sendLoop control Send): a watch created from
+		// 115 while the stream's send loop was stalled got, after its
+		// created response, the stream's RequestProgress responses made
+		// before it existed (90, 93, 142, 160), then a compaction cancel
+		// at 164 that excused only what came after 160. etcd promised 115
+		// to 160 on this watch and never sent them: both are reported.
+		{"stale progress notifications on a new watch, then a compaction", 115, []step{
+			{progress: 90}, {progress: 93}, {progress: 142}, {progress: 160}, {compact: 164}, {resume: 164}, resp(put(164, "kv/c", "3"))},
+			writes(put(115, "kv/a", "1"), del(160, "kv/a"), put(162, "kv/b", "2"), put(164, "kv/c", "3")),
+			[]string{"watch-progress: w got a progress notification at revision 90 on its watch from revision 115",
+				"watch-progress: w got a progress notification at revision 93 on its watch from revision 115",
+				"watch-lost-event: w missed PUT kv/a=1 at revision 115 (it reached revision 164; a progress notification at revision 142 had declared it delivered)",
+				"watch-lost-event: w missed DELETE kv/a at revision 160 (it reached revision 164; a progress notification at revision 160 had declared it delivered)"}},
+		{"the same watch without the stale notifications is excused", 115, []step{{compact: 164}, {resume: 164}, resp(put(164, "kv/c", "3"))},
+			writes(put(115, "kv/a", "1"), del(160, "kv/a"), put(162, "kv/b", "2"), put(164, "kv/c", "3")), nil},
+		{"a progress notification one revision below the start is allowed", 115, []step{{progress: 114}, resp(put(115, "kv/a", "1"))},
+			writes(put(115, "kv/a", "1")), nil},
+		{"a stale progress notification after a resume", 10, []step{resp(put(10, "kv/a", "1")), {compact: 12}, {resume: 12}, {progress: 10}, resp(del(12, "kv/a"))}, base,
+			[]string{"watch-progress: w got a progress notification at revision 10 on its watch from revision 12"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,6 +117,8 @@ func TestWatchLog(t *testing.T) {
 			}
 			for _, s := range tc.steps {
 				switch {
+				case s.resume > 0:
+					l.watching(s.resume)
 				case s.compact > 0:
 					l.compacted(s.compact)
 				case s.progress > 0:
