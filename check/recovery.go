@@ -10,7 +10,8 @@ import (
 )
 
 // restartAfter is how long after a crash fault the runner restarts the
-// node (campaign's restartDelay): the crash fault ends then.
+// node (campaign's restartDelay): the crash fault ends then, unless the
+// node's record says when it was restarted.
 const restartAfter = time.Second
 
 // Recovery checks that the cluster comes back: once the trial's last fault
@@ -88,13 +89,31 @@ func faultsEnd(tr *record.Trial) (time.Time, bool) {
 		case catalog.KindDelay, catalog.KindPartition:
 			t = t.Add(in.Delay)
 		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
-			t = t.Add(restartAfter)
+			// When the node was started again: a reboot's clean
+			// shutdown may take seconds before the restart delay begins.
+			t = restartOf(tr, in.Node, in.Time)
 		}
 		if t.After(end) {
 			end = t
 		}
 	}
 	return end, !end.IsZero()
+}
+
+// restartOf returns when node was first restarted after a fault at t that
+// ended its process, or t + restartAfter when its record has no such time.
+func restartOf(tr *record.Trial, node string, t time.Time) time.Time {
+	for _, n := range tr.Nodes {
+		if n.Name != node {
+			continue
+		}
+		for _, r := range n.Restarted {
+			if r.After(t) {
+				return r
+			}
+		}
+	}
+	return t.Add(restartAfter)
 }
 
 // success reports whether a client event is a request that succeeded.

@@ -31,6 +31,17 @@ func TestRecovery(t *testing.T) {
 			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}, ev: "served its first request 6.5s after"}},
 		{"the workload stopped too early to tell", clients(0, 5000, 2500).inject(1000, "n3", catalog.KindDelay, delay(2*time.Second)), verdictWant{}},
 		{"a crashed member back within the bound after its restart", clients(0, 12000, 2000).progress("n3/0", 6500, 12000, 100).inject(2000, "n3", catalog.KindCrash, nil), verdictWant{}},
+		{"a rebooted member back within the bound after its restart, which came late (a slow clean shutdown)",
+			clients(0, 12000, 1000).progress("n3/0", 9500, 12000, 100).inject(1000, "n3", catalog.KindReboot, nil).
+				node("n3", func(n *record.Node) { n.Restarted = []time.Time{at(5000)} }), verdictWant{}},
+		{"a rebooted member late after its restart",
+			clients(0, 12000, 1000).progress("n3/0", 9500, 12000, 100).inject(1000, "n3", catalog.KindReboot, nil).
+				node("n3", func(n *record.Node) { n.Restarted = []time.Time{at(3000)} }),
+			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}, ev: "served its first request 6.5s after"}},
+		{"a restart before the fault is not its restart",
+			clients(0, 12000, 1000).progress("n3/0", 9500, 12000, 100).inject(1000, "n3", catalog.KindReboot, nil).
+				node("n3", func(n *record.Node) { n.Restarted = []time.Time{at(500)} }),
+			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}, ev: "served its first request 7.5s after"}},
 		{"a member down at the end is the crash checker's", clients(0, 12000, 2000).inject(2000, "n2", catalog.KindError, nil).node("n3", func(n *record.Node) { n.Exited = true }), verdictWant{}},
 	}
 	for _, tt := range tests {

@@ -547,6 +547,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 		return fmt.Errorf("restart %s: cluster stopped", name)
 	}
 	n.rec.Restarts++
+	n.rec.Restarted = append(n.rec.Restarted, time.Now())
 	appendLine(n.rec.Log, fmt.Sprintf("=== gofault: restart %d of node %s ===", n.rec.Restarts, name))
 	err = c.startLocked(n)
 	c.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -108,7 +109,7 @@ func TestNormalStop(t *testing.T) {
 	}
 	for i, r := range recs {
 		want := record.Node{Name: NodeName(i + 1), PID: r.PID, ExitCode: 0, ExitTime: r.ExitTime, Log: filepath.Join(s.Dir, r.Name+".log")}
-		if r != want {
+		if !reflect.DeepEqual(r, want) {
 			t.Errorf("record %+v, want %+v", r, want)
 		}
 		log, _ := os.ReadFile(r.Log)
@@ -122,7 +123,7 @@ func TestNormalStop(t *testing.T) {
 	default:
 		t.Error("Done not closed after Stop")
 	}
-	if again := c.Stop(); !slices.Equal(again, recs) {
+	if again := c.Stop(); !reflect.DeepEqual(again, recs) {
 		t.Error("second Stop returned other records")
 	}
 }
@@ -300,7 +301,7 @@ func TestShutdownAndRestart(t *testing.T) {
 	if err := c.Restart(context.Background(), "n2"); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := c.Node("n2"); r.Restarts != 1 || r.PID == before.PID || !c.Running("n2") {
+	if r, _ := c.Node("n2"); r.Restarts != 1 || len(r.Restarted) != 1 || r.PID == before.PID || !c.Running("n2") {
 		t.Errorf("after Restart: %+v", r)
 	}
 	recs := c.Stop()

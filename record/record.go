@@ -114,6 +114,9 @@ type Node struct {
 	Killed bool `json:"killed,omitempty"`
 	// Restarts counts restarts requested during the trial.
 	Restarts int `json:"restarts,omitempty"`
+	// Restarted are the times the restarts started the process again
+	// (after a crash's kill, a reboot's shutdown), in order.
+	Restarted []time.Time `json:"restarted,omitempty"`
 	// RestartErr says why the node did not come back when gofault
 	// restarted it after a crash fault (it exited, or never got ready).
 	RestartErr string `json:"restart_err,omitempty"`
