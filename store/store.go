@@ -251,6 +251,9 @@ ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 	// 9: the node whose observation started a partition, when it is not
 	// the cut node (record.Injection.Observer).
 	`ALTER TABLE injections ADD COLUMN observer TEXT NOT NULL DEFAULT '';`,
+	// 10: when each restart started the node again
+	// (record.Node.Restarted, JSON).
+	`ALTER TABLE nodes ADD COLUMN restarted TEXT NOT NULL DEFAULT 'null';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -80,6 +80,7 @@ func sampleTrial(i int) *record.Trial {
 	for j := 1; j <= 3; j++ {
 		t.Nodes = append(t.Nodes, record.Node{Name: "n" + strconv.Itoa(j), PID: 1000 + j, ExitCode: -1, Signal: "killed", Log: fmt.Sprintf("/tmp/n%d.log", j), RestartErr: map[bool]string{true: "exited before it was ready"}[j == 2]})
 	}
+	t.Nodes[0].Restarts, t.Nodes[0].Restarted = 2, []time.Time{t0.Add(time.Second), t0.Add(3 * time.Second)}
 	for j := 0; j < 200; j++ {
 		t.Client = append(t.Client, record.ClientEvent{
 			Time: t0.Add(time.Duration(j) * time.Millisecond), Client: "n1/0", Node: "n1", Kind: record.EvOp,

@@ -80,10 +80,14 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 		}
 	}
 	for i, n := range t.Nodes {
+		restarted, err := jsonText(n.Restarted)
+		if err != nil {
+			return fmt.Errorf("save trial %s node %s: %w", t.ID, n.Name, err)
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO nodes
-			(trial_id, seq, name, pid, exited, exit_time, exit_code, signal, killed, restarts, log, restart_err)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, i, n.Name, n.PID, n.Exited, nanos(n.ExitTime), n.ExitCode, n.Signal, n.Killed, n.Restarts, n.Log, n.RestartErr); err != nil {
+			(trial_id, seq, name, pid, exited, exit_time, exit_code, signal, killed, restarts, log, restart_err, restarted)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, i, n.Name, n.PID, n.Exited, nanos(n.ExitTime), n.ExitCode, n.Signal, n.Killed, n.Restarts, n.Log, n.RestartErr, restarted); err != nil {
 			return fmt.Errorf("save trial %s node %s: %w", t.ID, n.Name, err)
 		}
 	}
@@ -248,14 +252,17 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 		return nil, err
 	}
 	err = query(ctx, tx, `SELECT n.trial_id, n.name, n.pid, n.exited, n.exit_time, n.exit_code, n.signal, n.killed,
-		n.restarts, n.log, n.restart_err FROM nodes n JOIN trials t ON t.id = n.trial_id WHERE `+where+` ORDER BY n.trial_id, n.seq`, args,
+		n.restarts, n.log, n.restart_err, n.restarted FROM nodes n JOIN trials t ON t.id = n.trial_id WHERE `+where+` ORDER BY n.trial_id, n.seq`, args,
 		func(r *sql.Rows) error {
-			var id string
+			var id, restarted string
 			var n record.Node
 			var exitTime int64
 			if err := r.Scan(&id, &n.Name, &n.PID, &n.Exited, &exitTime, &n.ExitCode, &n.Signal, &n.Killed,
-				&n.Restarts, &n.Log, &n.RestartErr); err != nil {
+				&n.Restarts, &n.Log, &n.RestartErr, &restarted); err != nil {
 				return err
+			}
+			if err := fromJSON(restarted, &n.Restarted); err != nil {
+				return fmt.Errorf("node %s of trial %s: restarted: %w", n.Name, id, err)
 			}
 			n.ExitTime = fromNanos(exitTime)
 			if t := byID[id]; t != nil {
