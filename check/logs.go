@@ -342,6 +342,11 @@ type echoes struct {
 	delay     bool     // a delay was injected
 	killed    bool     // a node was killed
 	cut       bool     // a node was cut off from its peers
+	// leaderErr: an error was injected into a node while it led (its
+	// recorded role): a leader whose write fails steps down on purpose
+	// (hashicorp/raft's dispatchLogs after its log store fails), and the
+	// members elect another, with the election's warnings.
+	leaderErr bool
 	// connLost: a connection between members broke — a network error was
 	// injected, or a delay outlasted the peers' I/O timeouts, so they
 	// dropped the connection — and the member may have fallen behind.
@@ -378,6 +383,9 @@ func faultEchoes(tr *record.Trial) echoes {
 			}
 			if exhaustedWords[errorName(in.Error)] != nil {
 				e.exhausted = append(e.exhausted, errorName(in.Error))
+			}
+			if leaderRole(in.Role) {
+				e.leaderErr = true
 			}
 		}
 		for i, f := range in.Stack {
@@ -529,7 +537,16 @@ func (e echoes) echo(l LogLine) string {
 	if e.cut && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
 		return "follows from the partition"
 	}
+	if e.leaderErr && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
+		return "follows from the error injected into the leader (a new election)"
+	}
 	return ""
+}
+
+// leaderRole reports whether a recorded role is a leader's: "StateLeader"
+// (etcd), "Leader" (hashicorp/raft).
+func leaderRole(role string) bool {
+	return role == "Leader" || strings.HasSuffix(role, ".Leader") || strings.HasSuffix(role, "StateLeader")
 }
 
 // partitionWords are what a member cut off from its peers, or its peers,

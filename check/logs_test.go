@@ -116,6 +116,16 @@ func TestLog(t *testing.T) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" })
 			}, false, nil,
 			verdictWant{symptom: "informational: new error log: [ERR] JetStream out of resources, will be DISABLED", ev: "follows from the injected ENOSPC (a resource ran out)"}},
+		{"an election after an error injected into the leader", []string{`[WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Leader" })
+			}, false, nil,
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: rejecting pre-vote request since we have a leader: from=<addr> leader=<addr> leader-id=n<n>", ev: "follows from the error injected into the leader (a new election)"}},
+		{"an election after an error injected into a follower is new", []string{`[WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Follower" })
+			}, false, nil,
+			verdictWant{failed: true, symptom: "new warn log: [WARN] raft: rejecting pre-vote request since we have a leader: from=<addr> leader=<addr> leader-id=n<n>", nodes: []string{"n1"}}},
 		{"out of resources after an EIO is new", []string{`[ERR] JetStream out of resources, will be DISABLED`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
