@@ -135,10 +135,19 @@ func run(ctx context.Context, t *workload.T) error {
 			c.close()
 		}
 	}()
+	var outage bool
 	if err := t.Phase("setup", func(ctx context.Context) error {
-		return setup(ctx, clients)
+		err := setup(ctx, clients)
+		if errors.Is(err, errMetaOutage) {
+			outage = true
+			return nil
+		}
+		return err
 	}); err != nil {
 		return err
+	}
+	if outage {
+		return nil
 	}
 	if err := t.Phase("load", func(ctx context.Context) error {
 		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
@@ -190,6 +199,15 @@ func setup(ctx context.Context, clients []*client) error {
 	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
 		return err
 	}
+	if why := waitMeta(ctx, clients); why != "" {
+		// nats-server's designed reaction to the fault (meta.go): each
+		// server's clients say so, and there is nothing to load or check.
+		for _, c := range clients {
+			c.wc.Health(false, why)
+		}
+		slog.Warn("no JetStream meta leader by design; skipping the trial's load and checks", "why", why)
+		return errMetaOutage
+	}
 	var created error
 	for _, c := range clients {
 		if created = c.createStreams(ctx); created == nil {
@@ -205,6 +223,9 @@ func setup(ctx context.Context, clients []*client) error {
 	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
 	return ctx.Err()
 }
+
+// errMetaOutage: the meta group cannot elect a leader, by design (meta.go).
+var errMetaOutage = errors.New("no JetStream meta leader by design")
 
 // ledger is every acknowledged publish per stream, and every message
 // consumers were delivered (stream → sequence → message ID).
