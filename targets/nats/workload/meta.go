@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
@@ -121,27 +122,34 @@ func (c *client) getAny(ctx context.Context, path string, v any) error {
 }
 
 // waitMeta waits, for at most metaWait, until some server's meta group
-// has known a leader; it returns metaOutage's reason when none has and
-// none can, else "".
+// has known a leader; it returns metaOutage's reason when none has and,
+// in the last complete round of reports, none can; else "".
 func waitMeta(ctx context.Context, clients []*client) string {
 	wctx, cancel := context.WithTimeout(ctx, metaWait)
 	defer cancel()
+	why := ""
 	for {
 		views := make([]metaView, len(clients))
 		each(clients, func(c *client) error {
 			views[c.index(clients)] = c.metaView(wctx)
 			return nil
 		})
+		if wctx.Err() != nil {
+			// This round's requests may have been cut short: the last
+			// complete round decides.
+			if ctx.Err() != nil {
+				return ""
+			}
+			return why
+		}
 		for _, v := range views {
 			if v.everLeader {
 				return ""
 			}
 		}
-		if wctx.Err() != nil {
-			if ctx.Err() != nil {
-				return ""
-			}
-			return metaOutage(views)
+		why = metaOutage(views)
+		if why == "" {
+			slog.Info("no JetStream meta leader yet", "views", fmt.Sprintf("%+v", views))
 		}
 		sleep(wctx, 250*time.Millisecond)
 	}
