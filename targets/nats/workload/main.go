@@ -138,7 +138,15 @@ func run(ctx context.Context, t *workload.T) error {
 	var outage bool
 	if err := t.Phase("setup", func(ctx context.Context) error {
 		err := setup(ctx, clients)
-		if errors.Is(err, errMetaOutage) {
+		var oe *outageError
+		if errors.As(err, &oe) {
+			// nats-server's designed reaction to the fault (meta.go):
+			// each server's clients say so, and there is nothing to load
+			// or check.
+			for _, c := range clients {
+				c.wc.Health(false, oe.why)
+			}
+			slog.Warn("no JetStream for the workload by design; skipping the trial's load and checks", "why", oe.why)
 			outage = true
 			return nil
 		}
@@ -200,32 +208,25 @@ func setup(ctx context.Context, clients []*client) error {
 		return err
 	}
 	if why := waitMeta(ctx, clients); why != "" {
-		// nats-server's designed reaction to the fault (meta.go): each
-		// server's clients say so, and there is nothing to load or check.
+		return &outageError{why: why}
+	}
+	if err := watchMeta(ctx, clients, func(ctx context.Context) error {
+		var created error
 		for _, c := range clients {
-			c.wc.Health(false, why)
+			if created = c.createStreams(ctx); created == nil {
+				break
+			}
 		}
-		slog.Warn("no JetStream meta leader by design; skipping the trial's load and checks", "why", why)
-		return errMetaOutage
-	}
-	var created error
-	for _, c := range clients {
-		if created = c.createStreams(ctx); created == nil {
-			break
+		if created != nil {
+			return created
 		}
-	}
-	if created != nil {
-		return created
-	}
-	if err := each(clients, func(c *client) error { return c.createConsumers(ctx) }); err != nil {
+		return each(clients, func(c *client) error { return c.createConsumers(ctx) })
+	}); err != nil {
 		return err
 	}
 	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
 	return ctx.Err()
 }
-
-// errMetaOutage: the meta group cannot elect a leader, by design (meta.go).
-var errMetaOutage = errors.New("no JetStream meta leader by design")
 
 // ledger is every acknowledged publish per stream, and every message
 // consumers were delivered (stream → sequence → message ID).

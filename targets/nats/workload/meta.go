@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -11,30 +12,39 @@ import (
 	"time"
 )
 
-// A JetStream cluster whose meta group never elected a leader, and one of
-// whose servers stopped its meta Raft node on a write error, stays without
-// a meta leader by nats-server's design, not by a bug:
+// A server whose JetStream meta layer stopped on a write error before the
+// workload's streams exist leaves the cluster unable to host them, by
+// nats-server's design, not by a bug:
 //
 //   - a Raft node that fails to write shuts itself down for good
 //     (raft.go setWriteErrLocked: "Critical write error", n.shutdown()),
 //     and the server's /healthz says so ("JetStream meta layer write
-//     error: …");
-//   - a server whose log is empty cannot tell a brand-new cluster from a
-//     wiped disk, so an empty server's vote counts only when every server
-//     votes, and the meta group never relaxes that for a new cluster (it
-//     starts with RaftConfig.Recovering, so never "initializing"):
-//     raft.go runAsCandidate ("Empty servers must never form quorum among
-//     themselves"), jetstream_cluster.go setupMetaGroup; nats-server
-//     pull request #7038, "NRG: Empty log & partial catchup protection".
+//     error: …"); that server hosts no replica until it restarts, and the
+//     workload's streams and consumers have three;
+//   - if its meta node stopped before the meta group's first election, the
+//     other two never elect a leader: a server whose log is empty cannot
+//     tell a brand-new cluster from a wiped disk, so an empty server's
+//     vote counts only when every server votes, and the meta group never
+//     relaxes that for a new cluster (it starts with
+//     RaftConfig.Recovering, so never "initializing"): raft.go
+//     runAsCandidate ("Empty servers must never form quorum among
+//     themselves"), jetstream_cluster.go setupMetaGroup; nats-server pull
+//     request #7038, "NRG: Empty log & partial catchup protection";
+//   - if it stopped right after the first election, the meta group, which
+//     starts from its leader alone and adds the others one membership
+//     change at a time, either formed without it (and an R3 stream has
+//     "no suitable peers for placement") or is wedged with the stopped
+//     server's own addition pending: that change needs the stopped server
+//     to commit, no other change starts before it, and the third server's
+//     votes and acks do not count until it is added (raft.go trackPeer,
+//     trackResponse, shouldCountVoteFromPeer).
 //
-// So the other two servers vote for each other term after term and never
-// win, and every JetStream request answers 503 until the stopped server is
-// restarted. The workload recognises that state from the servers' own
-// reports (metaOutage) and then has nothing to load or check.
+// Every JetStream request then fails until the stopped server restarts.
+// The workload recognises the state from the servers' own reports
+// (metaOutage) and then has nothing to load or check.
 
 // metaWait bounds how long the setup waits for the meta group's first
-// leader before it looks for an admitted outage; a fault-free cluster
-// elects within a second.
+// leader; a fault-free cluster elects within a second.
 const metaWait = 10 * time.Second
 
 // metaView is one server's report on the JetStream meta group.
@@ -51,12 +61,12 @@ type metaView struct {
 // a write error (monitor.go healthz).
 const metaWriteError = "JetStream meta layer write error"
 
-// metaOutage says why the meta group cannot elect its first leader, by
-// nats-server's design, or "" when it may: a server admits that its meta
-// layer stopped on a write error, and every other server answers that its
-// meta group never had a leader.
+// metaOutage says why the cluster cannot host the workload's
+// three-replica streams by nats-server's design, or "" when it may: a
+// server admits that its meta layer stopped on a write error.
 func metaOutage(views []metaView) string {
 	var stopped, waiting []string
+	leader := false
 	for _, v := range views {
 		switch {
 		case strings.Contains(v.health, metaWriteError):
@@ -64,16 +74,19 @@ func metaOutage(views []metaView) string {
 		case v.answered && !v.everLeader:
 			waiting = append(waiting, v.node)
 		default:
-			return "" // a leader was known, or a server did not say
+			leader = leader || v.everLeader
 		}
 	}
-	if len(stopped) == 0 || len(waiting) == 0 {
+	if len(stopped) == 0 {
 		return ""
 	}
 	sort.Strings(stopped)
 	sort.Strings(waiting)
-	return fmt.Sprintf("JetStream meta group never had a leader and cannot elect one: %s stopped its meta Raft node on a write error; %s have empty logs, whose votes count only when every server votes (nats-server's empty-log protection)",
-		strings.Join(stopped, ", "), strings.Join(waiting, ", "))
+	why := strings.Join(stopped, ", ") + " stopped its JetStream meta Raft node on a write error, for good: the cluster cannot host three-replica streams until it restarts"
+	if !leader && len(waiting) > 0 && len(stopped)+len(waiting) == len(views) {
+		why += fmt.Sprintf("; the meta group never had a leader and cannot elect one: %s have empty logs, whose votes count only when every server votes (nats-server's empty-log protection)", strings.Join(waiting, ", "))
+	}
+	return why
 }
 
 // metaView asks the client's server about its meta group.
@@ -121,25 +134,29 @@ func (c *client) getAny(ctx context.Context, path string, v any) error {
 	return nil
 }
 
+// metaViews asks every server about its meta group.
+func metaViews(ctx context.Context, clients []*client) []metaView {
+	views := make([]metaView, len(clients))
+	each(clients, func(c *client) error {
+		views[c.index(clients)] = c.metaView(ctx)
+		return nil
+	})
+	return views
+}
+
 // waitMeta waits, for at most metaWait, until some server's meta group
-// has known a leader; it returns metaOutage's reason when none has and,
-// in the last complete round of reports, none can; else "".
+// has known a leader; it returns metaOutage's reason as soon as a complete
+// round of reports has one, else "".
 func waitMeta(ctx context.Context, clients []*client) string {
 	wctx, cancel := context.WithTimeout(ctx, metaWait)
 	defer cancel()
-	why := ""
 	for {
-		views := make([]metaView, len(clients))
-		each(clients, func(c *client) error {
-			views[c.index(clients)] = c.metaView(wctx)
-			return nil
-		})
+		views := metaViews(wctx, clients)
 		if wctx.Err() != nil {
-			// This round's requests may have been cut short: the last
-			// complete round decides.
-			if ctx.Err() != nil {
-				return ""
-			}
+			// This round's requests may have been cut short.
+			return ""
+		}
+		if why := metaOutage(views); why != "" {
 			return why
 		}
 		for _, v := range views {
@@ -147,10 +164,53 @@ func waitMeta(ctx context.Context, clients []*client) string {
 				return ""
 			}
 		}
-		why = metaOutage(views)
-		if why == "" {
-			slog.Info("no JetStream meta leader yet", "views", fmt.Sprintf("%+v", views))
-		}
+		slog.Info("no JetStream meta leader yet", "views", fmt.Sprintf("%+v", views))
 		sleep(wctx, 250*time.Millisecond)
 	}
+}
+
+// outageError carries metaOutage's reason.
+type outageError struct{ why string }
+
+func (e *outageError) Error() string { return "no JetStream for the workload by design: " + e.why }
+
+// watchMeta runs fn under a context that it cancels, with an outageError
+// as the cause, once a round of the servers' reports has metaOutage's
+// reason: fn's Setup calls then give up without reporting (their context
+// was cancelled), so creating streams and consumers that the cluster
+// cannot host is not reported as the system's failure. It returns fn's
+// error, or the outageError.
+func watchMeta(ctx context.Context, clients []*client, fn func(ctx context.Context) error) error {
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			case <-wctx.Done():
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			views := metaViews(wctx, clients)
+			if wctx.Err() != nil {
+				return
+			}
+			if why := metaOutage(views); why != "" {
+				cancel(&outageError{why: why})
+				return
+			}
+		}
+	}()
+	err := fn(wctx)
+	close(done)
+	<-stopped
+	var oe *outageError
+	if errors.As(context.Cause(wctx), &oe) {
+		return oe
+	}
+	return err
 }
