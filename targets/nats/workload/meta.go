@@ -39,7 +39,11 @@ import (
 //     votes and acks do not count until it is added (raft.go trackPeer,
 //     trackResponse, shouldCountVoteFromPeer).
 //
-// Every JetStream request then fails until the stopped server restarts.
+// Or, when the stopped server led the meta group, the others elect
+// another leader and place three-replica streams on all three servers, the
+// stopped one's replicas never starting (replay 19-11). Either way the
+// workload's streams cannot have their three replicas until the server
+// restarts.
 // The workload recognises the state from the servers' own reports
 // (metaOutage) and then has nothing to load or check.
 
@@ -82,7 +86,7 @@ func metaOutage(views []metaView) string {
 	}
 	sort.Strings(stopped)
 	sort.Strings(waiting)
-	why := strings.Join(stopped, ", ") + " stopped its JetStream meta Raft node on a write error, for good: the cluster cannot host three-replica streams until it restarts"
+	why := strings.Join(stopped, ", ") + " stopped its JetStream meta Raft node on a write error, for good: it hosts no replica until it restarts, and the workload's streams have three"
 	if !leader && len(waiting) > 0 && len(stopped)+len(waiting) == len(views) {
 		why += fmt.Sprintf("; the meta group never had a leader and cannot elect one: %s have empty logs, whose votes count only when every server votes (nats-server's empty-log protection)", strings.Join(waiting, ", "))
 	}

@@ -24,10 +24,10 @@ func TestMetaOutage(t *testing.T) {
 		without string // a substring the reason must not have
 	}{
 		{"n1 stopped before the first election", []metaView{stopped, waiting("n2"), waiting("n3")},
-			"n1 (healthz: " + werr + ") stopped its JetStream meta Raft node on a write error, for good: the cluster cannot host", ""},
+			"n1 (healthz: " + werr + ") stopped its JetStream meta Raft node on a write error, for good: it hosts no replica until it restarts", ""},
 		{"... and the others cannot elect", []metaView{stopped, waiting("n2"), waiting("n3")}, never, ""},
 		{"n1 stopped after the first election", []metaView{stopped, led("n2"), led("n3")},
-			"the cluster cannot host three-replica streams until it restarts", "never had a leader"},
+			"the workload's streams have three", "never had a leader"},
 		{"a server that does not answer: no claim about elections", []metaView{stopped, waiting("n2"), {node: "n3", health: "connection refused"}},
 			"stopped its JetStream meta Raft node", "never had a leader"},
 		{"no server admits a write error", []metaView{waiting("n1"), waiting("n2"), waiting("n3")}, "", ""},
