@@ -29,7 +29,8 @@
 //
 // Phases: setup (connect; create the streams once the meta group has a
 // leader; create the consumers; wait up to 5 s until all their replicas
-// are current), load (NATS_WORKLOAD_DURATION), verify
+// are current; a server that says its meta layer stopped on a write error
+// before the streams exist ends the trial there, see meta.go), load (NATS_WORKLOAD_DURATION), verify
 // (the recovery checks), read (every stream read back with an ephemeral
 // pull consumer and checked), digest. Every choice derives from GOFAULT_SEED.
 //
