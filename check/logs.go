@@ -192,10 +192,44 @@ var (
 // normalize turns a log message into a template: timestamps, quoted values,
 // URLs, IDs, addresses, paths, hex and numbers are replaced by placeholders.
 func normalize(msg string) string {
-	for _, r := range normRE {
+	for i, r := range normRE {
+		if i == mixedIDAt {
+			msg = mixedID.ReplaceAllStringFunc(msg, mixedIDOnly)
+		}
 		msg = r.re.ReplaceAllString(msg, r.with)
 	}
 	return strings.TrimSpace(msg)
+}
+
+// mixedID matches a word that may be a generated ID in base 62: nats-server
+// names its Raft nodes and groups so ("RAFT [fjFyEjc1 - S-R3F-pJgP3MAB]"),
+// differently in every trial and on every server. Without it one message
+// of two servers made two templates ("fjFyEjc<n>", "BXScrY<n>i"), and the
+// generic-consequence rule never saw it follow faults at three sites.
+var mixedID = regexp.MustCompile(`\b[A-Za-z0-9]{6,}\b`)
+
+// mixedIDAt is the index in normRE before which mixedID applies: after
+// timestamps, quoted values, URLs and addresses, before hex and numbers.
+const mixedIDAt = 5
+
+// mixedIDOnly replaces a word of upper- and lower-case letters and digits
+// by "<id>", and leaves any other word (English, hex, numbers) alone.
+func mixedIDOnly(w string) string {
+	var upper, lower, digit bool
+	for _, c := range w {
+		switch {
+		case 'A' <= c && c <= 'Z':
+			upper = true
+		case 'a' <= c && c <= 'z':
+			lower = true
+		case '0' <= c && c <= '9':
+			digit = true
+		}
+	}
+	if upper && lower && digit {
+		return "<id>"
+	}
+	return w
 }
 
 // Baseline is the set of warning-or-worse log templates seen in fault-free
@@ -342,6 +376,11 @@ type echoes struct {
 	delay     bool     // a delay was injected
 	killed    bool     // a node was killed
 	cut       bool     // a node was cut off from its peers
+	// leaderErr: an error was injected into a node while it led (its
+	// recorded role): a leader whose write fails steps down on purpose
+	// (hashicorp/raft's dispatchLogs after its log store fails), and the
+	// members elect another, with the election's warnings.
+	leaderErr bool
 	// connLost: a connection between members broke — a network error was
 	// injected, or a delay outlasted the peers' I/O timeouts, so they
 	// dropped the connection — and the member may have fallen behind.
@@ -380,6 +419,9 @@ func faultEchoes(tr *record.Trial) echoes {
 			}
 			if exhaustedWords[errorName(in.Error)] != nil {
 				e.exhausted = append(e.exhausted, errorName(in.Error))
+			}
+			if leaderRole(in.Role) {
+				e.leaderErr = true
 			}
 		}
 		for i, f := range in.Stack {
@@ -534,7 +576,16 @@ func (e echoes) echo(l LogLine) string {
 	if e.cut && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
 		return "follows from the partition"
 	}
+	if e.leaderErr && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
+		return "follows from the error injected into the leader (a new election)"
+	}
 	return ""
+}
+
+// leaderRole reports whether a recorded role is a leader's: "StateLeader"
+// (etcd), "Leader" (hashicorp/raft).
+func leaderRole(role string) bool {
+	return role == "Leader" || strings.HasSuffix(role, ".Leader") || strings.HasSuffix(role, "StateLeader")
 }
 
 // partitionWords are what a member cut off from its peers, or its peers,

@@ -53,10 +53,17 @@ func TestNormalizeIsStableAcrossTrials(t *testing.T) {
 		{`open /tmp/gofault/trial-3/n1/member/snap/db: input/output error`, `open /var/tmp/x/trial-99/n2/member/snap/db: input/output error`},
 		{`request "key:\"a\" " took 2026-11-21T05:00:00Z`, `request "key:\"bb\" " took 2025-01-01T00:00:00.123+02:00`},
 		{`member 550e8400-e29b-41d4-a716-446655440000 at http://127.0.0.1:2380`, `member 6ba7b810-9dad-11d1-80b4-00c04fd430c8 at https://localhost:12380/x`},
+		{`RAFT [fjFyEjc1 - _meta_] Falling behind in health check, commit 8 != applied 7`, `RAFT [BXScrY9i - _meta_] Falling behind in health check, commit 9 != applied 8`},
+		{`Filestore [S-R3F-pJgP3MAB] Critical write error`, `Filestore [S-R3F-X37BOGPx] Critical write error`},
 	}
 	for _, p := range pairs {
 		if a, b := normalize(p[0]), normalize(p[1]); a != b {
 			t.Errorf("templates differ:\n%q\n%q", a, b)
+		}
+	}
+	for _, w := range []string{"JetStream", "S3", "sha256", "deadbeef42"} {
+		if got := normalize("x " + w + " y"); strings.Contains(got, "<id>") {
+			t.Errorf("normalize(%q) = %q: not a generated ID", w, got)
 		}
 	}
 	if normalize("failed to commit") == normalize("failed to apply") {
@@ -116,6 +123,16 @@ func TestLog(t *testing.T) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" })
 			}, false, nil,
 			verdictWant{symptom: "informational: new error log: [ERR] JetStream out of resources, will be DISABLED", ev: "follows from the injected ENOSPC (a resource ran out)"}},
+		{"an election after an error injected into the leader", []string{`[WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Leader" })
+			}, false, nil,
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: rejecting pre-vote request since we have a leader: from=<addr> leader=<addr> leader-id=n<n>", ev: "follows from the error injected into the leader (a new election)"}},
+		{"an election after an error injected into a follower is new", []string{`[WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Follower" })
+			}, false, nil,
+			verdictWant{failed: true, symptom: "new warn log: [WARN] raft: rejecting pre-vote request since we have a leader: from=<addr> leader=<addr> leader-id=n<n>", nodes: []string{"n1"}}},
 		{"out of resources after an EIO is new", []string{`[ERR] JetStream out of resources, will be DISABLED`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })

@@ -29,9 +29,10 @@
 //
 // Phases: setup (connect; create the streams once the meta group has a
 // leader; create the consumers; wait up to 5 s until all their replicas
-// are current), load (NATS_WORKLOAD_DURATION), verify
-// (the recovery checks), read (every stream read back with an ordered
-// consumer and checked), digest. Every choice derives from GOFAULT_SEED.
+// are current; a server that says its meta layer stopped on a write error
+// before the streams exist ends the trial there, see meta.go), load (NATS_WORKLOAD_DURATION), verify
+// (the recovery checks), read (every stream read back with an ephemeral
+// pull consumer and checked), digest. Every choice derives from GOFAULT_SEED.
 //
 // Environment, beside the workload contract (see package workload):
 //
@@ -135,10 +136,27 @@ func run(ctx context.Context, t *workload.T) error {
 			c.close()
 		}
 	}()
+	var outage bool
 	if err := t.Phase("setup", func(ctx context.Context) error {
-		return setup(ctx, clients)
+		err := setup(ctx, clients)
+		var oe *outageError
+		if errors.As(err, &oe) {
+			// nats-server's designed reaction to the fault (meta.go):
+			// each server's clients say so, and there is nothing to load
+			// or check.
+			for _, c := range clients {
+				c.wc.Health(false, oe.why)
+			}
+			slog.Warn("no JetStream for the workload by design; skipping the trial's load and checks", "why", oe.why)
+			outage = true
+			return nil
+		}
+		return err
 	}); err != nil {
 		return err
+	}
+	if outage {
+		return nil
 	}
 	if err := t.Phase("load", func(ctx context.Context) error {
 		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
@@ -190,16 +208,21 @@ func setup(ctx context.Context, clients []*client) error {
 	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
 		return err
 	}
-	var created error
-	for _, c := range clients {
-		if created = c.createStreams(ctx); created == nil {
-			break
+	if why := waitMeta(ctx, clients); why != "" {
+		return &outageError{why: why}
+	}
+	if err := watchMeta(ctx, clients, func(ctx context.Context) error {
+		var created error
+		for _, c := range clients {
+			if created = c.createStreams(ctx); created == nil {
+				break
+			}
 		}
-	}
-	if created != nil {
-		return created
-	}
-	if err := each(clients, func(c *client) error { return c.createConsumers(ctx) }); err != nil {
+		if created != nil {
+			return created
+		}
+		return each(clients, func(c *client) error { return c.createConsumers(ctx) })
+	}); err != nil {
 		return err
 	}
 	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
@@ -242,13 +265,22 @@ func (l *ledger) delivered(stream string, seq uint64, id string) {
 }
 
 // readBack reads every stream back through the first client that can and
-// checks it against the acks and the consumers' deliveries.
+// checks it against the acks and the consumers' deliveries. Each attempt
+// gets its share of what is left of the workload's time (readTimeout), so
+// the phase ends, and the digest phase runs, even when every attempt
+// fails.
 func readBack(ctx context.Context, clients []*client, led *ledger) error {
-	for _, name := range clients[0].streams {
+	streams := clients[0].streams
+	for si, name := range streams {
 		var read streamRead
 		var err error
-		for _, c := range clients {
-			if read, err = c.readStream(ctx, name); err == nil {
+		for ci, c := range clients {
+			left := (len(streams)-si-1)*len(clients) + len(clients) - ci
+			deadline, _ := ctx.Deadline()
+			rctx, cancel := context.WithTimeout(ctx, readTimeout(time.Now(), deadline, clients[0].cfg.converge, left))
+			read, err = c.readStream(rctx, name)
+			cancel()
+			if err == nil {
 				break
 			}
 		}
@@ -271,6 +303,22 @@ func readBack(ctx context.Context, clients []*client, led *ledger) error {
 		slog.Info("read back", "stream", name, "first", read.first, "last", read.last, "read", len(read.ids), "acked", n)
 	}
 	return ctx.Err()
+}
+
+// maxReadTimeout bounds one attempt to read a stream back; a default
+// trial's stream (about 300 messages) reads in well under a second.
+const maxReadTimeout = 10 * time.Second
+
+// readTimeout is how long one of the left read attempts may take: at most
+// maxReadTimeout, and an equal share of the time before the workload's
+// deadline once the digest phase's converge wait and a second of margin
+// are kept back (at least a second; no deadline: maxReadTimeout).
+func readTimeout(now, deadline time.Time, converge time.Duration, left int) time.Duration {
+	if deadline.IsZero() || left < 1 {
+		return maxReadTimeout
+	}
+	share := (deadline.Sub(now) - converge - time.Second) / time.Duration(left)
+	return min(maxReadTimeout, max(time.Second, share))
 }
 
 // digests waits until every server that answers holds every stream in the
@@ -529,18 +577,24 @@ func (c *client) verify(ctx context.Context) map[string]bool {
 	return ok
 }
 
-// readStream reads the whole stream back through an ordered consumer on
-// the client's server: the message ID at every sequence from the stream's
-// first to its last at the time of the read.
+// readStream reads the whole stream back through an ephemeral pull
+// consumer on the client's server, until ctx ends: the message ID at every
+// sequence from the stream's first to its last at the time of the read.
+//
+// Not an ordered consumer: its Fetch re-creates the consumer every time,
+// and retries a failed create forever, each try under its own 10 s
+// timeout, whatever the caller's context says (nats.go v1.55.0
+// jetstream/ordered.go: reset, MaxResetAttempts 0 meaning unlimited).
+// A create that kept failing — a server whose JetStream a disk error
+// disabled — held the read phase past the workload's deadline (fuzz
+// trial 2-11). Here every call is bounded by ctx or by its own wait.
 func (c *client) readStream(ctx context.Context, name string) (streamRead, error) {
 	read := streamRead{ids: map[uint64]string{}}
-	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	st, err := c.js.Stream(rctx, name)
+	st, err := c.js.Stream(ctx, name)
 	if err != nil {
 		return read, fmt.Errorf("stream %s through %s: %w", name, c.wc.Node(), err)
 	}
-	info, err := st.Info(rctx)
+	info, err := st.Info(ctx)
 	if err != nil {
 		return read, fmt.Errorf("stream info %s through %s: %w", name, c.wc.Node(), err)
 	}
@@ -548,11 +602,23 @@ func (c *client) readStream(ctx context.Context, name string) (streamRead, error
 	if info.State.Msgs == 0 {
 		return read, nil
 	}
-	cons, err := st.OrderedConsumer(rctx, jetstream.OrderedConsumerConfig{})
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckNonePolicy,
+		Replicas:      1,
+		MemoryStorage: true,
+		// Removed by the server if the delete below does not get through.
+		InactiveThreshold: 30 * time.Second,
+	})
 	if err != nil {
-		return read, fmt.Errorf("ordered consumer on %s through %s: %w", name, c.wc.Node(), err)
+		return read, fmt.Errorf("consumer on %s through %s: %w", name, c.wc.Node(), err)
 	}
-	for rctx.Err() == nil {
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = st.DeleteConsumer(dctx, cons.CachedInfo().Name)
+	}()
+	for ctx.Err() == nil {
 		batch, err := cons.Fetch(200, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), err)
@@ -576,7 +642,7 @@ func (c *client) readStream(ctx context.Context, name string) (streamRead, error
 			return read, fmt.Errorf("read %s through %s: no message after %d of %d", name, c.wc.Node(), len(read.ids), read.last)
 		}
 	}
-	return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), rctx.Err())
+	return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), ctx.Err())
 }
 
 // settleWait bounds how long the setup waits for the replicas to settle.
