@@ -2,6 +2,7 @@ package policy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,7 +14,33 @@ import (
 )
 
 func init() {
-	Register("cofi", func(env Env) (Policy, error) { return newCofi(env), nil })
+	Register("cofi", func(env Env) (Policy, error) {
+		if err := cofiCanRun(env.Catalog); err != nil {
+			return nil, err
+		}
+		return newCofi(env), nil
+	})
+}
+
+// cofiCanRun says why cofi could not inject anything in the target of
+// cat: without observation points it sees no message to judge, without
+// peer-network sites it can cut no member off. Every trial would run
+// without a fault; better to say so before the first one.
+func cofiCanRun(cat *catalog.Catalog) error {
+	if cat == nil {
+		return nil
+	}
+	if len(cat.ObservePoints) == 0 {
+		return errors.New("policy cofi: the analysis found no observation points, so cofi would see no peer message and start no partition; " +
+			"it needs send and handle functions whose message is a struct with integer Type, From and To fields (etcd's raftpb.Message), found by name or named with faults.partition.observe.send and .handled (docs/analysis.md); " +
+			"a transport of other messages (hashicorp/raft's RPCs, NATS's) has none yet: partition it with --policy random and faults.kinds [partition]")
+	}
+	for i := range cat.Sites {
+		if cat.Sites[i].Peer != "" {
+			return nil
+		}
+	}
+	return errors.New("policy cofi: the analysis found no peer-network calls to cut; set faults.partition.packages to the packages of your peer transport (docs/analysis.md)")
 }
 
 // cofiNone is the pseudo-invariant of the partitions cofi starts without

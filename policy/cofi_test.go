@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -225,5 +226,27 @@ func TestCofiPending(t *testing.T) {
 	p.Observe(step(trial, "n2", 2, 3, 3))
 	if a := p.Observe(send(trial, "n1", 1, 1, 2, 4)); a.Start != "" {
 		t.Errorf("a done invariant cut again: %+v", a)
+	}
+}
+
+// TestCofiRefusesWhatItCannotCut: a catalog without observation points or
+// without peer-network sites gets an error that says what is missing,
+// rather than a campaign of trials without a fault.
+func TestCofiRefusesWhatItCannotCut(t *testing.T) {
+	obs := []catalog.ObservePoint{{ID: "raft.Send"}}
+	peer := []catalog.Site{{ID: "rafthttp.dial", Peer: catalog.PeerDial}}
+	for _, tc := range []struct {
+		name string
+		cat  *catalog.Catalog
+		want string
+	}{
+		{"no observation points", &catalog.Catalog{Sites: peer}, "no observation points"},
+		{"no peer calls", &catalog.Catalog{ObservePoints: obs, Sites: []catalog.Site{{ID: "wal.write"}}}, "no peer-network calls"},
+		{"both", &catalog.Catalog{ObservePoints: obs, Sites: peer}, ""},
+	} {
+		_, err := New("cofi", Env{Catalog: tc.cat})
+		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: New(cofi) = %v, want an error saying %q", tc.name, err, tc.want)
+		}
 	}
 }
