@@ -272,7 +272,11 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 	}
 	idx := strconv.FormatUint(uint64(s.Index), 10)
 	if errBranch {
-		fmt.Fprintf(&b, "{ if k := %s.Fault(%s); k != 0 { return ", agentAlias, idx)
+		fmt.Fprintf(&b, "{ if k := %s.Fault(%s); k != 0 { ", agentAlias, idx)
+		if recv, m := releaseCall(in, call); m != "" {
+			fmt.Fprintf(&b, "%s.%s(); ", recv, m)
+		}
+		b.WriteString("return ")
 		for i := range names[:len(names)-1] {
 			fmt.Fprintf(&b, "gofaultZ%d, ", i)
 		}
@@ -294,6 +298,57 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 		endLine:   end.Line,
 		errBranch: errBranch,
 	}, ""
+}
+
+// releaseOnError maps the methods whose real failures release their
+// receiver to the method that does it. A bbolt or database/sql
+// transaction whose Commit fails is rolled back (bbolt's Commit rolls back
+// on every error it returns while the transaction is open; a failed
+// database/sql Commit ends the transaction); an *os.File whose Close
+// fails is closed all the same. An injected error skips the call, so the
+// fault branch releases the receiver itself: a bbolt write transaction
+// left open holds its database's lock, and the DB's Close then waits for
+// ever — a hang no real failure causes (etcd's defrag closes its
+// temporary database after a failed copy: with ErrTxClosed injected at
+// the copy's Commit it hung the member, fuzz trial 1-11 on v3.5.35).
+var releaseOnError = map[string]string{
+	"(*go.etcd.io/bbolt.Tx).Commit":       "Rollback",
+	"(*github.com/boltdb/bolt.Tx).Commit": "Rollback",
+	"(*database/sql.Tx).Commit":           "Rollback",
+	"(*os.File).Close":                    "Close",
+}
+
+// releaseCall returns the receiver expression of a call of a method in
+// releaseOnError, as source, and the method that releases it; m is ""
+// for any other call, and for a receiver that is not a plain name or a
+// chain of field selections (evaluating anything else again could have
+// effects; the fault branch evaluates it once, instead of the call).
+func releaseCall(in fileInput, call *ast.CallExpr) (recv, m string) {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return "", ""
+	}
+	fn, ok := in.info.Uses[sel.Sel].(*types.Func)
+	if !ok {
+		return "", ""
+	}
+	if m = releaseOnError[fn.FullName()]; m == "" {
+		return "", ""
+	}
+	if tv, ok := in.info.Types[sel.X]; !ok || tv.IsType() {
+		return "", "" // a method expression, (*T).Commit(tx)
+	}
+	for x := sel.X; ; {
+		switch e := ast.Unparen(x).(type) {
+		case *ast.Ident:
+			start, end := in.fset.Position(sel.X.Pos()).Offset, in.fset.Position(sel.X.End()).Offset
+			return string(in.src[start:end]), m
+		case *ast.SelectorExpr:
+			x = e.X
+		default:
+			return "", ""
+		}
+	}
 }
 
 // editDeferred builds the edit for a site that is the call of a go or

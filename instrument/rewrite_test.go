@@ -243,6 +243,42 @@ func later(stream string) {
 			callees: []string{"lookup", "parse", "label"},
 		},
 		{
+			// An injected error at a call whose real failures release the
+			// receiver releases it too (releaseOnError); a receiver that
+			// is a call result is not evaluated again.
+			name: "release_on_error",
+			src: `package p
+
+import (
+	"database/sql"
+	"os"
+)
+
+type store struct{ tx *sql.Tx }
+
+func save(db *sql.DB, f *os.File, s *store) error {
+	tx, err := db.Begin()
+	if err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if err := s.tx.Commit(); err != nil {
+		return err
+	}
+	if err := open().Close(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func open() *os.File { return os.Stdout }
+`,
+			kind:    catalog.KindError,
+			callees: []string{"tx.Commit", "s.tx.Commit", "open().Close", "f.Close"},
+		},
+		{
 			name: "no_error_result",
 			src: `package p
 
