@@ -53,8 +53,8 @@ func runCampaign(bin, work string, args ...string) (runSummary, error) {
 		"--set", "workdir=" + work, "--set", "workload.env.MINIKV_RECOVERY=4s", "--set", "checkers.baseline=1",
 		// The planted bug that random faults find most surely: a failed
 		// WAL rotation leaves the log closed, and with a rotation at
-		// every append about one error trial in three strikes one (3 of
-		// 8 and 4 of 8 measured). The split bug (a crash between a
+		// every append one error trial in three or four strikes one (3
+		// of 8 in one run, 1 of 4 in another). The split bug (a crash between a
 		// snapshot's renames) is rarer since followers install the
 		// leader's snapshot: 0 of 16 in one run.
 		"--set", "cluster.env.MINIKV_BUGS=rotate", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"}, args...)
