@@ -393,6 +393,9 @@ type echoes struct {
 var netErrors = map[string]bool{
 	"EPIPE": true, "ECONNRESET": true, "ECONNREFUSED": true, "ECONNABORTED": true, "ENOTCONN": true,
 	"ETIMEDOUT": true, "EHOSTUNREACH": true, "ENETUNREACH": true, "ErrClosed": true,
+	// A connection's deadline passing (analysis deadlineErr, "i/o
+	// timeout"): the code that gets it drops the connection.
+	"deadline": true,
 }
 
 func faultEchoes(tr *record.Trial) echoes {
@@ -542,8 +545,10 @@ func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
 // finds the entries it needs compacted away ("log not found" in
 // hashicorp/raft, ErrCompacted in etcd) and sends a snapshot; a leader
 // killed and back as a follower drops its uncommitted entries that conflict
-// with the new leader's ("clearing log suffix").
-var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|conflict|contact`)
+// with the new leader's ("clearing log suffix"); a follower restarted from
+// a snapshot gets a commit index older than it and skips it
+// (hashicorp/raft's "skipping application of old log").
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|old log|conflict|contact`)
 
 // echo says why a log line merely reflects the injected faults, or "".
 func (e echoes) echo(l LogLine) string {

@@ -162,6 +162,15 @@ func TestLog(t *testing.T) {
 			func(b *trialB) {
 				b.inject(10, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "syscall.EPIPE" })
 			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to pipeline appendEntries: peer=<q> error=<q>", ev: "follows from the broken connection"}},
+		{"peer of a connection whose write timed out (an injected deadline)", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to pipeline appendEntries: peer="{Voter n2 127.0.0.1:27493}" error="write tcp 127.0.0.1:60240->127.0.0.1:27493: use of closed network connection"`},
+			func(b *trialB) {
+				b.inject(10, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "deadline" })
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to pipeline appendEntries: peer=<q> error=<q>", ev: "follows from the broken connection"}},
+		{"a restarted follower skipping a commit index older than its snapshot", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: skipping application of old log: index=389`},
+			func(b *trialB) { b.inject(10, "n2", catalog.KindCrash, nil) }, false, nil,
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: skipping application of old log: index=<n>", ev: "follows from the killed node"}},
+		{"the same skip without a fault is new", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: skipping application of old log: index=389`},
+			nil, false, nil, verdictWant{failed: true, symptom: "new warn log: [WARN] raft: skipping application of old log: index=<n>"}},
 		{"leader catching up a member that a delay left behind", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to get log: index=55 error="log not found"`,
 			`2026-11-21T05:00:01.000Z [ERROR] raft: failed to flush response: error="write tcp 127.0.0.1:29018->127.0.0.1:48622: write: broken pipe"`},
 			func(b *trialB) {

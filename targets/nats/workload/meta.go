@@ -65,15 +65,23 @@ type metaView struct {
 // a write error (monitor.go healthz).
 const metaWriteError = "JetStream meta layer write error"
 
+// jsDisabled is what /healthz says of a server whose JetStream is off.
+// Every server of the profile starts with JetStream on, so during a trial
+// it means the server turned it off: nats-server does so when a store runs
+// out of disk or memory ("JetStream out of resources, will be DISABLED",
+// jetstream.go), which stops its meta Raft node like a write error does.
+const jsDisabled = "JetStream not enabled"
+
 // metaOutage says why the cluster cannot host the workload's
 // three-replica streams by nats-server's design, or "" when it may: a
-// server admits that its meta layer stopped on a write error.
+// server admits that its meta layer stopped on a write error, or that it
+// turned JetStream off.
 func metaOutage(views []metaView) string {
 	var stopped, waiting []string
 	leader := false
 	for _, v := range views {
 		switch {
-		case strings.Contains(v.health, metaWriteError):
+		case strings.Contains(v.health, metaWriteError), strings.Contains(v.health, jsDisabled):
 			stopped = append(stopped, fmt.Sprintf("%s (healthz: %s)", v.node, v.health))
 		case v.answered && !v.everLeader:
 			waiting = append(waiting, v.node)
@@ -86,7 +94,7 @@ func metaOutage(views []metaView) string {
 	}
 	sort.Strings(stopped)
 	sort.Strings(waiting)
-	why := strings.Join(stopped, ", ") + " stopped its JetStream meta Raft node on a write error, for good: it hosts no replica until it restarts, and the workload's streams have three"
+	why := strings.Join(stopped, ", ") + " stopped its JetStream meta Raft node on a write error (or turned JetStream off when a store ran out of resources), for good: it hosts no replica until it restarts, and the workload's streams have three"
 	if !leader && len(waiting) > 0 && len(stopped)+len(waiting) == len(views) {
 		why += fmt.Sprintf("; the meta group never had a leader and cannot elect one: %s have empty logs, whose votes count only when every server votes (nats-server's empty-log protection)", strings.Join(waiting, ", "))
 	}

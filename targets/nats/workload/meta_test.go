@@ -24,7 +24,7 @@ func TestMetaOutage(t *testing.T) {
 		without string // a substring the reason must not have
 	}{
 		{"n1 stopped before the first election", []metaView{stopped, waiting("n2"), waiting("n3")},
-			"n1 (healthz: " + werr + ") stopped its JetStream meta Raft node on a write error, for good: it hosts no replica until it restarts", ""},
+			"n1 (healthz: " + werr + ") stopped its JetStream meta Raft node on a write error (or turned JetStream off when a store ran out of resources), for good: it hosts no replica until it restarts", ""},
 		{"... and the others cannot elect", []metaView{stopped, waiting("n2"), waiting("n3")}, never, ""},
 		{"n1 stopped after the first election", []metaView{stopped, led("n2"), led("n3")},
 			"the workload's streams have three", "never had a leader"},
@@ -32,7 +32,9 @@ func TestMetaOutage(t *testing.T) {
 			"stopped its JetStream meta Raft node", "never had a leader"},
 		{"no server admits a write error", []metaView{waiting("n1"), waiting("n2"), waiting("n3")}, "", ""},
 		{"a leader and no admission", []metaView{led("n1"), led("n2"), led("n3")}, "", ""},
-		{"another health error is no admission", []metaView{{node: "n1", health: "JetStream not enabled"}, waiting("n2"), waiting("n3")}, "", ""},
+		{"JetStream turned off (out of resources) stops the meta node too", []metaView{{node: "n1", health: jsDisabled + " (10076)"}, waiting("n2"), waiting("n3")},
+			"n1 (healthz: JetStream not enabled (10076)) stopped its JetStream meta Raft node", ""},
+		{"another health error is no admission", []metaView{{node: "n1", health: "JetStream is not current with the meta leader"}, waiting("n2"), waiting("n3")}, "", ""},
 	} {
 		got := metaOutage(tc.views)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) || tc.without != "" && strings.Contains(got, tc.without) {
