@@ -112,6 +112,8 @@ type runner struct {
 	progress time.Duration
 	// cov is the campaign's coverage union (set by openSession).
 	cov *coverage
+	// netSites are the catalog's network sites (check.Input.NetSites).
+	netSites map[string]bool
 }
 
 func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
@@ -142,6 +144,12 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 		progress: cfg.Checkers.Progress.Duration()}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
+	}
+	r.netSites = map[string]bool{}
+	for _, s := range bt.Catalog.Sites {
+		if s.IO == "net" {
+			r.netSites[s.ID] = true
+		}
 	}
 	return r, nil
 }
@@ -337,6 +345,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
 		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,
+		NetSites:               r.netSites,
 		WorkloadTimedOut:       wres.TimedOut,
 		Visualize:              true,
 	}, checkers)

@@ -53,6 +53,11 @@ type Input struct {
 	// LogIgnore are extra regular expressions; log lines matching one are
 	// never reported as new.
 	LogIgnore []string
+	// NetSites holds the stable IDs of the catalog's network sites
+	// (catalog.Site.IO "net"): any error injected at one breaks that
+	// connection, whatever its value (an EOF on a route's read as much
+	// as an EPIPE), which the log checker needs to know.
+	NetSites map[string]bool
 }
 
 func (in *Input) progress() time.Duration {

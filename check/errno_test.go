@@ -69,7 +69,7 @@ func TestInjectedErrorsRecognised(t *testing.T) {
 			t.Fatalf("unparsable test line %s", line)
 		}
 		tr := &record.Trial{Injections: []record.Injection{{Kind: catalog.KindError, Error: v.Name}}}
-		if why := faultEchoes(tr).echo(l); why == "" {
+		if why := faultEchoes(tr, nil).echo(l); why == "" {
 			t.Errorf("injected %s (%s): log line echoing %q not recognised", v.Name, v.Expr, text)
 		}
 	}

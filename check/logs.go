@@ -398,7 +398,7 @@ var netErrors = map[string]bool{
 	"deadline": true,
 }
 
-func faultEchoes(tr *record.Trial) echoes {
+func faultEchoes(tr *record.Trial, netSites map[string]bool) echoes {
 	var e echoes
 	for _, in := range tr.Injections {
 		switch in.Kind {
@@ -417,7 +417,7 @@ func faultEchoes(tr *record.Trial) echoes {
 			e.killed, e.delay, e.cut = true, true, true
 		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)
-			if netErrors[errorName(in.Error)] {
+			if netErrors[errorName(in.Error)] || netSites[in.SiteID] {
 				e.connLost = true
 			}
 			if exhaustedWords[errorName(in.Error)] != nil {
@@ -662,7 +662,7 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 		}
 		ignore = append(ignore, re)
 	}
-	ech := faultEchoes(in.Trial)
+	ech := faultEchoes(in.Trial, in.NetSites)
 	from, to := judgedWindow(in.Trial)
 	found := map[string]*newTemplate{}
 	var order []string

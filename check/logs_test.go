@@ -232,6 +232,36 @@ func TestLog(t *testing.T) {
 	}
 }
 
+// TestLogNetSite: any error injected at a network site (Input.NetSites)
+// breaks its connection, an EOF on a route's read as much as an EPIPE; the
+// same EOF at a site not known as network is judged on its words alone.
+func TestLogNetSite(t *testing.T) {
+	const site = "server.(*client).readLoop:(io.Reader).Read#0"
+	line := `[30702] 2026/11/21 05:00:01.000000 [WRN] Healthcheck failed: "JetStream is not current with the meta leader"`
+	for _, tc := range []struct {
+		name string
+		net  map[string]bool
+		want verdictWant
+	}{
+		{"a network site", map[string]bool{site: true},
+			verdictWant{symptom: "informational: new warn log: <addr> [WRN] Healthcheck failed: <q>", ev: "follows from the broken connection"}},
+		{"no network sites known", nil, verdictWant{failed: true, symptom: "new warn log: <addr> [WRN] Healthcheck failed: <q>"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := newTrial("n1")
+			base.tr.Nodes[0].Log = writeLog(t, `[1] 2026/11/21 04:59:59.000000 [INF] Server is ready`)
+			var bl Baseline
+			if err := bl.Learn(&base.tr); err != nil {
+				t.Fatal(err)
+			}
+			b := healthy()
+			b.tr.Nodes[0].Log = writeLog(t, line)
+			b.inject(10, "n3", catalog.KindError, func(in *record.Injection) { in.Error = "EOF"; in.SiteID = site })
+			checkVerdict(t, runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, NetSites: tc.net}), tc.want)
+		})
+	}
+}
+
 func TestErrorTexts(t *testing.T) {
 	tests := []struct {
 		in   string
