@@ -452,7 +452,10 @@ func faultEchoes(tr *record.Trial, netSites map[string]bool) echoes {
 // "disk full" or "quota" elsewhere — the consequence the errno announces,
 // not an echo of its text.
 var exhaustedWords = map[string]*regexp.Regexp{
-	"ENOSPC": regexp.MustCompile(`(?i)no space|out of (disk |storage )?space|(disk|storage) (is )?full|out of (storage|resources)|insufficient (storage|resources)|quota`),
+	// A subsystem a target turns off when its disk is full, and then
+	// reports off, follows too (nats-server: "JetStream out of resources,
+	// will be DISABLED", then its health check "JetStream not enabled").
+	"ENOSPC": regexp.MustCompile(`(?i)no space|out of (disk |storage )?space|(disk|storage) (is )?full|out of (storage|resources)|insufficient (storage|resources)|quota|\bdisabled\b|not enabled`),
 	"EDQUOT": regexp.MustCompile(`(?i)quota|no space|out of (disk |storage )?space|out of (storage|resources)|insufficient (storage|resources)`),
 	"EMFILE": regexp.MustCompile(`(?i)too many open files|file descriptors|out of resources`),
 	"ENFILE": regexp.MustCompile(`(?i)too many open files|file table|file descriptors|out of resources`),

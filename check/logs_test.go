@@ -123,6 +123,16 @@ func TestLog(t *testing.T) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" })
 			}, false, nil,
 			verdictWant{symptom: "informational: new error log: [ERR] JetStream out of resources, will be DISABLED", ev: "follows from the injected ENOSPC (a resource ran out)"}},
+		{"a subsystem the ENOSPC turned off, reported off", []string{`[WRN] Healthcheck failed: "JetStream not enabled (10076)"`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" })
+			}, false, nil,
+			verdictWant{symptom: "informational: new warn log: [WRN] Healthcheck failed: <q>", ev: "follows from the injected ENOSPC (a resource ran out)"}},
+		{"the same line after an EIO is new", []string{`[WRN] Healthcheck failed: "JetStream not enabled (10076)"`},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
+			}, false, nil,
+			verdictWant{failed: true, symptom: "new warn log: [WRN] Healthcheck failed: <q>", nodes: []string{"n1"}}},
 		{"an election after an error injected into the leader", []string{`[WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Leader" })
