@@ -463,6 +463,18 @@ func (c *Cluster) Running(name string) bool {
 // Kill SIGKILLs a node's process group (a crash fault) and waits for it to
 // end; its record is marked Exited and Killed.
 func (c *Cluster) Kill(name string) error {
+	n, p, err := c.running(name)
+	if err != nil {
+		return fmt.Errorf("kill %s: %w", name, err)
+	}
+	p.Kill()
+	c.recordExit(n, p)
+	return nil
+}
+
+// running returns the named node and its process while the cluster runs
+// and the process has not ended.
+func (c *Cluster) running(name string) (*node, *Process, error) {
 	c.mu.Lock()
 	n, err := c.node(name)
 	if err == nil && c.stopped {
@@ -470,16 +482,14 @@ func (c *Cluster) Kill(name string) error {
 	}
 	if err != nil {
 		c.mu.Unlock()
-		return fmt.Errorf("kill %s: %w", name, err)
+		return nil, nil, err
 	}
 	p := n.proc
 	c.mu.Unlock()
 	if p.Exited() {
-		return fmt.Errorf("kill %s: not running", name)
+		return nil, nil, errors.New("not running")
 	}
-	p.Kill()
-	c.recordExit(n, p)
-	return nil
+	return n, p, nil
 }
 
 // Shutdown stops a node's process as Stop does (its shutdown signal, then
@@ -487,19 +497,9 @@ func (c *Cluster) Kill(name string) error {
 // reboot fault): its record is marked Exited and Killed as after Kill, and
 // Restart starts it again.
 func (c *Cluster) Shutdown(name string) error {
-	c.mu.Lock()
-	n, err := c.node(name)
-	if err == nil && c.stopped {
-		err = errors.New("cluster stopped")
-	}
+	n, p, err := c.running(name)
 	if err != nil {
-		c.mu.Unlock()
 		return fmt.Errorf("shut down %s: %w", name, err)
-	}
-	p := n.proc
-	c.mu.Unlock()
-	if p.Exited() {
-		return fmt.Errorf("shut down %s: not running", name)
 	}
 	p.stop(ReasonKilled, c.spec.Nodes.Shutdown.Signal, c.spec.Nodes.Shutdown.Grace)
 	c.recordExit(n, p)
