@@ -49,7 +49,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -694,22 +693,15 @@ func (c *client) current(ctx context.Context, name string) error {
 	return nil
 }
 
-// get fetches one JSON document from the server's monitoring endpoint.
+// get fetches one JSON document from the server's monitoring endpoint; a
+// status other than 200 is an error.
 func (c *client) get(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.monitor+path, nil)
+	status, err := c.getAny(ctx, path, v)
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		return fmt.Errorf("GET %s: %s: %w", path, resp.Status, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", path, resp.Status)
+	if status != http.StatusOK {
+		return fmt.Errorf("GET %s: %d %s", path, status, http.StatusText(status))
 	}
 	return nil
 }

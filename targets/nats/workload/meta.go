@@ -115,7 +115,7 @@ func (c *client) metaView(ctx context.Context) metaView {
 	var rz map[string]map[string]struct {
 		EverHadLeader bool `json:"ever_had_leader"`
 	}
-	if c.getAny(rctx, "/raftz?group=_meta_", &rz) == nil {
+	if _, err := c.getAny(rctx, "/raftz?group=_meta_", &rz); err == nil {
 		for _, groups := range rz {
 			if g, ok := groups["_meta_"]; ok {
 				v.answered, v.everLeader = true, g.EverHadLeader
@@ -129,7 +129,7 @@ func (c *client) metaView(ctx context.Context) metaView {
 		Status string `json:"status"`
 		Error  string `json:"error"`
 	}
-	if err := c.getAny(rctx, "/healthz", &h); err != nil {
+	if _, err := c.getAny(rctx, "/healthz", &h); err != nil {
 		v.health = err.Error()
 	} else {
 		v.health = h.Error
@@ -138,21 +138,22 @@ func (c *client) metaView(ctx context.Context) metaView {
 }
 
 // getAny fetches one JSON document from the server's monitoring endpoint
-// whatever the status (/healthz answers 503 with its reason).
-func (c *client) getAny(ctx context.Context, path string, v any) error {
+// whatever the status (/healthz answers 503 with its reason) and returns
+// the status.
+func (c *client) getAny(ctx context.Context, path string, v any) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.monitor+path, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer resp.Body.Close()
 	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
-		return fmt.Errorf("GET %s: %s: %w", path, resp.Status, err)
+		return resp.StatusCode, fmt.Errorf("GET %s: %s: %w", path, resp.Status, err)
 	}
-	return nil
+	return resp.StatusCode, nil
 }
 
 // metaViews asks every server about its meta group.
