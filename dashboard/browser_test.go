@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,15 +42,16 @@ type runSummary struct {
 // in work, and returns its summary.
 func gofaultRun(t *testing.T, bin, work string, args ...string) runSummary {
 	t.Helper()
-	s, err := runCampaign(bin, work, args...)
+	s, err := runCampaign(bin, work, nil, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// runCampaign is gofaultRun for any goroutine.
-func runCampaign(bin, work string, args ...string) (runSummary, error) {
+// runCampaign is gofaultRun for any goroutine; the campaign's log goes to
+// logs too, when it is not nil.
+func runCampaign(bin, work string, logs *logBuffer, args ...string) (runSummary, error) {
 	args = append([]string{"run", "--config", filepath.Join("..", "examples", "minikv", "gofault.yaml"), "--json",
 		"--set", "workdir=" + work, "--set", "workload.env.MINIKV_RECOVERY=4s", "--set", "checkers.baseline=1",
 		// The planted bug that random faults find most surely: a failed
@@ -63,6 +66,9 @@ func runCampaign(bin, work string, args ...string) (runSummary, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if logs != nil {
+		cmd.Stderr = io.MultiWriter(&stderr, logs)
+	}
 	if err := cmd.Run(); err != nil {
 		return runSummary{}, fmt.Errorf("gofault %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
@@ -71,6 +77,31 @@ func runCampaign(bin, work string, args ...string) (runSummary, error) {
 		return runSummary{}, fmt.Errorf("run summary: %v\n%s", err, stdout.String())
 	}
 	return s, nil
+}
+
+// logBuffer collects a running campaign's log for the test to wait on.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+// waitFor reports whether the log holds substr within timeout.
+func (l *logBuffer) waitFor(substr string, timeout time.Duration) bool {
+	for end := time.Now().Add(timeout); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		l.mu.Lock()
+		found := strings.Contains(l.buf.String(), substr)
+		l.mu.Unlock()
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // TestBrowser opens `gofault ui` on a real minikv campaign in headless
@@ -194,8 +225,9 @@ func TestBrowser(t *testing.T) {
 	// in another process) and reloads itself with the new counts.
 	b.do("open the campaign page again", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.ID("count-trials")))
 	more := make(chan runSummary, 1)
+	logs := new(logBuffer)
 	go func() {
-		s, err := runCampaign(bin, work, "--trials", strconv.Itoa(sum.Trials+3), "--policy", "random", "--resume")
+		s, err := runCampaign(bin, work, logs, "--trials", strconv.Itoa(sum.Trials+3), "--policy", "random", "--resume")
 		if err != nil {
 			t.Error(err)
 		}
@@ -214,7 +246,13 @@ func TestBrowser(t *testing.T) {
 	if !b.waitFor(`document.getElementById("camp-paused") !== null && document.getElementById("resume") !== null`, 30*time.Second) {
 		t.Fatalf("the campaign page does not say paused after Pause")
 	}
-	time.Sleep(12 * time.Second) // a trial takes 3 to 9 s
+	// The trial under way (and the fault-free rerun of a failed one) may
+	// take a while on a loaded machine: the campaign says when it has
+	// finished and waits, and the page is given 3 s to catch up.
+	if !logs.waitFor("campaign paused", 2*time.Minute) {
+		t.Fatalf("the campaign did not log that it paused within 2 minutes of Pause")
+	}
+	time.Sleep(3 * time.Second)
 	atPause := b.text("count-trials")
 	time.Sleep(4 * time.Second)
 	b.shot("campaign-paused.png")
