@@ -140,22 +140,44 @@ func Fault(site uint32) int {
 		}
 		return 0
 	}
-	k := decide(site, p)
+	k := decide(site, p, "", false)
 	if k == 0 && p.sync != nil {
 		synced(site, p.sync) // the real sync runs: not at a crash, not instead of an error
 	}
 	return k
 }
 
-// decide is Fault's slow path, for a live site: one round trip.
+// Dial is Fault at a peer-network dial (catalog.PeerDial) to addr, the
+// address the call connects or sends to ("" when the instrumenter could
+// not tell it). While an agent is connected it also tags the calling
+// goroutine with addr, so that the reads and writes this goroutine does
+// next (on the connection it just made) name their peer too: a
+// disconnect of two members cuts the calls between them and no others.
+func Dial(site uint32, addr string) int {
+	if addr != "" && client.Load() != nil {
+		tagPeer(goroutine(), addr)
+	}
+	p := current.Load()
+	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
+		return 0
+	}
+	return decide(site, p, addr, true)
+}
+
+// decide is Fault's slow path, for a live site: one round trip. At a
+// dial, peer is the address dialled; elsewhere the request names the
+// peer the goroutine last dialled, if any.
 //
 //go:noinline
-func decide(site uint32, p *plan) int {
+func decide(site uint32, p *plan, peer string, dial bool) int {
 	c := client.Load()
 	if c == nil {
 		return 0
 	}
-	req := wire.Request{Site: site, Goroutine: goroutine()}
+	req := wire.Request{Site: site, Goroutine: goroutine(), Peer: peer}
+	if !dial {
+		req.Peer = peerOf(req.Goroutine)
+	}
 	if p.flags&wire.FlagStates != 0 {
 		if s, ok := lookupState(req.Goroutine); ok {
 			req.Task, req.Inst, req.State = s.task, uint64(s.inst), s.state
@@ -321,6 +343,7 @@ var hookFuncs = map[string]bool{
 	"github.com/gofault/gofault/agent.callers": true,
 	"github.com/gofault/gofault/agent.decide":  true,
 	"github.com/gofault/gofault/agent.Fault":   true,
+	"github.com/gofault/gofault/agent.Dial":    true,
 }
 
 // callers returns the stack of the goroutine in a hook, from the hook's

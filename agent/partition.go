@@ -49,3 +49,36 @@ func stall(d time.Duration, changed <-chan struct{}) {
 // maxStalls bounds how often one call asks again after a stall, so a
 // controller that keeps answering ActStall cannot hold it forever.
 const maxStalls = 64
+
+// peerShard is one shard of the goroutine → peer address table.
+type peerShard struct {
+	mu sync.Mutex
+	m  map[uint64]string
+	_  [40]byte // keep shards on separate cache lines
+}
+
+// peerTags is the address each goroutine last dialled (Dial).
+var peerTags [16]peerShard
+
+// tagPeer records that goroutine g just dialled addr.
+func tagPeer(g uint64, addr string) {
+	sh := &peerTags[(g>>6)%uint64(len(peerTags))]
+	sh.mu.Lock()
+	if sh.m[g] != addr {
+		if sh.m == nil || len(sh.m) >= maxShardEntries {
+			// Goroutine identities are reused; a full shard is mostly
+			// dead goroutines, so start afresh rather than grow.
+			sh.m = make(map[uint64]string)
+		}
+		sh.m[g] = addr
+	}
+	sh.mu.Unlock()
+}
+
+// peerOf returns the address goroutine g last dialled, or "".
+func peerOf(g uint64) string {
+	sh := &peerTags[(g>>6)%uint64(len(peerTags))]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.m[g]
+}

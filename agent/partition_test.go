@@ -50,3 +50,34 @@ func TestStallAsksAgain(t *testing.T) {
 		t.Fatalf("Fault = %d after %d requests, want error 2 after 2", k, f.nRequests())
 	}
 }
+
+// TestDialTagsPeer: a dial's request names the address dialled, and later
+// requests of the same goroutine (reads on that connection) name it too;
+// another goroutine's requests do not, and a dial that is not live still
+// tags its goroutine.
+func TestDialTagsPeer(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1, 2}}, always(wire.ActNone, 0))
+	attach(t, f)
+	Dial(1, "127.0.0.1:4001")
+	Fault(2)
+	done := make(chan struct{})
+	go func() { Fault(2); close(done) }()
+	<-done
+	Dial(3, "127.0.0.1:4002") // not live: no request, but a tag
+	Fault(2)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var got []string
+	for _, r := range f.requests {
+		got = append(got, r.Peer)
+	}
+	want := []string{"127.0.0.1:4001", "127.0.0.1:4001", "", "127.0.0.1:4002"}
+	if len(got) != len(want) {
+		t.Fatalf("requests' peers %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("requests' peers %q, want %q", got, want)
+		}
+	}
+}

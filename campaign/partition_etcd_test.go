@@ -23,8 +23,7 @@ const partitionFor = 3 * time.Second
 
 func (p *cutFirst) Name() string { return "test-cut-n1" }
 func (p *cutFirst) Begin(info policy.TrialInfo) policy.Plan {
-	var sites []uint32
-	return policy.Plan{Sites: sites, States: true, Stacks: true}
+	return policy.Plan{States: true, Stacks: true}
 }
 func (p *cutFirst) Decide(req *policy.Request) policy.Decision {
 	if p.granted[req.Trial] || req.Node != "n1" || req.Site.Peer == "" || req.Seq < 100 {
@@ -37,18 +36,21 @@ func (p *cutFirst) End(policy.Outcome) {}
 
 func init() {
 	policy.Register("test-cut-n1", func(env policy.Env) (policy.Policy, error) {
-		return &peerPlan{cutFirst: &cutFirst{granted: map[int]bool{}}, cat: env.Catalog}, nil
+		return &peerPlan{Policy: &cutFirst{granted: map[int]bool{}}, cat: env.Catalog}, nil
+	})
+	policy.Register("test-disconnect-leader", func(env policy.Env) (policy.Policy, error) {
+		return &peerPlan{Policy: &disconnectLeader{granted: map[int]bool{}}, cat: env.Catalog}, nil
 	})
 }
 
-// peerPlan makes every peer site live for cutFirst.
+// peerPlan makes every peer site live for a test policy.
 type peerPlan struct {
-	*cutFirst
+	policy.Policy
 	cat *catalog.Catalog
 }
 
 func (p *peerPlan) Begin(info policy.TrialInfo) policy.Plan {
-	pl := p.cutFirst.Begin(info)
+	pl := p.Policy.Begin(info)
 	for i := range p.cat.Sites {
 		if p.cat.Sites[i].Peer != "" {
 			pl.Sites = append(pl.Sites, uint32(i))
@@ -56,6 +58,24 @@ func (p *peerPlan) Begin(info policy.TrialInfo) policy.Plan {
 	}
 	return pl
 }
+
+// disconnectLeader is a test policy: it disconnects the leader from the
+// peer of its first peer-network call with a known peer once the trial
+// has seen 100 requests.
+type disconnectLeader struct{ granted map[int]bool }
+
+func (p *disconnectLeader) Name() string { return "test-disconnect-leader" }
+func (p *disconnectLeader) Begin(policy.TrialInfo) policy.Plan {
+	return policy.Plan{States: true, Stacks: true}
+}
+func (p *disconnectLeader) Decide(req *policy.Request) policy.Decision {
+	if p.granted[req.Trial] || req.Role != "StateLeader" || req.Site.Peer == "" || req.Peer == "" || req.Seq < 100 {
+		return policy.Decision{}
+	}
+	p.granted[req.Trial] = true
+	return policy.Decision{Fault: policy.Fault{Kind: catalog.KindDisconnect, Delay: partitionFor}, Done: true}
+}
+func (p *disconnectLeader) End(policy.Outcome) {}
 
 // TestEtcdPartition cuts one member of a real etcd cluster off from its
 // peers for 3s under the workload, in situ (its rafthttp dials fail, its
@@ -146,6 +166,99 @@ func TestEtcdPartition(t *testing.T) {
 	}
 	if leader["n1"] {
 		t.Errorf("the cut member still leads at the end of the partition; role changes %+v", tr.Roles)
+	}
+	for _, v := range tr.Verdicts {
+		if v.Failed {
+			t.Errorf("finding %s: %s", v.Checker, v.Symptom)
+		}
+	}
+	if tr.Status != record.StatusOK {
+		t.Errorf("trial status %s", tr.Status)
+	}
+}
+
+// TestEtcdDisconnect cuts the leader of a real etcd cluster apart from one
+// follower for 3s under the workload, in situ: their rafthttp calls to
+// each other fail or stall, their calls to the third member run. During
+// the disconnect the leader keeps leading (the third member is its
+// quorum), the third member's and the leader's clients make progress, and
+// the cut follower's make none (it hears no leader and, with pre-vote, the
+// third member, still hearing the leader, grants it no election); after
+// the heal it catches up, the replicas agree and the trial has no finding.
+func TestEtcdDisconnect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds etcd and runs a real cluster")
+	}
+	work := os.Getenv("GOFAULT_TEST_WORKDIR")
+	if work == "" {
+		work = t.TempDir()
+	}
+	cfg, err := config.Open("../targets/etcd/gofault.yaml",
+		config.Known{Policies: policy.Names(), Checkers: check.Names()},
+		"workdir="+work, "checkers.baseline=1", "checkers.progress=3s", "policy.name=test-disconnect-leader",
+		"faults.kinds=[disconnect]", "workload.env.ETCD_WORKLOAD_DURATION=8s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), Options{Config: cfg, Trials: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(sum.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(context.Background(), sum.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr *record.Trial
+	for _, x := range trials {
+		if len(x.Injections) > 0 {
+			tr = x
+		}
+	}
+	if tr == nil {
+		t.Fatalf("no trial injected a disconnect: %+v", trials)
+	}
+	in := tr.Injections[0]
+	if in.Kind != catalog.KindDisconnect || in.Peer == "" || in.Peer == in.Node || in.Delay != partitionFor {
+		t.Fatalf("injection %+v, want a disconnect of the leader from a follower", in)
+	}
+	leaderNode, cut := in.Node, in.Peer
+	from, until := in.Time, in.Time.Add(in.Delay)
+	t.Logf("leader %s disconnected from %s for %s at %s", leaderNode, cut, in.Delay, in.SiteID)
+	during := func(e record.ClientEvent) bool { return e.Time.After(from.Add(time.Second)) && e.Time.Before(until) }
+	progress := map[string]int{} // node → successful operations during the cut
+	after := 0                   // the cut follower's successful operations after the heal
+	for _, e := range tr.Client {
+		if !(e.Kind == record.EvProgress || (e.Kind == record.EvOp && e.Op != nil && !e.Op.Unknown)) {
+			continue
+		}
+		if during(e) {
+			progress[e.Node]++
+		}
+		if e.Node == cut && e.Time.After(until) {
+			after++
+		}
+	}
+	t.Logf("successful operations during the disconnect by node %v; %s's after the heal %d", progress, cut, after)
+	if progress[cut] > 0 {
+		t.Errorf("the cut follower's clients made progress during the disconnect: %d operations", progress[cut])
+	}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if n != cut && progress[n] == 0 {
+			t.Errorf("%s's clients made no progress during the disconnect (only %s was cut from %s)", n, cut, leaderNode)
+		}
+	}
+	if after == 0 {
+		t.Errorf("the cut follower's clients made no progress after the heal")
+	}
+	for _, rc := range tr.Roles {
+		if rc.Time.After(from) && rc.Time.Before(until) && rc.Role == "StateLeader" && rc.Node != leaderNode {
+			t.Errorf("%s became leader during the disconnect; role changes %+v", rc.Node, tr.Roles)
+		}
 	}
 	for _, v := range tr.Verdicts {
 		if v.Failed {

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -431,6 +433,7 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 		t.mu.Lock()
 		t.cl = cl
 		t.mu.Unlock()
+		t.ct.SetAddresses(addresses(cl.Nodes()))
 		t.ct.Arm() // faults strike the ready cluster under the workload
 		wres, wlEvents, err = r.runWorkload(tctx, t, cl, dir)
 		wlStarted = err == nil
@@ -566,6 +569,18 @@ func without(names []string, name string) []string {
 	for _, n := range names {
 		if n != name {
 			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// addresses maps every port of every node to the node's name, for the
+// controller to tell which member a peer-network call talks to.
+func addresses(nodes []cluster.NodeVars) map[string]string {
+	out := map[string]string{}
+	for _, n := range nodes {
+		for _, p := range n.Port {
+			out[net.JoinHostPort(n.Host, strconv.Itoa(p))] = n.Name
 		}
 	}
 	return out

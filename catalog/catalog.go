@@ -45,13 +45,20 @@ const (
 	// down as it would for an operator, and is started again. The call
 	// itself goes on. A site's kinds never include it.
 	KindReboot
+	// KindDisconnect cuts one pair of members apart, both ways, for a
+	// while, starting at a peer-network call of one of them to the other
+	// (a site that can start a partition can start one, when the call's
+	// peer is known): their calls to each other fail or stall until it
+	// heals; their traffic with the other members and client traffic are
+	// untouched. A site's kinds never include it.
+	KindDisconnect
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}}
 
 // Kills reports whether a fault of kind k ends the process (a crash, a
 // power loss or a reboot), which is then restarted.
@@ -93,7 +100,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, powerloss or reboot)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, disconnect, powerloss or reboot)", part)
 		}
 	}
 	return k, nil

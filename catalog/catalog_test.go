@@ -139,7 +139,7 @@ func TestKind(t *testing.T) {
 	if err := json.Unmarshal([]byte("3"), &legacy); err != nil || legacy != KindError|KindDelay {
 		t.Errorf("numeric kind: %v, %v", legacy, err)
 	}
-	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, powerloss or reboot") {
+	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, disconnect, powerloss or reboot") {
 		t.Errorf("ParseKind(explode): %v", err)
 	}
 	if !(KindError | KindCrash).Has(KindCrash) || KindError.Has(KindDelay) {

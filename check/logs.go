@@ -410,10 +410,10 @@ func faultEchoes(tr *record.Trial, netSites map[string]bool) echoes {
 			// A reboot is a clean shutdown, but its peers lose the
 			// member's connections all the same.
 			e.killed = true
-		case catalog.KindPartition:
+		case catalog.KindPartition, catalog.KindDisconnect:
 			// Peers lose the cut member's connections and it theirs, and
 			// its stalled I/O is slow: what a kill and a delay make
-			// members log.
+			// members log (a disconnect: the two members, of each other).
 			e.killed, e.delay, e.cut = true, true, true
 		case catalog.KindError:
 			e.texts = append(e.texts, errorTexts(in.Error)...)

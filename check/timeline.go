@@ -112,7 +112,7 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 func delayDuring(tr *record.Trial, from, to time.Time) time.Duration {
 	var sum time.Duration
 	for _, in := range tr.Injections {
-		if (in.Kind != catalog.KindDelay && in.Kind != catalog.KindPartition) || in.Delay <= 0 {
+		if (in.Kind != catalog.KindDelay && in.Kind != catalog.KindPartition && in.Kind != catalog.KindDisconnect) || in.Delay <= 0 {
 			continue
 		}
 		if !in.Time.After(to) && !in.Time.Add(in.Delay).Before(from) {

@@ -44,9 +44,10 @@ const (
 var DefaultFaultKinds = []string{"error", "delay", "crash"}
 
 // FaultKinds are all the fault kinds faults.kinds may name: the defaults
-// and those a campaign opts into: partition, powerloss (a crash that also
-// loses what the node did not sync) and reboot (a clean restart).
-var FaultKinds = []string{"error", "delay", "crash", "partition", "powerloss", "reboot"}
+// and those a campaign opts into: partition, disconnect (one pair of
+// members cut apart), powerloss (a crash that also loses what the node
+// did not sync) and reboot (a clean restart).
+var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot"}
 
 // DefaultPartition is how long a partition lasts unless
 // faults.partition.duration says otherwise.

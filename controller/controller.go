@@ -429,3 +429,14 @@ func (c *Controller) Serve(ctx context.Context) error {
 	<-ctx.Done()
 	return c.Close()
 }
+
+// SetAddresses tells the trial which member listens at which address
+// ("host:port" → node name; every port of a member), so that a request at
+// a peer-network call names the member it talks to: a disconnect cuts
+// calls between two members only. Call it once the cluster's ports are
+// allocated, before Arm.
+func (t *Trial) SetAddresses(addrs map[string]string) {
+	t.mu.Lock()
+	t.s.setAddresses(addrs)
+	t.mu.Unlock()
+}

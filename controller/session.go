@@ -85,10 +85,12 @@ type session struct {
 	cuts     map[string]cut       // per node: its partition in progress (partition.go)
 	observer func(*policy.Observation) policy.Partition
 	obs      []record.Observation
-	cutInj   map[string]int // per node: the injection of its partition in progress
-	obsCount map[obsKey]int // observations per node and point, for replays
-	peers    []uint32       // the catalog's peer-network sites, once computed
-	covered  blockSet       // the blocks any node covered (EvCover)
+	cutInj   map[string]int    // per node: the injection of its partition in progress
+	obsCount map[obsKey]int    // observations per node and point, for replays
+	peers    []uint32          // the catalog's peer-network sites, once computed
+	links    map[link]cut      // pairs of members cut apart (disconnect.go)
+	ports    map[string]string // port → member listening there (disconnect.go)
+	covered  blockSet          // the blocks any node covered (EvCover)
 }
 
 type instKey struct {
@@ -147,7 +149,7 @@ func (s *session) wirePlan(m member) wire.Plan {
 	if s.armed && !s.done && !s.ended && s.plan.LiveOn(m.node) {
 		wp.Sites = s.plan.Sites
 	}
-	if _, cut := s.cuts[m.node]; cut && !s.ended {
+	if _, cut := s.cuts[m.node]; (cut || s.linked(m.node)) && !s.ended {
 		wp.Sites = s.withPeers(wp.Sites)
 	}
 	return wp
@@ -215,8 +217,19 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		resp.Action, resp.Arg = act, arg
 		return resp, effs
 	}
+	var peer string
+	if site != nil && site.Peer != "" {
+		peer = s.peerNode(r.Peer)
+	}
+	if act, arg, effs, cut := s.linkRequest(m.node, peer, site, now); cut {
+		resp.Action, resp.Arg = act, arg
+		return resp, effs
+	}
 	if s.done || site == nil {
 		return resp, nil
+	}
+	if site.Peer != "" && s.linked(m.node) && !s.policyLive(m.node, site.Index) {
+		return resp, nil // live for the disconnect only: a call to another member
 	}
 	hk := hitKey{node: m.node, site: site.Index}
 	s.hits[hk]++
@@ -230,6 +243,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		Task:       r.Task,
 		Inst:       r.Inst,
 		State:      r.State,
+		Peer:       peer,
 	}
 	if r.HasRole {
 		req.Role = s.roleName(r.Role)
@@ -294,6 +308,13 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		// The asking call is peer I/O too: it is the first one cut.
 		act, arg := cutAction(site, f.Delay)
 		return inj, act, arg, s.startCut(req.Node, f.Delay, now), true
+	case catalog.KindDisconnect:
+		if f.Delay <= 0 || site.Peer == "" || req.Peer == "" || req.Peer == req.Node {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a disconnect where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "length", f.Delay}}}, false
+		}
+		inj.Delay, inj.Peer = f.Delay, req.Peer
+		act, arg := cutAction(site, f.Delay)
+		return inj, act, arg, s.startLink(req.Node, req.Peer, f.Delay, now), true
 	case catalog.KindPowerLoss:
 		if s.spec.PowerLoss == nil {
 			return inj, wire.ActNone, 0, nil, false

@@ -260,9 +260,12 @@ func Timeline(t *record.Trial) []Event {
 		if in.Error != "" {
 			e.Label += " " + in.Error
 		}
-		if in.Delay > 0 && (in.Kind == catalog.KindDelay || in.Kind == catalog.KindPartition) {
+		if in.Delay > 0 && (in.Kind == catalog.KindDelay || in.Kind == catalog.KindPartition || in.Kind == catalog.KindDisconnect) {
 			e.Dur = in.Delay
 			e.Label += " " + in.Delay.String()
+		}
+		if in.Peer != "" {
+			e.Label += " from " + in.Peer
 		}
 		if in.Role != "" {
 			e.Label += " (" + in.Role + ")"

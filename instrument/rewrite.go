@@ -271,8 +271,12 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 		b.WriteString("(" + strings.Join(results, ", ") + ") ")
 	}
 	idx := strconv.FormatUint(uint64(s.Index), 10)
+	hook := fmt.Sprintf("%s.Fault(%s)", agentAlias, idx)
+	if s.Peer == catalog.PeerDial {
+		hook = fmt.Sprintf("%s.Dial(%s, %s)", agentAlias, idx, peerAddr(in, call))
+	}
 	if errBranch {
-		fmt.Fprintf(&b, "{ if k := %s.Fault(%s); k != 0 { ", agentAlias, idx)
+		fmt.Fprintf(&b, "{ if k := %s; k != 0 { ", hook)
 		if recv, m := releaseCall(in, call); m != "" {
 			fmt.Fprintf(&b, "%s.%s(); ", recv, m)
 		}
@@ -282,7 +286,7 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 		}
 		fmt.Fprintf(&b, "gofaultErr%s(k) }; ", idx)
 	} else {
-		fmt.Fprintf(&b, "{ %s.Fault(%s); ", agentAlias, idx)
+		fmt.Fprintf(&b, "{ %s; ", hook)
 	}
 	if len(names) > 0 {
 		b.WriteString("return ")
@@ -349,6 +353,74 @@ func releaseCall(in fileInput, call *ast.CallExpr) (recv, m string) {
 			return "", ""
 		}
 	}
+}
+
+// peerAddr returns a Go expression for the address a peer-network dial
+// connects or sends to, for the hook to pass on (agent.Dial): a request's
+// URL.Host, for a call that takes an *http.Request (Do, RoundTrip), or
+// the string argument of a parameter named like an address (net.Dial's
+// address, a StreamLayer's Dial(address, timeout)); `""` when there is
+// none, or when the argument is not a plain name or a chain of field
+// selections (evaluating anything else an extra time could have effects).
+func peerAddr(in fileInput, call *ast.CallExpr) string {
+	tv, ok := in.info.Types[call.Fun]
+	if !ok || tv.Type == nil {
+		return `""`
+	}
+	sig, ok := tv.Type.Underlying().(*types.Signature)
+	if !ok {
+		return `""`
+	}
+	for i, arg := range call.Args {
+		if i >= sig.Params().Len() {
+			break
+		}
+		param := sig.Params().At(i)
+		text, plain := plainExpr(in, arg)
+		if !plain {
+			continue
+		}
+		if isHTTPRequest(param.Type()) {
+			return fmt.Sprintf(`func() string { if gofaultR := %s; gofaultR != nil && gofaultR.URL != nil { return gofaultR.URL.Host }; return "" }()`, text)
+		}
+		if b, ok := param.Type().Underlying().(*types.Basic); ok && b.Kind() == types.String && isAddrName(param.Name()) {
+			return "string(" + text + ")"
+		}
+	}
+	return `""`
+}
+
+// plainExpr returns the source of x when x is a name, a chain of field
+// selections on one, or a literal: an expression the hook may evaluate
+// again without effects.
+func plainExpr(in fileInput, x ast.Expr) (string, bool) {
+	for e := x; ; {
+		switch v := ast.Unparen(e).(type) {
+		case *ast.Ident, *ast.BasicLit:
+			start, end := in.fset.Position(x.Pos()).Offset, in.fset.Position(x.End()).Offset
+			return string(in.src[start:end]), true
+		case *ast.SelectorExpr:
+			e = v.X
+		default:
+			return "", false
+		}
+	}
+}
+
+// isHTTPRequest reports whether t is *net/http.Request.
+func isHTTPRequest(t types.Type) bool {
+	p, ok := t.(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := p.Elem().(*types.Named)
+	return ok && n.Obj().Name() == "Request" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "net/http"
+}
+
+// isAddrName reports whether a parameter's name says it is an address.
+func isAddrName(name string) bool {
+	n := strings.ToLower(name)
+	return strings.Contains(n, "addr") || n == "target" || n == "host" || n == "hostport"
 }
 
 // editDeferred builds the edit for a site that is the call of a go or

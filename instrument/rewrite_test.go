@@ -69,6 +69,7 @@ func TestRewriteFile(t *testing.T) {
 		kind    catalog.Kind
 		callees []string
 		renamed bool
+		peer    string         // every site's catalog.Site.Peer
 		skipped map[string]int // reason -> count
 	}{
 		{
@@ -279,6 +280,51 @@ func open() *os.File { return os.Stdout }
 			callees: []string{"tx.Commit", "s.tx.Commit", "open().Close", "f.Close"},
 		},
 		{
+			// A peer dial's hook gets the address it dials: a request's
+			// URL.Host (nil-safe), an address parameter's argument; none
+			// when the argument is not a plain name (evaluating it again
+			// could have effects).
+			name: "peer_dials",
+			src: `package p
+
+import (
+	"net"
+	"net/http"
+	"time"
+)
+
+type ServerAddress string
+
+type layer interface {
+	Dial(address ServerAddress, timeout time.Duration) (net.Conn, error)
+}
+
+type transport struct {
+	c    *http.Client
+	addr string
+}
+
+func send(t *transport, req *http.Request, l layer, a ServerAddress) error {
+	resp, err := t.c.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if _, err := net.Dial("tcp", t.addr); err != nil {
+		return err
+	}
+	if _, err := l.Dial(a, time.Second); err != nil {
+		return err
+	}
+	_, err = net.Dial("tcp", net.JoinHostPort("h", "1"))
+	return err
+}
+`,
+			kind:    catalog.KindError | catalog.KindPartition,
+			peer:    catalog.PeerDial,
+			callees: []string{"t.c.Do", "net.Dial", "l.Dial"},
+		},
+		{
 			name: "no_error_result",
 			src: `package p
 
@@ -295,6 +341,9 @@ func up(s string) string { return strings.ToUpper(s) }
 		t.Run(tt.name, func(t *testing.T) {
 			fset, f, info, pkg := typecheck(t, tt.src)
 			sites := sitesAt(fset, f, tt.kind, tt.callees...)
+			for _, s := range sites {
+				s.Peer = tt.peer
+			}
 			lineName := "/src/p/p.go"
 			if tt.renamed {
 				lineName = "/modcache/p@v1.0.0/p.go"
@@ -369,6 +418,9 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Fault", sig))
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Dial", types.NewSignatureType(nil, nil, nil,
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)))
 	agentPkg.Scope().Insert(types.NewVar(token.NoPos, agentPkg, "Cov", types.NewArray(types.Typ[types.Byte], maxBlocks)))
 	agentPkg.MarkComplete()
 	std := importer.ForCompiler(fset, "source", nil)

@@ -102,7 +102,7 @@ func (r *random) Decide(req *Request) Decision {
 	if t == nil || t.q.full() || req.Site == nil {
 		return Decision{}
 	}
-	fs := r.env.faults(req.Site)
+	fs := r.env.faultsAt(req)
 	if len(fs) == 0 || t.rng.Float64() >= t.p {
 		return Decision{}
 	}
@@ -173,7 +173,7 @@ func (e *exhaustive) Decide(req *Request) Decision {
 	if req.Site == nil {
 		return Decision{}
 	}
-	return decideOnce(&e.ids, e.trials.of(req.Trial), req, e.env.faults(req.Site))
+	return decideOnce(&e.ids, e.trials.of(req.Trial), req, e.env.faultsAt(req))
 }
 
 func (e *exhaustive) End(out Outcome) { endOnce(&e.ids, &e.trials, out.Index) }
@@ -238,7 +238,7 @@ func (f *fate) Decide(req *Request) Decision {
 	if req.Site == nil {
 		return Decision{}
 	}
-	return decideOnce(&f.ids, f.trials.of(req.Trial), req, f.env.faults(req.Site))
+	return decideOnce(&f.ids, f.trials.of(req.Trial), req, f.env.faultsAt(req))
 }
 
 func (f *fate) End(out Outcome) { endOnce(&f.ids, &f.trials, out.Index) }

@@ -223,7 +223,7 @@ func (f *fuzz) Decide(req *Request) Decision {
 		return Decision{Fault: w.Fault}
 	}
 	if t.seed && len(t.seq) == 0 {
-		fs := f.env.faults(req.Site)
+		fs := f.env.faultsAt(req)
 		if len(fs) == 0 || t.rng.Float64() >= t.p {
 			return Decision{}
 		}

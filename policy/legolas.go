@@ -292,7 +292,7 @@ func (b *bsrr) Decide(req *Request) Decision {
 	} else if in.Budget <= 0 {
 		return Decision{}
 	}
-	fs := b.env.faults(req.Site)
+	fs := b.env.faultsAt(req)
 	if len(fs) == 0 || t.rng.Float64() >= prob {
 		return Decision{}
 	}
@@ -410,7 +410,7 @@ func (n *newStateOnly) Decide(req *Request) Decision {
 	if t == nil || req.Site == nil {
 		return Decision{}
 	}
-	fs := n.env.faults(req.Site)
+	fs := n.env.faultsAt(req)
 	if len(fs) == 0 {
 		return Decision{}
 	}

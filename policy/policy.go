@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -37,7 +38,8 @@ type Fault struct {
 	// Error is the 1-based index into the site's catalog.Site.Errors.
 	Error int
 	// Delay is the length of a Delay fault, or how long a Partition
-	// fault cuts the node off before it heals.
+	// fault cuts the node off (a Disconnect fault the pair apart) before
+	// it heals.
 	Delay time.Duration
 }
 
@@ -50,6 +52,8 @@ func (f Fault) Key() string {
 		return "delay:" + f.Delay.String()
 	case catalog.KindPartition:
 		return "partition:" + f.Delay.String()
+	case catalog.KindDisconnect:
+		return "disconnect:" + f.Delay.String()
 	}
 	return f.Kind.String()
 }
@@ -73,6 +77,10 @@ type Request struct {
 	// (e.g. "StateLeader"); "" when unknown (no role in the catalog, or
 	// none written yet).
 	Role string
+	// Peer is, at a peer-network site, the member the call talks to: the
+	// one a dial goes to, or the one the calling goroutine last dialled;
+	// "" when unknown. A disconnect fault cuts Node and Peer apart.
+	Peer string
 }
 
 // Decision answers a Request.
@@ -161,7 +169,8 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all but
-	// KindPowerLoss and KindReboot, which are only injected where listed.
+	// KindPowerLoss, KindReboot and KindDisconnect, which are only
+	// injected where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
@@ -185,7 +194,7 @@ type Env struct {
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
-		return k != catalog.KindPowerLoss && k != catalog.KindReboot
+		return k != catalog.KindPowerLoss && k != catalog.KindReboot && k != catalog.KindDisconnect
 	}
 	for _, a := range e.Kinds {
 		if a == k {
@@ -220,8 +229,9 @@ func (e *Env) partition() time.Duration {
 // order: each error variant, then a delay, then a crash, then a power
 // loss (at a disk call that can crash: where the node's unsynced writes
 // are in flight; at a network call it would be a crash that costs a
-// rollback), then a partition of the node (at the
-// peer-network calls, catalog.Site.Peer, the moments a partition can start).
+// rollback), then a partition of the node and a disconnect of the node
+// from the call's peer (at the peer-network calls, catalog.Site.Peer, the
+// moments a partition can start; an accepted call's peer is unknown).
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
 	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
@@ -244,7 +254,22 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	if s.Kind.Has(catalog.KindPartition) && e.allows(catalog.KindPartition) {
 		fs = append(fs, Fault{Kind: catalog.KindPartition, Delay: e.partition()})
 	}
+	if s.Kind.Has(catalog.KindPartition) && s.Peer != catalog.PeerAccept && e.allows(catalog.KindDisconnect) {
+		fs = append(fs, Fault{Kind: catalog.KindDisconnect, Delay: e.partition()})
+	}
 	return fs
+}
+
+// faultsAt returns the faults the environment allows at req's site for
+// this request: faults(req.Site) without a disconnect when the call's
+// peer is unknown (an accepted connection, a goroutine that dialled no
+// member).
+func (e *Env) faultsAt(req *Request) []Fault {
+	fs := e.faults(req.Site)
+	if req.Peer != "" && req.Peer != req.Node {
+		return fs
+	}
+	return slices.DeleteFunc(fs, func(f Fault) bool { return f.Kind == catalog.KindDisconnect })
 }
 
 // candidateSites returns the sites that can take at least one allowed fault.

@@ -91,8 +91,8 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
 	case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
 		return Fault{Kind: inj.Kind}, nil
-	case catalog.KindPartition:
-		return Fault{Kind: catalog.KindPartition, Delay: inj.Delay}, nil
+	case catalog.KindPartition, catalog.KindDisconnect:
+		return Fault{Kind: inj.Kind, Delay: inj.Delay}, nil
 	}
 	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
 }
@@ -144,6 +144,9 @@ func (r *Replay) Decide(req *Request) Decision {
 	}
 	if req.Occurrence < w.inj.Occurrence {
 		return Decision{}
+	}
+	if w.inj.Kind == catalog.KindDisconnect && req.Peer != w.inj.Peer {
+		return Decision{} // the same call, to another member
 	}
 	if len(w.inj.Stack) > 0 && r.stackKey(req.Stack) != w.stack {
 		return Decision{}

@@ -24,13 +24,14 @@ type Injection struct {
 	Node   string       `json:"node"`
 	Site   uint32       `json:"site"`    // catalog index
 	SiteID string       `json:"site_id"` // stable site ID
-	Kind   catalog.Kind `json:"kind"`    // catalog.KindError, KindDelay, KindCrash, KindPartition, KindPowerLoss or KindReboot
+	Kind   catalog.Kind `json:"kind"`    // catalog.KindError, KindDelay, KindCrash, KindPartition, KindDisconnect, KindPowerLoss or KindReboot
 	// Error names the injected error value for KindError, e.g. "EIO";
 	// for a partition a policy started at an observation point (SiteID
 	// "observe:..."), what started it (cofi: the violated invariant).
 	Error string `json:"error,omitempty"`
 	// Delay is the injected delay for KindDelay, or how long the node was
-	// cut off from its peers for KindPartition (its heal included).
+	// cut off from its peers for KindPartition (from Peer for
+	// KindDisconnect), its heal included.
 	Delay time.Duration `json:"delay,omitempty"`
 	Stack []Frame       `json:"stack,omitempty"`
 	// Occurrence counts the requests at this site from this node in the
@@ -50,6 +51,8 @@ type Injection struct {
 	// cuts a message's receiver at the sender's send): Occurrence counts
 	// its observations at the point.
 	Observer string `json:"observer,omitempty"`
+	// Peer is, for KindDisconnect, the member cut apart from Node.
+	Peer string `json:"peer,omitempty"`
 }
 
 // NodeRole is "n2 (StateLeader)", or the node alone when the role is

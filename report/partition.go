@@ -7,13 +7,18 @@ import (
 	"github.com/gofault/gofault/record"
 )
 
-// partitionLine describes a partition injection on the trial's timeline:
-// when it started and ended, relative to the trial's start, and what
-// started it (cofi: the violated invariant, kept in the Error field).
+// partitionLine describes a partition or disconnect injection on the
+// trial's timeline: when it started and ended, relative to the trial's
+// start, and what started it (cofi: the violated invariant, kept in the
+// Error field).
 func partitionLine(inj record.Injection, t *record.Trial) string {
 	from := inj.Time.Sub(t.Start).Seconds()
-	s := fmt.Sprintf("partition of %s from +%.1fs to +%.1fs (%s) at %s",
-		record.NodeRole(inj.Node, inj.Role), from, from+inj.Delay.Seconds(), inj.Delay, inj.SiteID)
+	who := record.NodeRole(inj.Node, inj.Role)
+	if inj.Kind == catalog.KindDisconnect {
+		who += " from " + inj.Peer
+	}
+	s := fmt.Sprintf("%s of %s from +%.1fs to +%.1fs (%s) at %s",
+		inj.Kind, who, from, from+inj.Delay.Seconds(), inj.Delay, inj.SiteID)
 	if inj.Error != "" {
 		s += ", started by " + inj.Error
 	}

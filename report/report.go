@@ -25,13 +25,15 @@ const stackDepth = 8
 
 // Fault is the fault behind a finding.
 type Fault struct {
-	Kind string `json:"kind"` // "error", "delay", "crash", "powerloss" or "none"
+	Kind string `json:"kind"` // "error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot" or "none"
 	Site string `json:"site,omitempty"`
 	Node string `json:"node,omitempty"`
 	// Role is the node's role when the fault struck, e.g. "StateLeader".
-	Role  string   `json:"role,omitempty"`
-	Error string   `json:"error,omitempty"`
-	Delay string   `json:"delay,omitempty"`
+	Role  string `json:"role,omitempty"`
+	Error string `json:"error,omitempty"`
+	Delay string `json:"delay,omitempty"`
+	// Peer is, for a disconnect, the member cut apart from Node.
+	Peer  string   `json:"peer,omitempty"`
 	State string   `json:"state,omitempty"`
 	Stack []string `json:"stack,omitempty"` // "func file:line", innermost first
 	// Then are the later faults of the trial's fault sequence, in order,
@@ -437,7 +439,7 @@ func faultOf(t *record.Trial) Fault {
 		return Fault{Kind: "none"}
 	}
 	inj := t.Injections[0]
-	f := Fault{Kind: inj.Kind.String(), Site: inj.SiteID, Node: inj.Node, Role: inj.Role, Error: inj.Error, State: inj.StateID}
+	f := Fault{Kind: inj.Kind.String(), Site: inj.SiteID, Node: inj.Node, Role: inj.Role, Error: inj.Error, State: inj.StateID, Peer: inj.Peer}
 	for _, in := range t.Injections[1:] {
 		f.Then = append(f.Then, fmt.Sprintf("%s at %s on %s (occurrence %d)", in.Kind, in.SiteID, record.NodeRole(in.Node, in.Role), in.Occurrence))
 	}
@@ -551,6 +553,9 @@ func faultLine(f Fault) string {
 	if detail != "" {
 		detail += " "
 	}
+	if f.Peer != "" {
+		return fmt.Sprintf("%s %sat %s of %s from %s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role), f.Peer)
+	}
 	return fmt.Sprintf("%s %sat %s on %s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role))
 }
 
@@ -617,7 +622,7 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 			if inj.Delay > 0 {
 				detail = inj.Delay.String()
 			}
-			if inj.Kind == catalog.KindPartition {
+			if inj.Kind == catalog.KindPartition || inj.Kind == catalog.KindDisconnect {
 				faults = append(faults, partitionLine(inj, t))
 				continue
 			}

@@ -254,6 +254,9 @@ ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 	// 10: when each restart started the node again
 	// (record.Node.Restarted, JSON).
 	`ALTER TABLE nodes ADD COLUMN restarted TEXT NOT NULL DEFAULT 'null';`,
+	// 11: the member a disconnect cut apart from the injection's node
+	// (record.Injection.Peer).
+	`ALTER TABLE injections ADD COLUMN peer TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -23,8 +23,9 @@ import (
 // Version is the protocol version carried in Hello and Welcome. Version 2
 // added the node's role to Request and the EvRole event; version 3 the
 // partition's ActStall, FlagObserve and the EvObserve event; version 4 the
-// EvCover event (basic blocks newly covered).
-const Version = 4
+// EvCover event (basic blocks newly covered); version 5 the peer address
+// of Request (disconnects).
+const Version = 5
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -236,6 +237,10 @@ type Request struct {
 	HasRole bool
 	Role    int64
 	Stack   []Frame
+	// Peer is, at a peer-network site, the address the call talks to:
+	// the one a dial goes to, or the one the calling goroutine last
+	// dialled; "" when unknown.
+	Peer string
 }
 
 // Response answers a Request.
@@ -448,6 +453,7 @@ func AppendRequest(buf []byte, m *Request) []byte {
 		buf = appendString(buf, f.File)
 		buf = binary.AppendUvarint(buf, uint64(f.Line))
 	}
+	buf = appendString(buf, m.Peer)
 	return EndFrame(buf, off)
 }
 
@@ -473,6 +479,7 @@ func DecodeRequest(p []byte, m *Request) error {
 	for i := 0; i < n && d.err == nil; i++ {
 		m.Stack = append(m.Stack, Frame{Func: d.string(), File: d.string(), Line: d.u32()})
 	}
+	m.Peer = d.string()
 	return d.done()
 }
 

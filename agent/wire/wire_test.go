@@ -16,7 +16,7 @@ func sampleFrames() []byte {
 	b = AppendPlan(b, &Plan{Epoch: 2})
 	b = AppendRequest(b, &Request{ID: 8, Site: 3, Goroutine: 7})
 	b = AppendRequest(b, &Request{ID: 9, Site: 64, Goroutine: 0xc000123456, Task: 3, Inst: 0xc0001, State: 12, HasRole: true, Role: 2,
-		Stack: []Frame{{Func: "main.f", File: "/x/main.go", Line: 10}, {Func: "main.main", File: "/x/main.go", Line: 3}}})
+		Stack: []Frame{{Func: "main.f", File: "/x/main.go", Line: 10}, {Func: "main.main", File: "/x/main.go", Line: 3}}, Peer: "127.0.0.1:2380"})
 	b = AppendResponse(b, &Response{ID: 9, Action: ActDelay, Arg: 1500000000})
 	b = AppendResponse(b, &Response{ID: 10, Action: ActError, Arg: 2})
 	b = AppendEvents(b, &Events{Events: []Event{
@@ -98,6 +98,7 @@ func TestDecodeValues(t *testing.T) {
 		{ID: 1, Site: 2, Goroutine: 3, Task: 4, Inst: 5, State: 6, Stack: []Frame{{"f", "g", 7}}},
 		{ID: 1, Site: 2, HasRole: true, Role: 0},  // a known role of value 0 (etcd's StateFollower)
 		{ID: 1, Site: 2, HasRole: true, Role: -3}, // any int64
+		{ID: 1, Site: 2, Peer: "127.0.0.1:40123"}, // a peer-network call's peer
 	} {
 		b := AppendRequest(nil, &want)
 		got := Request{HasRole: true, Role: 9} // decoding resets a reused request
