@@ -342,17 +342,10 @@ func releaseCall(in fileInput, call *ast.CallExpr) (recv, m string) {
 	if tv, ok := in.info.Types[sel.X]; !ok || tv.IsType() {
 		return "", "" // a method expression, (*T).Commit(tx)
 	}
-	for x := sel.X; ; {
-		switch e := ast.Unparen(x).(type) {
-		case *ast.Ident:
-			start, end := in.fset.Position(sel.X.Pos()).Offset, in.fset.Position(sel.X.End()).Offset
-			return string(in.src[start:end]), m
-		case *ast.SelectorExpr:
-			x = e.X
-		default:
-			return "", ""
-		}
+	if recv, ok := plainExpr(in, sel.X); ok {
+		return recv, m
 	}
+	return "", ""
 }
 
 // peerAddr returns a Go expression for the address a peer-network dial
