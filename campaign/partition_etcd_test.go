@@ -86,63 +86,14 @@ func (p *disconnectLeader) End(policy.Outcome) {}
 // trial has no finding: the cut member's expected unavailability is not a
 // bug. GOFAULT_TEST_WORKDIR reuses a work dir (and its etcd build).
 func TestEtcdPartition(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds etcd and runs a real cluster")
-	}
-	work := os.Getenv("GOFAULT_TEST_WORKDIR")
-	if work == "" {
-		work = t.TempDir()
-	}
-	cfg, err := config.Open("../targets/etcd/gofault.yaml",
-		config.Known{Policies: policy.Names(), Checkers: check.Names()},
-		"workdir="+work, "checkers.baseline=1", "checkers.progress=3s", "policy.name=test-cut-n1",
-		"faults.kinds=[partition]", "workload.env.ETCD_WORKLOAD_DURATION=8s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := Run(context.Background(), Options{Config: cfg, Trials: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(sum.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	trials, err := st.Trials(context.Background(), sum.Campaign)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tr *record.Trial
-	for _, x := range trials {
-		if len(x.Injections) > 0 {
-			tr = x
-		}
-	}
-	if tr == nil {
-		t.Fatalf("no trial injected a partition: %+v", trials)
-	}
+	tr := etcdCutTrial(t, "test-cut-n1", "partition")
 	in := tr.Injections[0]
 	if in.Kind != catalog.KindPartition || in.Node != "n1" || in.Delay != partitionFor {
 		t.Fatalf("injection %+v, want a partition of n1", in)
 	}
 	from, until := in.Time, in.Time.Add(in.Delay)
 	t.Logf("n1 cut off %s at %s (role %s)", in.Delay, in.SiteID, in.Role)
-	// Requests in flight when the cut came may still end: judge from 1s in.
-	during := func(e record.ClientEvent) bool { return e.Time.After(from.Add(time.Second)) && e.Time.Before(until) }
-	progress := map[string]int{} // node → successful operations during the cut
-	after := 0                   // n1's successful operations after the heal
-	for _, e := range tr.Client {
-		if !(e.Kind == record.EvProgress || (e.Kind == record.EvOp && e.Op != nil && !e.Op.Unknown)) {
-			continue
-		}
-		if during(e) {
-			progress[e.Node]++
-		}
-		if e.Node == "n1" && e.Time.After(until) {
-			after++
-		}
-	}
+	progress, after := cutProgress(tr, from, until, "n1")
 	t.Logf("successful operations during the cut by node %v; n1's after the heal %d", progress, after)
 	if progress["n1"] > 0 {
 		t.Errorf("the cut member's clients made progress during the partition: %d operations", progress["n1"])
@@ -186,42 +137,7 @@ func TestEtcdPartition(t *testing.T) {
 // third member, still hearing the leader, grants it no election); after
 // the heal it catches up, the replicas agree and the trial has no finding.
 func TestEtcdDisconnect(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds etcd and runs a real cluster")
-	}
-	work := os.Getenv("GOFAULT_TEST_WORKDIR")
-	if work == "" {
-		work = t.TempDir()
-	}
-	cfg, err := config.Open("../targets/etcd/gofault.yaml",
-		config.Known{Policies: policy.Names(), Checkers: check.Names()},
-		"workdir="+work, "checkers.baseline=1", "checkers.progress=3s", "policy.name=test-disconnect-leader",
-		"faults.kinds=[disconnect]", "workload.env.ETCD_WORKLOAD_DURATION=8s")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := Run(context.Background(), Options{Config: cfg, Trials: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(sum.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	trials, err := st.Trials(context.Background(), sum.Campaign)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tr *record.Trial
-	for _, x := range trials {
-		if len(x.Injections) > 0 {
-			tr = x
-		}
-	}
-	if tr == nil {
-		t.Fatalf("no trial injected a disconnect: %+v", trials)
-	}
+	tr := etcdCutTrial(t, "test-disconnect-leader", "disconnect")
 	in := tr.Injections[0]
 	if in.Kind != catalog.KindDisconnect || in.Peer == "" || in.Peer == in.Node || in.Delay != partitionFor {
 		t.Fatalf("injection %+v, want a disconnect of the leader from a follower", in)
@@ -229,20 +145,7 @@ func TestEtcdDisconnect(t *testing.T) {
 	leaderNode, cut := in.Node, in.Peer
 	from, until := in.Time, in.Time.Add(in.Delay)
 	t.Logf("leader %s disconnected from %s for %s at %s", leaderNode, cut, in.Delay, in.SiteID)
-	during := func(e record.ClientEvent) bool { return e.Time.After(from.Add(time.Second)) && e.Time.Before(until) }
-	progress := map[string]int{} // node → successful operations during the cut
-	after := 0                   // the cut follower's successful operations after the heal
-	for _, e := range tr.Client {
-		if !(e.Kind == record.EvProgress || (e.Kind == record.EvOp && e.Op != nil && !e.Op.Unknown)) {
-			continue
-		}
-		if during(e) {
-			progress[e.Node]++
-		}
-		if e.Node == cut && e.Time.After(until) {
-			after++
-		}
-	}
+	progress, after := cutProgress(tr, from, until, cut)
 	t.Logf("successful operations during the disconnect by node %v; %s's after the heal %d", progress, cut, after)
 	if progress[cut] > 0 {
 		t.Errorf("the cut follower's clients made progress during the disconnect: %d operations", progress[cut])
@@ -268,4 +171,64 @@ func TestEtcdDisconnect(t *testing.T) {
 	if tr.Status != record.StatusOK {
 		t.Errorf("trial status %s", tr.Status)
 	}
+}
+
+// etcdCutTrial runs one fault trial on real etcd under policy, allowing
+// fault kind kind, and returns the trial that injected. It skips with
+// -short. GOFAULT_TEST_WORKDIR reuses a work dir (and its etcd build).
+func etcdCutTrial(t *testing.T, policyName, kind string) *record.Trial {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds etcd and runs a real cluster")
+	}
+	work := os.Getenv("GOFAULT_TEST_WORKDIR")
+	if work == "" {
+		work = t.TempDir()
+	}
+	cfg, err := config.Open("../targets/etcd/gofault.yaml",
+		config.Known{Policies: policy.Names(), Checkers: check.Names()},
+		"workdir="+work, "checkers.baseline=1", "checkers.progress=3s", "policy.name="+policyName,
+		"faults.kinds=["+kind+"]", "workload.env.ETCD_WORKLOAD_DURATION=8s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), Options{Config: cfg, Trials: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(sum.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(context.Background(), sum.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range trials {
+		if len(x.Injections) > 0 {
+			return x
+		}
+	}
+	t.Fatalf("no trial injected a %s: %+v", kind, trials)
+	return nil
+}
+
+// cutProgress counts each node's successful client operations while a cut
+// from from to until lasted (from 1s in: requests in flight when it came
+// may still end), and node's after it.
+func cutProgress(tr *record.Trial, from, until time.Time, node string) (during map[string]int, after int) {
+	during = map[string]int{}
+	for _, e := range tr.Client {
+		if !(e.Kind == record.EvProgress || (e.Kind == record.EvOp && e.Op != nil && !e.Op.Unknown)) {
+			continue
+		}
+		if e.Time.After(from.Add(time.Second)) && e.Time.Before(until) {
+			during[e.Node]++
+		}
+		if e.Node == node && e.Time.After(until) {
+			after++
+		}
+	}
+	return during, after
 }

@@ -377,15 +377,19 @@ func peerAddr(in fileInput, call *ast.CallExpr) string {
 			return fmt.Sprintf(`func() string { if gofaultR := %s; gofaultR != nil && gofaultR.URL != nil { return gofaultR.URL.Host }; return "" }()`, text)
 		}
 		if b, ok := param.Type().Underlying().(*types.Basic); ok && b.Kind() == types.String && isAddrName(param.Name()) {
-			return "string(" + text + ")"
+			if tv, ok := in.info.Types[arg]; ok && types.Identical(tv.Type, types.Typ[types.String]) {
+				return text
+			}
+			return "string(" + text + ")" // a named string type (raft.ServerAddress)
 		}
 	}
 	return `""`
 }
 
 // plainExpr returns the source of x when x is a name, a chain of field
-// selections on one, or a literal: an expression the hook may evaluate
-// again without effects.
+// selections on one, a literal, or a conversion of one of those
+// (string(addr)): an expression the hook may evaluate again without
+// effects.
 func plainExpr(in fileInput, x ast.Expr) (string, bool) {
 	for e := x; ; {
 		switch v := ast.Unparen(e).(type) {
@@ -394,6 +398,11 @@ func plainExpr(in fileInput, x ast.Expr) (string, bool) {
 			return string(in.src[start:end]), true
 		case *ast.SelectorExpr:
 			e = v.X
+		case *ast.CallExpr:
+			if tv, ok := in.info.Types[v.Fun]; !ok || !tv.IsType() || len(v.Args) != 1 {
+				return "", false
+			}
+			e = v.Args[0]
 		default:
 			return "", false
 		}

@@ -316,13 +316,16 @@ func send(t *transport, req *http.Request, l layer, a ServerAddress) error {
 	if _, err := l.Dial(a, time.Second); err != nil {
 		return err
 	}
+	if _, err := net.DialTimeout("tcp", string(a), time.Second); err != nil {
+		return err
+	}
 	_, err = net.Dial("tcp", net.JoinHostPort("h", "1"))
 	return err
 }
 `,
 			kind:    catalog.KindError | catalog.KindPartition,
 			peer:    catalog.PeerDial,
-			callees: []string{"t.c.Do", "net.Dial", "l.Dial"},
+			callees: []string{"t.c.Do", "net.Dial", "l.Dial", "net.DialTimeout"},
 		},
 		{
 			name: "no_error_result",

@@ -73,6 +73,11 @@ type randomTrial struct {
 	rng *rand.Rand
 	q   quota
 	p   float64
+	// eligible counts the requests where a fault could be granted, of
+	// the seen ones: the probability is sized on them (a disconnect
+	// needs a known peer, so fewer requests than the trial's can take
+	// one).
+	eligible, seen int
 }
 
 func newRandom(env Env) (Policy, error) {
@@ -99,22 +104,35 @@ func (r *random) Begin(info TrialInfo) Plan {
 
 func (r *random) Decide(req *Request) Decision {
 	t := r.trials.of(req.Trial)
-	if t == nil || t.q.full() || req.Site == nil {
+	if t == nil || req.Site == nil {
 		return Decision{}
 	}
 	fs := r.env.faultsAt(req)
-	if len(fs) == 0 || t.rng.Float64() >= t.p {
+	t.seen++
+	if len(fs) > 0 {
+		t.eligible++
+	}
+	if t.q.full() || len(fs) == 0 || t.rng.Float64() >= t.p {
 		return Decision{}
 	}
 	return t.q.grant(fs[t.rng.IntN(len(fs))])
 }
 
 func (r *random) End(out Outcome) {
+	n := out.Requests
+	if t := r.trials.of(out.Index); t != nil && t.seen > 0 {
+		// The trial's eligible requests, estimated from the share of
+		// those seen when the policy did not see them all.
+		n = t.eligible
+		if t.seen < out.Requests {
+			n = int(int64(out.Requests) * int64(t.eligible) / int64(t.seen))
+		}
+	}
 	r.trials.end(out.Index)
 	r.mem.Trials++
-	r.mem.Requests += out.Requests
-	if out.Requests > 0 {
-		r.mem.Counts = pushCount(r.mem.Counts, out.Requests)
+	r.mem.Requests += n
+	if n > 0 {
+		r.mem.Counts = pushCount(r.mem.Counts, n)
 	}
 }
 
