@@ -164,6 +164,17 @@ func Dial(site uint32, addr string) int {
 	return decide(site, p, addr, true)
 }
 
+// Accept is Fault at the first peer-network call of a handler of peers'
+// requests (catalog.PeerAccept): while an agent is connected it also
+// forgets what the calling goroutine dialled before, since the request it
+// serves comes from a peer that no dial of its own names.
+func Accept(site uint32) int {
+	if client.Load() != nil {
+		untagPeer(goroutine())
+	}
+	return Fault(site)
+}
+
 // decide is Fault's slow path, for a live site: one round trip. At a
 // dial, peer is the address dialled; elsewhere the request names the
 // peer the goroutine last dialled, if any.
@@ -344,6 +355,7 @@ var hookFuncs = map[string]bool{
 	"github.com/gofault/gofault/agent.decide":  true,
 	"github.com/gofault/gofault/agent.Fault":   true,
 	"github.com/gofault/gofault/agent.Dial":    true,
+	"github.com/gofault/gofault/agent.Accept":  true,
 }
 
 // callers returns the stack of the goroutine in a hook, from the hook's

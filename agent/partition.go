@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"runtime"
 	"sync"
 	"time"
 )
@@ -50,35 +51,83 @@ func stall(d time.Duration, changed <-chan struct{}) {
 // controller that keeps answering ActStall cannot hold it forever.
 const maxStalls = 64
 
-// peerShard is one shard of the goroutine → peer address table.
+// peerShard is one shard of the goroutine → peer table.
 type peerShard struct {
 	mu sync.Mutex
-	m  map[uint64]string
+	m  map[uint64]peerTag
 	_  [40]byte // keep shards on separate cache lines
 }
 
-// peerTags is the address each goroutine last dialled (Dial).
+// peerTag is the address a goroutine last dialled, with the entry of the
+// function the goroutine runs: goroutine identities (getg) are reused
+// once a goroutine exits, and a new goroutine on a reused identity that
+// runs another function never dialled that address.
+type peerTag struct {
+	addr string
+	root uintptr
+}
+
+// peerTags is what each goroutine last dialled (Dial).
 var peerTags [16]peerShard
+
+func peerShardOf(g uint64) *peerShard { return &peerTags[(g>>6)%uint64(len(peerTags))] }
 
 // tagPeer records that goroutine g just dialled addr.
 func tagPeer(g uint64, addr string) {
-	sh := &peerTags[(g>>6)%uint64(len(peerTags))]
+	t := peerTag{addr: addr, root: goroutineRoot()}
+	if t.root == 0 {
+		untagPeer(g)
+		return
+	}
+	sh := peerShardOf(g)
 	sh.mu.Lock()
-	if sh.m[g] != addr {
+	if sh.m[g] != t {
 		if sh.m == nil || len(sh.m) >= maxShardEntries {
 			// Goroutine identities are reused; a full shard is mostly
 			// dead goroutines, so start afresh rather than grow.
-			sh.m = make(map[uint64]string)
+			sh.m = make(map[uint64]peerTag)
 		}
-		sh.m[g] = addr
+		sh.m[g] = t
 	}
 	sh.mu.Unlock()
 }
 
-// peerOf returns the address goroutine g last dialled, or "".
-func peerOf(g uint64) string {
-	sh := &peerTags[(g>>6)%uint64(len(peerTags))]
+// untagPeer forgets what goroutine g dialled: it is serving a peer's
+// request (Accept), whose peer no dial of its own names.
+func untagPeer(g uint64) {
+	sh := peerShardOf(g)
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.m[g]
+	delete(sh.m, g)
+	sh.mu.Unlock()
+}
+
+// peerOf returns the address goroutine g last dialled, or "" when it
+// dialled none (or the tag is a dead goroutine's: it ran another
+// function).
+func peerOf(g uint64) string {
+	sh := peerShardOf(g)
+	sh.mu.Lock()
+	t, ok := sh.m[g]
+	sh.mu.Unlock()
+	if !ok || t.root != goroutineRoot() {
+		return ""
+	}
+	return t.addr
+}
+
+// goroutineRoot returns the entry of the function the calling goroutine
+// was started with (the frame below runtime.goexit), or 0 when its stack
+// is too deep to tell. It walks the stack: about a microsecond, paid at
+// peer dials and at live requests only.
+func goroutineRoot() uintptr {
+	var pcs [256]uintptr
+	n := runtime.Callers(2, pcs[:])
+	if n < 2 || n == len(pcs) {
+		return 0
+	}
+	f := runtime.FuncForPC(pcs[n-2] - 1)
+	if f == nil {
+		return 0
+	}
+	return f.Entry()
 }

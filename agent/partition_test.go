@@ -81,3 +81,40 @@ func TestDialTagsPeer(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerTagOfDeadGoroutine: a tag names the function its goroutine was
+// started with, so a goroutine that reuses a dead one's identity but runs
+// another function does not inherit what the dead one dialled.
+func TestPeerTagOfDeadGoroutine(t *testing.T) {
+	const g = 0xdead00
+	done := make(chan string)
+	go func() { tagPeer(g, "127.0.0.1:4001"); done <- "" }()
+	<-done
+	go func() { done <- peerOf(g) }() // another function: another root
+	if got := <-done; got != "" {
+		t.Errorf("a goroutine running another function inherited the tag %q", got)
+	}
+	go func() { tagPeer(g, "127.0.0.1:4002"); untagPeer(g); done <- peerOf(g) }()
+	if got := <-done; got != "" {
+		t.Errorf("after untagPeer the goroutine still names %q", got)
+	}
+	go func() { tagPeer(g, "127.0.0.1:4003"); done <- peerOf(g) }()
+	if got := <-done; got != "127.0.0.1:4003" {
+		t.Errorf("the dialling goroutine names %q, want its own dial", got)
+	}
+}
+
+// TestAcceptForgetsDial: a goroutine that serves a peer's request (its
+// accept site) no longer names what it dialled before.
+func TestAcceptForgetsDial(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1, 2}}, always(wire.ActNone, 0))
+	attach(t, f)
+	Dial(3, "127.0.0.1:4001")
+	Accept(1)
+	Fault(2)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.requests) != 2 || f.requests[0].Peer != "" || f.requests[1].Peer != "" {
+		t.Fatalf("requests %+v, want two without a peer", f.requests)
+	}
+}

@@ -272,8 +272,11 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 	}
 	idx := strconv.FormatUint(uint64(s.Index), 10)
 	hook := fmt.Sprintf("%s.Fault(%s)", agentAlias, idx)
-	if s.Peer == catalog.PeerDial {
+	switch s.Peer {
+	case catalog.PeerDial:
 		hook = fmt.Sprintf("%s.Dial(%s, %s)", agentAlias, idx, peerAddr(in, call))
+	case catalog.PeerAccept:
+		hook = fmt.Sprintf("%s.Accept(%s)", agentAlias, idx)
 	}
 	if errBranch {
 		fmt.Fprintf(&b, "{ if k := %s; k != 0 { ", hook)

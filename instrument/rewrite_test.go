@@ -328,6 +328,30 @@ func send(t *transport, req *http.Request, l layer, a ServerAddress) error {
 			callees: []string{"t.c.Do", "net.Dial", "l.Dial", "net.DialTimeout"},
 		},
 		{
+			// The first peer call of a handler of peers' requests tells
+			// the agent the goroutine serves a peer (agent.Accept).
+			name: "peer_accept",
+			src: `package p
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+type handler struct{}
+
+func (handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var m map[string]int
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	}
+}
+`,
+			kind:    catalog.KindError | catalog.KindPartition,
+			peer:    catalog.PeerAccept,
+			callees: []string{"json.NewDecoder(r.Body).Decode"},
+		},
+		{
 			name: "no_error_result",
 			src: `package p
 
@@ -421,6 +445,7 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Fault", sig))
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Accept", sig))
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Dial", types.NewSignatureType(nil, nil, nil,
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)))
