@@ -149,15 +149,15 @@ func Fault(site uint32) int {
 
 // Dial is Fault at a peer-network dial (catalog.PeerDial) to addr, the
 // address the call connects or sends to ("" when the instrumenter could
-// not tell it). While an agent is connected it also tags the calling
-// goroutine with addr, so that the reads and writes this goroutine does
+// not tell it). When the plan asks (wire.FlagPeers) it also tags the
+// calling goroutine with addr, so that the reads and writes this goroutine does
 // next (on the connection it just made) name their peer too: a
 // disconnect of two members cuts the calls between them and no others.
 func Dial(site uint32, addr string) int {
-	if addr != "" && client.Load() != nil {
+	p := current.Load()
+	if addr != "" && p.flags&wire.FlagPeers != 0 {
 		tagPeer(goroutine(), addr)
 	}
-	p := current.Load()
 	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
 		return 0
 	}
@@ -165,11 +165,11 @@ func Dial(site uint32, addr string) int {
 }
 
 // Accept is Fault at the first peer-network call of a handler of peers'
-// requests (catalog.PeerAccept): while an agent is connected it also
-// forgets what the calling goroutine dialled before, since the request it
+// requests (catalog.PeerAccept): when the plan asks (wire.FlagPeers) it
+// also forgets what the calling goroutine dialled before, since the request it
 // serves comes from a peer that no dial of its own names.
 func Accept(site uint32) int {
-	if client.Load() != nil {
+	if current.Load().flags&wire.FlagPeers != 0 {
 		untagPeer(goroutine())
 	}
 	return Fault(site)
@@ -186,7 +186,7 @@ func decide(site uint32, p *plan, peer string, dial bool) int {
 		return 0
 	}
 	req := wire.Request{Site: site, Goroutine: goroutine(), Peer: peer}
-	if !dial {
+	if !dial && p.flags&wire.FlagPeers != 0 {
 		req.Peer = peerOf(req.Goroutine)
 	}
 	if p.flags&wire.FlagStates != 0 {

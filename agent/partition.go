@@ -74,12 +74,18 @@ func peerShardOf(g uint64) *peerShard { return &peerTags[(g>>6)%uint64(len(peerT
 
 // tagPeer records that goroutine g just dialled addr.
 func tagPeer(g uint64, addr string) {
+	sh := peerShardOf(g)
+	sh.mu.Lock()
+	same := sh.m[g].addr == addr
+	sh.mu.Unlock()
+	if same {
+		return // the goroutine dials the same peer again (or a dead one's did: then lookups miss, never mislead)
+	}
 	t := peerTag{addr: addr, root: goroutineRoot()}
 	if t.root == 0 {
 		untagPeer(g)
 		return
 	}
-	sh := peerShardOf(g)
 	sh.mu.Lock()
 	if sh.m[g] != t {
 		if sh.m == nil || len(sh.m) >= maxShardEntries {

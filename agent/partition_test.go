@@ -56,7 +56,7 @@ func TestStallAsksAgain(t *testing.T) {
 // another goroutine's requests do not, and a dial that is not live still
 // tags its goroutine.
 func TestDialTagsPeer(t *testing.T) {
-	f := newFake(t, wire.Plan{Sites: []uint32{1, 2}}, always(wire.ActNone, 0))
+	f := newFake(t, wire.Plan{Sites: []uint32{1, 2}, Flags: wire.FlagPeers}, always(wire.ActNone, 0))
 	attach(t, f)
 	Dial(1, "127.0.0.1:4001")
 	Fault(2)
@@ -107,7 +107,7 @@ func TestPeerTagOfDeadGoroutine(t *testing.T) {
 // TestAcceptForgetsDial: a goroutine that serves a peer's request (its
 // accept site) no longer names what it dialled before.
 func TestAcceptForgetsDial(t *testing.T) {
-	f := newFake(t, wire.Plan{Sites: []uint32{1, 2}}, always(wire.ActNone, 0))
+	f := newFake(t, wire.Plan{Sites: []uint32{1, 2}, Flags: wire.FlagPeers}, always(wire.ActNone, 0))
 	attach(t, f)
 	Dial(3, "127.0.0.1:4001")
 	Accept(1)
@@ -116,5 +116,19 @@ func TestAcceptForgetsDial(t *testing.T) {
 	defer f.mu.Unlock()
 	if len(f.requests) != 2 || f.requests[0].Peer != "" || f.requests[1].Peer != "" {
 		t.Fatalf("requests %+v, want two without a peer", f.requests)
+	}
+}
+
+// TestDialWithoutFlagPeers: without wire.FlagPeers (no disconnect in the
+// campaign) a dial still names its address, but tags nothing.
+func TestDialWithoutFlagPeers(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1, 2}}, always(wire.ActNone, 0))
+	attach(t, f)
+	Dial(1, "127.0.0.1:4001")
+	Fault(2)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.requests) != 2 || f.requests[0].Peer != "127.0.0.1:4001" || f.requests[1].Peer != "" {
+		t.Fatalf("requests %+v, want the dial's address and then none", f.requests)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -137,7 +138,8 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 	if err != nil {
 		return nil, err
 	}
-	ctl, err := controller.Listen("unix", sock, controller.Options{Catalog: bt.Catalog, Policy: pol, Logger: log})
+	ctl, err := controller.Listen("unix", sock, controller.Options{Catalog: bt.Catalog, Policy: pol, Logger: log,
+		Disconnects: slices.Contains(cfg.Faults.Kinds, catalog.KindDisconnect.String())})
 	if err != nil {
 		os.RemoveAll(filepath.Dir(sock))
 		return nil, err

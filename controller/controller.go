@@ -56,6 +56,11 @@ type Options struct {
 	// Policy decides injections.
 	Policy policy.Policy
 	Logger *slog.Logger
+	// Disconnects says the policy may choose disconnect faults: the
+	// agents then tag each goroutine with the peer it dials, so that
+	// requests name the member they talk to (wire.FlagPeers). Off, peer
+	// dials cost nothing more than other hooks.
+	Disconnects bool
 }
 
 // Controller serves agents and workloads of one campaign; it can run several
@@ -68,6 +73,8 @@ type Controller struct {
 
 	pmu    sync.Mutex // serialises policy calls
 	policy policy.Policy
+
+	disconnects bool // Options.Disconnects
 
 	mu     sync.Mutex
 	trials map[string]*Trial
@@ -99,13 +106,14 @@ func Listen(network, address string, opts Options) (*Controller, error) {
 		log = slog.Default()
 	}
 	c := &Controller{
-		ln:     ln,
-		addr:   network + ":" + ln.Addr().String(),
-		cat:    opts.Catalog,
-		log:    log,
-		policy: opts.Policy,
-		trials: make(map[string]*Trial),
-		conns:  make(map[*peer]struct{}),
+		ln:          ln,
+		addr:        network + ":" + ln.Addr().String(),
+		cat:         opts.Catalog,
+		log:         log,
+		policy:      opts.Policy,
+		disconnects: opts.Disconnects,
+		trials:      make(map[string]*Trial),
+		conns:       make(map[*peer]struct{}),
 	}
 	c.wg.Add(1)
 	go c.accept()
@@ -229,6 +237,7 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 		defer c.pmu.Unlock()
 		return c.policy.Decide(r)
 	})
+	t.s.tagPeers = c.disconnects
 	if o, ok := c.policy.(policy.Observer); ok && !spec.NoFaults {
 		t.s.observer = func(ob *policy.Observation) policy.Partition {
 			c.pmu.Lock()

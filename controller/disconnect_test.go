@@ -24,8 +24,11 @@ func TestSessionDisconnect(t *testing.T) {
 	}
 	s := newSession(partitionCatalog(), TrialSpec{ID: "t1", Nodes: []string{"n1", "n2", "n3"}}, pol.plan, pol.Decide)
 	s.setAddresses(map[string]string{"127.0.0.1:4001": "n1", "127.0.0.1:4002": "n2", "127.0.0.1:4003": "n3", "127.0.0.1:5002": "n2"})
+	s.tagPeers = true
 	const n1, n2, n3 = PeerID(1), PeerID(2), PeerID(3)
-	s.attach(n1, "n1", wire.RoleAgent, true)
+	if e := s.attach(n1, "n1", wire.RoleAgent, true); e.Plan.Flags&wire.FlagPeers == 0 {
+		t.Fatalf("welcome plan %+v, want FlagPeers (the campaign allows disconnects)", e.Plan)
+	}
 	s.attach(n2, "n2", wire.RoleAgent, true)
 	s.attach(n3, "n3", wire.RoleAgent, true)
 	var seq uint64 = 3

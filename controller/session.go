@@ -90,6 +90,7 @@ type session struct {
 	peers    []uint32          // the catalog's peer-network sites, once computed
 	links    map[link]cut      // pairs of members cut apart (disconnect.go)
 	ports    map[string]string // port → member listening there (disconnect.go)
+	tagPeers bool              // agents tag goroutines with their dials' peers (wire.FlagPeers)
 	covered  blockSet          // the blocks any node covered (EvCover)
 }
 
@@ -145,6 +146,9 @@ func (s *session) wirePlan(m member) wire.Plan {
 	}
 	if s.plan.Observe {
 		wp.Flags |= wire.FlagObserve
+	}
+	if s.tagPeers {
+		wp.Flags |= wire.FlagPeers
 	}
 	if s.armed && !s.done && !s.ended && s.plan.LiveOn(m.node) {
 		wp.Sites = s.plan.Sites

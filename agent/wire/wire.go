@@ -24,7 +24,7 @@ import (
 // added the node's role to Request and the EvRole event; version 3 the
 // partition's ActStall, FlagObserve and the EvObserve event; version 4 the
 // EvCover event (basic blocks newly covered); version 5 the peer address
-// of Request (disconnects).
+// of Request and FlagPeers (disconnects).
 const Version = 5
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
@@ -80,6 +80,7 @@ const (
 	FlagTimeouts uint32 = 1 << 2 // report timeout values used at run time
 	FlagCoverage uint32 = 1 << 3 // report the first hit of every site
 	FlagObserve  uint32 = 1 << 4 // report peer messages at observation points
+	FlagPeers    uint32 = 1 << 5 // tag goroutines with the peers they dial (Request.Peer)
 )
 
 // Action is what a Response tells the hook to do.
