@@ -132,3 +132,39 @@ func TestDialWithoutFlagPeers(t *testing.T) {
 		t.Fatalf("requests %+v, want the dial's address and then none", f.requests)
 	}
 }
+
+// BenchmarkDialNotCandidate is BenchmarkHookNotCandidate at a peer dial in
+// a campaign without disconnects: no tag.
+func BenchmarkDialNotCandidate(b *testing.B) {
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}}))
+	defer current.Store(emptyPlan)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		sink += Dial(1000, "127.0.0.1:4001")
+	}
+}
+
+// BenchmarkDialTagged is a peer dial that is not live in a campaign with
+// disconnects (wire.FlagPeers): the goroutine is tagged, here with the
+// peer it dialled before (the common case: a sender re-dials its peer).
+func BenchmarkDialTagged(b *testing.B) {
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}, Flags: wire.FlagPeers}))
+	defer current.Store(emptyPlan)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		sink += Dial(1000, "127.0.0.1:4001")
+	}
+}
+
+// BenchmarkDialNewPeer is BenchmarkDialTagged when each dial goes to
+// another peer than the last: the stack walk that names the goroutine's
+// function.
+func BenchmarkDialNewPeer(b *testing.B) {
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}, Flags: wire.FlagPeers}))
+	defer current.Store(emptyPlan)
+	addrs := [2]string{"127.0.0.1:4001", "127.0.0.1:4002"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		sink += Dial(1000, addrs[i%2])
+	}
+}
