@@ -2,19 +2,9 @@
 
 package agent
 
-import "runtime"
-
 // goroutine returns an identity of the calling goroutine: its ID, parsed
 // from the header of runtime.Stack ("goroutine 42 [running]:").
-func goroutine() uint64 {
-	var buf [64]byte
-	n := runtime.Stack(buf[:], false)
-	var id uint64
-	for _, c := range buf[len("goroutine "):n] {
-		if c < '0' || c > '9' {
-			break
-		}
-		id = id*10 + uint64(c-'0')
-	}
-	return id
-}
+func goroutine() uint64 { return stackGoid() }
+
+// uniqueIDs says goroutine identities are never reused.
+var uniqueIDs = true

@@ -59,9 +59,9 @@ type peerShard struct {
 }
 
 // peerTag is the address a goroutine last dialled, with the entry of the
-// function the goroutine runs: goroutine identities (getg) are reused
-// once a goroutine exits, and a new goroutine on a reused identity that
-// runs another function never dialled that address.
+// function the goroutine runs: where goroutine identities are reused once
+// a goroutine exits (uniqueIDs false), a new goroutine on a reused
+// identity that runs another function never dialled that address.
 type peerTag struct {
 	addr string
 	root uintptr
@@ -123,9 +123,13 @@ func peerOf(g uint64) string {
 
 // goroutineRoot returns the entry of the function the calling goroutine
 // was started with (the frame below runtime.goexit), or 0 when its stack
-// is too deep to tell. It walks the stack: about a microsecond, paid at
-// peer dials and at live requests only.
+// is too deep to tell; 1 when goroutine identities are never reused
+// (uniqueIDs), so no check is needed. It walks the stack: about a
+// microsecond, paid at new peers' dials and at live requests only.
 func goroutineRoot() uintptr {
+	if uniqueIDs {
+		return 1
+	}
 	var pcs [256]uintptr
 	n := runtime.Callers(2, pcs[:])
 	if n < 2 || n == len(pcs) {

@@ -82,10 +82,13 @@ func TestDialTagsPeer(t *testing.T) {
 	}
 }
 
-// TestPeerTagOfDeadGoroutine: a tag names the function its goroutine was
-// started with, so a goroutine that reuses a dead one's identity but runs
-// another function does not inherit what the dead one dialled.
+// TestPeerTagOfDeadGoroutine: where goroutine identities are reused, a
+// tag names the function its goroutine was started with, so a goroutine
+// that reuses a dead one's identity but runs another function does not
+// inherit what the dead one dialled.
 func TestPeerTagOfDeadGoroutine(t *testing.T) {
+	defer func(u bool) { uniqueIDs = u }(uniqueIDs)
+	uniqueIDs = false // as where the goroutine ID's offset is unknown
 	const g = 0xdead00
 	done := make(chan string)
 	go func() { tagPeer(g, "127.0.0.1:4001"); done <- "" }()
@@ -166,5 +169,20 @@ func BenchmarkDialNewPeer(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		sink += Dial(1000, addrs[i%2])
+	}
+}
+
+// TestGoroutineIDs: goroutine identities are the runtime's goroutine IDs
+// (never reused), read from the descriptor where its offset was found.
+func TestGoroutineIDs(t *testing.T) {
+	if !uniqueIDs {
+		t.Skip("the goroutine ID's offset was not found on this runtime: identities are descriptor addresses")
+	}
+	for i := 0; i < 8; i++ {
+		got := make(chan [2]uint64)
+		go func() { got <- [2]uint64{goroutine(), stackGoid()} }()
+		if ids := <-got; ids[0] != ids[1] {
+			t.Fatalf("goroutine() = %d, runtime.Stack says %d", ids[0], ids[1])
+		}
 	}
 }
