@@ -1,9 +1,12 @@
 package agent
 
 import (
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -382,5 +385,25 @@ func BenchmarkRoleUnchanged(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		Role(1)
+	}
+}
+
+// TestWithPaths: an injected *fs.PathError or *os.LinkError gets the
+// call's file names; a path the error has, and other errors, are kept.
+func TestWithPaths(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		paths []string
+		want  string
+	}{
+		{&fs.PathError{Op: "open", Err: syscall.EIO}, []string{"/d/wal"}, "open /d/wal: input/output error"},
+		{&fs.PathError{Op: "open", Path: "/x", Err: syscall.EIO}, []string{"/d/wal"}, "open /x: input/output error"},
+		{&fs.PathError{Op: "sync", Err: syscall.EIO}, nil, "sync : input/output error"},
+		{&os.LinkError{Op: "rename", Err: syscall.ENOSPC}, []string{"/a", "/b"}, "rename /a /b: no space left on device"},
+		{syscall.EIO, []string{"/d/wal"}, "input/output error"},
+	} {
+		if got := WithPaths(tc.err, tc.paths...).Error(); got != tc.want {
+			t.Errorf("WithPaths(%v, %q) = %q, want %q", tc.err, tc.paths, got, tc.want)
+		}
 	}
 }

@@ -287,7 +287,11 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 		for i := range names[:len(names)-1] {
 			fmt.Fprintf(&b, "gofaultZ%d, ", i)
 		}
-		fmt.Fprintf(&b, "gofaultErr%s(k) }; ", idx)
+		if paths := pathArgs(in, call, s); len(paths) > 0 {
+			fmt.Fprintf(&b, "%s.WithPaths(gofaultErr%s(k), %s) }; ", agentAlias, idx, strings.Join(paths, ", "))
+		} else {
+			fmt.Fprintf(&b, "gofaultErr%s(k) }; ", idx)
+		}
 	} else {
 		fmt.Fprintf(&b, "{ %s; ", hook)
 	}
@@ -387,6 +391,77 @@ func peerAddr(in fileInput, call *ast.CallExpr) string {
 		}
 	}
 	return `""`
+}
+
+// pathParams are the names of the parameters that take a file name, in
+// os and in code like it (os.OpenFile's name, os.Rename's oldpath and
+// newpath, ioutil.WriteFile's filename).
+var pathParams = map[string]bool{
+	"name": true, "path": true, "filename": true, "file": true, "dir": true, "dirname": true,
+	"oldpath": true, "newpath": true, "oldname": true, "newname": true,
+}
+
+// pathArgs returns Go expressions for the file names a call works on, for
+// an injected *fs.PathError or *os.LinkError to carry (agent.WithPaths):
+// an *os.File receiver's Name() (nil-safe), else the arguments of string
+// parameters named like file names (pathParams), at most two; none when
+// the site's errors carry no file name, or an argument is not a plain
+// name, a field chain, a literal or a conversion of one.
+func pathArgs(in fileInput, call *ast.CallExpr, s *catalog.Site) []string {
+	named := false
+	for _, e := range s.Errors {
+		if strings.Contains(e.Expr, "fs.PathError{") || strings.Contains(e.Expr, "os.LinkError{") {
+			named = true
+		}
+	}
+	if !named {
+		return nil
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if tv, ok := in.info.Types[sel.X]; ok && !tv.IsType() && isOSFile(tv.Type) {
+			if recv, ok := plainExpr(in, sel.X); ok {
+				return []string{fmt.Sprintf(`func() string { if gofaultF := %s; gofaultF != nil { return gofaultF.Name() }; return "" }()`, recv)}
+			}
+			return nil
+		}
+	}
+	tv, ok := in.info.Types[call.Fun]
+	if !ok || tv.Type == nil {
+		return nil
+	}
+	sig, ok := tv.Type.Underlying().(*types.Signature)
+	if !ok {
+		return nil
+	}
+	var out []string
+	for i, arg := range call.Args {
+		if i >= sig.Params().Len() || len(out) == 2 {
+			break
+		}
+		param := sig.Params().At(i)
+		if b, ok := param.Type().Underlying().(*types.Basic); !ok || b.Kind() != types.String || !pathParams[param.Name()] {
+			continue
+		}
+		text, plain := plainExpr(in, arg)
+		if !plain {
+			return nil
+		}
+		if tv, ok := in.info.Types[arg]; !ok || !types.Identical(tv.Type, types.Typ[types.String]) {
+			text = "string(" + text + ")"
+		}
+		out = append(out, text)
+	}
+	return out
+}
+
+// isOSFile reports whether t is *os.File.
+func isOSFile(t types.Type) bool {
+	p, ok := t.(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := p.Elem().(*types.Named)
+	return ok && n.Obj().Name() == "File" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "os"
 }
 
 // plainExpr returns the source of x when x is a name, a chain of field

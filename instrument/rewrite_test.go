@@ -446,6 +446,10 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Fault", sig))
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Accept", sig))
+	errType := types.Universe.Lookup("error").Type()
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "WithPaths", types.NewSignatureType(nil, nil, nil,
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "err", errType), types.NewVar(token.NoPos, agentPkg, "paths", types.NewSlice(types.Typ[types.String]))),
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", errType)), true)))
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Dial", types.NewSignatureType(nil, nil, nil,
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)))
