@@ -45,8 +45,17 @@ func run() error {
 		keep      = flag.Uint64("compact-keep", envInt("MINIKV_COMPACT_KEEP"), "entries a snapshot leaves in memory for slow followers; one further behind gets a snapshot (default $MINIKV_COMPACT_KEEP or 64)")
 		segment   = flag.Int64("segment-bytes", int64(envInt("MINIKV_SEGMENT_BYTES")), "WAL segment size (default $MINIKV_SEGMENT_BYTES or 6 KiB)")
 		verbose   = flag.Bool("v", false, "debug logs")
+		// The leader timeout's default is left to the server (1.5 s).
+		leaderTimeout = flag.Duration("leader-timeout", 0, "a follower declares the leader lost after this silence (default $MINIKV_LEADER_TIMEOUT or 1.5s)")
 	)
 	flag.Parse()
+	if v := os.Getenv("MINIKV_LEADER_TIMEOUT"); v != "" && *leaderTimeout == 0 {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("MINIKV_LEADER_TIMEOUT=%q: want a positive duration such as 2500ms", v)
+		}
+		*leaderTimeout = d
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
@@ -73,6 +82,7 @@ func run() error {
 	n, err := server.Open(server.Config{
 		Name: *name, DataDir: *dataDir, Peers: pm, Leader: *leader,
 		Bugs: b, Log: log, SnapEvery: *snapEvery, CompactKeep: *keep, SegmentBytes: *segment,
+		LeaderTimeout: *leaderTimeout,
 	})
 	if err != nil {
 		return err

@@ -109,10 +109,29 @@ const (
 	// checker), and a member that forgot a request ID would apply its
 	// retry twice.
 	BugInstall = "install"
+	// BugCatchup (a partition bug whose window is the heal, CoFI's
+	// motivating class: the partition must end after one state change and
+	// before another, ASE'20 §2.1.2): a follower takes the leader's
+	// snapshot (MsgSnap) in one of two ways. One that lost its leader
+	// since its last install (its watchdog fired: LeaderTimeout, 1.5 s,
+	// without a word from the leader) or that restarted with state of its
+	// own resyncs fully: data, request table and applied index. One that
+	// never noticed it fell behind, its leader's lease still good, takes
+	// the snapshot as a catch-up and keeps its own request table, as the
+	// install bug does always. So it takes a follower kept from its
+	// entries, but not from the leader's word, while the leader compacts
+	// past it (the leader then sends MsgSnap): a partition that spans the
+	// compaction and heals before the follower's watchdog fires (a
+	// partition too short ends before the compaction, and the follower
+	// catches up from the log; one too long sets off the watchdog, and the
+	// full resync is right), or a slow follower whose heartbeats still
+	// pass. The replicas diverge in the request table (the replicas
+	// checker).
+	BugCatchup = "catchup"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -124,6 +143,7 @@ type Bugs struct {
 	lazySync             bool
 	recoverReset         bool
 	installKeepsRequests bool
+	catchupKeepsRequests bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -135,7 +155,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -152,6 +172,8 @@ func ParseBugs(s string) (Bugs, error) {
 			b.recoverReset = true
 		case BugInstall:
 			b.installKeepsRequests = true
+		case BugCatchup:
+			b.catchupKeepsRequests = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -165,7 +187,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}} {
 		if x.on {
 			out = append(out, x.name)
 		}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/gofault/gofault/examples/minikv/transport"
 )
 
 // TestSnapshotInstall cuts a follower off (it is not running) until the
@@ -81,6 +84,70 @@ func TestSnapshotInstall(t *testing.T) {
 			}
 			if same := st.Digest == lead.Digest; same != tt.same {
 				t.Errorf("n3's digest %s, leader's %s: equal = %v, want %v", st.Digest, lead.Digest, same, tt.same)
+			}
+		})
+	}
+}
+
+// TestCatchupInstall: with the catchup bug, a follower that has not lost
+// its leader since its last install (resync unset) keeps its own request
+// table when it installs a snapshot; one that has just started, or whose
+// watchdog declared the leader lost, takes the snapshot's. Without the
+// bug every install takes the snapshot's table.
+func TestCatchupInstall(t *testing.T) {
+	for _, tt := range []struct {
+		bugs   string
+		resync bool
+		keeps  bool
+	}{
+		{"", false, false},
+		{"", true, false},
+		{BugCatchup, true, false},
+		{BugCatchup, false, true},
+		{BugInstall, true, true},
+	} {
+		t.Run(fmt.Sprintf("bugs=%s,resync=%v", tt.bugs, tt.resync), func(t *testing.T) {
+			bugs, err := ParseBugs(tt.bugs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			peers := map[string]string{"n1": "127.0.0.1:1", "n2": "127.0.0.1:2"}
+			dir := t.TempDir()
+			n, err := Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.resync {
+				t.Fatalf("a node started on an empty data dir resyncs")
+			}
+			n.resync = tt.resync
+			snap, err := json.Marshal(snapshotFile{Index: 10, Data: map[string]string{"k": "v"}, Done: map[string]string{"r1": "ok"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := n.installSnapshot(transport.Message{Type: transport.MsgSnap, From: 1, Index: 10, Payload: snap})
+			if resp.Reject || resp.Index != 10 {
+				t.Fatalf("install answered %+v, want index 10", resp)
+			}
+			if _, has := n.done["r1"]; has == tt.keeps {
+				t.Errorf("request table after the install: %v; want the follower's own kept = %v", n.done, tt.keeps)
+			}
+			if n.data["k"] != "v" || n.applied != 10 {
+				t.Errorf("state after the install: data %v, applied %d", n.data, n.applied)
+			}
+			if n.resync {
+				t.Errorf("resync still set after an install")
+			}
+			if err := n.Close(); err != nil {
+				t.Fatal(err)
+			}
+			n, err = Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			if !n.resync {
+				t.Errorf("a node restarted with a snapshot of its own does not resync")
 			}
 		})
 	}

@@ -145,9 +145,13 @@ type Node struct {
 	peers        []*peer
 	lastHeard    time.Time
 	leaderLost   bool
-	leaderEpoch  int64 // epoch of the leader last heard
-	fenced       int64 // a leader epoch declared dead
-	seq          uint64
+	// resync is set at a restart with recovered state and when the
+	// leader is lost: the next snapshot install replaces the whole
+	// replicated state.
+	resync      bool
+	leaderEpoch int64 // epoch of the leader last heard
+	fenced      int64 // a leader epoch declared dead
+	seq         uint64
 }
 
 // Open recovers a node from its data dir.
@@ -204,6 +208,9 @@ func Open(cfg Config) (*Node, error) {
 		applied:   snap.Index,
 		commit:    snap.Index,
 		lastHeard: time.Now(),
+		// A member restarted with state of its own does not trust it
+		// to match the leader's snapshot.
+		resync: snap.Index > 0 || len(entries) > 0,
 	}
 	n.recovered = n.lastIndex()
 	// Member IDs: 1, 2, ... in the order of the names.
@@ -621,6 +628,7 @@ func (n *Node) watchdog() {
 		n.mu.Lock()
 		if n.role == roleFollower && !n.leaderLost && time.Since(n.lastHeard) > n.cfg.LeaderTimeout {
 			n.leaderLost = true
+			n.resync = true
 			n.fenced = n.leaderEpoch
 			n.log.Warn("leader lost", "leader", n.cfg.Leader, "silent", time.Since(n.lastHeard).Round(time.Millisecond))
 		}

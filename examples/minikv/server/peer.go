@@ -111,7 +111,7 @@ func (n *Node) installSnapshot(m transport.Message) transport.Message {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.bugs.installKeepsRequests {
+	if n.bugs.installKeepsRequests || (n.bugs.catchupKeepsRequests && !n.resync) {
 		// Only the state machine is restored: the request table stays
 		// the follower's own, which lacks the requests of the entries
 		// the snapshot stands for.
@@ -128,6 +128,7 @@ func (n *Node) installSnapshot(m transport.Message) transport.Message {
 	n.data, n.done = snap.Data, snap.Done
 	n.entries, n.offset = nil, snap.Index
 	n.commit, n.applied, n.snapIndex = snap.Index, snap.Index, snap.Index
+	n.resync = false
 	close(n.appliedC)
 	n.appliedC = make(chan struct{})
 	n.log.Info("snapshot installed", "index", snap.Index, "from", m.From)
