@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test of gofault: vet and tests of its six Go modules (gofault,
-# the stdlib-only agent, the etcd, hashicorp/raft and NATS targets, the
-# minikv example), the race
+# Runs every test of gofault: vet and tests of its seven Go modules (gofault,
+# the stdlib-only agent, the etcd, hashicorp/raft, NATS and Consul targets,
+# the minikv example), the race
 # detector on the packages with concurrency, a short run of the protocol fuzz
 # target, and the end-to-end tests: instrumented etcd builds, a real 3-member
 # etcd cluster, real gofault campaigns on etcd, on hashicorp/raft (about a minute),
-# on NATS JetStream (about two minutes) and on the planted-bug example.
+# on NATS JetStream (about two minutes), on Consul (about three minutes,
+# most of it building Consul) and on the planted-bug example.
 #
 #   scripts/test.sh            everything (about 20 minutes on 2 cores, and 1.5-2 for NATS)
 #   GOFAULT_SHORT=1 scripts/test.sh   unit tests only (-short)
@@ -29,7 +30,7 @@ staticcheck="$(go env GOPATH)/bin/staticcheck"
 if ! "$staticcheck" -version 2>/dev/null | grep -q "(0.8.2)"; then
 	GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 fi
-for m in . agent targets/etcd targets/raft targets/nats examples/minikv; do
+for m in . agent targets/etcd targets/raft targets/nats targets/consul examples/minikv; do
 	(cd "$m" && go vet ./... && "$staticcheck" ./...)
 done
 
@@ -51,6 +52,9 @@ step "hashicorp/raft target module (a fault-free and a random campaign)"
 
 step "NATS JetStream target module (a fault-free and a random campaign)"
 (cd targets/nats && go test -count=1 -timeout 15m "${short[@]}" ./...)
+
+step "Consul target module (a fault-free and a random campaign)"
+(cd targets/consul && go test -count=1 -timeout 15m "${short[@]}" ./...)
 
 step "bundled example (minikv, planted bugs)"
 (cd examples/minikv && go test -count=1 -timeout 20m "${short[@]}" ./...)
