@@ -59,7 +59,7 @@ func (c *Client) Setup(ctx context.Context, what string, fn func(ctx context.Con
 			c.Progress(what)
 			return nil
 		}
-		if sctx.Err() != nil || !sleepCtx(sctx, setupBackoff(attempts)) {
+		if sctx.Err() != nil || !Sleep(sctx, setupBackoff(attempts)) {
 			break
 		}
 	}
@@ -92,16 +92,4 @@ func reportSetupFailure(callerErr, workloadErr error) bool {
 		return false
 	}
 	return true
-}
-
-// sleepCtx waits d or until ctx ends; it reports whether the full d passed.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }

@@ -569,3 +569,47 @@ func BenchmarkEmit(b *testing.B) {
 		c.Progress("put kv/k1")
 	}
 }
+
+// TestEach: every item runs, concurrently, and every error comes back.
+func TestEach(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[int]bool{}
+	start := make(chan struct{})
+	err := Each([]int{1, 2, 3}, func(i int) error {
+		if i == 3 {
+			close(start)
+		}
+		// The first two wait for the last: only side by side does it
+		// come.
+		select {
+		case <-start:
+		case <-time.After(10 * time.Second):
+			return fmt.Errorf("%d: not run side by side with 3", i)
+		}
+		mu.Lock()
+		seen[i] = true
+		mu.Unlock()
+		if i == 2 {
+			return errors.New("two")
+		}
+		return nil
+	})
+	if len(seen) != 3 || err == nil || err.Error() != "two" {
+		t.Errorf("Each: ran %v, error %v; want all three, error two", seen, err)
+	}
+	if Each(nil, func(int) error { return errors.New("x") }) != nil {
+		t.Error("Each of nothing failed")
+	}
+}
+
+// TestSleep: a cancelled context ends the sleep early and says so.
+func TestSleep(t *testing.T) {
+	if !Sleep(context.Background(), time.Millisecond) {
+		t.Error("a full sleep reported cut short")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if Sleep(ctx, time.Hour) {
+		t.Error("a cancelled sleep reported full")
+	}
+}

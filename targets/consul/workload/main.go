@@ -44,7 +44,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofault/gofault/record"
@@ -106,20 +105,20 @@ func run(ctx context.Context, t *workload.T) error {
 		})
 	}
 	if err := t.Phase("setup", func(ctx context.Context) error {
-		return each(clients, func(c *client) error { return c.waitLeader(ctx) })
+		return workload.Each(clients, func(c *client) error { return c.waitLeader(ctx) })
 	}); err != nil {
 		return err
 	}
 	if err := t.Phase("load", func(ctx context.Context) error {
 		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
 		defer cancel()
-		each(clients, func(c *client) error { c.load(lctx); return nil })
+		workload.Each(clients, func(c *client) error { c.load(lctx); return nil })
 		return ctx.Err()
 	}); err != nil {
 		return err
 	}
 	if err := t.Phase("verify", func(ctx context.Context) error {
-		each(clients, func(c *client) error { c.verify(ctx); return nil })
+		workload.Each(clients, func(c *client) error { c.verify(ctx); return nil })
 		return ctx.Err()
 	}); err != nil {
 		return err
@@ -144,7 +143,7 @@ func digests(ctx context.Context, clients []*client) error {
 	deadline := time.Now().Add(digestWait)
 	for {
 		sts := make([]*serverState, len(clients))
-		each(clients, func(c *client) error {
+		workload.Each(clients, func(c *client) error {
 			sts[c.index(clients)] = c.state(ctx)
 			return nil
 		})
@@ -166,7 +165,7 @@ func digests(ctx context.Context, clients []*client) error {
 			}
 			return ctx.Err()
 		}
-		sleep(ctx, 100*time.Millisecond)
+		workload.Sleep(ctx, 100*time.Millisecond)
 	}
 }
 
@@ -188,17 +187,6 @@ func kvDigest(pairs []kvPair) string {
 		fmt.Fprintf(h, "%q=%q@%d/%d\n", p.Key, p.Value, p.CreateIndex, p.ModifyIndex)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-// each runs fn for every client concurrently and returns the errors.
-func each(clients []*client, fn func(c *client) error) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(clients))
-	for i, c := range clients {
-		wg.Go(func() { errs[i] = fn(c) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // client talks to one server.
@@ -307,7 +295,7 @@ func (c *client) load(ctx context.Context) {
 		default:
 			c.del(ctx, key)
 		}
-		sleep(ctx, pause)
+		workload.Sleep(ctx, pause)
 	}
 }
 
@@ -479,21 +467,12 @@ func (c *client) verify(ctx context.Context) {
 			}
 			return
 		}
-		sleep(vctx, 100*time.Millisecond)
+		workload.Sleep(vctx, 100*time.Millisecond)
 	}
 	if d := time.Since(start); d > time.Second {
 		c.wc.Progress(fmt.Sprintf("recovered after %s", d.Round(time.Millisecond)))
 	}
 	for i := 1; i < c.cfg.keys; i++ {
 		_ = c.get(ctx, fmt.Sprintf("k%d", i))
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }

@@ -113,20 +113,20 @@ func run(ctx context.Context, t *workload.T) error {
 		})
 	}
 	if err := t.Phase("setup", func(ctx context.Context) error {
-		return each(clients, func(c *client) error { return c.waitHealthy(ctx) })
+		return workload.Each(clients, func(c *client) error { return c.waitHealthy(ctx) })
 	}); err != nil {
 		return err
 	}
 	if err := t.Phase("load", func(ctx context.Context) error {
 		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
 		defer cancel()
-		each(clients, func(c *client) error { c.load(lctx); return nil })
+		workload.Each(clients, func(c *client) error { c.load(lctx); return nil })
 		return ctx.Err()
 	}); err != nil {
 		return err
 	}
 	if err := t.Phase("verify", func(ctx context.Context) error {
-		each(clients, func(c *client) error { c.verify(ctx); return nil })
+		workload.Each(clients, func(c *client) error { c.verify(ctx); return nil })
 		return ctx.Err()
 	}); err != nil {
 		return err
@@ -174,7 +174,7 @@ func digests(ctx context.Context, clients []*client, writes *ledger) error {
 	deadline := time.Now().Add(digestWait)
 	for {
 		sts := make([]*memberStatus, len(clients))
-		each(clients, func(c *client) error {
+		workload.Each(clients, func(c *client) error {
 			sts[c.index(clients)] = c.status(ctx)
 			return nil
 		})
@@ -200,7 +200,7 @@ func digests(ctx context.Context, clients []*client, writes *ledger) error {
 			}
 			return ctx.Err()
 		}
-		sleep(ctx, 100*time.Millisecond)
+		workload.Sleep(ctx, 100*time.Millisecond)
 	}
 }
 
@@ -243,17 +243,6 @@ func sample(items []string) string {
 		return strings.Join(items[:5], ", ") + ", …"
 	}
 	return strings.Join(items, ", ")
-}
-
-// each runs fn for every client concurrently and returns the errors.
-func each(clients []*client, fn func(c *client) error) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(clients))
-	for i, c := range clients {
-		wg.Go(func() { errs[i] = fn(c) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // client talks to one member.
@@ -352,7 +341,7 @@ func (c *client) load(ctx context.Context) {
 		default:
 			c.cas(ctx, key)
 		}
-		sleep(ctx, pause)
+		workload.Sleep(ctx, pause)
 	}
 }
 
@@ -493,21 +482,12 @@ func (c *client) verify(ctx context.Context) {
 			}
 			return
 		}
-		sleep(vctx, 100*time.Millisecond)
+		workload.Sleep(vctx, 100*time.Millisecond)
 	}
 	if d := time.Since(start); d > time.Second {
 		c.wc.Progress(fmt.Sprintf("recovered after %s", d.Round(time.Millisecond)))
 	}
 	for i := 1; i < c.cfg.keys; i++ {
 		_ = c.get(ctx, fmt.Sprintf("k%d", i))
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }
