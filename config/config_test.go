@@ -257,6 +257,8 @@ func TestValidate(t *testing.T) {
 		{"bad role", []string{"target.role=raft.state"}, []string{`target.role: must be pkg/path.Type.field or none (got "raft.state")`, `role: none`}},
 		{"no command", []string{"cluster.command="}, []string{"cluster.command: must be set"}},
 		{"undeclared port", []string{"cluster.command={{.Bin}},--p={{.Port.admin}}"}, []string{"cluster.command[1]: bad template", "admin", `"client", "peer"`}},
+		{"a node by index", []string{"cluster.nodes=3", "cluster.command={{.Bin}},--join={{(index .Nodes 2).Host}}"}, nil},
+		{"a node past the cluster", []string{"cluster.nodes=3", "cluster.command={{.Bin}},--join={{(index .Nodes 3).Host}}"}, []string{"cluster.command[1]: bad template", "out of range"}},
 		{"bad template syntax", []string{"cluster.env.X={{.Name"}, []string{"cluster.env.X: bad template"}},
 		{"unknown var", []string{"cluster.ready.tcp={{.Hots}}:1"}, []string{"cluster.ready.tcp: bad template"}},
 		{"both probes", []string{"cluster.ready.http=http://x", "cluster.ready.tcp=x:1"}, []string{"cluster.ready: sets both"}},

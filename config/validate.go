@@ -261,8 +261,14 @@ func (c *Config) sampleVars() map[string]any {
 			"Port": ports, "Host": "127.0.0.1", "Trial": "t1", "TrialDir": "/tmp",
 		}
 	}
+	// As many nodes as the cluster has (at least two: a template may
+	// name its peers), so a template may index .Nodes up to them.
+	nodes := []map[string]any{}
+	for i := 1; i <= max(c.Cluster.Nodes, 2); i++ {
+		nodes = append(nodes, node(i))
+	}
 	v := node(1)
-	v["Nodes"] = []map[string]any{node(1), node(2)}
+	v["Nodes"] = nodes
 	return v
 }
 

@@ -91,9 +91,10 @@ func TestSnapshotInstall(t *testing.T) {
 
 // TestCatchupInstall: with the catchup bug, a follower that has not lost
 // its leader since its last install (resync unset) keeps its own request
-// table when it installs a snapshot; one that has just started, or whose
-// watchdog declared the leader lost, takes the snapshot's. Without the
-// bug every install takes the snapshot's table.
+// table when it installs a snapshot; one whose watchdog declared the
+// leader lost (resync set), or that restarted with a snapshot of its own,
+// takes the snapshot's. A node started on an empty data dir does not
+// resync. Without the bug every install takes the snapshot's table.
 func TestCatchupInstall(t *testing.T) {
 	for _, tt := range []struct {
 		bugs   string
