@@ -380,7 +380,7 @@ func peerAddr(in fileInput, call *ast.CallExpr) string {
 		if !plain {
 			continue
 		}
-		if isHTTPRequest(param.Type()) {
+		if isPointerTo(param.Type(), "net/http", "Request") {
 			return fmt.Sprintf(`func() string { if gofaultR := %s; gofaultR != nil && gofaultR.URL != nil { return gofaultR.URL.Host }; return "" }()`, text)
 		}
 		if b, ok := param.Type().Underlying().(*types.Basic); ok && b.Kind() == types.String && isAddrName(param.Name()) {
@@ -418,7 +418,7 @@ func pathArgs(in fileInput, call *ast.CallExpr, s *catalog.Site) []string {
 		return nil
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
-		if tv, ok := in.info.Types[sel.X]; ok && !tv.IsType() && isOSFile(tv.Type) {
+		if tv, ok := in.info.Types[sel.X]; ok && !tv.IsType() && isPointerTo(tv.Type, "os", "File") {
 			if recv, ok := plainExpr(in, sel.X); ok {
 				return []string{fmt.Sprintf(`func() string { if gofaultF := %s; gofaultF != nil { return gofaultF.Name() }; return "" }()`, recv)}
 			}
@@ -454,14 +454,14 @@ func pathArgs(in fileInput, call *ast.CallExpr, s *catalog.Site) []string {
 	return out
 }
 
-// isOSFile reports whether t is *os.File.
-func isOSFile(t types.Type) bool {
+// isPointerTo reports whether t is *pkg.name (*os.File: "os", "File").
+func isPointerTo(t types.Type, pkg, name string) bool {
 	p, ok := t.(*types.Pointer)
 	if !ok {
 		return false
 	}
 	n, ok := p.Elem().(*types.Named)
-	return ok && n.Obj().Name() == "File" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "os"
+	return ok && n.Obj().Name() == name && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == pkg
 }
 
 // plainExpr returns the source of x when x is a name, a chain of field
@@ -485,16 +485,6 @@ func plainExpr(in fileInput, x ast.Expr) (string, bool) {
 			return "", false
 		}
 	}
-}
-
-// isHTTPRequest reports whether t is *net/http.Request.
-func isHTTPRequest(t types.Type) bool {
-	p, ok := t.(*types.Pointer)
-	if !ok {
-		return false
-	}
-	n, ok := p.Elem().(*types.Named)
-	return ok && n.Obj().Name() == "Request" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "net/http"
 }
 
 // isAddrName reports whether a parameter's name says it is an address.
