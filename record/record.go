@@ -142,6 +142,11 @@ const (
 	// reach (Msg names the point, Digest holds the digest), for the
 	// replicas checker.
 	EvDigest = "digest"
+	// EvNotJudged says the workload could not judge the trial (Msg says
+	// why): it could not set up what its checks need (a stream, a
+	// consumer) because the system refused it after a fault. Such a
+	// trial's status is StatusNotJudged unless a checker failed.
+	EvNotJudged = "not_judged"
 )
 
 // HealthLeader is the Msg of an EvHealthy event that says the client's node
@@ -206,6 +211,10 @@ const (
 	StatusOK     Status = "ok"     // every checker passed
 	StatusFailed Status = "failed" // some verdict failed: a finding
 	StatusError  Status = "error"  // the trial could not run (e.g. the cluster never became ready)
+	// StatusNotJudged: the trial ran but could not be judged (the
+	// workload said so with EvNotJudged, Trial.Err says why); never
+	// counted as ok.
+	StatusNotJudged Status = "not_judged"
 )
 
 // BaselinePolicy is the policy recorded for a campaign's fault-free

@@ -215,6 +215,16 @@ func (t *T) Phase(name string, fn func(ctx context.Context) error) error {
 	return nil
 }
 
+// NotJudged tells gofault that the workload cannot judge this trial, and
+// why: the system refused what its checks need (a stream or a consumer it
+// could not create after a fault), so nothing it reports can prove the
+// system right or wrong. The trial's status is then "not judged" — never
+// "ok" — unless a checker fails on what was recorded. Call it at most once;
+// a workload usually returns right after.
+func (t *T) NotJudged(reason string) {
+	t.workloadEvent(record.EvNotJudged, reason)
+}
+
 // context returns the workload's context.
 func (t *T) context() context.Context {
 	t.mu.Lock()
