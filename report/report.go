@@ -171,6 +171,11 @@ type Report struct {
 	// faults: each followed faults at Options.GenericSites or more
 	// unrelated sites. They are informational, never findings.
 	Generic []Finding `json:"generic"`
+	// NotJudged are the trials their workload could not judge
+	// (record.StatusNotJudged), in index order; Trials counts every trial
+	// the report was made from.
+	NotJudged []Unjudged `json:"not_judged,omitempty"`
+	Trials    int        `json:"trials"`
 }
 
 // New turns judged trials into a report. Failing verdicts of trials with
@@ -216,6 +221,7 @@ func New(trials []*record.Trial, opts Options) Report {
 	r.Findings = group(kept)
 	r.FaultFree = group(failures(faultFree))
 	r.Generic = group(gen)
+	r.NotJudged, r.Trials = unjudged(ts), len(ts)
 	return r
 }
 
