@@ -79,10 +79,31 @@ type Finding struct {
 }
 
 // similar is the stack similarity (Jaccard index of the functions on two
-// injection stacks) at which two faults of the same kind at the same site
-// are one Site of a finding, and at which two sites are related for the
-// generic-consequence rule.
+// injection stacks) at which two faults at different sites are related
+// (point.related).
 const similar = 0.5
+
+// point is where a fault struck: its site or observation point
+// (record.Injection.SiteID) and the functions on its injection stack.
+type point struct {
+	site  string
+	funcs map[string]bool
+}
+
+// pointOf is the point of a trial's first fault.
+func pointOf(f Fault) point { return point{site: f.Site, funcs: funcSet(f.Stack)} }
+
+// related reports whether two faults struck at one place: the same site or
+// observation point whatever their stacks — a partition or a
+// sieve-insensitive plan has no stack, and two of them at one observation
+// point are one place, not two unrelated ones — or stacks that share at
+// least half their functions (similar), wherever the sites.
+func (p point) related(q point) bool {
+	if p.site != "" && p.site == q.site {
+		return true
+	}
+	return jaccard(p.funcs, q.funcs) >= similar
+}
 
 // nodeName matches node and client names ("n2", "n2/0") in symptoms, so the
 // same failure on different nodes is one finding.
@@ -188,8 +209,9 @@ type Report struct {
 // The generic-consequence rule: the log checker reports every new
 // warning-or-worse log template of a trial (record.Verdict.Symptoms). A
 // template that followed faults at opts.GenericSites or more unrelated
-// sites (sites are related when their injection stacks share at least half
-// their functions) is what the system logs after faults in general (a
+// sites (faults are related at the same site or observation point, whatever
+// their stacks, or when their injection stacks share at least half their
+// functions: point.related) is what the system logs after faults in general (a
 // peer lost, a request retried), not a sign of a bug at any one site: it
 // is moved to Generic. A log verdict keeps its failure, with its first
 // remaining symptom, only if some of its templates followed few sites.
@@ -303,22 +325,22 @@ func genericLogs(trials []*record.Trial, min int) map[string]bool {
 	if min < 0 {
 		return nil
 	}
-	sites := map[string][]map[string]bool{} // symptom -> one function set per unrelated site
+	sites := map[string][]point{} // symptom -> one point per unrelated site
 	for _, f := range failures(trials) {
 		if f.checker != check.NameLog {
 			continue
 		}
-		funcs := funcSet(faultOf(f.trial).Stack)
+		p := pointOf(faultOf(f.trial))
 		for _, s := range f.symptoms {
 			related := false
 			for _, other := range sites[s] {
-				if jaccard(other, funcs) >= similar {
+				if other.related(p) {
 					related = true
 					break
 				}
 			}
 			if !related {
-				sites[s] = append(sites[s], funcs)
+				sites[s] = append(sites[s], p)
 			}
 		}
 	}
@@ -336,7 +358,7 @@ func genericLogs(trials []*record.Trial, min int) map[string]bool {
 func group(fails []failure) []Finding {
 	type siteGroup struct {
 		site  *Site
-		funcs map[string]bool
+		at    point
 		first int // index of the site's first trial
 	}
 	type cluster struct {
@@ -363,17 +385,16 @@ func group(fails []failure) []Finding {
 			c.f.Trials = append(c.f.Trials, t.ID)
 		}
 		fault := faultOf(t)
-		funcs := funcSet(fault.Stack)
+		p := pointOf(fault)
 		var sg *siteGroup
 		for _, cand := range c.sites {
-			if cand.site.Fault.Kind == fault.Kind && cand.site.Fault.Site == fault.Site &&
-				(jaccard(cand.funcs, funcs) >= similar || (len(funcs) == 0 && len(cand.funcs) == 0)) {
+			if cand.site.Fault.Kind == fault.Kind && cand.site.Fault.Site == fault.Site && cand.at.related(p) {
 				sg = cand
 				break
 			}
 		}
 		if sg == nil {
-			sg = &siteGroup{site: &Site{Fault: fault, Replay: "gofault replay " + t.ID}, funcs: funcs, first: t.Index}
+			sg = &siteGroup{site: &Site{Fault: fault, Replay: "gofault replay " + t.ID}, at: p, first: t.Index}
 			c.sites = append(c.sites, sg)
 		}
 		if n := len(sg.site.Trials); n == 0 || sg.site.Trials[n-1] != t.ID {

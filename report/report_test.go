@@ -184,6 +184,14 @@ func logTrial(id string, index int, site string, st []record.Frame, symptoms ...
 	}
 }
 
+// partitionLogTrial is logTrial for a partition of node at an observation
+// point: an injection without a stack.
+func partitionLogTrial(id string, index int, point, node string, symptoms ...string) *record.Trial {
+	t := logTrial(id, index, point, nil, symptoms...)
+	t.Injections[0].Kind, t.Injections[0].Node = catalog.KindPartition, node
+	return t
+}
+
 func TestGenericConsequences(t *testing.T) {
 	lost := "new warn log at rafthttp/peer.go: lost TCP streaming connection with remote peer"
 	odd := "new error log at mvcc/kvstore.go: revision went backwards"
@@ -215,6 +223,33 @@ func TestGenericConsequences(t *testing.T) {
 				logTrial("1-1", 1, "wal.sync", a, lost),
 				logTrial("1-2", 2, "wal.sync2", a2, lost),
 				logTrial("1-3", 3, "snap.save", b, lost),
+			},
+			findings: []string{lost + ": [1-1 1-2 1-3]"},
+		},
+		{
+			name: "three stackless partitions at one observation point are one site: the symptom stays a finding",
+			trials: []*record.Trial{
+				partitionLogTrial("1-1", 1, "observe:raft.send:MsgApp", "n1", lost),
+				partitionLogTrial("1-2", 2, "observe:raft.send:MsgApp", "n2", lost),
+				partitionLogTrial("1-3", 3, "observe:raft.send:MsgApp", "n3", lost),
+			},
+			findings: []string{lost + ": [1-1 1-2 1-3]"},
+		},
+		{
+			name: "three stackless partitions at three observation points are three sites: generic",
+			trials: []*record.Trial{
+				partitionLogTrial("1-1", 1, "observe:raft.send:MsgApp", "n1", lost),
+				partitionLogTrial("1-2", 2, "observe:raft.recv:MsgVote", "n1", lost),
+				partitionLogTrial("1-3", 3, "observe:lease.renew", "n1", lost),
+			},
+			generic: []string{lost + ": [1-1 1-2 1-3]"},
+		},
+		{
+			name: "the same site with unlike stacks is one site",
+			trials: []*record.Trial{
+				logTrial("1-1", 1, "wal.sync", a, lost),
+				logTrial("1-2", 2, "wal.sync", b, lost),
+				logTrial("1-3", 3, "wal.sync", c, lost),
 			},
 			findings: []string{lost + ": [1-1 1-2 1-3]"},
 		},
