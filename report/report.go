@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,6 +77,19 @@ type Finding struct {
 	// Reruns are, for a fault-free failure, what re-running its trials
 	// without faults showed, by trial ID.
 	Reruns map[string]Rerun `json:"reruns,omitempty"`
+	// CoOccurring are the other symptoms its trials showed beside the
+	// finding's primary one (check.Rank): what followed from the same
+	// fault, most trials first. They make no finding of their own.
+	CoOccurring []CoSymptom `json:"co_occurring,omitempty"`
+}
+
+// CoSymptom is a symptom that co-occurred with a finding's primary
+// symptom: its checker, its normalised symptom and the finding's trials
+// that showed it.
+type CoSymptom struct {
+	Checker string   `json:"checker"`
+	Symptom string   `json:"symptom"`
+	Trials  []string `json:"trials"`
 }
 
 // similar is the stack similarity (Jaccard index of the functions on two
@@ -206,6 +220,15 @@ type Report struct {
 // apart (FaultFree), since what fails without a fault is noise of the
 // setup or a bug found without faults, never a fault's consequence.
 //
+// One root cause is one finding: a trial's failing verdicts follow from
+// its one fault, so only its primary symptom — the failure of least
+// check.Rank (lost data, then wrong data, then order, then a crash, then
+// progress, then log lines) — is grouped; its other symptoms are the
+// finding's CoOccurring, counted over its trials. Trials whose primary
+// symptom agrees are one finding whatever else they violated, and each
+// fault path (kind, site, similar stack) that led there is one of its
+// Sites.
+//
 // The generic-consequence rule: the log checker reports every new
 // warning-or-worse log template of a trial (record.Verdict.Symptoms). A
 // template that followed faults at opts.GenericSites or more unrelated
@@ -240,8 +263,8 @@ func New(trials []*record.Trial, opts Options) Report {
 			kept = append(kept, f)
 		}
 	}
-	r.Findings = group(kept)
-	r.FaultFree = group(failures(faultFree))
+	r.Findings = group(primaries(kept))
+	r.FaultFree = group(primaries(failures(faultFree)))
 	r.Generic = group(gen)
 	r.NotJudged, r.Trials = unjudged(ts), len(ts)
 	return r
@@ -296,6 +319,46 @@ type failure struct {
 	symptoms []string // every failing symptom, symptom first
 	nodes    []string
 	evidence []string
+	// also are the trial's other symptoms, set on its primary failure
+	// (primaries).
+	also []coKey
+}
+
+// coKey is a checker and a normalised symptom.
+type coKey struct{ checker, symptom string }
+
+// primaries keeps each trial's primary failure, the one of least
+// check.Rank (the first of equals), with the trial's other symptoms — the
+// rest of its own and every symptom of the others — in also. fails are in
+// trial order, as failures lists them.
+func primaries(fails []failure) []failure {
+	var out []failure
+	for i := 0; i < len(fails); {
+		j := i
+		for j < len(fails) && fails[j].trial == fails[i].trial {
+			j++
+		}
+		trial := slices.Clone(fails[i:j])
+		sort.SliceStable(trial, func(a, b int) bool {
+			return check.Rank(trial[a].checker, trial[a].symptom) < check.Rank(trial[b].checker, trial[b].symptom)
+		})
+		p := trial[0]
+		p.also = nil
+		for k, f := range trial {
+			syms := f.symptoms
+			if k == 0 {
+				syms = syms[1:]
+			}
+			for _, s := range syms {
+				if c := (coKey{f.checker, s}); !slices.Contains(p.also, c) && c != (coKey{p.checker, p.symptom}) {
+					p.also = append(p.also, c)
+				}
+			}
+		}
+		out = append(out, p)
+		i = j
+	}
+	return out
 }
 
 // failures lists the failing verdicts of trials, in order.
@@ -309,6 +372,14 @@ func failures(trials []*record.Trial) []failure {
 			f := failure{trial: t, checker: v.Checker, symptom: Symptom(v.Symptom), nodes: v.Nodes, evidence: v.Evidence}
 			for _, s := range v.Symptoms {
 				f.symptoms = append(f.symptoms, Symptom(s))
+			}
+			if gs := check.Guarantees(f.symptom); v.Checker == check.NameViolations && len(f.symptoms) == 0 && len(gs) > 1 {
+				// A trial stored before the violations checker ranked its
+				// guarantees names their set: rank it now.
+				for _, g := range check.RankGuarantees(gs) {
+					f.symptoms = append(f.symptoms, check.ViolationSymptom(g))
+				}
+				f.symptom = f.symptoms[0]
 			}
 			if len(f.symptoms) == 0 {
 				f.symptoms = []string{f.symptom}
@@ -365,6 +436,8 @@ func group(fails []failure) []Finding {
 		f     *Finding
 		sites []*siteGroup
 		nodes map[string]bool
+		also  map[coKey][]string // co-occurring symptom -> trials
+		order []coKey            // co-occurring symptoms, first seen first
 	}
 	byKey := map[string]*cluster{}
 	var all []*cluster
@@ -377,6 +450,7 @@ func group(fails []failure) []Finding {
 			c = &cluster{
 				f:     &Finding{ID: hex.EncodeToString(sum[:])[:10], Checker: fl.checker, Symptom: fl.symptom, Evidence: fl.evidence, Dir: t.Dir},
 				nodes: map[string]bool{},
+				also:  map[coKey][]string{},
 			}
 			byKey[key] = c
 			all = append(all, c)
@@ -399,6 +473,15 @@ func group(fails []failure) []Finding {
 		}
 		if n := len(sg.site.Trials); n == 0 || sg.site.Trials[n-1] != t.ID {
 			sg.site.Trials = append(sg.site.Trials, t.ID)
+		}
+		for _, k := range fl.also {
+			ts, seen := c.also[k]
+			if !seen {
+				c.order = append(c.order, k)
+			}
+			if n := len(ts); n == 0 || ts[n-1] != t.ID {
+				c.also[k] = append(ts, t.ID)
+			}
 		}
 		for _, n := range fl.nodes {
 			c.nodes[n] = true
@@ -425,6 +508,12 @@ func group(fails []failure) []Finding {
 			c.f.Nodes = append(c.f.Nodes, n)
 		}
 		sort.Strings(c.f.Nodes)
+		for _, k := range c.order {
+			c.f.CoOccurring = append(c.f.CoOccurring, CoSymptom{Checker: k.checker, Symptom: k.symptom, Trials: c.also[k]})
+		}
+		sort.SliceStable(c.f.CoOccurring, func(i, j int) bool {
+			return len(c.f.CoOccurring[i].Trials) > len(c.f.CoOccurring[j].Trials)
+		})
 		out = append(out, *c.f)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -615,6 +704,9 @@ func WriteText(w io.Writer, findings []Finding) error {
 					fmt.Fprintf(w, "           %s\n", fr)
 				}
 			}
+		}
+		for _, co := range f.CoOccurring {
+			fmt.Fprintf(w, "  also     [%s] %s (in %d of %d trials)\n", co.Checker, co.Symptom, len(co.Trials), len(f.Trials))
 		}
 		for j, e := range f.Evidence {
 			if j == 5 {
