@@ -65,7 +65,9 @@ func TestRank(t *testing.T) {
 	for i, j := 0, len(got)-1; i < j; i, j = i+1, j-1 {
 		got[i], got[j] = got[j], got[i]
 	}
-	sort.SliceStable(got, func(i, j int) bool { return Rank(got[i].checker, got[i].symptom) < Rank(got[j].checker, got[j].symptom) })
+	sort.SliceStable(got, func(i, j int) bool {
+		return Rank(got[i].checker, got[i].symptom) < Rank(got[j].checker, got[j].symptom)
+	})
 	// The two lost violations tie; compare checkers only for them.
 	for i := range want {
 		if got[i].checker != want[i].checker || (i > 1 && got[i].symptom != want[i].symptom) {
