@@ -43,12 +43,12 @@ type Counts struct {
 	// NotJudged counts the trials their workload could not judge
 	// (record.StatusNotJudged); NotJudgedWarning is set when they are
 	// most of the campaign's trials (report.NotJudgedWarning).
-	NotJudged        int
-	NotJudgedWarning string
-	InjectionRate    float64
-	Findings, FaultFree, Generic                           int
-	StatesEntered                                          int
-	Seconds                                                float64
+	NotJudged                    int
+	NotJudgedWarning             string
+	InjectionRate                float64
+	Findings, FaultFree, Generic int
+	StatesEntered                int
+	Seconds                      float64
 }
 
 // Load reads campaign id of st and builds its report as `gofault report`
