@@ -94,7 +94,7 @@ type CoSymptom struct {
 
 // similar is the stack similarity (Jaccard index of the functions on two
 // injection stacks) at which two faults at different sites are related
-// (point.related).
+// (point.related) and two at one site took one path (point.samePath).
 const similar = 0.5
 
 // point is where a fault struck: its site or observation point
@@ -117,6 +117,18 @@ func (p point) related(q point) bool {
 		return true
 	}
 	return jaccard(p.funcs, q.funcs) >= similar
+}
+
+// samePath reports whether two faults at one place took one path there,
+// so that they are one Site of a finding: the same site, and similar
+// stacks — or no stack on either side (a partition, a sieve-insensitive
+// plan), which says nothing against it. Two call paths into one site stay
+// two sites, as the call-stack-sensitive policies explore them.
+func (p point) samePath(q point) bool {
+	if p.site != q.site {
+		return false
+	}
+	return len(p.funcs) == 0 || len(q.funcs) == 0 || jaccard(p.funcs, q.funcs) >= similar
 }
 
 // nodeName matches node and client names ("n2", "n2/0") in symptoms, so the
@@ -462,7 +474,7 @@ func group(fails []failure) []Finding {
 		p := pointOf(fault)
 		var sg *siteGroup
 		for _, cand := range c.sites {
-			if cand.site.Fault.Kind == fault.Kind && cand.site.Fault.Site == fault.Site && cand.at.related(p) {
+			if cand.site.Fault.Kind == fault.Kind && cand.at.samePath(p) {
 				sg = cand
 				break
 			}

@@ -515,3 +515,31 @@ func TestPrimaryKeepsSites(t *testing.T) {
 		t.Fatalf("findings:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestSitesOfAFinding: a finding's sites are fault paths — kind, site and
+// similar stacks; a fault without a stack joins the path at its site.
+func TestSitesOfAFinding(t *testing.T) {
+	a := stack("wal.(*WAL).sync", "wal.(*WAL).Save")
+	b := stack("wal.(*WAL).sync2", "snap.(*Snapshotter).save", "etcdserver.(*EtcdServer).snapshot")
+	for _, tc := range []struct {
+		name   string
+		stacks [][]record.Frame
+		want   int
+	}{
+		{"similar stacks: one path", [][]record.Frame{a, a}, 1},
+		{"two call paths into one site: two", [][]record.Frame{a, b}, 2},
+		{"stackless faults at one point: one", [][]record.Frame{nil, nil, nil}, 1},
+		{"a stackless fault joins the stacked path", [][]record.Frame{a, nil}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var trials []*record.Trial
+			for i, st := range tc.stacks {
+				trials = append(trials, failing(fmt.Sprintf("1-%d", i), i, "hang", "stuck", "partition", "observe:x", "n1", st))
+			}
+			fs := New(trials, Options{}).Findings
+			if len(fs) != 1 || len(fs[0].Sites) != tc.want {
+				t.Fatalf("%d findings, sites %+v; want one finding with %d sites", len(fs), fs, tc.want)
+			}
+		})
+	}
+}
