@@ -164,22 +164,40 @@ func Judge(campaign int64, trials []*record.Trial, m Matcher, opts report.Option
 	}
 	rep := report.New(ts, opts)
 	for _, f := range rep.FaultFree {
-		if f.Checker == m.Checker && re.MatchString(f.Symptom) {
-			res.FaultFree += len(f.Trials)
-		}
+		res.FaultFree += len(matching(f, m.Checker, re))
 	}
 	for _, f := range rep.Findings {
-		if f.Checker != m.Checker || !re.MatchString(f.Symptom) {
-			continue
-		}
-		for _, id := range f.Trials {
+		for id, symptom := range matching(f, m.Checker, re) {
 			w, ok := when[id]
 			if ok && (res.Hit == nil || w.n < res.Hit.Trial) {
-				res.Hit = &Hit{Trial: w.n, TrialID: id, Minutes: w.minutes, Symptom: f.Checker + ": " + f.Symptom}
+				res.Hit = &Hit{Trial: w.n, TrialID: id, Minutes: w.minutes, Symptom: symptom}
 			}
 		}
 	}
 	return res, nil
+}
+
+// matching returns the trials of finding f that show a symptom of checker
+// whose text matches re, with that symptom ("checker: symptom"): the
+// finding's primary symptom in all its trials, or a co-occurring one in
+// the trials that showed it. A known bug's symptom may be secondary to a
+// worse one that the same fault caused (a lost write also breaks order),
+// and the bug is found all the same.
+func matching(f report.Finding, checker string, re *regexp.Regexp) map[string]string {
+	out := map[string]string{}
+	for _, co := range f.CoOccurring {
+		if co.Checker == checker && re.MatchString(co.Symptom) {
+			for _, id := range co.Trials {
+				out[id] = co.Checker + ": " + co.Symptom
+			}
+		}
+	}
+	if f.Checker == checker && re.MatchString(f.Symptom) {
+		for _, id := range f.Trials {
+			out[id] = f.Checker + ": " + f.Symptom
+		}
+	}
+	return out
 }
 
 // Row is one bug and policy of a bench's results.

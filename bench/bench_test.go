@@ -301,3 +301,44 @@ split, bsrr: fixed seed 3, campaign 12: stopped before any fault, its baseline f
 		t.Error("a missing result summarised")
 	}
 }
+
+// TestJudgeCoOccurring: a known bug whose symptom is co-occurring — the
+// same fault also lost a watch event, the primary symptom — is still
+// found, at the first trial that showed it; a symptom no trial showed is
+// not.
+func TestJudgeCoOccurring(t *testing.T) {
+	withOrder := func(index int) *record.Trial {
+		tr := trial(index, "random", true, "violations", "workload saw watch-lost-event violated")
+		tr.Verdicts[0].Symptoms = []string{"workload saw watch-lost-event violated", "workload saw revision-monotonic violated"}
+		return tr
+	}
+	ts := []*record.Trial{
+		trial(1, "random", true, "violations", "workload saw watch-lost-event violated"),
+		withOrder(2),
+		withOrder(3),
+	}
+	for _, tc := range []struct {
+		name  string
+		m     Matcher
+		trial int
+	}{
+		{"primary", Matcher{Checker: "violations", Symptom: "watch-lost-event"}, 1},
+		{"co-occurring", Matcher{Checker: "violations", Symptom: "revision-monotonic"}, 2},
+		{"absent", Matcher{Checker: "violations", Symptom: "watch-order"}, 0},
+		{"another checker's", Matcher{Checker: "hang", Symptom: "revision-monotonic"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Judge(1, ts, tc.m, report.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			if res.Hit != nil {
+				got = res.Hit.Trial
+			}
+			if got != tc.trial {
+				t.Errorf("hit at trial %d (%+v), want %d", got, res.Hit, tc.trial)
+			}
+		})
+	}
+}

@@ -86,7 +86,10 @@ type Progress struct {
 	Done, Total int
 	Baseline    bool // the trial was a fault-free baseline trial
 	Failed      int  // trials failed so far
-	Trial       *record.Trial
+	// NotJudged counts the trials so far whose workload could not judge
+	// them (record.StatusNotJudged).
+	NotJudged int
+	Trial     *record.Trial
 	// Covered is the number of coverage blocks the campaign's trials
 	// covered so far, of Blocks counted (0 of 0 without counters);
 	// RecentNew how many of them the last 10 fault trials added.
@@ -103,7 +106,13 @@ type Summary struct {
 	Injections     int    `json:"injections"`
 	FailedTrials   int    `json:"failed_trials"`
 	ErrorTrials    int    `json:"error_trials"`
-	Findings       int    `json:"findings"`
+	// NotJudgedTrials counts the trials (baselines included) that ran but
+	// that their workload could not judge (record.StatusNotJudged); they
+	// are neither ok nor failed. NotJudgedWarning is set when they are
+	// most of the campaign's trials.
+	NotJudgedTrials  int    `json:"not_judged_trials"`
+	NotJudgedWarning string `json:"not_judged_warning,omitempty"`
+	Findings         int    `json:"findings"`
 	// FaultFreeFailures counts the clusters of failures in trials in which
 	// no fault was injected; they are never findings of a fault.
 	FaultFreeFailures int `json:"fault_free_failures"`
@@ -197,6 +206,9 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		return nil, err
 	}
 	summarise(s.sum, all, report.Options{GenericSites: s.opts.Config.Checkers.GenericSites})
+	if s.sum.NotJudgedWarning != "" {
+		s.opts.Logger.Warn(s.sum.NotJudgedWarning, "campaign", s.camp.ID, "not_judged", s.sum.NotJudgedTrials, "trials", s.sum.Trials+s.sum.BaselineTrials)
+	}
 	s.sum.States = len(s.bt.Catalog.States)
 	s.sum.CoverageBlocks, s.sum.Blocks = s.r.cov.counts()
 	s.sum.WorkDirBytes = dirSize(s.opts.Config.Path(s.opts.Config.WorkDir))
@@ -229,6 +241,7 @@ type session struct {
 
 	mu             sync.Mutex // guards the counts below and Progress calls
 	done, failures int
+	notJudged      int             // trials the workload could not judge
 	trials         []*record.Trial // every trial so far, for Options.Until
 	ended          bool            // Options.Until said enough
 	errorsInRow    int             // trials in a row, in the order they ended, that could not run
@@ -416,8 +429,11 @@ func (s *session) faultTrials(ctx context.Context) error {
 			if s.opts.Until != nil && !s.ended && s.opts.Until(s.trials) {
 				s.ended, s.sum.Ended = true, true
 			}
-			if t.Status == record.StatusFailed {
+			switch t.Status {
+			case record.StatusFailed:
 				s.failures++
+			case record.StatusNotJudged:
+				s.notJudged++
 			}
 			if t.Status == record.StatusError {
 				s.errorsInRow++
@@ -425,11 +441,11 @@ func (s *session) faultTrials(ctx context.Context) error {
 				s.errorsInRow = 0
 			}
 			if stop := s.opts.Config.Trials.StopAfterErrors; stop > 0 && s.errorsInRow >= stop {
-				s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, Trial: t})
+				s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
 				return fmt.Errorf("%d trials in a row could not run, the last (%s): %s\nthe setup is broken, not the target: check the cluster section of the config (gofault report --trials --errors %s shows every trial's error)",
 					s.errorsInRow, t.ID, t.Err, s.reportArgs())
 			}
-			s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, Trial: t})
+			s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
 			return nil
 		})
 		if <-begun != nil {
@@ -539,6 +555,8 @@ func summarise(sum *Summary, trials []*record.Trial, opts report.Options) {
 			sum.FailedTrials++
 		case record.StatusError:
 			sum.ErrorTrials++
+		case record.StatusNotJudged:
+			sum.NotJudgedTrials++
 		}
 		durations = append(durations, t.End.Sub(t.Start).Seconds())
 	}
@@ -554,6 +572,7 @@ func summarise(sum *Summary, trials []*record.Trial, opts report.Options) {
 	sum.FaultFreeFailures = len(rep.FaultFree)
 	sum.GenericConsequences = len(rep.Generic)
 	sum.StatesEntered = len(entered)
+	sum.NotJudgedWarning = report.NotJudgedWarning(sum.NotJudgedTrials, sum.Trials+sum.BaselineTrials)
 }
 
 func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polName string, resume bool, id int64) (*store.Campaign, error) {

@@ -24,6 +24,7 @@ import (
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 	"github.com/gofault/gofault/workload"
 )
@@ -356,8 +357,15 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: checkers: %w", t.id, err)
 	}
-	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections))
+	reason, notJudged := report.NotJudgedReason(tr.Client)
+	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
+	if tr.Status == record.StatusNotJudged {
+		tr.Err = joinErr("not judged: "+reason, tr.Err)
+	}
 	if !t.baseline {
+		// A trial that could not be judged still ran and did not fail:
+		// the policy learns that (its states and coverage count), never
+		// that it found something.
 		r.ctl.Judge(t.index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
 	}
 	if len(tr.Injections) == 0 && tr.Status != record.StatusError {
@@ -375,15 +383,28 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 
 // judge gives a trial its status: failed when a checker failed it; an
 // error when it did not run (tr.Err) although nothing was injected — the
-// setup is broken (ports, binary, config), not the target; ok otherwise.
-func judge(verdicts []record.Verdict, runErr string, injections int) record.Status {
+// setup is broken (ports, binary, config), not the target; not judged when
+// the workload said it could not judge the trial (notJudged: it could not
+// set up what its checks need), since passing checkers then prove nothing;
+// ok otherwise.
+func judge(verdicts []record.Verdict, runErr string, injections int, notJudged bool) record.Status {
 	switch {
 	case check.Failed(verdicts):
 		return record.StatusFailed
 	case runErr != "" && injections == 0:
 		return record.StatusError
+	case notJudged:
+		return record.StatusNotJudged
 	}
 	return record.StatusOK
+}
+
+// joinErr joins a trial's error lines, skipping empty ones.
+func joinErr(first, rest string) string {
+	if rest == "" {
+		return first
+	}
+	return first + "\n" + rest
 }
 
 // execute runs a begun trial's cluster and workload under the trial

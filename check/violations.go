@@ -9,6 +9,11 @@ import (
 
 // Violations reports the guarantee violations the workload itself saw
 // (record.EvViolation events, e.g. "watch-order" or "lease-keepalive").
+// Its symptom names one guarantee, the primary one (RankGuarantees: lost
+// data before wrong data before order before progress), never the set of
+// names violated, so trials in which one fault broke several guarantees
+// are one finding; Symptoms lists every violated guarantee's symptom,
+// primary first, and the rest show as co-occurring.
 type Violations struct{}
 
 // Name implements Checker.
@@ -18,38 +23,29 @@ func (Violations) Name() string { return NameViolations }
 func (Violations) Check(_ context.Context, in *Input) record.Verdict {
 	v := pass(NameViolations)
 	nodes := map[string]bool{}
-	var first string
-	counts := map[string]int{}
+	var names []string
 	for _, e := range in.Trial.Client {
 		if e.Kind != record.EvViolation {
 			continue
 		}
-		if first == "" {
-			first = e.Checker
-		}
-		counts[e.Checker]++
+		names = append(names, e.Checker)
 		if e.Node != "" {
 			nodes[e.Node] = true
 		}
 		v.Evidence = append(v.Evidence, fmt.Sprintf("%s %s [%s]: %s", clock(e.Time), e.Client, e.Checker, e.Msg))
 	}
-	if first == "" {
+	if len(names) == 0 {
 		return v
 	}
 	v.Failed = true
-	v.Symptom = "workload saw " + first + " violated"
-	if len(counts) > 1 {
-		v.Symptom = "workload saw " + fmt.Sprint(sortedSet(keys(counts))) + " violated"
+	for _, n := range RankGuarantees(names) {
+		v.Symptoms = append(v.Symptoms, ViolationSymptom(n))
+	}
+	v.Symptom = v.Symptoms[0]
+	if len(v.Symptoms) == 1 {
+		v.Symptoms = nil // one symptom: Symptom says it all
 	}
 	v.Nodes = sortedSet(nodes)
 	v.Evidence = capEvidence(v.Evidence)
 	return v
-}
-
-func keys(m map[string]int) map[string]bool {
-	out := make(map[string]bool, len(m))
-	for k := range m {
-		out[k] = true
-	}
-	return out
 }

@@ -40,10 +40,15 @@ type Campaign struct {
 // Counts are a campaign's trial counts, as the campaign page shows them.
 type Counts struct {
 	Trials, Baseline, OK, Failed, Error, NoFault, Injected int
-	InjectionRate                                          float64
-	Findings, FaultFree, Generic                           int
-	StatesEntered                                          int
-	Seconds                                                float64
+	// NotJudged counts the trials their workload could not judge
+	// (record.StatusNotJudged); NotJudgedWarning is set when they are
+	// most of the campaign's trials (report.NotJudgedWarning).
+	NotJudged                    int
+	NotJudgedWarning             string
+	InjectionRate                float64
+	Findings, FaultFree, Generic int
+	StatesEntered                int
+	Seconds                      float64
 }
 
 // Load reads campaign id of st and builds its report as `gofault report`
@@ -120,6 +125,8 @@ func count(trials []*record.Trial, rep report.Report) Counts {
 			c.Failed++
 		case record.StatusError:
 			c.Error++
+		case record.StatusNotJudged:
+			c.NotJudged++
 		}
 		c.Seconds += t.End.Sub(t.Start).Seconds()
 	}
@@ -128,6 +135,7 @@ func count(trials []*record.Trial, rep report.Report) Counts {
 	}
 	c.Findings, c.FaultFree, c.Generic = len(rep.Findings), len(rep.FaultFree), len(rep.Generic)
 	c.StatesEntered = len(entered)
+	c.NotJudgedWarning = report.NotJudgedWarning(c.NotJudged, c.Trials+c.Baseline)
 	return c
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 )
 
@@ -64,6 +65,8 @@ func fixture(t *testing.T) (*store.Store, int64) {
 	}
 	trials[2].Client = append(trials[2].Client, record.ClientEvent{Time: t0.Add(7 * time.Second), Client: "n1/0", Node: "n1", Kind: record.EvError, Msg: "put k1: timeout"})
 	trials[2].Verdicts[1] = record.Verdict{Checker: "hang", Failed: true, Symptom: "client n1/0 made no progress for 2s", Evidence: []string{"ERROR wal: write failed: input/output error"}, Nodes: []string{"n1"}}
+	// A log line the same fault caused: co-occurring with the hang.
+	trials[2].Verdicts = append(trials[2].Verdicts, record.Verdict{Checker: "log", Failed: true, Symptom: "new error log at wal.go: write failed"})
 	for i, tr := range trials {
 		tr.Blocks, tr.NewBlocks = 100+i, 100/(1+i)
 		tr.ID = record.TrialID(id, tr.Index)
@@ -144,7 +147,8 @@ func TestPages(t *testing.T) {
 		`id="fault-kind">error EIO<`, `<code id="fault-site">wal.go:10</code>`, "<td>leader</td>", "wal.appending",
 		"minikv/server.(*WAL).Append wal.go:10", "minikv/server.(*Node).apply node.go:77",
 		"ERROR wal: write failed", `class="hot"`, `<svg class="timeline"`, `class="ev ev-error"`,
-		`<rect class="ev ev-partition"`, `id="replay"`, "gofault replay --db ", "log not available")
+		`<rect class="ev ev-partition"`, `id="replay"`, "gofault replay --db ", "log not available",
+		`<table id="co-occurring">`, "<td>log</td><td>new error log at wal.go: write failed</td><td>1 of 1</td>")
 
 	code, body = get(t, h, base+"trial-"+record.TrialID(id, 1)+".html")
 	if code != 200 {
@@ -348,5 +352,51 @@ func TestFrames(t *testing.T) {
 	fs := Frames([]string{"a.f " + file + ":4", "b.g gone.go:3"})
 	if len(fs) != 2 || len(fs[0].Source) != 6 || !fs[0].Source[3].Hot || fs[0].Source[3].Text != "\tg()" || len(fs[1].Source) != 0 {
 		t.Errorf("frames: %+v", fs)
+	}
+}
+
+// TestNotJudgedPages: a trial the workload could not judge is counted
+// apart on the campaign page, listed with its reason, plotted, and can be
+// filtered for; a campaign of mostly such trials is flagged.
+func TestNotJudgedPages(t *testing.T) {
+	st, id := fixture(t)
+	ctx := context.Background()
+	start := t0.Add(20 * time.Second)
+	tr := &record.Trial{ID: record.TrialID(id, 4), Index: 4, Campaign: "minikv", Policy: "bsrr", Start: start, End: start.Add(time.Second),
+		Status: record.StatusNotJudged, Err: "not judged: JetStream disabled",
+		Injections: []record.Injection{{Time: start, Node: "n1", SiteID: "meta.go:5", Kind: catalog.KindError, Error: "EIO"}},
+		Client:     []record.ClientEvent{{Time: start, Client: "workload", Kind: record.EvNotJudged, Msg: "JetStream disabled"}},
+		Verdicts:   []record.Verdict{{Checker: "crash"}}}
+	if err := st.SaveTrial(ctx, id, tr); err != nil {
+		t.Fatal(err)
+	}
+	h := (&Server{Store: st}).Handler()
+	base := fmt.Sprintf("/c/%d/", id)
+	_, body := get(t, h, base+"index.html")
+	mustContain(t, "campaign page", body, `id="count-notjudged">1<`, `id="count-ok">3<`, `id="count-failed">1<`,
+		`<table id="notjudged">`, "JetStream disabled", `<polyline class="line notjudged"`)
+	if strings.Contains(body, `id="notjudged-warning"`) {
+		t.Error("1 of 5 trials not judged flagged as most")
+	}
+	_, body = get(t, h, base+"trials.html")
+	mustContain(t, "trial list", body, `<option>not_judged</option>`, `data-status="not_judged"`)
+	_, body = get(t, h, base+"trial-"+tr.ID+".html")
+	mustContain(t, "trial page", body, `class="status-not_judged">not_judged<`, "not judged: JetStream disabled")
+
+	for _, tc := range []struct {
+		statuses []record.Status
+		warn     bool
+	}{
+		{[]record.Status{record.StatusOK, record.StatusNotJudged}, false},
+		{[]record.Status{record.StatusNotJudged, record.StatusNotJudged, record.StatusFailed}, true},
+	} {
+		var ts []*record.Trial
+		for _, s := range tc.statuses {
+			ts = append(ts, &record.Trial{Policy: "bsrr", Status: s})
+		}
+		c := count(ts, report.New(ts, report.Options{}))
+		if (c.NotJudgedWarning != "") != tc.warn || c.OK+c.Failed+c.NotJudged != len(ts) {
+			t.Errorf("%v: counts %+v, warning wanted %v", tc.statuses, c, tc.warn)
+		}
 	}
 }

@@ -100,7 +100,7 @@ func chart(f frame, title string, ss []series, yMax float64, yFmt string, xFmt f
 }
 
 // palette are the classes of series that name none, in order.
-var palette = []string{"rate", "failed", "ok", "states", "error", "nofault"}
+var palette = []string{"rate", "failed", "ok", "states", "error", "nofault", "notjudged"}
 
 func fmtSeconds(s float64) string {
 	switch {
@@ -113,15 +113,16 @@ func fmtSeconds(s float64) string {
 }
 
 // TrialsPlot is the campaign's trials over time: cumulative counts of
-// passing, failing and could-not-run trials and of fault trials in which
-// nothing was injected, by when each trial ended.
+// passing, failing, could-not-run and not-judged trials and of fault
+// trials in which nothing was injected, by when each trial ended.
 func (c *Campaign) TrialsPlot() template.HTML {
 	ts := byEnd(c.Trials)
 	ok := series{Name: "ok", Class: "ok"}
 	failed := series{Name: "failed", Class: "failed"}
 	errs := series{Name: "could not run", Class: "error"}
 	none := series{Name: "no fault injected", Class: "nofault"}
-	var nOK, nFailed, nErr, nNone float64
+	unjudged := series{Name: "not judged", Class: "notjudged"}
+	var nOK, nFailed, nErr, nNone, nUnjudged float64
 	start := firstStart(ts)
 	for _, t := range ts {
 		x := t.End.Sub(start).Seconds()
@@ -135,13 +136,16 @@ func (c *Campaign) TrialsPlot() template.HTML {
 		case record.StatusError:
 			nErr++
 			errs.X, errs.Y = append(errs.X, x), append(errs.Y, nErr)
+		case record.StatusNotJudged:
+			nUnjudged++
+			unjudged.X, unjudged.Y = append(unjudged.X, x), append(unjudged.Y, nUnjudged)
 		}
 		if len(t.Injections) == 0 && t.Policy != record.BaselinePolicy {
 			nNone++
 			none.X, none.Y = append(none.X, x), append(none.Y, nNone)
 		}
 	}
-	return lineChart("trials over time", []series{ok, failed, errs, none}, 0, "%.0f")
+	return lineChart("trials over time", []series{ok, failed, errs, unjudged, none}, 0, "%.0f")
 }
 
 // RatePlot is the injection rate (fault trials that injected anything,

@@ -60,17 +60,27 @@ type (
 // WriteJUnit writes r as a JUnit XML file for a CI's test view: one failing
 // test case per finding and per fault-free failure (message: the symptom
 // and the replay command; body: faults, evidence, trials, logs), one
-// skipped test case per generic consequence (informational), and one
-// passing test case for the campaign itself.
+// skipped test case per generic consequence (informational) and per trial
+// the workload could not judge (message: its reason), and one test case
+// for the campaign itself: passing, or skipped with NotJudgedWarning when
+// most trials could not be judged.
 func WriteJUnit(w io.Writer, r Report, s Suite) error {
 	secs := fmt.Sprintf("%.3f", s.Duration.Seconds())
 	suite := junitSuite{Name: s.Name, Time: secs}
 	if !s.Timestamp.IsZero() {
 		suite.Timestamp = s.Timestamp.UTC().Format("2006-01-02T15:04:05")
 	}
-	suite.Cases = append(suite.Cases, junitCase{
-		Name: fmt.Sprintf("campaign: %d trials", s.Trials), Classname: "gofault.campaign", Time: secs,
-	})
+	name := fmt.Sprintf("campaign: %d trials", s.Trials)
+	if len(r.NotJudged) > 0 {
+		name += fmt.Sprintf(", %d not judged", len(r.NotJudged))
+	}
+	campaignCase := junitCase{Name: name, Classname: "gofault.campaign", Time: secs}
+	if warn := NotJudgedWarning(len(r.NotJudged), s.Trials); warn != "" {
+		// A campaign that could judge almost nothing proves nothing: say so
+		// where a CI shows it, without failing the build on it.
+		campaignCase.Skipped = &junitMessage{Message: warn, Type: "not_judged"}
+	}
+	suite.Cases = append(suite.Cases, campaignCase)
 	add := func(class, kind string, fs []Finding, skip bool) {
 		for _, f := range fs {
 			msg := &junitMessage{Message: f.Symptom + " — replay: " + f.Replay, Type: f.Checker, Text: kind + ":\n" + junitBody(f)}
@@ -86,6 +96,12 @@ func WriteJUnit(w io.Writer, r Report, s Suite) error {
 	add("gofault.findings", "finding", r.Findings, false)
 	add("gofault.fault-free", "fault-free failure", r.FaultFree, false)
 	add("gofault.generic", "generic consequence of faults (informational)", r.Generic, true)
+	for _, u := range r.NotJudged {
+		suite.Cases = append(suite.Cases, junitCase{
+			Name: "not judged: trial " + u.Trial, Classname: "gofault.not-judged", Time: "0",
+			Skipped: &junitMessage{Message: u.Reason, Type: "not_judged", Text: "the workload could not judge this trial: " + u.Reason + "\nafter " + faultLine(u.Fault) + "\n"},
+		})
+	}
 	for _, c := range suite.Cases {
 		suite.Tests++
 		if c.Failure != nil {

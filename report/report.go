@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -76,13 +77,59 @@ type Finding struct {
 	// Reruns are, for a fault-free failure, what re-running its trials
 	// without faults showed, by trial ID.
 	Reruns map[string]Rerun `json:"reruns,omitempty"`
+	// CoOccurring are the other symptoms its trials showed beside the
+	// finding's primary one (check.Rank): what followed from the same
+	// fault, most trials first. They make no finding of their own.
+	CoOccurring []CoSymptom `json:"co_occurring,omitempty"`
+}
+
+// CoSymptom is a symptom that co-occurred with a finding's primary
+// symptom: its checker, its normalised symptom and the finding's trials
+// that showed it.
+type CoSymptom struct {
+	Checker string   `json:"checker"`
+	Symptom string   `json:"symptom"`
+	Trials  []string `json:"trials"`
 }
 
 // similar is the stack similarity (Jaccard index of the functions on two
-// injection stacks) at which two faults of the same kind at the same site
-// are one Site of a finding, and at which two sites are related for the
-// generic-consequence rule.
+// injection stacks) at which two faults at different sites are related
+// (point.related) and two at one site took one path (point.samePath).
 const similar = 0.5
+
+// point is where a fault struck: its site or observation point
+// (record.Injection.SiteID) and the functions on its injection stack.
+type point struct {
+	site  string
+	funcs map[string]bool
+}
+
+// pointOf is the point of a trial's first fault.
+func pointOf(f Fault) point { return point{site: f.Site, funcs: funcSet(f.Stack)} }
+
+// related reports whether two faults struck at one place: the same site or
+// observation point whatever their stacks — a partition or a
+// sieve-insensitive plan has no stack, and two of them at one observation
+// point are one place, not two unrelated ones — or stacks that share at
+// least half their functions (similar), wherever the sites.
+func (p point) related(q point) bool {
+	if p.site != "" && p.site == q.site {
+		return true
+	}
+	return jaccard(p.funcs, q.funcs) >= similar
+}
+
+// samePath reports whether two faults at one place took one path there,
+// so that they are one Site of a finding: the same site, and similar
+// stacks — or no stack on either side (a partition, a sieve-insensitive
+// plan), which says nothing against it. Two call paths into one site stay
+// two sites, as the call-stack-sensitive policies explore them.
+func (p point) samePath(q point) bool {
+	if p.site != q.site {
+		return false
+	}
+	return len(p.funcs) == 0 || len(q.funcs) == 0 || jaccard(p.funcs, q.funcs) >= similar
+}
 
 // nodeName matches node and client names ("n2", "n2/0") in symptoms, so the
 // same failure on different nodes is one finding.
@@ -171,6 +218,11 @@ type Report struct {
 	// faults: each followed faults at Options.GenericSites or more
 	// unrelated sites. They are informational, never findings.
 	Generic []Finding `json:"generic"`
+	// NotJudged are the trials their workload could not judge
+	// (record.StatusNotJudged), in index order; Trials counts every trial
+	// the report was made from.
+	NotJudged []Unjudged `json:"not_judged,omitempty"`
+	Trials    int        `json:"trials"`
 }
 
 // New turns judged trials into a report. Failing verdicts of trials with
@@ -180,11 +232,21 @@ type Report struct {
 // apart (FaultFree), since what fails without a fault is noise of the
 // setup or a bug found without faults, never a fault's consequence.
 //
+// One root cause is one finding: a trial's failing verdicts follow from
+// its one fault, so only its primary symptom — the failure of least
+// check.Rank (lost data, then wrong data, then order, then a crash, then
+// progress, then log lines) — is grouped; its other symptoms are the
+// finding's CoOccurring, counted over its trials. Trials whose primary
+// symptom agrees are one finding whatever else they violated, and each
+// fault path (kind, site, similar stack) that led there is one of its
+// Sites.
+//
 // The generic-consequence rule: the log checker reports every new
 // warning-or-worse log template of a trial (record.Verdict.Symptoms). A
 // template that followed faults at opts.GenericSites or more unrelated
-// sites (sites are related when their injection stacks share at least half
-// their functions) is what the system logs after faults in general (a
+// sites (faults are related at the same site or observation point, whatever
+// their stacks, or when their injection stacks share at least half their
+// functions: point.related) is what the system logs after faults in general (a
 // peer lost, a request retried), not a sign of a bug at any one site: it
 // is moved to Generic. A log verdict keeps its failure, with its first
 // remaining symptom, only if some of its templates followed few sites.
@@ -213,9 +275,10 @@ func New(trials []*record.Trial, opts Options) Report {
 			kept = append(kept, f)
 		}
 	}
-	r.Findings = group(kept)
-	r.FaultFree = group(failures(faultFree))
+	r.Findings = group(primaries(kept))
+	r.FaultFree = group(primaries(failures(faultFree)))
 	r.Generic = group(gen)
+	r.NotJudged, r.Trials = unjudged(ts), len(ts)
 	return r
 }
 
@@ -268,6 +331,46 @@ type failure struct {
 	symptoms []string // every failing symptom, symptom first
 	nodes    []string
 	evidence []string
+	// also are the trial's other symptoms, set on its primary failure
+	// (primaries).
+	also []coKey
+}
+
+// coKey is a checker and a normalised symptom.
+type coKey struct{ checker, symptom string }
+
+// primaries keeps each trial's primary failure, the one of least
+// check.Rank (the first of equals), with the trial's other symptoms — the
+// rest of its own and every symptom of the others — in also. fails are in
+// trial order, as failures lists them.
+func primaries(fails []failure) []failure {
+	var out []failure
+	for i := 0; i < len(fails); {
+		j := i
+		for j < len(fails) && fails[j].trial == fails[i].trial {
+			j++
+		}
+		trial := slices.Clone(fails[i:j])
+		sort.SliceStable(trial, func(a, b int) bool {
+			return check.Rank(trial[a].checker, trial[a].symptom) < check.Rank(trial[b].checker, trial[b].symptom)
+		})
+		p := trial[0]
+		p.also = nil
+		for k, f := range trial {
+			syms := f.symptoms
+			if k == 0 {
+				syms = syms[1:]
+			}
+			for _, s := range syms {
+				if c := (coKey{f.checker, s}); !slices.Contains(p.also, c) && c != (coKey{p.checker, p.symptom}) {
+					p.also = append(p.also, c)
+				}
+			}
+		}
+		out = append(out, p)
+		i = j
+	}
+	return out
 }
 
 // failures lists the failing verdicts of trials, in order.
@@ -281,6 +384,14 @@ func failures(trials []*record.Trial) []failure {
 			f := failure{trial: t, checker: v.Checker, symptom: Symptom(v.Symptom), nodes: v.Nodes, evidence: v.Evidence}
 			for _, s := range v.Symptoms {
 				f.symptoms = append(f.symptoms, Symptom(s))
+			}
+			if gs := check.Guarantees(f.symptom); v.Checker == check.NameViolations && len(f.symptoms) == 0 && len(gs) > 1 {
+				// A trial stored before the violations checker ranked its
+				// guarantees names their set: rank it now.
+				for _, g := range check.RankGuarantees(gs) {
+					f.symptoms = append(f.symptoms, check.ViolationSymptom(g))
+				}
+				f.symptom = f.symptoms[0]
 			}
 			if len(f.symptoms) == 0 {
 				f.symptoms = []string{f.symptom}
@@ -297,22 +408,22 @@ func genericLogs(trials []*record.Trial, min int) map[string]bool {
 	if min < 0 {
 		return nil
 	}
-	sites := map[string][]map[string]bool{} // symptom -> one function set per unrelated site
+	sites := map[string][]point{} // symptom -> one point per unrelated site
 	for _, f := range failures(trials) {
 		if f.checker != check.NameLog {
 			continue
 		}
-		funcs := funcSet(faultOf(f.trial).Stack)
+		p := pointOf(faultOf(f.trial))
 		for _, s := range f.symptoms {
 			related := false
 			for _, other := range sites[s] {
-				if jaccard(other, funcs) >= similar {
+				if other.related(p) {
 					related = true
 					break
 				}
 			}
 			if !related {
-				sites[s] = append(sites[s], funcs)
+				sites[s] = append(sites[s], p)
 			}
 		}
 	}
@@ -330,13 +441,15 @@ func genericLogs(trials []*record.Trial, min int) map[string]bool {
 func group(fails []failure) []Finding {
 	type siteGroup struct {
 		site  *Site
-		funcs map[string]bool
+		at    point
 		first int // index of the site's first trial
 	}
 	type cluster struct {
 		f     *Finding
 		sites []*siteGroup
 		nodes map[string]bool
+		also  map[coKey][]string // co-occurring symptom -> trials
+		order []coKey            // co-occurring symptoms, first seen first
 	}
 	byKey := map[string]*cluster{}
 	var all []*cluster
@@ -349,6 +462,7 @@ func group(fails []failure) []Finding {
 			c = &cluster{
 				f:     &Finding{ID: hex.EncodeToString(sum[:])[:10], Checker: fl.checker, Symptom: fl.symptom, Evidence: fl.evidence, Dir: t.Dir},
 				nodes: map[string]bool{},
+				also:  map[coKey][]string{},
 			}
 			byKey[key] = c
 			all = append(all, c)
@@ -357,21 +471,29 @@ func group(fails []failure) []Finding {
 			c.f.Trials = append(c.f.Trials, t.ID)
 		}
 		fault := faultOf(t)
-		funcs := funcSet(fault.Stack)
+		p := pointOf(fault)
 		var sg *siteGroup
 		for _, cand := range c.sites {
-			if cand.site.Fault.Kind == fault.Kind && cand.site.Fault.Site == fault.Site &&
-				(jaccard(cand.funcs, funcs) >= similar || (len(funcs) == 0 && len(cand.funcs) == 0)) {
+			if cand.site.Fault.Kind == fault.Kind && cand.at.samePath(p) {
 				sg = cand
 				break
 			}
 		}
 		if sg == nil {
-			sg = &siteGroup{site: &Site{Fault: fault, Replay: "gofault replay " + t.ID}, funcs: funcs, first: t.Index}
+			sg = &siteGroup{site: &Site{Fault: fault, Replay: "gofault replay " + t.ID}, at: p, first: t.Index}
 			c.sites = append(c.sites, sg)
 		}
 		if n := len(sg.site.Trials); n == 0 || sg.site.Trials[n-1] != t.ID {
 			sg.site.Trials = append(sg.site.Trials, t.ID)
+		}
+		for _, k := range fl.also {
+			ts, seen := c.also[k]
+			if !seen {
+				c.order = append(c.order, k)
+			}
+			if n := len(ts); n == 0 || ts[n-1] != t.ID {
+				c.also[k] = append(ts, t.ID)
+			}
 		}
 		for _, n := range fl.nodes {
 			c.nodes[n] = true
@@ -398,6 +520,12 @@ func group(fails []failure) []Finding {
 			c.f.Nodes = append(c.f.Nodes, n)
 		}
 		sort.Strings(c.f.Nodes)
+		for _, k := range c.order {
+			c.f.CoOccurring = append(c.f.CoOccurring, CoSymptom{Checker: k.checker, Symptom: k.symptom, Trials: c.also[k]})
+		}
+		sort.SliceStable(c.f.CoOccurring, func(i, j int) bool {
+			return len(c.f.CoOccurring[i].Trials) > len(c.f.CoOccurring[j].Trials)
+		})
 		out = append(out, *c.f)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -588,6 +716,9 @@ func WriteText(w io.Writer, findings []Finding) error {
 					fmt.Fprintf(w, "           %s\n", fr)
 				}
 			}
+		}
+		for _, co := range f.CoOccurring {
+			fmt.Fprintf(w, "  also     [%s] %s (in %d of %d trials)\n", co.Checker, co.Symptom, len(co.Trials), len(f.Trials))
 		}
 		for j, e := range f.Evidence {
 			if j == 5 {

@@ -709,12 +709,13 @@ func TestTrialsRun(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	// Campaign 1: two trials that ran and one that could not; campaign 2:
-	// only trials that could not run; campaign 3: none.
+	// Campaign 1: three trials that ran (one not judged: it ran) and one
+	// that could not; campaign 2: only trials that could not run;
+	// campaign 3: none.
 	saves := []struct {
 		camp   int64
 		status record.Status
-	}{{ids[0], record.StatusOK}, {ids[0], record.StatusFailed}, {ids[0], record.StatusError}, {ids[1], record.StatusError}, {ids[1], record.StatusError}}
+	}{{ids[0], record.StatusOK}, {ids[0], record.StatusFailed}, {ids[0], record.StatusNotJudged}, {ids[0], record.StatusError}, {ids[1], record.StatusError}, {ids[1], record.StatusError}}
 	for i, sv := range saves {
 		tr := sampleTrial(i)
 		tr.Status = sv.status
@@ -726,7 +727,7 @@ func TestTrialsRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := map[int64]int{ids[0]: 2}; !maps.Equal(got, want) {
+	if want := map[int64]int{ids[0]: 3}; !maps.Equal(got, want) {
 		t.Errorf("TrialsRun = %v, want %v", got, want)
 	}
 }

@@ -168,7 +168,8 @@ func (s *Store) TrialIndexes(ctx context.Context, campaignID int64) ([]int, erro
 
 // TrialsRun returns how many trials each campaign ran, for the campaigns
 // that ran any: trials that could not run (record.StatusError) are not
-// counted.
+// counted; trials the workload could not judge (record.StatusNotJudged)
+// ran, and are.
 func (s *Store) TrialsRun(ctx context.Context) (map[int64]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT campaign_id, COUNT(*) FROM trials WHERE status != ? GROUP BY campaign_id`, string(record.StatusError))
 	if err != nil {

@@ -87,6 +87,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	faultFreeOnly := fs.Bool("fault-free", false, "list only the failures of trials in which no fault was injected (with --json: those instead of the findings)")
 	htmlDir := fs.String("html", "", "write the campaign's pages (campaign, trials, findings, timelines, logs) as a self-contained static directory `DIR`")
 	junitFile := fs.String("junit", "", "write the findings and fault-free failures as JUnit XML test cases to `FILE` (for a CI's test view)")
+	notJudgedOnly := fs.Bool("not-judged", false, "list only the trials the workload could not judge, with its reasons (with --json: those instead of the findings)")
 	genericOnly := fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
@@ -171,6 +172,19 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	case *genericOnly:
 		show = rep.Generic
 	}
+	if *notJudgedOnly {
+		if *asJSON {
+			if rep.NotJudged == nil {
+				rep.NotJudged = []report.Unjudged{}
+			}
+			return writeJSON(stdout, rep.NotJudged)
+		}
+		if len(rep.NotJudged) == 0 {
+			_, err := fmt.Fprintf(stdout, "every one of %d trials was judged\n", rep.Trials)
+			return err
+		}
+		return report.WriteNotJudged(stdout, rep.NotJudged, rep.Trials)
+	}
 	if *asJSON {
 		if show == nil {
 			show = []report.Finding{}
@@ -189,6 +203,9 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if err := report.WriteGeneric(stdout, rep.Generic); err != nil {
+		return err
+	}
+	if err := report.WriteNotJudged(stdout, rep.NotJudged, rep.Trials); err != nil {
 		return err
 	}
 	if err := report.WriteFaultFree(stdout, rep.FaultFree); err != nil {

@@ -77,7 +77,10 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	} else {
 		fmt.Fprintf(stdout, "campaign %d (%s): %d trials (%d with faults, injection rate %.0f%%, %d injections), %d baseline trials\n",
 			sum.Campaign, sum.Policy, sum.Trials, sum.InjectedTrials, 100*sum.InjectionRate, sum.Injections, sum.BaselineTrials)
-		fmt.Fprintf(stdout, "  %d failed, %d could not run; %d findings\n", sum.FailedTrials, sum.ErrorTrials, sum.Findings)
+		fmt.Fprintf(stdout, "  %d failed, %d could not run, %d not judged; %d findings\n", sum.FailedTrials, sum.ErrorTrials, sum.NotJudgedTrials, sum.Findings)
+		if sum.NotJudgedWarning != "" {
+			fmt.Fprintf(stdout, "  %s\n", sum.NotJudgedWarning)
+		}
 		if sum.FaultFreeFailures > 0 {
 			fmt.Fprintf(stdout, "  %d fault-free failures (no fault injected; not findings): gofault report --fault-free --db %s\n", sum.FaultFreeFailures, sum.DB)
 		}
@@ -145,8 +148,12 @@ func (p *progressBar) update(pr campaign.Progress) {
 	if pr.Blocks > 0 {
 		cov = ", " + coverageText(pr.Covered, pr.Blocks, pr.RecentNew)
 	}
-	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d trials, %d failed%s, ETA %s",
-		strings.Repeat("#", filled), strings.Repeat(".", width-filled), pr.Done, pr.Total, pr.Failed, cov, eta.Round(time.Second))
+	nj := ""
+	if pr.NotJudged > 0 {
+		nj = fmt.Sprintf(", %d not judged", pr.NotJudged)
+	}
+	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d trials, %d failed%s%s, ETA %s",
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled), pr.Done, pr.Total, pr.Failed, nj, cov, eta.Round(time.Second))
 	p.drawn = true
 }
 
