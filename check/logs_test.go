@@ -389,6 +389,42 @@ func TestLogScope(t *testing.T) {
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = time.Second })
 			}, RuleConnectionWords, "n3", "partition of n1"},
+		{"a partition's vote on a peer in its window",
+			map[string][]string{"n3": {stamp(1500, `[WARN]  raft: vote granted in term 7`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = time.Second })
+			}, RulePartitionWords, "n3", "partition of n1 at +10ms, on peer n3, by time"},
+		{"an election after an error injected into the leader, on a peer",
+			map[string][]string{"n2": {stamp(500, `[WARN]  raft: vote granted in term 7`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Leader" })
+			}, RuleLeaderError, "n2", "a new election"},
+		{"an election long after the leader's error is reported",
+			map[string][]string{"n2": {stamp(4000, `[WARN]  raft: vote granted in term 7`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Leader" })
+			}, "", "n2", ""},
+		{"a line at the fault site on the hit node",
+			map[string][]string{"n1": {stamp(500, `{"level":"error","caller":"wal/wal.go:80","msg":"apply failed"}`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) {
+					in.Error = "EIO"
+					in.Stack = []record.Frame{{Func: "x", File: "/w/server/wal/wal.go"}}
+				})
+			}, RuleFaultSite, "n1", "wal/wal.go"},
+		{"the same caller on another member is reported",
+			map[string][]string{"n2": {stamp(500, `{"level":"error","caller":"wal/wal.go:80","msg":"apply failed"}`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) {
+					in.Error = "EIO"
+					in.Stack = []record.Frame{{Func: "x", File: "/w/server/wal/wal.go"}}
+				})
+			}, "", "n2", ""},
+		{"a disconnect hits both members it cut apart",
+			map[string][]string{"n3": {stamp(500, waiting)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindDisconnect, func(in *record.Injection) { in.Delay = time.Second; in.Peer = "n3" })
+			}, RuleDelayWords, "n3", "disconnect of n1 at +10ms from n3, on n3"},
 		{"an election after the partition's window is reported",
 			map[string][]string{"n3": {stamp(4000, `[WARN]  raft: vote granted in term 7`)}},
 			func(b *trialB) {
