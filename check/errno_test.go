@@ -68,9 +68,9 @@ func TestInjectedErrorsRecognised(t *testing.T) {
 		if !ok {
 			t.Fatalf("unparsable test line %s", line)
 		}
-		tr := &record.Trial{Injections: []record.Injection{{Kind: catalog.KindError, Error: v.Name}}}
-		if why := faultEchoes(tr, nil).echo(l); why == "" {
-			t.Errorf("injected %s (%s): log line echoing %q not recognised", v.Name, v.Expr, text)
+		tr := &record.Trial{Injections: []record.Injection{{Kind: catalog.KindError, Error: v.Name, Node: "n1", Time: l.Time}}}
+		if rule, _ := dismiss(trialFaults(tr, nil, DefaultRecoveryBound), l, "n1", l.Time); rule != RuleEchoError {
+			t.Errorf("injected %s (%s): log line echoing %q not recognised (rule %q)", v.Name, v.Expr, text, rule)
 		}
 	}
 }

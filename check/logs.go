@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 	"golang.org/x/sys/unix"
 )
@@ -365,28 +363,6 @@ func injectedText(name string) string {
 	return ""
 }
 
-// echoes describes what the trial's faults are expected to make nodes log.
-type echoes struct {
-	texts []string // injected error texts
-	// exhausted are the injected errnos that say a resource ran out
-	// (ENOSPC, EMFILE, ENOMEM), whose consequence a target logs in its
-	// own words (exhaustedWords).
-	exhausted []string
-	callers   []string // files of the injections' stacks
-	delay     bool     // a delay was injected
-	killed    bool     // a node was killed
-	cut       bool     // a node was cut off from its peers
-	// leaderErr: an error was injected into a node while it led (its
-	// recorded role): a leader whose write fails steps down on purpose
-	// (hashicorp/raft's dispatchLogs after its log store fails), and the
-	// members elect another, with the election's warnings.
-	leaderErr bool
-	// connLost: a connection between members broke — a network error was
-	// injected, or a delay outlasted the peers' I/O timeouts, so they
-	// dropped the connection — and the member may have fallen behind.
-	connLost bool
-}
-
 // netErrors are the injected errors that break a connection between
 // members: the peer at the other end sees a lost connection, as when a
 // member is killed.
@@ -396,54 +372,6 @@ var netErrors = map[string]bool{
 	// A connection's deadline passing (analysis deadlineErr, "i/o
 	// timeout"): the code that gets it drops the connection.
 	"deadline": true,
-}
-
-func faultEchoes(tr *record.Trial, netSites map[string]bool) echoes {
-	var e echoes
-	for _, in := range tr.Injections {
-		switch in.Kind {
-		case catalog.KindDelay:
-			// A delay of seconds outlasts the peers' I/O timeouts: they
-			// drop the connection and catch the member up later.
-			e.delay, e.connLost = true, true
-		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
-			// A reboot is a clean shutdown, but its peers lose the
-			// member's connections all the same.
-			e.killed = true
-		case catalog.KindPartition, catalog.KindDisconnect:
-			// Peers lose the cut member's connections and it theirs, and
-			// its stalled I/O is slow: what a kill and a delay make
-			// members log (a disconnect: the two members, of each other).
-			e.killed, e.delay, e.cut = true, true, true
-		case catalog.KindError:
-			e.texts = append(e.texts, errorTexts(in.Error)...)
-			if netErrors[errorName(in.Error)] || netSites[in.SiteID] {
-				e.connLost = true
-			}
-			if exhaustedWords[errorName(in.Error)] != nil {
-				e.exhausted = append(e.exhausted, errorName(in.Error))
-			}
-			if leaderRole(in.Role) {
-				e.leaderErr = true
-			}
-		}
-		for i, f := range in.Stack {
-			if i >= 4 {
-				break
-			}
-			if f.File != "" {
-				e.callers = append(e.callers, f.File)
-			}
-		}
-	}
-	for _, n := range tr.Nodes {
-		// A node gone for any reason (killed, restarted, or stopped on
-		// an injected error) makes its peers log about the lost peer.
-		if n.Killed || n.Restarts > 0 || n.Exited {
-			e.killed = true
-		}
-	}
-	return e
 }
 
 // exhaustedWords are what targets log, in their own words, when the
@@ -553,43 +481,6 @@ func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
 // (hashicorp/raft's "skipping application of old log").
 var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|old log|conflict|contact`)
 
-// echo says why a log line merely reflects the injected faults, or "".
-func (e echoes) echo(l LogLine) string {
-	for _, t := range e.texts {
-		if strings.Contains(l.Raw, t) {
-			return "echoes the injected error " + t
-		}
-	}
-	for _, n := range e.exhausted {
-		if exhaustedWords[n].MatchString(l.Raw) {
-			return "follows from the injected " + n + " (a resource ran out)"
-		}
-	}
-	if l.Caller != "" {
-		for _, f := range e.callers {
-			if strings.HasSuffix(f, "/"+l.Caller) || path.Base(f) == l.Caller {
-				return "logged at the fault site"
-			}
-		}
-	}
-	if e.delay && (delayWords.MatchString(l.Msg) || delayWords.MatchString(l.Err)) {
-		return "follows from the injected delay"
-	}
-	if e.killed && (connectionWords.MatchString(l.Msg) || connectionWords.MatchString(l.Err)) {
-		return "follows from the killed node"
-	}
-	if e.connLost && (connectionWords.MatchString(l.Msg) || connectionWords.MatchString(l.Err)) {
-		return "follows from the broken connection"
-	}
-	if e.cut && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
-		return "follows from the partition"
-	}
-	if e.leaderErr && (partitionWords.MatchString(l.Msg) || partitionWords.MatchString(l.Err)) {
-		return "follows from the error injected into the leader (a new election)"
-	}
-	return ""
-}
-
 // leaderRole reports whether a recorded role is a leader's: "StateLeader"
 // (etcd), "Leader" (hashicorp/raft).
 func leaderRole(role string) bool {
@@ -629,21 +520,38 @@ func logSymptom(l LogLine) string {
 
 // Log is the log checker: it reports warning, error, panic and fatal lines
 // whose template never appeared in the fault-free baseline, among the lines
-// logged while the workload ran (see judgedWindow). Lines that echo
-// the injected fault (its error text, the fault site's own logging, the
-// timeouts of a delay, the peers' view of a killed node) are the system
-// handling the fault and are at most informational; so are messages about
-// a slow or overloaded machine.
+// logged while the workload ran (see judgedWindow). A line that a rule of
+// LogRules ties to one of the trial's faults (the injected error's text,
+// the fault site's own logging, a delay's timeouts, the peers' view of a
+// killed member), on the member the fault hit or its peers and within the
+// fault's window, is the system handling the fault; so is a line about a
+// slow or overloaded machine. Such lines are dismissed: they are at most
+// informational, and the verdict lists them (record.Verdict.Dismissed) by
+// rule, node and template.
+//
+// A line is placed in time by its own timestamp or, for a line without
+// one (a stack trace's "panic:", a line a library printed bare), by the
+// last timestamped line before it in the same log. A line that cannot be
+// placed lies in no fault's window: only the machine and log-ignore rules
+// can dismiss it.
 type Log struct{}
 
 // Name implements Checker.
 func (Log) Name() string { return NameLog }
 
+// newTemplate is one reported template: its first line and node, and how
+// often it was logged.
 type newTemplate struct {
-	line   LogLine
-	node   string
-	count  int
-	reason string // why it is only informational
+	line  LogLine
+	node  string
+	count int
+	nodes map[string]bool
+}
+
+// dismissed is one record.Dismissal being counted.
+type dismissed struct {
+	d    record.Dismissal
+	line LogLine
 }
 
 // Check implements Checker.
@@ -665,70 +573,100 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 		}
 		ignore = append(ignore, re)
 	}
-	ech := faultEchoes(in.Trial, in.NetSites)
+	bound := in.RecoveryBound
+	if bound <= 0 {
+		bound = DefaultRecoveryBound
+	}
+	faults := trialFaults(in.Trial, in.NetSites, bound)
 	from, to := judgedWindow(in.Trial)
 	found := map[string]*newTemplate{}
 	var order []string
+	gone := map[string]*dismissed{} // by rule, node and template
+	var goneOrder []string
 	for _, n := range in.Trial.Nodes {
+		var placed time.Time // the last timestamp seen in this log
 		err := scanLog(n.Log, func(l LogLine) {
+			if !l.Time.IsZero() {
+				placed = l.Time
+			}
 			if severity[l.Level] < severity[LevelWarn] || in.Baseline.Known(l.Template) {
 				return
 			}
 			if !l.Time.IsZero() && !from.IsZero() && (l.Time.Before(from) || l.Time.After(to)) {
 				return
 			}
+			rule, why := "", ""
 			for _, re := range ignore {
 				if re.MatchString(l.Raw) {
+					rule, why = RuleLogIgnore, "matches "+re.String()
+					break
+				}
+			}
+			if rule == "" {
+				rule, why = dismiss(faults, l, n.Name, placed)
+			}
+			if rule == "" && aboutMachine(l) {
+				rule, why = RuleMachine, "about a slow or overloaded machine"
+			}
+			if rule != "" {
+				key := rule + "\x00" + n.Name + "\x00" + l.Template
+				if g, ok := gone[key]; ok {
+					g.d.Count++
 					return
 				}
+				gone[key] = &dismissed{d: record.Dismissal{Rule: rule, Node: n.Name, Template: l.Template, Count: 1, Example: l.Raw, Why: why}, line: l}
+				goneOrder = append(goneOrder, key)
+				return
 			}
 			if nt, ok := found[l.Template]; ok {
 				nt.count++
+				nt.nodes[n.Name] = true
 				return
 			}
-			nt := &newTemplate{line: l, node: n.Name, count: 1, reason: ech.echo(l)}
-			if nt.reason == "" && aboutMachine(l) {
-				nt.reason = "about a slow or overloaded machine"
-			}
-			found[l.Template] = nt
+			found[l.Template] = &newTemplate{line: l, node: n.Name, count: 1, nodes: map[string]bool{n.Name: true}}
 			order = append(order, l.Template)
 		})
 		if err != nil {
 			v.Evidence = append(v.Evidence, fmt.Sprintf("node %s: %v", n.Name, err))
 		}
 	}
-	if len(found) == 0 {
-		return v
-	}
 	// Most severe first, then by template, so the symptom is stable.
 	sort.SliceStable(order, func(i, j int) bool {
 		a, b := found[order[i]], found[order[j]]
-		if (a.reason == "") != (b.reason == "") {
-			return a.reason == ""
-		}
 		if sa, sb := severity[a.line.Level], severity[b.line.Level]; sa != sb {
 			return sa > sb
 		}
 		return order[i] < order[j]
 	})
+	sort.SliceStable(goneOrder, func(i, j int) bool {
+		a, b := gone[goneOrder[i]].line, gone[goneOrder[j]].line
+		if sa, sb := severity[a.Level], severity[b.Level]; sa != sb {
+			return sa > sb
+		}
+		return goneOrder[i] < goneOrder[j]
+	})
 	nodes := map[string]bool{}
 	for _, t := range order {
 		nt := found[t]
-		ev := fmt.Sprintf("new %s on %s (%d×): %s", nt.line.Level, nt.node, nt.count, nt.line.Raw)
-		if nt.reason != "" {
-			ev = "informational, " + nt.reason + ": " + ev
-		} else {
-			v.Failed = true
-			nodes[nt.node] = true
-			v.Symptoms = append(v.Symptoms, logSymptom(nt.line))
+		v.Failed = true
+		for n := range nt.nodes {
+			nodes[n] = true
 		}
-		v.Evidence = append(v.Evidence, ev)
+		v.Symptoms = append(v.Symptoms, logSymptom(nt.line))
+		v.Evidence = append(v.Evidence, fmt.Sprintf("new %s on %s (%d×): %s", nt.line.Level, strings.Join(sortedSet(nt.nodes), ","), nt.count, nt.line.Raw))
 	}
-	v.Symptom = logSymptom(found[order[0]].line)
-	if !v.Failed {
-		v.Symptom = "informational: " + v.Symptom
+	for _, k := range goneOrder {
+		g := gone[k]
+		v.Dismissed = append(v.Dismissed, g.d)
+		v.Evidence = append(v.Evidence, fmt.Sprintf("informational, %s (%s): new %s on %s (%d×): %s", g.d.Rule, g.d.Why, g.line.Level, g.d.Node, g.d.Count, g.d.Example))
 	}
-	v.Nodes = sortedSet(nodes)
+	switch {
+	case len(order) > 0:
+		v.Symptom = logSymptom(found[order[0]].line)
+		v.Nodes = sortedSet(nodes)
+	case len(goneOrder) > 0:
+		v.Symptom = "informational: " + logSymptom(gone[goneOrder[0]].line)
+	}
 	v.Evidence = capEvidence(v.Evidence)
 	return v
 }

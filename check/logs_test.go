@@ -1,6 +1,7 @@
 package check
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -92,10 +93,10 @@ func TestPlainTime(t *testing.T) {
 
 func TestLog(t *testing.T) {
 	baseLines := []string{
-		`{"level":"info","caller":"embed/etcd.go:100","msg":"serving client traffic","address":"127.0.0.1:2379"}`,
-		`{"level":"warn","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","remote-peer-id":"8e9e05c52164694d"}`,
+		`{"ts":"2026-11-21T05:00:01Z","level":"info","caller":"embed/etcd.go:100","msg":"serving client traffic","address":"127.0.0.1:2379"}`,
+		`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","remote-peer-id":"8e9e05c52164694d"}`,
 	}
-	newErr := `{"level":"error","caller":"mvcc/kvstore.go:300","msg":"failed to restore index from 17 keys","error":"bad revision"}`
+	newErr := `{"ts":"2026-11-21T05:00:01Z","level":"error","caller":"mvcc/kvstore.go:300","msg":"failed to restore index from 17 keys","error":"bad revision"}`
 	tests := []struct {
 		name   string
 		lines  []string
@@ -105,100 +106,101 @@ func TestLog(t *testing.T) {
 		want   verdictWant
 	}{
 		{"same templates, other values", []string{
-			`{"level":"warn","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","remote-peer-id":"1c3d5e7f9a0b2c4d"}`,
-			`{"level":"info","caller":"x/new.go:1","msg":"an info line is never judged"}`,
+			`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","remote-peer-id":"1c3d5e7f9a0b2c4d"}`,
+			`{"ts":"2026-11-21T05:00:01Z","level":"info","caller":"x/new.go:1","msg":"an info line is never judged"}`,
 		}, nil, false, nil, verdictWant{}},
 		{"no baseline", []string{newErr}, nil, true, nil, verdictWant{unknown: true, symptom: "no fault-free baseline to judge logs against"}},
-		{"new error", []string{newErr, `{"level":"warn","caller":"x/y.go:2","msg":"a new warning"}`}, nil, false, nil,
+		{"new error", []string{newErr, `{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"x/y.go:2","msg":"a new warning"}`}, nil, false, nil,
 			verdictWant{failed: true, symptom: "new error log at mvcc/kvstore.go: failed to restore index from <n> keys", nodes: []string{"n1"}, ev: "new warn on n1"}},
 		{"new panic line", []string{"panic: boom 42"}, nil, false, nil, verdictWant{failed: true, symptom: "new panic log: boom <n>"}},
-		{"ignored by pattern", []string{newErr}, nil, false, []string{`restore index`}, verdictWant{}},
-		{"echo of injected EIO", []string{`{"level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"write /d/wal: input/output error"}`},
+		{"ignored by pattern", []string{newErr}, nil, false, []string{`restore index`},
+			verdictWant{symptom: "informational: new error log at mvcc/kvstore.go: failed to restore index from <n> keys", ev: "log-ignore (matches restore index)"}},
+		{"echo of injected EIO", []string{`{"ts":"2026-11-21T05:00:01Z","level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"write /d/wal: input/output error"}`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
 			}, false, nil,
-			verdictWant{symptom: "informational: new error log at wal/wal.go: failed to write", ev: "informational, echoes the injected error input/output error"}},
-		{"a resource the injected ENOSPC exhausted, in the target's words", []string{`[ERR] JetStream out of resources, will be DISABLED`},
+			verdictWant{symptom: "informational: new error log at wal/wal.go: failed to write", ev: "informational, echo-error (echoes the injected error \"input/output error\""}},
+		{"a resource the injected ENOSPC exhausted, in the target's words", []string{`2026-11-21T05:00:01.000Z [ERR] JetStream out of resources, will be DISABLED`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" })
 			}, false, nil,
-			verdictWant{symptom: "informational: new error log: [ERR] JetStream out of resources, will be DISABLED", ev: "follows from the injected ENOSPC (a resource ran out)"}},
-		{"a subsystem the ENOSPC turned off, reported off", []string{`[WRN] Healthcheck failed: "JetStream not enabled (10076)"`},
+			verdictWant{symptom: "informational: new error log: [ERR] JetStream out of resources, will be DISABLED", ev: "resource-exhausted (ENOSPC ran a resource out"}},
+		{"a subsystem the ENOSPC turned off, reported off", []string{`2026-11-21T05:00:01.000Z [WRN] Healthcheck failed: "JetStream not enabled (10076)"`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" })
 			}, false, nil,
-			verdictWant{symptom: "informational: new warn log: [WRN] Healthcheck failed: <q>", ev: "follows from the injected ENOSPC (a resource ran out)"}},
-		{"the same line after an EIO is new", []string{`[WRN] Healthcheck failed: "JetStream not enabled (10076)"`},
+			verdictWant{symptom: "informational: new warn log: [WRN] Healthcheck failed: <q>", ev: "resource-exhausted (ENOSPC ran a resource out"}},
+		{"the same line after an EIO is new", []string{`2026-11-21T05:00:01.000Z [WRN] Healthcheck failed: "JetStream not enabled (10076)"`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
 			}, false, nil,
 			verdictWant{failed: true, symptom: "new warn log: [WRN] Healthcheck failed: <q>", nodes: []string{"n1"}}},
-		{"an election after an error injected into the leader", []string{`[WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
+		{"an election after an error injected into the leader", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Leader" })
 			}, false, nil,
-			verdictWant{symptom: "informational: new warn log: [WARN] raft: rejecting pre-vote request since we have a leader: from=<addr> leader=<addr> leader-id=n<n>", ev: "follows from the error injected into the leader (a new election)"}},
-		{"an election after an error injected into a follower is new", []string{`[WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: rejecting pre-vote request since we have a leader: from=<addr> leader=<addr> leader-id=n<n>", ev: "leader-error"}},
+		{"an election after an error injected into a follower is new", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: rejecting pre-vote request since we have a leader: from=127.0.0.1:16579 leader=127.0.0.1:31543 leader-id=n1`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Follower" })
 			}, false, nil,
 			verdictWant{failed: true, symptom: "new warn log: [WARN] raft: rejecting pre-vote request since we have a leader: from=<addr> leader=<addr> leader-id=n<n>", nodes: []string{"n1"}}},
-		{"out of resources after an EIO is new", []string{`[ERR] JetStream out of resources, will be DISABLED`},
+		{"out of resources after an EIO is new", []string{`2026-11-21T05:00:01.000Z [ERR] JetStream out of resources, will be DISABLED`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
 			}, false, nil,
 			verdictWant{failed: true, symptom: "new error log: [ERR] JetStream out of resources, will be DISABLED", nodes: []string{"n1"}}},
-		{"logged at the fault site", []string{`{"level":"error","caller":"etcdserver/raft.go:200","msg":"failed to send out heartbeats"}`},
+		{"logged at the fault site", []string{`{"ts":"2026-11-21T05:00:01Z","level":"error","caller":"etcdserver/raft.go:200","msg":"failed to send out heartbeats"}`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) {
 					in.Error = "ECONNRESET"
 					in.Stack = []record.Frame{{Func: "net.(*conn).Write", File: "/usr/local/go/src/net/net.go"}, {Func: "x", File: "/w/etcd/server/etcdserver/raft.go"}}
 				})
-			}, false, nil, verdictWant{symptom: "informational: new error log at etcdserver/raft.go: failed to send out heartbeats", ev: "logged at the fault site"}},
-		{"peers of a killed node", []string{`{"level":"warn","caller":"rafthttp/stream.go:421","msg":"lost TCP streaming connection with remote peer"}`},
+			}, false, nil, verdictWant{symptom: "informational: new error log at etcdserver/raft.go: failed to send out heartbeats", ev: "fault-site (logged at the fault site etcdserver/raft.go"}},
+		{"peers of a killed node", []string{`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"rafthttp/stream.go:421","msg":"lost TCP streaming connection with remote peer"}`},
 			func(b *trialB) { b.inject(10, "n2", catalog.KindCrash, nil) }, false, nil,
 			verdictWant{symptom: "informational: new warn log at rafthttp/stream.go: lost TCP streaming connection with remote peer"}},
-		{"error field of a killed peer", []string{`{"level":"warn","caller":"etcdserver/cluster_util.go:160","msg":"failed to get version","error":"Get \"http://127.0.0.1:42025/version\": dial tcp 127.0.0.1:42025: connect: connection refused"}`},
+		{"error field of a killed peer", []string{`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"etcdserver/cluster_util.go:160","msg":"failed to get version","error":"Get \"http://127.0.0.1:42025/version\": dial tcp 127.0.0.1:42025: connect: connection refused"}`},
 			func(b *trialB) { b.node("n2", func(n *record.Node) { n.Killed = true }) }, false, nil,
 			verdictWant{symptom: "informational: new warn log at etcdserver/cluster_util.go: failed to get version"}},
-		{"same line without a kill is new", []string{`{"level":"warn","caller":"rafthttp/stream.go:421","msg":"lost TCP streaming connection with remote peer"}`},
+		{"same line without a kill is new", []string{`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"rafthttp/stream.go:421","msg":"lost TCP streaming connection with remote peer"}`},
 			nil, false, nil, verdictWant{failed: true, symptom: "new warn log at rafthttp/stream.go: lost TCP streaming connection with remote peer"}},
-		{"health probe failing under a delay", []string{`{"level":"warn","caller":"etcdhttp/health.go:120","msg":"/health error","output":"{\"health\":\"false\",\"reason\":\"RANGE ERROR:context canceled\"}","status-code":503}`,
-			`{"level":"warn","caller":"etcdserver/server.go:1243","msg":"Failed to check current member's leadership","error":"etcdserver: leader changed"}`},
+		{"health probe failing under a delay", []string{`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"etcdhttp/health.go:120","msg":"/health error","output":"{\"health\":\"false\",\"reason\":\"RANGE ERROR:context canceled\"}","status-code":503}`,
+			`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"etcdserver/server.go:1243","msg":"Failed to check current member's leadership","error":"etcdserver: leader changed"}`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second })
 			}, false, nil, verdictWant{symptom: "informational: new warn log at etcdhttp/health.go: <path> error", ev: "leader changed"}},
 		{"peer of a connection broken by an injected network error", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to pipeline appendEntries: peer="{Voter n2 127.0.0.1:24015}" error="write tcp 127.0.0.1:59588->127.0.0.1:24015: use of closed network connection"`},
 			func(b *trialB) {
 				b.inject(10, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "syscall.EPIPE" })
-			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to pipeline appendEntries: peer=<q> error=<q>", ev: "follows from the broken connection"}},
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to pipeline appendEntries: peer=<q> error=<q>", ev: "connection-words"}},
 		{"peer of a connection whose write timed out (an injected deadline)", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to pipeline appendEntries: peer="{Voter n2 127.0.0.1:27493}" error="write tcp 127.0.0.1:60240->127.0.0.1:27493: use of closed network connection"`},
 			func(b *trialB) {
 				b.inject(10, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "deadline" })
-			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to pipeline appendEntries: peer=<q> error=<q>", ev: "follows from the broken connection"}},
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to pipeline appendEntries: peer=<q> error=<q>", ev: "connection-words"}},
 		{"a restarted follower skipping a commit index older than its snapshot", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: skipping application of old log: index=389`},
 			func(b *trialB) { b.inject(10, "n2", catalog.KindCrash, nil) }, false, nil,
-			verdictWant{symptom: "informational: new warn log: [WARN] raft: skipping application of old log: index=<n>", ev: "follows from the killed node"}},
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: skipping application of old log: index=<n>", ev: "connection-words"}},
 		{"the same skip without a fault is new", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: skipping application of old log: index=389`},
 			nil, false, nil, verdictWant{failed: true, symptom: "new warn log: [WARN] raft: skipping application of old log: index=<n>"}},
 		{"leader catching up a member that a delay left behind", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to get log: index=55 error="log not found"`,
 			`2026-11-21T05:00:01.000Z [ERROR] raft: failed to flush response: error="write tcp 127.0.0.1:29018->127.0.0.1:48622: write: broken pipe"`},
 			func(b *trialB) {
 				b.inject(10, "n2", catalog.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second })
-			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to flush response: error=<q>", ev: "follows from the broken connection"}},
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to flush response: error=<q>", ev: "connection-words"}},
 		{"a killed leader back as a follower drops its uncommitted entries", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: clearing log suffix: from=11 to=11`},
 			func(b *trialB) { b.inject(10, "n1", catalog.KindCrash, nil) }, false, nil,
-			verdictWant{symptom: "informational: new warn log: [WARN] raft: clearing log suffix: from=<n> to=<n>", ev: "follows from the killed node"}},
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: clearing log suffix: from=<n> to=<n>", ev: "connection-words"}},
 		{"a leader failing to reach a killed follower", []string{`2026-11-21T05:00:01.000Z [WARN]  raft: failed to contact: server-id=n2 time=1.2s`},
 			func(b *trialB) { b.inject(10, "n2", catalog.KindCrash, nil) }, false, nil,
-			verdictWant{symptom: "informational: new warn log: [WARN] raft: failed to contact: server-id=n<n> time=<n>", ev: "follows from the killed node"}},
+			verdictWant{symptom: "informational: new warn log: [WARN] raft: failed to contact: server-id=n<n> time=<n>", ev: "connection-words"}},
 		{"echo of a dependency's sentinel", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to append to logs: error="tx closed"`},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "ErrTxClosed" })
-			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to append to logs: error=<q>", ev: "echoes the injected error tx closed"}},
+			}, false, nil, verdictWant{symptom: "informational: new error log: [ERROR] raft: failed to append to logs: error=<q>", ev: "echo-error (echoes the injected error \"tx closed\""}},
 		{"the same lines without a fault are new", []string{`2026-11-21T05:00:01.000Z [ERROR] raft: failed to get log: index=55 error="log not found"`},
 			nil, false, nil, verdictWant{failed: true, symptom: "new error log: [ERROR] raft: failed to get log: index=<n> error=<q>"}},
-		{"slow machine", []string{`{"level":"warn","caller":"etcdserver/util.go:166","msg":"apply request took too long","took":"250ms"}`},
+		{"slow machine", []string{`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"etcdserver/util.go:166","msg":"apply request took too long","took":"250ms"}`},
 			nil, false, nil, verdictWant{symptom: "informational: new warn log at etcdserver/util.go: apply request took too long"}},
 		{"start-up and shutdown are not judged", []string{
 			`{"level":"warn","ts":"2026-11-21T04:59:59.5Z","caller":"rafthttp/peer.go:1","msg":"peer not up yet"}`,
@@ -209,9 +211,9 @@ func TestLog(t *testing.T) {
 			`{"level":"warn","ts":"2026-11-21T04:59:59.5Z","caller":"rafthttp/peer.go:1","msg":"peer not up yet"}`,
 		}, func(b *trialB) { b.inject(-1000, "n1", catalog.KindError, nil) }, false, nil,
 			verdictWant{failed: true, symptom: "new warn log at rafthttp/peer.go: peer not up yet"}},
-		{"latency report", []string{`{"level":"warn","caller":"v3rpc/interceptor.go:197","msg":"request stats","start time":"2026-11-21T05:20:56.404403Z","time spent":"1.078742738s","remote":"127.0.0.1:57374"}`},
+		{"latency report", []string{`{"ts":"2026-11-21T05:00:01Z","level":"warn","caller":"v3rpc/interceptor.go:197","msg":"request stats","start time":"2026-11-21T05:20:56.404403Z","time spent":"1.078742738s","remote":"127.0.0.1:57374"}`},
 			nil, false, nil, verdictWant{symptom: "informational: new warn log at v3rpc/interceptor.go: request stats"}},
-		{"real error beside an echo", []string{`{"level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"EIO"}`, newErr},
+		{"real error beside an echo", []string{`{"ts":"2026-11-21T05:00:01Z","level":"error","caller":"wal/wal.go:800","msg":"failed to write","error":"EIO"}`, newErr},
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "syscall.EIO" })
 			}, false, nil,
@@ -254,7 +256,7 @@ func TestLogNetSite(t *testing.T) {
 		want verdictWant
 	}{
 		{"a network site", map[string]bool{site: true},
-			verdictWant{symptom: "informational: new warn log: <addr> [WRN] Healthcheck failed: <q>", ev: "follows from the broken connection"}},
+			verdictWant{symptom: "informational: new warn log: <addr> [WRN] Healthcheck failed: <q>", ev: "connection-words (error EOF into n3 at +10ms, on peer n1, by time)"}},
 		{"no network sites known", nil, verdictWant{failed: true, symptom: "new warn log: <addr> [WRN] Healthcheck failed: <q>"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -299,5 +301,199 @@ func TestErrorTexts(t *testing.T) {
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("errorTexts(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// stamp gives a log line the time ms after t0: a "ts" field for a JSON
+// line, a leading RFC 3339 time (hclog's) for a plain one.
+func stamp(ms int, line string) string {
+	ts := at(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+	if rest, ok := strings.CutPrefix(line, "{"); ok {
+		return `{"ts":"` + ts + `",` + rest
+	}
+	return ts + " " + line
+}
+
+// TestLogScope: each rule dismisses a line only on the member the fault
+// hit (the connection and partition words: on its peers too) and only in
+// the fault's window — from its start to its end plus the recovery bound —
+// and the verdict names the rule of every dismissed line. The planted
+// cases are bugs the old trial-wide rules hid.
+func TestLogScope(t *testing.T) {
+	const (
+		lost    = `[ERROR] raft: connection to the leader closed: replication stream lost`
+		waiting = `[WARN]  raft: retrying the apply, still waiting for the leader`
+		eio     = `[ERROR] store: failed to compact: input/output error`
+		noSpace = `[ERR] JetStream out of resources, will be DISABLED`
+	)
+	// n2 is killed at 10 ms and back at 1010 ms; with a 1 s bound its
+	// window ends at 2010 ms.
+	crashN2 := func(b *trialB) {
+		b.inject(10, "n2", catalog.KindCrash, nil)
+		b.node("n2", func(n *record.Node) { n.Killed, n.Restarts, n.Restarted = true, 1, []time.Time{at(1010)} })
+	}
+	delayN1 := func(b *trialB) {
+		b.inject(10, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = time.Second })
+	}
+	errN1 := func(name string) func(*trialB) {
+		return func(b *trialB) {
+			b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = name })
+		}
+	}
+	tests := []struct {
+		name string
+		logs map[string][]string
+		mod  func(*trialB)
+		// rule is the rule expected to dismiss the one line, "" when it
+		// must be reported.
+		rule, node, why string
+	}{
+		{"a connection word on an unhit node long after a kill is reported (planted)",
+			map[string][]string{"n1": {stamp(4000, lost)}}, crashN2, "", "n1", ""},
+		{"the same line on the killed node in its window",
+			map[string][]string{"n2": {stamp(1500, lost)}}, crashN2, RuleConnectionWords, "n2", "crash of n2 at +10ms, on n2"},
+		{"the same line on a peer in the window, by time",
+			map[string][]string{"n1": {stamp(1500, lost)}}, crashN2, RuleConnectionWords, "n1", "on peer n1, by time"},
+		{"a peer's line naming the killed member",
+			map[string][]string{"n3": {stamp(1500, `[WARN]  raft: failed to contact: server-id=n2 time=1.2s`)}}, crashN2, RuleConnectionWords, "n3", "on peer n3, naming n2"},
+		{"the same line on the killed node after its window is reported",
+			map[string][]string{"n2": {stamp(2500, lost)}}, crashN2, "", "n2", ""},
+		{"a node that never came back: its peers' lines to the trial's end",
+			map[string][]string{"n1": {stamp(4000, lost)}},
+			func(b *trialB) {
+				b.inject(10, "n2", catalog.KindCrash, nil)
+				b.node("n2", func(n *record.Node) { n.Killed, n.RestartErr = true, "exited" })
+			}, RuleConnectionWords, "n1", "on peer n1, by time"},
+		{"a delay's words on the delayed node in its window",
+			map[string][]string{"n1": {stamp(1500, waiting)}}, delayN1, RuleDelayWords, "n1", "delay of n1 at +10ms, on n1"},
+		{"a delay's words outside its window are reported",
+			map[string][]string{"n1": {stamp(4000, waiting)}}, delayN1, "", "n1", ""},
+		{"a delay's words on a member it did not hit are reported",
+			map[string][]string{"n2": {stamp(1500, `[WARN]  raft: retrying the apply`)}}, delayN1, "", "n2", ""},
+		{"the injected error echoed by the node it hit",
+			map[string][]string{"n1": {stamp(500, eio)}}, errN1("EIO"), RuleEchoError, "n1", `"input/output error"`},
+		{"the injected error's text on another member is reported",
+			map[string][]string{"n2": {stamp(500, eio)}}, errN1("EIO"), "", "n2", ""},
+		{"the injected error's text long after it is reported",
+			map[string][]string{"n1": {stamp(4000, eio)}}, errN1("EIO"), "", "n1", ""},
+		{"an exhausted resource on the node, to the trial's end",
+			map[string][]string{"n1": {stamp(5000, noSpace)}}, errN1("ENOSPC"), RuleResourceExhausted, "n1", "ENOSPC ran a resource out"},
+		{"an exhausted resource on another member is reported",
+			map[string][]string{"n2": {stamp(500, noSpace)}}, errN1("ENOSPC"), "", "n2", ""},
+		{"a line without a time is placed by the line before it",
+			map[string][]string{"n2": {stamp(1500, `[INF] restarted`), `[ERROR] connection to the leader closed`}}, crashN2, RuleConnectionWords, "n2", "on n2"},
+		{"a line that cannot be placed lies in no window",
+			map[string][]string{"n2": {`[ERROR] connection to the leader closed`}}, crashN2, "", "n2", ""},
+		{"a partition's election words on a peer",
+			map[string][]string{"n3": {stamp(1500, `[WARN]  raft: lost quorum, stepping down`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = time.Second })
+			}, RuleConnectionWords, "n3", "partition of n1"},
+		{"a partition's vote on a peer in its window",
+			map[string][]string{"n3": {stamp(1500, `[WARN]  raft: vote granted in term 7`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = time.Second })
+			}, RulePartitionWords, "n3", "partition of n1 at +10ms, on peer n3, by time"},
+		{"an election after an error injected into the leader, on a peer",
+			map[string][]string{"n2": {stamp(500, `[WARN]  raft: vote granted in term 7`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Leader" })
+			}, RuleLeaderError, "n2", "a new election"},
+		{"an election long after the leader's error is reported",
+			map[string][]string{"n2": {stamp(4000, `[WARN]  raft: vote granted in term 7`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO"; in.Role = "Leader" })
+			}, "", "n2", ""},
+		{"a line at the fault site on the hit node",
+			map[string][]string{"n1": {stamp(500, `{"level":"error","caller":"wal/wal.go:80","msg":"apply failed"}`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) {
+					in.Error = "EIO"
+					in.Stack = []record.Frame{{Func: "x", File: "/w/server/wal/wal.go"}}
+				})
+			}, RuleFaultSite, "n1", "wal/wal.go"},
+		{"the same caller on another member is reported",
+			map[string][]string{"n2": {stamp(500, `{"level":"error","caller":"wal/wal.go:80","msg":"apply failed"}`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindError, func(in *record.Injection) {
+					in.Error = "EIO"
+					in.Stack = []record.Frame{{Func: "x", File: "/w/server/wal/wal.go"}}
+				})
+			}, "", "n2", ""},
+		{"a disconnect hits both members it cut apart",
+			map[string][]string{"n3": {stamp(500, waiting)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindDisconnect, func(in *record.Injection) { in.Delay = time.Second; in.Peer = "n3" })
+			}, RuleDelayWords, "n3", "disconnect of n1 at +10ms from n3, on n3"},
+		{"an election after the partition's window is reported",
+			map[string][]string{"n3": {stamp(4000, `[WARN]  raft: vote granted in term 7`)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = time.Second })
+			}, "", "n3", ""},
+		{"a slow machine anywhere, any time",
+			map[string][]string{"n3": {stamp(5000, `[WARN]  raft: disk write took too long`)}}, nil, RuleMachine, "n3", "slow or overloaded"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := newTrial("n1")
+			base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[WARN]  raft: heartbeat timeout reached`))
+			var bl Baseline
+			if err := bl.Learn(&base.tr); err != nil {
+				t.Fatal(err)
+			}
+			b := healthy()
+			for i, n := range b.tr.Nodes {
+				b.tr.Nodes[i].Log = writeLog(t, tc.logs[n.Name]...)
+			}
+			if tc.mod != nil {
+				tc.mod(b)
+			}
+			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, RecoveryBound: time.Second})
+			evidence := strings.Join(v.Evidence, "\n")
+			if tc.rule == "" {
+				if !v.Failed || !reflect.DeepEqual(v.Nodes, []string{tc.node}) || len(v.Dismissed) != 0 {
+					t.Fatalf("failed=%v nodes=%v dismissed=%+v, want the line reported on %s\n%s", v.Failed, v.Nodes, v.Dismissed, tc.node, evidence)
+				}
+				return
+			}
+			if v.Failed || len(v.Dismissed) != 1 {
+				t.Fatalf("failed=%v dismissed=%+v, want one line dismissed by %s\n%s", v.Failed, v.Dismissed, tc.rule, evidence)
+			}
+			d := v.Dismissed[0]
+			if d.Rule != tc.rule || d.Node != tc.node || d.Count != 1 || d.Example == "" || d.Template == "" || !strings.Contains(d.Why, tc.why) {
+				t.Errorf("dismissed %+v, want rule %s on %s why ~%q", d, tc.rule, tc.node, tc.why)
+			}
+		})
+	}
+}
+
+// TestLogDismissedCounts: dismissals are grouped by rule, node and
+// template, with their count and first line; a template dismissed on one
+// node and reported on another is reported.
+func TestLogDismissedCounts(t *testing.T) {
+	base := newTrial("n1")
+	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[INF] up`))
+	var bl Baseline
+	if err := bl.Learn(&base.tr); err != nil {
+		t.Fatal(err)
+	}
+	b := healthy()
+	b.inject(10, "n2", catalog.KindCrash, nil)
+	b.node("n2", func(n *record.Node) { n.Killed, n.Restarts, n.Restarted = true, 1, []time.Time{at(1010)} })
+	b.tr.Nodes[0].Log = writeLog(t, stamp(1200, `[ERROR] peer 1 connection closed`), stamp(1300, `[ERROR] peer 2 connection closed`))
+	b.tr.Nodes[1].Log = writeLog(t, stamp(1200, `[ERROR] peer 3 connection closed`))
+	b.tr.Nodes[2].Log = writeLog(t, stamp(5000, `[ERROR] peer 4 connection closed`))
+	v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, RecoveryBound: time.Second})
+	if !v.Failed || !reflect.DeepEqual(v.Nodes, []string{"n3"}) {
+		t.Fatalf("failed=%v nodes=%v, want the line on n3 reported", v.Failed, v.Nodes)
+	}
+	want := []record.Dismissal{
+		{Rule: RuleConnectionWords, Node: "n1", Template: "error  [ERROR] peer <n> connection closed", Count: 2,
+			Example: stamp(1200, `[ERROR] peer 1 connection closed`), Why: "crash of n2 at +10ms, on peer n1, by time"},
+		{Rule: RuleConnectionWords, Node: "n2", Template: "error  [ERROR] peer <n> connection closed", Count: 1,
+			Example: stamp(1200, `[ERROR] peer 3 connection closed`), Why: "crash of n2 at +10ms, on n2"},
+	}
+	if !reflect.DeepEqual(v.Dismissed, want) {
+		t.Errorf("dismissed\n%+v\nwant\n%+v", v.Dismissed, want)
 	}
 }

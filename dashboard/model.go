@@ -227,6 +227,25 @@ func Logs(t *record.Trial) []LogExcerpt {
 	return out
 }
 
+// Dismissal is one group of log lines a checker of a trial dismissed by
+// a named rule (record.Dismissal), with the checker.
+type Dismissal struct {
+	Checker string
+	record.Dismissal
+}
+
+// dismissed lists the lines the verdicts of t dismissed, checker by
+// checker, for the trial page.
+func dismissed(t *record.Trial) []Dismissal {
+	var out []Dismissal
+	for _, v := range t.Verdicts {
+		for _, d := range v.Dismissed {
+			out = append(out, Dismissal{Checker: v.Checker, Dismissal: d})
+		}
+	}
+	return out
+}
+
 // Artifact is a file a checker wrote for a trial — the linearizability
 // checker's visualisation, named in its evidence as "visualization: PATH" —
 // that the trial's pages link to as Name (a page-relative file name).

@@ -32,6 +32,7 @@ var (
 		"offset":    func(t *record.Trial, at time.Time) string { return fmt.Sprintf("%.2fs", at.Sub(t.Start).Seconds()) },
 		"list":      func(v ...any) []any { return v },
 		"faultLine": faultLine,
+		"dismissed": dismissed,
 		"frames":    Frames,
 		"kinds": func(t *record.Trial) string {
 			if len(t.Injections) == 0 {

@@ -64,6 +64,8 @@ func fixture(t *testing.T) (*store.Store, int64) {
 		{Time: t0.Add(6*time.Second + 900*time.Millisecond), Node: "n2", SiteID: "peer.go:7", Kind: catalog.KindPartition, Delay: 500 * time.Millisecond},
 	}
 	trials[2].Client = append(trials[2].Client, record.ClientEvent{Time: t0.Add(7 * time.Second), Client: "n1/0", Node: "n1", Kind: record.EvError, Msg: "put k1: timeout"})
+	trials[1].Verdicts = append(trials[1].Verdicts, record.Verdict{Checker: "log", Symptom: "informational: new warn log: lost peer",
+		Dismissed: []record.Dismissal{{Rule: "delay-words", Node: "n2", Template: "warn  waiting for <n> peers", Count: 3, Example: "[WRN] waiting for 2 peers", Why: "delay of n2 at +0.5s, on n2"}}})
 	trials[2].Verdicts[1] = record.Verdict{Checker: "hang", Failed: true, Symptom: "client n1/0 made no progress for 2s", Evidence: []string{"ERROR wal: write failed: input/output error"}, Nodes: []string{"n1"}}
 	// A log line the same fault caused: co-occurring with the hang.
 	trials[2].Verdicts = append(trials[2].Verdicts, record.Verdict{Checker: "log", Failed: true, Symptom: "new error log at wal.go: write failed"})
@@ -154,7 +156,8 @@ func TestPages(t *testing.T) {
 	if code != 200 {
 		t.Fatalf("trial page: %d", code)
 	}
-	mustContain(t, "trial page", body, `<rect class="ev ev-delay"`, "server.go:40", `class="ev ev-progress"`)
+	mustContain(t, "trial page", body, `<rect class="ev ev-delay"`, "server.go:40", `class="ev ev-progress"`,
+		`<table id="dismissed">`, `<td>delay-words</td><td>n2</td><td>3</td>`, "warn  waiting for &lt;n&gt; peers", "delay of n2 at &#43;0.5s, on n2", "[WRN] waiting for 2 peers")
 
 	for _, p := range []string{base + "finding-nope.html", base + "trial-9-9.html", base + "other.html", "/c/99/index.html"} {
 		if code, _ := get(t, h, p); code != http.StatusNotFound {

@@ -201,6 +201,27 @@ type Verdict struct {
 	Symptoms []string `json:"symptoms,omitempty"`
 	Evidence []string `json:"evidence,omitempty"`
 	Nodes    []string `json:"nodes,omitempty"`
+	// Dismissed are the lines the checker saw and dismissed by a named
+	// rule as the expected consequence of a fault (the log checker), so
+	// that a user can audit what a rule hid.
+	Dismissed []Dismissal `json:"dismissed,omitempty"`
+}
+
+// Dismissal is a group of log lines one rule dismissed on one node in a
+// trial: lines of one template, counted, with one raw example.
+type Dismissal struct {
+	// Rule names the rule (check.LogRules), e.g. "connection-words".
+	Rule string `json:"rule"`
+	Node string `json:"node"`
+	// Template is the lines' normalised identity (check.LogLine.Template).
+	Template string `json:"template"`
+	Count    int    `json:"count"`
+	// Example is the first dismissed line as logged.
+	Example string `json:"example"`
+	// Why says what the rule tied the lines to: the fault and how the
+	// line was placed ("crash of n2 at +1.200s, on n2"), the injected
+	// error text, the ignore pattern.
+	Why string `json:"why,omitempty"`
 }
 
 // Status is a judged trial's outcome.

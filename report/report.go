@@ -791,6 +791,11 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 			}
 			fmt.Fprintf(w, "%25s roles: %s\n", "", strings.Join(changes, ", "))
 		}
+		if full {
+			for _, v := range t.Verdicts {
+				writeVerdictDismissed(w, v)
+			}
+		}
 		if full && t.Status != record.StatusOK {
 			for _, n := range t.Nodes {
 				lines, err := tail(n.Log, logTail)

@@ -257,6 +257,9 @@ ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 	// 11: the member a disconnect cut apart from the injection's node
 	// (record.Injection.Peer).
 	`ALTER TABLE injections ADD COLUMN peer TEXT NOT NULL DEFAULT '';`,
+	// 12: the lines a checker dismissed by a named rule
+	// (record.Verdict.Dismissed, JSON).
+	`ALTER TABLE verdicts ADD COLUMN dismissed TEXT NOT NULL DEFAULT 'null';`,
 }
 
 // SchemaVersion is the schema version this package writes.

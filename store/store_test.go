@@ -93,6 +93,10 @@ func sampleTrial(i int) *record.Trial {
 	t.Roles = []record.RoleChange{{Node: "n2", Role: "StateLeader", Time: t0}}
 	for _, c := range []string{"crash", "hang", "gray", "log", "linearizability", "violations"} {
 		v := record.Verdict{Checker: c}
+		if c == "log" {
+			v.Symptom = "informational: new warn log: lost peer"
+			v.Dismissed = []record.Dismissal{{Rule: "connection-words", Node: "n1", Template: "warn  lost peer", Count: 3, Example: "[WRN] lost peer n2", Why: "crash of n2 at +1s, on peer n1, by time"}}
+		}
 		if c == "hang" && i%5 == 4 {
 			v = record.Verdict{Checker: c, Failed: true, Symptom: "client n2/0 made no progress", Symptoms: []string{"client n2/0 made no progress", "client n1/0 made no progress"}, Evidence: []string{"a", "b"}, Nodes: []string{"n2"}}
 			t.Status = record.StatusFailed

@@ -88,6 +88,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	htmlDir := fs.String("html", "", "write the campaign's pages (campaign, trials, findings, timelines, logs) as a self-contained static directory `DIR`")
 	junitFile := fs.String("junit", "", "write the findings and fault-free failures as JUnit XML test cases to `FILE` (for a CI's test view)")
 	notJudgedOnly := fs.Bool("not-judged", false, "list only the trials the workload could not judge, with its reasons (with --json: those instead of the findings)")
+	listDismissed := fs.Bool("dismissed", false, "list, per log rule, what it dismissed as a fault's expected consequence across the trials (templates, counts, trials, an example), to audit the rules")
 	genericOnly := fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
@@ -132,6 +133,13 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 			return writeJSON(stdout, trials)
 		}
 		return report.WriteTrials(stdout, trials, *withErrors)
+	}
+	if *listDismissed {
+		rules := report.Dismissed(trials)
+		if *asJSON {
+			return writeJSON(stdout, rules)
+		}
+		return report.WriteDismissed(stdout, rules)
 	}
 	if *listSites {
 		sites := report.Reached(trials)

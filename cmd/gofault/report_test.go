@@ -6,11 +6,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/instrument"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 )
 
@@ -120,5 +124,56 @@ func TestLatestCampaign(t *testing.T) {
 				t.Errorf("latestCampaign = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestReportDismissed: gofault report --dismissed lists what each log rule
+// dismissed in the campaign's stored trials, as text and as JSON.
+func TestReportDismissed(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx := context.Background()
+	db := filepath.Join(t.TempDir(), "gofault.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, err := st.CreateCampaign(ctx, store.Campaign{Name: "x", ConfigHash: "h", Policy: "random"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, node := range []string{"n1", "n3"} {
+		tr := &record.Trial{Index: i, Status: record.StatusOK, Policy: "random", Verdicts: []record.Verdict{{Checker: check.NameLog,
+			Dismissed: []record.Dismissal{{Rule: check.RuleConnectionWords, Node: node, Template: "warn  lost peer", Count: 2,
+				Example: "[WRN] lost peer n2", Why: "crash of n2 at +1s, on peer " + node + ", by time"}}}}}
+		if err := st.SaveTrial(ctx, cid, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	var out, errb bytes.Buffer
+	if code := run([]string{"report", "--db", db, "--dismissed"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, s := range []string{"connection-words: 4 lines in 2 trials, 1 templates", "4× in 2 trials on n1,n3: warn  lost peer", "e.g. 1-0: [WRN] lost peer n2"} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("no %q in:\n%s", s, out.String())
+		}
+	}
+	out.Reset()
+	if code := run([]string{"report", "--db", db, "--dismissed", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var rules []report.RuleDismissals
+	if err := json.Unmarshal(out.Bytes(), &rules); err != nil {
+		t.Fatalf("%v in %s", err, out.String())
+	}
+	if len(rules) != 1 || rules[0].Rule != check.RuleConnectionWords || rules[0].Lines != 4 || len(rules[0].Templates) != 1 ||
+		!reflect.DeepEqual(rules[0].Templates[0].Trials, []string{"1-0", "1-1"}) {
+		t.Errorf("--dismissed --json = %s", out.String())
+	}
+	out.Reset()
+	if code := run([]string{"report", "--db", db, "--trials", "--errors"}, &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "log dismissed 2× on n3 by connection-words (crash of n2 at +1s, on peer n3, by time): [WRN] lost peer n2") {
+		t.Errorf("--trials --errors (exit %d):\n%s", code, out.String())
 	}
 }

@@ -1,0 +1,304 @@
+package check
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+// Names of the log checker's rules: why it dismissed a new log line
+// (record.Dismissal.Rule). They are stable: reports and users' audits
+// refer to them.
+const (
+	RuleEchoError         = "echo-error"
+	RuleResourceExhausted = "resource-exhausted"
+	RuleFaultSite         = "fault-site"
+	RuleDelayWords        = "delay-words"
+	RuleConnectionWords   = "connection-words"
+	RulePartitionWords    = "partition-words"
+	RuleLeaderError       = "leader-error"
+	RuleMachine           = "machine"
+	RuleLogIgnore         = "log-ignore"
+)
+
+// LogRule describes one rule by which the log checker dismisses a new
+// warning-or-worse line as the expected consequence of a fault, or as
+// not about the system at all.
+type LogRule struct {
+	Name string `json:"name"`
+	// Dismisses says which lines the rule dismisses.
+	Dismisses string `json:"dismisses"`
+	// Scope says on which members and when it applies.
+	Scope string `json:"scope"`
+}
+
+// LogRules are the log checker's rules, in the order it tries them. A
+// line no rule dismisses is reported.
+var LogRules = []LogRule{
+	{RuleEchoError, "lines containing the injected error's text (\"input/output error\", \"EIO\")",
+		"the node the error was injected into, from the injection to RecoveryBound after it"},
+	{RuleResourceExhausted, "after an injected ENOSPC, EDQUOT, EMFILE, ENFILE or ENOMEM, lines saying in the target's words that the resource ran out or the subsystem needing it is off",
+		"the node the error was injected into, from the injection to the end of the trial (a target keeps a subsystem it turned off off)"},
+	{RuleFaultSite, "lines logged from a file of the injection's stack (its first four frames)",
+		"the node the fault hit, in the fault's window"},
+	{RuleDelayWords, "after a delay or a partition, lines about waiting: deadline, timeout, retry, cancel, leader, elect, unavailable, health",
+		"the node the fault hit, in the fault's window"},
+	{RuleConnectionWords, "after a kill, a restart, an exit, a delay, a partition or a network error, lines about a lost peer or connection and the catch-up that follows (peer, connection, closed, reject, snapshot, compacted, conflict, …)",
+		"the node the fault hit and, by time only, its peers (a peer's line that names the hit member is noted so), in the fault's window"},
+	{RulePartitionWords, "after a partition or disconnect, lines about the election that follows (quorum, step down, candidate, vote, term, …)",
+		"every member (an election involves all), in the fault's window"},
+	{RuleLeaderError, "after an error injected into the leader, lines about the election that follows (the partition words)",
+		"every member, from the injection to RecoveryBound after it"},
+	{RuleMachine, "lines about a slow or overloaded machine (took too long, slow, clock, heartbeat) or carrying a latency field (took, duration)",
+		"every member, the whole trial: with parallel trials on a busy host they come and go, fault or not"},
+	{RuleLogIgnore, "lines matching one of the target's log_ignore patterns",
+		"every member, the whole trial"},
+}
+
+// fault is one fault of a trial as the log rules see it: the members it
+// hit, the window in which its consequences are expected, and what it
+// makes members log.
+type fault struct {
+	desc string
+	hit  []string
+	// from and to bound the fault's window: from its start to its end
+	// (a delay's or a partition's length, a killed node's restart) plus
+	// the recovery bound.
+	from, to time.Time
+	// exhaustedTo ends the window of resource-exhausted.
+	exhaustedTo time.Time
+	texts       []string // injected error texts (echo-error)
+	exhausted   []string // injected errnos that say a resource ran out
+	callers     []string // files of the injection's stack (fault-site)
+	delay       bool     // delay-words
+	connLost    bool     // connection-words
+	cut         bool     // partition-words
+	leaderErr   bool     // leader-error
+}
+
+// trialFaults returns the faults of tr for the log rules: its injections,
+// and node exits or restarts that no injection explains. bound is the
+// recovery bound added to each window.
+func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration) []fault {
+	end := tr.End
+	if end.IsZero() {
+		end = time.Unix(1<<40, 0) // unknown: never
+	}
+	var out []fault
+	killedBy := map[string]bool{} // nodes a kill injection explains
+	for _, in := range tr.Injections {
+		f := fault{
+			desc:        fmt.Sprintf("%s of %s at +%s", in.Kind, in.Node, in.Time.Sub(tr.Start).Round(time.Millisecond)),
+			hit:         []string{in.Node},
+			from:        in.Time,
+			to:          in.Time.Add(bound),
+			exhaustedTo: end,
+		}
+		switch in.Kind {
+		case catalog.KindDelay:
+			// A delay of seconds outlasts the peers' I/O timeouts: they
+			// drop the connection and catch the member up later.
+			f.delay, f.connLost = true, true
+			f.to = in.Time.Add(in.Delay + bound)
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
+			// A reboot is a clean shutdown, but its peers lose the
+			// member's connections all the same.
+			f.connLost = true
+			f.to = backAt(tr, in.Node, in.Time, end).Add(bound)
+			killedBy[in.Node] = true
+		case catalog.KindPartition, catalog.KindDisconnect:
+			// Peers lose the cut member's connections and it theirs, its
+			// stalled I/O is slow, and the members elect (a disconnect:
+			// the two members, of each other).
+			f.delay, f.connLost, f.cut = true, true, true
+			f.to = in.Time.Add(in.Delay + bound)
+			if in.Peer != "" {
+				f.hit = append(f.hit, in.Peer)
+				f.desc += " from " + in.Peer
+			}
+		case catalog.KindError:
+			f.desc = fmt.Sprintf("%s %s into %s at +%s", in.Kind, in.Error, in.Node, in.Time.Sub(tr.Start).Round(time.Millisecond))
+			f.texts = errorTexts(in.Error)
+			if netErrors[errorName(in.Error)] || netSites[in.SiteID] {
+				f.connLost = true
+			}
+			if exhaustedWords[errorName(in.Error)] != nil {
+				f.exhausted = append(f.exhausted, errorName(in.Error))
+			}
+			f.leaderErr = leaderRole(in.Role)
+		}
+		for i, fr := range in.Stack {
+			if i >= 4 {
+				break
+			}
+			if fr.File != "" {
+				f.callers = append(f.callers, fr.File)
+			}
+		}
+		out = append(out, f)
+	}
+	for _, n := range tr.Nodes {
+		// A node gone for a reason no injection names (it exited on an
+		// injected error, or was restarted) makes its peers log about the
+		// lost peer until it is back.
+		switch {
+		case n.Exited && !n.ExitTime.IsZero():
+			out = append(out, fault{
+				desc: fmt.Sprintf("exit of %s at +%s", n.Name, n.ExitTime.Sub(tr.Start).Round(time.Millisecond)),
+				hit:  []string{n.Name}, from: n.ExitTime, to: backAt(tr, n.Name, n.ExitTime, end).Add(bound), connLost: true,
+			})
+		case (n.Killed || n.Restarts > 0 || n.Exited) && !killedBy[n.Name]:
+			// When it went is unknown: from the trial's start to its
+			// last restart.
+			back := end
+			if len(n.Restarted) > 0 {
+				back = n.Restarted[len(n.Restarted)-1]
+			}
+			out = append(out, fault{
+				desc: fmt.Sprintf("restart of %s (time unknown)", n.Name),
+				hit:  []string{n.Name}, from: tr.Start, to: back.Add(bound), connLost: true,
+			})
+		}
+	}
+	return out
+}
+
+// backAt returns when node was started again after it went down at t:
+// its first recorded restart after t; end when it never came back; t plus
+// the runner's restart delay for a record without restart times.
+func backAt(tr *record.Trial, node string, t, end time.Time) time.Time {
+	for _, n := range tr.Nodes {
+		if n.Name != node {
+			continue
+		}
+		for _, r := range n.Restarted {
+			if r.After(t) {
+				return r
+			}
+		}
+		if n.Restarts > 0 && len(n.Restarted) == 0 {
+			return t.Add(restartAfter) // an older record
+		}
+		return end
+	}
+	return t.Add(restartAfter)
+}
+
+// on reports whether node is one of the members f hit.
+func (f *fault) on(node string) bool {
+	for _, h := range f.hit {
+		if h == node {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether at lies in f's window; a line with no time lies
+// in none.
+func within(at, from, to time.Time) bool {
+	return !at.IsZero() && !at.Before(from) && !at.After(to)
+}
+
+// placement says where a line stands to f: on a hit member, or on a peer
+// and whether it names a hit member.
+func (f *fault) placement(l LogLine, node string) string {
+	if f.on(node) {
+		return "on " + node
+	}
+	for _, h := range f.hit {
+		if mentions(l.Raw, h) {
+			return "on peer " + node + ", naming " + h
+		}
+	}
+	return "on peer " + node + ", by time"
+}
+
+// dismiss returns the rule that dismisses line l, logged on node and
+// placed at at (zero when it cannot be placed), as the consequence of one
+// of faults, and what it tied the line to; "" when none does. The rules
+// are tried in LogRules order, each over every fault.
+func dismiss(faults []fault, l LogLine, node string, at time.Time) (rule, why string) {
+	words := func(re *regexp.Regexp) bool { return re.MatchString(l.Msg) || re.MatchString(l.Err) }
+	for _, r := range LogRules {
+		for i := range faults {
+			f := &faults[i]
+			inWindow := within(at, f.from, f.to)
+			switch r.Name {
+			case RuleEchoError:
+				if !f.on(node) || !inWindow {
+					continue
+				}
+				for _, t := range f.texts {
+					if strings.Contains(l.Raw, t) {
+						return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on %s", t, f.desc, node)
+					}
+				}
+			case RuleResourceExhausted:
+				if !f.on(node) || !within(at, f.from, f.exhaustedTo) {
+					continue
+				}
+				for _, n := range f.exhausted {
+					if exhaustedWords[n].MatchString(l.Raw) {
+						return r.Name, fmt.Sprintf("%s ran a resource out: %s, on %s", n, f.desc, node)
+					}
+				}
+			case RuleFaultSite:
+				if !f.on(node) || !inWindow || l.Caller == "" {
+					continue
+				}
+				for _, c := range f.callers {
+					if strings.HasSuffix(c, "/"+l.Caller) || path.Base(c) == l.Caller {
+						return r.Name, fmt.Sprintf("logged at the fault site %s: %s, on %s", l.Caller, f.desc, node)
+					}
+				}
+			case RuleDelayWords:
+				if f.delay && f.on(node) && inWindow && words(delayWords) {
+					return r.Name, f.desc + ", on " + node
+				}
+			case RuleConnectionWords:
+				if f.connLost && inWindow && words(connectionWords) {
+					return r.Name, f.desc + ", " + f.placement(l, node)
+				}
+			case RulePartitionWords:
+				if f.cut && inWindow && words(partitionWords) {
+					return r.Name, f.desc + ", " + f.placement(l, node)
+				}
+			case RuleLeaderError:
+				if f.leaderErr && inWindow && words(partitionWords) {
+					return r.Name, f.desc + " (a leader's, a new election), " + f.placement(l, node)
+				}
+			}
+		}
+	}
+	return "", ""
+}
+
+// mentions reports whether s contains name as a word of its own: "n2"
+// in "server-id=n2" or "{Voter n2 …}", not in "n21".
+func mentions(s, name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(name)
+		if (j == 0 || !isWordByte(s[j-1])) && (end == len(s) || !isWordByte(s[end])) {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
