@@ -209,13 +209,16 @@ type SlowWait struct {
 	Role string
 	// Site limits it to faults at this site (stable site ID); "" any.
 	Site string
+	// Node limits it to faults that struck this member (Injection.Node, a
+	// static leader); "" any.
+	Node string
 	// Reason is why the design waits, shown with what it excused.
 	Reason string
 }
 
 // matches reports whether w covers fault in.
 func (w SlowWait) matches(in record.Injection) bool {
-	return in.Kind == w.Kind && (w.Role == "" || w.Role == in.Role) && (w.Site == "" || w.Site == in.SiteID)
+	return in.Kind == w.Kind && (w.Role == "" || w.Role == in.Role) && (w.Site == "" || w.Site == in.SiteID) && (w.Node == "" || w.Node == in.Node)
 }
 
 // excuseFor returns the first of excuses that covers fault in, or nil.
