@@ -191,7 +191,7 @@ func chooseProgress(setting config.Bound, stored time.Duration, storedHow string
 	case stored > 0:
 		return stored, storedHow, false
 	case !usesProgress(enabled):
-		return progressFloor, "hang and gray checkers are off; floor", false
+		return progressFloor, "hang, gray and slow checkers are off; floor", false
 	case nodes == 1:
 		return progressFloor, "one node: no failover to measure; floor", false
 	}
@@ -227,10 +227,10 @@ func (s *session) calibrate(ctx context.Context) error {
 	return s.st.SetCampaignProgress(context.WithoutCancel(ctx), s.camp.ID, bound, how)
 }
 
-// usesProgress reports whether a checker that uses the progress bound is
-// enabled (empty: all are).
+// usesProgress reports whether a checker that uses the progress bound
+// (hang, gray, slow) is enabled (empty: all are).
 func usesProgress(enabled []string) bool {
-	return len(enabled) == 0 || slices.Contains(enabled, check.NameHang) || slices.Contains(enabled, check.NameGray)
+	return len(enabled) == 0 || slices.Contains(enabled, check.NameHang) || slices.Contains(enabled, check.NameGray) || slices.Contains(enabled, check.NameSlow)
 }
 
 // calibrationTrial runs the calibration trial: a fault-free trial in which

@@ -145,6 +145,7 @@ func TestUsesProgress(t *testing.T) {
 		{nil, true},
 		{[]string{"crash", "hang"}, true},
 		{[]string{"gray"}, true},
+		{[]string{"slow"}, true},
 		{[]string{"crash", "log", "linearizability"}, false},
 	} {
 		if got := usesProgress(tc.enabled); got != tc.want {
@@ -195,8 +196,9 @@ func TestChooseProgress(t *testing.T) {
 		{"explicit", config.Bound(2 * time.Second), 0, "", all, 2 * time.Second, howExplicit, false},
 		{"explicit wins over a stored bound", config.Bound(2 * time.Second), 5 * time.Second, "measured", all, 2 * time.Second, howExplicit, false},
 		{"auto, resumed", 0, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", all, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", false},
-		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, progressFloor, "hang and gray checkers are off; floor", false},
+		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, progressFloor, "hang, gray and slow checkers are off; floor", false},
 		{"auto: measure", 0, 0, "", all, 0, "", true},
+		{"auto, slow alone uses it: measure", 0, 0, "", []string{"crash", "slow"}, 0, "", true},
 		{"auto, one node", 0, 0, "", all, progressFloor, "one node: no failover to measure; floor", false},
 		{"auto, default checkers: measure", 0, 0, "", nil, 0, "", true},
 	} {

@@ -118,6 +118,9 @@ type runner struct {
 	cov *coverage
 	// netSites are the catalog's network sites (check.Input.NetSites).
 	netSites map[string]bool
+	// slowWaits are the profile's checkers.waits_for_slow
+	// (check.Input.SlowWaits).
+	slowWaits []check.SlowWait
 }
 
 func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
@@ -135,6 +138,10 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 		return nil, err
 	}
 	nodes = powerLossEnv(nodes, cfg.Faults.Kinds, bt.Catalog)
+	waits, err := slowWaits(cfg.Checkers.WaitsForSlow)
+	if err != nil {
+		return nil, err
+	}
 	keep, err := newKeeper(filepath.Join(cfg.Path(cfg.WorkDir), "trials"), cmp.Or(cfg.Store.KeepFailed, config.DefaultKeepFailed))
 	if err != nil {
 		return nil, err
@@ -146,7 +153,7 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 		return nil, err
 	}
 	r := &runner{cov: &coverage{}, cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
-		progress: cfg.Checkers.Progress.Duration()}
+		progress: cfg.Checkers.Progress.Duration(), slowWaits: waits}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
 	}
@@ -157,6 +164,20 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 		}
 	}
 	return r, nil
+}
+
+// slowWaits maps the profile's checkers.waits_for_slow to the checkers'
+// input.
+func slowWaits(ws []config.SlowWait) ([]check.SlowWait, error) {
+	out := make([]check.SlowWait, 0, len(ws))
+	for i, w := range ws {
+		k, err := catalog.ParseKind(w.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("checkers.waits_for_slow[%d]: %w", i, err)
+		}
+		out = append(out, check.SlowWait{Kind: k, Role: w.Role, Site: w.Site, Node: w.Node, Reason: w.Reason})
+	}
+	return out, nil
 }
 
 // clusterNodes maps the config's cluster section to the cluster runner's
@@ -351,6 +372,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,
 		NetSites:               r.netSites,
+		SlowWaits:              r.slowWaits,
 		WorkloadTimedOut:       wres.TimedOut,
 		Visualize:              true,
 	}, checkers)

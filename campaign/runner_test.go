@@ -5,6 +5,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
@@ -102,5 +103,16 @@ func TestBaselineBroken(t *testing.T) {
 				t.Errorf("baselineBroken = %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestSlowWaits(t *testing.T) {
+	got, err := slowWaits([]config.SlowWait{{Kind: "delay", Role: "StateLeader", Reason: "static leader"}, {Kind: "disconnect", Site: "s1", Node: "n1", Reason: "r"}})
+	if err != nil || len(got) != 2 || got[0].Kind != catalog.KindDelay || got[0].Role != "StateLeader" || got[0].Reason != "static leader" ||
+		got[1].Kind != catalog.KindDisconnect || got[1].Site != "s1" || got[1].Node != "n1" {
+		t.Fatalf("slowWaits = %+v, %v", got, err)
+	}
+	if _, err := slowWaits([]config.SlowWait{{Kind: "slow", Reason: "r"}}); err == nil || !strings.Contains(err.Error(), "checkers.waits_for_slow[0]") {
+		t.Fatalf("an unknown kind: err = %v", err)
 	}
 }

@@ -33,7 +33,7 @@ type Input struct {
 	// checker returns Unknown without one.
 	Baseline *Baseline
 	// Progress is how long a client may go without progress before the
-	// hang and gray checkers count it as stalled (config
+	// hang, gray and slow checkers count it as stalled (config
 	// checkers.progress); DefaultProgress when zero.
 	Progress time.Duration
 	// LinearizabilityTimeout bounds the porcupine search (config
@@ -58,6 +58,11 @@ type Input struct {
 	// connection, whatever its value (an EOF on a route's read as much
 	// as an EPIPE), which the log checker needs to know.
 	NetSites map[string]bool
+	// SlowWaits are the profile's statements that the target's design
+	// waits for a slowed member (config checkers.waits_for_slow): a fault
+	// one covers counts in every client's allowance, and the checkers
+	// show what it excused.
+	SlowWaits []SlowWait
 }
 
 func (in *Input) progress() time.Duration {
@@ -107,6 +112,7 @@ const (
 	NameViolations      = "violations"
 	NameReplicas        = "replicas"
 	NameRecovery        = "recovery"
+	NameSlow            = "slow"
 )
 
 func init() {
@@ -118,6 +124,7 @@ func init() {
 	Register(Violations{})
 	Register(Replicas{})
 	Register(Recovery{})
+	Register(Slow{})
 }
 
 // Run runs the named checkers (all registered ones when names is empty) on

@@ -233,6 +233,23 @@ func TestHang(t *testing.T) {
 			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
 			inject(1000, "n2", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
 			Input{}, verdictWant{}},
+		{"not excused by a delay on another member", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
+			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests hanging)", nodes: []string{"n2"}}},
+		{"excused by the far end of a disconnect", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).progress("n3/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
+			inject(1000, "n1", catalog.KindDisconnect, func(in *record.Injection) { in.Delay, in.Peer = 4*time.Second, "n2" }),
+			Input{}, verdictWant{}},
+		{"excused by a delay on half the members (no quorum to route around it)", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
+			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			Input{}, verdictWant{}},
+		{"delay elsewhere excused by the profile, and shown", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
+			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay, in.Role = 4*time.Second, "roleLeader" }),
+			Input{SlowWaits: []SlowWait{{Kind: catalog.KindDelay, Role: "roleLeader", Reason: "static leader"}}},
+			verdictWant{ev: "excused by the profile: client n2/0 (node n2) made no progress from 05:00:01.000 to 05:00:05.000 (4s) during delay n1 (roleLeader)"}},
 		{"node killed by gofault", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
 			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 8000, 500).
 			inject(1000, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }),
@@ -276,6 +293,12 @@ func TestGray(t *testing.T) {
 			verdictWant{failed: true, symptom: "only a subset of clients failed"}},
 		{"everyone fails", newTrial("n1", "n2").progress("n1/0", 0, 1000, 100).errors("n1/0", 1500, 6500, 500).progress("n1/0", 7000, 8000, 100).
 			progress("n2/0", 0, 1000, 100).errors("n2/0", 1500, 6500, 500).progress("n2/0", 7000, 8000, 100), verdictWant{}},
+		{"healthy while failing during a delay on another member", stalled().ev(3000, "n2/0", record.EvHealthy, "leader 1").
+			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 6 * time.Second }),
+			verdictWant{failed: true, symptom: "node reported healthy while its clients failed", ev: "node n2 reported healthy"}},
+		{"failing during its own node's delay", stalled().ev(3000, "n2/0", record.EvHealthy, "leader 1").
+			inject(1000, "n2", catalog.KindDelay, func(in *record.Injection) { in.Delay = 6 * time.Second }),
+			verdictWant{}},
 		{"killed node's clients fail", stalled().inject(1000, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }), verdictWant{}},
 	}
 	for _, tc := range tests {
@@ -308,7 +331,7 @@ func TestRun(t *testing.T) {
 	if _, err := Run(context.Background(), &Input{}, nil); err == nil {
 		t.Fatal("no error without a trial")
 	}
-	want := []string{"crash", "gray", "hang", "linearizability", "log", "recovery", "replicas", "violations"}
+	want := []string{"crash", "gray", "hang", "linearizability", "log", "recovery", "replicas", "slow", "violations"}
 	if got := Names(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Names = %v", got)
 	}
@@ -344,7 +367,7 @@ func TestFaultFreeTrialPasses(t *testing.T) {
 			t.Errorf("%s: failed=%v unknown=%v %q %v", v.Checker, v.Failed, v.Unknown, v.Symptom, v.Evidence)
 		}
 	}
-	if len(vs) != 8 {
+	if len(vs) != 9 {
 		t.Errorf("%d verdicts", len(vs))
 	}
 }

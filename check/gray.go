@@ -18,8 +18,9 @@ import (
 //  3. only a subset of the clients failed while the others kept making
 //     progress.
 //
-// Clients of a node gofault killed are excluded, and delays extend the
-// threshold, as for Hang.
+// Clients of a node gofault killed are excluded, and a delay, partition
+// or disconnect extends the threshold of its own node's clients only (or
+// of every client where the profile excuses it), as for Hang.
 type Gray struct{}
 
 // Name implements Checker.
@@ -44,7 +45,9 @@ func (Gray) Check(_ context.Context, in *Input) record.Verdict {
 			failing[s.client] = s
 		}
 	}
+	excused := excusedStalls(in)
 	if len(failingStalls) == 0 {
+		v.Evidence = capEvidence(excused)
 		return v
 	}
 	killed := killedSince(tr)
@@ -78,19 +81,21 @@ func (Gray) Check(_ context.Context, in *Input) record.Verdict {
 				v.Symptom = "node reported healthy while its clients failed"
 				v.Evidence = append([]string{fmt.Sprintf("node %s reported healthy at %s (%s) while client %s was failing", s.node, clock(e.Time), e.Msg, s.client)}, v.Evidence...)
 				v.Nodes = sortedSet(failNodes)
-				v.Evidence = capEvidence(v.Evidence)
+				v.Evidence = capEvidence(append(v.Evidence, excused...))
 				return v
 			}
 		}
 	}
 	if len(okClients) == 0 {
 		// Everyone failed: not differential; the hang checker reports it.
-		return pass(NameGray)
+		v = pass(NameGray)
+		v.Evidence = capEvidence(excused)
+		return v
 	}
 	v.Failed = true
 	v.Nodes = sortedSet(failNodes)
 	v.Evidence = append(v.Evidence, fmt.Sprintf("clients still making progress: %v", okClients))
-	v.Evidence = capEvidence(v.Evidence)
+	v.Evidence = capEvidence(append(v.Evidence, excused...))
 	// (1) The fault was on one node but only other nodes' clients failed.
 	if len(faultNodes) == 1 {
 		var x string

@@ -9,10 +9,13 @@ import (
 )
 
 // Hang is the progress checker: it reports a client that made no progress
-// for longer than Input.Progress while the workload ran (plus any injected
-// delay that overlaps the period, and excluding clients of a node gofault
-// killed), a workload that did not finish by its deadline, and a workload
-// phase that failed.
+// for longer than Input.Progress while the workload ran (plus the delay,
+// partition or disconnect that overlaps the period and hit the client's
+// own node, or that the profile excuses; excluding clients of a node
+// gofault killed), a workload that did not finish by its deadline, and a
+// workload phase that failed. A delay on another member extends no
+// client's allowance: a healthy cluster routes around one slow member (the
+// slow checker says which).
 type Hang struct{}
 
 // Name implements Checker.
@@ -62,7 +65,7 @@ func (Hang) Check(_ context.Context, in *Input) record.Verdict {
 		v.Symptom = fmt.Sprintf("client made no progress for over %s (%s)", in.progress(), how)
 	}
 	v.Nodes = sortedSet(nodes)
-	v.Evidence = capEvidence(v.Evidence)
+	v.Evidence = capEvidence(append(v.Evidence, excusedStalls(in)...))
 	return v
 }
 

@@ -103,19 +103,60 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 	return out
 }
 
-// delayDuring returns the total injected delay whose effect overlaps
-// [from, to]: a delay of d injected at t slows requests in [t, t+d], so a
-// stall may be that much longer before it counts. A partition of length d
-// counts the same: a member cut off from its peers cannot serve what needs
-// a quorum until the heal, its expected unavailability, and the others may
-// need an election meanwhile; what is left of a stall after it is judged.
-func delayDuring(tr *record.Trial, from, to time.Time) time.Duration {
+// slowing reports whether fault in slows or cuts members for a while
+// (in.Delay): a delay, a partition or a disconnect.
+func slowing(in record.Injection) bool {
+	switch in.Kind {
+	case catalog.KindDelay, catalog.KindPartition, catalog.KindDisconnect:
+		return in.Delay > 0
+	}
+	return false
+}
+
+// hits reports whether fault in slows or cuts node: the node it struck, or
+// for a disconnect either end.
+func hits(in record.Injection, node string) bool {
+	return in.Node == node || (in.Kind == catalog.KindDisconnect && in.Peer == node)
+}
+
+// overlaps reports whether the effect of slowing fault in, [in.Time,
+// in.Time+in.Delay], overlaps [from, to].
+func overlaps(in record.Injection, from, to time.Time) bool {
+	return !in.Time.After(to) && !in.Time.Add(in.Delay).Before(from)
+}
+
+// quorumInDoubt reports whether the slowing faults that overlap [from, to]
+// slow or cut off half the members or more (delays and partitions; a
+// disconnect cuts one link, not a member off the cluster): then no
+// majority is left to route around them.
+func quorumInDoubt(tr *record.Trial, from, to time.Time) bool {
+	slowed := map[string]bool{}
+	for _, in := range tr.Injections {
+		if slowing(in) && in.Kind != catalog.KindDisconnect && overlaps(in, from, to) {
+			slowed[in.Node] = true
+		}
+	}
+	return len(slowed) > 0 && 2*len(slowed) >= len(tr.Nodes)
+}
+
+// allowance returns how much longer than the progress bound a client of
+// node may go without progress over [from, to]: the delay (or partition,
+// or disconnect length) of every slowing fault that overlaps the period
+// and hits node itself — a delay of d injected at t slows requests in
+// [t, t+d], a member cut off cannot serve what needs a quorum until the
+// heal. A fault on another member counts only when the profile excuses it
+// (excuses, Input.SlowWaits: the target's design waits for that member) or
+// when the faults slow half the members or more; otherwise a healthy
+// cluster routes around the slow member within the bound, and the slow
+// checker judges the stall.
+func allowance(tr *record.Trial, excuses []SlowWait, node string, from, to time.Time) time.Duration {
+	doubt := quorumInDoubt(tr, from, to)
 	var sum time.Duration
 	for _, in := range tr.Injections {
-		if (in.Kind != catalog.KindDelay && in.Kind != catalog.KindPartition && in.Kind != catalog.KindDisconnect) || in.Delay <= 0 {
+		if !slowing(in) || !overlaps(in, from, to) {
 			continue
 		}
-		if !in.Time.After(to) && !in.Time.Add(in.Delay).Before(from) {
+		if doubt || hits(in, node) || excuseFor(excuses, in) != nil {
 			sum += in.Delay
 		}
 	}
@@ -125,7 +166,11 @@ func delayDuring(tr *record.Trial, from, to time.Time) time.Duration {
 // stalls finds every client's stalls in tr. A client's activity spans from
 // its first to its last event — or to the end of the workload when the
 // workload timed out, since a request that never returns leaves no event.
-func stalls(in *Input) []stall {
+func stalls(in *Input) []stall { return stallsExcusing(in, in.SlowWaits) }
+
+// stallsExcusing is stalls with the profile's excuses given: nil finds
+// the stalls that they excuse too (see excusedStalls).
+func stallsExcusing(in *Input, excuses []SlowWait) []stall {
 	tr := in.Trial
 	threshold := in.progress()
 	_, wlEnd := workloadSpan(tr)
@@ -148,7 +193,7 @@ func stalls(in *Input) []stall {
 				// Only the part before the node was killed or died counts.
 				to, open = k, true
 			}
-			if to.Sub(from) > threshold+delayDuring(tr, from, to)+killsAllowance(tr, from, to, threshold) {
+			if to.Sub(from) > threshold+allowance(tr, excuses, tl.node, from, to)+killsAllowance(tr, from, to, threshold) {
 				out = append(out, stall{client: tl.name, node: tl.node, from: from, to: to, errors: errs, lastErr: lastErr, open: open})
 			}
 		}

@@ -113,7 +113,7 @@ type Checkers struct {
 	// Enabled lists checker names; default DefaultCheckers.
 	Enabled []string `yaml:"enabled"`
 	// Progress is how long a client may go without progress before the
-	// hang and gray checkers count it as stalled. Unset or "auto" (the
+	// hang, gray and slow checkers count it as stalled. Unset or "auto" (the
 	// default): measured at the start of the campaign from a failover on
 	// the target (a calibration trial kills the leader), twice the
 	// longest stall it causes and at least 3s.
@@ -140,7 +140,40 @@ type Checkers struct {
 	// injected fault is run again, fault-free, to tell a flaky failure
 	// from a reproducible one (default 2; -1 never).
 	RerunFaultFree int `yaml:"rerun_fault_free"`
+	// WaitsForSlow says where the target's documented design waits for
+	// a slowed or cut member (a quorum that needs it, a static leader):
+	// the other members' clients may stall as long as such a fault lasts.
+	// The slow, hang and gray checkers excuse those stalls and show them
+	// in their evidence with the reason. Empty (the default): a healthy
+	// cluster routes around one slow member within the progress bound.
+	WaitsForSlow []SlowWait `yaml:"waits_for_slow"`
 }
+
+// SlowWait is one entry of checkers.waits_for_slow: the faults of one kind
+// (optionally in one role, at one site, on one member) that the design
+// waits for, and why.
+type SlowWait struct {
+	// Kind is the fault kind: delay, partition or disconnect.
+	Kind string `yaml:"kind"`
+	// Role limits the entry to faults that struck a member in this role
+	// (the catalog's role name that reports show, e.g. "StateLeader");
+	// empty: any role.
+	Role string `yaml:"role"`
+	// Site limits the entry to faults at this site (its stable ID, as
+	// reports show it); empty: any site.
+	Site string `yaml:"site"`
+	// Node limits the entry to faults that struck this member (e.g. "n1"),
+	// for a design whose leader is fixed by configuration rather than
+	// elected; empty: any member.
+	Node string `yaml:"node"`
+	// Reason says why the design waits (required): it is shown with every
+	// stall the entry excuses.
+	Reason string `yaml:"reason"`
+}
+
+// SlowWaitKinds are the fault kinds checkers.waits_for_slow may name: the
+// faults that slow or cut a member for a while.
+var SlowWaitKinds = []string{"delay", "partition", "disconnect"}
 
 // Faults selects the fault kinds a campaign may inject.
 type Faults struct {

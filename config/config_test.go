@@ -25,7 +25,7 @@ workload:
 
 var known = Known{
 	Policies: []string{"random", "bsrr", "none"},
-	Checkers: []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas", "recovery"},
+	Checkers: []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas", "recovery", "slow"},
 }
 
 func TestSet(t *testing.T) {
@@ -285,6 +285,17 @@ func TestValidate(t *testing.T) {
 		{"bad generic sites", []string{"checkers.generic_sites=-2"}, []string{`checkers.generic_sites: must be -1 or more (got -2); set e.g. "generic_sites: 3"`}},
 		{"no re-runs", []string{"checkers.rerun_fault_free=-1"}, nil},
 		{"bad re-runs", []string{"checkers.rerun_fault_free=-5"}, []string{`checkers.rerun_fault_free: must be -1 or more (got -5); set e.g. "rerun_fault_free: 2"`}},
+		{"waits for slow", []string{"checkers.waits_for_slow=[{kind: delay, role: StateLeader, reason: writes need every replica's ack}]"}, nil},
+		{"waits for slow at a site", []string{"checkers.waits_for_slow=[{kind: partition, site: 'raft.(*Raft).x#1', reason: a quorum of two}]"}, nil},
+		{"waits for slow on a member", []string{"checkers.waits_for_slow=[{kind: partition, node: n1, reason: the static leader}]"}, nil},
+		{"waits for slow without a reason", []string{"checkers.waits_for_slow=[{kind: delay}, {kind: delay, reason: ' '}]"}, []string{
+			`checkers.waits_for_slow[0].reason: is missing; say why the design waits`, `checkers.waits_for_slow[1].reason: is missing`}},
+		{"waits for slow: a kind that does not slow", []string{"checkers.waits_for_slow=[{kind: crash, reason: x}]"}, []string{
+			`checkers.waits_for_slow[0].kind: unknown kind "crash"; use delay, partition or disconnect`}},
+		{"waits for slow on no member", []string{"checkers.waits_for_slow=[{kind: delay, node: n7, reason: x}]"}, []string{
+			`checkers.waits_for_slow[0].node: unknown member "n7"; name a member, n1 to n3, or leave it out`}},
+		{"waits for slow without a kind", []string{"checkers.waits_for_slow=[{role: StateLeader, reason: x}]"}, []string{
+			`checkers.waits_for_slow[0].kind: is missing; set e.g. "kind: delay"`}},
 		{"several errors", []string{"cluster.nodes=-1", "policy.budget=-3"}, []string{"cluster.nodes:", "policy.budget:"}},
 	}
 	for _, tt := range tests {

@@ -55,7 +55,7 @@ const DefaultPartition = 3 * time.Second
 
 // DefaultCheckers are the checkers enabled unless checkers.enabled says
 // otherwise. The check package may replace this list from an init function.
-var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas", "recovery"}
+var DefaultCheckers = []string{"crash", "hang", "gray", "log", "linearizability", "violations", "replicas", "recovery", "slow"}
 
 // Defaults fills every unset field with its default. It is idempotent.
 // Zero values that are valid settings (policy.seed 0, checkers.baseline 0

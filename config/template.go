@@ -181,10 +181,12 @@ workload:
   timeout: 30s
 
 # checkers judge every trial. enabled lists them (default: crash, hang,
-# gray, log, linearizability, violations, replicas, recovery).
+# gray, log, linearizability, violations, replicas, recovery, slow).
 checkers:
-  # enabled: [crash, hang, gray, log, linearizability, violations, replicas, recovery]
+  # enabled: [crash, hang, gray, log, linearizability, violations, replicas, recovery, slow]
   # progress: how long a client may go without progress before "hang";
+  # also the bound within which "slow" wants the other members' clients to
+  # make progress again while one member is slowed or cut off;
   # auto (the default) measures a failover at the start of the campaign and
   # takes twice its longest client stall, at least 3s.
   progress: auto
@@ -205,6 +207,15 @@ checkers:
   # rerun_fault_free: a trial that fails without any fault is run again
   # this many times to tell flaky from reproducible (-1: never).
   rerun_fault_free: 2
+  # waits_for_slow: where the system's documented design waits for a slow
+  # or cut member (a quorum that needs it, a static leader), say so here
+  # with the reason; the slow, hang and gray checkers then excuse the other
+  # members' stalls during such a fault and show each one with the reason.
+  # kind: delay, partition or disconnect; role and site narrow it.
+  # waits_for_slow:
+  #   - kind: delay
+  #     role: StateLeader
+  #     reason: "the leader is static: writes wait for it, by design"
 
 # faults: which kinds may be injected (error, delay, crash), and the delay
 # used where no timeout was observed at the site.

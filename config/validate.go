@@ -40,6 +40,17 @@ func (e *FieldError) Error() string {
 	return e.Field + ": " + e.Msg + "; " + e.Fix
 }
 
+// isMemberName reports whether name is one of the names a cluster of n
+// nodes gives its members: "n1" to "n<n>".
+func isMemberName(name string, n int) bool {
+	for i := 1; i <= n; i++ {
+		if name == fmt.Sprintf("n%d", i) {
+			return true
+		}
+	}
+	return false
+}
+
 // signals maps the accepted shutdown signal names to signals.
 var signals = map[string]syscall.Signal{
 	"SIGTERM": syscall.SIGTERM, "SIGINT": syscall.SIGINT, "SIGQUIT": syscall.SIGQUIT,
@@ -185,6 +196,21 @@ func (c *Config) Validate(known Known) error {
 	for i, p := range c.Checkers.LogIgnore {
 		if _, err := regexp.Compile(p); err != nil {
 			bad(fmt.Sprintf("checkers.log_ignore[%d]", i), `write a Go regular expression, e.g. 'slow fdatasync', and quote it in YAML`, "is not a valid regular expression: %v", err)
+		}
+	}
+	for i, w := range c.Checkers.WaitsForSlow {
+		at := fmt.Sprintf("checkers.waits_for_slow[%d]", i)
+		switch {
+		case w.Kind == "":
+			bad(at+".kind", `set e.g. "kind: delay" (delay, partition or disconnect)`, "is missing")
+		case !slices.Contains(SlowWaitKinds, w.Kind):
+			bad(at+".kind", "use delay, partition or disconnect: the faults that slow or cut a member", "unknown kind %q", w.Kind)
+		}
+		if w.Node != "" && !isMemberName(w.Node, c.Cluster.Nodes) {
+			bad(at+".node", fmt.Sprintf(`name a member, n1 to n%d, or leave it out`, c.Cluster.Nodes), "unknown member %q", w.Node)
+		}
+		if strings.TrimSpace(w.Reason) == "" {
+			bad(at+".reason", `say why the design waits for the slowed member, e.g. "reason: writes need every replica's ack"; it is shown with every stall it excuses`, "is missing")
 		}
 	}
 	// Faults.
