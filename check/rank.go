@@ -39,10 +39,6 @@ const (
 	ClassLog
 )
 
-// nameSlow is the fail-slow checker's name (check.NameSlow where it is
-// registered); it is a progress symptom.
-const nameSlow = "slow"
-
 // checkerClass is each built-in checker's class, and its place within it
 // (earlier is more primary). The violations checker's class is its primary
 // guarantee's (GuaranteeClass). A checker not listed ranks after the
@@ -53,10 +49,12 @@ var checkerClass = map[string][2]int{
 	NameLinearizability: {ClassOrder, 0},
 	NameCrash:           {ClassCrash, 0},
 	NameRecovery:        {ClassProgress, 0},
-	NameHang:            {ClassProgress, 2},
-	nameSlow:            {ClassProgress, 3},
-	NameGray:            {ClassProgress, 4},
-	NameLog:             {ClassLog, 0},
+	// slow before hang: both fail on one member's fault stalling the
+	// others' clients, and slow says which member and why.
+	NameSlow: {ClassProgress, 1},
+	NameHang: {ClassProgress, 2},
+	NameGray: {ClassProgress, 4},
+	NameLog:  {ClassLog, 0},
 }
 
 // guaranteeClass is the class of each guarantee name the bundled

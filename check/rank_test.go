@@ -42,7 +42,8 @@ func TestGuarantees(t *testing.T) {
 }
 
 // TestRank orders failing verdicts as a trial's failures would be: lost
-// data, wrong data, order, crash, unknown checkers, progress, log.
+// data, wrong data, order, crash, unknown checkers, progress (slow before
+// hang: it names the member that stalled the others), log.
 func TestRank(t *testing.T) {
 	type f struct{ checker, symptom string }
 	want := []f{
@@ -56,8 +57,8 @@ func TestRank(t *testing.T) {
 		{"my-oracle", "something"},
 		{NameViolations, "workload saw recovery violated"},
 		{NameRecovery, "cluster did not recover"},
+		{NameSlow, "cluster slowed"},
 		{NameHang, "client n* made no progress for 3s"},
-		{nameSlow, "cluster slowed"},
 		{NameGray, "n* unreachable from clients"},
 		{NameLog, "new error log at x.go: boom"},
 	}
