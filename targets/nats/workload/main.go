@@ -36,10 +36,13 @@
 //
 // Phases: setup (connect; create the streams once the meta group has a
 // leader; create the consumers; wait up to 5 s until all their replicas
-// are current; a server that says its meta layer stopped on a write error
-// before the streams exist ends the trial there, see meta.go), load (NATS_WORKLOAD_DURATION), verify
-// (the recovery checks), read (every stream read back with an ephemeral
-// pull consumer and checked), digest. Every choice derives from GOFAULT_SEED.
+// are current; a setup the cluster refused — a server that says its meta
+// layer stopped on a write error before the streams exist, see meta.go,
+// or streams and consumers it would not create even with the recovery
+// bound to retry — ends the trial there as not judged, see
+// setupOrGiveUp), load (NATS_WORKLOAD_DURATION), verify (the recovery
+// checks), read (every stream read back with an ephemeral pull consumer
+// and checked), digest. Every choice derives from GOFAULT_SEED.
 //
 // Environment, beside the workload contract (see package workload):
 //
@@ -142,26 +145,17 @@ func run(ctx context.Context, t *workload.T) error {
 			c.close()
 		}
 	}()
-	var outage bool
+	var unjudged string
 	if err := t.Phase("setup", func(ctx context.Context) error {
-		err := setup(ctx, clients)
-		var oe *outageError
-		if errors.As(err, &oe) {
-			// nats-server's designed reaction to the fault (meta.go):
-			// each server's clients say so, and there is nothing to load
-			// or check.
-			for _, c := range clients {
-				c.wc.Health(false, oe.why)
-			}
-			slog.Warn("no JetStream for the workload by design; skipping the trial's load and checks", "why", oe.why)
-			outage = true
-			return nil
-		}
+		why, err := setupOrGiveUp(ctx, clients)
+		unjudged = why
 		return err
 	}); err != nil {
 		return err
 	}
-	if outage {
+	if unjudged != "" {
+		slog.Warn("the trial cannot be judged; skipping its load and checks", "why", unjudged)
+		t.NotJudged(unjudged)
 		return nil
 	}
 	if err := t.Phase("load", func(ctx context.Context) error {
@@ -205,12 +199,18 @@ func run(ctx context.Context, t *workload.T) error {
 }
 
 // setup connects every client, creates the streams through the first
-// client that can (once the meta group has a leader), then every client's
+// client (once the meta group has a leader), then every client's
 // durable consumers, and waits (a while at most) until every stream and
 // consumer has a leader and all its replicas are current. A consumer
 // created a moment ago is not yet current on its followers: their
 // /healthz fails, and logs a warning, until it is. The wait asks the
 // leaders, whose answers log nothing.
+//
+// The creation gets workload.DefaultSetupTimeout in all. When it fails,
+// every client retries creating the streams and its consumers through its
+// own server, for the recovery bound in all; if that fails too, setup
+// returns a *setupError. A meta layer outage (meta.go) is an
+// *outageError.
 func setup(ctx context.Context, clients []*client) error {
 	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
 		return err
@@ -218,19 +218,40 @@ func setup(ctx context.Context, clients []*client) error {
 	if why := waitMeta(ctx, clients); why != "" {
 		return &outageError{why: why}
 	}
-	if err := watchMeta(ctx, clients, func(ctx context.Context) error {
-		var created error
-		for _, c := range clients {
-			if created = c.createStreams(ctx); created == nil {
-				break
-			}
-		}
-		if created != nil {
-			return created
+	fctx, cancel := context.WithTimeout(ctx, workload.DefaultSetupTimeout)
+	defer cancel()
+	first := watchMeta(fctx, clients, func(ctx context.Context) error {
+		if err := clients[0].createStreams(ctx); err != nil {
+			return err
 		}
 		return each(clients, func(c *client) error { return c.createConsumers(ctx) })
-	}); err != nil {
-		return err
+	})
+	var oe *outageError
+	if first != nil && (errors.As(first, &oe) || ctx.Err() != nil) {
+		return first
+	}
+	if first != nil {
+		recovery := clients[0].cfg.recovery
+		slog.Warn("setup failed; retrying through every server for the recovery bound", "err", first, "bound", recovery)
+		rctx, cancel := context.WithTimeout(ctx, recovery)
+		defer cancel()
+		retry := watchMeta(rctx, clients, func(ctx context.Context) error {
+			return each(clients, func(c *client) error {
+				// Bounded by rctx as a whole, not per stream.
+				c.wc.SetupTimeout = recovery
+				defer func() { c.wc.SetupTimeout = 0 }()
+				if err := c.createStreams(ctx); err != nil {
+					return err
+				}
+				return c.createConsumers(ctx)
+			})
+		})
+		switch {
+		case errors.As(retry, &oe) || ctx.Err() != nil:
+			return retry
+		case retry != nil:
+			return &setupError{first: first, retry: retry, recovery: recovery}
+		}
 	}
 	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
 	return ctx.Err()
