@@ -616,8 +616,18 @@ func (c *client) verify(ctx context.Context, rs []resource) map[string]probe {
 		}
 		return n
 	}
-	for served() < len(rs) && vctx.Err() == nil {
+	// Streams first in every round: a hung consumer probe (up to
+	// consumeWait and a second) must not space out a stream's tries.
+	ordered := make([]resource, 0, len(rs))
+	for _, consumers := range []bool{false, true} {
 		for _, r := range rs {
+			if (r.consumer != "") == consumers {
+				ordered = append(ordered, r)
+			}
+		}
+	}
+	for served() < len(rs) && vctx.Err() == nil {
+		for _, r := range ordered {
 			p := got[r.String()]
 			if p.ok || vctx.Err() != nil {
 				continue
