@@ -210,13 +210,13 @@ func run(ctx context.Context, t *workload.T) error {
 // every client retries creating the streams and its consumers through its
 // own server, for the recovery bound in all; if that fails too, setup
 // returns a *setupError. A meta layer outage (meta.go) is an
-// *outageError.
-func setup(ctx context.Context, clients []*client) error {
+// *outageError. retried says whether the retry ran.
+func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
-		return err
+		return false, err
 	}
 	if why := waitMeta(ctx, clients); why != "" {
-		return &outageError{why: why}
+		return false, &outageError{why: why}
 	}
 	fctx, cancel := context.WithTimeout(ctx, workload.DefaultSetupTimeout)
 	defer cancel()
@@ -228,7 +228,7 @@ func setup(ctx context.Context, clients []*client) error {
 	})
 	var oe *outageError
 	if first != nil && (errors.As(first, &oe) || ctx.Err() != nil) {
-		return first
+		return false, first
 	}
 	if first != nil {
 		recovery := clients[0].cfg.recovery
@@ -248,13 +248,13 @@ func setup(ctx context.Context, clients []*client) error {
 		})
 		switch {
 		case errors.As(retry, &oe) || ctx.Err() != nil:
-			return retry
+			return true, retry
 		case retry != nil:
-			return &setupError{first: first, retry: retry, recovery: recovery}
+			return true, &setupError{first: first, retry: retry, recovery: recovery}
 		}
 	}
 	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
-	return ctx.Err()
+	return first != nil, ctx.Err()
 }
 
 // ledger is every acknowledged publish per stream, and every message

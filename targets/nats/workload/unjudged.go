@@ -20,13 +20,16 @@ import (
 //     them: the fault may have held the setup, so the workload has nothing
 //     to judge, and whether the cluster served again after the fault ended
 //     is the recovery checker's to judge, from the setup's own tries;
-//   - the setup took so long that the load and its checks no longer fit
-//     before the workload's deadline (a timeout would be a false finding).
+//   - the setup needed that retry and ended so late that the load and its
+//     checks no longer fit before the workload's deadline (a timeout would
+//     be a false finding). A setup that did not need it goes on whatever
+//     the time, as it always did: a workload.timeout too short for the
+//     load and its checks must not leave every trial unjudged.
 //
 // Any other error (a server that cannot even be connected to, the
 // deadline) fails the setup phase.
 func setupOrGiveUp(ctx context.Context, clients []*client) (string, error) {
-	err := setup(ctx, clients)
+	retried, err := setup(ctx, clients)
 	var oe *outageError
 	if errors.As(err, &oe) {
 		for _, c := range clients {
@@ -37,12 +40,13 @@ func setupOrGiveUp(ctx context.Context, clients []*client) (string, error) {
 	if deadline, ok := ctx.Deadline(); ok {
 		left = time.Until(deadline)
 	}
-	return unjudged(clients[0].cfg, err, left)
+	return unjudged(clients[0].cfg, err, retried, left)
 }
 
 // unjudged decides what setup's result means (see setupOrGiveUp), given
-// the time left before the workload's deadline (negative: none).
-func unjudged(cfg config, err error, left time.Duration) (string, error) {
+// whether the setup retried its creation and the time left before the
+// workload's deadline (negative: none).
+func unjudged(cfg config, err error, retried bool, left time.Duration) (string, error) {
 	var oe *outageError
 	var se *setupError
 	switch {
@@ -52,7 +56,7 @@ func unjudged(cfg config, err error, left time.Duration) (string, error) {
 		return se.Error(), nil
 	case err != nil:
 		return "", err
-	case left >= 0:
+	case retried && left >= 0:
 		return tooLate(cfg, left), nil
 	}
 	return "", nil
