@@ -108,6 +108,10 @@ func (r resource) String() string {
 	return "consumer " + r.consumer + " on " + r.stream
 }
 
+// durableName is the name of the durable consumer that the client of the
+// server creates on every stream.
+func durableName(server string) string { return "c-" + server }
+
 // resources lists every stream and, after each, its durable consumers.
 func resources(streams, consumers []string) []resource {
 	var rs []resource
@@ -188,7 +192,7 @@ func judgeRecovery(servers []string, rs []resource, got map[string]map[string]pr
 			if r.consumer != "" {
 				// The durable's own client reports it when it was tried.
 				for _, srv := range tried {
-					if "c-"+srv == r.consumer {
+					if durableName(srv) == r.consumer {
 						node = srv
 					}
 				}

@@ -593,7 +593,7 @@ func durables(clients []*client) []string {
 }
 
 // durable is the name of the client's durable consumer on every stream.
-func (c *client) durable() string { return "c-" + c.wc.Node() }
+func (c *client) durable() string { return durableName(c.wc.Node()) }
 
 // verify tries every resource through the client's server, in turn,
 // until each was served once or the recovery bound passed: a stream is
