@@ -98,9 +98,10 @@ func TestCheckMessages(t *testing.T) {
 }
 
 func TestJudgeRecoveryNodes(t *testing.T) {
-	fs := judgeRecovery([]string{"n1", "n2", "n3"}, []string{"S1", "S2"}, map[string]map[string]bool{
-		"n1": {"S1": true, "S2": false},
-		"n3": {"S1": true, "S2": true},
+	rs := resources([]string{"S1", "S2"}, nil)
+	fs := judgeRecovery([]string{"n1", "n2", "n3"}, rs, map[string]map[string]probe{
+		"n1": {"stream S1": {ok: true, tries: 1}, "stream S2": {tries: 4, err: "timeout"}},
+		"n3": {"stream S1": {ok: true, tries: 1}, "stream S2": {ok: true, tries: 1}},
 	})
 	if len(fs) != 2 || fs[0].node != "n2" || fs[1].node != "n1" {
 		t.Errorf("findings = %+v, want recovery about n2, then S2 stalled on n1", fs)
@@ -108,41 +109,64 @@ func TestJudgeRecoveryNodes(t *testing.T) {
 }
 
 func TestJudgeRecovery(t *testing.T) {
-	servers, streams := []string{"n1", "n2", "n3"}, []string{"S1", "S2"}
-	all := func() map[string]map[string]bool {
-		m := map[string]map[string]bool{}
+	servers := []string{"n1", "n2", "n3"}
+	rs := resources([]string{"S1", "S2"}, []string{"c-n1", "c-n2", "c-n3"})
+	all := func() map[string]map[string]probe {
+		m := map[string]map[string]probe{}
 		for _, s := range servers {
-			m[s] = map[string]bool{"S1": true, "S2": true}
+			m[s] = map[string]probe{}
+			for _, r := range rs {
+				m[s][r.String()] = probe{ok: true, tries: 1}
+			}
 		}
 		return m
 	}
+	// fail makes every try of the resources through the servers fail.
+	fail := func(m map[string]map[string]probe, srvs []string, names ...string) {
+		for _, s := range srvs {
+			for _, n := range names {
+				m[s][n] = probe{tries: 3, err: "nats: timeout"}
+			}
+		}
+	}
+	s1 := []string{"stream S1", "consumer c-n1 on S1", "consumer c-n2 on S1", "consumer c-n3 on S1"}
 	for _, tc := range []struct {
 		name string
-		edit func(m map[string]map[string]bool)
+		edit func(m map[string]map[string]probe)
 		want []string
 	}{
-		{name: "every stream through every server", edit: func(map[string]map[string]bool) {}},
+		{name: "every resource through every server", edit: func(map[string]map[string]probe) {}},
 		{
 			name: "one server serves nothing",
-			edit: func(m map[string]map[string]bool) { m["n2"] = map[string]bool{} },
+			edit: func(m map[string]map[string]probe) { m["n2"] = map[string]probe{} },
 			want: []string{"recovery: server n2 accepted no publish"},
 		},
 		{
-			name: "one stream stalled on one server",
-			edit: func(m map[string]map[string]bool) { m["n3"]["S2"] = false },
-			want: []string{"stream-stalled: stream S2 accepted publishes through n1, n2 but not through n3"},
+			name: "one stream stalled on one server (its consumers not judged there)",
+			edit: func(m map[string]map[string]probe) {
+				fail(m, []string{"n3"}, "stream S2", "consumer c-n1 on S2")
+			},
+			want: []string{"stream-stalled: stream S2 accepted publishes through n1, n2 but not through n3 after the load (n3: 3 tries, last: nats: timeout)"},
 		},
 		{
-			name: "a stream unavailable everywhere is not stalled on some servers",
-			edit: func(m map[string]map[string]bool) {
-				for _, s := range servers {
-					m[s]["S1"] = false
-				}
+			name: "a stream unavailable everywhere while the other serves",
+			edit: func(m map[string]map[string]probe) { fail(m, servers, s1...) },
+			want: []string{"stream-unavailable: stream S1 accepted publishes through no server after the load, while stream S2 was served through n1, n2, n3: tried n1: 3 tries, last: nats: timeout; n2: 3 tries, last: nats: timeout; n3: 3 tries"},
+		},
+		{
+			name: "a stream unavailable everywhere is not excused by a server that accepts nothing",
+			edit: func(m map[string]map[string]probe) {
+				fail(m, servers, s1...)
+				m["n3"] = map[string]probe{}
+			},
+			want: []string{
+				"recovery: server n3",
+				"stream-unavailable: stream S1 accepted publishes through no server after the load, while stream S2 was served through n1, n2: tried n1: 3 tries, last: nats: timeout; n2: 3 tries, last: nats: timeout; n3: not tried",
 			},
 		},
 		{
 			name: "nothing anywhere",
-			edit: func(m map[string]map[string]bool) {
+			edit: func(m map[string]map[string]probe) {
 				for _, s := range servers {
 					m[s] = nil
 				}
@@ -150,17 +174,50 @@ func TestJudgeRecovery(t *testing.T) {
 			want: []string{"recovery: server n1", "recovery: server n2", "recovery: server n3"},
 		},
 		{
+			name: "every stream refused, consumers deliver their backlog: not a partial failure",
+			edit: func(m map[string]map[string]probe) {
+				fail(m, servers, "stream S1", "stream S2")
+			},
+			want: []string{"recovery: server n1", "recovery: server n2", "recovery: server n3"},
+		},
+		{
 			name: "a down server is not also stalled",
-			edit: func(m map[string]map[string]bool) { m["n1"] = nil; m["n2"]["S1"] = false },
+			edit: func(m map[string]map[string]probe) { m["n1"] = nil; fail(m, []string{"n2"}, s1...) },
 			want: []string{"recovery: server n1", "stream-stalled: stream S1 accepted publishes through n3 but not through n2"},
+		},
+		{
+			name: "a consumer stalled on one server",
+			edit: func(m map[string]map[string]probe) { fail(m, []string{"n3"}, "consumer c-n2 on S1") },
+			want: []string{"consumer-stalled: consumer c-n2 on S1 delivered messages through n1, n2 but not through n3 after the load (n3: 3 tries, last: nats: timeout)"},
+		},
+		{
+			name: "a consumer unavailable everywhere, reported through its own client",
+			edit: func(m map[string]map[string]probe) { fail(m, servers, "consumer c-n2 on S1") },
+			want: []string{"consumer-unavailable: consumer c-n2 on S1 delivered messages through no server after the load, while consumer c-n1 on S1 was served through n1, n2, n3"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := all()
 			tc.edit(m)
-			expect(t, judgeRecovery(servers, streams, m), tc.want)
+			got := judgeRecovery(servers, rs, m)
+			expect(t, got, tc.want)
+			if tc.name == "a consumer unavailable everywhere, reported through its own client" && got[0].node != "n2" {
+				t.Errorf("reported through %s, want n2", got[0].node)
+			}
 		})
 	}
+}
+
+func TestJudgeRecoveryOneStream(t *testing.T) {
+	// With one stream and no consumers, a stream dead everywhere is every
+	// server accepting nothing: nothing else served, so no resource
+	// finding beside the servers'.
+	rs := resources([]string{"S1"}, nil)
+	got := judgeRecovery([]string{"n1", "n2"}, rs, map[string]map[string]probe{
+		"n1": {"stream S1": {tries: 2, err: "timeout"}},
+		"n2": {"stream S1": {tries: 2, err: "timeout"}},
+	})
+	expect(t, got, []string{"recovery: server n1", "recovery: server n2"})
 }
 
 func TestDigestAndConverged(t *testing.T) {

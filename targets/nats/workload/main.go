@@ -17,6 +17,13 @@
 //   - stream-stalled: after the load, a stream accepts publishes through
 //     some servers but not through another that accepts publishes to other
 //     streams;
+//   - stream-unavailable: after the load, a stream accepts no publish
+//     through any server while another stream does (the partial failure an
+//     operator pages on first; reported even when some servers accept
+//     nothing);
+//   - consumer-stalled, consumer-unavailable: the same for the durable
+//     consumers (every client's, fetched through every server), judged
+//     through the servers that accepted a publish to the consumer's stream;
 //   - recovery: after the load, a server accepts no publish to any stream
 //     within NATS_WORKLOAD_RECOVERY.
 //
@@ -29,10 +36,13 @@
 //
 // Phases: setup (connect; create the streams once the meta group has a
 // leader; create the consumers; wait up to 5 s until all their replicas
-// are current; a server that says its meta layer stopped on a write error
-// before the streams exist ends the trial there, see meta.go), load (NATS_WORKLOAD_DURATION), verify
-// (the recovery checks), read (every stream read back with an ephemeral
-// pull consumer and checked), digest. Every choice derives from GOFAULT_SEED.
+// are current; a setup the cluster refused — a server that says its meta
+// layer stopped on a write error before the streams exist, see meta.go,
+// or streams and consumers it would not create even with the recovery
+// bound to retry — ends the trial there as not judged, see
+// setupOrGiveUp), load (NATS_WORKLOAD_DURATION), verify (the recovery
+// checks), read (every stream read back with an ephemeral pull consumer
+// and checked), digest. Every choice derives from GOFAULT_SEED.
 //
 // Environment, beside the workload contract (see package workload):
 //
@@ -135,26 +145,17 @@ func run(ctx context.Context, t *workload.T) error {
 			c.close()
 		}
 	}()
-	var outage bool
+	var unjudged string
 	if err := t.Phase("setup", func(ctx context.Context) error {
-		err := setup(ctx, clients)
-		var oe *outageError
-		if errors.As(err, &oe) {
-			// nats-server's designed reaction to the fault (meta.go):
-			// each server's clients say so, and there is nothing to load
-			// or check.
-			for _, c := range clients {
-				c.wc.Health(false, oe.why)
-			}
-			slog.Warn("no JetStream for the workload by design; skipping the trial's load and checks", "why", oe.why)
-			outage = true
-			return nil
-		}
+		why, err := setupOrGiveUp(ctx, clients)
+		unjudged = why
 		return err
 	}); err != nil {
 		return err
 	}
-	if outage {
+	if unjudged != "" {
+		slog.Warn("the trial cannot be judged; skipping its load and checks", "why", unjudged)
+		t.NotJudged(unjudged)
 		return nil
 	}
 	if err := t.Phase("load", func(ctx context.Context) error {
@@ -166,18 +167,19 @@ func run(ctx context.Context, t *workload.T) error {
 		return err
 	}
 	if err := t.Phase("verify", func(ctx context.Context) error {
-		ok := make([]map[string]bool, len(clients))
-		each(clients, func(c *client) error { ok[c.index(clients)] = c.verify(ctx); return nil })
+		rs := resources(streams, durables(clients))
+		got := make([]map[string]probe, len(clients))
+		each(clients, func(c *client) error { got[c.index(clients)] = c.verify(ctx, rs); return nil })
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		servers := make([]string, len(clients))
-		byServer := map[string]map[string]bool{}
+		byServer := map[string]map[string]probe{}
 		for i, c := range clients {
 			servers[i] = c.wc.Node()
-			byServer[c.wc.Node()] = ok[i]
+			byServer[c.wc.Node()] = got[i]
 		}
-		for _, f := range judgeRecovery(servers, streams, byServer) {
+		for _, f := range judgeRecovery(servers, rs, byServer) {
 			c := clients[0]
 			for _, o := range clients {
 				if o.wc.Node() == f.node {
@@ -197,35 +199,62 @@ func run(ctx context.Context, t *workload.T) error {
 }
 
 // setup connects every client, creates the streams through the first
-// client that can (once the meta group has a leader), then every client's
+// client (once the meta group has a leader), then every client's
 // durable consumers, and waits (a while at most) until every stream and
 // consumer has a leader and all its replicas are current. A consumer
 // created a moment ago is not yet current on its followers: their
 // /healthz fails, and logs a warning, until it is. The wait asks the
 // leaders, whose answers log nothing.
-func setup(ctx context.Context, clients []*client) error {
+//
+// The creation gets workload.DefaultSetupTimeout in all. When it fails,
+// every client retries creating the streams and its consumers through its
+// own server, for the recovery bound in all; if that fails too, setup
+// returns a *setupError. A meta layer outage (meta.go) is an
+// *outageError. retried says whether the retry ran.
+func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
-		return err
+		return false, err
 	}
 	if why := waitMeta(ctx, clients); why != "" {
-		return &outageError{why: why}
+		return false, &outageError{why: why}
 	}
-	if err := watchMeta(ctx, clients, func(ctx context.Context) error {
-		var created error
-		for _, c := range clients {
-			if created = c.createStreams(ctx); created == nil {
-				break
-			}
-		}
-		if created != nil {
-			return created
+	fctx, cancel := context.WithTimeout(ctx, workload.DefaultSetupTimeout)
+	defer cancel()
+	first := watchMeta(fctx, clients, func(ctx context.Context) error {
+		if err := clients[0].createStreams(ctx); err != nil {
+			return err
 		}
 		return each(clients, func(c *client) error { return c.createConsumers(ctx) })
-	}); err != nil {
-		return err
+	})
+	var oe *outageError
+	if first != nil && (errors.As(first, &oe) || ctx.Err() != nil) {
+		return false, first
+	}
+	if first != nil {
+		recovery := clients[0].cfg.recovery
+		slog.Warn("setup failed; retrying through every server for the recovery bound", "err", first, "bound", recovery)
+		rctx, cancel := context.WithTimeout(ctx, recovery)
+		defer cancel()
+		retry := watchMeta(rctx, clients, func(ctx context.Context) error {
+			return each(clients, func(c *client) error {
+				// Bounded by rctx as a whole, not per stream.
+				c.wc.SetupTimeout = recovery
+				defer func() { c.wc.SetupTimeout = 0 }()
+				if err := c.createStreams(ctx); err != nil {
+					return err
+				}
+				return c.createConsumers(ctx)
+			})
+		})
+		switch {
+		case errors.As(retry, &oe) || ctx.Err() != nil:
+			return true, retry
+		case retry != nil:
+			return true, &setupError{first: first, retry: retry, recovery: recovery}
+		}
 	}
 	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
-	return ctx.Err()
+	return first != nil, ctx.Err()
 }
 
 // ledger is every acknowledged publish per stream, and every message
@@ -372,6 +401,8 @@ type client struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	cons map[string]jetstream.Consumer
+	// probes are verify's handles on every durable consumer.
+	probes map[resource]jetstream.Consumer
 }
 
 func (c *client) index(clients []*client) int {
@@ -457,7 +488,7 @@ func (c *client) createConsumers(ctx context.Context) error {
 	for _, name := range c.streams {
 		err := c.wc.Setup(ctx, "create consumer on "+name, func(ctx context.Context) error {
 			cons, err := c.js.CreateOrUpdateConsumer(ctx, name, jetstream.ConsumerConfig{
-				Durable:   "c-" + c.wc.Node(),
+				Durable:   c.durable(),
 				AckPolicy: jetstream.AckExplicitPolicy,
 				AckWait:   5 * time.Second,
 			})
@@ -485,7 +516,7 @@ func (c *client) load(ctx context.Context) {
 		if time.Since(c.health) >= 250*time.Millisecond {
 			c.reportHealth(ctx)
 		}
-		c.publish(ctx, c.stream())
+		_ = c.publish(ctx, c.stream())
 		if i%5 == 4 {
 			c.fetch(ctx, c.stream())
 		}
@@ -506,13 +537,13 @@ func (c *client) info(ctx context.Context, stream string) {
 }
 
 // publish sends one message with a fresh ID to the stream through the
-// client's server and records its ack; it says whether it was acked.
-func (c *client) publish(ctx context.Context, stream string) bool {
+// client's server and records its ack; it returns the publish's error.
+func (c *client) publish(ctx context.Context, stream string) error {
 	c.seq++
 	id := fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
 	payload := []byte(id + " " + strings.Repeat("x", max(0, c.cfg.payload-len(id)-1)))
 	subj := strings.ToLower(stream) + "." + c.wc.Node()
-	err := c.wc.Do(ctx, "publish", stream, func(ctx context.Context) error {
+	return c.wc.Do(ctx, "publish", stream, func(ctx context.Context) error {
 		ack, err := c.js.Publish(ctx, subj, payload, jetstream.WithMsgID(id), jetstream.WithExpectStream(stream))
 		if err != nil {
 			return err
@@ -520,7 +551,6 @@ func (c *client) publish(ctx context.Context, stream string) bool {
 		c.led.ack(stream, pubAck{seq: ack.Sequence, id: id})
 		return nil
 	})
-	return err == nil
 }
 
 // fetch pulls up to 20 messages from the client's consumer on the stream
@@ -552,28 +582,128 @@ func messageID(payload []byte) string {
 	return id
 }
 
-// verify publishes to every stream through the client's server, in
-// turn, until one publish per stream succeeded or the recovery bound
-// passed; it returns which streams accepted one.
-func (c *client) verify(ctx context.Context) map[string]bool {
+// durables are the names of the clients' durable consumers, one per
+// client on every stream.
+func durables(clients []*client) []string {
+	names := make([]string, len(clients))
+	for i, c := range clients {
+		names[i] = c.durable()
+	}
+	return names
+}
+
+// durable is the name of the client's durable consumer on every stream.
+func (c *client) durable() string { return durableName(c.wc.Node()) }
+
+// verify tries every resource through the client's server, in turn,
+// until each was served once or the recovery bound passed: a stream is
+// served when a publish to it is acknowledged, a consumer (any client's
+// durable) when a fetch through this server delivers a message. A
+// consumer is tried only once its stream accepted a publish through this
+// server, which leaves it a message to deliver (judgeRecovery judges it
+// only then). It returns what the tries found, by resource name.
+func (c *client) verify(ctx context.Context, rs []resource) map[string]probe {
 	vctx, cancel := context.WithTimeout(ctx, c.cfg.recovery)
 	defer cancel()
 	start := time.Now()
-	ok := map[string]bool{}
-	for len(ok) < len(c.streams) && vctx.Err() == nil {
-		for _, stream := range c.streams {
-			if !ok[stream] && c.publish(vctx, stream) {
-				ok[stream] = true
+	got := map[string]probe{}
+	served := func() int {
+		n := 0
+		for _, p := range got {
+			if p.ok {
+				n++
 			}
 		}
-		if len(ok) < len(c.streams) {
+		return n
+	}
+	// Streams first in every round: a hung consumer probe (up to
+	// consumeWait and a second) must not space out a stream's tries.
+	ordered := make([]resource, 0, len(rs))
+	for _, consumers := range []bool{false, true} {
+		for _, r := range rs {
+			if (r.consumer != "") == consumers {
+				ordered = append(ordered, r)
+			}
+		}
+	}
+	for served() < len(rs) && vctx.Err() == nil {
+		for _, r := range ordered {
+			p := got[r.String()]
+			if p.ok || vctx.Err() != nil {
+				continue
+			}
+			if r.consumer != "" && !got[resource{stream: r.stream}.String()].ok {
+				continue // judged only once its stream took a publish here
+			}
+			var err error
+			if r.consumer == "" {
+				err = c.publish(vctx, r.stream)
+			} else {
+				err = c.consume(vctx, r)
+			}
+			p.tries++
+			p.ok = err == nil
+			if err != nil && (p.err == "" || vctx.Err() == nil) {
+				// A try cut short by the bound keeps the last real error.
+				p.err = err.Error()
+			}
+			got[r.String()] = p
+		}
+		if served() < len(rs) {
 			sleep(vctx, 100*time.Millisecond)
 		}
 	}
 	if d := time.Since(start); d > time.Second && ctx.Err() == nil {
-		slog.Info("verify", "node", c.wc.Node(), "took", d.Round(time.Millisecond), "ok", ok)
+		slog.Info("verify", "node", c.wc.Node(), "took", d.Round(time.Millisecond), "served", served(), "of", len(rs))
 	}
-	return ok
+	return got
+}
+
+// consumeWait bounds one fetch of verify's: a consumer with a leader
+// delivers a pending message at once.
+const consumeWait = time.Second
+
+// consume fetches one message from the durable consumer r through the
+// client's server and naks it, so that it stays pending for the other
+// clients' fetches (verify's publishes leave each consumer at least one
+// message it has not delivered). It reports progress when a message came,
+// and returns why none did. Failures are not reported as client errors:
+// the fetch of another client's consumer is a probe of the resource, and
+// judgeRecovery reports what it found.
+func (c *client) consume(ctx context.Context, r resource) error {
+	cctx, cancel := context.WithTimeout(ctx, consumeWait+time.Second)
+	defer cancel()
+	cons, ok := c.probes[r]
+	if !ok {
+		var err error
+		if cons, err = c.js.Consumer(cctx, r.stream, r.consumer); err != nil {
+			return fmt.Errorf("consumer info: %w", err)
+		}
+		if c.probes == nil {
+			c.probes = map[resource]jetstream.Consumer{}
+		}
+		c.probes[r] = cons
+	}
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(consumeWait))
+	if err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	n := 0
+	for m := range batch.Messages() {
+		n++
+		if md, err := m.Metadata(); err == nil {
+			c.led.delivered(r.stream, md.Sequence.Stream, messageID(m.Data()))
+		}
+		_ = m.Nak()
+	}
+	if n > 0 {
+		c.wc.Progress("fetch " + r.String())
+		return nil
+	}
+	if err := batch.Error(); err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	return fmt.Errorf("fetch: no message within %s", consumeWait)
 }
 
 // readStream reads the whole stream back through an ephemeral pull
