@@ -71,8 +71,10 @@ var guaranteeClass = map[string]int{
 	// order: what clients saw happened in an impossible order
 	"revision-monotonic": ClassOrder, "watch-order": ClassOrder, "watch-atomic": ClassOrder,
 	"watch-progress": ClassOrder, // an event below a revision promised complete
-	// progress
-	"stream-stalled": ClassProgress, "recovery": ClassProgress,
+	// progress: a resource that serves through no member while others
+	// serve ranks before one that serves through some
+	"stream-unavailable": ClassProgress, "consumer-unavailable": ClassProgress,
+	"stream-stalled": ClassProgress, "consumer-stalled": ClassProgress, "recovery": ClassProgress,
 }
 
 // GuaranteeClass is the class of a guarantee a workload reported violated;
