@@ -3,7 +3,7 @@ module github.com/gofault/gofault/targets/consul
 go 1.26.0
 
 require (
-	github.com/gofault/gofault v0.0.0-00010101000000-000000000000
+	github.com/gofault/gofault v0.1.0
 	github.com/hashicorp/consul v1.20.2
 	github.com/mitchellh/cli v1.1.4
 )
@@ -77,7 +77,7 @@ require (
 	github.com/go-openapi/swag v0.22.5 // indirect
 	github.com/go-openapi/validate v0.22.4 // indirect
 	github.com/go-ozzo/ozzo-validation v3.6.0+incompatible // indirect
-	github.com/gofault/gofault/agent v0.0.0-00010101000000-000000000000 // indirect
+	github.com/gofault/gofault/agent v0.1.0 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang-jwt/jwt/v4 v4.5.1 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
@@ -254,9 +254,4 @@ require (
 	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.2.3 // indirect
 	sigs.k8s.io/yaml v1.3.0 // indirect
-)
-
-replace (
-	github.com/gofault/gofault => ../..
-	github.com/gofault/gofault/agent => ../../agent
 )
