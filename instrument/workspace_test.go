@@ -1,8 +1,10 @@
 package instrument
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +113,62 @@ func TestMergeSums(t *testing.T) {
 	}
 	if want := "a v1 h1:x\nb v1 h1:y\n"; string(got) != want {
 		t.Errorf("merged = %q, want %q", got, want)
+	}
+}
+
+// TestPrepareWorkspace prepares a module of a Go workspace whose other
+// module is unpublished, and a fake agent in the workspace: the work
+// go.mod must build the workspace's module from its directory with
+// GOWORK=off, and the agent must still be the one Prepare writes.
+func TestPrepareWorkspace(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	root := t.TempDir()
+	write := func(rel, content string) {
+		t.Helper()
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("lib/go.mod", "module example.com/lib\n\ngo 1.21\n")
+	write("lib/lib.go", "package lib\n\nconst Name = \"workspace lib\"\n")
+	write("fakeagent/go.mod", "module "+AgentModule+"\n\ngo 1.21\n")
+	write("app/go.mod", "module example.com/app\n\ngo 1.21\n\nrequire (\n\texample.com/lib v0.1.0\n\t"+AgentModule+" v0.1.0\n)\n")
+	write("app/main.go", "package main\n\nimport \"example.com/lib\"\n\nfunc main() { println(lib.Name) }\n")
+	write("app/go.work", "go 1.21\n\nuse (\n\t.\n\t../lib\n\t../fakeagent\n)\n\nreplace (\n\texample.com/lib v0.1.0 => ../lib\n\t"+AgentModule+" v0.1.0 => ../fakeagent\n)\n")
+	t.Setenv("GOWORK", "")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	t.Setenv("GOPROXY", "off") // nothing may be fetched: lib v0.1.0 exists nowhere
+	w, err := Prepare(context.Background(), Target{Module: filepath.Join(root, "app"), WorkDir: filepath.Join(root, "work")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Workspace != filepath.Join(root, "app", "go.work") {
+		t.Errorf("Workspace = %q, want the app's go.work", w.Workspace)
+	}
+	data, err := os.ReadFile(w.ModFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	for _, want := range []string{"example.com/lib => " + filepath.Join(root, "lib") + "\n", AgentModule + " => " + w.AgentDir + "\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("work go.mod lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "fakeagent") {
+		t.Errorf("the workspace's agent reached the build:\n%s", got)
+	}
+	out, err := w.goCmd(context.Background(), append([]string{"list", "-f", "{{.Dir}}"}, append(w.GoFlags(), "example.com/lib")...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := strings.TrimSpace(string(out)); dir != filepath.Join(root, "lib") {
+		t.Errorf("the GOWORK=off build takes example.com/lib from %q, want the workspace's %s", dir, filepath.Join(root, "lib"))
 	}
 }
