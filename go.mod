@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/chromedp/chromedp v0.23.0
-	github.com/gofault/gofault/agent v0.0.0-00010101000000-000000000000
+	github.com/gofault/gofault/agent v0.1.0
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/mod v0.42.0
 	golang.org/x/sync v0.24.0
@@ -29,5 +29,3 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.61.1
 )
-
-replace github.com/gofault/gofault/agent => ./agent

@@ -155,8 +155,9 @@ func TestNodeKeyRelease(t *testing.T) {
 	}
 }
 
-// copyMinikv copies examples/minikv to a temp dir, with its replace
-// directives made absolute, and returns the copy.
+// copyMinikv copies examples/minikv to a temp dir, with its go.work's
+// paths made absolute (the copy builds against this checkout through the
+// workspace, as the example does), and returns the copy.
 func copyMinikv(t *testing.T) string {
 	t.Helper()
 	src, err := filepath.Abs(filepath.Join("..", "examples", "minikv"))
@@ -180,8 +181,8 @@ func copyMinikv(t *testing.T) string {
 		if err != nil {
 			return err
 		}
-		if rel == "go.mod" {
-			data = []byte(strings.ReplaceAll(string(data), "=> ../..", "=> "+root))
+		if rel == "go.work" {
+			data = []byte(strings.ReplaceAll(string(data), "../..", root))
 		}
 		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
 	})

@@ -48,6 +48,10 @@ type Work struct {
 	// Env is the environment of the go commands (os.Environ plus GOWORK=off
 	// and GOFLAGS without -mod).
 	Env []string
+	// Workspace is the go.work file the user's go commands use in
+	// ModuleDir ("" for none): its modules are replaced in ModFile
+	// (workspace.go).
+	Workspace string
 	// Role is Target.Role.
 	Role string
 	// PeerPackages is Target.PeerPackages.
@@ -244,6 +248,32 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 	mf, err := workModFile(data, modDir)
 	if err != nil {
 		return nil, err
+	}
+	// The workspace the user's go commands would use, written into the
+	// work go.mod (workspace.go).
+	if w.Workspace, err = workspaceFile(ctx, modDir, os.Environ()); err != nil {
+		return nil, err
+	}
+	if w.Workspace != "" {
+		wdata, err := os.ReadFile(w.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("read workspace: %w", err)
+		}
+		repl, sums, err := workspaceReplacements(w.Workspace, wdata, modDir, modulePathOf)
+		if err != nil {
+			return nil, err
+		}
+		if mf, err = applyWorkspace(mf, w.ModFile, repl); err != nil {
+			return nil, err
+		}
+		if sum, err = mergeSums(sum, sums); err != nil {
+			return nil, err
+		}
+		var mods []string
+		for _, r := range repl {
+			mods = append(mods, r.Path+" => "+r.NewPath)
+		}
+		slog.Info("the build follows the target's Go workspace (the agent stays gofault's own)", "go.work", w.Workspace, "replaced", mods)
 	}
 	if err := os.WriteFile(w.ModFile, mf, 0o644); err != nil {
 		return nil, fmt.Errorf("write work go.mod: %w", err)

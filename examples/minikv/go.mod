@@ -2,11 +2,11 @@ module github.com/gofault/gofault/examples/minikv
 
 go 1.26.0
 
-require github.com/gofault/gofault v0.0.0-00010101000000-000000000000
+require github.com/gofault/gofault v0.1.0
 
 require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
-	github.com/gofault/gofault/agent v0.0.0-00010101000000-000000000000 // indirect
+	github.com/gofault/gofault/agent v0.1.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	github.com/ncruces/go-strftime v1.1.0 // indirect
@@ -17,7 +17,3 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.61.1 // indirect
 )
-
-replace github.com/gofault/gofault => ../..
-
-replace github.com/gofault/gofault/agent => ../../agent

@@ -15,8 +15,8 @@ require (
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
-	github.com/gofault/gofault v0.0.0-00010101000000-000000000000
-	github.com/gofault/gofault/agent v0.0.0-00010101000000-000000000000
+	github.com/gofault/gofault v0.1.0
+	github.com/gofault/gofault/agent v0.1.0
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang-jwt/jwt/v4 v4.5.2 // indirect
 	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da // indirect
@@ -77,7 +77,3 @@ require (
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	sigs.k8s.io/yaml v1.2.0 // indirect
 )
-
-replace github.com/gofault/gofault => ../..
-
-replace github.com/gofault/gofault/agent => ../../agent

@@ -18,5 +18,5 @@ func TestCampaigns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds nats-server instrumented and runs real clusters")
 	}
-	targettest.Campaigns(t, targettest.Options{Root: "../.."})
+	targettest.Campaigns(t, targettest.Options{})
 }

@@ -2,19 +2,15 @@ module github.com/gofault/gofault/targets/nats
 
 go 1.26.0
 
-replace github.com/gofault/gofault => ../..
-
-replace github.com/gofault/gofault/agent => ../../agent
-
 require (
-	github.com/gofault/gofault v0.0.0-00010101000000-000000000000
+	github.com/gofault/gofault v0.1.0
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
 )
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
-	github.com/gofault/gofault/agent v0.0.0-00010101000000-000000000000 // indirect
+	github.com/gofault/gofault/agent v0.1.0 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/minio/highwayhash v1.0.4 // indirect

@@ -19,5 +19,5 @@ func TestCampaigns(t *testing.T) {
 	}
 	// A fixed progress bound skips the calibration trial; 3 s is what it
 	// measures here (a failover of about 1 s, floor 3 s).
-	targettest.Campaigns(t, targettest.Options{Root: "../..", Set: []string{"checkers.progress=3s"}})
+	targettest.Campaigns(t, targettest.Options{Set: []string{"checkers.progress=3s"}})
 }

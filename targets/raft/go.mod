@@ -3,7 +3,7 @@ module github.com/gofault/gofault/targets/raft
 go 1.26.0
 
 require (
-	github.com/gofault/gofault v0.0.0-00010101000000-000000000000
+	github.com/gofault/gofault v0.1.0
 	github.com/hashicorp/go-hclog v1.6.3
 	github.com/hashicorp/raft v1.8.0
 	github.com/hashicorp/raft-boltdb v0.0.0-20230125174641-2a8082862702
@@ -13,7 +13,7 @@ require (
 	github.com/armon/go-metrics v0.3.8 // indirect
 	github.com/boltdb/bolt v1.3.1 // indirect
 	github.com/fatih/color v1.13.0 // indirect
-	github.com/gofault/gofault/agent v0.0.0-00010101000000-000000000000 // indirect
+	github.com/gofault/gofault/agent v0.1.0 // indirect
 	github.com/hashicorp/go-immutable-radix v1.3.1 // indirect
 	github.com/hashicorp/go-metrics v0.7.0 // indirect
 	github.com/hashicorp/go-msgpack v0.5.5 // indirect
@@ -23,7 +23,3 @@ require (
 	github.com/mattn/go-isatty v0.0.24 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
-
-replace github.com/gofault/gofault => ../..
-
-replace github.com/gofault/gofault/agent => ../../agent
