@@ -343,6 +343,10 @@ func TestTemplate(t *testing.T) {
 	if c.Name != "etcd" {
 		t.Errorf("name = %q", c.Name)
 	}
+	// Editors find the schema on the first line (yaml-language-server).
+	if first, _, _ := strings.Cut(string(Template("etcd")), "\n"); first != "# yaml-language-server: $schema="+SchemaURL {
+		t.Errorf("first line %q does not name the schema", first)
+	}
 	c.Defaults()
 	err = c.Validate(known)
 	if err == nil || !strings.Contains(err.Error(), "cluster.command: must be set") || !strings.Contains(err.Error(), "workload: must set") {

@@ -19,8 +19,9 @@ var (
 
 // field is one YAML field of a struct.
 type field struct {
-	name string
-	typ  reflect.Type
+	name   string
+	typ    reflect.Type
+	goName string // the struct field's Go name
 }
 
 // fieldsOf lists the YAML fields of struct type t in declaration order.
@@ -38,7 +39,7 @@ func fieldsOf(t reflect.Type) []field {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		fs = append(fs, field{name, f.Type})
+		fs = append(fs, field{name, f.Type, f.Name})
 	}
 	return fs
 }

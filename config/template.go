@@ -90,7 +90,9 @@ var starterTemplate = template.Must(template.New("gofault.yaml").Delims("[[", "]
 	"flow":  func(xs []string) string { return "[" + strings.Join(xs, ", ") + "]" },
 }).Parse(starterText))
 
-const starterText = `# gofault.yaml — a gofault campaign: what to build, how to run one cluster,
+// starterText's first line names the JSON Schema for editors that read
+// it (yaml-language-server: VS Code's YAML extension, Neovim, Helix...).
+const starterText = "# yaml-language-server: $schema=" + SchemaURL + "\n" + `# gofault.yaml — a gofault campaign: what to build, how to run one cluster,
 # how to drive it, which faults to inject and how to judge each trial.
 # Reference: docs/config.md. Any field can be overridden on the command line
 # with --set path=value, e.g. --set cluster.nodes=5 --set trials.timeout=3m.

@@ -58,6 +58,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	parallel := countFlag(fs, "parallel", "clusters run at once in each campaign, at least 1 (default: config trials.parallel)")
 	name := fs.String("name", "", "name the bench (default: a hash of the config, the --set overrides, the known-bug file and the flags but --parallel); the same name resumes it")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
+	fail := failOnFlag(fs, failNever, "bench")
 	rebuild := fs.Bool("rebuild", false, "build every release afresh even when an earlier build's inputs are unchanged")
 	bundle := fs.String("bundle", "", "run prebuilt bundles instead of building: DIR/<version> per release (DIR/default for a release without one), as gofault build --bundle DIR --bugs B writes them")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -129,9 +130,17 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	sum.DB = b.st.Path()
 	rememberDB(sum.DB)
 	if *asJSON {
-		return writeJSON(stdout, sum)
+		err = writeJSON(stdout, struct {
+			Version versionInfo `json:"version"`
+			*bench.Summary
+		}{gofaultVersion(), sum})
+	} else {
+		err = sum.WriteTable(stdout)
 	}
-	return sum.WriteTable(stdout)
+	if err != nil {
+		return err
+	}
+	return benchResults(*fail, sum)
 }
 
 // parsePolicies splits --policies and checks each name.

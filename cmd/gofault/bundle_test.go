@@ -54,18 +54,31 @@ func TestBundle(t *testing.T) {
 	}
 	work := t.TempDir()
 	var out, errb bytes.Buffer
-	runArgs := []string{"run", "--bundle", dir, "--trials", "1", "--set", "workdir=" + work, "--set", "checkers.baseline=1", "--json"}
-	if code := run(runArgs, &out, &errb); code != 0 {
+	runArgs := []string{"run", "--bundle", dir, "--trials", "1", "--set", "workdir=" + work, "--set", "checkers.baseline=1", "--json", "--fail-on", "failures"}
+	code := run(runArgs, &out, &errb)
+	if code != 0 && code != exitFound {
 		t.Fatalf("run --bundle: exit %d\n%s", code, errb.String())
 	}
 	var sum struct {
-		Campaign    int64  `json:"campaign"`
-		Trials      int    `json:"trials"`
-		ErrorTrials int    `json:"error_trials"`
-		DB          string `json:"db"`
+		Version      versionInfo `json:"version"`
+		Campaign     int64       `json:"campaign"`
+		Trials       int         `json:"trials"`
+		FailedTrials int         `json:"failed_trials"`
+		Findings     int         `json:"findings"`
+		FaultFree    int         `json:"fault_free_failures"`
+		Generic      int         `json:"generic_consequences"`
+		ErrorTrials  int         `json:"error_trials"`
+		DB           string      `json:"db"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("%v: %s", err, out.String())
+	}
+	// --fail-on failures: exit 4 exactly when the summary has a failure.
+	if failed := sum.FailedTrials+sum.Findings+sum.FaultFree+sum.Generic+sum.ErrorTrials > 0; failed != (code == exitFound) {
+		t.Errorf("run --fail-on failures: exit %d with %d failed trials, %d findings\n%s", code, sum.FailedTrials, sum.Findings, errb.String())
+	}
+	if sum.Version.Wire == 0 {
+		t.Errorf("run --json lacks gofault's version: %s", out.String())
 	}
 	if sum.Trials != 1 || sum.ErrorTrials != 0 || filepath.Dir(sum.DB) != work {
 		t.Errorf("run --bundle: %s\n%s", out.String(), errb.String())

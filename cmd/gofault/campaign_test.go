@@ -61,20 +61,27 @@ func TestEtcdCampaign(t *testing.T) {
 	if code := run([]string{"report", "--db", *sum.DB, "--json"}, &out, &errb); code != 0 {
 		t.Fatalf("gofault report: exit %d\n%s", code, errb.String())
 	}
-	var findings []struct {
-		ID      string `json:"id"`
-		Checker string `json:"checker"`
-		Fault   *struct {
-			Kind  string   `json:"kind"`
-			Site  string   `json:"site"`
-			Node  string   `json:"node"`
-			Stack []string `json:"stack"`
-		} `json:"fault"`
-		Trials []string `json:"trials"`
-		Replay string   `json:"replay"`
+	var rep struct {
+		Version  versionInfo `json:"version"`
+		Findings []struct {
+			ID      string `json:"id"`
+			Checker string `json:"checker"`
+			Fault   *struct {
+				Kind  string   `json:"kind"`
+				Site  string   `json:"site"`
+				Node  string   `json:"node"`
+				Stack []string `json:"stack"`
+			} `json:"fault"`
+			Trials []string `json:"trials"`
+			Replay string   `json:"replay"`
+		} `json:"findings"`
 	}
-	if err := json.Unmarshal(out.Bytes(), &findings); err != nil {
-		t.Fatalf("report is not a JSON array: %v\n%s", err, out.String())
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("report is not a JSON object: %v\n%s", err, out.String())
+	}
+	findings := rep.Findings
+	if rep.Version.Wire == 0 || rep.Version.Go == "" {
+		t.Errorf("report lacks gofault's version: %s", out.String())
 	}
 	if len(findings) != *sum.Findings {
 		t.Errorf("report lists %d findings, run counted %d", len(findings), *sum.Findings)

@@ -45,7 +45,8 @@ func register(c command) { commands[c.name] = c }
 var errUsage = errors.New("usage")
 
 // Exit statuses: 0 finished, 1 error, 2 usage, 3 a replay that did not
-// reproduce, exitInterrupted stopped by a signal after a clean stop.
+// reproduce, exitFound results that --fail-on names (failon.go),
+// exitInterrupted stopped by a signal after a clean stop.
 const exitInterrupted = 130
 
 func main() {
@@ -86,6 +87,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		if errors.Is(err, errNotReproduced) {
 			return 3
+		}
+		if errors.Is(err, errFound) {
+			return exitFound
 		}
 		return 1
 	}

@@ -80,7 +80,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	sf := addStoreFlags(fs)
 	id := fs.Int64("campaign", 0, "campaign ID (default: the latest)")
 	all := fs.Bool("all", false, "report over every campaign in the database")
-	asJSON := fs.Bool("json", false, "print findings as a JSON array")
+	asJSON := fs.Bool("json", false, `print one JSON object: "version" (gofault's) and "findings" (or "trials", "sites", "fault_free", "generic" as the other flags choose)`)
 	listTrials := fs.Bool("trials", false, "list every trial (fault, status, failed checkers) instead of findings")
 	listSites := fs.Bool("sites", false, "list, per fault site, the node roles and abstract states in which its requests arrived, summed over the trials")
 	withErrors := fs.Bool("errors", false, "with --trials: show each trial's whole error, the nodes' role changes and, for trials that failed or could not run, the last lines of every node's log")
@@ -130,7 +130,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if *listTrials {
 		if *asJSON {
-			return writeJSON(stdout, trials)
+			return writeReportJSON(stdout, "trials", trials)
 		}
 		return report.WriteTrials(stdout, trials, *withErrors)
 	}
@@ -144,7 +144,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if *listSites {
 		sites := report.Reached(trials)
 		if *asJSON {
-			return writeJSON(stdout, sites)
+			return writeReportJSON(stdout, "sites", sites)
 		}
 		return report.WriteReached(stdout, sites)
 	}
@@ -173,12 +173,12 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		return nil
 	}
-	show := rep.Findings
+	show, key := rep.Findings, "findings"
 	switch {
 	case *faultFreeOnly:
-		show = rep.FaultFree
+		show, key = rep.FaultFree, "fault_free"
 	case *genericOnly:
-		show = rep.Generic
+		show, key = rep.Generic, "generic"
 	}
 	if *notJudgedOnly {
 		if *asJSON {
@@ -197,7 +197,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		if show == nil {
 			show = []report.Finding{}
 		}
-		return writeJSON(stdout, show)
+		return writeReportJSON(stdout, key, show)
 	}
 	switch {
 	case *faultFreeOnly && len(rep.FaultFree) == 0:
@@ -497,6 +497,12 @@ func writeReplay(w io.Writer, orig *record.Trial, r replayResult) {
 }
 
 // writeJSON writes v as indented JSON, the --json output of every command.
+// writeReportJSON writes report's --json output: one object holding
+// gofault's version ("version") and the list the flags chose under key.
+func writeReportJSON(w io.Writer, key string, list any) error {
+	return writeJSON(w, map[string]any{"version": gofaultVersion(), key: list})
+}
+
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

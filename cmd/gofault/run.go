@@ -35,6 +35,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
+	fail := failOnFlag(fs, failNever, "campaign")
 	bf := addBuildFlags(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -71,7 +72,10 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	sum.Seconds += bt.Seconds // built before the campaign began
 	rememberDB(sum.DB)
 	if *asJSON {
-		if err := writeJSON(stdout, sum); err != nil {
+		if err := writeJSON(stdout, struct {
+			Version versionInfo `json:"version"`
+			*campaign.Summary
+		}{gofaultVersion(), sum}); err != nil {
 			return err
 		}
 	} else {
@@ -111,7 +115,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	if sum.Stopped {
 		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s\n", *cf.path, sum.Policy)
 	}
-	return nil
+	return runResults(*fail, sum)
 }
 
 // progressBar draws campaign progress on a terminal and stays silent

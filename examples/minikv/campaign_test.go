@@ -84,11 +84,13 @@ func findings(t *testing.T, bin, db string) []finding {
 	if err != nil {
 		t.Fatalf("gofault report: %v", err)
 	}
-	var fs []finding
-	if err := json.Unmarshal(out, &fs); err != nil {
+	var rep struct {
+		Findings []finding `json:"findings"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("decode findings: %v\n%s", err, out)
 	}
-	return fs
+	return rep.Findings
 }
 
 // replayFindings replays each finding in db with the command the report
