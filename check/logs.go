@@ -546,6 +546,9 @@ type newTemplate struct {
 	node  string
 	count int
 	nodes map[string]bool
+	// lasting: a line of the template came after every fault's window
+	// had closed (see record.Verdict.Lasting).
+	lasting bool
 }
 
 // dismissed is one record.Dismissal being counted.
@@ -578,6 +581,7 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 		bound = DefaultRecoveryBound
 	}
 	faults := trialFaults(in.Trial, in.NetSites, bound)
+	closed := windowsClosed(faults)
 	from, to := judgedWindow(in.Trial)
 	found := map[string]*newTemplate{}
 	var order []string
@@ -618,12 +622,14 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 				goneOrder = append(goneOrder, key)
 				return
 			}
+			late := !closed.IsZero() && !placed.IsZero() && placed.After(closed)
 			if nt, ok := found[l.Template]; ok {
 				nt.count++
 				nt.nodes[n.Name] = true
+				nt.lasting = nt.lasting || late
 				return
 			}
-			found[l.Template] = &newTemplate{line: l, node: n.Name, count: 1, nodes: map[string]bool{n.Name: true}}
+			found[l.Template] = &newTemplate{line: l, node: n.Name, count: 1, nodes: map[string]bool{n.Name: true}, lasting: late}
 			order = append(order, l.Template)
 		})
 		if err != nil {
@@ -653,7 +659,12 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 			nodes[n] = true
 		}
 		v.Symptoms = append(v.Symptoms, logSymptom(nt.line))
-		v.Evidence = append(v.Evidence, fmt.Sprintf("new %s on %s (%d×): %s", nt.line.Level, strings.Join(sortedSet(nt.nodes), ","), nt.count, nt.line.Raw))
+		still := ""
+		if nt.lasting {
+			v.Lasting = append(v.Lasting, logSymptom(nt.line))
+			still = ", still logged after every fault's window closed"
+		}
+		v.Evidence = append(v.Evidence, fmt.Sprintf("new %s on %s (%d×%s): %s", nt.line.Level, strings.Join(sortedSet(nt.nodes), ","), nt.count, still, nt.line.Raw))
 	}
 	for _, k := range goneOrder {
 		g := gone[k]
@@ -669,4 +680,18 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 	}
 	v.Evidence = capEvidence(v.Evidence)
 	return v
+}
+
+// windowsClosed is when the last of faults' windows closes: a line logged
+// after it is no passing reaction to any fault. Zero when there are no
+// faults; far in the future when a window never closes (a member that
+// never came back).
+func windowsClosed(faults []fault) time.Time {
+	var last time.Time
+	for _, f := range faults {
+		if f.to.After(last) {
+			last = f.to
+		}
+	}
+	return last
 }

@@ -497,3 +497,54 @@ func TestLogDismissedCounts(t *testing.T) {
 		t.Errorf("dismissed\n%+v\nwant\n%+v", v.Dismissed, want)
 	}
 }
+
+// TestLogLasting: a reported template whose lines go on after every
+// fault's window closed is Lasting (the generic-consequence rule never
+// takes it for a passing reaction to a fault); one logged only inside a
+// window, or in a trial whose window never closes, is not.
+func TestLogLasting(t *testing.T) {
+	const leak = `[ERROR] apply: request table holds 3 entries beyond the applied index`
+	// n2 is killed at 10 ms and back at 1010 ms; with a 1 s bound every
+	// window has closed at 2010 ms.
+	crashN2 := func(b *trialB) {
+		b.inject(10, "n2", catalog.KindCrash, nil)
+		b.node("n2", func(n *record.Node) { n.Killed, n.Restarts, n.Restarted = true, 1, []time.Time{at(1010)} })
+	}
+	tests := []struct {
+		name    string
+		lines   []string
+		mod     func(*trialB)
+		lasting bool
+	}{
+		{"reported again after every window closed", []string{stamp(1500, leak), stamp(2500, leak), stamp(3500, leak)}, crashN2, true},
+		{"first logged after every window closed", []string{stamp(4000, leak)}, crashN2, true},
+		{"reported only inside the window", []string{stamp(1500, leak)}, crashN2, false},
+		{"a window that never closes", []string{stamp(4000, leak)}, func(b *trialB) {
+			b.inject(10, "n2", catalog.KindCrash, nil)
+			b.node("n2", func(n *record.Node) { n.Killed, n.RestartErr = true, "exited" })
+		}, false},
+		{"no fault", []string{stamp(4000, leak)}, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			base := newTrial("n1")
+			base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[WARN]  raft: heartbeat timeout reached`))
+			var bl Baseline
+			if err := bl.Learn(&base.tr); err != nil {
+				t.Fatal(err)
+			}
+			b := healthy()
+			b.tr.Nodes[0].Log = writeLog(t, tc.lines...) // n1, the leader
+			if tc.mod != nil {
+				tc.mod(b)
+			}
+			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, RecoveryBound: time.Second})
+			if !v.Failed {
+				t.Fatalf("not reported: %v", v.Evidence)
+			}
+			if got := len(v.Lasting) == 1 && v.Lasting[0] == v.Symptom; got != tc.lasting {
+				t.Errorf("lasting %q (symptom %q), want lasting %v\n%s", v.Lasting, v.Symptom, tc.lasting, strings.Join(v.Evidence, "\n"))
+			}
+		})
+	}
+}

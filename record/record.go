@@ -205,6 +205,12 @@ type Verdict struct {
 	// rule as the expected consequence of a fault (the log checker), so
 	// that a user can audit what a rule hid.
 	Dismissed []Dismissal `json:"dismissed,omitempty"`
+	// Lasting are those of Symptoms (the log checker's) whose lines went
+	// on after the window of every fault of the trial had closed: not a
+	// passing reaction to a fault but a state the system stayed in, so
+	// the generic-consequence rule never takes them for what the system
+	// logs after faults in general (report.New).
+	Lasting []string `json:"lasting,omitempty"`
 }
 
 // Dismissal is a group of log lines one rule dismissed on one node in a

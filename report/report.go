@@ -250,6 +250,11 @@ type Report struct {
 // peer lost, a request retried), not a sign of a bug at any one site: it
 // is moved to Generic. A log verdict keeps its failure, with its first
 // remaining symptom, only if some of its templates followed few sites.
+// A template that in some trial went on after every fault's window had
+// closed (record.Verdict.Lasting) is never generic: a system that keeps
+// logging an error once the faults are over and the recovery bound has
+// passed is not reacting to a fault but stuck in a state — how a leak or a
+// retry loop that any fault starts shows (minikv's restream bug).
 func New(trials []*record.Trial, opts Options) Report {
 	ts := append([]*record.Trial(nil), trials...)
 	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
@@ -334,6 +339,9 @@ type failure struct {
 	// also are the trial's other symptoms, set on its primary failure
 	// (primaries).
 	also []coKey
+	// lasting are the symptoms whose lines outlasted every fault's
+	// window (record.Verdict.Lasting), normalised.
+	lasting map[string]bool
 }
 
 // coKey is a checker and a normalised symptom.
@@ -385,6 +393,12 @@ func failures(trials []*record.Trial) []failure {
 			for _, s := range v.Symptoms {
 				f.symptoms = append(f.symptoms, Symptom(s))
 			}
+			for _, s := range v.Lasting {
+				if f.lasting == nil {
+					f.lasting = map[string]bool{}
+				}
+				f.lasting[Symptom(s)] = true
+			}
 			if gs := check.Guarantees(f.symptom); v.Checker == check.NameViolations && len(f.symptoms) == 0 && len(gs) > 1 {
 				// A trial stored before the violations checker ranked its
 				// guarantees names their set: rank it now.
@@ -409,12 +423,16 @@ func genericLogs(trials []*record.Trial, min int) map[string]bool {
 		return nil
 	}
 	sites := map[string][]point{} // symptom -> one point per unrelated site
+	lasted := map[string]bool{}
 	for _, f := range failures(trials) {
 		if f.checker != check.NameLog {
 			continue
 		}
 		p := pointOf(faultOf(f.trial))
 		for _, s := range f.symptoms {
+			if f.lasting[s] {
+				lasted[s] = true
+			}
 			related := false
 			for _, other := range sites[s] {
 				if other.related(p) {
@@ -429,7 +447,7 @@ func genericLogs(trials []*record.Trial, min int) map[string]bool {
 	}
 	out := map[string]bool{}
 	for s, fs := range sites {
-		if len(fs) >= min {
+		if len(fs) >= min && !lasted[s] {
 			out[s] = true
 		}
 	}

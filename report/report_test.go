@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 )
 
@@ -251,6 +252,17 @@ func TestGenericConsequences(t *testing.T) {
 				logTrial("1-1", 1, "wal.sync", a, lost),
 				logTrial("1-2", 2, "wal.sync", b, lost),
 				logTrial("1-3", 3, "wal.sync", c, lost),
+			},
+			findings: []string{lost + ": [1-1 1-2 1-3]"},
+		},
+		{
+			// minikv's restream bug: any crash leaks a replication stream
+			// that the leader reports every second from then on.
+			name: "a template still logged after every fault's window closed is never generic (planted)",
+			trials: []*record.Trial{
+				logTrial("1-1", 1, "wal.sync", a, lost),
+				lasting(logTrial("1-2", 2, "snap.save", b, lost), lost),
+				logTrial("1-3", 3, "backend.commit", c, lost),
 			},
 			findings: []string{lost + ": [1-1 1-2 1-3]"},
 		},
@@ -542,4 +554,15 @@ func TestSitesOfAFinding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lasting marks the log verdict of tr as still logging symptoms after
+// every fault's window closed.
+func lasting(tr *record.Trial, symptoms ...string) *record.Trial {
+	for i := range tr.Verdicts {
+		if tr.Verdicts[i].Checker == check.NameLog {
+			tr.Verdicts[i].Lasting = append(tr.Verdicts[i].Lasting, symptoms...)
+		}
+	}
+	return tr
 }

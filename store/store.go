@@ -260,6 +260,9 @@ ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 	// 12: the lines a checker dismissed by a named rule
 	// (record.Verdict.Dismissed, JSON).
 	`ALTER TABLE verdicts ADD COLUMN dismissed TEXT NOT NULL DEFAULT 'null';`,
+	// 13: the log symptoms whose lines outlasted every fault's window
+	// (record.Verdict.Lasting, JSON).
+	`ALTER TABLE verdicts ADD COLUMN lasting TEXT NOT NULL DEFAULT 'null';`,
 }
 
 // SchemaVersion is the schema version this package writes.
