@@ -46,6 +46,14 @@ func (b *trialB) progress(client string, from, to, step int) *trialB {
 	return b
 }
 
+// sent adds a progress event of client at ms for a request it sent at
+// sentMS (record.ClientEvent.Sent).
+func (b *trialB) sent(client string, sentMS, ms int) *trialB {
+	b.ev(ms, client, record.EvProgress, "put k")
+	b.tr.Client[len(b.tr.Client)-1].Sent = at(sentMS)
+	return b
+}
+
 func (b *trialB) errors(client string, from, to, step int) *trialB {
 	for ms := from; ms <= to; ms += step {
 		b.ev(ms, client, record.EvError, "put k: context deadline exceeded")
@@ -241,6 +249,20 @@ func TestHang(t *testing.T) {
 			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
 			inject(1000, "n1", catalog.KindDisconnect, func(in *record.Injection) { in.Delay, in.Peer = 4*time.Second, "n2" }),
 			Input{}, verdictWant{}},
+		// A client idle at its workload's barrier (waiting for a slowed
+		// member's client to set up) sends nothing: no stall.
+		{"idle until it sent its next request", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).progress("n3/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).sent("n2/0", 5000, 5100).progress("n2/0", 5200, 8000, 100).
+			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			Input{}, verdictWant{}},
+		{"a request sent right after the last progress that took 4 s is a stall", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).progress("n3/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).sent("n2/0", 1050, 5100).progress("n2/0", 5200, 8000, 100).
+			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests hanging)", nodes: []string{"n2"}}},
+		{"failed requests in the gap: the client was asking all along", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).progress("n3/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).errors("n2/0", 2000, 4000, 1000).sent("n2/0", 5000, 5100).progress("n2/0", 5200, 8000, 100).
+			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests failing)", nodes: []string{"n2"}}},
 		{"excused by a delay on half the members (no quorum to route around it)", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
 			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
 			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),

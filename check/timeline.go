@@ -203,6 +203,10 @@ func stallsExcusing(in *Input, excuses []SlowWait) []stall {
 				lastErr = e.Msg
 			}
 			if isProgress(e) {
+				if s := sentAt(e); errs == 0 && s.After(from) && s.Before(e.Time) {
+					// Idle until it sent this request: not a stall.
+					from = s
+				}
 				if e.Time.After(from) {
 					check(e.Time, false)
 				}
@@ -212,6 +216,23 @@ func stallsExcusing(in *Input, excuses []SlowWait) []stall {
 		check(end, true)
 	}
 	return out
+}
+
+// sentAt is when the client sent the request e reports (record.ClientEvent
+// Sent, an op's Call), zero when unknown. The time from the client's
+// previous progress to it, when no request failed in between, the client
+// asked nothing: it waited at its workload's barrier (the setup's wait for
+// every member, a phase's end) or was done. This assumes what the bundled
+// workloads do: a client sends one request at a time (a request that hangs
+// while the same client's later one succeeds would be hidden).
+func sentAt(e record.ClientEvent) time.Time {
+	if !e.Sent.IsZero() {
+		return e.Sent
+	}
+	if e.Op != nil && e.Op.Call != 0 {
+		return time.Unix(0, e.Op.Call)
+	}
+	return time.Time{}
 }
 
 // workloadTimedOut reports whether the workload said its deadline passed.

@@ -161,6 +161,13 @@ type ClientEvent struct {
 	Node   string    `json:"node"`   // the node the client talks to
 	Kind   string    `json:"kind"`   // Ev*
 	Msg    string    `json:"msg,omitempty"`
+	// Sent is when the client sent the request whose outcome an
+	// EvProgress or EvError reports (for a request retried until it
+	// succeeded, the first try); zero when unknown. An EvOp's is its
+	// Op.Call. Before it, back to the client's previous event, the client
+	// asked nothing — it was idle at a barrier of its workload, or done —
+	// which the progress checkers do not count as a stall.
+	Sent time.Time `json:"sent,omitempty"`
 	// Checker names the guarantee for EvViolation, e.g. "watch-order".
 	Checker string `json:"checker,omitempty"`
 	// Digest is the member's digest for EvDigest.

@@ -56,7 +56,8 @@ func (c *Client) Setup(ctx context.Context, what string, fn func(ctx context.Con
 		err = fn(rctx)
 		rcancel()
 		if err == nil {
-			c.Progress(what)
+			// Sent at the first attempt: the client was asking since.
+			c.emit(record.ClientEvent{Kind: record.EvProgress, Msg: what, Sent: start})
 			return nil
 		}
 		if sctx.Err() != nil || !Sleep(sctx, setupBackoff(attempts)) {

@@ -334,6 +334,7 @@ func (c *Client) Leader() { c.Health(true, record.HealthLeader) }
 // cut short because ctx itself ended (the phase or workload is over) is not
 // reported as an error. It returns fn's error.
 func (c *Client) Do(ctx context.Context, kind, key string, fn func(ctx context.Context) error) error {
+	sent := time.Now()
 	rctx, cancel := c.requestContext(ctx)
 	err := fn(rctx)
 	cancel()
@@ -343,11 +344,11 @@ func (c *Client) Do(ctx context.Context, kind, key string, fn func(ctx context.C
 	}
 	if err != nil {
 		if ctx.Err() == nil {
-			c.emit(record.ClientEvent{Kind: record.EvError, Msg: label + ": " + err.Error()})
+			c.emit(record.ClientEvent{Kind: record.EvError, Msg: label + ": " + err.Error(), Sent: sent})
 		}
 		return err
 	}
-	c.Progress(label)
+	c.emit(record.ClientEvent{Kind: record.EvProgress, Msg: label, Sent: sent})
 	return nil
 }
 
@@ -365,7 +366,7 @@ func (c *Client) DoOp(ctx context.Context, op record.Op, fn func(ctx context.Con
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil {
-			c.emit(record.ClientEvent{Time: time.Unix(0, op.Return), Kind: record.EvError, Msg: op.Kind + " " + op.Key + ": " + err.Error()})
+			c.emit(record.ClientEvent{Time: time.Unix(0, op.Return), Kind: record.EvError, Msg: op.Kind + " " + op.Key + ": " + err.Error(), Sent: time.Unix(0, op.Call)})
 		}
 		if c.Definite != nil && c.Definite(err) {
 			return out, err
