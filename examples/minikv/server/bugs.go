@@ -128,10 +128,45 @@ const (
 	// pass. The replicas diverge in the request table (the replicas
 	// checker).
 	BugCatchup = "catchup"
+	// BugWaitAll (fail-slow intolerance, Sieve's class: one slow
+	// component holds back work that should route around it; after the
+	// HDFS write pipeline, whose client waits for the ack of every
+	// datanode, so that one fail-slow datanode stalls the write — HDFS-9178
+	// in Sieve's study, and the pipeline slowdowns of Do et al.'s
+	// "Limplock", SoCC'13): the leader commits an entry only once every
+	// follower stored it ("synchronous replication": an acknowledged
+	// write is on every member), not once a majority did. Nothing is
+	// lost and nothing diverges, and with every member healthy it only
+	// costs the slowest follower's latency; but one slow follower — a slow
+	// log append on its disk, a slow link from the leader to it — stalls
+	// every write, so the clients of the leader and of the other follower,
+	// which the fault never touched, stall for as long as it lasts, where
+	// the majority rule keeps them going. A crashed follower stalls the
+	// writes too, until it is back. Only the slow checker sees it: the
+	// stall ends with the fault, and the old hang and gray checkers
+	// granted every client the injected delay on top of its bound.
+	BugWaitAll = "waitall"
+	// BugRewind (a commit index that goes back, the invariant Raft
+	// implementations guard — etcd-io/raft's raftLog.commitTo "never
+	// decrease commit"): a follower that hears a new leader process (a new
+	// epoch) takes the leader's commit index as its own, on the reasoning
+	// that a new leader knows best what is committed. A static leader
+	// restarted from its disk knows only its snapshot as committed until
+	// the followers have acked its log again, so after the leader is
+	// killed and restarted, each follower's commit index drops below what
+	// it has applied. The follower's apply loop finds applied entries
+	// beyond its commit index and logs an error (the log and the leader's
+	// word conflict) until the leader's commit catches up. Clients see
+	// nothing: reads go through the leader's read index and the applied
+	// state is right. Only the log checker sees it, on the followers —
+	// not on the restarted leader, which the fault hit — and the old rules
+	// dismissed any line with a connection word ("conflict", "leader")
+	// on every member after any kill.
+	BugRewind = "rewind"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRewind}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -144,6 +179,8 @@ type Bugs struct {
 	recoverReset         bool
 	installKeepsRequests bool
 	catchupKeepsRequests bool
+	waitAll              bool
+	rewindCommit         bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -155,7 +192,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -174,6 +211,10 @@ func ParseBugs(s string) (Bugs, error) {
 			b.installKeepsRequests = true
 		case BugCatchup:
 			b.catchupKeepsRequests = true
+		case BugWaitAll:
+			b.waitAll = true
+		case BugRewind:
+			b.rewindCommit = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -187,7 +228,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.rewindCommit, BugRewind}} {
 		if x.on {
 			out = append(out, x.name)
 		}

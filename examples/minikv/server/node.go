@@ -150,8 +150,10 @@ type Node struct {
 	// replicated state.
 	resync      bool
 	leaderEpoch int64 // epoch of the leader last heard
-	fenced      int64 // a leader epoch declared dead
-	seq         uint64
+	// beyondCommit is set while applied > commit has been reported.
+	beyondCommit bool
+	fenced       int64 // a leader epoch declared dead
+	seq          uint64
 }
 
 // Open recovers a node from its data dir.
@@ -381,10 +383,21 @@ func (n *Node) poke() {
 	}
 }
 
-// applyCommitted applies committed entries to the store.
+// applyCommitted applies committed entries to the store. It reports an
+// applied index beyond the commit index, which breaks the invariant that
+// only committed entries are applied, once each time it happens.
 func (n *Node) applyCommitted() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.applied > n.commit {
+		if !n.beyondCommit {
+			n.beyondCommit = true
+			n.log.Error("applied entries beyond the commit index: the log and the leader's commit conflict",
+				"applied", n.applied, "commit", n.commit, "leader", n.cfg.Leader)
+		}
+		return
+	}
+	n.beyondCommit = false
 	if n.applied >= n.commit {
 		return
 	}
@@ -605,12 +618,24 @@ func (n *Node) advanceCommit() {
 				votes++
 			}
 		}
-		if votes*2 > len(n.peers)+1 {
+		if n.committed(votes) {
 			n.commit = c
 			n.poke()
 			return
 		}
 	}
+}
+
+// committed reports whether an entry stored on votes members (the leader
+// included) is committed: on a majority of the members.
+func (n *Node) committed(votes int) bool {
+	if n.bugs.waitAll {
+		// Synchronous replication: an entry counts as committed only
+		// once every member stored it, so the slowest follower sets
+		// the pace of every write.
+		return votes == len(n.peers)+1
+	}
+	return votes*2 > len(n.peers)+1
 }
 
 // watchdog declares the leader lost on a follower that has not heard from
@@ -636,12 +661,18 @@ func (n *Node) watchdog() {
 	}
 }
 
-// heard records a message from the leader; it reports false when the
+// heard records message m from the leader; it reports false when the
 // leader's epoch is fenced. n.mu is held.
-func (n *Node) heard(epoch int64) bool {
+func (n *Node) heard(m transport.Message) bool {
+	epoch := m.Epoch
 	if n.bugs.stickyFence && n.leaderLost && epoch == n.fenced {
 		// The leader was declared dead: only a new epoch is followed.
 		return false
+	}
+	if n.bugs.rewindCommit && epoch != n.leaderEpoch {
+		// A new leader process: its commit index is taken as this
+		// member's, lower or not.
+		n.commit = min(m.Commit, n.lastIndex())
 	}
 	n.lastHeard = time.Now()
 	n.leaderEpoch = epoch

@@ -45,7 +45,7 @@ func (n *Node) leading() error {
 // heartbeat directly, entries and snapshots in the run loop.
 func (n *Node) stepFromLeader(ctx context.Context, m transport.Message) (transport.Message, error) {
 	n.mu.Lock()
-	if n.role == roleLeader || !n.heard(m.Epoch) {
+	if n.role == roleLeader || !n.heard(m) {
 		n.mu.Unlock()
 		return transport.Message{}, &transport.StatusError{Status: http.StatusConflict, Err: fmt.Errorf("not following %d", m.From)}
 	}
