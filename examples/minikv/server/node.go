@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofault/gofault/examples/minikv/transport"
@@ -108,6 +109,13 @@ type peer struct {
 	next   uint64 // next index to send
 	match  uint64 // highest index known stored
 	notify chan struct{}
+	// epoch is the follower process's epoch in its last answer: a new
+	// one means it restarted, and the leader replaces its stream.
+	epoch int64
+	// streams counts the running replication streams (replicate
+	// goroutines) to this follower: one, but for the moment a stream
+	// hands over to its successor.
+	streams atomic.Int32
 }
 
 // Node is one minikv replica.
@@ -125,6 +133,9 @@ type Node struct {
 	kick      chan struct{}
 	stop      chan struct{}
 	wg        sync.WaitGroup
+	// leakChecked is when the leader last counted its replication
+	// streams; owned by the watchdog.
+	leakChecked time.Time
 
 	// wal is owned by the run loop.
 	wal *wal
@@ -150,10 +161,8 @@ type Node struct {
 	// replicated state.
 	resync      bool
 	leaderEpoch int64 // epoch of the leader last heard
-	// beyondCommit is set while applied > commit has been reported.
-	beyondCommit bool
-	fenced       int64 // a leader epoch declared dead
-	seq          uint64
+	fenced      int64 // a leader epoch declared dead
+	seq         uint64
 }
 
 // Open recovers a node from its data dir.
@@ -238,12 +247,19 @@ func Open(cfg Config) (*Node, error) {
 
 // Start starts the node's loops.
 func (n *Node) Start() {
-	n.wg.Add(2 + len(n.peers))
+	n.wg.Add(2)
 	go n.run()
 	go n.watchdog()
 	for _, p := range n.peers {
-		go n.replicate(p)
+		n.startStream(p)
 	}
+}
+
+// startStream starts a replication stream to follower p.
+func (n *Node) startStream(p *peer) {
+	n.wg.Add(1)
+	p.streams.Add(1)
+	go n.replicate(p)
 }
 
 // Close stops the loops and closes the log.
@@ -383,21 +399,10 @@ func (n *Node) poke() {
 	}
 }
 
-// applyCommitted applies committed entries to the store. It reports an
-// applied index beyond the commit index, which breaks the invariant that
-// only committed entries are applied, once each time it happens.
+// applyCommitted applies committed entries to the store.
 func (n *Node) applyCommitted() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if n.applied > n.commit {
-		if !n.beyondCommit {
-			n.beyondCommit = true
-			n.log.Error("applied entries beyond the commit index: the log and the leader's commit conflict",
-				"applied", n.applied, "commit", n.commit, "leader", n.cfg.Leader)
-		}
-		return
-	}
-	n.beyondCommit = false
 	if n.applied >= n.commit {
 		return
 	}
@@ -540,10 +545,15 @@ func (n *Node) writeSnapshot(name string, b []byte) error {
 	return nil
 }
 
-// replicate sends one follower its missing entries and heartbeats, or the
-// snapshot when the entries it misses were compacted away.
+// replicate is the replication stream to one follower: it sends the
+// follower its missing entries and heartbeats, or the snapshot when the
+// entries it misses were compacted away. When the follower answers from a
+// new process (it restarted), the stream hands over to a fresh one, which
+// starts with a new ticker and no pending notification of the old
+// process's session, and ends.
 func (n *Node) replicate(p *peer) {
 	defer n.wg.Done()
+	defer p.streams.Add(-1)
 	tick := time.NewTicker(n.cfg.HeartbeatEvery)
 	defer tick.Stop()
 	for {
@@ -573,7 +583,21 @@ func (n *Node) replicate(p *peer) {
 		}
 		p.next = resp.Index + 1
 		more := p.next <= n.lastIndex()
+		restarted := p.epoch != 0 && resp.Epoch != 0 && resp.Epoch != p.epoch
+		if resp.Epoch != 0 {
+			p.epoch = resp.Epoch
+		}
 		n.mu.Unlock()
+		if restarted {
+			n.log.Info("follower restarted, new replication stream", "peer", p.name)
+			n.startStream(p)
+			if !n.bugs.streamLeak {
+				return
+			}
+			// The old stream goes on beside its successor: both
+			// send the follower every entry and heartbeat, and the
+			// follower drops the second copy as a resend.
+		}
 		if more {
 			select {
 			case p.notify <- struct{}{}:
@@ -650,6 +674,7 @@ func (n *Node) watchdog() {
 			return
 		case <-tick.C:
 		}
+		n.checkStreams()
 		n.mu.Lock()
 		if n.role == roleFollower && !n.leaderLost && time.Since(n.lastHeard) > n.cfg.LeaderTimeout {
 			n.leaderLost = true
@@ -661,18 +686,30 @@ func (n *Node) watchdog() {
 	}
 }
 
-// heard records message m from the leader; it reports false when the
+// streamCheckEvery is how often the leader counts its replication streams.
+const streamCheckEvery = time.Second
+
+// checkStreams reports, at most every streamCheckEvery, each follower that
+// more than one replication stream serves: a leaked goroutine that
+// duplicates every message to it. Only the watchdog calls it.
+func (n *Node) checkStreams() {
+	if len(n.peers) == 0 || time.Since(n.leakChecked) < streamCheckEvery {
+		return
+	}
+	n.leakChecked = time.Now()
+	for _, p := range n.peers {
+		if k := p.streams.Load(); k > 1 {
+			n.log.Error("more than one replication stream to a peer: a stream leaked", "peer", p.name, "streams", k)
+		}
+	}
+}
+
+// heard records a message from the leader; it reports false when the
 // leader's epoch is fenced. n.mu is held.
-func (n *Node) heard(m transport.Message) bool {
-	epoch := m.Epoch
+func (n *Node) heard(epoch int64) bool {
 	if n.bugs.stickyFence && n.leaderLost && epoch == n.fenced {
 		// The leader was declared dead: only a new epoch is followed.
 		return false
-	}
-	if n.bugs.rewindCommit && epoch != n.leaderEpoch {
-		// A new leader process: its commit index is taken as this
-		// member's, lower or not.
-		n.commit = min(m.Commit, n.lastIndex())
 	}
 	n.lastHeard = time.Now()
 	n.leaderEpoch = epoch
