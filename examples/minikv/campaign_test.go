@@ -439,4 +439,26 @@ var targeted = []struct {
 		symptoms: []string{"replicas"}, only: true, control: true, timingOutcome: true},
 	{bug: server.BugCatchup, args: []string{"--policy", "random", "--trials", "24", "--set", "faults.kinds=partition", "--set", "cluster.env.MINIKV_LEADER_TIMEOUT=2500ms"},
 		symptoms: []string{"replicas"}, only: true, control: true, timingOutcome: true, long: true},
+	// One slow follower (a 4 s delay at its log append or at the
+	// leader's send to it) holds back every commit when the leader waits
+	// for all followers: the clients of the leader and of the other
+	// follower stall for as long as the delay lasts. The slow checker
+	// sees it, and the hang checker, which adds only a delay on the
+	// client's own member to its allowance; the old hang checker added any
+	// delay and missed it (docs/examples.md). Without the bug the other
+	// members' clients go on, and a delay on the static leader, which
+	// stalls everyone either way, is what minikv's profile says it waits
+	// for (checkers.waits_for_slow). It needs the slow checker and the
+	// scoped allowances (branch slow), hence long.
+	{bug: server.BugWaitAll, args: []string{"--policy", "random", "--trials", "20", "--set", "faults.kinds=delay", "--set", "faults.delay=4s"},
+		symptoms: []string{"slow", "hang"}, control: true, timingOutcome: true, long: true},
+	// A follower killed and restarted: the leader's old replication
+	// stream to it goes on beside the new one, and the leader logs the
+	// leak every second; nothing else shows. The load runs 10 s so that the
+	// leak is still logged after the fault's window (the restart plus the
+	// 5 s recovery bound), where the scoped log rules (branch logs) no
+	// longer dismiss a peer's line; the old rules dismissed it all trial
+	// long. 10 s trials, hence long.
+	{bug: server.BugRestream, args: []string{"--policy", "random", "--trials", "10", "--set", "faults.kinds=crash", "--set", "workload.env.MINIKV_WORKLOAD_DURATION=10s"},
+		symptoms: []string{"log"}, control: true, long: true},
 }
