@@ -450,7 +450,8 @@ var targeted = []struct {
 	// stalls everyone either way, is what minikv's profile says it waits
 	// for (checkers.waits_for_slow). It needs the slow checker and the
 	// scoped allowances (branch slow), hence long.
-	{bug: server.BugWaitAll, args: []string{"--policy", "random", "--trials", "20", "--set", "faults.kinds=delay", "--set", "faults.delay=4s"},
+	{bug: server.BugWaitAll, args: []string{"--policy", "random", "--trials", "20", "--set", "faults.kinds=delay", "--set", "faults.delay=4s",
+		"--set", "workload.env.MINIKV_WORKLOAD_DURATION=6s"},
 		symptoms: []string{"slow", "hang"}, control: true, timingOutcome: true, long: true},
 	// A follower killed and restarted: the leader's old replication
 	// stream to it goes on beside the new one, and the leader logs the
