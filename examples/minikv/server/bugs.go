@@ -128,10 +128,47 @@ const (
 	// pass. The replicas diverge in the request table (the replicas
 	// checker).
 	BugCatchup = "catchup"
+	// BugWaitAll (fail-slow intolerance, Sieve's class: one slow
+	// component holds back work that should route around it; after the
+	// HDFS write pipeline, whose client waits for the ack of every
+	// datanode, so that one fail-slow datanode stalls the write — HDFS-9178
+	// in Sieve's study, and the pipeline slowdowns of Do et al.'s
+	// "Limplock", SoCC'13): the leader commits an entry only once every
+	// follower stored it ("synchronous replication": an acknowledged
+	// write is on every member), not once a majority did. Nothing is
+	// lost and nothing diverges, and with every member healthy it only
+	// costs the slowest follower's latency; but one slow follower — a slow
+	// log append on its disk, a slow link from the leader to it — stalls
+	// every write, so the clients of the leader and of the other follower,
+	// which the fault never touched, stall for as long as it lasts, where
+	// the majority rule keeps them going. A crashed follower stalls the
+	// writes too, until it is back. Only the slow checker sees it: the
+	// stall ends with the fault, and the old hang and gray checkers
+	// granted every client the injected delay on top of its bound.
+	BugWaitAll = "waitall"
+	// BugRestream (a goroutine leak at a peer's restart, the class of the
+	// stream and goroutine leaks fixed again and again in peer transports
+	// whose per-peer streams are replaced when a peer reconnects, as
+	// etcd's rafthttp does): the leader replaces its replication stream to
+	// a follower that answers from a new process (it restarted), and the
+	// old stream, having started its successor, forgets to end. From then
+	// on two goroutines replicate to that follower: every entry and
+	// heartbeat goes twice, and the follower drops the second copy as a
+	// resend, so nothing a client sees changes and the replicas agree.
+	// The leader's stream count, checked every second, reports the leak as an
+	// error on the leader for as long as the trial lasts. It takes a
+	// follower killed and restarted (a fault-free run, an error, a delay,
+	// a partition or a killed leader never shows a follower's new
+	// process to a running leader), and the only symptom is on another
+	// member than the one the fault hit, long after the fault: the log
+	// checker sees it once its rules are scoped to the hit member and the
+	// fault's window, where the old rules dismissed every line with a
+	// connection word ("peer", "stream") on every member after any kill.
+	BugRestream = "restream"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -144,6 +181,8 @@ type Bugs struct {
 	recoverReset         bool
 	installKeepsRequests bool
 	catchupKeepsRequests bool
+	waitAll              bool
+	streamLeak           bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -155,7 +194,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -174,6 +213,10 @@ func ParseBugs(s string) (Bugs, error) {
 			b.installKeepsRequests = true
 		case BugCatchup:
 			b.catchupKeepsRequests = true
+		case BugWaitAll:
+			b.waitAll = true
+		case BugRestream:
+			b.streamLeak = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -187,7 +230,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}} {
 		if x.on {
 			out = append(out, x.name)
 		}

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofault/gofault/examples/minikv/transport"
@@ -108,6 +109,13 @@ type peer struct {
 	next   uint64 // next index to send
 	match  uint64 // highest index known stored
 	notify chan struct{}
+	// epoch is the follower process's epoch in its last answer: a new
+	// one means it restarted, and the leader replaces its stream.
+	epoch int64
+	// streams counts the running replication streams (replicate
+	// goroutines) to this follower: one, but for the moment a stream
+	// hands over to its successor.
+	streams atomic.Int32
 }
 
 // Node is one minikv replica.
@@ -125,6 +133,9 @@ type Node struct {
 	kick      chan struct{}
 	stop      chan struct{}
 	wg        sync.WaitGroup
+	// leakChecked is when the leader last counted its replication
+	// streams; owned by the watchdog.
+	leakChecked time.Time
 
 	// wal is owned by the run loop.
 	wal *wal
@@ -236,12 +247,19 @@ func Open(cfg Config) (*Node, error) {
 
 // Start starts the node's loops.
 func (n *Node) Start() {
-	n.wg.Add(2 + len(n.peers))
+	n.wg.Add(2)
 	go n.run()
 	go n.watchdog()
 	for _, p := range n.peers {
-		go n.replicate(p)
+		n.startStream(p)
 	}
+}
+
+// startStream starts a replication stream to follower p.
+func (n *Node) startStream(p *peer) {
+	n.wg.Add(1)
+	p.streams.Add(1)
+	go n.replicate(p)
 }
 
 // Close stops the loops and closes the log.
@@ -527,10 +545,15 @@ func (n *Node) writeSnapshot(name string, b []byte) error {
 	return nil
 }
 
-// replicate sends one follower its missing entries and heartbeats, or the
-// snapshot when the entries it misses were compacted away.
+// replicate is the replication stream to one follower: it sends the
+// follower its missing entries and heartbeats, or the snapshot when the
+// entries it misses were compacted away. When the follower answers from a
+// new process (it restarted), the stream hands over to a fresh one, which
+// starts with a new ticker and no pending notification of the old
+// process's session, and ends.
 func (n *Node) replicate(p *peer) {
 	defer n.wg.Done()
+	defer p.streams.Add(-1)
 	tick := time.NewTicker(n.cfg.HeartbeatEvery)
 	defer tick.Stop()
 	for {
@@ -560,7 +583,21 @@ func (n *Node) replicate(p *peer) {
 		}
 		p.next = resp.Index + 1
 		more := p.next <= n.lastIndex()
+		restarted := p.epoch != 0 && resp.Epoch != 0 && resp.Epoch != p.epoch
+		if resp.Epoch != 0 {
+			p.epoch = resp.Epoch
+		}
 		n.mu.Unlock()
+		if restarted {
+			n.log.Info("follower restarted, new replication stream", "peer", p.name)
+			n.startStream(p)
+			if !n.bugs.streamLeak {
+				return
+			}
+			// The old stream goes on beside its successor: both
+			// send the follower every entry and heartbeat, and the
+			// follower drops the second copy as a resend.
+		}
 		if more {
 			select {
 			case p.notify <- struct{}{}:
@@ -605,12 +642,24 @@ func (n *Node) advanceCommit() {
 				votes++
 			}
 		}
-		if votes*2 > len(n.peers)+1 {
+		if n.committed(votes) {
 			n.commit = c
 			n.poke()
 			return
 		}
 	}
+}
+
+// committed reports whether an entry stored on votes members (the leader
+// included) is committed: on a majority of the members.
+func (n *Node) committed(votes int) bool {
+	if n.bugs.waitAll {
+		// Synchronous replication: an entry counts as committed only
+		// once every member stored it, so the slowest follower sets
+		// the pace of every write.
+		return votes == len(n.peers)+1
+	}
+	return votes*2 > len(n.peers)+1
 }
 
 // watchdog declares the leader lost on a follower that has not heard from
@@ -625,6 +674,7 @@ func (n *Node) watchdog() {
 			return
 		case <-tick.C:
 		}
+		n.checkStreams()
 		n.mu.Lock()
 		if n.role == roleFollower && !n.leaderLost && time.Since(n.lastHeard) > n.cfg.LeaderTimeout {
 			n.leaderLost = true
@@ -633,6 +683,24 @@ func (n *Node) watchdog() {
 			n.log.Warn("leader lost", "leader", n.cfg.Leader, "silent", time.Since(n.lastHeard).Round(time.Millisecond))
 		}
 		n.mu.Unlock()
+	}
+}
+
+// streamCheckEvery is how often the leader counts its replication streams.
+const streamCheckEvery = time.Second
+
+// checkStreams reports, at most every streamCheckEvery, each follower that
+// more than one replication stream serves: a leaked goroutine that
+// duplicates every message to it. Only the watchdog calls it.
+func (n *Node) checkStreams() {
+	if len(n.peers) == 0 || time.Since(n.leakChecked) < streamCheckEvery {
+		return
+	}
+	n.leakChecked = time.Now()
+	for _, p := range n.peers {
+		if k := p.streams.Load(); k > 1 {
+			n.log.Error("more than one replication stream to a peer: a stream leaked", "peer", p.name, "streams", k)
+		}
 	}
 }
 

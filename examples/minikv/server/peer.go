@@ -42,7 +42,8 @@ func (n *Node) leading() error {
 }
 
 // stepFromLeader handles the leader's MsgApp or MsgSnap on a follower: a
-// heartbeat directly, entries and snapshots in the run loop.
+// heartbeat directly, entries and snapshots in the run loop. Its answer
+// carries this process's epoch, so the leader sees a restart.
 func (n *Node) stepFromLeader(ctx context.Context, m transport.Message) (transport.Message, error) {
 	n.mu.Lock()
 	if n.role == roleLeader || !n.heard(m.Epoch) {
@@ -52,7 +53,7 @@ func (n *Node) stepFromLeader(ctx context.Context, m transport.Message) (transpo
 	if m.Type == transport.MsgApp && len(m.Payload) == 0 {
 		defer n.mu.Unlock()
 		n.learnCommit(m.Commit)
-		return transport.Message{Index: n.lastIndex()}, nil
+		return transport.Message{Index: n.lastIndex(), Epoch: n.epoch}, nil
 	}
 	n.mu.Unlock()
 	ch := make(chan transport.Message, 1)
@@ -63,6 +64,7 @@ func (n *Node) stepFromLeader(ctx context.Context, m transport.Message) (transpo
 	}
 	select {
 	case resp := <-ch:
+		resp.Epoch = n.epoch
 		return resp, nil
 	case <-ctx.Done():
 		return transport.Message{}, ctx.Err()

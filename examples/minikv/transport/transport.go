@@ -58,7 +58,7 @@ type Message struct {
 	Type   MsgType `json:"type"`
 	From   uint64  `json:"from"`
 	To     uint64  `json:"to"`
-	Epoch  int64   `json:"epoch,omitempty"`  // the sending leader's epoch
+	Epoch  int64   `json:"epoch,omitempty"`  // the sender's process epoch: a leader's in its messages, a follower's in its answers
 	Index  uint64  `json:"index,omitempty"`  // see the message types
 	Commit uint64  `json:"commit,omitempty"` // the leader's commit index
 	Reject bool    `json:"reject,omitempty"`
