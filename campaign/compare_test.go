@@ -29,7 +29,7 @@ func TestFirstFindings(t *testing.T) {
 		trial(1, "bsrr"),
 		trial(2, "bsrr", "a"),
 		trial(4, "bsrr", "a", "c"), // one fault, two symptoms: a is primary, c co-occurs and is no finding
-		trial(5, "bsrr", "d"), // no fault injected: a fault-free failure, no finding
+		trial(5, "bsrr", "d"),      // no fault injected: a fault-free failure, no finding
 	}
 	got := firstFindings(ts, report.Options{})
 	want := map[string]firstFind{
