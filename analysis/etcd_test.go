@@ -23,6 +23,9 @@ func etcdDir(t *testing.T) string {
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
 		t.Skip("no etcd target module")
 	}
+	// The target module joins gofault's modules through its own go.work
+	// (TestMain turns workspaces off for the testdata modules).
+	t.Setenv("GOWORK", filepath.Join(dir, "go.work"))
 	return dir
 }
 

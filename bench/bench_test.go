@@ -15,7 +15,7 @@ import (
 	"github.com/gofault/gofault/report"
 )
 
-var checkers = []string{"crash", "hang", "linearizability", "log", "replicas", "violations"}
+var checkers = []string{"crash", "hang", "linearizability", "log", "replicas", "slow", "violations"}
 
 const good = `
 bugs:
