@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,20 +174,11 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 // the runner's restart delay for a record without restart times.
 func backAt(tr *record.Trial, node string, t, end time.Time) time.Time {
 	for _, n := range tr.Nodes {
-		if n.Name != node {
-			continue
+		if n.Name == node && !slices.ContainsFunc(n.Restarted, t.Before) && (n.Restarts == 0 || len(n.Restarted) > 0) {
+			return end // it never came back after t
 		}
-		for _, r := range n.Restarted {
-			if r.After(t) {
-				return r
-			}
-		}
-		if n.Restarts > 0 && len(n.Restarted) == 0 {
-			return t.Add(restartAfter) // an older record
-		}
-		return end
 	}
-	return t.Add(restartAfter)
+	return restartOf(tr, node, t)
 }
 
 // on reports whether node is one of the members f hit.
