@@ -259,6 +259,13 @@ func TestHang(t *testing.T) {
 			progress("n2/0", 0, 1000, 100).sent("n2/0", 1050, 5100).progress("n2/0", 5200, 8000, 100).
 			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
 			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests hanging)", nodes: []string{"n2"}}},
+		// Done with its requests, the client waits for the slowed
+		// member's client before its digest: the digest is no request.
+		{"idle after its last request until its digest", newTrial("n1", "n2", "n3").progress("n1/0", 0, 1000, 100).progress("n3/0", 0, 1000, 100).
+			progress("n2/0", 0, 500, 100).progress("n2/0", 3500, 3600, 100).
+			ev(5000, "n1/0", record.EvDigest, "end").ev(5000, "n3/0", record.EvDigest, "end").ev(5000, "n2/0", record.EvDigest, "end").
+			inject(500, "n2", catalog.KindDelay, func(in *record.Injection) { in.Delay = 3 * time.Second }),
+			Input{}, verdictWant{}},
 		{"failed requests in the gap: the client was asking all along", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).progress("n3/0", 0, 8000, 100).
 			progress("n2/0", 0, 1000, 100).errors("n2/0", 2000, 4000, 1000).sent("n2/0", 5000, 5100).progress("n2/0", 5200, 8000, 100).
 			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),

@@ -182,7 +182,7 @@ func stallsExcusing(in *Input, excuses []SlowWait) []stall {
 		if len(evs) == 0 {
 			continue
 		}
-		end := evs[len(evs)-1].Time
+		end := lastRequest(evs)
 		if timedOut && wlEnd.After(end) {
 			end = wlEnd
 		}
@@ -216,6 +216,23 @@ func stallsExcusing(in *Input, excuses []SlowWait) []stall {
 		check(end, true)
 	}
 	return out
+}
+
+// lastRequest is the time of the last of evs that reports a request's
+// outcome (progress, an op, an error): a client's activity ends there. A
+// digest, a health report or a violation after it is no request of the
+// load: a client idle after its last request while the workload waits for
+// a slowed member's client (its digest comes when all are done) is not
+// stalled. A request that hangs shows as its error when the request's
+// timeout ends it, or as the workload's timeout.
+func lastRequest(evs []record.ClientEvent) time.Time {
+	for i := len(evs) - 1; i >= 0; i-- {
+		switch evs[i].Kind {
+		case record.EvProgress, record.EvOp, record.EvError:
+			return evs[i].Time
+		}
+	}
+	return evs[0].Time
 }
 
 // sentAt is when the client sent the request e reports (record.ClientEvent
