@@ -164,8 +164,9 @@ func allowance(tr *record.Trial, excuses []SlowWait, node string, from, to time.
 }
 
 // stalls finds every client's stalls in tr. A client's activity spans from
-// its first to its last event — or to the end of the workload when the
-// workload timed out, since a request that never returns leaves no event.
+// its first event to its last request (lastRequest) — or to the end of the
+// workload when the workload timed out, since a request that never returns
+// leaves no event.
 func stalls(in *Input) []stall { return stallsExcusing(in, in.SlowWaits) }
 
 // stallsExcusing is stalls with the profile's excuses given: nil finds
