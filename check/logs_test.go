@@ -435,12 +435,7 @@ func TestLogScope(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			base := newTrial("n1")
-			base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[WARN]  raft: heartbeat timeout reached`))
-			var bl Baseline
-			if err := bl.Learn(&base.tr); err != nil {
-				t.Fatal(err)
-			}
+			bl := heartbeatBaseline(t)
 			b := healthy()
 			for i, n := range b.tr.Nodes {
 				b.tr.Nodes[i].Log = writeLog(t, tc.logs[n.Name]...)
@@ -448,7 +443,7 @@ func TestLogScope(t *testing.T) {
 			if tc.mod != nil {
 				tc.mod(b)
 			}
-			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, RecoveryBound: time.Second})
+			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: bl, RecoveryBound: time.Second})
 			evidence := strings.Join(v.Evidence, "\n")
 			if tc.rule == "" {
 				if !v.Failed || !reflect.DeepEqual(v.Nodes, []string{tc.node}) || len(v.Dismissed) != 0 {
@@ -527,18 +522,13 @@ func TestLogLasting(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			base := newTrial("n1")
-			base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[WARN]  raft: heartbeat timeout reached`))
-			var bl Baseline
-			if err := bl.Learn(&base.tr); err != nil {
-				t.Fatal(err)
-			}
+			bl := heartbeatBaseline(t)
 			b := healthy()
 			b.tr.Nodes[0].Log = writeLog(t, tc.lines...) // n1, the leader
 			if tc.mod != nil {
 				tc.mod(b)
 			}
-			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, RecoveryBound: time.Second})
+			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: bl, RecoveryBound: time.Second})
 			if !v.Failed {
 				t.Fatalf("not reported: %v", v.Evidence)
 			}
@@ -547,4 +537,17 @@ func TestLogLasting(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heartbeatBaseline is a baseline of one fault-free trial whose only
+// warning is a heartbeat timeout, for the scoping tests.
+func heartbeatBaseline(t *testing.T) *Baseline {
+	t.Helper()
+	base := newTrial("n1")
+	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[WARN]  raft: heartbeat timeout reached`))
+	var bl Baseline
+	if err := bl.Learn(&base.tr); err != nil {
+		t.Fatal(err)
+	}
+	return &bl
 }
