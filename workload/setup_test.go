@@ -15,8 +15,14 @@ import (
 // events it printed.
 func runEvents(t *testing.T, fn func(ctx context.Context, t *T) error) ([]record.ClientEvent, error) {
 	t.Helper()
+	return runEventsOn(t, testNodes(), fn)
+}
+
+// runEventsOn is runEvents on a cluster of nodes.
+func runEventsOn(t *testing.T, nodes []Node, fn func(ctx context.Context, t *T) error) ([]record.ClientEvent, error) {
+	t.Helper()
 	var stdout bytes.Buffer
-	err := Run(context.Background(), Env{Nodes: testNodes()}, &stdout, fn)
+	err := Run(context.Background(), Env{Nodes: nodes}, &stdout, fn)
 	var evs []record.ClientEvent
 	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
 		if line == "" {

@@ -37,8 +37,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"sort"
@@ -46,14 +44,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/workload"
 )
 
 func main() { workload.Main(run) }
-
-// checkRecovery is the name of the guarantee the verify phase checks.
-const checkRecovery = "recovery"
 
 // prefix is where the workload's keys live in Consul's key-value store.
 const prefix = "gofault/"
@@ -85,88 +79,71 @@ func loadConfig(getenv func(string) string) (config, error) {
 	return c, nil
 }
 
+// mix is the load: consistent reads, default and stale reads, puts and
+// deletes (Consul's compare-and-swap is not used).
+var mix = workload.Mix{
+	Get:    35,
+	Reads:  []workload.Read{{Consistency: "default", Percent: 10, Progress: true}, {Consistency: "stale", Percent: 10}},
+	Put:    35,
+	Delete: 10,
+}
+
+// service is how the workload speaks to a server: /v1/kv/gofault/KEY, a
+// consistent read with ?consistent and a stale one with ?stale, values
+// decoded from Consul's JSON, writes answered "true".
+var service = &workload.KVService{
+	KeyPath: kvPath,
+	GetPath: func(key string) string { return kvPath(key) + "?consistent" },
+	Value:   value,
+	ReadPath: func(key, mode string) string {
+		if mode == "stale" {
+			return kvPath(key) + "?stale"
+		}
+		return kvPath(key)
+	},
+	Written: func(method, body string) error {
+		if strings.TrimSpace(body) != "true" {
+			return fmt.Errorf("kv %s answered %q", method, body)
+		}
+		return nil
+	},
+	Status:     status,
+	VerifyRead: "consistent read",
+}
+
+func kvPath(key string) string { return "/v1/kv/" + prefix + key }
+
 func run(ctx context.Context, t *workload.T) error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return err
 	}
-	var clients []*client
-	for i, n := range t.Nodes() {
-		addr := n.Addr(cfg.port)
-		if addr == "" {
-			return fmt.Errorf("node %s has no %q port (set CONSUL_WORKLOAD_PORT)", n.Name, cfg.port)
-		}
-		clients = append(clients, &client{
-			cfg:  cfg,
-			wc:   t.Client(n.Name),
-			base: "http://" + addr,
-			http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}},
-			rng:  rand.New(rand.NewPCG(uint64(t.Seed()), uint64(i))),
-		})
+	clients, err := workload.NewKVClients(t, service, cfg.port, cfg.keys)
+	if err != nil {
+		return fmt.Errorf("%w (set CONSUL_WORKLOAD_PORT)", err)
 	}
-	if err := t.Phase("setup", func(ctx context.Context) error {
-		return workload.Each(clients, func(c *client) error { return c.waitLeader(ctx) })
-	}); err != nil {
-		return err
-	}
-	if err := t.Phase("load", func(ctx context.Context) error {
-		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
-		defer cancel()
-		workload.Each(clients, func(c *client) error { c.load(lctx); return nil })
-		return ctx.Err()
-	}); err != nil {
-		return err
-	}
-	if err := t.Phase("verify", func(ctx context.Context) error {
-		workload.Each(clients, func(c *client) error { c.verify(ctx); return nil })
-		return ctx.Err()
-	}); err != nil {
-		return err
-	}
-	return t.Phase("digest", func(ctx context.Context) error { return digests(ctx, clients) })
+	return workload.RunKV(t, clients, workload.KVPhases{
+		Ready: waitLeader, Mix: mix, Rate: cfg.rate, Duration: cfg.duration, Recovery: cfg.recovery,
+		Digest: func(ctx context.Context) error { return digests(ctx, clients) },
+	})
 }
 
 // digestWait bounds how long the digest phase waits for the servers to
 // agree on their applied index.
 const digestWait = 3 * time.Second
 
-// serverState is what a server says of its own state.
-type serverState struct {
-	applied uint64 // raft applied index (agent/self, Stats.raft.applied_index)
-	digest  string // of its key-value pairs under prefix, read with ?stale
-}
-
 // digests waits until every server that answers has applied the same raft
 // index (or digestWait passed), then reports the digest of each server at
-// the highest index for the replicas checker.
-func digests(ctx context.Context, clients []*client) error {
-	deadline := time.Now().Add(digestWait)
-	for {
-		sts := make([]*serverState, len(clients))
-		workload.Each(clients, func(c *client) error {
-			sts[c.index(clients)] = c.state(ctx)
-			return nil
-		})
-		var top uint64
-		same := true
-		for _, st := range sts {
-			if st != nil {
-				if top != 0 && st.applied != top {
-					same = false
-				}
-				top = max(top, st.applied)
-			}
-		}
-		if same || time.Now().After(deadline) || ctx.Err() != nil {
-			for i, st := range sts {
-				if st != nil && st.applied == top {
-					clients[i].wc.Digest("end", fmt.Sprintf("applied %d kv %s", st.applied, st.digest))
-				}
-			}
-			return ctx.Err()
-		}
-		workload.Sleep(ctx, 100*time.Millisecond)
+// the highest index for the replicas checker: the digest of its own
+// key-value pairs under prefix, read with ?stale.
+func digests(ctx context.Context, clients []*workload.KVClient) error {
+	top, err := workload.CaughtUp(ctx, len(clients), digestWait, func(ctx context.Context, i int) (string, uint64, bool) {
+		return state(ctx, clients[i])
+	})
+	for _, m := range top {
+		clients[m.Member].Client().Digest("end", fmt.Sprintf("applied %d kv %s", m.Index, m.State))
 	}
+	return err
 }
 
 // kvPair is one entry of Consul's GET /v1/kv answer.
@@ -189,59 +166,10 @@ func kvDigest(pairs []kvPair) string {
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
-// client talks to one server.
-type client struct {
-	cfg    config
-	wc     *workload.Client
-	base   string
-	http   *http.Client
-	rng    *rand.Rand
-	seq    int
-	health time.Time
-}
-
-func (c *client) index(clients []*client) int {
-	for i := range clients {
-		if clients[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-// errStatus is a non-2xx answer.
-type errStatus struct {
-	code int
-	msg  string
-}
-
-func (e *errStatus) Error() string { return fmt.Sprintf("%d %s", e.code, e.msg) }
-
-// do sends one request and returns the body of a 2xx answer.
-func (c *client) do(ctx context.Context, method, path, body string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, strings.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode/100 != 2 {
-		return "", &errStatus{code: resp.StatusCode, msg: strings.TrimSpace(string(b))}
-	}
-	return string(b), nil
-}
-
 // leader returns the leader's address as the server knows it, "" when it
 // knows none.
-func (c *client) leader(ctx context.Context) (string, error) {
-	out, err := c.do(ctx, http.MethodGet, "/v1/status/leader", "")
+func leader(ctx context.Context, c *workload.KVClient) (string, error) {
+	out, err := c.Do(ctx, http.MethodGet, "/v1/status/leader", "", "")
 	if err != nil {
 		return "", err
 	}
@@ -254,49 +182,18 @@ func (c *client) leader(ctx context.Context) (string, error) {
 
 // waitLeader waits until the server knows a leader (workload.Client.Setup:
 // the attempts that fail while the cluster elects are not client errors).
-func (c *client) waitLeader(ctx context.Context) error {
-	err := c.wc.Setup(ctx, "leader", func(ctx context.Context) error {
-		addr, err := c.leader(ctx)
+func waitLeader(ctx context.Context, c *workload.KVClient) error {
+	err := c.Client().Setup(ctx, "leader", func(ctx context.Context) error {
+		addr, err := leader(ctx, c)
 		if err == nil && addr == "" {
 			err = errors.New("no leader yet")
 		}
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("node %s never knew a leader: %w", c.wc.Node(), err)
+		return fmt.Errorf("node %s never knew a leader: %w", c.Client().Node(), err)
 	}
 	return nil
-}
-
-func (c *client) key() string { return fmt.Sprintf("k%d", c.rng.IntN(c.cfg.keys)) }
-
-func (c *client) nextValue() string {
-	c.seq++
-	return fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
-}
-
-// load runs the random mix until ctx ends.
-func (c *client) load(ctx context.Context) {
-	pause := time.Second / time.Duration(c.cfg.rate)
-	for ctx.Err() == nil {
-		if time.Since(c.health) >= 250*time.Millisecond {
-			c.reportHealth(ctx)
-		}
-		key := c.key()
-		switch r := c.rng.IntN(100); {
-		case r < 35:
-			c.get(ctx, key)
-		case r < 45:
-			c.read(ctx, key, "default")
-		case r < 55:
-			c.read(ctx, key, "stale")
-		case r < 90:
-			c.put(ctx, key)
-		default:
-			c.del(ctx, key)
-		}
-		workload.Sleep(ctx, pause)
-	}
 }
 
 // value decodes a GET /v1/kv/KEY answer.
@@ -311,73 +208,6 @@ func value(body string) (string, error) {
 	return string(pairs[0].Value), nil
 }
 
-// get is a consistent (linearizable) read, recorded in the history.
-func (c *client) get(ctx context.Context, key string) error {
-	_, err := c.wc.DoOp(ctx, record.Op{Kind: "get", Key: key}, func(ctx context.Context) (string, error) {
-		out, err := c.do(ctx, http.MethodGet, "/v1/kv/"+prefix+key+"?consistent", "")
-		var es *errStatus
-		if errors.As(err, &es) && es.code == http.StatusNotFound {
-			return "", nil
-		}
-		if err != nil {
-			return "", err
-		}
-		return value(out)
-	})
-	return err
-}
-
-// read is a default (leader lease) or stale read: not linearizable, so not
-// in the history. A default read needs a leader, so its success is
-// progress; a stale read is the server's own state, served even without a
-// leader, so only its failure is reported.
-func (c *client) read(ctx context.Context, key, mode string) {
-	path := "/v1/kv/" + prefix + key
-	if mode == "stale" {
-		path += "?stale"
-	}
-	fn := func(ctx context.Context) error {
-		_, err := c.do(ctx, http.MethodGet, path, "")
-		var es *errStatus
-		if errors.As(err, &es) && es.code == http.StatusNotFound {
-			return nil
-		}
-		return err
-	}
-	if mode == "default" {
-		_ = c.wc.Do(ctx, "default-read", key, fn)
-		return
-	}
-	rctx, cancel := context.WithTimeout(ctx, workload.DefaultTimeout)
-	defer cancel()
-	if err := fn(rctx); err != nil && ctx.Err() == nil {
-		c.wc.Error(fmt.Errorf("stale read %s: %w", key, err))
-	}
-}
-
-// write sends one write; a put writes a value no other write writes.
-func (c *client) write(ctx context.Context, op record.Op, method string) bool {
-	if op.Kind == "put" {
-		op.Value = c.nextValue()
-	}
-	_, err := c.wc.DoOp(ctx, op, func(ctx context.Context) (string, error) {
-		out, err := c.do(ctx, method, "/v1/kv/"+prefix+op.Key, op.Value)
-		if err == nil && strings.TrimSpace(out) != "true" {
-			err = fmt.Errorf("kv %s answered %q", method, out)
-		}
-		return "", err
-	})
-	return err == nil
-}
-
-func (c *client) put(ctx context.Context, key string) bool {
-	return c.write(ctx, record.Op{Kind: "put", Key: key}, http.MethodPut)
-}
-
-func (c *client) del(ctx context.Context, key string) {
-	c.write(ctx, record.Op{Kind: "delete", Key: key}, http.MethodDelete)
-}
-
 // agentSelf is the part of GET /v1/agent/self the workload reads.
 type agentSelf struct {
 	Stats struct {
@@ -389,8 +219,8 @@ type agentSelf struct {
 }
 
 // self reads the server's agent/self.
-func (c *client) self(ctx context.Context) (*agentSelf, error) {
-	out, err := c.do(ctx, http.MethodGet, "/v1/agent/self", "")
+func self(ctx context.Context, c *workload.KVClient) (*agentSelf, error) {
+	out, err := c.Do(ctx, http.MethodGet, "/v1/agent/self", "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -402,77 +232,45 @@ func (c *client) self(ctx context.Context) (*agentSelf, error) {
 }
 
 // state reads the server's applied index and the digest of its own
-// key-value pairs; nil when it does not answer.
-func (c *client) state(ctx context.Context) *serverState {
+// key-value pairs; false when it does not answer.
+func state(ctx context.Context, c *workload.KVClient) (string, uint64, bool) {
 	rctx, cancel := context.WithTimeout(ctx, workload.DefaultTimeout)
 	defer cancel()
-	s, err := c.self(rctx)
+	s, err := self(rctx, c)
 	if err != nil {
-		return nil
+		return "", 0, false
 	}
 	applied, err := strconv.ParseUint(s.Stats.Raft.AppliedIndex, 10, 64)
 	if err != nil {
-		return nil
+		return "", 0, false
 	}
-	out, err := c.do(rctx, http.MethodGet, "/v1/kv/"+prefix+"?recurse&stale", "")
-	var es *errStatus
+	out, err := c.Do(rctx, http.MethodGet, "/v1/kv/"+prefix+"?recurse&stale", "", "")
 	var pairs []kvPair
 	switch {
-	case errors.As(err, &es) && es.code == http.StatusNotFound: // no key at all
+	case workload.IsStatus(err, http.StatusNotFound): // no key at all
 	case err != nil:
-		return nil
+		return "", 0, false
 	default:
 		if json.Unmarshal([]byte(out), &pairs) != nil {
-			return nil
+			return "", 0, false
 		}
 	}
-	return &serverState{applied: applied, digest: kvDigest(pairs)}
+	return kvDigest(pairs), applied, true
 }
 
-// reportHealth reports the server's role: the leader says so (the
-// calibration trial kills it), a server that knows a leader is healthy.
-func (c *client) reportHealth(ctx context.Context) {
-	c.health = time.Now()
-	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	s, err := c.self(rctx)
+// status reads the server's role: the leader says so (agent/self), a
+// server that knows a leader is healthy.
+func status(ctx context.Context, c *workload.KVClient) (workload.NodeHealth, error) {
+	s, err := self(ctx, c)
 	if err == nil && s.Stats.Raft.State == "Leader" {
-		c.wc.Leader()
-		return
+		return workload.NodeHealth{Leader: true}, nil
 	}
-	addr, lerr := c.leader(rctx)
+	addr, lerr := leader(ctx, c)
 	switch {
 	case err == nil && lerr == nil && addr != "":
-		c.wc.Health(true, "leader "+addr)
+		return workload.NodeHealth{OK: true, Msg: "leader " + addr}, nil
 	case err == nil && lerr == nil:
-		c.wc.Health(false, "no leader")
-	case ctx.Err() == nil:
-		c.wc.Health(false, "status: "+errors.Join(err, lerr).Error())
+		return workload.NodeHealth{Msg: "no leader"}, nil
 	}
-}
-
-// verify checks that the server serves a consistent read and a write again
-// within the recovery bound, then reads every key once more.
-func (c *client) verify(ctx context.Context) {
-	vctx, cancel := context.WithTimeout(ctx, c.cfg.recovery)
-	defer cancel()
-	start := time.Now()
-	for {
-		if c.get(vctx, "k0") == nil && c.put(vctx, "k0") {
-			break
-		}
-		if vctx.Err() != nil {
-			if ctx.Err() == nil {
-				c.wc.Violation(checkRecovery, fmt.Sprintf("node %s served no consistent read and write within %s after the load stopped", c.wc.Node(), c.cfg.recovery))
-			}
-			return
-		}
-		workload.Sleep(vctx, 100*time.Millisecond)
-	}
-	if d := time.Since(start); d > time.Second {
-		c.wc.Progress(fmt.Sprintf("recovered after %s", d.Round(time.Millisecond)))
-	}
-	for i := 1; i < c.cfg.keys; i++ {
-		_ = c.get(ctx, fmt.Sprintf("k%d", i))
-	}
+	return workload.NodeHealth{}, errors.Join(err, lerr)
 }

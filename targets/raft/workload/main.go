@@ -39,8 +39,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"os"
@@ -49,7 +47,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/workload"
 )
 
@@ -60,7 +57,6 @@ const (
 	checkLost      = "write-lost"
 	checkTwice     = "write-applied-twice"
 	checkReapplied = "entry-reapplied"
-	checkRecovery  = "recovery"
 )
 
 // config is the workload's tunables.
@@ -90,48 +86,48 @@ func loadConfig(getenv func(string) string) (config, error) {
 	return c, nil
 }
 
+// mix is the load: linearizable reads, leader and stale reads, writes.
+var mix = workload.Mix{
+	Get:    30,
+	Reads:  []workload.Read{{Consistency: "leader", Percent: 10, Progress: true}, {Consistency: "stale", Percent: 10}},
+	Put:    20,
+	Delete: 5,
+	CAS:    25,
+}
+
+// service is how the workload speaks to a member: /kv/KEY, reads of a
+// consistency with ?read=, /cas/KEY?expect=, a write's ID in X-Request-ID
+// (the service never retries it).
+func service(writes *ledger) *workload.KVService {
+	return &workload.KVService{
+		IDHeader: "X-Request-ID",
+		KeyPath:  func(key string) string { return "/kv/" + key },
+		GetPath:  func(key string) string { return "/kv/" + key },
+		ReadPath: func(key, consistency string) string { return "/kv/" + key + "?read=" + consistency },
+		CASPath: func(key, expect string) string {
+			return "/cas/" + key + "?expect=" + url.QueryEscape(expect)
+		},
+		Status:     status,
+		VerifyRead: "linearizable read",
+		Sent:       writes.sent,
+		Acked:      writes.ack,
+	}
+}
+
 func run(ctx context.Context, t *workload.T) error {
 	cfg, err := loadConfig(os.Getenv)
 	if err != nil {
 		return err
 	}
 	writes := &ledger{acked: map[string]bool{}}
-	var clients []*client
-	for i, n := range t.Nodes() {
-		addr := n.Addr(cfg.port)
-		if addr == "" {
-			return fmt.Errorf("node %s has no %q port (set RAFT_WORKLOAD_PORT)", n.Name, cfg.port)
-		}
-		clients = append(clients, &client{
-			cfg:    cfg,
-			wc:     t.Client(n.Name),
-			base:   "http://" + addr,
-			http:   &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}},
-			rng:    rand.New(rand.NewPCG(uint64(t.Seed()), uint64(i))),
-			last:   map[string]string{},
-			writes: writes,
-		})
+	clients, err := workload.NewKVClients(t, service(writes), cfg.port, cfg.keys)
+	if err != nil {
+		return fmt.Errorf("%w (set RAFT_WORKLOAD_PORT)", err)
 	}
-	if err := t.Phase("setup", func(ctx context.Context) error {
-		return workload.Each(clients, func(c *client) error { return c.waitHealthy(ctx) })
-	}); err != nil {
-		return err
-	}
-	if err := t.Phase("load", func(ctx context.Context) error {
-		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
-		defer cancel()
-		workload.Each(clients, func(c *client) error { c.load(lctx); return nil })
-		return ctx.Err()
-	}); err != nil {
-		return err
-	}
-	if err := t.Phase("verify", func(ctx context.Context) error {
-		workload.Each(clients, func(c *client) error { c.verify(ctx); return nil })
-		return ctx.Err()
-	}); err != nil {
-		return err
-	}
-	return t.Phase("digest", func(ctx context.Context) error { return digests(ctx, clients, writes) })
+	return workload.RunKV(t, clients, workload.KVPhases{
+		Ready: waitHealthy, Mix: mix, Rate: cfg.rate, Duration: cfg.duration, Recovery: cfg.recovery,
+		Digest: func(ctx context.Context) error { return digests(ctx, clients, writes) },
+	})
 }
 
 // ledger is every write the clients sent: acked[id] is true once its
@@ -170,38 +166,22 @@ const digestWait = 3 * time.Second
 // command (or digestWait passed), then, for each member at the highest
 // index, reports its digest for the replicas checker and checks every
 // write against its write counts.
-func digests(ctx context.Context, clients []*client, writes *ledger) error {
-	deadline := time.Now().Add(digestWait)
-	for {
-		sts := make([]*memberStatus, len(clients))
-		workload.Each(clients, func(c *client) error {
-			sts[c.index(clients)] = c.status(ctx)
-			return nil
-		})
-		var top uint64
-		same := true
-		for _, st := range sts {
-			if st != nil {
-				if top != 0 && st.Index != top {
-					same = false
-				}
-				top = max(top, st.Index)
-			}
+func digests(ctx context.Context, clients []*workload.KVClient, writes *ledger) error {
+	top, err := workload.CaughtUp(ctx, len(clients), digestWait, func(ctx context.Context, i int) (*memberStatus, uint64, bool) {
+		st := memberState(ctx, clients[i])
+		if st == nil {
+			return nil, 0, false
 		}
-		if same || time.Now().After(deadline) || ctx.Err() != nil {
-			for i, st := range sts {
-				if st != nil && st.Index == top {
-					c := clients[i]
-					c.wc.Digest("end", fmt.Sprintf("index %d state %s", st.Index, st.Digest))
-					for _, f := range checkWrites(st, writes) {
-						c.wc.Violation(f.check, f.msg)
-					}
-				}
-			}
-			return ctx.Err()
+		return st, st.Index, true
+	})
+	for _, m := range top {
+		wc := clients[m.Member].Client()
+		wc.Digest("end", fmt.Sprintf("index %d state %s", m.State.Index, m.State.Digest))
+		for _, f := range checkWrites(m.State, writes) {
+			wc.Violation(f.check, f.msg)
 		}
-		workload.Sleep(ctx, 100*time.Millisecond)
 	}
+	return err
 }
 
 // finding is one broken guarantee.
@@ -245,197 +225,25 @@ func sample(items []string) string {
 	return strings.Join(items, ", ")
 }
 
-// client talks to one member.
-type client struct {
-	cfg    config
-	wc     *workload.Client
-	base   string
-	http   *http.Client
-	rng    *rand.Rand
-	seq    int
-	last   map[string]string // the last value this client saw per key
-	health time.Time
-	writes *ledger
-}
-
-func (c *client) index(clients []*client) int {
-	for i := range clients {
-		if clients[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-// errStatus is a non-2xx answer.
-type errStatus struct {
-	code int
-	msg  string
-}
-
-func (e *errStatus) Error() string { return fmt.Sprintf("%d %s", e.code, e.msg) }
-
-// do sends one request and returns the body of a 2xx answer.
-func (c *client) do(ctx context.Context, method, path, id, body string) (string, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, strings.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	if id != "" {
-		req.Header.Set("X-Request-ID", id)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode/100 != 2 {
-		return "", &errStatus{code: resp.StatusCode, msg: strings.TrimSpace(string(b))}
-	}
-	return string(b), nil
-}
-
 // waitHealthy waits until the member knows a leader (workload.Client.Setup:
 // the attempts that fail while the cluster elects are not client errors).
-func (c *client) waitHealthy(ctx context.Context) error {
-	err := c.wc.Setup(ctx, "health", func(ctx context.Context) error {
-		_, err := c.do(ctx, http.MethodGet, "/health", "", "")
+func waitHealthy(ctx context.Context, c *workload.KVClient) error {
+	err := c.Client().Setup(ctx, "health", func(ctx context.Context) error {
+		_, err := c.Do(ctx, http.MethodGet, "/health", "", "")
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("node %s never knew a leader: %w", c.wc.Node(), err)
+		return fmt.Errorf("node %s never knew a leader: %w", c.Client().Node(), err)
 	}
 	return nil
 }
 
-func (c *client) key() string { return fmt.Sprintf("k%d", c.rng.IntN(c.cfg.keys)) }
-
-func (c *client) nextID() string {
-	c.seq++
-	return fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
-}
-
-// load runs the random mix until ctx ends.
-func (c *client) load(ctx context.Context) {
-	pause := time.Second / time.Duration(c.cfg.rate)
-	for ctx.Err() == nil {
-		if time.Since(c.health) >= 250*time.Millisecond {
-			c.reportHealth(ctx)
-		}
-		key := c.key()
-		switch r := c.rng.IntN(100); {
-		case r < 30:
-			c.get(ctx, key)
-		case r < 40:
-			c.read(ctx, key, "leader")
-		case r < 50:
-			c.read(ctx, key, "stale")
-		case r < 70:
-			c.put(ctx, key)
-		case r < 75:
-			c.del(ctx, key)
-		default:
-			c.cas(ctx, key)
-		}
-		workload.Sleep(ctx, pause)
-	}
-}
-
-// get is a linearizable read, recorded in the history.
-func (c *client) get(ctx context.Context, key string) error {
-	out, err := c.wc.DoOp(ctx, record.Op{Kind: "get", Key: key}, func(ctx context.Context) (string, error) {
-		v, err := c.do(ctx, http.MethodGet, "/kv/"+key, "", "")
-		var es *errStatus
-		if errors.As(err, &es) && es.code == http.StatusNotFound {
-			return "", nil
-		}
-		return v, err
-	})
-	if err == nil {
-		c.last[key] = out
-	}
-	return err
-}
-
-// read is a leader or stale read: not linearizable, so not in the history.
-// A leader read needs a quorum (VerifyLeader), so its success is progress;
-// a stale read is the member's own state, served even without a leader, so
-// only its failure is reported.
-func (c *client) read(ctx context.Context, key, consistency string) {
-	fn := func(ctx context.Context) error {
-		_, err := c.do(ctx, http.MethodGet, "/kv/"+key+"?read="+consistency, "", "")
-		var es *errStatus
-		if errors.As(err, &es) && es.code == http.StatusNotFound {
-			return nil
-		}
-		return err
-	}
-	if consistency == "leader" {
-		_ = c.wc.Do(ctx, "leader-read", key, fn)
-		return
-	}
+// memberState reads the member's status with its write counts; nil when
+// it does not answer.
+func memberState(ctx context.Context, c *workload.KVClient) *memberStatus {
 	rctx, cancel := context.WithTimeout(ctx, workload.DefaultTimeout)
 	defer cancel()
-	if err := fn(rctx); err != nil && ctx.Err() == nil {
-		c.wc.Error(fmt.Errorf("stale read %s: %w", key, err))
-	}
-}
-
-// write sends one write with a fresh request ID and records it in the
-// ledger; it returns the answer and whether it was received.
-func (c *client) write(ctx context.Context, op record.Op, method, path string) (string, bool) {
-	id := c.nextID()
-	if op.Kind != "delete" {
-		op.Value = id
-	}
-	c.writes.sent(id)
-	out, err := c.wc.DoOp(ctx, op, func(ctx context.Context) (string, error) {
-		out, err := c.do(ctx, method, path, id, op.Value)
-		if op.Kind != "cas" {
-			out = ""
-		}
-		return out, err
-	})
-	if err != nil {
-		return "", false
-	}
-	c.writes.ack(id)
-	switch {
-	case op.Kind == "put", op.Kind == "cas" && out == "true":
-		c.last[op.Key] = id
-	case op.Kind == "delete":
-		c.last[op.Key] = ""
-	case op.Kind == "cas":
-		delete(c.last, op.Key) // learn the value with the next get
-	}
-	return out, true
-}
-
-func (c *client) put(ctx context.Context, key string) bool {
-	_, ok := c.write(ctx, record.Op{Kind: "put", Key: key}, http.MethodPut, "/kv/"+key)
-	return ok
-}
-
-func (c *client) del(ctx context.Context, key string) {
-	c.write(ctx, record.Op{Kind: "delete", Key: key}, http.MethodDelete, "/kv/"+key)
-}
-
-// cas swaps key from the value this client last saw to a new one.
-func (c *client) cas(ctx context.Context, key string) {
-	expect := c.last[key]
-	c.write(ctx, record.Op{Kind: "cas", Key: key, Expect: expect}, http.MethodPost, "/cas/"+key+"?expect="+url.QueryEscape(expect))
-}
-
-// status reads the member's status with its write counts; nil when it does
-// not answer.
-func (c *client) status(ctx context.Context) *memberStatus {
-	rctx, cancel := context.WithTimeout(ctx, workload.DefaultTimeout)
-	defer cancel()
-	out, err := c.do(rctx, http.MethodGet, "/status?writes=1", "", "")
+	out, err := c.Do(rctx, http.MethodGet, "/status?writes=1", "", "")
 	var st memberStatus
 	if err != nil || json.Unmarshal([]byte(out), &st) != nil {
 		return nil
@@ -443,51 +251,22 @@ func (c *client) status(ctx context.Context) *memberStatus {
 	return &st
 }
 
-// reportHealth reports the member's role: the leader says so (the
-// calibration trial kills it), a member that knows a leader is healthy.
-func (c *client) reportHealth(ctx context.Context) {
-	c.health = time.Now()
-	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancel()
-	out, err := c.do(rctx, http.MethodGet, "/status", "", "")
+// status reads the member's role: the leader says so, a member that
+// knows a leader is healthy.
+func status(ctx context.Context, c *workload.KVClient) (workload.NodeHealth, error) {
+	out, err := c.Do(ctx, http.MethodGet, "/status", "", "")
+	if err != nil {
+		return workload.NodeHealth{}, err
+	}
 	var st struct {
 		Role   string `json:"role"`
 		Leader string `json:"leader"`
 	}
 	switch {
-	case err == nil && json.Unmarshal([]byte(out), &st) == nil && st.Role == "Leader":
-		c.wc.Leader()
-	case err == nil && st.Leader != "":
-		c.wc.Health(true, "leader "+st.Leader)
-	case err == nil:
-		c.wc.Health(false, "no leader")
-	case ctx.Err() == nil:
-		c.wc.Health(false, "status: "+err.Error())
+	case json.Unmarshal([]byte(out), &st) == nil && st.Role == "Leader":
+		return workload.NodeHealth{Leader: true}, nil
+	case st.Leader != "":
+		return workload.NodeHealth{OK: true, Msg: "leader " + st.Leader}, nil
 	}
-}
-
-// verify checks that the member serves a linearizable read and a write
-// again within the recovery bound, then reads every key once more.
-func (c *client) verify(ctx context.Context) {
-	vctx, cancel := context.WithTimeout(ctx, c.cfg.recovery)
-	defer cancel()
-	start := time.Now()
-	for {
-		if c.get(vctx, "k0") == nil && c.put(vctx, "k0") {
-			break
-		}
-		if vctx.Err() != nil {
-			if ctx.Err() == nil {
-				c.wc.Violation(checkRecovery, fmt.Sprintf("node %s served no linearizable read and write within %s after the load stopped", c.wc.Node(), c.cfg.recovery))
-			}
-			return
-		}
-		workload.Sleep(vctx, 100*time.Millisecond)
-	}
-	if d := time.Since(start); d > time.Second {
-		c.wc.Progress(fmt.Sprintf("recovered after %s", d.Round(time.Millisecond)))
-	}
-	for i := 1; i < c.cfg.keys; i++ {
-		_ = c.get(ctx, fmt.Sprintf("k%d", i))
-	}
+	return workload.NodeHealth{Msg: "no leader"}, nil
 }

@@ -1,0 +1,104 @@
+package workload
+
+import (
+	"context"
+	"time"
+)
+
+// KVPhases describe a key-value workload's phases, which RunKV runs.
+type KVPhases struct {
+	// Ready is one client's setup: it waits (Client.Setup) until the
+	// client's node can serve.
+	Ready func(ctx context.Context, c *KVClient) error
+	// Mix is run by every client at Rate operations per second for
+	// Duration.
+	Mix      Mix
+	Rate     int
+	Duration time.Duration
+	// Recovery bounds each client's Verify.
+	Recovery time.Duration
+	// Digest reports the members' digests (see CaughtUp).
+	Digest func(ctx context.Context) error
+}
+
+// RunKV runs the phases of a key-value workload over clients: setup (Ready
+// on every client), load (the mix), verify (KVClient.Verify) and digest.
+// Each phase runs its clients concurrently; it returns the first phase's
+// error.
+func RunKV(t *T, clients []*KVClient, p KVPhases) error {
+	if err := t.Phase("setup", func(ctx context.Context) error {
+		return Each(clients, func(c *KVClient) error { return p.Ready(ctx, c) })
+	}); err != nil {
+		return err
+	}
+	if err := t.Phase("load", func(ctx context.Context) error {
+		lctx, cancel := context.WithTimeout(ctx, p.Duration)
+		defer cancel()
+		_ = Each(clients, func(c *KVClient) error { c.Load(lctx, p.Mix, p.Rate); return nil })
+		return ctx.Err()
+	}); err != nil {
+		return err
+	}
+	if err := t.Phase("verify", func(ctx context.Context) error {
+		_ = Each(clients, func(c *KVClient) error { c.Verify(ctx, p.Recovery); return nil })
+		return ctx.Err()
+	}); err != nil {
+		return err
+	}
+	return t.Phase("digest", p.Digest)
+}
+
+// Caught is the state of a member at the highest applied index.
+type Caught[S any] struct {
+	// Member is the member's index.
+	Member int
+	// Index is the applied index it reported.
+	Index uint64
+	// State is what it reported.
+	State S
+}
+
+// CaughtUp asks every member for its state, every 100 ms, until all those
+// that answer report the same applied index, wait has passed or ctx ends;
+// then it returns the states of the members at the highest index, in
+// member order, and ctx's error. state(ctx, i) asks member i (all members
+// concurrently; it bounds its own request) and returns its state, its
+// applied index and whether it answered. Members at the same index must
+// hold the same data: the caller reports their digests for the replicas
+// checker; a member behind or silent reports nothing.
+func CaughtUp[S any](ctx context.Context, members int, wait time.Duration, state func(ctx context.Context, i int) (S, uint64, bool)) ([]Caught[S], error) {
+	deadline := time.Now().Add(wait)
+	ids := make([]int, members)
+	for i := range ids {
+		ids[i] = i
+	}
+	for {
+		sts := make([]Caught[S], members)
+		answered := make([]bool, members)
+		_ = Each(ids, func(i int) error {
+			sts[i].Member = i
+			sts[i].State, sts[i].Index, answered[i] = state(ctx, i)
+			return nil
+		})
+		var top uint64
+		same := true
+		for i, st := range sts {
+			if answered[i] {
+				if top != 0 && st.Index != top {
+					same = false
+				}
+				top = max(top, st.Index)
+			}
+		}
+		if same || time.Now().After(deadline) || ctx.Err() != nil {
+			var out []Caught[S]
+			for i, st := range sts {
+				if answered[i] && st.Index == top {
+					out = append(out, st)
+				}
+			}
+			return out, ctx.Err()
+		}
+		Sleep(ctx, 100*time.Millisecond)
+	}
+}
