@@ -432,11 +432,11 @@ func joinErr(first, rest string) string {
 // execute runs a begun trial's cluster and workload under the trial
 // timeout and records what happened, unjudged. A cluster that does not
 // start or a workload that fails is recorded in the trial's Err.
-func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, controller.Result, workload.Result, error) {
+func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, controller.Result, cluster.WorkloadResult, error) {
 	var (
 		cfg       = r.cfg
 		dir       = trialDir(cfg, t.id)
-		wres      workload.Result
+		wres      cluster.WorkloadResult
 		wlEvents  []record.ClientEvent
 		wlStarted bool
 		res       controller.Result
@@ -521,15 +521,24 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 }
 
 // runWorkload runs the workload against a started cluster.
-func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Cluster, dir string) (workload.Result, []record.ClientEvent, error) {
+func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Cluster, dir string) (cluster.WorkloadResult, []record.ClientEvent, error) {
 	cfg := r.cfg
-	var nodes []workload.Node
+	env := workload.Env{
+		Controller: r.ctl.Addr(),
+		Trial:      t.id,
+		Deadline:   time.Now().Add(cfg.Workload.Timeout),
+		Seed:       cfg.Policy.Seed + int64(t.index),
+	}
 	for _, v := range cl.Nodes() {
-		nodes = append(nodes, workload.Node{Name: v.Name, Host: v.Host, Ports: v.Port})
+		env.Nodes = append(env.Nodes, v.WorkloadNode())
+	}
+	contract, err := env.Environ()
+	if err != nil {
+		return cluster.WorkloadResult{}, nil, fmt.Errorf("workload environment: %w", err)
 	}
 	logf, err := os.Create(filepath.Join(dir, "workload.log"))
 	if err != nil {
-		return workload.Result{}, nil, fmt.Errorf("workload log: %w", err)
+		return cluster.WorkloadResult{}, nil, fmt.Errorf("workload log: %w", err)
 	}
 	defer logf.Close()
 	var extra []string
@@ -541,18 +550,12 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 		mu     sync.Mutex
 		events []record.ClientEvent
 	)
-	res, err := workload.RunCommand(ctx, workload.Command{
-		Args:    r.bt.Workload,
-		BaseDir: cfg.Dir,
-		Dir:     dir,
-		Env: workload.Env{
-			Controller: r.ctl.Addr(),
-			Trial:      t.id,
-			Nodes:      nodes,
-			Deadline:   time.Now().Add(cfg.Workload.Timeout),
-			Seed:       cfg.Policy.Seed + int64(t.index),
-		},
-		ExtraEnv: extra,
+	res, err := cluster.RunWorkload(ctx, cluster.Workload{
+		Args:     r.bt.Workload,
+		BaseDir:  cfg.Dir,
+		Dir:      dir,
+		Env:      append(extra, contract...),
+		Deadline: env.Deadline,
 		Stderr:   logf,
 		OnEvent: func(e record.ClientEvent) {
 			mu.Lock()

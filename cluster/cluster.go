@@ -405,8 +405,8 @@ func (c *Cluster) waitReady(ctx context.Context, nodes []*node) (*node, error) {
 	return first.n, first.err
 }
 
-// Nodes returns the variables of every node (for a workload's
-// GOFAULT_NODES, see NodesJSON).
+// Nodes returns the variables of every node (a workload's GOFAULT_NODES
+// holds their NodeVars.WorkloadNode).
 func (c *Cluster) Nodes() []NodeVars {
 	out := make([]NodeVars, len(c.vars))
 	for i, v := range c.vars {

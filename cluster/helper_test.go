@@ -22,6 +22,10 @@ const helperEnv = "GOFAULT_CLUSTER_HELPER"
 const runnerEnv = "GOFAULT_CLUSTER_RUNNER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(workloadHelperEnv) != "" || os.Getenv(workloadRunnerEnv) != "" {
+		workloadMain()
+		return
+	}
 	if os.Getenv(helperEnv) == "1" { // before runnerEnv: nodes inherit it
 		helperMain(os.Args[1:])
 		return

@@ -63,11 +63,6 @@ type Exit struct {
 	Err error
 }
 
-// Success reports whether the process ended on its own with status 0.
-func (e Exit) Success() bool {
-	return e.Reason == ReasonSelf && e.Code == 0 && e.Signal == "" && e.Err == nil
-}
-
 // Process is a started process in its own process group. Its methods are
 // safe for concurrent use.
 type Process struct {

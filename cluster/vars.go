@@ -1,27 +1,36 @@
 package cluster
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/gofault/gofault/agent/wire"
 )
 
 // NodeVars are the variables of one node that the command, env and ready
 // templates of config.Cluster see, e.g. "--data-dir={{.Dir}}" or
 // "{{range .Nodes}}{{.Name}}=http://{{.Host}}:{{.Port.peer}},{{end}}".
+// Their names are the templates' vocabulary; what a workload sees of a node
+// (its GOFAULT_NODES entry) is WorkloadNode's.
 type NodeVars struct {
-	Index int            `json:"index"` // 1-based
-	Name  string         `json:"name"`  // "n1", "n2", ...
-	Bin   string         `json:"bin"`   // the node binary
-	Dir   string         `json:"dir"`   // the node's data dir (and working dir)
-	Port  map[string]int `json:"ports"` // the node's ports by name
-	Host  string         `json:"host"`  // "127.0.0.1"
-	Trial string         `json:"trial"` // the trial ID
+	Index int            // 1-based
+	Name  string         // "n1", "n2", ...
+	Bin   string         // the node binary
+	Dir   string         // the node's data dir (and working dir)
+	Port  map[string]int // the node's ports by name
+	Host  string         // "127.0.0.1"
+	Trial string         // the trial ID
 	// TrialDir is the trial's directory, holding node dirs and logs.
-	TrialDir string `json:"trial_dir"`
+	TrialDir string
 	// Nodes are all nodes of the cluster (their own Nodes are nil).
-	Nodes []NodeVars `json:"-"`
+	Nodes []NodeVars
+}
+
+// WorkloadNode returns the node as a workload sees it: its entry of
+// GOFAULT_NODES (wire.EnvNodes).
+func (v NodeVars) WorkloadNode() wire.Node {
+	return wire.Node{Name: v.Name, Host: v.Host, Ports: v.Port}
 }
 
 // NodeName returns the name of the node with 1-based index i: "n1", ...
@@ -42,14 +51,4 @@ func Render(text string, v NodeVars) (string, error) {
 		return "", fmt.Errorf("template %q: %w", text, err)
 	}
 	return b.String(), nil
-}
-
-// NodesJSON encodes the nodes for a workload's GOFAULT_NODES variable:
-// [{"name":"n1","host":"127.0.0.1","ports":{"client":2379},...},...].
-func NodesJSON(nodes []NodeVars) string {
-	b, err := json.Marshal(nodes)
-	if err != nil {
-		panic("cluster: encode nodes: " + err.Error()) // plain data always encodes
-	}
-	return string(b)
 }

@@ -3,7 +3,6 @@ package workload
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"sort"
 	"strconv"
 	"time"
@@ -13,7 +12,7 @@ import (
 
 // Environment variables of the workload contract (defined in agent/wire).
 // The runner sets them for Go workloads (Main) and external command
-// workloads (RunCommand) alike.
+// workloads alike (cluster.RunWorkload runs both).
 const (
 	// EnvController is the controller address, "unix:/path" or
 	// "tcp:host:port". Absent when a workload is run by hand: events are
@@ -31,31 +30,14 @@ const (
 	EnvSeed = wire.EnvSeed
 )
 
-// Node is one node of the cluster under test as a workload sees it.
-// Its JSON form is an element of GOFAULT_NODES, e.g.
+// Node is one node of the cluster under test as a workload sees it: an
+// element of GOFAULT_NODES, e.g.
 //
 //	{"name":"n1","host":"127.0.0.1","ports":{"client":2379,"peer":2380}}
-type Node struct {
-	Name string `json:"name"`
-	// Host is the node's host; empty means 127.0.0.1.
-	Host string `json:"host,omitempty"`
-	// Ports maps the port names of the cluster config to port numbers.
-	Ports map[string]int `json:"ports"`
-}
-
-// Addr returns host:port of the named port, or "" if the node has no such
-// port.
-func (n Node) Addr(port string) string {
-	p, ok := n.Ports[port]
-	if !ok {
-		return ""
-	}
-	h := n.Host
-	if h == "" {
-		h = "127.0.0.1"
-	}
-	return net.JoinHostPort(h, strconv.Itoa(p))
-}
+//
+// Its one definition is wire.Node, which the runner writes too; Addr
+// returns host:port of a named port.
+type Node = wire.Node
 
 // Env is the decoded workload environment.
 type Env struct {

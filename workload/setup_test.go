@@ -3,6 +3,7 @@ package workload
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -23,18 +24,25 @@ func runEventsOn(t *testing.T, nodes []Node, fn func(ctx context.Context, t *T) 
 	t.Helper()
 	var stdout bytes.Buffer
 	err := Run(context.Background(), Env{Nodes: nodes}, &stdout, fn)
+	return stdoutEvents(t, stdout.String()), err
+}
+
+// stdoutEvents decodes the JSON lines a workload without a controller
+// printed.
+func stdoutEvents(t *testing.T, stdout string) []record.ClientEvent {
+	t.Helper()
 	var evs []record.ClientEvent
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
 		if line == "" {
 			continue
 		}
-		ev, ok := parseEvent([]byte(line))
-		if !ok {
+		var ev record.ClientEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.Time.IsZero() || ev.Kind == "" {
 			t.Fatalf("stdout line is not an event: %q", line)
 		}
 		evs = append(evs, ev)
 	}
-	return evs, err
+	return evs
 }
 
 func TestSetup(t *testing.T) {

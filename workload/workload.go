@@ -23,7 +23,8 @@
 // a goroutine of their own, so a slow controller never blocks the workload;
 // without GOFAULT_CONTROLLER they are written to stdout as JSON lines of
 // record.ClientEvent, which is also the protocol of external command
-// workloads (see RunCommand).
+// workloads (which the runner runs with cluster.RunWorkload). The package
+// imports nothing of the runner: only the wire protocol and record.
 package workload
 
 import (

@@ -1,62 +1,21 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/record"
 )
-
-// helperEnv makes the test binary run helperWorkload as a Go workload, so
-// RunCommand is tested on a real workload.Main program.
-const helperEnv = "GOFAULT_WORKLOAD_TEST_HELPER"
-
-// runnerEnv makes the test binary run a long command workload with
-// RunCommand, as gofault's runner does, and wait to be killed.
-const runnerEnv = "GOFAULT_WORKLOAD_TEST_RUNNER"
-
-func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) != "" {
-		Main(helperWorkload)
-		return
-	}
-	if os.Getenv(runnerEnv) != "" {
-		// The workload prints its PID (its process group) to our stdout.
-		_, err := RunCommand(context.Background(), Command{
-			Args: []string{"sh", "-c", "echo $$ >&2; exec sleep 60"}, Env: Env{Nodes: testNodes()}, Stderr: os.Stdout,
-		})
-		fmt.Fprintln(os.Stderr, "runner: workload ended:", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
-}
-
-func helperWorkload(ctx context.Context, t *T) error {
-	for _, n := range t.Nodes() {
-		t.Client(n.Name).Progress("hello")
-	}
-	if os.Getenv(helperEnv) == "fail" {
-		return errors.New("helper failed")
-	}
-	return nil
-}
 
 // fakeController accepts one workload connection and collects its events.
 type fakeController struct {
@@ -300,15 +259,7 @@ func TestRunStdout(t *testing.T) {
 	if err == nil {
 		t.Fatal("want error")
 	}
-	var evs []record.ClientEvent
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
-		ev, ok := parseEvent([]byte(line))
-		if !ok {
-			t.Fatalf("stdout line is not an event: %q", line)
-		}
-		evs = append(evs, ev)
-	}
-	if got := kinds(evs); strings.Join(got, "\n") != strings.Join(scriptedWant, "\n") {
+	if got := kinds(stdoutEvents(t, stdout.String())); strings.Join(got, "\n") != strings.Join(scriptedWant, "\n") {
 		t.Errorf("events:\n%s", strings.Join(got, "\n"))
 	}
 }
@@ -436,99 +387,6 @@ func TestWireWriterSplitsFrames(t *testing.T) {
 	b.Close()
 }
 
-func TestRunCommand(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	evLine, _ := json.Marshal(record.ClientEvent{Time: time.Unix(5, 0), Client: "n1/0", Node: "n1", Kind: record.EvProgress, Msg: "put"})
-	tests := []struct {
-		name     string
-		args     []string
-		extra    []string
-		deadline time.Duration
-		wantCode int
-		wantOut  bool
-		timedOut bool
-		events   int
-	}{
-		{"script ok", []string{"sh", "-c", "echo '" + string(evLine) + "'; echo not an event; echo '{\"kind\":\"bogus\"}'"}, nil, 0, 0, true, false, 1},
-		{"script fails", []string{"sh", "-c", "echo '" + string(evLine) + "'; exit 3"}, nil, 0, 3, false, false, 1},
-		{"timeout", []string{"sh", "-c", "sleep 30"}, nil, 100 * time.Millisecond, -1, false, true, 0},
-		{"go workload ok", []string{exe}, []string{helperEnv + "=ok"}, 0, 0, true, false, 2},
-		{"go workload fails", []string{exe}, []string{helperEnv + "=fail"}, 0, 1, false, false, 3}, // and the error event
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			env := Env{Nodes: testNodes()}
-			if tc.deadline > 0 {
-				env.Deadline = time.Now().Add(tc.deadline)
-			}
-			var got []record.ClientEvent
-			var stderr bytes.Buffer
-			res, err := RunCommand(context.Background(), Command{
-				Args: tc.args, Env: env, ExtraEnv: tc.extra, Stderr: &stderr, Grace: 100 * time.Millisecond,
-				OnEvent: func(ev record.ClientEvent) { got = append(got, ev) },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.ExitCode != tc.wantCode || res.OK() != tc.wantOut || res.TimedOut != tc.timedOut {
-				t.Fatalf("result %+v, stderr %s", res, stderr.String())
-			}
-			if res.Events != len(got) || len(got) != tc.events {
-				t.Fatalf("events %d/%d, want %d: %v", res.Events, len(got), tc.events, kinds(got))
-			}
-		})
-	}
-}
-
-// TestWorkloadDiesWithRunner kills a process running a command workload
-// with SIGKILL, as if gofault crashed, and checks that the workload dies
-// with it (it is started as nodes are: Pdeathsig).
-func TestWorkloadDiesWithRunner(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("Pdeathsig is Linux only")
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), runnerEnv+"=1")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(out)
-	pid := 0
-	if sc.Scan() {
-		pid, _ = strconv.Atoi(strings.TrimSpace(sc.Text()))
-	}
-	cmd.Process.Kill()
-	cmd.Wait()
-	if pid <= 0 {
-		t.Fatalf("the runner reported no workload PID (%q)", sc.Text())
-	}
-	for deadline := time.Now().Add(10 * time.Second); alive(pid); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			syscall.Kill(-pid, syscall.SIGKILL)
-			t.Fatalf("workload %d outlived its runner", pid)
-		}
-	}
-}
-
-// alive reports whether process pid runs (a zombie does not).
-func alive(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndex(s, ")")+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
 func TestRequestsCutByTheirContextAreNotErrors(t *testing.T) {
 	var stdout bytes.Buffer
 	err := Run(context.Background(), Env{Nodes: testNodes()}, &stdout, func(ctx context.Context, t *T) error {
@@ -545,11 +403,7 @@ func TestRequestsCutByTheirContextAreNotErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []record.ClientEvent
-	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
-		ev, _ := parseEvent([]byte(line))
-		evs = append(evs, ev)
-	}
+	evs := stdoutEvents(t, stdout.String())
 	want := []string{
 		`n1/0 op put a out="" unknown=true`,
 		"n1/0 error get b: context deadline exceeded",

@@ -1,5 +1,10 @@
 package wire
 
+import (
+	"net"
+	"strconv"
+)
+
 // The environment variables through which gofault tells the processes it
 // starts where to report and what they are; defined here once, for the
 // agent, the cluster runner and workloads alike.
@@ -37,3 +42,30 @@ const (
 	// the durable image just before each runs.
 	EnvSyncSites = "GOFAULT_SYNC_SITES"
 )
+
+// Node is one node of the cluster under test as a workload sees it: an
+// element of the EnvNodes array, which the cluster runner writes and the
+// workload SDK reads, e.g.
+//
+//	{"name":"n1","host":"127.0.0.1","ports":{"client":2379,"peer":2380}}
+type Node struct {
+	Name string `json:"name"`
+	// Host is the node's host; empty means 127.0.0.1.
+	Host string `json:"host,omitempty"`
+	// Ports maps the port names of the cluster config to port numbers.
+	Ports map[string]int `json:"ports"`
+}
+
+// Addr returns host:port of the named port, or "" if the node has no such
+// port.
+func (n Node) Addr(port string) string {
+	p, ok := n.Ports[port]
+	if !ok {
+		return ""
+	}
+	h := n.Host
+	if h == "" {
+		h = "127.0.0.1"
+	}
+	return net.JoinHostPort(h, strconv.Itoa(p))
+}

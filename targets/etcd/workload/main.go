@@ -387,17 +387,10 @@ func (w *wl) readyClients() []*client {
 	return cs
 }
 
-// each runs fn for every client concurrently and waits for all.
+// each runs fn for every client concurrently (workload.Each) and waits
+// for all.
 func (w *wl) each(fn func(c *client)) {
-	var wg sync.WaitGroup
-	for _, c := range w.clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(c)
-		}()
-	}
-	wg.Wait()
+	_ = workload.Each(w.clients, func(c *client) error { fn(c); return nil })
 }
 
 // setup connects every client, grants each a kept-alive lease with a key on
@@ -592,7 +585,7 @@ func (w *wl) digest(ctx context.Context) error {
 			if ctx.Err() != nil || time.Now().After(deadline) {
 				return
 			}
-			sleep(ctx, 100*time.Millisecond) // not caught up yet
+			workload.Sleep(ctx, 100*time.Millisecond) // not caught up yet
 		}
 	})
 	return ctx.Err()
@@ -852,7 +845,7 @@ func (c *client) mix(ctx context.Context) {
 	for ctx.Err() == nil {
 		if !c.isReady.Load() {
 			if _, err := c.ready(ctx); err != nil {
-				sleep(ctx, 200*time.Millisecond)
+				workload.Sleep(ctx, 200*time.Millisecond)
 				continue
 			}
 			c.startWatch(c.w.startRev + 1)
@@ -887,7 +880,7 @@ func (c *client) mix(ctx context.Context) {
 		case opMaintenance:
 			c.maintenance(ctx)
 		}
-		sleep(ctx, pause)
+		workload.Sleep(ctx, pause)
 	}
 }
 
@@ -1196,13 +1189,4 @@ func (c *client) startWatch(from int64) {
 	wctx, cancel := context.WithCancel(context.Background())
 	c.watchStop = cancel
 	c.watchWG.Go(func() { c.watch.run(wctx, 0) })
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

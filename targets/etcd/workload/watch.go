@@ -11,6 +11,8 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/gofault/gofault/workload"
 )
 
 // maxFindings bounds the violations one watch reports per check.
@@ -87,7 +89,7 @@ func (w *watcher) run(ctx context.Context, stopAt int64) {
 				return
 			}
 		}
-		sleep(ctx, 100*time.Millisecond)
+		workload.Sleep(ctx, 100*time.Millisecond)
 	}
 }
 

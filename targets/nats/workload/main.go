@@ -161,7 +161,7 @@ func run(ctx context.Context, t *workload.T) error {
 	if err := t.Phase("load", func(ctx context.Context) error {
 		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
 		defer cancel()
-		each(clients, func(c *client) error { c.load(lctx); return nil })
+		workload.Each(clients, func(c *client) error { c.load(lctx); return nil })
 		return ctx.Err()
 	}); err != nil {
 		return err
@@ -169,7 +169,7 @@ func run(ctx context.Context, t *workload.T) error {
 	if err := t.Phase("verify", func(ctx context.Context) error {
 		rs := resources(streams, durables(clients))
 		got := make([]map[string]probe, len(clients))
-		each(clients, func(c *client) error { got[c.index(clients)] = c.verify(ctx, rs); return nil })
+		workload.Each(clients, func(c *client) error { got[c.index(clients)] = c.verify(ctx, rs); return nil })
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -212,7 +212,7 @@ func run(ctx context.Context, t *workload.T) error {
 // returns a *setupError. A meta layer outage (meta.go) is an
 // *outageError. retried says whether the retry ran.
 func setup(ctx context.Context, clients []*client) (retried bool, err error) {
-	if err := each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
+	if err := workload.Each(clients, func(c *client) error { return c.connect(ctx) }); err != nil {
 		return false, err
 	}
 	if why := waitMeta(ctx, clients); why != "" {
@@ -224,7 +224,7 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 		if err := clients[0].createStreams(ctx); err != nil {
 			return err
 		}
-		return each(clients, func(c *client) error { return c.createConsumers(ctx) })
+		return workload.Each(clients, func(c *client) error { return c.createConsumers(ctx) })
 	})
 	var oe *outageError
 	if first != nil && (errors.As(first, &oe) || ctx.Err() != nil) {
@@ -236,7 +236,7 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 		rctx, cancel := context.WithTimeout(ctx, recovery)
 		defer cancel()
 		retry := watchMeta(rctx, clients, func(ctx context.Context) error {
-			return each(clients, func(c *client) error {
+			return workload.Each(clients, func(c *client) error {
 				// Bounded by rctx as a whole, not per stream.
 				c.wc.SetupTimeout = recovery
 				defer func() { c.wc.SetupTimeout = 0 }()
@@ -253,7 +253,7 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 			return true, &setupError{first: first, retry: retry, recovery: recovery}
 		}
 	}
-	each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
+	workload.Each(clients, func(c *client) error { c.waitCurrent(ctx); return nil })
 	return first != nil, ctx.Err()
 }
 
@@ -358,7 +358,7 @@ func digests(ctx context.Context, clients []*client) error {
 	deadline := time.Now().Add(cfg.converge)
 	for {
 		states := make([]map[string]replicaState, len(clients))
-		each(clients, func(c *client) error {
+		workload.Each(clients, func(c *client) error {
 			states[c.index(clients)] = c.replicas(ctx)
 			return nil
 		})
@@ -370,19 +370,8 @@ func digests(ctx context.Context, clients []*client) error {
 			}
 			return ctx.Err()
 		}
-		sleep(ctx, 200*time.Millisecond)
+		workload.Sleep(ctx, 200*time.Millisecond)
 	}
-}
-
-// each runs fn for every client concurrently and returns the errors.
-func each(clients []*client, fn func(c *client) error) error {
-	var wg sync.WaitGroup
-	errs := make([]error, len(clients))
-	for i, c := range clients {
-		wg.Go(func() { errs[i] = fn(c) })
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // client talks to one server.
@@ -523,7 +512,7 @@ func (c *client) load(ctx context.Context) {
 		if i%10 == 9 {
 			c.info(ctx, c.stream())
 		}
-		sleep(ctx, pause)
+		workload.Sleep(ctx, pause)
 	}
 }
 
@@ -650,7 +639,7 @@ func (c *client) verify(ctx context.Context, rs []resource) map[string]probe {
 			got[r.String()] = p
 		}
 		if served() < len(rs) {
-			sleep(vctx, 100*time.Millisecond)
+			workload.Sleep(vctx, 100*time.Millisecond)
 		}
 	}
 	if d := time.Since(start); d > time.Second && ctx.Err() == nil {
@@ -793,7 +782,7 @@ func (c *client) waitCurrent(ctx context.Context) {
 			if last = c.current(wctx, name); last == nil || wctx.Err() != nil {
 				break
 			}
-			sleep(wctx, 100*time.Millisecond)
+			workload.Sleep(wctx, 100*time.Millisecond)
 		}
 	}
 	if last != nil && ctx.Err() == nil {
@@ -905,13 +894,4 @@ func (c *client) reportHealth(ctx context.Context) {
 		return
 	}
 	c.wc.Health(true, "healthz "+h.Status)
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

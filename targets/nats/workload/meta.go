@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gofault/gofault/workload"
 )
 
 // A server whose JetStream meta layer stopped on a write error before the
@@ -159,7 +161,7 @@ func (c *client) getAny(ctx context.Context, path string, v any) (int, error) {
 // metaViews asks every server about its meta group.
 func metaViews(ctx context.Context, clients []*client) []metaView {
 	views := make([]metaView, len(clients))
-	each(clients, func(c *client) error {
+	workload.Each(clients, func(c *client) error {
 		views[c.index(clients)] = c.metaView(ctx)
 		return nil
 	})
@@ -187,7 +189,7 @@ func waitMeta(ctx context.Context, clients []*client) string {
 			}
 		}
 		slog.Info("no JetStream meta leader yet", "views", fmt.Sprintf("%+v", views))
-		sleep(wctx, 250*time.Millisecond)
+		workload.Sleep(wctx, 250*time.Millisecond)
 	}
 }
 

@@ -1,4 +1,4 @@
-package workload
+package cluster
 
 import (
 	"bufio"
@@ -14,20 +14,18 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/record"
 )
 
 // DefaultGrace is how long a command workload may run past its deadline
-// before RunCommand kills it.
+// before RunWorkload kills it.
 const DefaultGrace = 2 * time.Second
 
-// Command is a workload run as a separate process: a Go workload built from
-// a package, or any external program. It gets the same environment as a Go
-// workload (Env); its exit status is the workload's result; every stdout
-// line that is a JSON record.ClientEvent is an event, other lines are
-// logged.
-type Command struct {
+// Workload is a workload run as a separate process: a Go workload built
+// from a package (workload.Main), or any external program. Its exit status
+// is the workload's result; every stdout line that is a JSON
+// record.ClientEvent is an event, other lines are logged.
+type Workload struct {
 	// Args is the command line; Args[0] is the program.
 	Args []string
 	// Dir is the working directory; empty means the current one.
@@ -36,11 +34,13 @@ type Command struct {
 	// cluster nodes; empty means the current directory. A program without
 	// a slash is looked up in PATH.
 	BaseDir string
-	// Env is the workload environment passed to the command.
-	Env Env
-	// ExtraEnv adds NAME=value entries (e.g. config workload.env) on top of
-	// the current process's environment.
-	ExtraEnv []string
+	// Env adds NAME=value entries on top of the current process's
+	// environment: the workload contract's (workload.Env.Environ) and the
+	// config's own (workload.env).
+	Env []string
+	// Deadline is when the workload must have finished (the contract's
+	// GOFAULT_DEADLINE); zero means none.
+	Deadline time.Time
 	// Stderr receives the command's stderr; nil discards it.
 	Stderr io.Writer
 	// OnEvent is called, from one goroutine, for each event the command
@@ -49,13 +49,13 @@ type Command struct {
 	// Log receives the stdout lines that are not events; nil means
 	// slog.Default().
 	Log *slog.Logger
-	// Grace is how long the command may run past Env.Deadline before its
+	// Grace is how long the command may run past Deadline before its
 	// process group is killed; DefaultGrace when zero.
 	Grace time.Duration
 }
 
-// Result is how a command workload ended.
-type Result struct {
+// WorkloadResult is how a command workload ended.
+type WorkloadResult struct {
 	// ExitCode is the exit status, -1 if the process was killed by a signal.
 	ExitCode int
 	// TimedOut is set when the command outlived its deadline and grace and
@@ -68,46 +68,42 @@ type Result struct {
 }
 
 // OK reports whether the workload succeeded.
-func (r Result) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
+func (r WorkloadResult) OK() bool { return r.ExitCode == 0 && !r.TimedOut }
 
-// RunCommand runs the command workload c to its end. It returns an error
+// RunWorkload runs the command workload w to its end. It returns an error
 // only when the command could not be run or ctx was cancelled; a workload
-// that fails or times out is described by the Result. The command is
-// started as cluster nodes are (cluster.StartProcess): in a process group of
-// its own, which is killed when the command ends, and on Linux killed too if
-// gofault dies, so it leaves no stray processes.
-func RunCommand(ctx context.Context, c Command) (Result, error) {
-	var res Result
-	if len(c.Args) == 0 {
+// that fails or times out is described by the WorkloadResult. The command
+// is started as nodes are (StartProcess): in a process group of its own,
+// which is killed when the command ends, and on Linux killed too if gofault
+// dies, so it leaves no stray processes.
+func RunWorkload(ctx context.Context, w Workload) (WorkloadResult, error) {
+	var res WorkloadResult
+	if len(w.Args) == 0 {
 		return res, errors.New("workload command: empty command line")
 	}
-	envv, err := c.Env.Environ()
-	if err != nil {
-		return res, fmt.Errorf("workload command: %w", err)
-	}
-	grace := c.Grace
+	grace := w.Grace
 	if grace <= 0 {
 		grace = DefaultGrace
 	}
 	var timeout time.Duration
-	if !c.Env.Deadline.IsZero() {
-		timeout = max(time.Until(c.Env.Deadline.Add(grace)), time.Millisecond)
+	if !w.Deadline.IsZero() {
+		timeout = max(time.Until(w.Deadline.Add(grace)), time.Millisecond)
 	}
-	log := c.Log
+	log := w.Log
 	if log == nil {
 		log = slog.Default()
 	}
 	pr, pw := io.Pipe()
 	events := make(chan int, 1)
-	go func() { events <- readEvents(pr, c.OnEvent, log) }()
+	go func() { events <- readEvents(pr, w.OnEvent, log) }()
 	start := time.Now()
-	p, err := cluster.StartProcess(ctx, cluster.ProcSpec{
-		Args:    c.Args,
-		BaseDir: c.BaseDir,
-		Dir:     c.Dir,
-		Env:     append(append(os.Environ(), c.ExtraEnv...), envv...),
+	p, err := StartProcess(ctx, ProcSpec{
+		Args:    w.Args,
+		BaseDir: w.BaseDir,
+		Dir:     w.Dir,
+		Env:     append(os.Environ(), w.Env...),
 		Stdout:  pw,
-		Stderr:  c.Stderr,
+		Stderr:  w.Stderr,
 		Timeout: timeout,
 	})
 	if err != nil {
@@ -121,12 +117,12 @@ func RunCommand(ctx context.Context, c Command) (Result, error) {
 	res.Duration = time.Since(start)
 	res.ExitCode = exit.Code
 	switch {
-	case exit.Reason == cluster.ReasonCanceled || ctx.Err() != nil:
-		return res, fmt.Errorf("workload command %s: %w", c.Args[0], cmp.Or(ctx.Err(), context.Canceled))
-	case exit.Reason == cluster.ReasonTimeout:
+	case exit.Reason == ReasonCanceled || ctx.Err() != nil:
+		return res, fmt.Errorf("workload command %s: %w", w.Args[0], cmp.Or(ctx.Err(), context.Canceled))
+	case exit.Reason == ReasonTimeout:
 		res.TimedOut = true
 	case exit.Err != nil && !errors.Is(exit.Err, exec.ErrWaitDelay):
-		return res, fmt.Errorf("workload command %s: %w", c.Args[0], exit.Err)
+		return res, fmt.Errorf("workload command %s: %w", w.Args[0], exit.Err)
 	}
 	return res, nil
 }
