@@ -3,10 +3,13 @@
 // targets/consul) through gofaulttest, gofault's Go API for tests: a
 // fault-free campaign, which must report nothing, and a short campaign
 // with random faults, which must run every trial to its end with faults
-// injected (its findings are for a person to judge, not the test).
+// injected (its findings are for a person to judge, not the test); and
+// builds gofault's command for tests that run it.
 package targettest
 
 import (
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/gofault/gofault/gofaulttest"
@@ -49,4 +52,18 @@ func Campaigns(t *testing.T, o Options) (clean, faults *gofaulttest.Result) {
 			faults.Trials, faults.InjectedTrials, faults.ErrorTrials, o.Faults)
 	}
 	return clean, faults
+}
+
+// CLI builds gofault's command (github.com/gofault/gofault/cmd/gofault, at
+// the version the test's module requires) into a temporary directory of t
+// and returns its path, for tests that run the command itself: its exit
+// statuses, `report --json`, `replay`. Their `run --json` output decodes
+// into a campaign.Summary. It stops the test when the build fails.
+func CLI(t testing.TB) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "gofault")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/gofault/gofault/cmd/gofault").CombinedOutput(); err != nil {
+		t.Fatalf("build gofault: %v\n%s", err, out)
+	}
+	return bin
 }

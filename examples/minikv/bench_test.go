@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gofault/gofault/targettest"
 )
 
 // TestBench runs gofault bench on the rotate bug of bugs.yaml with two
@@ -29,7 +31,7 @@ func TestBench(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	bin := gofaultCLI(t)
+	bin := targettest.CLI(t)
 	work := t.TempDir()
 	// The rotate bug (a failed WAL rotation leaves the log closed, so
 	// the node never recovers) with its scenario's rotation at every

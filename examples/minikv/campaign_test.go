@@ -15,36 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/examples/minikv/server"
+	"github.com/gofault/gofault/targettest"
 )
 
-// gofaultCLI builds gofault's command into a temporary directory.
-func gofaultCLI(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "gofault")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/gofault")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build gofault: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// summary is the part of `gofault run --json` the test reads.
-type summary struct {
-	Trials         int     `json:"trials"`
-	BaselineTrials int     `json:"baseline_trials"`
-	FailedTrials   int     `json:"failed_trials"`
-	ErrorTrials    int     `json:"error_trials"`
-	Findings       int     `json:"findings"`
-	MedianTrial    float64 `json:"median_trial_seconds"`
-	CoverageBlocks int     `json:"coverage_blocks"`
-	Blocks         int     `json:"blocks"`
-}
-
-// campaign runs one gofault campaign on a copy-free work dir of its own and
-// returns its JSON summary and its database.
-func campaign(t *testing.T, bin string, args ...string) (summary, string) {
+// runCampaign runs one gofault campaign on a copy-free work dir of its own
+// and returns its JSON summary and its database.
+func runCampaign(t *testing.T, bin string, args ...string) (campaign.Summary, string) {
 	t.Helper()
 	work := t.TempDir()
 	// A failing trial waits out the workload's recovery bound: 4 s is
@@ -59,7 +37,7 @@ func campaign(t *testing.T, bin string, args ...string) (summary, string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("gofault %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
 	}
-	var s summary
+	var s campaign.Summary
 	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
 		t.Fatalf("decode summary: %v\n%s", err, stdout.String())
 	}
@@ -194,10 +172,10 @@ func TestCampaigns(t *testing.T) {
 	if _, err := os.Stat("gofault.yaml"); err != nil {
 		t.Fatal(err)
 	}
-	bin := gofaultCLI(t)
+	bin := targettest.CLI(t)
 
 	t.Run("fault-free", func(t *testing.T) {
-		s, _ := campaign(t, bin, "--policy", "none", "--trials", "3", "--set", "cluster.env.MINIKV_BUGS=all")
+		s, _ := runCampaign(t, bin, "--policy", "none", "--trials", "3", "--set", "cluster.env.MINIKV_BUGS=all")
 		if s.Findings != 0 || s.FailedTrials != 0 || s.ErrorTrials != 0 {
 			t.Errorf("fault-free trials with every bug on: %d failed, %d could not run, %d findings; want none", s.FailedTrials, s.ErrorTrials, s.Findings)
 		}
@@ -294,7 +272,7 @@ func TestCampaigns(t *testing.T) {
 		// and recurs every time.
 		// No baseline trial: a baseline that fails every time stops the
 		// campaign (see "broken setups stop").
-		s, db := campaign(t, bin, "--policy", "none", "--trials", "1", "--set", "checkers.progress=1ms", "--set", "checkers.rerun_fault_free=2",
+		s, db := runCampaign(t, bin, "--policy", "none", "--trials", "1", "--set", "checkers.progress=1ms", "--set", "checkers.rerun_fault_free=2",
 			"--set", "checkers.baseline=-1")
 		if s.Findings != 0 || s.FailedTrials == 0 {
 			t.Fatalf("%d findings, %d failed trials; want fault-free failures only", s.Findings, s.FailedTrials)
@@ -314,7 +292,7 @@ func TestCampaigns(t *testing.T) {
 				t.Skipf("bug %s takes a long campaign (%v) and its control: run with GOFAULT_LONG=1", tc.bug, tc.args)
 			}
 			args := append([]string{"--set", "cluster.env.MINIKV_BUGS=" + tc.bug}, tc.args...)
-			s, db := campaign(t, bin, args...)
+			s, db := runCampaign(t, bin, args...)
 			if s.Findings == 0 {
 				t.Errorf("bug %s: no finding in %d trials", tc.bug, s.Trials)
 			}
@@ -329,7 +307,7 @@ func TestCampaigns(t *testing.T) {
 			if tc.control {
 				// The same campaign without the bug: its checkers see
 				// nothing.
-				s, db := campaign(t, bin, tc.args...)
+				s, db := runCampaign(t, bin, tc.args...)
 				for _, f := range findings(t, bin, db) {
 					if slices.Contains(tc.symptoms, f.Checker) {
 						t.Errorf("bug %s off: finding %s [%s] %s in trials %v", tc.bug, f.ID, f.Checker, f.Symptom, f.Trials)

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/store"
 )
 
@@ -111,7 +112,7 @@ func chaos(t *testing.T, bin string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("final resume: %v\n%s", err, stderr.String())
 	}
-	var s summary
+	var s campaign.Summary
 	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
 		t.Fatalf("decode summary: %v\n%s", err, stdout.String())
 	}
