@@ -157,19 +157,6 @@ func TestParseEnv(t *testing.T) {
 	}
 }
 
-func TestNodeAddr(t *testing.T) {
-	n := testNodes()
-	if got := n[0].Addr("client"); got != "127.0.0.1:2379" {
-		t.Errorf("Addr = %q", got)
-	}
-	if got := n[1].Addr("client"); got != "10.0.0.2:2479" {
-		t.Errorf("Addr = %q", got)
-	}
-	if got := n[0].Addr("peer"); got != "" {
-		t.Errorf("Addr(peer) = %q", got)
-	}
-}
-
 // kinds summarises events as "client kind msg" lines.
 func kinds(evs []record.ClientEvent) []string {
 	var out []string
