@@ -5,18 +5,45 @@ import (
 	"time"
 )
 
-// KVPhases describe a key-value workload's phases, which RunKV runs.
-type KVPhases struct {
-	// Ready is one client's setup: it waits (Client.Setup) until the
-	// client's node can serve.
-	Ready func(ctx context.Context, c *KVClient) error
-	// Mix is run by every client at Rate operations per second for
-	// Duration.
-	Mix      Mix
-	Rate     int
+// KVConfig is what a user tunes of a key-value workload.
+type KVConfig struct {
+	// Duration is the length of the load phase.
 	Duration time.Duration
 	// Recovery bounds each client's Verify.
 	Recovery time.Duration
+	// Keys is the number of keys; Rate the operations per second of each
+	// client.
+	Keys, Rate int
+	// Port is the name of the nodes' HTTP port.
+	Port string
+}
+
+// KVVars name the environment variables that set KVConfig's fields.
+type KVVars struct{ Duration, Recovery, Keys, Rate, Port string }
+
+// KV reads a KVConfig from the variables vars; def gives the value of
+// each variable that is unset. A malformed one is reported by Err.
+func (s *Settings) KV(vars KVVars, def KVConfig) KVConfig {
+	return KVConfig{
+		Duration: s.Duration(vars.Duration, def.Duration),
+		Recovery: s.Duration(vars.Recovery, def.Recovery),
+		Keys:     s.Int(vars.Keys, def.Keys),
+		Rate:     s.Int(vars.Rate, def.Rate),
+		Port:     s.String(vars.Port, def.Port),
+	}
+}
+
+// KVPhases describe a key-value workload's phases, which RunKV runs.
+type KVPhases struct {
+	// KVConfig gives the load's length and rate (every client runs Mix
+	// at Rate operations per second for Duration) and the recovery
+	// bound.
+	KVConfig
+	// Ready is one client's setup: it waits (Client.Setup) until the
+	// client's node can serve.
+	Ready func(ctx context.Context, c *KVClient) error
+	// Mix is the load.
+	Mix Mix
 	// Digest reports the members' digests (see CaughtUp).
 	Digest func(ctx context.Context) error
 }

@@ -22,6 +22,12 @@ func TestSettings(t *testing.T) {
 		{"bad int", func(s *Settings) any { return s.Int("BADN", 1) }, 1, `BADN="x": want a positive integer`},
 		{"string", func(s *Settings) any { return s.String("S", "client") }, "peer", ""},
 		{"string default", func(s *Settings) any { return s.String("NONE", "client") }, "client", ""},
+		{"kv", func(s *Settings) any {
+			return s.KV(KVVars{Duration: "D", Recovery: "NONE", Keys: "N", Rate: "NONE", Port: "S"}, KVConfig{Recovery: 8 * time.Second, Keys: 5, Rate: 40, Port: "http"})
+		}, KVConfig{Duration: 1500 * time.Millisecond, Recovery: 8 * time.Second, Keys: 7, Rate: 40, Port: "peer"}, ""},
+		{"kv with a bad rate", func(s *Settings) any {
+			return s.KV(KVVars{Duration: "D", Recovery: "D", Keys: "N", Rate: "BADN", Port: "S"}, KVConfig{Rate: 40}).Rate
+		}, 40, `BADN="x": want a positive integer`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -38,23 +38,13 @@ import (
 
 func main() { workload.Main(run) }
 
-type config struct {
-	duration time.Duration
-	recovery time.Duration
-	keys     int
-	rate     int
-	port     string
-}
+// vars are the workload's variables, beside the workload contract.
+var vars = workload.KVVars{Duration: "MINIKV_WORKLOAD_DURATION", Recovery: "MINIKV_RECOVERY",
+	Keys: "MINIKV_WORKLOAD_KEYS", Rate: "MINIKV_WORKLOAD_RATE", Port: "MINIKV_WORKLOAD_PORT"}
 
-func loadConfig(getenv func(string) string) (config, error) {
+func loadConfig(getenv func(string) string) (workload.KVConfig, error) {
 	s := workload.NewSettings(getenv)
-	c := config{
-		duration: s.Duration("MINIKV_WORKLOAD_DURATION", 1500*time.Millisecond),
-		recovery: s.Duration("MINIKV_RECOVERY", 8*time.Second),
-		keys:     s.Int("MINIKV_WORKLOAD_KEYS", 5),
-		rate:     s.Int("MINIKV_WORKLOAD_RATE", 100),
-		port:     s.String("MINIKV_WORKLOAD_PORT", "client"),
-	}
+	c := s.KV(vars, workload.KVConfig{Duration: 1500 * time.Millisecond, Recovery: 8 * time.Second, Keys: 5, Rate: 100, Port: "client"})
 	return c, s.Err()
 }
 
@@ -81,12 +71,12 @@ func run(ctx context.Context, t *workload.T) error {
 	if err != nil {
 		return err
 	}
-	clients, err := workload.NewKVClients(t, service, cfg.port, cfg.keys)
+	clients, err := workload.NewKVClients(t, service, cfg.Port, cfg.Keys)
 	if err != nil {
 		return err
 	}
 	return workload.RunKV(t, clients, workload.KVPhases{
-		Ready: waitHealthy, Mix: mix, Rate: cfg.rate, Duration: cfg.duration, Recovery: cfg.recovery,
+		KVConfig: cfg, Ready: waitHealthy, Mix: mix,
 		Digest: func(ctx context.Context) error { return digests(ctx, clients) },
 	})
 }

@@ -52,31 +52,14 @@ func main() { workload.Main(run) }
 // prefix is where the workload's keys live in Consul's key-value store.
 const prefix = "gofault/"
 
-// config is the workload's tunables.
-type config struct {
-	duration time.Duration
-	recovery time.Duration
-	keys     int
-	rate     int
-	port     string
-}
+// vars are the workload's variables, beside the workload contract.
+var vars = workload.KVVars{Duration: "CONSUL_WORKLOAD_DURATION", Recovery: "CONSUL_WORKLOAD_RECOVERY",
+	Keys: "CONSUL_WORKLOAD_KEYS", Rate: "CONSUL_WORKLOAD_RATE", Port: "CONSUL_WORKLOAD_PORT"}
 
-func loadConfig(getenv func(string) string) (config, error) {
+func loadConfig(getenv func(string) string) (workload.KVConfig, error) {
 	s := workload.NewSettings(getenv)
-	c := config{
-		duration: s.Duration("CONSUL_WORKLOAD_DURATION", 4*time.Second),
-		recovery: s.Duration("CONSUL_WORKLOAD_RECOVERY", 8*time.Second),
-		keys:     s.Int("CONSUL_WORKLOAD_KEYS", 5),
-		rate:     s.Int("CONSUL_WORKLOAD_RATE", 40),
-		port:     s.String("CONSUL_WORKLOAD_PORT", "http"),
-	}
-	if err := s.Err(); err != nil {
-		return c, err
-	}
-	if c.keys < 1 || c.rate < 1 {
-		return c, errors.New("CONSUL_WORKLOAD_KEYS and CONSUL_WORKLOAD_RATE must be at least 1")
-	}
-	return c, nil
+	c := s.KV(vars, workload.KVConfig{Duration: 4 * time.Second, Recovery: 8 * time.Second, Keys: 5, Rate: 40, Port: "http"})
+	return c, s.Err()
 }
 
 // mix is the load: consistent reads, default and stale reads, puts and
@@ -118,12 +101,12 @@ func run(ctx context.Context, t *workload.T) error {
 	if err != nil {
 		return err
 	}
-	clients, err := workload.NewKVClients(t, service, cfg.port, cfg.keys)
+	clients, err := workload.NewKVClients(t, service, cfg.Port, cfg.Keys)
 	if err != nil {
 		return fmt.Errorf("%w (set CONSUL_WORKLOAD_PORT)", err)
 	}
 	return workload.RunKV(t, clients, workload.KVPhases{
-		Ready: waitLeader, Mix: mix, Rate: cfg.rate, Duration: cfg.duration, Recovery: cfg.recovery,
+		KVConfig: cfg, Ready: waitLeader, Mix: mix,
 		Digest: func(ctx context.Context) error { return digests(ctx, clients) },
 	})
 }

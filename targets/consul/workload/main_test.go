@@ -3,11 +3,13 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/gofault/gofault/workload"
 )
 
 func TestLoadConfig(t *testing.T) {
 	c, err := loadConfig(func(string) string { return "" })
-	if err != nil || c != (config{duration: 4 * time.Second, recovery: 8 * time.Second, keys: 5, rate: 40, port: "http"}) {
+	if err != nil || c != (workload.KVConfig{Duration: 4 * time.Second, Recovery: 8 * time.Second, Keys: 5, Rate: 40, Port: "http"}) {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
 	env := map[string]string{"CONSUL_WORKLOAD_KEYS": "0"}

@@ -37,7 +37,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -59,31 +58,14 @@ const (
 	checkReapplied = "entry-reapplied"
 )
 
-// config is the workload's tunables.
-type config struct {
-	duration time.Duration
-	recovery time.Duration
-	keys     int
-	rate     int
-	port     string
-}
+// vars are the workload's variables, beside the workload contract.
+var vars = workload.KVVars{Duration: "RAFT_WORKLOAD_DURATION", Recovery: "RAFT_WORKLOAD_RECOVERY",
+	Keys: "RAFT_WORKLOAD_KEYS", Rate: "RAFT_WORKLOAD_RATE", Port: "RAFT_WORKLOAD_PORT"}
 
-func loadConfig(getenv func(string) string) (config, error) {
+func loadConfig(getenv func(string) string) (workload.KVConfig, error) {
 	s := workload.NewSettings(getenv)
-	c := config{
-		duration: s.Duration("RAFT_WORKLOAD_DURATION", 4*time.Second),
-		recovery: s.Duration("RAFT_WORKLOAD_RECOVERY", 8*time.Second),
-		keys:     s.Int("RAFT_WORKLOAD_KEYS", 5),
-		rate:     s.Int("RAFT_WORKLOAD_RATE", 50),
-		port:     s.String("RAFT_WORKLOAD_PORT", "http"),
-	}
-	if err := s.Err(); err != nil {
-		return c, err
-	}
-	if c.keys < 1 || c.rate < 1 {
-		return c, errors.New("RAFT_WORKLOAD_KEYS and RAFT_WORKLOAD_RATE must be at least 1")
-	}
-	return c, nil
+	c := s.KV(vars, workload.KVConfig{Duration: 4 * time.Second, Recovery: 8 * time.Second, Keys: 5, Rate: 50, Port: "http"})
+	return c, s.Err()
 }
 
 // mix is the load: linearizable reads, leader and stale reads, writes.
@@ -120,12 +102,12 @@ func run(ctx context.Context, t *workload.T) error {
 		return err
 	}
 	writes := &ledger{acked: map[string]bool{}}
-	clients, err := workload.NewKVClients(t, service(writes), cfg.port, cfg.keys)
+	clients, err := workload.NewKVClients(t, service(writes), cfg.Port, cfg.Keys)
 	if err != nil {
 		return fmt.Errorf("%w (set RAFT_WORKLOAD_PORT)", err)
 	}
 	return workload.RunKV(t, clients, workload.KVPhases{
-		Ready: waitHealthy, Mix: mix, Rate: cfg.rate, Duration: cfg.duration, Recovery: cfg.recovery,
+		KVConfig: cfg, Ready: waitHealthy, Mix: mix,
 		Digest: func(ctx context.Context) error { return digests(ctx, clients, writes) },
 	})
 }

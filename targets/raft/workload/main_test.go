@@ -4,11 +4,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gofault/gofault/workload"
 )
 
 func TestLoadConfig(t *testing.T) {
 	c, err := loadConfig(func(string) string { return "" })
-	if err != nil || c != (config{duration: 4 * time.Second, recovery: 8 * time.Second, keys: 5, rate: 50, port: "http"}) {
+	if err != nil || c != (workload.KVConfig{Duration: 4 * time.Second, Recovery: 8 * time.Second, Keys: 5, Rate: 50, Port: "http"}) {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
 	env := map[string]string{"RAFT_WORKLOAD_KEYS": "0"}
