@@ -71,6 +71,18 @@ func nodesAt(t *testing.T, addr string) []Node {
 	return []Node{{Name: "n1", Ports: map[string]int{"client": p}}}
 }
 
+// serveKV starts a kvServer with answers, closed when t ends, and returns
+// it and its address; refused: an address where nothing listens instead.
+func serveKV(t *testing.T, answers []answer, refused bool) (*kvServer, string) {
+	srv := &kvServer{answers: answers}
+	if refused {
+		return srv, refusedAddr(t)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	return srv, hs.Listener.Addr().String()
+}
+
 // refusedAddr is an address where nothing listens.
 func refusedAddr(t *testing.T) string {
 	t.Helper()
@@ -150,13 +162,7 @@ func TestKVClientOps(t *testing.T) {
 			want: []string{"n1/0 error stale read k3: 500 closed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := &kvServer{answers: tc.answers}
-			addr := refusedAddr(t)
-			if !tc.refused {
-				hs := httptest.NewServer(srv)
-				defer hs.Close()
-				addr = hs.Listener.Addr().String()
-			}
+			srv, addr := serveKV(t, tc.answers, tc.refused)
 			svc := testService()
 			svc.Written = tc.written
 			evs, err := runEventsOn(t, nodesAt(t, addr), func(ctx context.Context, wt *T) error {
@@ -207,13 +213,7 @@ func TestKVClientReadyRetries(t *testing.T) {
 			want: []string{"n1/0 error health: gave up after"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := &kvServer{answers: tc.answers}
-			addr := refusedAddr(t)
-			if !tc.refused {
-				hs := httptest.NewServer(srv)
-				defer hs.Close()
-				addr = hs.Listener.Addr().String()
-			}
+			srv, addr := serveKV(t, tc.answers, tc.refused)
 			var serr error
 			evs, err := runEventsOn(t, nodesAt(t, addr), func(ctx context.Context, wt *T) error {
 				cs, err := NewKVClients(wt, testService(), "client", 1)
