@@ -53,32 +53,12 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool)
 			paths = append(paths, p)
 		}
 	}
+	paths = addPackages(paths, seen, cat.States, stateAt)
+	paths = addPackages(paths, seen, cat.TimeoutPoints, timeoutAt)
+	paths = addPackages(paths, seen, roleWrites(cat), roleWriteAt)
+	paths = addPackages(paths, seen, cat.Sites, siteAt)
 	errImports := map[string]bool{}
-	for _, s := range cat.States {
-		if !seen[s.Pkg] && s.Pkg != "" {
-			seen[s.Pkg] = true
-			paths = append(paths, s.Pkg)
-		}
-	}
-	for _, p := range cat.TimeoutPoints {
-		if !seen[p.Pkg] {
-			seen[p.Pkg] = true
-			paths = append(paths, p.Pkg)
-		}
-	}
-	if cat.Role != nil {
-		for _, w := range cat.Role.Writes {
-			if !seen[w.Pkg] {
-				seen[w.Pkg] = true
-				paths = append(paths, w.Pkg)
-			}
-		}
-	}
 	for _, s := range cat.Sites {
-		if !seen[s.Pkg] {
-			seen[s.Pkg] = true
-			paths = append(paths, s.Pkg)
-		}
 		for _, e := range s.Errors {
 			for _, p := range e.Imports {
 				errImports[p] = true

@@ -47,59 +47,12 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		lineNames: map[string]string{},
 		skipped:   map[string]string{},
 	}
-	byFile := map[string][]*catalog.Site{}
 	touched := map[string]bool{} // the files with anything to rewrite
-	points := map[string][]*catalog.TimeoutPoint{}
-	for i := range cat.TimeoutPoints {
-		p := &cat.TimeoutPoints[i]
-		f := filepath.Clean(p.File)
-		if _, ok := rw.files[f]; !ok {
-			ov.skipped[p.ID] = SkipTimeoutNotFound
-			continue
-		}
-		touched[f] = true
-		points[f] = append(points[f], p)
-	}
-	for i := range cat.Sites {
-		s := &cat.Sites[i]
-		f := filepath.Clean(s.File)
-		if _, ok := rw.files[f]; !ok {
-			ov.skipped[s.ID] = SkipNotFound
-			continue
-		}
-		touched[f] = true
-		byFile[f] = append(byFile[f], s)
-	}
-	states := statesByFile(cat)
-	for f, sts := range states {
-		if _, ok := rw.files[f]; !ok {
-			for _, s := range sts {
-				ov.skipped[s.ID] = SkipStateNotFound
-			}
-			continue
-		}
-		touched[f] = true
-	}
-	roles := roleWritesByFile(cat)
-	for f, ws := range roles {
-		if _, ok := rw.files[f]; !ok {
-			for _, w := range ws {
-				ov.skipped[w.ID] = SkipRoleNotFound
-			}
-			continue
-		}
-		touched[f] = true
-	}
-	observe := observeByFile(cat)
-	for f, pts := range observe {
-		if _, ok := rw.files[f]; !ok {
-			for _, p := range pts {
-				ov.skipped[p.ID] = SkipObserveNotFound
-			}
-			continue
-		}
-		touched[f] = true
-	}
+	sites := loadedOnly(cat.Sites, siteAt, rw.files, SkipNotFound, ov.skipped, touched)
+	points := loadedOnly(cat.TimeoutPoints, timeoutAt, rw.files, SkipTimeoutNotFound, ov.skipped, touched)
+	states := loadedOnly(cat.States, stateAt, rw.files, SkipStateNotFound, ov.skipped, touched)
+	roles := loadedOnly(roleWrites(cat), roleWriteAt, rw.files, SkipRoleNotFound, ov.skipped, touched)
+	observe := loadedOnly(cat.ObservePoints, observeAt, rw.files, SkipObserveNotFound, ov.skipped, touched)
 	if rw.cover {
 		for f := range rw.files {
 			if !rw.noCover[f] {
@@ -117,7 +70,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], observe: observe[name],
 			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks,
-		}, byFile[name])
+		}, sites[name])
 		if len(out.blocks) > 0 {
 			ov.blockFiles = append(ov.blockFiles, catalog.BlockFile{File: lineName, First: ov.blocks, Lines: out.blocks})
 			ov.blocks += len(out.blocks)
