@@ -49,8 +49,9 @@ type Result struct {
 	// Catalog holds the instrumented sites, re-indexed (nil when
 	// uninstrumented).
 	Catalog *catalog.Catalog
-	// Skipped maps the ID of every site, state and timeout point of the
-	// analysis catalog that is not in the binary to the reason (Skip*).
+	// Skipped maps the ID of every program point of the analysis catalog
+	// (site, timeout point, state, role write, observation point) that is
+	// not in the binary to the reason (Skip*).
 	Skipped map[string]string
 	// Dropped lists the same IDs with their positions, sorted by ID; those
 	// dropped for a compile error carry the compiler's messages. Build also
@@ -67,7 +68,7 @@ type Stats struct {
 	Instrumented int `json:"instrumented"` // sites rewritten and built
 	ErrorSites   int `json:"error_sites"`  // of those, with an error branch
 	HookOnly     int `json:"hook_only"`    // of those, delay/crash hook only
-	Skipped      int `json:"skipped"`      // sites, timeout points and states dropped
+	Skipped      int `json:"skipped"`      // program points dropped (all five lists)
 	// TimeoutPoints counts the timeout expressions wrapped and built.
 	TimeoutPoints int `json:"timeout_points"`
 	// States counts the abstract-state hooks inserted and built.

@@ -9,26 +9,28 @@ import (
 // A catalog holds five lists of program points that a build rewrites:
 // sites, timeout points, states, role writes and observation points. Each
 // is placed in files the same way — moved from the module cache to the work
-// dir's copies (localize), grouped by file (byFile), and skipped where its
-// file was not loaded (loadedOnly) — through the generic helpers below and
-// one accessor per list (siteAt, timeoutAt, ...).
+// dir's copies (localize), grouped by file (byFile), skipped where its file
+// was not loaded (loadedOnly) and listed when dropped (dropped.go) —
+// through the generic helpers below and one accessor per list (siteAt,
+// timeoutAt, ...).
 
-// place is what the helpers read of a program point: its ID, its package
-// and its file (a pointer, so that localize can move it).
+// place is what the helpers read of a program point: its ID, its package,
+// its file (a pointer, so that localize can move it) and line.
 type place struct {
 	id, pkg string
 	file    *string
+	line    int
 }
 
-func siteAt(s *catalog.Site) place { return place{s.ID, s.Pkg, &s.File} }
+func siteAt(s *catalog.Site) place { return place{s.ID, s.Pkg, &s.File, s.Line} }
 
-func timeoutAt(p *catalog.TimeoutPoint) place { return place{p.ID, p.Pkg, &p.File} }
+func timeoutAt(p *catalog.TimeoutPoint) place { return place{p.ID, p.Pkg, &p.File, p.Line} }
 
-func stateAt(s *catalog.State) place { return place{s.ID, s.Pkg, &s.File} }
+func stateAt(s *catalog.State) place { return place{s.ID, s.Pkg, &s.File, s.Line} }
 
-func roleWriteAt(w *catalog.RoleWrite) place { return place{w.ID, w.Pkg, &w.File} }
+func roleWriteAt(w *catalog.RoleWrite) place { return place{w.ID, w.Pkg, &w.File, w.Line} }
 
-func observeAt(p *catalog.ObservePoint) place { return place{p.ID, p.Pkg, &p.File} }
+func observeAt(p *catalog.ObservePoint) place { return place{p.ID, p.Pkg, &p.File, p.Line} }
 
 // roleWrites returns cat's role writes, none when it has no role.
 func roleWrites(cat *catalog.Catalog) []catalog.RoleWrite {

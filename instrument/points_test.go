@@ -120,3 +120,23 @@ func TestAddPackages(t *testing.T) {
 		t.Errorf("paths %v, want %v", paths, want)
 	}
 }
+
+// TestDropped: a dropped point of any of the five lists is listed with its
+// position and reason — role writes and observation points too, which
+// dropped.json left out before the lists shared one helper.
+func TestDropped(t *testing.T) {
+	cat := pointsCatalog()
+	cat.Sites[0].Line, cat.Role.Writes[1].Line = 7, 9
+	skipped := map[string]string{"s1": SkipCompile, "t1": SkipTimeoutNotFound, "a2": SkipStateNotFound, "r2": SkipRoleValue, "b1": SkipObserveNotFound}
+	got := dropped(cat, skipped, map[string][]string{"s1": {"p.go:7: undefined: x"}})
+	want := []Dropped{
+		{ID: "a2", What: "state", File: "/src/q/q.go", Reason: SkipStateNotFound},
+		{ID: "b1", What: "observation point", File: "/src/q/q.go", Reason: SkipObserveNotFound},
+		{ID: "r2", What: "role write", File: "/src/q/q.go", Line: 9, Reason: SkipRoleValue},
+		{ID: "s1", What: "site", File: "/cache/m@v1/p/p.go", Line: 7, Reason: SkipCompile, Errors: []string{"p.go:7: undefined: x"}},
+		{ID: "t1", What: "timeout point", File: "/src/q/q.go", Reason: SkipTimeoutNotFound},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("dropped\n%+v, want\n%+v", got, want)
+	}
+}
