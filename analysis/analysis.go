@@ -175,22 +175,11 @@ func (u *Unit) Count(pkg, name string, n int) {
 	c[name] += n
 }
 
-// contributor is a result that adds to the catalog; results contribute in
-// the order the driver ran their passes, so a pass that annotates another's
-// sites (Sieve) contributes after it.
+// contributor is a result that adds to the catalog's parts; results
+// contribute in the order the driver ran their passes, so a pass that
+// annotates another's sites (Sieve) contributes after it.
 type contributor interface {
-	contribute(*parts)
-}
-
-// parts are what the catalog is assembled from.
-type parts struct {
-	sites  []catalog.Site
-	tasks  []catalog.Task
-	states []catalog.State
-	points []catalog.TimeoutPoint
-	role   *catalog.Role
-	// observe are the observation points (ObservePass).
-	observe []catalog.ObservePoint
+	contribute(*catalog.Parts)
 }
 
 // DefaultPasses returns the built-in passes: fault sites (error, delay and
@@ -254,7 +243,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		counts[sp.Pkg.Path()] = Counts{CountFunctions: countFunctions(sp)}
 	}
 	results := map[*Pass]any{}
-	var pt parts
+	var pt catalog.Parts
 	for _, p := range passes {
 		t := time.Now()
 		u := &Unit{Context: ctx, Prog: prog, Options: opts, ResultOf: map[*Pass]any{}, counts: counts}
@@ -296,35 +285,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 }
 
 // assemble makes the catalog of module from the passes' parts: sites
-// sorted by ID (stable across edits that move code), then numbered.
-func assemble(module string, pt parts) (*catalog.Catalog, error) {
-	sortSites(pt.sites)
-	for i := 1; i < len(pt.sites); i++ {
-		if a, b := pt.sites[i-1], pt.sites[i]; a.ID == b.ID {
+// sorted by ID (stable across edits that move code), then every part
+// numbered and hashed at once (catalog.New).
+func assemble(module string, pt catalog.Parts) (*catalog.Catalog, error) {
+	sortSites(pt.Sites)
+	for i := 1; i < len(pt.Sites); i++ {
+		if a, b := pt.Sites[i-1], pt.Sites[i]; a.ID == b.ID {
 			return nil, fmt.Errorf("two sites with ID %s (%s:%d and %s:%d)", a.ID, a.File, a.Line, b.File, b.Line)
 		}
 	}
-	cat, err := catalog.New(module, pt.sites, pt.tasks, pt.states, pt.points)
-	if err != nil {
-		return nil, err
-	}
-	if len(pt.observe) > 0 {
-		cat.ObservePoints = pt.observe
-		cat = cat.Without(nil) // numbered and hashed with the points
-
-	}
-	if pt.role != nil {
-		cat.Role = pt.role
-		ids := map[string]bool{}
-		for _, w := range pt.role.Writes {
-			if ids[w.ID] {
-				return nil, fmt.Errorf("two role writes with ID %s", w.ID)
-			}
-			ids[w.ID] = true
-		}
-		cat.Hash = cat.ComputeHash()
-	}
-	return cat, nil
+	pt.Module = module
+	return catalog.New(pt)
 }
 
 // countFunctions counts the source functions of a package with bodies:

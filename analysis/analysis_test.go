@@ -434,3 +434,48 @@ func TestUniqueNames(t *testing.T) {
 		t.Errorf("names = %q, want %q", strings.Join(got, " "), want)
 	}
 }
+
+// TestAssemble: the catalog assemble makes from the passes' parts is
+// complete when made — sites sorted by ID, observation points numbered, the
+// role in place and everything in the hash — and duplicate IDs are refused.
+func TestAssemble(t *testing.T) {
+	pt := func() catalog.Parts {
+		return catalog.Parts{
+			Sites:         []catalog.Site{{ID: "p.b#0", Kind: catalog.KindError}, {ID: "p.a#0", Kind: catalog.KindDelay}},
+			ObservePoints: []catalog.ObservePoint{{ID: "observe:p.send"}, {ID: "observe:p.handle"}},
+			Role:          &catalog.Role{Pkg: "p", Type: "raft", Field: "state", Writes: []catalog.RoleWrite{{ID: "role:p.become#0"}}},
+		}
+	}
+	cat, err := assemble("/m", pt())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cat.Module != "/m" || cat.Sites[0].ID != "p.a#0" || cat.Sites[0].Index != 0 || cat.Sites[1].Index != 1 {
+		t.Errorf("sites not sorted and numbered: %+v", cat.Sites)
+	}
+	if cat.Observe(1) == nil || cat.Observe(1).Index != 1 || cat.Role == nil {
+		t.Errorf("observation points %+v, role %+v", cat.ObservePoints, cat.Role)
+	}
+	if err := cat.Check(); err != nil || cat.Hash != cat.ComputeHash() {
+		t.Errorf("hash %s, want %s (%v)", cat.Hash, cat.ComputeHash(), err)
+	}
+	for _, tc := range []struct {
+		name string
+		edit func(p *catalog.Parts)
+		want string
+	}{
+		{"site", func(p *catalog.Parts) { p.Sites = append(p.Sites, catalog.Site{ID: "p.b#0"}) }, "two sites with ID p.b#0"},
+		{"role write", func(p *catalog.Parts) {
+			p.Role.Writes = append(p.Role.Writes, catalog.RoleWrite{ID: "role:p.become#0"})
+		}, "two role writes with ID role:p.become#0"},
+		{"observation point", func(p *catalog.Parts) {
+			p.ObservePoints = append(p.ObservePoints, catalog.ObservePoint{ID: "observe:p.send"})
+		}, "two observation points with ID observe:p.send"},
+	} {
+		p := pt()
+		tc.edit(&p)
+		if _, err := assemble("/m", p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("duplicate %s: err %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -65,13 +65,13 @@ type Sieve struct {
 // contribute sets Sieve's annotations on the sites SitesPass contributed
 // (in the same order: the driver runs SievePass after it) and adds the
 // timeout points, which come first in the catalog's.
-func (r *Sieve) contribute(p *parts) {
+func (r *Sieve) contribute(p *catalog.Parts) {
 	for i := range r.Sites {
-		a, s := &r.Sites[i], &p.sites[i]
+		a, s := &r.Sites[i], &p.Sites[i]
 		s.LockHeld, s.Barrier, s.Timeout, s.Block, s.Rep = a.LockHeld, a.Barrier, a.Timeout, a.Block, a.Rep
 		s.Timeouts = slices.Clone(a.Timeouts)
 	}
-	p.points = append(p.points, r.TimeoutPoints...)
+	p.TimeoutPoints = append(p.TimeoutPoints, r.TimeoutPoints...)
 }
 
 // calleeDepth bounds how deep the call graph is followed from a call made

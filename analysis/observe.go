@@ -37,7 +37,9 @@ type Observe struct {
 	Points []catalog.ObservePoint
 }
 
-func (r *Observe) contribute(p *parts) { p.observe = append(p.observe, r.Points...) }
+func (r *Observe) contribute(p *catalog.Parts) {
+	p.ObservePoints = append(p.ObservePoints, r.Points...)
+}
 
 // observeMethods are the method names of observation points and what they
 // do with messages.

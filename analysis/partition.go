@@ -41,11 +41,11 @@ type Partition struct {
 
 // contribute marks the peer sites SitesPass contributed (the driver runs
 // PartitionPass after it, so they are in the same order).
-func (r *Partition) contribute(p *parts) {
+func (r *Partition) contribute(p *catalog.Parts) {
 	for i, op := range r.Peer {
-		if op != "" && i < len(p.sites) {
-			p.sites[i].Peer = op
-			p.sites[i].Kind |= catalog.KindPartition
+		if op != "" && i < len(p.Sites) {
+			p.Sites[i].Peer = op
+			p.Sites[i].Kind |= catalog.KindPartition
 		}
 	}
 }

@@ -33,12 +33,12 @@ func TestPeerOps(t *testing.T) {
 }
 
 func TestPartitionContribute(t *testing.T) {
-	p := &parts{sites: []catalog.Site{{Kind: catalog.KindError}, {Kind: catalog.KindDelay}}}
+	p := &catalog.Parts{Sites: []catalog.Site{{Kind: catalog.KindError}, {Kind: catalog.KindDelay}}}
 	(&Partition{Peer: []string{"", "read"}}).contribute(p)
-	if p.sites[0].Peer != "" || p.sites[0].Kind != catalog.KindError {
-		t.Errorf("site 0 %+v", p.sites[0])
+	if p.Sites[0].Peer != "" || p.Sites[0].Kind != catalog.KindError {
+		t.Errorf("site 0 %+v", p.Sites[0])
 	}
-	if p.sites[1].Peer != "read" || p.sites[1].Kind != catalog.KindDelay|catalog.KindPartition {
-		t.Errorf("site 1 %+v", p.sites[1])
+	if p.Sites[1].Peer != "read" || p.Sites[1].Kind != catalog.KindDelay|catalog.KindPartition {
+		t.Errorf("site 1 %+v", p.Sites[1])
 	}
 }

@@ -51,7 +51,7 @@ type Role struct {
 	Role *catalog.Role
 }
 
-func (r *Role) contribute(p *parts) { p.role = r.Role }
+func (r *Role) contribute(p *catalog.Parts) { p.Role = r.Role }
 
 // roleCand is one candidate field and its writes.
 type roleCand struct {

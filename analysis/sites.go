@@ -38,7 +38,7 @@ func (s *Sites) At(c *ssa.Call) (int, bool) {
 	return i, ok
 }
 
-func (s *Sites) contribute(p *parts) { p.sites = append(p.sites, s.List...) }
+func (s *Sites) contribute(p *catalog.Parts) { p.Sites = append(p.Sites, s.List...) }
 
 func runSites(u *Unit) (any, error) {
 	ctx, p := u.Context, u.Prog

@@ -63,12 +63,12 @@ type States struct {
 	States []catalog.State
 }
 
-func (s *States) contribute(p *parts) {
-	base := uint32(len(p.tasks))
-	p.tasks = append(p.tasks, s.Tasks...)
+func (s *States) contribute(p *catalog.Parts) {
+	base := uint32(len(p.Tasks))
+	p.Tasks = append(p.Tasks, s.Tasks...)
 	for _, st := range s.States {
 		st.Task += base
-		p.states = append(p.states, st)
+		p.States = append(p.States, st)
 	}
 }
 

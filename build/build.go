@@ -162,7 +162,7 @@ func prepared(ctx context.Context, t instrument.Target, out, kind string, opts O
 
 // withWork locks t's work dir, prepares it and calls f with it.
 func withWork(ctx context.Context, t instrument.Target, f func(*instrument.Work) error) error {
-	unlock, err := instrument.LockWorkDir(t.WorkDir)
+	unlock, err := instrument.WaitForBuildDir(t.WorkDir)
 	if err != nil {
 		return err
 	}

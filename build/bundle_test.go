@@ -16,7 +16,7 @@ func TestOpenBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat, err := catalog.New("m", nil, nil, nil, nil)
+	cat, err := catalog.New(catalog.Parts{Module: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -347,13 +347,29 @@ func (c *Catalog) BlockPos(i int) (string, int) {
 	return "", 0
 }
 
-// New returns the catalog of module made of the given parts, numbered as
-// the hooks see them: sites and timeout points from 0 and tasks and states
-// from 1, each in the order given, and hashed. A state names its task, and a
-// site its timeout points, by those numbers (their positions). IDs must be
-// unique within each kind.
-func New(module string, sites []Site, tasks []Task, states []State, points []TimeoutPoint) (*Catalog, error) {
-	c := &Catalog{Module: module, Sites: sites, Tasks: tasks, States: states, TimeoutPoints: points}
+// Parts are everything a catalog is made of, as analysis finds it: New
+// numbers and hashes them.
+type Parts struct {
+	Module        string
+	Sites         []Site
+	Tasks         []Task
+	States        []State
+	TimeoutPoints []TimeoutPoint
+	ObservePoints []ObservePoint
+	// Role is the node's role variable with its writes, nil when none was
+	// found.
+	Role *Role
+}
+
+// New returns the catalog made of p, complete: numbered as the hooks see
+// it — sites, timeout points and observation points from 0 and tasks and
+// states from 1, each in the order given — and hashed. A state names its
+// task, and a site its timeout points, by those numbers (their positions).
+// IDs must be unique within each kind (role writes included). The catalog
+// shares p's slices.
+func New(p Parts) (*Catalog, error) {
+	c := &Catalog{Module: p.Module, Sites: p.Sites, Tasks: p.Tasks, States: p.States,
+		TimeoutPoints: p.TimeoutPoints, ObservePoints: p.ObservePoints, Role: p.Role}
 	if err := c.number(); err != nil {
 		return nil, err
 	}

@@ -7,25 +7,28 @@ import (
 	"testing"
 )
 
-func parts() ([]Site, []Task, []State, []TimeoutPoint) {
-	sites := []Site{
-		{ID: "s/a", Kind: KindError, Timeouts: []uint32{1}},
-		{ID: "s/b", Kind: KindDelay, Timeouts: []uint32{0, 2}},
-		{ID: "s/c", Kind: KindCrash},
+// parts returns a small catalog's parts: three sites guarded by three
+// timeout points, two tasks with three states, two observation points and
+// a role with two writes.
+func parts() Parts {
+	return Parts{
+		Module: "m",
+		Sites: []Site{
+			{ID: "s/a", Kind: KindError, Timeouts: []uint32{1}},
+			{ID: "s/b", Kind: KindDelay, Timeouts: []uint32{0, 2}},
+			{ID: "s/c", Kind: KindCrash},
+		},
+		Tasks:         []Task{{ID: "t/1"}, {ID: "t/2"}},
+		States:        []State{{ID: "a/1", Task: 1}, {ID: "a/2", Task: 2}, {ID: "a/3", Task: 2}},
+		TimeoutPoints: []TimeoutPoint{{ID: "o/x"}, {ID: "o/y"}, {ID: "o/z"}},
+		ObservePoints: []ObservePoint{{ID: "b/send"}, {ID: "b/handled"}},
+		Role: &Role{Pkg: "m/raft", Type: "raft", Field: "state", Values: []RoleValue{{0, "StateFollower"}, {2, "StateLeader"}},
+			Writes: []RoleWrite{{ID: "role:m/raft.becomeLeader#0"}, {ID: "role:m/raft.becomeFollower#0"}}},
 	}
-	tasks := []Task{{ID: "t/1"}, {ID: "t/2"}}
-	states := []State{{ID: "a/1", Task: 1}, {ID: "a/2", Task: 2}, {ID: "a/3", Task: 2}}
-	points := []TimeoutPoint{{ID: "o/x"}, {ID: "o/y"}, {ID: "o/z"}}
-	return sites, tasks, states, points
-}
-
-// newM is New for module "m", so that parts() can be passed whole.
-func newM(s []Site, t []Task, a []State, o []TimeoutPoint) (*Catalog, error) {
-	return New("m", s, t, a, o)
 }
 
 func TestNewNumbers(t *testing.T) {
-	c, err := newM(parts())
+	c, err := New(parts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,32 +38,64 @@ func TestNewNumbers(t *testing.T) {
 	if c.Hash == "" || c.Hash != c.ComputeHash() {
 		t.Errorf("hash %q, want %q", c.Hash, c.ComputeHash())
 	}
-	if c.Site(2).ID != "s/c" || c.State(3).ID != "a/3" || c.Task(2).ID != "t/2" || c.TimeoutPoints[1].Index != 1 {
+	if c.Site(2).ID != "s/c" || c.State(3).ID != "a/3" || c.Task(2).ID != "t/2" || c.TimeoutPoints[1].Index != 1 ||
+		c.Observe(1).ID != "b/handled" || c.Observe(1).Index != 1 {
 		t.Errorf("indices: %+v", c)
+	}
+	if c.Module != "m" || c.Role == nil || len(c.Role.Writes) != 2 {
+		t.Errorf("module %q, role %+v", c.Module, c.Role)
+	}
+}
+
+// TestNewIsComplete: every part New takes counts in the hash it sets, so a
+// catalog is complete when made and nothing patched in later can go
+// unhashed.
+func TestNewIsComplete(t *testing.T) {
+	whole, err := New(parts())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		drop func(p *Parts)
+	}{
+		{"observation points", func(p *Parts) { p.ObservePoints = nil }},
+		{"role", func(p *Parts) { p.Role = nil }},
+		{"role writes", func(p *Parts) { p.Role.Writes = p.Role.Writes[:1] }},
+		{"timeout points", func(p *Parts) { p.TimeoutPoints, p.Sites[0].Timeouts, p.Sites[1].Timeouts = nil, nil, nil }},
+		{"states", func(p *Parts) { p.States = nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := parts()
+			tc.drop(&p)
+			c, err := New(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Hash == whole.Hash {
+				t.Errorf("the hash %s does not depend on the %s", c.Hash, tc.name)
+			}
+		})
 	}
 }
 
 func TestNewRejects(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		edit func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint)
+		edit func(p *Parts)
 		want string
 	}{
-		{"duplicate site", func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint) {
-			return append(s, Site{ID: "s/a"}), t, a, o
-		}, "two sites with ID s/a"},
-		{"duplicate state", func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint) {
-			return s, t, append(a, State{ID: "a/1", Task: 1}), o
-		}, "two states with ID a/1"},
-		{"state without task", func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint) {
-			return s, t, append(a, State{ID: "a/9", Task: 3}), o
-		}, "names task 3 of 2"},
-		{"timeout out of range", func(s []Site, t []Task, a []State, o []TimeoutPoint) ([]Site, []Task, []State, []TimeoutPoint) {
-			return s, t, a, o[:2]
-		}, "names timeout point 2 of 2"},
+		{"duplicate site", func(p *Parts) { p.Sites = append(p.Sites, Site{ID: "s/a"}) }, "two sites with ID s/a"},
+		{"duplicate state", func(p *Parts) { p.States = append(p.States, State{ID: "a/1", Task: 1}) }, "two states with ID a/1"},
+		{"state without task", func(p *Parts) { p.States = append(p.States, State{ID: "a/9", Task: 3}) }, "names task 3 of 2"},
+		{"timeout out of range", func(p *Parts) { p.TimeoutPoints = p.TimeoutPoints[:2] }, "names timeout point 2 of 2"},
+		{"duplicate observation point", func(p *Parts) { p.ObservePoints = append(p.ObservePoints, ObservePoint{ID: "b/send"}) }, "two observation points with ID b/send"},
+		{"duplicate role write", func(p *Parts) { p.Role.Writes = append(p.Role.Writes, RoleWrite{ID: "role:m/raft.becomeLeader#0"}) }, "two role writes with ID role:m/raft.becomeLeader#0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := newM(tc.edit(parts()))
+			p := parts()
+			tc.edit(&p)
+			_, err := New(p)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want %q", err, tc.want)
 			}
@@ -69,7 +104,7 @@ func TestNewRejects(t *testing.T) {
 }
 
 func TestWithout(t *testing.T) {
-	c, err := newM(parts())
+	c, err := New(parts())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func downloadModule(t *testing.T, path, version string) string {
 // sequences it (lock, Prepare, analyze, Build), with analyze standing in
 // for the analysis.
 func buildWith(ctx context.Context, target Target, out string, analyze func(context.Context, *Work) (*catalog.Catalog, error)) (*Result, error) {
-	unlock, err := LockWorkDir(target.WorkDir)
+	unlock, err := WaitForBuildDir(target.WorkDir)
 	if err != nil {
 		return nil, err
 	}

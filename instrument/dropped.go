@@ -11,11 +11,13 @@ import (
 	"github.com/gofault/gofault/catalog"
 )
 
-// Dropped is a site, state or timeout point of the analysis catalog that is
-// not in the built binary, and why.
+// Dropped is a program point of the analysis catalog (a site, timeout
+// point, state, role write or observation point) that is not in the built
+// binary, and why.
 type Dropped struct {
 	ID string `json:"id"`
-	// What is "site", "state" or "timeout point".
+	// What is "site", "timeout point", "state", "role write" or
+	// "observation point".
 	What string `json:"what"`
 	// File and Line locate it in the files that were instrumented.
 	File string `json:"file"`
@@ -52,24 +54,28 @@ func LoadDropped(file string) ([]Dropped, error) {
 }
 
 // dropped lists the IDs of skipped (ID -> reason) with their positions in
-// cat and the compiler's messages of compileErrs, sorted by ID.
+// cat and the compiler's messages of compileErrs, sorted by ID: every
+// program point, of all five lists.
 func dropped(cat *catalog.Catalog, skipped map[string]string, compileErrs map[string][]string) []Dropped {
 	ds := make([]Dropped, 0, len(skipped))
-	add := func(id, what, file string, line int) {
-		if r, ok := skipped[id]; ok {
-			ds = append(ds, Dropped{ID: id, What: what, File: file, Line: line, Reason: r, Errors: compileErrs[id]})
+	ds = appendDropped(ds, cat.Sites, siteAt, "site", skipped, compileErrs)
+	ds = appendDropped(ds, cat.TimeoutPoints, timeoutAt, "timeout point", skipped, compileErrs)
+	ds = appendDropped(ds, cat.States, stateAt, "state", skipped, compileErrs)
+	ds = appendDropped(ds, roleWrites(cat), roleWriteAt, "role write", skipped, compileErrs)
+	ds = appendDropped(ds, cat.ObservePoints, observeAt, "observation point", skipped, compileErrs)
+	sort.Slice(ds, func(i, j int) bool { return ds[i].ID < ds[j].ID })
+	return ds
+}
+
+// appendDropped appends to ds the items of one list (what) that skipped
+// names.
+func appendDropped[T any](ds []Dropped, items []T, at func(*T) place, what string, skipped map[string]string, compileErrs map[string][]string) []Dropped {
+	for i := range items {
+		p := at(&items[i])
+		if r, ok := skipped[p.id]; ok {
+			ds = append(ds, Dropped{ID: p.id, What: what, File: *p.file, Line: p.line, Reason: r, Errors: compileErrs[p.id]})
 		}
 	}
-	for _, s := range cat.Sites {
-		add(s.ID, "site", s.File, s.Line)
-	}
-	for _, s := range cat.States {
-		add(s.ID, "state", s.File, s.Line)
-	}
-	for _, p := range cat.TimeoutPoints {
-		add(p.ID, "timeout point", p.File, p.Line)
-	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i].ID < ds[j].ID })
 	return ds
 }
 

@@ -2,7 +2,6 @@ package instrument
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -77,15 +76,4 @@ func observeText(pt *catalog.ObservePoint) string {
 		return "defer func() { " + body + " }();"
 	}
 	return body + ";"
-}
-
-// observeByFile groups cat's observation points by clean file name.
-func observeByFile(cat *catalog.Catalog) map[string][]*catalog.ObservePoint {
-	m := map[string][]*catalog.ObservePoint{}
-	for i := range cat.ObservePoints {
-		p := &cat.ObservePoints[i]
-		f := filepath.Clean(p.File)
-		m[f] = append(m[f], p)
-	}
-	return m
 }

@@ -77,6 +77,12 @@ func (w *Work) GoFlags() []string {
 	return []string{"-modfile=" + w.ModFile, "-mod=mod"}
 }
 
+// AllBuildFlags returns the flags every go command of the build uses: the
+// work modfile flags followed by the user's build flags.
+func (w *Work) AllBuildFlags() []string {
+	return append(w.GoFlags(), w.BuildFlags...)
+}
+
 // OrigPath maps a file in a module copy back to the file it was copied from
 // in the module cache; other paths are returned unchanged.
 func (w *Work) OrigPath(file string) string {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
-	"path/filepath"
 	"sort"
 
 	"github.com/gofault/gofault/catalog"
@@ -151,32 +150,4 @@ func pure(in fileInput, e ast.Expr) bool {
 		return ok && tv.IsType() && pure(in, e.Args[0])
 	}
 	return false
-}
-
-// roleWritesByFile groups cat's role writes by clean file name.
-func roleWritesByFile(cat *catalog.Catalog) map[string][]*catalog.RoleWrite {
-	m := map[string][]*catalog.RoleWrite{}
-	if cat.Role == nil {
-		return m
-	}
-	for i := range cat.Role.Writes {
-		w := &cat.Role.Writes[i]
-		f := filepath.Clean(w.File)
-		m[f] = append(m[f], w)
-	}
-	return m
-}
-
-// localizeRole moves the role write files of c in the module cache to the
-// work dir's copies.
-func localizeRole(c *catalog.Catalog, w *Work) {
-	if c.Role == nil {
-		return
-	}
-	r := *c.Role
-	r.Writes = append([]catalog.RoleWrite(nil), r.Writes...)
-	for i := range r.Writes {
-		r.Writes[i].File = w.CopyPath(r.Writes[i].File)
-	}
-	c.Role = &r
 }

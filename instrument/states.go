@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -145,24 +144,4 @@ func usesUnsafe(edits []siteEdit) bool {
 		}
 	}
 	return false
-}
-
-// statesByFile groups cat's states by clean file name.
-func statesByFile(cat *catalog.Catalog) map[string][]*catalog.State {
-	m := map[string][]*catalog.State{}
-	for i := range cat.States {
-		s := &cat.States[i]
-		f := filepath.Clean(s.File)
-		m[f] = append(m[f], s)
-	}
-	return m
-}
-
-// localizeStates moves the state files of c in the module cache to the
-// work dir's copies.
-func localizeStates(c *catalog.Catalog, w *Work) {
-	c.States = append([]catalog.State(nil), c.States...)
-	for i := range c.States {
-		c.States[i].File = w.CopyPath(c.States[i].File)
-	}
 }

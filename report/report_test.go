@@ -3,12 +3,9 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
@@ -119,61 +116,6 @@ func TestSymptom(t *testing.T) {
 		if got := Symptom(tt.in); got != tt.want {
 			t.Errorf("Symptom(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-	}
-}
-
-func TestRecurrence(t *testing.T) {
-	ok := func(checkers ...string) *record.Trial {
-		tr := &record.Trial{Verdicts: []record.Verdict{{Checker: "crash"}}}
-		for _, c := range checkers {
-			tr.Verdicts = append(tr.Verdicts, record.Verdict{Checker: c, Symptom: "n2 says " + c, Failed: true})
-		}
-		return tr
-	}
-	tests := []struct {
-		name              string
-		orig, replayed    *record.Trial
-		recurred, missing string
-	}{
-		{"same failure", ok("linearizability"), ok("linearizability"), "[linearizability: n* says linearizability]", "[]"},
-		{"more failures", ok("linearizability"), ok("linearizability", "hang"), "[linearizability: n* says linearizability]", "[]"},
-		{"passed", ok("linearizability"), ok(), "[]", "[linearizability: n* says linearizability]"},
-		{"part", ok("linearizability", "hang"), ok("hang"), "[hang: n* says hang]", "[linearizability: n* says linearizability]"},
-		{"original passed", ok(), ok("hang"), "[]", "[]"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			recurred, missing := Recurrence(tt.orig, tt.replayed)
-			if fmt.Sprint(recurred) != tt.recurred || fmt.Sprint(missing) != tt.missing {
-				t.Errorf("Recurrence = %v, %v; want %s, %s", recurred, missing, tt.recurred, tt.missing)
-			}
-		})
-	}
-}
-
-func TestNotInjected(t *testing.T) {
-	inj := func(site, node string, occ int) record.Injection {
-		return record.Injection{Kind: catalog.KindCrash, SiteID: site, Node: node, Occurrence: occ}
-	}
-	trial := func(injs ...record.Injection) *record.Trial { return &record.Trial{Injections: injs} }
-	tests := []struct {
-		name           string
-		orig, replayed *record.Trial
-		want           string
-	}{
-		{"same", trial(inj("a", "n2", 40)), trial(inj("a", "n2", 40)), "[]"},
-		{"later occurrence", trial(inj("a", "n2", 40)), trial(inj("a", "n2", 41)), "[]"},
-		{"never reached", trial(inj("a", "n2", 195)), trial(), "[crash at a on n2, occurrence 195]"},
-		{"other node", trial(inj("a", "n2", 1)), trial(inj("a", "n3", 1)), "[crash at a on n2, occurrence 1]"},
-		{"second of a sequence", trial(inj("a", "n2", 3), inj("a", "n2", 9)), trial(inj("a", "n2", 3)), "[crash at a on n2, occurrence 9]"},
-		{"no faults", trial(), trial(), "[]"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := fmt.Sprint(NotInjected(tt.orig, tt.replayed)); got != tt.want {
-				t.Errorf("NotInjected = %s; want %s", got, tt.want)
-			}
-		})
 	}
 }
 
@@ -305,91 +247,6 @@ func TestGenericConsequences(t *testing.T) {
 				t.Errorf("generic %q, want %q", got, tc.generic)
 			}
 		})
-	}
-}
-
-func TestWriteTrialsErrors(t *testing.T) {
-	log := filepath.Join(t.TempDir(), "n1.log")
-	var lines []string
-	for i := range 30 {
-		lines = append(lines, fmt.Sprintf("line %d", i))
-	}
-	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	trials := []*record.Trial{{ID: "1-3", Status: record.StatusError, Err: "cluster did not start: n1 exited\nboom: cannot bind",
-		Nodes: []record.Node{{Name: "n1", Log: log}}}}
-	var short, full bytes.Buffer
-	if err := WriteTrials(&short, trials, false); err != nil {
-		t.Fatal(err)
-	}
-	if err := WriteTrials(&full, trials, true); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(short.String(), "boom") || !strings.Contains(short.String(), "(cluster did not start: n1 exited)") {
-		t.Errorf("short listing:\n%s", short.String())
-	}
-	for _, want := range []string{"| boom: cannot bind", "n1 log (last 10 lines of", "| line 29", "| line 20"} {
-		if !strings.Contains(full.String(), want) {
-			t.Errorf("full listing lacks %q:\n%s", want, full.String())
-		}
-	}
-	if strings.Contains(full.String(), "| line 19\n") {
-		t.Errorf("full listing shows more than the last 10 lines:\n%s", full.String())
-	}
-}
-
-// TestRoles checks that a fault's node shows its role in findings and in
-// the trial listing, with the role changes in the full listing, and that
-// Reached sums where each site was reached over the trials.
-func TestRoles(t *testing.T) {
-	t0 := time.Unix(100, 0)
-	tr := failing("1-1", 1, "hang", "client n2/0 made no progress", "delay", "wal.sync#0", "n2", stack("wal.(*WAL).sync"))
-	tr.Start = t0
-	tr.Injections[0].Role = "StateLeader"
-	tr.Injections[0].Delay = time.Second
-	tr.Roles = []record.RoleChange{{Node: "n2", Role: "StateLeader", Time: t0.Add(1500 * time.Millisecond)}}
-	tr.Reached = []record.Reach{
-		{SiteID: "wal.sync#0", Role: "StateFollower", State: "raft.run#3", Requests: 40},
-		{SiteID: "wal.sync#0", Role: "StateLeader", State: "raft.run#3", Requests: 9},
-		{SiteID: "send#1", Requests: 2},
-	}
-	tr2 := &record.Trial{ID: "1-2", Index: 2, Reached: []record.Reach{{SiteID: "wal.sync#0", Role: "StateLeader", State: "raft.run#3", Requests: 1}}}
-	rep := New([]*record.Trial{tr, tr2}, Options{})
-	var text, trials bytes.Buffer
-	if err := WriteText(&text, rep.Findings); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(text.String(), "delay 1s at wal.sync#0 on n2 (StateLeader)") {
-		t.Errorf("finding does not show the role:\n%s", text.String())
-	}
-	if err := WriteTrials(&trials, []*record.Trial{tr}, true); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"at wal.sync#0 on n2 (StateLeader)", "roles: n2 StateLeader at 1.5s"} {
-		if !strings.Contains(trials.String(), want) {
-			t.Errorf("trial listing lacks %q:\n%s", want, trials.String())
-		}
-	}
-	got := Reached([]*record.Trial{tr, tr2})
-	want := []SiteReach{
-		{Site: "wal.sync#0", Requests: 50, Reached: []Reach{
-			{Role: "StateFollower", State: "raft.run#3", Requests: 40, Trials: 1},
-			{Role: "StateLeader", State: "raft.run#3", Requests: 10, Trials: 2},
-		}},
-		{Site: "send#1", Requests: 2, Reached: []Reach{{Requests: 2, Trials: 1}}},
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("Reached = %+v\nwant      %+v", got, want)
-	}
-	var sites bytes.Buffer
-	if err := WriteReached(&sites, got); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"wal.sync#0  (50 requests)", "StateLeader", "role unknown", "no state"} {
-		if !strings.Contains(sites.String(), want) {
-			t.Errorf("sites listing lacks %q:\n%s", want, sites.String())
-		}
 	}
 }
 

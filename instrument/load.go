@@ -1,0 +1,156 @@
+package instrument
+
+import (
+	"context"
+	"fmt"
+	"go/ast"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/procgroup"
+)
+
+// rewriter holds the type-checked target packages across rewrite attempts.
+type rewriter struct {
+	w     *Work
+	pkgs  map[string]*packages.Package // by package path
+	files map[string]fileRef           // by absolute file name
+	// deps is the import graph of the packages the error values need,
+	// and names their package names.
+	deps  map[string][]string
+	names map[string]string
+	// reach memoizes imports: from -> to -> result.
+	reach map[string]map[string]bool
+	// cover: count basic blocks in every file of the loaded packages,
+	// but those of noCover (their counters did not compile).
+	cover   bool
+	noCover map[string]bool
+}
+
+type fileRef struct {
+	pkg  *packages.Package
+	file *ast.File
+	src  []byte
+}
+
+// newRewriter loads (parses and type-checks) the packages holding cat's
+// sites, from the prepared tree, and with cover every target package.
+func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool) (*rewriter, error) {
+	rw := &rewriter{w: w, pkgs: map[string]*packages.Package{}, files: map[string]fileRef{},
+		deps: map[string][]string{}, names: map[string]string{}, reach: map[string]map[string]bool{},
+		cover: cover, noCover: map[string]bool{}}
+	seen := map[string]bool{}
+	var paths []string
+	if cover {
+		for _, p := range w.Patterns {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
+	paths = addPackages(paths, seen, cat.States, stateAt)
+	paths = addPackages(paths, seen, cat.TimeoutPoints, timeoutAt)
+	paths = addPackages(paths, seen, roleWrites(cat), roleWriteAt)
+	paths = addPackages(paths, seen, cat.Sites, siteAt)
+	errImports := map[string]bool{}
+	for _, s := range cat.Sites {
+		for _, e := range s.Errors {
+			for _, p := range e.Imports {
+				errImports[p] = true
+			}
+		}
+	}
+	if len(paths) == 0 {
+		return rw, nil
+	}
+	if err := rw.loadDeps(ctx, sortedKeys(errImports)); err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	env, cleanup, err := procgroup.PrivateTmp(w.Env)
+	if err != nil {
+		return nil, fmt.Errorf("load target packages: %w", err)
+	}
+	defer cleanup()
+	pcfg := &packages.Config{
+		Context:    ctx,
+		Mode:       packages.NeedName | packages.NeedFiles | packages.NeedCompiledGoFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
+		Dir:        w.ModuleDir,
+		Env:        env,
+		BuildFlags: w.AllBuildFlags(),
+	}
+	pkgs, err := packages.Load(pcfg, paths...)
+	if err != nil {
+		return nil, fmt.Errorf("load target packages: %w", err)
+	}
+	for _, p := range pkgs {
+		for _, e := range p.Errors {
+			slog.Warn("loading target package", "pkg", p.PkgPath, "err", e)
+		}
+		if p.Types == nil || p.TypesInfo == nil {
+			continue
+		}
+		rw.pkgs[p.PkgPath] = p
+		for _, f := range p.Syntax {
+			name := p.Fset.File(f.Pos()).Name()
+			src, err := os.ReadFile(name)
+			if err != nil {
+				return nil, fmt.Errorf("read %s: %w", name, err)
+			}
+			rw.files[filepath.Clean(name)] = fileRef{pkg: p, file: f, src: src}
+		}
+	}
+	return rw, nil
+}
+
+// loadDeps lists the import graph below the packages the error values
+// import, so that rewriting can refuse an error value whose package imports
+// the site's package (an import cycle).
+func (rw *rewriter) loadDeps(ctx context.Context, roots []string) error {
+	if len(roots) == 0 {
+		return nil
+	}
+	args := append([]string{"list", "-e", "-deps", "-f", "{{.ImportPath}} {{.Name}} {{join .Imports \" \"}}"}, rw.w.AllBuildFlags()...)
+	out, err := rw.w.goCmd(ctx, append(args, roots...)...)
+	if err != nil {
+		return fmt.Errorf("list error value packages: %w", err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 {
+			rw.names[f[0]] = f[1]
+			rw.deps[f[0]] = f[2:]
+		}
+	}
+	return nil
+}
+
+// imports reports whether package from imports package to, directly or
+// through other packages.
+func (rw *rewriter) imports(from, to string) bool {
+	m := rw.reach[to]
+	if m == nil {
+		m = map[string]bool{}
+		rw.reach[to] = m
+	}
+	var visit func(p string) bool
+	visit = func(p string) bool {
+		if r, ok := m[p]; ok {
+			return r
+		}
+		m[p] = false // cuts cycles while visiting
+		for _, d := range rw.deps[p] {
+			if d == to || visit(d) {
+				m[p] = true
+				return true
+			}
+		}
+		return false
+	}
+	return visit(from)
+}

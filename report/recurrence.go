@@ -1,0 +1,107 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/record"
+)
+
+// Recurrence compares a replayed trial with the original: the original's
+// failures ("checker: symptom") whose checker fails again in replayed, and
+// those whose checker does not. A fault that races with timers can show a
+// different mix of secondary symptoms from run to run (a gray failure seen
+// from one side or the other) while its main failure recurs.
+func Recurrence(orig, replayed *record.Trial) (recurred, missing []string) {
+	again := map[string]bool{}
+	for _, v := range replayed.Verdicts {
+		if v.Failed {
+			again[v.Checker] = true
+		}
+	}
+	for _, v := range orig.Verdicts {
+		if !v.Failed {
+			continue
+		}
+		f := v.Checker + ": " + Symptom(v.Symptom)
+		if again[v.Checker] {
+			recurred = append(recurred, f)
+		} else {
+			missing = append(missing, f)
+		}
+	}
+	return recurred, missing
+}
+
+// NotInjected lists the original's injected faults that the replayed
+// trial did not inject at the same site on the same node ("crash at SITE
+// on n2, occurrence 195"). A replay injects at the recorded occurrence or
+// the first matching request after it, so a replay whose workload ran
+// slower may never get there, and then it says nothing about the bug.
+func NotInjected(orig, replayed *record.Trial) []string {
+	type key struct {
+		site, node string
+		kind       catalog.Kind
+	}
+	got := map[key]int{}
+	for _, inj := range replayed.Injections {
+		got[key{inj.SiteID, inj.Node, inj.Kind}]++
+	}
+	var missing []string
+	for _, inj := range orig.Injections {
+		k := key{inj.SiteID, inj.Node, inj.Kind}
+		if got[k] > 0 {
+			got[k]--
+			continue
+		}
+		f := fmt.Sprintf("%s at %s on %s", inj.Kind, inj.SiteID, inj.Node)
+		if inj.Occurrence > 0 {
+			f += fmt.Sprintf(", occurrence %d", inj.Occurrence)
+		}
+		missing = append(missing, f)
+	}
+	return missing
+}
+
+// Rerun is how a fault-free failure fared when its trial was run again
+// without faults: in how many of Runs re-runs some of its failures
+// recurred.
+type Rerun struct {
+	Runs     int `json:"runs"`
+	Recurred int `json:"recurred"`
+}
+
+// Kind says what the re-runs make of the failure: "reproducible" (it
+// recurred every time), "flaky" (sometimes) or "one-off" (never).
+func (r Rerun) Kind() string {
+	switch {
+	case r.Recurred == 0:
+		return "one-off"
+	case r.Recurred == r.Runs:
+		return "reproducible"
+	}
+	return "flaky"
+}
+
+// RerunChecked reports whether failure f of orig can be judged by a
+// fault-free re-run: the log checker's cannot, since every fault-free
+// trial teaches the log baseline what it logged.
+func RerunChecked(v record.Verdict) bool { return v.Failed && v.Checker != check.NameLog }
+
+// Recurs reports whether some failure of orig that a re-run can judge
+// (RerunChecked) failed again in rerun.
+func Recurs(orig, rerun *record.Trial) bool {
+	again := map[string]bool{}
+	for _, v := range rerun.Verdicts {
+		if v.Failed {
+			again[v.Checker] = true
+		}
+	}
+	for _, v := range orig.Verdicts {
+		if RerunChecked(v) && again[v.Checker] {
+			return true
+		}
+	}
+	return false
+}

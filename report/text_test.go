@@ -1,0 +1,98 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/record"
+)
+
+func TestWriteTrialsErrors(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "n1.log")
+	var lines []string
+	for i := range 30 {
+		lines = append(lines, fmt.Sprintf("line %d", i))
+	}
+	if err := os.WriteFile(log, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trials := []*record.Trial{{ID: "1-3", Status: record.StatusError, Err: "cluster did not start: n1 exited\nboom: cannot bind",
+		Nodes: []record.Node{{Name: "n1", Log: log}}}}
+	var short, full bytes.Buffer
+	if err := WriteTrials(&short, trials, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTrials(&full, trials, true); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(short.String(), "boom") || !strings.Contains(short.String(), "(cluster did not start: n1 exited)") {
+		t.Errorf("short listing:\n%s", short.String())
+	}
+	for _, want := range []string{"| boom: cannot bind", "n1 log (last 10 lines of", "| line 29", "| line 20"} {
+		if !strings.Contains(full.String(), want) {
+			t.Errorf("full listing lacks %q:\n%s", want, full.String())
+		}
+	}
+	if strings.Contains(full.String(), "| line 19\n") {
+		t.Errorf("full listing shows more than the last 10 lines:\n%s", full.String())
+	}
+}
+
+// TestRoles checks that a fault's node shows its role in findings and in
+// the trial listing, with the role changes in the full listing, and that
+// Reached sums where each site was reached over the trials.
+func TestRoles(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	tr := failing("1-1", 1, "hang", "client n2/0 made no progress", "delay", "wal.sync#0", "n2", stack("wal.(*WAL).sync"))
+	tr.Start = t0
+	tr.Injections[0].Role = "StateLeader"
+	tr.Injections[0].Delay = time.Second
+	tr.Roles = []record.RoleChange{{Node: "n2", Role: "StateLeader", Time: t0.Add(1500 * time.Millisecond)}}
+	tr.Reached = []record.Reach{
+		{SiteID: "wal.sync#0", Role: "StateFollower", State: "raft.run#3", Requests: 40},
+		{SiteID: "wal.sync#0", Role: "StateLeader", State: "raft.run#3", Requests: 9},
+		{SiteID: "send#1", Requests: 2},
+	}
+	tr2 := &record.Trial{ID: "1-2", Index: 2, Reached: []record.Reach{{SiteID: "wal.sync#0", Role: "StateLeader", State: "raft.run#3", Requests: 1}}}
+	rep := New([]*record.Trial{tr, tr2}, Options{})
+	var text, trials bytes.Buffer
+	if err := WriteText(&text, rep.Findings); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "delay 1s at wal.sync#0 on n2 (StateLeader)") {
+		t.Errorf("finding does not show the role:\n%s", text.String())
+	}
+	if err := WriteTrials(&trials, []*record.Trial{tr}, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"at wal.sync#0 on n2 (StateLeader)", "roles: n2 StateLeader at 1.5s"} {
+		if !strings.Contains(trials.String(), want) {
+			t.Errorf("trial listing lacks %q:\n%s", want, trials.String())
+		}
+	}
+	got := Reached([]*record.Trial{tr, tr2})
+	want := []SiteReach{
+		{Site: "wal.sync#0", Requests: 50, Reached: []Reach{
+			{Role: "StateFollower", State: "raft.run#3", Requests: 40, Trials: 1},
+			{Role: "StateLeader", State: "raft.run#3", Requests: 10, Trials: 2},
+		}},
+		{Site: "send#1", Requests: 2, Reached: []Reach{{Requests: 2, Trials: 1}}},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Reached = %+v\nwant      %+v", got, want)
+	}
+	var sites bytes.Buffer
+	if err := WriteReached(&sites, got); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"wal.sync#0  (50 requests)", "StateLeader", "role unknown", "no state"} {
+		if !strings.Contains(sites.String(), want) {
+			t.Errorf("sites listing lacks %q:\n%s", want, sites.String())
+		}
+	}
+}
