@@ -32,15 +32,6 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// Blob keys in the store.
-const (
-	blobPolicy   = "policy"
-	blobBaseline = "baseline"
-	// blobBuild holds the build key (Built.Key) of the campaign's trials,
-	// or mixedBuilds when a resume ran other code.
-	blobBuild = "build_key"
-)
-
 // mixedBuilds is the build key of a campaign whose trials ran more than
 // one build: no build matches it.
 const mixedBuilds = "mixed"
@@ -294,10 +285,10 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 	if err := restorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
 		return nil, err
 	}
-	if s.reruns.m, err = Reruns(ctx, s.st, s.camp.ID); err != nil {
+	if s.reruns.m, err = s.st.Reruns(ctx, s.camp.ID); err != nil {
 		return nil, err
 	}
-	baseline, err := loadBaseline(ctx, s.st, s.camp.ID)
+	baseline, err := s.st.Baseline(ctx, s.camp.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -615,14 +606,14 @@ func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polN
 // noteBuild records the build key of a campaign's trials: the first run's,
 // or mixedBuilds once a resume runs another build.
 func noteBuild(ctx context.Context, st *store.Store, campaign int64, key string) error {
-	old, err := st.GetBlob(ctx, campaign, blobBuild)
+	old, err := st.BuildKey(ctx, campaign)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return st.PutBlob(ctx, campaign, blobBuild, []byte(key))
+		return st.PutBuildKey(ctx, campaign, key)
 	case err != nil:
 		return err
-	case string(old) != key && string(old) != mixedBuilds:
-		return st.PutBlob(ctx, campaign, blobBuild, []byte(mixedBuilds))
+	case old != key && old != mixedBuilds:
+		return st.PutBuildKey(ctx, campaign, mixedBuilds)
 	}
 	return nil
 }
@@ -667,7 +658,7 @@ func restorePolicy(ctx context.Context, st *store.Store, campaign int64, pol pol
 	if !ok {
 		return nil
 	}
-	data, err := st.GetBlob(ctx, campaign, blobPolicy)
+	data, err := st.PolicyState(ctx, campaign)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -675,21 +666,6 @@ func restorePolicy(ctx context.Context, st *store.Store, campaign int64, pol pol
 		return err
 	}
 	return s.Restore(data)
-}
-
-func loadBaseline(ctx context.Context, st *store.Store, campaign int64) (*check.Baseline, error) {
-	b := &check.Baseline{}
-	data, err := st.GetBlob(ctx, campaign, blobBaseline)
-	if errors.Is(err, store.ErrNotFound) {
-		return b, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, b); err != nil {
-		return nil, fmt.Errorf("decode log baseline: %w", err)
-	}
-	return b, nil
 }
 
 // trialDir is where a trial's data and logs go.
@@ -760,7 +736,7 @@ func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *reco
 		// line, so two calls of one function from one caller (the two
 		// writes of a snapshot) are not confused. Other code (a fix being
 		// tried) is matched by functions only.
-		if key, err := st.GetBlob(ctx, c, blobBuild); err == nil && string(key) == bt.Key {
+		if key, err := st.BuildKey(ctx, c); err == nil && key == bt.Key {
 			pol.MatchLines()
 		}
 	}
@@ -782,7 +758,7 @@ func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *reco
 	// The original campaign's log baseline judges the replay as it judged
 	// the original.
 	if c, _, ok := record.ParseTrialID(orig.ID); ok {
-		if b, err := loadBaseline(ctx, st, c); err == nil {
+		if b, err := st.Baseline(ctx, c); err == nil {
 			r.baseline = b
 		}
 		r.progress = replayProgress(ctx, st, !cfg.Checkers.Progress.Auto(), c, r.progress)

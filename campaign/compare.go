@@ -89,7 +89,7 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 		return nil, err
 	}
 	defer st.Close()
-	baseline, err := loadBaseline(ctx, st, sum.Campaign)
+	baseline, err := st.Baseline(ctx, sum.Campaign)
 	if err != nil {
 		return nil, err
 	}

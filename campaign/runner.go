@@ -3,7 +3,6 @@ package campaign
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -592,17 +591,14 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 		return fmt.Errorf("snapshot policy: %w", err)
 	}
 	if data != nil {
-		if err := st.PutBlob(sctx, r.campaign, blobPolicy, data); err != nil {
+		if err := st.PutPolicyState(sctx, r.campaign, data); err != nil {
 			return err
 		}
 	}
 	r.bmu.Lock()
-	bl, err := json.Marshal(r.baseline)
+	bl := r.baseline.Clone()
 	r.bmu.Unlock()
-	if err != nil {
-		return fmt.Errorf("encode log baseline: %w", err)
-	}
-	return st.PutBlob(sctx, r.campaign, blobBaseline, bl)
+	return st.PutBaseline(sctx, r.campaign, bl)
 }
 
 // without returns names without name; empty names means every checker.

@@ -179,7 +179,7 @@ func reportText(ctx context.Context, cfg *config.Config, sum *campaign.Summary) 
 		return "", err
 	}
 	rep := report.New(trials, report.Options{GenericSites: cfg.Checkers.GenericSites})
-	reruns, err := campaign.Reruns(ctx, st, sum.Campaign)
+	reruns, err := st.Reruns(ctx, sum.Campaign)
 	if err != nil {
 		return "", err
 	}

@@ -237,7 +237,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 func loadReruns(ctx context.Context, st *store.Store, ids []int64) (map[string]report.Rerun, error) {
 	all := map[string]report.Rerun{}
 	for _, id := range ids {
-		m, err := campaign.Reruns(ctx, st, id)
+		m, err := st.Reruns(ctx, id)
 		if err != nil {
 			return nil, err
 		}
