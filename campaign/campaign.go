@@ -12,16 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
@@ -65,7 +62,7 @@ type Options struct {
 	Progress func(Progress)
 	Logger   *slog.Logger
 	// Built, if set, is used instead of building the target again.
-	Built *Built
+	Built *build.Built
 	// Baseline, if set, is the log checker's starting baseline, and no
 	// baseline trials are run unless the policy learns from them
 	// (policy.Learner: cofi).
@@ -219,7 +216,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 type session struct {
 	opts     Options
 	st       *store.Store
-	bt       *Built
+	bt       *build.Built
 	camp     *store.Campaign
 	pol      policy.Policy
 	r        *runner
@@ -258,7 +255,7 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 		}
 	}()
 	if s.bt = opts.Built; s.bt == nil {
-		if s.bt, err = Build(ctx, cfg, opts.Logger); err != nil {
+		if s.bt, err = build.Binaries(ctx, cfg, build.Options{}, opts.Logger); err != nil {
 			return nil, err
 		}
 	}
@@ -673,60 +670,18 @@ func trialDir(cfg *config.Config, id string) string {
 	return filepath.Join(cfg.Path(cfg.WorkDir), "trials", id)
 }
 
-// socketPath returns a short path for the controller's socket: unix socket
-// paths are limited to about 100 bytes, and work dirs can be deep. The
-// socket's dir holds the owner's PID, so a later gofault removes the dirs
-// of owners that died without cleaning up (kill -9).
-func socketPath() (string, error) {
-	removeStaleSockets(os.TempDir())
-	dir, err := os.MkdirTemp("", socketDirPrefix)
-	if err != nil {
-		return "", fmt.Errorf("controller socket dir: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("controller socket dir: %w", err)
-	}
-	return filepath.Join(dir, "ctl.sock"), nil
-}
-
-// socketDirPrefix names the controller socket dirs under the temp dir.
-const socketDirPrefix = "gofault-"
-
-// removeStaleSockets removes the controller socket dirs under tmp whose
-// owner is dead: its recorded PID is gone, or it recorded none and its
-// socket answers nobody.
-func removeStaleSockets(tmp string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, socketDirPrefix+"*"))
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "ctl.sock")); err != nil {
-			continue // not a socket dir, or one being set up
-		}
-		if data, err := os.ReadFile(filepath.Join(d, "pid")); err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-			if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
-				continue
-			}
-		} else if c, err := net.DialTimeout("unix", filepath.Join(d, "ctl.sock"), 100*time.Millisecond); err == nil {
-			c.Close()
-			continue
-		}
-		os.RemoveAll(d)
-	}
-}
-
 // Replay re-runs one recorded trial with the same faults, injected at the
 // same sites on the same nodes when the same call stacks reach them, and
 // judges it with the same checkers. The replayed trial is saved as a
 // campaign of its own, named after the original. bt is the build to run
-// (from Build; replaying several times builds once); nil builds it.
-func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *record.Trial, bt *Built, log *slog.Logger) (*record.Trial, []string, error) {
+// (from build.Binaries; replaying several times builds once); nil builds it.
+func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *record.Trial, bt *build.Built, log *slog.Logger) (*record.Trial, []string, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	if bt == nil {
 		var err error
-		if bt, err = Build(ctx, cfg, log); err != nil {
+		if bt, err = build.Binaries(ctx, cfg, build.Options{}, log); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -27,7 +28,7 @@ type CompareOptions struct {
 	// Progress, if set, is called before each campaign.
 	Progress func(policy string, seed int64)
 	// Built, if set, is used instead of building the target.
-	Built *Built
+	Built *build.Built
 }
 
 // PolicyResult is one policy's side of a comparison. A finding is named by
@@ -73,7 +74,7 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 	bt := opts.Built
 	if bt == nil {
 		var err error
-		if bt, err = Build(ctx, cfg, log); err != nil {
+		if bt, err = build.Binaries(ctx, cfg, build.Options{}, log); err != nil {
 			return nil, err
 		}
 	}

@@ -35,73 +35,13 @@ const baselinePolicy = record.BaselinePolicy
 // it is restarted, so the trial also exercises its recovery.
 const restartDelay = time.Second
 
-// Built is the output of Build: the binaries a campaign runs.
-type Built struct {
-	// Binary is the instrumented node binary; Catalog its catalog.
-	Binary  string
-	Catalog *catalog.Catalog
-	// Workload is the workload's command line.
-	Workload []string
-	Seconds  float64
-	// Key identifies the node build's inputs, sources included (build
-	// Result.Key; "" when they could not be keyed): a replay whose build
-	// has the campaign's key runs the very same code, line for line.
-	Key string
-}
-
-// Build builds the instrumented node binary and the workload of cfg,
-// reusing earlier builds whose inputs are unchanged.
-func Build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Built, error) {
-	return BuildWith(ctx, cfg, build.Options{}, log)
-}
-
-// BuildWith is Build with options: opts.Rebuild builds afresh.
-func BuildWith(ctx context.Context, cfg *config.Config, opts build.Options, log *slog.Logger) (*Built, error) {
-	start := time.Now()
-	bin := filepath.Join(cfg.Path(cfg.WorkDir), "bin", cfg.Name)
-	if cfg.Workload.Package != "" {
-		// Seconds, and it spares a target build when the field is wrong.
-		if err := build.CheckWorkload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package); err != nil {
-			return nil, err
-		}
-	}
-	log.Info("building instrumented target", "config", cfg.Name)
-	res, err := build.Node(ctx, build.Target(cfg), bin, nil, opts)
-	if err != nil {
-		return nil, fmt.Errorf("build target: %w", err)
-	}
-	if res.Reused {
-		log.Info("reusing build "+res.Binary+" (inputs unchanged)", "sites", len(res.Catalog.Sites))
-	}
-	b := &Built{Binary: res.Binary, Catalog: res.Catalog, Key: res.Key}
-	switch {
-	case cfg.Workload.Package != "":
-		wl := bin + "-workload"
-		reused, err := build.Workload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package, wl, opts)
-		if err != nil {
-			return nil, err
-		}
-		if reused {
-			log.Info("reusing build " + wl + " (inputs unchanged)")
-		}
-		b.Workload = []string{wl}
-	case len(cfg.Workload.Command) > 0:
-		b.Workload = cfg.Workload.Command
-	default:
-		return nil, errors.New("workload: set workload.package (a Go main package) or workload.command")
-	}
-	b.Seconds = time.Since(start).Seconds()
-	log.Info("built", "binary", b.Binary, "sites", len(b.Catalog.Sites), "seconds", fmt.Sprintf("%.1f", b.Seconds))
-	return b, nil
-}
-
 // runner runs the trials of one campaign.
 type runner struct {
 	cfg      *config.Config
-	bt       *Built
+	bt       *build.Built
 	campaign int64
 	ctl      *controller.Controller
-	sockDir  string
+	sock     string        // the controller's socket (controller.SocketPath)
 	nodeSpec cluster.Nodes // how to run each node
 	keep     *keeper       // bounds the trials' disk use
 	log      *slog.Logger
@@ -122,13 +62,13 @@ type runner struct {
 	slowWaits []check.SlowWait
 }
 
-func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
+func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
 	// Orphans of the nodes' own children become gofault's, so a trial's
 	// end finds and reaps them (cluster.Cluster.Stop).
 	if err := cluster.BecomeSubreaper(); err != nil {
 		log.Warn("cannot become a child subreaper; daemonised node helpers go to init", "err", err)
 	}
-	sock, err := socketPath()
+	sock, err := controller.SocketPath()
 	if err != nil {
 		return nil, err
 	}
@@ -148,10 +88,10 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 	ctl, err := controller.Listen("unix", sock, controller.Options{Catalog: bt.Catalog, Policy: pol, Logger: log,
 		Disconnects: slices.Contains(cfg.Faults.Kinds, catalog.KindDisconnect.String())})
 	if err != nil {
-		os.RemoveAll(filepath.Dir(sock))
+		controller.RemoveSocketDir(sock)
 		return nil, err
 	}
-	r := &runner{cov: &coverage{}, cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
+	r := &runner{cov: &coverage{}, cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sock: sock, log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
 		progress: cfg.Checkers.Progress.Duration(), slowWaits: waits}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
@@ -198,7 +138,7 @@ func clusterNodes(c config.Cluster) (cluster.Nodes, error) {
 
 func (r *runner) close() {
 	r.ctl.Close()
-	os.RemoveAll(r.sockDir)
+	controller.RemoveSocketDir(r.sock)
 }
 
 // trialRun is one trial in progress.
