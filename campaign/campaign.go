@@ -6,20 +6,14 @@
 package campaign
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
@@ -28,10 +22,6 @@ import (
 	"github.com/gofault/gofault/store"
 	"golang.org/x/sync/errgroup"
 )
-
-// mixedBuilds is the build key of a campaign whose trials ran more than
-// one build: no build matches it.
-const mixedBuilds = "mixed"
 
 // Options tune a campaign run.
 type Options struct {
@@ -82,60 +72,6 @@ type Progress struct {
 	// covered so far, of Blocks counted (0 of 0 without counters);
 	// RecentNew how many of them the last 10 fault trials added.
 	Covered, Blocks, RecentNew int
-}
-
-// Summary is the outcome of a run.
-type Summary struct {
-	Campaign       int64  `json:"campaign"`
-	Policy         string `json:"policy"`
-	Trials         int    `json:"trials"`
-	BaselineTrials int    `json:"baseline_trials"`
-	InjectedTrials int    `json:"injected_trials"`
-	Injections     int    `json:"injections"`
-	FailedTrials   int    `json:"failed_trials"`
-	ErrorTrials    int    `json:"error_trials"`
-	// NotJudgedTrials counts the trials (baselines included) that ran but
-	// that their workload could not judge (record.StatusNotJudged); they
-	// are neither ok nor failed. NotJudgedWarning is set when they are
-	// most of the campaign's trials.
-	NotJudgedTrials  int    `json:"not_judged_trials"`
-	NotJudgedWarning string `json:"not_judged_warning,omitempty"`
-	Findings         int    `json:"findings"`
-	// FaultFreeFailures counts the clusters of failures in trials in which
-	// no fault was injected; they are never findings of a fault.
-	FaultFreeFailures int `json:"fault_free_failures"`
-	// GenericConsequences counts the new log lines that followed faults
-	// at many unrelated sites (report.Options.GenericSites): informational,
-	// never findings.
-	GenericConsequences int `json:"generic_consequences"`
-	// InjectionRate is InjectedTrials over Trials (baselines excluded): the
-	// share of fault trials in which the policy injected anything.
-	InjectionRate float64 `json:"injection_rate"`
-	// States is the number of abstract states in the catalog;
-	// StatesEntered how many of them some trial's node entered.
-	States        int     `json:"states"`
-	StatesEntered int     `json:"states_entered"`
-	Seconds       float64 `json:"seconds"`
-	BuildSeconds  float64 `json:"build_seconds"`
-	MedianTrial   float64 `json:"median_trial_seconds"`
-	DB            string  `json:"db"`
-	// WorkDirBytes is the size of the work dir (builds, trial logs, the
-	// data dirs failed trials keep, the store) after the run.
-	WorkDirBytes int64 `json:"workdir_bytes"`
-	Stopped      bool  `json:"stopped,omitempty"` // interrupted; resume with --resume
-	Exhausted    bool  `json:"exhausted,omitempty"`
-	// Ended: Options.Until ended the campaign before its trial count.
-	Ended bool `json:"ended,omitempty"`
-	// ProgressBound is the hang and gray checkers' bound in seconds, and
-	// ProgressHow how it was chosen (see calibrate).
-	ProgressBound float64 `json:"progress_bound_seconds"`
-	ProgressHow   string  `json:"progress_how"`
-	// CoverageBlocks is the number of basic blocks the campaign's trials
-	// covered (the union, an earlier run's included); Blocks the number
-	// the build counts (0 with faults.coverage off). Each trial's own
-	// counts are in its record (gofault report --trials --json).
-	CoverageBlocks int `json:"coverage_blocks"`
-	Blocks         int `json:"blocks"`
 }
 
 // Run runs a campaign: fault-free baseline trials first (so the log
@@ -210,148 +146,6 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		return nil, err
 	}
 	return s.sum, nil
-}
-
-// session is one run of a campaign: what Run set up and what it counts.
-type session struct {
-	opts     Options
-	st       *store.Store
-	bt       *build.Built
-	camp     *store.Campaign
-	pol      policy.Policy
-	r        *runner
-	sum      *Summary
-	parallel int
-	used     indices
-	// priorBaseline counts the baseline trials an earlier run of a
-	// resumed campaign saved; want the fault trials this run still owes.
-	priorBaseline, wantBaseline, want int
-
-	mu             sync.Mutex // guards the counts below and Progress calls
-	done, failures int
-	notJudged      int             // trials the workload could not judge
-	trials         []*record.Trial // every trial so far, for Options.Until
-	ended          bool            // Options.Until said enough
-	errorsInRow    int             // trials in a row, in the order they ended, that could not run
-
-	reruns reruns // what the re-runs of fault-free failures showed
-}
-
-// openSession sets a run up: store, build, campaign (new or resumed), policy and
-// log baseline (restored on resume), runner, and what is left to do.
-func openSession(ctx context.Context, opts Options) (_ *session, err error) {
-	cfg := opts.Config
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	s := &session{opts: opts, parallel: max(1, cmp.Or(opts.Parallel, cfg.Trials.Parallel))}
-	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
-	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			s.close()
-		}
-	}()
-	if s.bt = opts.Built; s.bt == nil {
-		if s.bt, err = build.Binaries(ctx, cfg, build.Options{}, opts.Logger); err != nil {
-			return nil, err
-		}
-	}
-	if s.camp, err = openCampaign(ctx, s.st, cfg, polName, opts.Resume, opts.Campaign); err != nil {
-		return nil, err
-	}
-	if err := noteBuild(ctx, s.st, s.camp.ID, s.bt.Key); err != nil {
-		return nil, err
-	}
-	if s.camp.Status != store.StatusRunning { // resumed: running again (gofault ui shows it live)
-		if err := s.st.SetCampaignStatus(ctx, s.camp.ID, store.StatusRunning); err != nil {
-			return nil, err
-		}
-		s.camp.Status = store.StatusRunning
-	}
-	if opts.Opened != nil {
-		if err := opts.Opened(s.camp.ID); err != nil {
-			return nil, err
-		}
-	}
-	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
-		return nil, err
-	}
-	if err := restorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
-		return nil, err
-	}
-	if s.reruns.m, err = s.st.Reruns(ctx, s.camp.ID); err != nil {
-		return nil, err
-	}
-	baseline, err := s.st.Baseline(ctx, s.camp.ID)
-	if err != nil {
-		return nil, err
-	}
-	s.wantBaseline = cfg.Checkers.Baseline
-	if opts.Baseline != nil && baseline.Trials == 0 {
-		baseline = opts.Baseline.Clone()
-		if _, learns := s.pol.(policy.Learner); !learns {
-			// A policy that learns from its fault-free trials (cofi)
-			// runs them still: the shared baseline has no observations.
-			s.wantBaseline = 0
-		}
-	}
-	if s.r, err = newRunner(cfg, s.bt, s.camp.ID, s.pol, baseline, opts.Logger); err != nil {
-		return nil, err
-	}
-	if s.r.cov, err = loadCoverage(ctx, s.st, s.camp.ID, s.bt.Catalog, opts.Logger); err != nil {
-		return nil, err
-	}
-	s.sum = &Summary{Campaign: s.camp.ID, Policy: polName, DB: s.st.Path(), BuildSeconds: s.bt.Seconds}
-	// Count what an earlier run of a resumed campaign already did.
-	prior, err := s.st.Trials(ctx, s.camp.ID)
-	if err != nil {
-		return nil, err
-	}
-	s.used = indices{}
-	for _, t := range prior {
-		s.used[t.Index] = true
-	}
-	s.priorBaseline = countBaseline(prior)
-	s.trials = prior
-	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
-	return s, nil
-}
-
-// reportArgs are the flags of a gofault report command about this
-// campaign: a campaign that stopped before any trial ran is not the one
-// report shows by default.
-func (s *session) reportArgs() string {
-	return fmt.Sprintf("--campaign %d --db %s", s.camp.ID, s.st.Path())
-}
-
-// markStopped records that the run stopped on an error: the campaign is
-// StatusFailed, or StatusInterrupted if ctx was cancelled.
-func (s *session) markStopped(ctx context.Context) error {
-	status := store.StatusFailed
-	if ctx.Err() != nil {
-		status = store.StatusInterrupted
-	}
-	return s.st.SetCampaignStatus(context.WithoutCancel(ctx), s.camp.ID, status)
-}
-
-func (s *session) close() {
-	if s.r != nil {
-		s.r.close()
-	}
-	s.st.Close()
-}
-
-// progress reports to Options.Progress, if set, with the coverage so
-// far; s.mu is held or no fault trial runs.
-func (s *session) progress(p Progress) {
-	if s.opts.Progress != nil {
-		p.Covered, p.Blocks = s.r.cov.counts()
-		p.RecentNew = recentNew(s.trials)
-		s.opts.Progress(p)
-	}
 }
 
 // faultTrials runs the fault trials still owed, s.parallel at a time. Each
@@ -506,166 +300,4 @@ func (u indices) next() int {
 	}
 	u[i] = true
 	return i
-}
-
-// countBaseline counts the baseline trials among trials.
-func countBaseline(trials []*record.Trial) int {
-	n := 0
-	for _, t := range trials {
-		if t.Policy == baselinePolicy {
-			n++
-		}
-	}
-	return n
-}
-
-// summarise fills the counts of a summary from the campaign's trials.
-func summarise(sum *Summary, trials []*record.Trial, opts report.Options) {
-	var durations []float64
-	sum.Trials, sum.BaselineTrials = 0, 0
-	type stateKey struct{ task, state uint32 }
-	entered := map[stateKey]bool{}
-	for _, t := range trials {
-		for _, v := range t.States {
-			entered[stateKey{v.Task, v.State}] = true
-		}
-		if t.Policy == baselinePolicy {
-			sum.BaselineTrials++
-		} else {
-			sum.Trials++
-		}
-		if len(t.Injections) > 0 {
-			sum.InjectedTrials++
-			sum.Injections += len(t.Injections)
-		}
-		switch t.Status {
-		case record.StatusFailed:
-			sum.FailedTrials++
-		case record.StatusError:
-			sum.ErrorTrials++
-		case record.StatusNotJudged:
-			sum.NotJudgedTrials++
-		}
-		durations = append(durations, t.End.Sub(t.Start).Seconds())
-	}
-	if sum.Trials > 0 {
-		sum.InjectionRate = float64(sum.InjectedTrials) / float64(sum.Trials)
-	}
-	sort.Float64s(durations)
-	if n := len(durations); n > 0 {
-		sum.MedianTrial = durations[n/2]
-	}
-	rep := report.New(trials, opts)
-	sum.Findings = len(rep.Findings)
-	sum.FaultFreeFailures = len(rep.FaultFree)
-	sum.GenericConsequences = len(rep.Generic)
-	sum.StatesEntered = len(entered)
-	sum.NotJudgedWarning = report.NotJudgedWarning(sum.NotJudgedTrials, sum.Trials+sum.BaselineTrials)
-}
-
-func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polName string, resume bool, id int64) (*store.Campaign, error) {
-	hash := cfg.Hash()
-	if id != 0 {
-		c, err := st.Campaign(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if c.ConfigHash != hash || c.Policy != polName {
-			return nil, fmt.Errorf("campaign %d was made with another config or policy (%s), so it cannot be continued with this one", id, c.Policy)
-		}
-		return c, nil
-	}
-	if resume {
-		c, err := st.FindCampaign(ctx, cfg.Name, hash)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("no campaign of %q with this config to resume in %s (was the config changed? run without --resume to start a new one)", cfg.Name, st.Path())
-		}
-		if err != nil {
-			return nil, err
-		}
-		if c.Policy != polName {
-			return nil, fmt.Errorf("campaign %d ran policy %q; resume it with --policy %s", c.ID, c.Policy, c.Policy)
-		}
-		return c, nil
-	}
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("encode config: %w", err)
-	}
-	c := store.Campaign{Name: cfg.Name, ConfigHash: hash, Policy: polName, Seed: cfg.Policy.Seed, Config: string(data)}
-	newID, err := st.CreateCampaign(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	return st.Campaign(ctx, newID)
-}
-
-// noteBuild records the build key of a campaign's trials: the first run's,
-// or mixedBuilds once a resume runs another build.
-func noteBuild(ctx context.Context, st *store.Store, campaign int64, key string) error {
-	old, err := st.BuildKey(ctx, campaign)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return st.PutBuildKey(ctx, campaign, key)
-	case err != nil:
-		return err
-	case old != key && old != mixedBuilds:
-		return st.PutBuildKey(ctx, campaign, mixedBuilds)
-	}
-	return nil
-}
-
-// newPolicy makes the named policy for the catalog, tuned by cfg.
-func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Policy, error) {
-	kinds, err := faultKinds(cfg.Faults.Kinds)
-	if err != nil {
-		return nil, err
-	}
-	return policy.New(name, policy.Env{
-		Catalog:  cat,
-		Seed:     cfg.Policy.Seed,
-		Kinds:    kinds,
-		PerTrial: cfg.Policy.PerTrial,
-		Budget:   cfg.Policy.Budget,
-
-		MaxPerTrial: cfg.Faults.MaxPerTrial,
-		Key:         cfg.Policy.Key,
-		Delay:       cfg.Faults.Delay,
-
-		Partition: cfg.Faults.Partition.Duration,
-
-		TargetErrors: cfg.Faults.TargetErrors,
-	})
-}
-
-func faultKinds(names []string) ([]catalog.Kind, error) {
-	var ks []catalog.Kind
-	for _, n := range names {
-		k, err := catalog.ParseKind(n)
-		if err != nil {
-			return nil, fmt.Errorf("faults.kinds: %w", err)
-		}
-		ks = append(ks, k)
-	}
-	return ks, nil
-}
-
-func restorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
-	s, ok := pol.(policy.Stateful)
-	if !ok {
-		return nil
-	}
-	data, err := st.PolicyState(ctx, campaign)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return s.Restore(data)
-}
-
-// trialDir is where a trial's data and logs go.
-func trialDir(cfg *config.Config, id string) string {
-	return filepath.Join(cfg.Path(cfg.WorkDir), "trials", id)
 }

@@ -566,3 +566,8 @@ func addresses(nodes []cluster.NodeVars) map[string]string {
 	}
 	return out
 }
+
+// trialDir is where a trial's data and logs go.
+func trialDir(cfg *config.Config, id string) string {
+	return filepath.Join(cfg.Path(cfg.WorkDir), "trials", id)
+}
