@@ -48,9 +48,9 @@ type Options struct {
 	// of them is saved; once it returns true no further trial begins, the
 	// trials under way finish, and the campaign is done (Summary.Ended).
 	Until func(trials []*record.Trial) bool
-	// Progress, if set, is called after every trial.
-	Progress func(Progress)
-	Logger   *slog.Logger
+	// AfterTrial, if set, is called after every trial with the tally so far.
+	AfterTrial func(Tally)
+	Logger     *slog.Logger
 	// Built, if set, is used instead of building the target again.
 	Built *build.Built
 	// Baseline, if set, is the log checker's starting baseline, and no
@@ -59,8 +59,9 @@ type Options struct {
 	Baseline *check.Baseline
 }
 
-// Progress is reported after each trial.
-type Progress struct {
+// Tally is a run's count of its trials so far, reported after each
+// trial (Options.AfterTrial).
+type Tally struct {
 	Done, Total int
 	Baseline    bool // the trial was a fault-free baseline trial
 	Failed      int  // trials failed so far
@@ -79,7 +80,7 @@ type Progress struct {
 // clusters at once, each saved as soon as it is judged.
 func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	start := time.Now()
-	s, err := openSession(ctx, opts)
+	s, err := openExecution(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +108,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		s.sum.BaselineTrials++
 		s.trials = append(s.trials, tr)
 		observed = append(observed, tr.Observations)
-		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
+		s.reportTally(Tally{Total: s.want, Baseline: true, Trial: tr})
 		rerun, err := s.rerunFaultFree(ctx, tr)
 		if err != nil {
 			return nil, err
@@ -152,7 +153,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 // trial is begun (the policy plans it) only once a worker is free for it,
 // in index order, so the policy has learned from every trial that ended
 // before; the policy running dry ends the run early.
-func (s *session) faultTrials(ctx context.Context) error {
+func (s *execution) faultTrials(ctx context.Context) error {
 	if s.until() {
 		return nil
 	}
@@ -223,11 +224,11 @@ func (s *session) faultTrials(ctx context.Context) error {
 				s.errorsInRow = 0
 			}
 			if stop := s.opts.Config.Trials.StopAfterErrors; stop > 0 && s.errorsInRow >= stop {
-				s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
+				s.reportTally(Tally{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
 				return fmt.Errorf("%d trials in a row could not run, the last (%s): %s\nthe setup is broken, not the target: check the cluster section of the config (gofault report --trials --errors %s shows every trial's error)",
 					s.errorsInRow, t.ID, t.Err, s.reportArgs())
 			}
-			s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
+			s.reportTally(Tally{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
 			return nil
 		})
 		if <-begun != nil {
@@ -242,7 +243,7 @@ var errEnded = errors.New("ended by Options.Until")
 
 // until asks Options.Until about the trials so far, before the fault
 // trials, and records its answer.
-func (s *session) until() bool {
+func (s *execution) until() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opts.Until != nil && !s.ended && s.opts.Until(s.trials) {

@@ -25,8 +25,8 @@ type CompareOptions struct {
 	Trials   int
 	Parallel int
 	Logger   *slog.Logger
-	// Progress, if set, is called before each campaign.
-	Progress func(policy string, seed int64)
+	// BeforeCampaign, if set, is called before each campaign.
+	BeforeCampaign func(policy string, seed int64)
 	// Built, if set, is used instead of building the target.
 	Built *build.Built
 }
@@ -104,8 +104,8 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if opts.Progress != nil {
-				opts.Progress(pol, seed)
+			if opts.BeforeCampaign != nil {
+				opts.BeforeCampaign(pol, seed)
 			}
 			c := *cfg
 			c.Policy.Name, c.Policy.Seed = pol, seed

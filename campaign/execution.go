@@ -18,8 +18,10 @@ import (
 	"github.com/gofault/gofault/store"
 )
 
-// session is one run of a campaign: what Run set up and what it counts.
-type session struct {
+// execution is one run of a campaign: what Run set up and what it counts
+// (a resumed campaign is run again; the controller's session is a trial's
+// state machine).
+type execution struct {
 	opts     Options
 	st       *store.Store
 	bt       *build.Built
@@ -43,14 +45,14 @@ type session struct {
 	reruns reruns // what the re-runs of fault-free failures showed
 }
 
-// openSession sets a run up: store, build, campaign (new or resumed), policy and
+// openExecution sets a run up: store, build, campaign (new or resumed), policy and
 // log baseline (restored on resume), runner, and what is left to do.
-func openSession(ctx context.Context, opts Options) (_ *session, err error) {
+func openExecution(ctx context.Context, opts Options) (_ *execution, err error) {
 	cfg := opts.Config
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &session{opts: opts, parallel: max(1, cmp.Or(opts.Parallel, cfg.Trials.Parallel))}
+	s := &execution{opts: opts, parallel: max(1, cmp.Or(opts.Parallel, cfg.Trials.Parallel))}
 	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
 	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
 		return nil, err
@@ -129,13 +131,13 @@ func openSession(ctx context.Context, opts Options) (_ *session, err error) {
 // reportArgs are the flags of a gofault report command about this
 // campaign: a campaign that stopped before any trial ran is not the one
 // report shows by default.
-func (s *session) reportArgs() string {
+func (s *execution) reportArgs() string {
 	return fmt.Sprintf("--campaign %d --db %s", s.camp.ID, s.st.Path())
 }
 
 // markStopped records that the run stopped on an error: the campaign is
 // StatusFailed, or StatusInterrupted if ctx was cancelled.
-func (s *session) markStopped(ctx context.Context) error {
+func (s *execution) markStopped(ctx context.Context) error {
 	status := store.StatusFailed
 	if ctx.Err() != nil {
 		status = store.StatusInterrupted
@@ -143,20 +145,20 @@ func (s *session) markStopped(ctx context.Context) error {
 	return s.st.SetCampaignStatus(context.WithoutCancel(ctx), s.camp.ID, status)
 }
 
-func (s *session) close() {
+func (s *execution) close() {
 	if s.r != nil {
 		s.r.close()
 	}
 	s.st.Close()
 }
 
-// progress reports to Options.Progress, if set, with the coverage so
+// reportTally reports to Options.AfterTrial, if set, with the coverage so
 // far; s.mu is held or no fault trial runs.
-func (s *session) progress(p Progress) {
-	if s.opts.Progress != nil {
+func (s *execution) reportTally(p Tally) {
+	if s.opts.AfterTrial != nil {
 		p.Covered, p.Blocks = s.r.cov.counts()
 		p.RecentNew = recentNew(s.trials)
-		s.opts.Progress(p)
+		s.opts.AfterTrial(p)
 	}
 }
 

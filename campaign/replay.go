@@ -146,7 +146,7 @@ func Replay(ctx context.Context, st *store.Store, opts ReplayOptions) (*Replayed
 	if len(runs) == 0 {
 		return nil, ctx.Err()
 	}
-	r := tally(orig, runs)
+	r := countRuns(orig, runs)
 	if opts.Text != nil && opts.Runs > 1 {
 		fmt.Fprintf(opts.Text, "%s: reproduced in %d of %d runs, some failure recurred in %d\n", orig.ID, r.Reproduced, r.Runs, r.Recurred)
 	}
@@ -160,9 +160,9 @@ func judgeReplay(orig, tr *record.Trial) ReplayRun {
 		Recurred: recurred, NotReproduced: lost, NotInjected: report.NotInjected(orig, tr), Trial: tr}
 }
 
-// tally counts the runs of orig's replay that reproduced it, wholly or in
+// countRuns counts the runs of orig's replay that reproduced it, wholly or in
 // part.
-func tally(orig *record.Trial, runs []ReplayRun) *Replayed {
+func countRuns(orig *record.Trial, runs []ReplayRun) *Replayed {
 	r := &Replayed{Original: orig.ID, Runs: len(runs), Results: runs, Orig: orig}
 	for _, run := range runs {
 		if run.Reproduced {
@@ -258,7 +258,7 @@ func replayOnce(ctx context.Context, cfg *config.Config, st *store.Store, orig *
 		if b, err := st.Baseline(ctx, c); err == nil {
 			r.baseline = b
 		}
-		r.progress = replayProgress(ctx, st, !cfg.Checkers.Progress.Auto(), c, r.progress)
+		r.bound = replayBound(ctx, st, !cfg.Checkers.Progress.Auto(), c, r.bound)
 	}
 	tr, err := r.trial(ctx, orig.Index, false)
 	if err != nil {

@@ -65,7 +65,7 @@ func TestReplayVerdict(t *testing.T) {
 				}
 				runs = append(runs, r)
 			}
-			got := tally(orig, runs)
+			got := countRuns(orig, runs)
 			if got.Runs != len(tt.runs) || got.Reproduced != tt.reproduced || got.Recurred != tt.recurred {
 				t.Errorf("tally: %d runs, %d reproduced, %d recurred; want %d, %d, %d", got.Runs, got.Reproduced, got.Recurred, len(tt.runs), tt.reproduced, tt.recurred)
 			}
@@ -80,7 +80,7 @@ func TestReplayVerdict(t *testing.T) {
 	}
 	// An original that did not fail has nothing to reproduce.
 	ok := &record.Trial{ID: "1-8", Status: record.StatusOK}
-	if err := tally(ok, []ReplayRun{judgeReplay(ok, run("2-8", false))}).Err(); err != nil {
+	if err := countRuns(ok, []ReplayRun{judgeReplay(ok, run("2-8", false))}).Err(); err != nil {
 		t.Errorf("replay of a trial that passed: Err() = %v", err)
 	}
 }

@@ -49,11 +49,11 @@ type runner struct {
 
 	bmu      sync.Mutex
 	baseline *check.Baseline
-	// progress is the hang and gray checkers' bound: checkers.progress,
+	// bound is the hang and gray checkers' progress bound: checkers.progress,
 	// or what calibrate measured (check.DefaultProgress while zero). Set
 	// before any trial is judged.
-	progress time.Duration
-	// cov is the campaign's coverage union (set by openSession).
+	bound time.Duration
+	// cov is the campaign's coverage union (set by openExecution).
 	cov *coverage
 	// netSites are the catalog's network sites (check.Input.NetSites).
 	netSites map[string]bool
@@ -92,7 +92,7 @@ func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.P
 		return nil, err
 	}
 	r := &runner{cov: &coverage{}, cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sock: sock, log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
-		progress: cfg.Checkers.Progress.Duration(), slowWaits: waits}
+		bound: cfg.Checkers.Progress.Duration(), slowWaits: waits}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
 	}
@@ -306,7 +306,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	tr.Verdicts, err = check.Run(ctx, &check.Input{
 		Trial:                  tr,
 		Baseline:               baseline,
-		Progress:               r.progress,
+		Progress:               r.bound,
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
 		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,
