@@ -91,16 +91,13 @@ func Replay(ctx context.Context, st *store.Store, opts ReplayOptions) (*Replayed
 	if log == nil {
 		log = slog.Default()
 	}
-	if _, _, ok := record.ParseTrialID(opts.Trial); !ok {
+	cid, _, ok := record.ParseTrialID(opts.Trial)
+	if !ok {
 		return nil, fmt.Errorf("%q is not a trial ID of the form <campaign>-<index>", opts.Trial)
 	}
 	orig, err := st.Trial(ctx, opts.Trial)
 	if err != nil {
 		return nil, fmt.Errorf("trial %s: %w", opts.Trial, err)
-	}
-	cid, _, ok := record.ParseTrialID(orig.ID)
-	if !ok {
-		return nil, fmt.Errorf("trial %s: not a trial ID of the form <campaign>-<index>", orig.ID)
 	}
 	camp, err := st.Campaign(ctx, cid)
 	if err != nil {

@@ -1,12 +1,17 @@
 package campaign
 
 import (
+	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
 )
 
 // TestReplayVerdict judges replays of one original (two failures, one
@@ -82,5 +87,71 @@ func TestReplayVerdict(t *testing.T) {
 	ok := &record.Trial{ID: "1-8", Status: record.StatusOK}
 	if err := countRuns(ok, []ReplayRun{judgeReplay(ok, run("2-8", false))}).Err(); err != nil {
 		t.Errorf("replay of a trial that passed: Err() = %v", err)
+	}
+}
+
+// TestReplaySetup follows Replay up to its first run: the trial named, its
+// campaign's stored config, the work dir's lock (released however the
+// replay ends) and the build, each of which can stop it.
+func TestReplaySetup(t *testing.T) {
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	good, err := st.CreateCampaign(ctx, store.Campaign{Name: "minikv", Policy: "random", Config: `{"name":"minikv"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, err := st.CreateCampaign(ctx, store.Campaign{Name: "broken", Policy: "random", Config: `{`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []int64{good, bad} {
+		if err := st.SaveTrial(ctx, id, &record.Trial{ID: record.TrialID(id, 1), Index: 1, Policy: "random", Status: record.StatusFailed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errBusy, errBuild := errors.New("work dir busy"), errors.New("build failed")
+	for _, tt := range []struct {
+		name          string
+		trial         string
+		lockErr       error
+		want          string // in the error
+		locked, built bool   // Lock and Build were called
+	}{
+		{"not a trial ID", "2ee8b133dc", nil, "not a trial ID", false, false},
+		{"no such trial", record.TrialID(good, 9), nil, "not found", false, false},
+		{"stored config unreadable", record.TrialID(bad, 1), nil, "stored config", false, false},
+		{"work dir busy", record.TrialID(good, 1), errBusy, errBusy.Error(), true, false},
+		{"build fails", record.TrialID(good, 1), nil, errBuild.Error(), true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var locked, built, released bool
+			_, err := Replay(ctx, st, ReplayOptions{
+				Trial: tt.trial,
+				Lock: func(cfg *config.Config) (func(), error) {
+					locked = true
+					if cfg.Name != "minikv" {
+						t.Errorf("lock of config %q, want the campaign's (minikv)", cfg.Name)
+					}
+					if tt.lockErr != nil {
+						return nil, tt.lockErr
+					}
+					return func() { released = true }, nil
+				},
+				Build: func(ctx context.Context, cfg *config.Config) (*build.Built, error) {
+					built = true
+					return nil, errBuild
+				},
+			})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Replay: %v, want an error saying %q", err, tt.want)
+			}
+			if locked != tt.locked || built != tt.built || released != (tt.locked && tt.lockErr == nil) {
+				t.Errorf("locked %v, built %v, released %v; want %v, %v, %v", locked, built, released, tt.locked, tt.built, tt.locked && tt.lockErr == nil)
+			}
+		})
 	}
 }
