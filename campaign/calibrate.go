@@ -28,17 +28,17 @@ import (
 // progress, and restarts it like a crash fault. The longest stall of a
 // client of any other node over the kill — from its last progress before
 // to its first after, as the hang checker measures it — is the failover,
-// and the bound is progressBound of it.
+// and boundFor turns it into the bound.
 //
 // The calibration trial is not a trial of the campaign: it is not stored,
 // not judged and teaches the log baseline nothing (its logs hold a crash's
 // consequences); its logs stay in <workdir>/trials/<campaign>-calibrate.
 
 const (
-	// progressFloor is the least calibrated bound.
-	progressFloor = check.DefaultProgress
-	// progressFactor is the margin of the bound over the measured failover.
-	progressFactor = 2
+	// boundFloor is the least calibrated bound.
+	boundFloor = check.DefaultProgress
+	// boundFactor is the margin of the bound over the measured failover.
+	boundFactor = 2
 	// calibrateSettle is how long after every node's client made progress
 	// the calibration trial kills its node: the workload is then in its
 	// main phase and has had time to report a leader.
@@ -53,14 +53,14 @@ const (
 // howExplicit says that the user set the bound.
 const howExplicit = "set by checkers.progress"
 
-// progressBound is the rule that turns a measured failover stall into the
+// boundFor is the rule that turns a measured failover stall into the
 // hang and gray checkers' bound: twice the stall, rounded up to 100 ms, and
 // never below floor. ok false (nothing measured) gives the floor.
-func progressBound(stall time.Duration, ok bool, floor time.Duration) time.Duration {
+func boundFor(stall time.Duration, ok bool, floor time.Duration) time.Duration {
 	if !ok {
 		return floor
 	}
-	b := progressFactor * stall
+	b := boundFactor * stall
 	if r := b % (100 * time.Millisecond); r != 0 {
 		b += 100*time.Millisecond - r
 	}
@@ -91,7 +91,7 @@ func (c calibration) describe(floor time.Duration) string {
 		who = "no leader reported, first node"
 	}
 	return fmt.Sprintf("measured failover %s × %d, floor %s; killed %s (%s), longest stall on %s",
-		c.stall.Round(10*time.Millisecond), progressFactor, floor, c.node, who, c.client)
+		c.stall.Round(10*time.Millisecond), boundFactor, floor, c.node, who, c.client)
 }
 
 // pickVictim chooses the node the calibration trial kills: the node of the
@@ -180,30 +180,30 @@ func failoverStall(events []record.ClientEvent, killed string, kill time.Time) (
 	return stall, client, true, ""
 }
 
-// chooseProgress decides where the progress bound comes from, before any
+// chooseBound decides where the progress bound comes from, before any
 // trial: the user's checkers.progress, else the bound a resumed campaign
 // stored, else the floor when no checker uses it; measure says none of
 // these applies and a calibration trial must measure it.
-func chooseProgress(setting config.Bound, stored time.Duration, storedHow string, enabled []string, nodes int) (bound time.Duration, how string, measure bool) {
+func chooseBound(setting config.Bound, stored time.Duration, storedHow string, enabled []string, nodes int) (bound time.Duration, how string, measure bool) {
 	switch {
 	case !setting.Auto():
 		return setting.Duration(), howExplicit, false
 	case stored > 0:
 		return stored, storedHow, false
-	case !usesProgress(enabled):
-		return progressFloor, "hang, gray and slow checkers are off; floor", false
+	case !usesBound(enabled):
+		return boundFloor, "hang, gray and slow checkers are off; floor", false
 	case nodes == 1:
-		return progressFloor, "one node: no failover to measure; floor", false
+		return boundFloor, "one node: no failover to measure; floor", false
 	}
 	return 0, "", true
 }
 
 // calibrate chooses the hang and gray checkers' progress bound for the
-// session's campaign (chooseProgress), running the calibration trial when
+// run's campaign (chooseBound), running the calibration trial when
 // it must be measured. It records the bound with the campaign and logs it.
-func (s *session) calibrate(ctx context.Context) error {
+func (s *execution) calibrate(ctx context.Context) error {
 	cfg := s.opts.Config
-	bound, how, measure := chooseProgress(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled, cfg.Cluster.Nodes)
+	bound, how, measure := chooseBound(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled, cfg.Cluster.Nodes)
 	if measure {
 		c, err := s.r.calibrationTrial(ctx)
 		if ctx.Err() != nil {
@@ -212,12 +212,12 @@ func (s *session) calibrate(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		bound, how = progressBound(c.stall, c.ok, progressFloor), c.describe(progressFloor)
+		bound, how = boundFor(c.stall, c.ok, boundFloor), c.describe(boundFloor)
 		if !c.ok {
 			s.opts.Logger.Warn("progress bound: calibration trial measured no failover", "why", c.why)
 		}
 	}
-	s.r.progress = bound
+	s.r.bound = bound
 	s.sum.ProgressBound = bound.Seconds()
 	s.sum.ProgressHow = how
 	s.opts.Logger.Info(fmt.Sprintf("progress bound %s (%s)", bound, how))
@@ -227,9 +227,9 @@ func (s *session) calibrate(ctx context.Context) error {
 	return s.st.SetCampaignProgress(context.WithoutCancel(ctx), s.camp.ID, bound, how)
 }
 
-// usesProgress reports whether a checker that uses the progress bound
+// usesBound reports whether a checker that uses the progress bound
 // (hang, gray, slow) is enabled (empty: all are).
-func usesProgress(enabled []string) bool {
+func usesBound(enabled []string) bool {
 	return len(enabled) == 0 || slices.Contains(enabled, check.NameHang) || slices.Contains(enabled, check.NameGray) || slices.Contains(enabled, check.NameSlow)
 }
 
@@ -333,10 +333,10 @@ func nodeKilled(nodes []record.Node, node string) bool {
 	return false
 }
 
-// replayProgress is the bound a replay of a trial of campaign orig is
+// replayBound is the bound a replay of a trial of campaign orig is
 // judged with: checkers.progress when set, else the bound the original
 // campaign chose, else cur.
-func replayProgress(ctx context.Context, st *store.Store, explicit bool, orig int64, cur time.Duration) time.Duration {
+func replayBound(ctx context.Context, st *store.Store, explicit bool, orig int64, cur time.Duration) time.Duration {
 	if explicit {
 		return cur
 	}

@@ -26,8 +26,8 @@ func TestProgressBound(t *testing.T) {
 		{"rounded up to 100ms", 2345 * time.Millisecond, true, 4700 * time.Millisecond},
 		{"already round", 2 * time.Second, true, 4 * time.Second},
 	} {
-		if got := progressBound(tc.stall, tc.ok, floor); got != tc.want {
-			t.Errorf("%s: progressBound(%s, %v) = %s, want %s", tc.name, tc.stall, tc.ok, got, tc.want)
+		if got := boundFor(tc.stall, tc.ok, floor); got != tc.want {
+			t.Errorf("%s: boundFor(%s, %v) = %s, want %s", tc.name, tc.stall, tc.ok, got, tc.want)
 		}
 	}
 }
@@ -137,7 +137,7 @@ func TestProgressedNodes(t *testing.T) {
 	}
 }
 
-func TestUsesProgress(t *testing.T) {
+func TestUsesBound(t *testing.T) {
 	for _, tc := range []struct {
 		enabled []string
 		want    bool
@@ -148,8 +148,8 @@ func TestUsesProgress(t *testing.T) {
 		{[]string{"slow"}, true},
 		{[]string{"crash", "log", "linearizability"}, false},
 	} {
-		if got := usesProgress(tc.enabled); got != tc.want {
-			t.Errorf("usesProgress(%v) = %v, want %v", tc.enabled, got, tc.want)
+		if got := usesBound(tc.enabled); got != tc.want {
+			t.Errorf("usesBound(%v) = %v, want %v", tc.enabled, got, tc.want)
 		}
 	}
 }
@@ -181,7 +181,7 @@ func TestNodeKilled(t *testing.T) {
 	}
 }
 
-func TestChooseProgress(t *testing.T) {
+func TestChooseBound(t *testing.T) {
 	all := []string{"crash", "hang", "gray", "log"}
 	for _, tc := range []struct {
 		name        string
@@ -196,24 +196,24 @@ func TestChooseProgress(t *testing.T) {
 		{"explicit", config.Bound(2 * time.Second), 0, "", all, 2 * time.Second, howExplicit, false},
 		{"explicit wins over a stored bound", config.Bound(2 * time.Second), 5 * time.Second, "measured", all, 2 * time.Second, howExplicit, false},
 		{"auto, resumed", 0, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", all, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", false},
-		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, progressFloor, "hang, gray and slow checkers are off; floor", false},
+		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, boundFloor, "hang, gray and slow checkers are off; floor", false},
 		{"auto: measure", 0, 0, "", all, 0, "", true},
 		{"auto, slow alone uses it: measure", 0, 0, "", []string{"crash", "slow"}, 0, "", true},
-		{"auto, one node", 0, 0, "", all, progressFloor, "one node: no failover to measure; floor", false},
+		{"auto, one node", 0, 0, "", all, boundFloor, "one node: no failover to measure; floor", false},
 		{"auto, default checkers: measure", 0, 0, "", nil, 0, "", true},
 	} {
 		nodes := 3
 		if tc.name == "auto, one node" {
 			nodes = 1
 		}
-		got, how, measure := chooseProgress(tc.setting, tc.stored, tc.storedHow, tc.enabled, nodes)
+		got, how, measure := chooseBound(tc.setting, tc.stored, tc.storedHow, tc.enabled, nodes)
 		if got != tc.want || how != tc.wantHow || measure != tc.wantMeasure {
-			t.Errorf("%s: chooseProgress = %s, %q, %v; want %s, %q, %v", tc.name, got, how, measure, tc.want, tc.wantHow, tc.wantMeasure)
+			t.Errorf("%s: chooseBound = %s, %q, %v; want %s, %q, %v", tc.name, got, how, measure, tc.want, tc.wantHow, tc.wantMeasure)
 		}
 	}
 }
 
-func TestReplayProgress(t *testing.T) {
+func TestReplayBound(t *testing.T) {
 	ctx := context.Background()
 	st, err := store.Open(filepath.Join(t.TempDir(), "g.db"))
 	if err != nil {
@@ -239,8 +239,8 @@ func TestReplayProgress(t *testing.T) {
 		{"original without a bound", false, old, 2 * time.Second},
 		{"original not in the store", false, 999, 2 * time.Second},
 	} {
-		if got := replayProgress(ctx, st, tc.explicit, tc.orig, 2*time.Second); got != tc.want {
-			t.Errorf("%s: replayProgress = %s, want %s", tc.name, got, tc.want)
+		if got := replayBound(ctx, st, tc.explicit, tc.orig, 2*time.Second); got != tc.want {
+			t.Errorf("%s: replayBound = %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }

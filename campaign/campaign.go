@@ -6,23 +6,14 @@
 package campaign
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
-	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
@@ -31,19 +22,6 @@ import (
 	"github.com/gofault/gofault/store"
 	"golang.org/x/sync/errgroup"
 )
-
-// Blob keys in the store.
-const (
-	blobPolicy   = "policy"
-	blobBaseline = "baseline"
-	// blobBuild holds the build key (Built.Key) of the campaign's trials,
-	// or mixedBuilds when a resume ran other code.
-	blobBuild = "build_key"
-)
-
-// mixedBuilds is the build key of a campaign whose trials ran more than
-// one build: no build matches it.
-const mixedBuilds = "mixed"
 
 // Options tune a campaign run.
 type Options struct {
@@ -70,19 +48,20 @@ type Options struct {
 	// of them is saved; once it returns true no further trial begins, the
 	// trials under way finish, and the campaign is done (Summary.Ended).
 	Until func(trials []*record.Trial) bool
-	// Progress, if set, is called after every trial.
-	Progress func(Progress)
-	Logger   *slog.Logger
+	// AfterTrial, if set, is called after every trial with the tally so far.
+	AfterTrial func(Tally)
+	Logger     *slog.Logger
 	// Built, if set, is used instead of building the target again.
-	Built *Built
+	Built *build.Built
 	// Baseline, if set, is the log checker's starting baseline, and no
 	// baseline trials are run unless the policy learns from them
 	// (policy.Learner: cofi).
 	Baseline *check.Baseline
 }
 
-// Progress is reported after each trial.
-type Progress struct {
+// Tally is a run's count of its trials so far, reported after each
+// trial (Options.AfterTrial).
+type Tally struct {
 	Done, Total int
 	Baseline    bool // the trial was a fault-free baseline trial
 	Failed      int  // trials failed so far
@@ -96,66 +75,12 @@ type Progress struct {
 	Covered, Blocks, RecentNew int
 }
 
-// Summary is the outcome of a run.
-type Summary struct {
-	Campaign       int64  `json:"campaign"`
-	Policy         string `json:"policy"`
-	Trials         int    `json:"trials"`
-	BaselineTrials int    `json:"baseline_trials"`
-	InjectedTrials int    `json:"injected_trials"`
-	Injections     int    `json:"injections"`
-	FailedTrials   int    `json:"failed_trials"`
-	ErrorTrials    int    `json:"error_trials"`
-	// NotJudgedTrials counts the trials (baselines included) that ran but
-	// that their workload could not judge (record.StatusNotJudged); they
-	// are neither ok nor failed. NotJudgedWarning is set when they are
-	// most of the campaign's trials.
-	NotJudgedTrials  int    `json:"not_judged_trials"`
-	NotJudgedWarning string `json:"not_judged_warning,omitempty"`
-	Findings         int    `json:"findings"`
-	// FaultFreeFailures counts the clusters of failures in trials in which
-	// no fault was injected; they are never findings of a fault.
-	FaultFreeFailures int `json:"fault_free_failures"`
-	// GenericConsequences counts the new log lines that followed faults
-	// at many unrelated sites (report.Options.GenericSites): informational,
-	// never findings.
-	GenericConsequences int `json:"generic_consequences"`
-	// InjectionRate is InjectedTrials over Trials (baselines excluded): the
-	// share of fault trials in which the policy injected anything.
-	InjectionRate float64 `json:"injection_rate"`
-	// States is the number of abstract states in the catalog;
-	// StatesEntered how many of them some trial's node entered.
-	States        int     `json:"states"`
-	StatesEntered int     `json:"states_entered"`
-	Seconds       float64 `json:"seconds"`
-	BuildSeconds  float64 `json:"build_seconds"`
-	MedianTrial   float64 `json:"median_trial_seconds"`
-	DB            string  `json:"db"`
-	// WorkDirBytes is the size of the work dir (builds, trial logs, the
-	// data dirs failed trials keep, the store) after the run.
-	WorkDirBytes int64 `json:"workdir_bytes"`
-	Stopped      bool  `json:"stopped,omitempty"` // interrupted; resume with --resume
-	Exhausted    bool  `json:"exhausted,omitempty"`
-	// Ended: Options.Until ended the campaign before its trial count.
-	Ended bool `json:"ended,omitempty"`
-	// ProgressBound is the hang and gray checkers' bound in seconds, and
-	// ProgressHow how it was chosen (see calibrate).
-	ProgressBound float64 `json:"progress_bound_seconds"`
-	ProgressHow   string  `json:"progress_how"`
-	// CoverageBlocks is the number of basic blocks the campaign's trials
-	// covered (the union, an earlier run's included); Blocks the number
-	// the build counts (0 with faults.coverage off). Each trial's own
-	// counts are in its record (gofault report --trials --json).
-	CoverageBlocks int `json:"coverage_blocks"`
-	Blocks         int `json:"blocks"`
-}
-
 // Run runs a campaign: fault-free baseline trials first (so the log
 // checker has something to judge against), then fault trials, several
 // clusters at once, each saved as soon as it is judged.
 func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	start := time.Now()
-	s, err := openSession(ctx, opts)
+	s, err := openExecution(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +108,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		s.sum.BaselineTrials++
 		s.trials = append(s.trials, tr)
 		observed = append(observed, tr.Observations)
-		s.progress(Progress{Total: s.want, Baseline: true, Trial: tr})
+		s.reportTally(Tally{Total: s.want, Baseline: true, Trial: tr})
 		rerun, err := s.rerunFaultFree(ctx, tr)
 		if err != nil {
 			return nil, err
@@ -224,153 +149,11 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	return s.sum, nil
 }
 
-// session is one run of a campaign: what Run set up and what it counts.
-type session struct {
-	opts     Options
-	st       *store.Store
-	bt       *Built
-	camp     *store.Campaign
-	pol      policy.Policy
-	r        *runner
-	sum      *Summary
-	parallel int
-	used     indices
-	// priorBaseline counts the baseline trials an earlier run of a
-	// resumed campaign saved; want the fault trials this run still owes.
-	priorBaseline, wantBaseline, want int
-
-	mu             sync.Mutex // guards the counts below and Progress calls
-	done, failures int
-	notJudged      int             // trials the workload could not judge
-	trials         []*record.Trial // every trial so far, for Options.Until
-	ended          bool            // Options.Until said enough
-	errorsInRow    int             // trials in a row, in the order they ended, that could not run
-
-	reruns reruns // what the re-runs of fault-free failures showed
-}
-
-// openSession sets a run up: store, build, campaign (new or resumed), policy and
-// log baseline (restored on resume), runner, and what is left to do.
-func openSession(ctx context.Context, opts Options) (_ *session, err error) {
-	cfg := opts.Config
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	s := &session{opts: opts, parallel: max(1, cmp.Or(opts.Parallel, cfg.Trials.Parallel))}
-	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
-	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			s.close()
-		}
-	}()
-	if s.bt = opts.Built; s.bt == nil {
-		if s.bt, err = Build(ctx, cfg, opts.Logger); err != nil {
-			return nil, err
-		}
-	}
-	if s.camp, err = openCampaign(ctx, s.st, cfg, polName, opts.Resume, opts.Campaign); err != nil {
-		return nil, err
-	}
-	if err := noteBuild(ctx, s.st, s.camp.ID, s.bt.Key); err != nil {
-		return nil, err
-	}
-	if s.camp.Status != store.StatusRunning { // resumed: running again (gofault ui shows it live)
-		if err := s.st.SetCampaignStatus(ctx, s.camp.ID, store.StatusRunning); err != nil {
-			return nil, err
-		}
-		s.camp.Status = store.StatusRunning
-	}
-	if opts.Opened != nil {
-		if err := opts.Opened(s.camp.ID); err != nil {
-			return nil, err
-		}
-	}
-	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
-		return nil, err
-	}
-	if err := restorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
-		return nil, err
-	}
-	if s.reruns.m, err = Reruns(ctx, s.st, s.camp.ID); err != nil {
-		return nil, err
-	}
-	baseline, err := loadBaseline(ctx, s.st, s.camp.ID)
-	if err != nil {
-		return nil, err
-	}
-	s.wantBaseline = cfg.Checkers.Baseline
-	if opts.Baseline != nil && baseline.Trials == 0 {
-		baseline = opts.Baseline.Clone()
-		if _, learns := s.pol.(policy.Learner); !learns {
-			// A policy that learns from its fault-free trials (cofi)
-			// runs them still: the shared baseline has no observations.
-			s.wantBaseline = 0
-		}
-	}
-	if s.r, err = newRunner(cfg, s.bt, s.camp.ID, s.pol, baseline, opts.Logger); err != nil {
-		return nil, err
-	}
-	if s.r.cov, err = loadCoverage(ctx, s.st, s.camp.ID, s.bt.Catalog, opts.Logger); err != nil {
-		return nil, err
-	}
-	s.sum = &Summary{Campaign: s.camp.ID, Policy: polName, DB: s.st.Path(), BuildSeconds: s.bt.Seconds}
-	// Count what an earlier run of a resumed campaign already did.
-	prior, err := s.st.Trials(ctx, s.camp.ID)
-	if err != nil {
-		return nil, err
-	}
-	s.used = indices{}
-	for _, t := range prior {
-		s.used[t.Index] = true
-	}
-	s.priorBaseline = countBaseline(prior)
-	s.trials = prior
-	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
-	return s, nil
-}
-
-// reportArgs are the flags of a gofault report command about this
-// campaign: a campaign that stopped before any trial ran is not the one
-// report shows by default.
-func (s *session) reportArgs() string {
-	return fmt.Sprintf("--campaign %d --db %s", s.camp.ID, s.st.Path())
-}
-
-// markStopped records that the run stopped on an error: the campaign is
-// StatusFailed, or StatusInterrupted if ctx was cancelled.
-func (s *session) markStopped(ctx context.Context) error {
-	status := store.StatusFailed
-	if ctx.Err() != nil {
-		status = store.StatusInterrupted
-	}
-	return s.st.SetCampaignStatus(context.WithoutCancel(ctx), s.camp.ID, status)
-}
-
-func (s *session) close() {
-	if s.r != nil {
-		s.r.close()
-	}
-	s.st.Close()
-}
-
-// progress reports to Options.Progress, if set, with the coverage so
-// far; s.mu is held or no fault trial runs.
-func (s *session) progress(p Progress) {
-	if s.opts.Progress != nil {
-		p.Covered, p.Blocks = s.r.cov.counts()
-		p.RecentNew = recentNew(s.trials)
-		s.opts.Progress(p)
-	}
-}
-
 // faultTrials runs the fault trials still owed, s.parallel at a time. Each
 // trial is begun (the policy plans it) only once a worker is free for it,
 // in index order, so the policy has learned from every trial that ended
 // before; the policy running dry ends the run early.
-func (s *session) faultTrials(ctx context.Context) error {
+func (s *execution) faultTrials(ctx context.Context) error {
 	if s.until() {
 		return nil
 	}
@@ -441,11 +224,11 @@ func (s *session) faultTrials(ctx context.Context) error {
 				s.errorsInRow = 0
 			}
 			if stop := s.opts.Config.Trials.StopAfterErrors; stop > 0 && s.errorsInRow >= stop {
-				s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
+				s.reportTally(Tally{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
 				return fmt.Errorf("%d trials in a row could not run, the last (%s): %s\nthe setup is broken, not the target: check the cluster section of the config (gofault report --trials --errors %s shows every trial's error)",
 					s.errorsInRow, t.ID, t.Err, s.reportArgs())
 			}
-			s.progress(Progress{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
+			s.reportTally(Tally{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
 			return nil
 		})
 		if <-begun != nil {
@@ -460,7 +243,7 @@ var errEnded = errors.New("ended by Options.Until")
 
 // until asks Options.Until about the trials so far, before the fault
 // trials, and records its answer.
-func (s *session) until() bool {
+func (s *execution) until() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opts.Until != nil && !s.ended && s.opts.Until(s.trials) {
@@ -518,288 +301,4 @@ func (u indices) next() int {
 	}
 	u[i] = true
 	return i
-}
-
-// countBaseline counts the baseline trials among trials.
-func countBaseline(trials []*record.Trial) int {
-	n := 0
-	for _, t := range trials {
-		if t.Policy == baselinePolicy {
-			n++
-		}
-	}
-	return n
-}
-
-// summarise fills the counts of a summary from the campaign's trials.
-func summarise(sum *Summary, trials []*record.Trial, opts report.Options) {
-	var durations []float64
-	sum.Trials, sum.BaselineTrials = 0, 0
-	type stateKey struct{ task, state uint32 }
-	entered := map[stateKey]bool{}
-	for _, t := range trials {
-		for _, v := range t.States {
-			entered[stateKey{v.Task, v.State}] = true
-		}
-		if t.Policy == baselinePolicy {
-			sum.BaselineTrials++
-		} else {
-			sum.Trials++
-		}
-		if len(t.Injections) > 0 {
-			sum.InjectedTrials++
-			sum.Injections += len(t.Injections)
-		}
-		switch t.Status {
-		case record.StatusFailed:
-			sum.FailedTrials++
-		case record.StatusError:
-			sum.ErrorTrials++
-		case record.StatusNotJudged:
-			sum.NotJudgedTrials++
-		}
-		durations = append(durations, t.End.Sub(t.Start).Seconds())
-	}
-	if sum.Trials > 0 {
-		sum.InjectionRate = float64(sum.InjectedTrials) / float64(sum.Trials)
-	}
-	sort.Float64s(durations)
-	if n := len(durations); n > 0 {
-		sum.MedianTrial = durations[n/2]
-	}
-	rep := report.New(trials, opts)
-	sum.Findings = len(rep.Findings)
-	sum.FaultFreeFailures = len(rep.FaultFree)
-	sum.GenericConsequences = len(rep.Generic)
-	sum.StatesEntered = len(entered)
-	sum.NotJudgedWarning = report.NotJudgedWarning(sum.NotJudgedTrials, sum.Trials+sum.BaselineTrials)
-}
-
-func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polName string, resume bool, id int64) (*store.Campaign, error) {
-	hash := cfg.Hash()
-	if id != 0 {
-		c, err := st.Campaign(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if c.ConfigHash != hash || c.Policy != polName {
-			return nil, fmt.Errorf("campaign %d was made with another config or policy (%s), so it cannot be continued with this one", id, c.Policy)
-		}
-		return c, nil
-	}
-	if resume {
-		c, err := st.FindCampaign(ctx, cfg.Name, hash)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("no campaign of %q with this config to resume in %s (was the config changed? run without --resume to start a new one)", cfg.Name, st.Path())
-		}
-		if err != nil {
-			return nil, err
-		}
-		if c.Policy != polName {
-			return nil, fmt.Errorf("campaign %d ran policy %q; resume it with --policy %s", c.ID, c.Policy, c.Policy)
-		}
-		return c, nil
-	}
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("encode config: %w", err)
-	}
-	c := store.Campaign{Name: cfg.Name, ConfigHash: hash, Policy: polName, Seed: cfg.Policy.Seed, Config: string(data)}
-	newID, err := st.CreateCampaign(ctx, c)
-	if err != nil {
-		return nil, err
-	}
-	return st.Campaign(ctx, newID)
-}
-
-// noteBuild records the build key of a campaign's trials: the first run's,
-// or mixedBuilds once a resume runs another build.
-func noteBuild(ctx context.Context, st *store.Store, campaign int64, key string) error {
-	old, err := st.GetBlob(ctx, campaign, blobBuild)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return st.PutBlob(ctx, campaign, blobBuild, []byte(key))
-	case err != nil:
-		return err
-	case string(old) != key && string(old) != mixedBuilds:
-		return st.PutBlob(ctx, campaign, blobBuild, []byte(mixedBuilds))
-	}
-	return nil
-}
-
-// newPolicy makes the named policy for the catalog, tuned by cfg.
-func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Policy, error) {
-	kinds, err := faultKinds(cfg.Faults.Kinds)
-	if err != nil {
-		return nil, err
-	}
-	return policy.New(name, policy.Env{
-		Catalog:  cat,
-		Seed:     cfg.Policy.Seed,
-		Kinds:    kinds,
-		PerTrial: cfg.Policy.PerTrial,
-		Budget:   cfg.Policy.Budget,
-
-		MaxPerTrial: cfg.Faults.MaxPerTrial,
-		Key:         cfg.Policy.Key,
-		Delay:       cfg.Faults.Delay,
-
-		Partition: cfg.Faults.Partition.Duration,
-
-		TargetErrors: cfg.Faults.TargetErrors,
-	})
-}
-
-func faultKinds(names []string) ([]catalog.Kind, error) {
-	var ks []catalog.Kind
-	for _, n := range names {
-		k, err := catalog.ParseKind(n)
-		if err != nil {
-			return nil, fmt.Errorf("faults.kinds: %w", err)
-		}
-		ks = append(ks, k)
-	}
-	return ks, nil
-}
-
-func restorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
-	s, ok := pol.(policy.Stateful)
-	if !ok {
-		return nil
-	}
-	data, err := st.GetBlob(ctx, campaign, blobPolicy)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return s.Restore(data)
-}
-
-func loadBaseline(ctx context.Context, st *store.Store, campaign int64) (*check.Baseline, error) {
-	b := &check.Baseline{}
-	data, err := st.GetBlob(ctx, campaign, blobBaseline)
-	if errors.Is(err, store.ErrNotFound) {
-		return b, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, b); err != nil {
-		return nil, fmt.Errorf("decode log baseline: %w", err)
-	}
-	return b, nil
-}
-
-// trialDir is where a trial's data and logs go.
-func trialDir(cfg *config.Config, id string) string {
-	return filepath.Join(cfg.Path(cfg.WorkDir), "trials", id)
-}
-
-// socketPath returns a short path for the controller's socket: unix socket
-// paths are limited to about 100 bytes, and work dirs can be deep. The
-// socket's dir holds the owner's PID, so a later gofault removes the dirs
-// of owners that died without cleaning up (kill -9).
-func socketPath() (string, error) {
-	removeStaleSockets(os.TempDir())
-	dir, err := os.MkdirTemp("", socketDirPrefix)
-	if err != nil {
-		return "", fmt.Errorf("controller socket dir: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "pid"), []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
-		os.RemoveAll(dir)
-		return "", fmt.Errorf("controller socket dir: %w", err)
-	}
-	return filepath.Join(dir, "ctl.sock"), nil
-}
-
-// socketDirPrefix names the controller socket dirs under the temp dir.
-const socketDirPrefix = "gofault-"
-
-// removeStaleSockets removes the controller socket dirs under tmp whose
-// owner is dead: its recorded PID is gone, or it recorded none and its
-// socket answers nobody.
-func removeStaleSockets(tmp string) {
-	dirs, _ := filepath.Glob(filepath.Join(tmp, socketDirPrefix+"*"))
-	for _, d := range dirs {
-		if _, err := os.Stat(filepath.Join(d, "ctl.sock")); err != nil {
-			continue // not a socket dir, or one being set up
-		}
-		if data, err := os.ReadFile(filepath.Join(d, "pid")); err == nil {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-			if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
-				continue
-			}
-		} else if c, err := net.DialTimeout("unix", filepath.Join(d, "ctl.sock"), 100*time.Millisecond); err == nil {
-			c.Close()
-			continue
-		}
-		os.RemoveAll(d)
-	}
-}
-
-// Replay re-runs one recorded trial with the same faults, injected at the
-// same sites on the same nodes when the same call stacks reach them, and
-// judges it with the same checkers. The replayed trial is saved as a
-// campaign of its own, named after the original. bt is the build to run
-// (from Build; replaying several times builds once); nil builds it.
-func Replay(ctx context.Context, cfg *config.Config, st *store.Store, orig *record.Trial, bt *Built, log *slog.Logger) (*record.Trial, []string, error) {
-	if log == nil {
-		log = slog.Default()
-	}
-	if bt == nil {
-		var err error
-		if bt, err = Build(ctx, cfg, log); err != nil {
-			return nil, nil, err
-		}
-	}
-	pol := policy.NewReplay(bt.Catalog, orig.Injections)
-	if c, _, ok := record.ParseTrialID(orig.ID); ok && bt.Key != "" {
-		// The same code as the original: a stack is matched line for
-		// line, so two calls of one function from one caller (the two
-		// writes of a snapshot) are not confused. Other code (a fix being
-		// tried) is matched by functions only.
-		if key, err := st.GetBlob(ctx, c, blobBuild); err == nil && string(key) == bt.Key {
-			pol.MatchLines()
-		}
-	}
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode config: %w", err)
-	}
-	id, err := st.CreateCampaign(ctx, store.Campaign{
-		Name: cfg.Name + " replay " + orig.ID, ConfigHash: cfg.Hash(), Policy: pol.Name(), Seed: orig.Seed, Config: string(data),
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	r, err := newRunner(cfg, bt, id, pol, &check.Baseline{}, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer r.close()
-	// The original campaign's log baseline judges the replay as it judged
-	// the original.
-	if c, _, ok := record.ParseTrialID(orig.ID); ok {
-		if b, err := loadBaseline(ctx, st, c); err == nil {
-			r.baseline = b
-		}
-		r.progress = replayProgress(ctx, st, !cfg.Checkers.Progress.Auto(), c, r.progress)
-	}
-	tr, err := r.trial(ctx, orig.Index, false)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := st.SaveTrial(context.WithoutCancel(ctx), id, tr); err != nil {
-		return nil, nil, err
-	}
-	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed); err != nil {
-		return nil, nil, err
-	}
-	status := store.StatusDone
-	if err := st.SetCampaignStatus(context.WithoutCancel(ctx), id, status); err != nil {
-		return nil, nil, err
-	}
-	return tr, pol.Missing(), nil
 }

@@ -31,7 +31,7 @@ func TestInterruptAndResume(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sum, err := Run(ctx, Options{Config: cfg, Trials: 3, Parallel: 2, Progress: func(p Progress) {
+	sum, err := Run(ctx, Options{Config: cfg, Trials: 3, Parallel: 2, AfterTrial: func(p Tally) {
 		if !p.Baseline && p.Done == 1 {
 			cancel() // what Ctrl-C does, with the other trial still running
 		}

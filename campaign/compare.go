@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -24,10 +25,10 @@ type CompareOptions struct {
 	Trials   int
 	Parallel int
 	Logger   *slog.Logger
-	// Progress, if set, is called before each campaign.
-	Progress func(policy string, seed int64)
+	// BeforeCampaign, if set, is called before each campaign.
+	BeforeCampaign func(policy string, seed int64)
 	// Built, if set, is used instead of building the target.
-	Built *Built
+	Built *build.Built
 }
 
 // PolicyResult is one policy's side of a comparison. A finding is named by
@@ -73,7 +74,7 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 	bt := opts.Built
 	if bt == nil {
 		var err error
-		if bt, err = Build(ctx, cfg, log); err != nil {
+		if bt, err = build.Binaries(ctx, cfg, build.Options{}, log); err != nil {
 			return nil, err
 		}
 	}
@@ -89,7 +90,7 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 		return nil, err
 	}
 	defer st.Close()
-	baseline, err := loadBaseline(ctx, st, sum.Campaign)
+	baseline, err := st.Baseline(ctx, sum.Campaign)
 	if err != nil {
 		return nil, err
 	}
@@ -103,8 +104,8 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if opts.Progress != nil {
-				opts.Progress(pol, seed)
+			if opts.BeforeCampaign != nil {
+				opts.BeforeCampaign(pol, seed)
 			}
 			c := *cfg
 			c.Policy.Name, c.Policy.Seed = pol, seed

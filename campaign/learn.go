@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/gofault/gofault/invariant"
@@ -11,14 +10,11 @@ import (
 	"github.com/gofault/gofault/store"
 )
 
-// blobInvariants holds a campaign's mined invariants (JSON).
-const blobInvariants = "invariants"
-
 // learn gives a Learner policy (cofi) the observations of this run's
 // fault-free trials before the fault trials, and stores the invariants it
 // mined with the campaign; a resumed campaign's policy has what it learned
 // in its snapshot.
-func (s *session) learn(ctx context.Context, observed [][]record.Observation) error {
+func (s *execution) learn(ctx context.Context, observed [][]record.Observation) error {
 	l, ok := s.pol.(policy.Learner)
 	if !ok {
 		return nil
@@ -33,11 +29,7 @@ func (s *session) learn(ctx context.Context, observed [][]record.Observation) er
 		n += len(obs)
 	}
 	s.opts.Logger.Info("cofi: invariants mined from the fault-free trials", "invariants", len(inv.Invariants()), "observations", n, "trials", len(observed))
-	data, err := json.Marshal(inv.Invariants())
-	if err != nil {
-		return err
-	}
-	return s.st.PutBlob(ctx, s.camp.ID, blobInvariants, data)
+	return s.st.PutInvariants(ctx, s.camp.ID, inv.Invariants())
 }
 
 // Invariants returns the invariants mined by the newest campaign in st
@@ -48,15 +40,11 @@ func Invariants(ctx context.Context, st *store.Store) ([]invariant.Invariant, in
 		return nil, 0, err
 	}
 	for i := len(cs) - 1; i >= 0; i-- {
-		data, err := st.GetBlob(ctx, cs[i].ID, blobInvariants)
+		out, err := st.Invariants(ctx, cs[i].ID)
 		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return nil, 0, err
-		}
-		var out []invariant.Invariant
-		if err := json.Unmarshal(data, &out); err != nil {
 			return nil, 0, err
 		}
 		return out, cs[i].ID, nil

@@ -2,41 +2,18 @@ package campaign
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
-	"github.com/gofault/gofault/store"
 )
-
-// blobReruns holds a campaign's fault-free re-runs: map[trial ID]report.Rerun.
-const blobReruns = "reruns"
 
 // reruns records what the re-runs of a campaign's fault-free failures
 // showed, saved to the store after each.
 type reruns struct {
 	mu sync.Mutex
 	m  map[string]report.Rerun
-}
-
-// Reruns returns what the re-runs of campaign's fault-free failures
-// showed, by trial ID (empty when there were none).
-func Reruns(ctx context.Context, st *store.Store, campaign int64) (map[string]report.Rerun, error) {
-	m := map[string]report.Rerun{}
-	data, err := st.GetBlob(ctx, campaign, blobReruns)
-	if errors.Is(err, store.ErrNotFound) {
-		return m, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("campaign %d: decode fault-free re-runs: %w", campaign, err)
-	}
-	return m, nil
 }
 
 // wantsRerun reports whether tr is a fault-free failure that a re-run can
@@ -58,7 +35,7 @@ func wantsRerun(tr *record.Trial) bool {
 // checkers.rerun_fault_free times (under IDs of its own, "<trial>-rerun<k>",
 // never saved as trials), saves how often some of its failures recurred and
 // returns it; Runs is 0 when nothing was re-run.
-func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial) (report.Rerun, error) {
+func (s *execution) rerunFaultFree(ctx context.Context, tr *record.Trial) (report.Rerun, error) {
 	var res report.Rerun
 	n := s.opts.Config.Checkers.RerunFaultFree
 	if n <= 0 || !wantsRerun(tr) {
@@ -84,11 +61,7 @@ func (s *session) rerunFaultFree(ctx context.Context, tr *record.Trial) (report.
 	s.reruns.mu.Lock()
 	defer s.reruns.mu.Unlock()
 	s.reruns.m[tr.ID] = res
-	data, err := json.Marshal(s.reruns.m)
-	if err != nil {
-		return res, fmt.Errorf("encode fault-free re-runs: %w", err)
-	}
-	return res, s.st.PutBlob(context.WithoutCancel(ctx), s.camp.ID, blobReruns, data)
+	return res, s.st.PutReruns(context.WithoutCancel(ctx), s.camp.ID, s.reruns.m)
 }
 
 // rerun runs the k-th fault-free re-run of orig and judges it; its data

@@ -3,7 +3,6 @@ package campaign
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,73 +35,13 @@ const baselinePolicy = record.BaselinePolicy
 // it is restarted, so the trial also exercises its recovery.
 const restartDelay = time.Second
 
-// Built is the output of Build: the binaries a campaign runs.
-type Built struct {
-	// Binary is the instrumented node binary; Catalog its catalog.
-	Binary  string
-	Catalog *catalog.Catalog
-	// Workload is the workload's command line.
-	Workload []string
-	Seconds  float64
-	// Key identifies the node build's inputs, sources included (build
-	// Result.Key; "" when they could not be keyed): a replay whose build
-	// has the campaign's key runs the very same code, line for line.
-	Key string
-}
-
-// Build builds the instrumented node binary and the workload of cfg,
-// reusing earlier builds whose inputs are unchanged.
-func Build(ctx context.Context, cfg *config.Config, log *slog.Logger) (*Built, error) {
-	return BuildWith(ctx, cfg, build.Options{}, log)
-}
-
-// BuildWith is Build with options: opts.Rebuild builds afresh.
-func BuildWith(ctx context.Context, cfg *config.Config, opts build.Options, log *slog.Logger) (*Built, error) {
-	start := time.Now()
-	bin := filepath.Join(cfg.Path(cfg.WorkDir), "bin", cfg.Name)
-	if cfg.Workload.Package != "" {
-		// Seconds, and it spares a target build when the field is wrong.
-		if err := build.CheckWorkload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package); err != nil {
-			return nil, err
-		}
-	}
-	log.Info("building instrumented target", "config", cfg.Name)
-	res, err := build.Node(ctx, build.Target(cfg), bin, nil, opts)
-	if err != nil {
-		return nil, fmt.Errorf("build target: %w", err)
-	}
-	if res.Reused {
-		log.Info("reusing build "+res.Binary+" (inputs unchanged)", "sites", len(res.Catalog.Sites))
-	}
-	b := &Built{Binary: res.Binary, Catalog: res.Catalog, Key: res.Key}
-	switch {
-	case cfg.Workload.Package != "":
-		wl := bin + "-workload"
-		reused, err := build.Workload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package, wl, opts)
-		if err != nil {
-			return nil, err
-		}
-		if reused {
-			log.Info("reusing build " + wl + " (inputs unchanged)")
-		}
-		b.Workload = []string{wl}
-	case len(cfg.Workload.Command) > 0:
-		b.Workload = cfg.Workload.Command
-	default:
-		return nil, errors.New("workload: set workload.package (a Go main package) or workload.command")
-	}
-	b.Seconds = time.Since(start).Seconds()
-	log.Info("built", "binary", b.Binary, "sites", len(b.Catalog.Sites), "seconds", fmt.Sprintf("%.1f", b.Seconds))
-	return b, nil
-}
-
 // runner runs the trials of one campaign.
 type runner struct {
 	cfg      *config.Config
-	bt       *Built
+	bt       *build.Built
 	campaign int64
 	ctl      *controller.Controller
-	sockDir  string
+	sock     string        // the controller's socket (controller.SocketPath)
 	nodeSpec cluster.Nodes // how to run each node
 	keep     *keeper       // bounds the trials' disk use
 	log      *slog.Logger
@@ -110,11 +49,11 @@ type runner struct {
 
 	bmu      sync.Mutex
 	baseline *check.Baseline
-	// progress is the hang and gray checkers' bound: checkers.progress,
+	// bound is the hang and gray checkers' progress bound: checkers.progress,
 	// or what calibrate measured (check.DefaultProgress while zero). Set
 	// before any trial is judged.
-	progress time.Duration
-	// cov is the campaign's coverage union (set by openSession).
+	bound time.Duration
+	// cov is the campaign's coverage union (set by openExecution).
 	cov *coverage
 	// netSites are the catalog's network sites (check.Input.NetSites).
 	netSites map[string]bool
@@ -123,13 +62,13 @@ type runner struct {
 	slowWaits []check.SlowWait
 }
 
-func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
+func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
 	// Orphans of the nodes' own children become gofault's, so a trial's
 	// end finds and reaps them (cluster.Cluster.Stop).
 	if err := cluster.BecomeSubreaper(); err != nil {
 		log.Warn("cannot become a child subreaper; daemonised node helpers go to init", "err", err)
 	}
-	sock, err := socketPath()
+	sock, err := controller.SocketPath()
 	if err != nil {
 		return nil, err
 	}
@@ -149,11 +88,11 @@ func newRunner(cfg *config.Config, bt *Built, campaign int64, pol policy.Policy,
 	ctl, err := controller.Listen("unix", sock, controller.Options{Catalog: bt.Catalog, Policy: pol, Logger: log,
 		Disconnects: slices.Contains(cfg.Faults.Kinds, catalog.KindDisconnect.String())})
 	if err != nil {
-		os.RemoveAll(filepath.Dir(sock))
+		controller.RemoveSocketDir(sock)
 		return nil, err
 	}
-	r := &runner{cov: &coverage{}, cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sockDir: filepath.Dir(sock), log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
-		progress: cfg.Checkers.Progress.Duration(), slowWaits: waits}
+	r := &runner{cov: &coverage{}, cfg: cfg, bt: bt, campaign: campaign, ctl: ctl, sock: sock, log: log, baseline: baseline, nodeSpec: nodes, keep: keep,
+		bound: cfg.Checkers.Progress.Duration(), slowWaits: waits}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
 	}
@@ -199,7 +138,7 @@ func clusterNodes(c config.Cluster) (cluster.Nodes, error) {
 
 func (r *runner) close() {
 	r.ctl.Close()
-	os.RemoveAll(r.sockDir)
+	controller.RemoveSocketDir(r.sock)
 }
 
 // trialRun is one trial in progress.
@@ -367,7 +306,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	tr.Verdicts, err = check.Run(ctx, &check.Input{
 		Trial:                  tr,
 		Baseline:               baseline,
-		Progress:               r.progress,
+		Progress:               r.bound,
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
 		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,
@@ -595,17 +534,14 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 		return fmt.Errorf("snapshot policy: %w", err)
 	}
 	if data != nil {
-		if err := st.PutBlob(sctx, r.campaign, blobPolicy, data); err != nil {
+		if err := st.PutPolicyState(sctx, r.campaign, data); err != nil {
 			return err
 		}
 	}
 	r.bmu.Lock()
-	bl, err := json.Marshal(r.baseline)
+	bl := r.baseline.Clone()
 	r.bmu.Unlock()
-	if err != nil {
-		return fmt.Errorf("encode log baseline: %w", err)
-	}
-	return st.PutBlob(sctx, r.campaign, blobBaseline, bl)
+	return st.PutBaseline(sctx, r.campaign, bl)
 }
 
 // without returns names without name; empty names means every checker.
@@ -632,4 +568,9 @@ func addresses(nodes []cluster.NodeVars) map[string]string {
 		}
 	}
 	return out
+}
+
+// trialDir is where a trial's data and logs go.
+func trialDir(cfg *config.Config, id string) string {
+	return filepath.Join(cfg.Path(cfg.WorkDir), "trials", id)
 }

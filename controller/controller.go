@@ -426,13 +426,6 @@ func (t *Trial) events(p *peer, evs []wire.Event) {
 	}
 }
 
-// StateOf returns the current abstract state of a task instance on a node.
-func (t *Trial) StateOf(node string, task uint32, inst uint64) uint32 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.s.current[instKey{node, task, inst}]
-}
-
 // Serve blocks until ctx is done, then closes the controller.
 func (c *Controller) Serve(ctx context.Context) error {
 	<-ctx.Done()

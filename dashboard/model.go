@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -69,7 +68,7 @@ func Load(ctx context.Context, st *store.Store, id int64) (*Campaign, error) {
 		opts.GenericSites = cfg.Checkers.GenericSites
 	}
 	rep := report.New(trials, opts)
-	reruns, err := campaign.Reruns(ctx, st, id)
+	reruns, err := st.Reruns(ctx, id)
 	if err != nil {
 		return nil, err
 	}

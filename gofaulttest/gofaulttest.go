@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
@@ -131,7 +132,7 @@ func Campaign(t testing.TB, path string, opts ...Option) *Result {
 	}
 	log, stop := testLogger(t)
 	defer stop()
-	bt, err := campaign.Build(ctx, cfg, log)
+	bt, err := build.Binaries(ctx, cfg, build.Options{}, log)
 	if err != nil {
 		t.Fatalf("gofault build: %v", err)
 	}
@@ -179,7 +180,7 @@ func reportText(ctx context.Context, cfg *config.Config, sum *campaign.Summary) 
 		return "", err
 	}
 	rep := report.New(trials, report.Options{GenericSites: cfg.Checkers.GenericSites})
-	reruns, err := campaign.Reruns(ctx, st, sum.Campaign)
+	reruns, err := st.Reruns(ctx, sum.Campaign)
 	if err != nil {
 		return "", err
 	}

@@ -3,12 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/gofault/gofault/record"
 )
 
 // Campaign statuses.
@@ -147,59 +144,4 @@ func (s *Store) SetCampaignProgress(ctx context.Context, id int64, bound time.Du
 		return fmt.Errorf("set campaign %d progress bound: %w", id, ErrNotFound)
 	}
 	return nil
-}
-
-// PutBlob stores value under key for a campaign (policy state, the log
-// checker's baseline, ...), replacing any previous value.
-func (s *Store) PutBlob(ctx context.Context, campaignID int64, key string, value []byte) error {
-	if value == nil {
-		value = []byte{}
-	}
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO blobs (campaign_id, key, value, updated) VALUES (?, ?, ?, ?)
-		 ON CONFLICT (campaign_id, key) DO UPDATE SET value = excluded.value, updated = excluded.updated`,
-		campaignID, key, value, time.Now().UnixNano())
-	if err != nil {
-		return fmt.Errorf("put blob %q of campaign %d: %w", key, campaignID, err)
-	}
-	return nil
-}
-
-// GetBlob returns the value stored under key for a campaign, or ErrNotFound.
-func (s *Store) GetBlob(ctx context.Context, campaignID int64, key string) ([]byte, error) {
-	var v []byte
-	err := s.db.QueryRowContext(ctx, `SELECT value FROM blobs WHERE campaign_id = ? AND key = ?`, campaignID, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("blob %q of campaign %d: %w", key, campaignID, ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get blob %q of campaign %d: %w", key, campaignID, err)
-	}
-	return v, nil
-}
-
-// blobCoverage is the blob key of a campaign's coverage.
-const blobCoverage = "coverage"
-
-// PutCoverage stores a campaign's coverage, replacing what was stored.
-func (s *Store) PutCoverage(ctx context.Context, campaignID int64, c *record.Coverage) error {
-	data, err := json.Marshal(c)
-	if err != nil {
-		return fmt.Errorf("encode coverage: %w", err)
-	}
-	return s.PutBlob(ctx, campaignID, blobCoverage, data)
-}
-
-// Coverage returns a campaign's coverage, or ErrNotFound when it has none
-// (no trial saved yet, or a build without coverage counters).
-func (s *Store) Coverage(ctx context.Context, campaignID int64) (*record.Coverage, error) {
-	data, err := s.GetBlob(ctx, campaignID, blobCoverage)
-	if err != nil {
-		return nil, err
-	}
-	var c record.Coverage
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("decode coverage of campaign %d: %w", campaignID, err)
-	}
-	return &c, nil
 }

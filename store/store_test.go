@@ -276,18 +276,18 @@ func TestBlobs(t *testing.T) {
 		{"binary", []byte{0, 1, 2, 255}, []byte{0, 1, 2, 255}},
 	}
 	for _, st := range steps {
-		if err := s.PutBlob(ctx, cid, st.key, st.put); err != nil {
+		if err := s.putBlob(ctx, cid, st.key, st.put); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.GetBlob(ctx, cid, st.key)
+		got, err := s.getBlob(ctx, cid, st.key)
 		if err != nil || string(got) != string(st.want) {
-			t.Errorf("GetBlob(%s) = %q, %v; want %q", st.key, got, err, st.want)
+			t.Errorf("getBlob(%s) = %q, %v; want %q", st.key, got, err, st.want)
 		}
 	}
-	if _, err := s.GetBlob(ctx, cid, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.getBlob(ctx, cid, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("missing blob: %v", err)
 	}
-	if _, err := s.GetBlob(ctx, cid+1, "policy"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.getBlob(ctx, cid+1, "policy"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("blob of other campaign: %v", err)
 	}
 }

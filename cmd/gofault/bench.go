@@ -110,7 +110,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	defer release()
 	b := &benchRunner{
 		name: *name, configPath: *cf.path, sets: cf.sets, trials: int(*trials), parallel: int(*parallel),
-		rebuild: *rebuild, bundle: *bundle, built: map[string]*campaign.Built{},
+		rebuild: *rebuild, bundle: *bundle, built: map[string]*build.Built{},
 	}
 	if b.st, err = store.Open(base.Path(base.Store.DB)); err != nil {
 		return err
@@ -175,7 +175,7 @@ type benchRunner struct {
 	rebuild    bool
 	bundle     string
 	st         *store.Store
-	built      map[string]*campaign.Built // per release: build inputs or bundle dir
+	built      map[string]*build.Built // per release: build inputs or bundle dir
 }
 
 // runAll runs every run of the matrix that has no result yet (a run left
@@ -306,7 +306,7 @@ func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, r
 
 // builtFor returns what a campaign of cfg runs: the bundle of its release
 // (--bundle), or its build, made once per set of build inputs.
-func (b *benchRunner) builtFor(ctx context.Context, cfg *config.Config) (*campaign.Built, error) {
+func (b *benchRunner) builtFor(ctx context.Context, cfg *config.Config) (*build.Built, error) {
 	if b.bundle != "" {
 		dir := filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, benchDefaultRelease))
 		if bt := b.built[dir]; bt != nil {
@@ -316,7 +316,7 @@ func (b *benchRunner) builtFor(ctx context.Context, cfg *config.Config) (*campai
 		if err != nil {
 			return nil, fmt.Errorf("%w (write the bundles with: gofault build --config %s --bundle %s --bugs FILE)", err, b.configPath, b.bundle)
 		}
-		bt, err := bundleBuilt(bd, cfg)
+		bt, err := bd.Built(cfg)
 		if err != nil {
 			return nil, err
 		}
@@ -335,7 +335,7 @@ func (b *benchRunner) builtFor(ctx context.Context, cfg *config.Config) (*campai
 	if bt := b.built[string(key)]; bt != nil {
 		return bt, nil
 	}
-	bt, err := campaign.BuildWith(ctx, cfg, build.Options{Rebuild: b.rebuild}, slog.Default())
+	bt, err := build.Binaries(ctx, cfg, build.Options{Rebuild: b.rebuild}, slog.Default())
 	if err != nil {
 		return nil, err
 	}

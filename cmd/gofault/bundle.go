@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"path/filepath"
 
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
 )
 
@@ -38,9 +36,9 @@ func (b *buildFlags) configPath(fs *flag.FlagSet, cf *configFlags) string {
 
 // built returns what a campaign of cfg runs: the bundle's binaries, or a
 // build of cfg (reused while its inputs are unchanged, unless --rebuild).
-func (b *buildFlags) built(ctx context.Context, cfg *config.Config) (*campaign.Built, error) {
+func (b *buildFlags) built(ctx context.Context, cfg *config.Config) (*build.Built, error) {
 	if *b.bundle == "" {
-		return campaign.BuildWith(ctx, cfg, build.Options{Rebuild: *b.rebuild}, slog.Default())
+		return build.Binaries(ctx, cfg, build.Options{Rebuild: *b.rebuild}, slog.Default())
 	}
 	if *b.rebuild {
 		return nil, fmt.Errorf("%w: --rebuild and --bundle: a bundle is never rebuilt where it runs", errUsage)
@@ -49,23 +47,7 @@ func (b *buildFlags) built(ctx context.Context, cfg *config.Config) (*campaign.B
 	if err != nil {
 		return nil, err
 	}
-	return bundleBuilt(bd, cfg)
-}
-
-// bundleBuilt maps an opened bundle to what a campaign runs.
-func bundleBuilt(bd *build.Bundle, cfg *config.Config) (*campaign.Built, error) {
-	bt := &campaign.Built{Binary: bd.Node, Catalog: bd.Catalog}
-	switch {
-	case bd.Workload != "":
-		bt.Workload = []string{bd.Workload}
-	case len(cfg.Workload.Command) > 0:
-		bt.Workload = cfg.Workload.Command
-	default:
-		return nil, errors.New("bundle " + bd.Dir + " has no workload binary and the config no workload.command")
-	}
-	m := bd.Manifest
-	slog.Info("running bundle", "dir", bd.Dir, "target", m.Target, "version", m.TargetVersion, "catalog", m.CatalogHash, "sites", len(bd.Catalog.Sites))
-	return bt, nil
+	return bd.Built(cfg)
 }
 
 // flagSet reports whether the flag name was given on the command line.

@@ -67,7 +67,7 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	cmp, err := campaign.Compare(ctx, campaign.CompareOptions{
 		Config: cfg, Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: int(*parallel), Built: bt,
-		Progress: func(p string, seed int64) {
+		BeforeCampaign: func(p string, seed int64) {
 			fmt.Fprintf(os.Stderr, "compare: policy %s, seed %d of %d (%d trials)\n", p, seed, *seeds, *trials)
 		},
 	})

@@ -237,7 +237,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 func loadReruns(ctx context.Context, st *store.Store, ids []int64) (map[string]report.Rerun, error) {
 	all := map[string]report.Rerun{}
 	for _, id := range ids {
-		m, err := campaign.Reruns(ctx, st, id)
+		m, err := st.Reruns(ctx, id)
 		if err != nil {
 			return nil, err
 		}
@@ -352,82 +352,26 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	orig, err := st.Trial(ctx, trialID)
-	if err != nil {
-		return fmt.Errorf("trial %s: %w", trialID, err)
+	opts := campaign.ReplayOptions{Trial: trialID, Runs: *runs, Lock: lockWork, Build: bf.built, Warn: os.Stderr}
+	if !*asJSON {
+		opts.Text = stdout
 	}
-	cid, _, ok := record.ParseTrialID(orig.ID)
-	if !ok {
-		return fmt.Errorf("trial %s: not a trial ID of the form <campaign>-<index>", orig.ID)
-	}
-	camp, err := st.Campaign(ctx, cid)
+	r, err := campaign.Replay(ctx, st, opts)
 	if err != nil {
 		return err
-	}
-	var cfg config.Config
-	if err := json.Unmarshal([]byte(camp.Config), &cfg); err != nil {
-		return fmt.Errorf("campaign %d: stored config: %w", camp.ID, err)
-	}
-	release, err := lockWork(&cfg)
-	if err != nil {
-		return err
-	}
-	defer release()
-	bt, err := bf.built(ctx, &cfg) // once for every run
-	if err != nil {
-		return err
-	}
-	var results []replayResult
-	for i := 0; i < *runs && ctx.Err() == nil; i++ {
-		tr, missing, err := campaign.Replay(ctx, &cfg, st, orig, bt, nil)
-		if err != nil {
-			return err
-		}
-		if i == 0 {
-			for _, m := range missing {
-				fmt.Fprintf(os.Stderr, "warning: cannot replay: %s\n", m)
-			}
-		}
-		recurred, lost := report.Recurrence(orig, tr)
-		res := replayResult{Original: orig.ID, Reproduced: len(recurred) > 0 && len(lost) == 0,
-			Recurred: recurred, NotReproduced: lost, NotInjected: report.NotInjected(orig, tr), Trial: tr}
-		results = append(results, res)
-		if !*asJSON {
-			writeReplay(stdout, orig, res)
-		}
-	}
-	if len(results) == 0 {
-		return ctx.Err()
-	}
-	reproduced, recurred := 0, 0
-	for _, r := range results {
-		if r.Reproduced {
-			reproduced++
-		}
-		if len(r.Recurred) > 0 {
-			recurred++
-		}
 	}
 	switch {
 	case *asJSON && *runs == 1:
-		if err := writeJSON(stdout, results[0]); err != nil {
+		if err := writeJSON(stdout, r.Results[0]); err != nil {
 			return err
 		}
 	case *asJSON:
-		sum := replaySummary{Original: orig.ID, Runs: len(results), Reproduced: reproduced, Recurred: recurred, Results: results}
-		if err := writeJSON(stdout, sum); err != nil {
+		if err := writeJSON(stdout, r); err != nil {
 			return err
 		}
-	case *runs > 1:
-		fmt.Fprintf(stdout, "%s: reproduced in %d of %d runs, some failure recurred in %d\n", orig.ID, reproduced, len(results), recurred)
 	}
-	if recurred == 0 && len(results[0].NotReproduced) > 0 {
-		why := ""
-		if missed := notInjectedRuns(results); missed > 0 {
-			why = fmt.Sprintf("; in %d of them the original's faults were not all injected (the workload did not get as far; try --runs)", missed)
-		}
-		return fmt.Errorf("%w: none of %s's failures recurred in %d run(s) (%s)%s", errNotReproduced, orig.ID, len(results),
-			strings.Join(results[0].NotReproduced, "; "), why)
+	if err := r.Err(); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
@@ -472,30 +416,6 @@ func replayTarget(ctx context.Context, st *store.Store, arg string) (string, err
 	return "", fmt.Errorf("%w: %q is neither a trial ID (e.g. 3-17) nor a finding of campaign %d (gofault report lists them)", errUsage, arg, latest)
 }
 
-// writeReplay prints one replay for humans.
-func writeReplay(w io.Writer, orig *record.Trial, r replayResult) {
-	tr := r.Trial
-	fmt.Fprintf(w, "replayed %s as %s: %s, %d injections (original: %s, %d injections)\n",
-		orig.ID, tr.ID, tr.Status, len(tr.Injections), orig.Status, len(orig.Injections))
-	for _, v := range tr.Verdicts {
-		if v.Failed {
-			fmt.Fprintf(w, "  [%s] %s\n", v.Checker, v.Symptom)
-		}
-	}
-	fmt.Fprintf(w, "  logs %s\n", tr.Dir)
-	for _, f := range r.NotInjected {
-		fmt.Fprintf(w, "  not injected: %s (this run never reached it)\n", f)
-	}
-	switch {
-	case r.Reproduced:
-		fmt.Fprintln(w, "reproduced")
-	case len(r.Recurred) > 0:
-		fmt.Fprintf(w, "partly reproduced: did not recur: %s\n", strings.Join(r.NotReproduced, "; "))
-	case len(r.NotReproduced) > 0:
-		fmt.Fprintf(w, "not reproduced: did not recur: %s\n", strings.Join(r.NotReproduced, "; "))
-	}
-}
-
 // writeJSON writes v as indented JSON, the --json output of every command.
 // writeReportJSON writes report's --json output: one object holding
 // gofault's version ("version") and the list the flags chose under key.
@@ -511,45 +431,7 @@ func writeJSON(w io.Writer, v any) error {
 
 // errNotReproduced marks a replay that ran but showed none of the
 // original's failures; it exits with 3.
-var errNotReproduced = errors.New("not reproduced")
-
-// replayResult is the JSON output of gofault replay.
-type replayResult struct {
-	Original string `json:"original"`
-	// Reproduced: every failure of the original recurred.
-	Reproduced bool `json:"reproduced"`
-	// Recurred and NotReproduced are the original's failures
-	// ("checker: symptom") whose checker failed again, and did not.
-	Recurred      []string `json:"recurred,omitempty"`
-	NotReproduced []string `json:"not_reproduced,omitempty"`
-	// NotInjected are the original's faults this run did not inject
-	// (report.NotInjected): a run without them replayed nothing.
-	NotInjected []string      `json:"not_injected,omitempty"`
-	Trial       *record.Trial `json:"trial"`
-}
-
-// notInjectedRuns counts the runs that missed some of the original's
-// faults.
-func notInjectedRuns(results []replayResult) int {
-	n := 0
-	for _, r := range results {
-		if len(r.NotInjected) > 0 {
-			n++
-		}
-	}
-	return n
-}
-
-// replaySummary is the JSON output of gofault replay --runs N, N > 1.
-type replaySummary struct {
-	Original string `json:"original"`
-	Runs     int    `json:"runs"`
-	// Reproduced counts the runs where every failure recurred; Recurred
-	// those where at least one did.
-	Reproduced int            `json:"reproduced"`
-	Recurred   int            `json:"recurred"`
-	Results    []replayResult `json:"results"`
-}
+var errNotReproduced = campaign.ErrNotReproduced
 
 // lastDBFile remembers the database of the last campaign run on this
 // machine, so "gofault report" works from anywhere right after "gofault run".

@@ -58,12 +58,12 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	bar := newProgressBar(os.Stderr)
 	sum, err := campaign.Run(ctx, campaign.Options{
-		Config:   cfg,
-		Trials:   int(*trials),
-		Parallel: int(*parallel),
-		Resume:   *resume,
-		Progress: bar.update,
-		Built:    bt,
+		Config:     cfg,
+		Trials:     int(*trials),
+		Parallel:   int(*parallel),
+		Resume:     *resume,
+		AfterTrial: bar.update,
+		Built:      bt,
 	})
 	bar.finish()
 	if err != nil {
@@ -132,7 +132,7 @@ func newProgressBar(f *os.File) *progressBar {
 	return &progressBar{w: f, tty: err == nil && fi.Mode()&os.ModeCharDevice != 0, start: time.Now()}
 }
 
-func (p *progressBar) update(pr campaign.Progress) {
+func (p *progressBar) update(pr campaign.Tally) {
 	if !p.tty {
 		return
 	}

@@ -27,12 +27,12 @@ func TestCoverageText(t *testing.T) {
 func TestProgressBarShowsCoverage(t *testing.T) {
 	var b bytes.Buffer
 	p := &progressBar{w: &b, tty: true}
-	p.update(campaign.Progress{Done: 3, Total: 10, Trial: &record.Trial{ID: "1-3"}, Covered: 150, Blocks: 261, RecentNew: 14})
+	p.update(campaign.Tally{Done: 3, Total: 10, Trial: &record.Trial{ID: "1-3"}, Covered: 150, Blocks: 261, RecentNew: 14})
 	if !strings.Contains(b.String(), "3/10 trials, 0 failed, coverage 150/261 blocks (57.5%, +14 in the last 10 trials), ETA") {
 		t.Errorf("progress line %q", b.String())
 	}
 	b.Reset()
-	p.update(campaign.Progress{Done: 3, Total: 10, Trial: &record.Trial{ID: "1-3"}})
+	p.update(campaign.Tally{Done: 3, Total: 10, Trial: &record.Trial{ID: "1-3"}})
 	if strings.Contains(b.String(), "coverage") {
 		t.Errorf("progress line without counters %q", b.String())
 	}

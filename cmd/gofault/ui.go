@@ -3,18 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/dashboard"
-	"github.com/gofault/gofault/procgroup"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
@@ -63,40 +62,34 @@ func runUI(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
-// replayer runs this very binary's `gofault replay --db DB TRIAL` for the
-// dashboard's Replay button: the replay builds (or reuses the build),
-// locks the work dir and saves its trial as any replay does.
+// replayer runs gofault replay's campaign.Replay, once, for the
+// dashboard's Replay button: it locks the work dir, builds (or reuses the
+// build) and saves its trial as any replay does.
 func replayer(st *store.Store) func(ctx context.Context, trial string) (dashboard.ReplayResult, error) {
 	return func(ctx context.Context, trial string) (dashboard.ReplayResult, error) {
-		exe, err := os.Executable()
-		if err != nil {
-			return dashboard.ReplayResult{}, err
-		}
-		if _, _, ok := record.ParseTrialID(trial); !ok {
-			return dashboard.ReplayResult{}, fmt.Errorf("%q is not a trial ID", trial)
-		}
-		cmd := exec.CommandContext(ctx, exe, "replay", "--db", st.Path(), trial)
-		cmd.SysProcAttr = procgroup.Attr()
-		var out, all bytes.Buffer
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(&out, &all), &all
-		err = cmd.Run()
-		res := dashboard.ReplayResult{Output: all.String()}
-		// writeReplay's first line says what ran, its last the verdict.
-		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-		verdict := lines[len(lines)-1]
-		res.Summary = verdict + ": " + lines[0]
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			res.Reproduced = verdict == "reproduced"
-		case errors.As(err, &ee) && ee.ExitCode() == 3:
-			err = nil
-		case out.Len() == 0:
-			all := strings.Split(strings.TrimSpace(all.String()), "\n")
-			res.Summary = "replay failed: " + all[len(all)-1]
-		}
-		return res, err
+		var text, all bytes.Buffer
+		r, err := campaign.Replay(ctx, st, campaign.ReplayOptions{
+			Trial: trial, Lock: lockWork,
+			Text: io.MultiWriter(&text, &all), Warn: &all,
+			Logger: slog.New(slog.NewTextHandler(&all, &slog.HandlerOptions{Level: logLevel()})),
+		})
+		return replayShown(r, text.String(), all.String()), err
 	}
+}
+
+// replayShown is what the Replay button shows of a replay r (nil when it
+// failed) that printed text (ReplayOptions.Text) and, with its warnings
+// and logs, all: the verdict (text's last line) and what ran (its first).
+func replayShown(r *campaign.Replayed, text, all string) dashboard.ReplayResult {
+	res := dashboard.ReplayResult{Output: all}
+	if text = strings.TrimSpace(text); text != "" {
+		lines := strings.Split(text, "\n")
+		res.Summary = lines[len(lines)-1] + ": " + lines[0]
+	}
+	if r != nil && len(r.Results) > 0 {
+		res.Reproduced = r.Results[0].Reproduced
+	}
+	return res
 }
 
 // writeHTML writes campaign id's pages into dir (report --html).
