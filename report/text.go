@@ -157,24 +157,24 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 		if t.Blocks > 0 {
 			cov = fmt.Sprintf("  [%d blocks, +%d new]", t.Blocks, t.NewBlocks)
 		}
-		fmt.Fprintf(w, "%-8s %-6s %5.1fs %-9s %s%s\n", t.ID, t.Status, t.End.Sub(t.Start).Seconds(), t.Policy, strings.Join(faults, "; "), cov)
+		fmt.Fprintf(w, "%-8s %-10s %5.1fs %-9s %s%s\n", t.ID, t.Status, t.End.Sub(t.Start).Seconds(), t.Policy, strings.Join(faults, "; "), cov)
 		for _, f := range failed {
-			fmt.Fprintf(w, "%25s %s\n", "", f)
+			fmt.Fprintf(w, "%29s %s\n", "", f)
 		}
 		switch {
 		case t.Err != "" && full:
 			for _, l := range strings.Split(strings.TrimRight(t.Err, "\n"), "\n") {
-				fmt.Fprintf(w, "%25s | %s\n", "", l)
+				fmt.Fprintf(w, "%29s | %s\n", "", l)
 			}
 		case t.Err != "":
-			fmt.Fprintf(w, "%25s (%s)\n", "", firstLine(t.Err))
+			fmt.Fprintf(w, "%29s (%s)\n", "", firstLine(t.Err))
 		}
 		if full && len(t.Roles) > 0 {
 			var changes []string
 			for _, c := range t.Roles {
 				changes = append(changes, fmt.Sprintf("%s %s at %.1fs", c.Node, c.Role, c.Time.Sub(t.Start).Seconds()))
 			}
-			fmt.Fprintf(w, "%25s roles: %s\n", "", strings.Join(changes, ", "))
+			fmt.Fprintf(w, "%29s roles: %s\n", "", strings.Join(changes, ", "))
 		}
 		if full {
 			for _, v := range t.Verdicts {
@@ -185,12 +185,12 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 			for _, n := range t.Nodes {
 				lines, err := tail(n.Log, logTail)
 				if err != nil {
-					fmt.Fprintf(w, "%25s %s log: %v\n", "", n.Name, err)
+					fmt.Fprintf(w, "%29s %s log: %v\n", "", n.Name, err)
 					continue
 				}
-				fmt.Fprintf(w, "%25s %s log (last %d lines of %s):\n", "", n.Name, len(lines), n.Log)
+				fmt.Fprintf(w, "%29s %s log (last %d lines of %s):\n", "", n.Name, len(lines), n.Log)
 				for _, l := range lines {
-					fmt.Fprintf(w, "%25s | %s\n", "", l)
+					fmt.Fprintf(w, "%29s | %s\n", "", l)
 				}
 			}
 		}

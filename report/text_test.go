@@ -96,3 +96,28 @@ func TestRoles(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTrialsColumns: every status, not_judged the longest, leaves the
+// duration column where the others have it.
+func TestWriteTrialsColumns(t *testing.T) {
+	start := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
+	var trials []*record.Trial
+	for _, s := range []record.Status{record.StatusOK, record.StatusFailed, record.StatusError, record.StatusNotJudged} {
+		trials = append(trials, &record.Trial{ID: "1-1", Status: s, Policy: "random", Start: start, End: start.Add(1500 * time.Millisecond)})
+	}
+	var b bytes.Buffer
+	if err := WriteTrials(&b, trials, false); err != nil {
+		t.Fatal(err)
+	}
+	col := -1
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		i := strings.Index(line, "1.5s")
+		if i < 0 {
+			t.Fatalf("no duration in %q", line)
+		}
+		if col >= 0 && i != col {
+			t.Errorf("duration at column %d in %q, %d in the first line:\n%s", i, line, col, b.String())
+		}
+		col = i
+	}
+}
