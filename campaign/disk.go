@@ -14,8 +14,9 @@ import (
 // the members' data dirs (subdirectories, e.g. <trial>/n1) and the logs
 // (files, e.g. <trial>/n1.log, workload.log). Every trial keeps its logs; a
 // trial that passed or could not run loses its data dirs as soon as it is
-// judged; only the newest max failed trials keep theirs, for debugging and
-// replays.
+// judged; a failed trial's are packed (packTrial: the members its faults
+// hit whole but their ending zeros, the others' file lists) and only the
+// newest max failed trials keep their pack, for debugging and replays.
 type keeper struct {
 	mu   sync.Mutex
 	max  int
@@ -55,10 +56,14 @@ func newKeeper(root string, max int) (*keeper, error) {
 }
 
 // judged applies the rule to a trial dir once its trial is judged and
-// saved.
-func (k *keeper) judged(dir string, failed bool) error {
+// saved; full are the members a failed trial keeps whole (hitMembers; nil:
+// all).
+func (k *keeper) judged(dir string, failed bool, full []string) error {
 	if !failed {
 		return pruneData(dir)
+	}
+	if _, err := packTrial(dir, full); err != nil {
+		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -83,11 +88,12 @@ func (k *keeper) pruneLocked() error {
 	return nil
 }
 
-// holdsData reports whether a trial dir has any subdirectory left.
+// holdsData reports whether a trial dir has any subdirectory or a pack
+// left.
 func holdsData(dir string) bool {
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
-		if e.IsDir() {
+		if e.IsDir() || e.Name() == PackName {
 			return true
 		}
 	}
@@ -95,7 +101,8 @@ func holdsData(dir string) bool {
 }
 
 // pruneData removes the subdirectories of a trial dir (the members' data
-// and anything the workload made), keeping its files (the logs).
+// and anything the workload made) and its pack, keeping its other files
+// (the logs).
 func pruneData(dir string) error {
 	ents, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
@@ -105,7 +112,7 @@ func pruneData(dir string) error {
 		return fmt.Errorf("prune trial data: %w", err)
 	}
 	for _, e := range ents {
-		if e.IsDir() {
+		if e.IsDir() || e.Name() == PackName || e.Name() == PackList {
 			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
 				return fmt.Errorf("prune trial data: %w", err)
 			}

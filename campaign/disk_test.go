@@ -59,7 +59,7 @@ func TestKeeper(t *testing.T) {
 	}
 	// A passing trial loses its data at once.
 	pass := trialDirWithData(t, root, "2-1", 0)
-	if err := k.judged(pass, false); err != nil {
+	if err := k.judged(pass, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !logsOnly(t, pass) {
@@ -67,17 +67,38 @@ func TestKeeper(t *testing.T) {
 	}
 	// A failed trial keeps its data; the oldest kept one loses it.
 	fail := trialDirWithData(t, root, "2-2", 0)
-	if err := k.judged(fail, true); err != nil {
+	if err := k.judged(fail, true, []string{"n1"}); err != nil {
 		t.Fatal(err)
 	}
 	if logsOnly(t, fail) || !logsOnly(t, old[1]) || logsOnly(t, old[2]) {
 		t.Error("want the new failure and 1-3 kept, 1-2 pruned")
 	}
 	// A trial dir that is gone (never started) is no error.
-	if err := k.judged(filepath.Join(root, "none"), false); err != nil {
+	if err := k.judged(filepath.Join(root, "none"), false, nil); err != nil {
 		t.Error(err)
 	}
-	if n := dirSize(root); n != 5*3*4 /* logs */ +2*2*4096 /* kept data */ {
+	// The new failure is packed: no data dir, its pack and list beside
+	// the logs; 1-3, left by the earlier run, keeps its data dirs.
+	if _, err := os.Stat(filepath.Join(fail, "n1")); !os.IsNotExist(err) {
+		t.Errorf("the failed trial's data dir is still there: %v", err)
+	}
+	packs := dirSize(fail) - 3*4
+	if packs <= 0 {
+		t.Errorf("the failed trial holds no pack")
+	}
+	if n := dirSize(root); n != 5*3*4 /* logs */ +2*4096 /* 1-3's data */ +packs {
 		t.Errorf("dirSize = %d", n)
+	}
+	// A later failure prunes 1-3's data and then the pack of 2-2.
+	for _, id := range []string{"2-3", "2-4"} {
+		if err := k.judged(trialDirWithData(t, root, id, 0), true, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !logsOnly(t, old[2]) || !logsOnly(t, fail) {
+		t.Error("want 1-3 and 2-2 pruned of their data and pack")
+	}
+	if _, err := os.Stat(filepath.Join(fail, PackList)); !os.IsNotExist(err) {
+		t.Errorf("a pruned trial kept its pack's list: %v", err)
 	}
 }

@@ -523,7 +523,7 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 	if err := st.SaveTrial(sctx, r.campaign, tr); err != nil {
 		return err
 	}
-	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed); err != nil {
+	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
 		return err
 	}
 	if err := r.cov.save(sctx, st, r.campaign); err != nil {
