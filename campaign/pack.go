@@ -266,8 +266,8 @@ type Restored struct {
 	// Files are the files restored (slash-separated, relative to the
 	// destination); Omitted those listed in the archive whose bytes were
 	// not kept (members the faults did not hit), with their lengths.
-	Files   []string
-	Omitted map[string]int64
+	Files   []string         `json:"files"`
+	Omitted map[string]int64 `json:"omitted"`
 }
 
 // Restore unpacks the data dirs packed in trialDir (PackName) into dest,

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,15 +90,25 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	junitFile := fs.String("junit", "", "write the findings and fault-free failures as JUnit XML test cases to `FILE` (for a CI's test view)")
 	notJudgedOnly := fs.Bool("not-judged", false, "list only the trials the workload could not judge, with its reasons (with --json: those instead of the findings)")
 	listDismissed := fs.Bool("dismissed", false, "list, per log rule, what it dismissed as a fault's expected consequence across the trials (templates, counts, trials, an example), to audit the rules")
+	restore := fs.String("restore", "", "unpack the data dirs failed trial `TRIAL` kept (its "+campaign.PackName+") and its logs into the directory named after the flags: gofault report --restore 3-12 /tmp/t3-12")
 	genericOnly := fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)")
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
+	}
+	if *restore == "" && fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if *restore != "" && fs.NArg() != 1 {
+		return fmt.Errorf("%w: --restore TRIAL DIR: name one directory to restore into, after the flags", errUsage)
 	}
 	st, err := sf.open()
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if *restore != "" {
+		return restoreTrial(ctx, st, *restore, fs.Arg(0), *asJSON, stdout)
+	}
 	camps, err := st.Campaigns(ctx)
 	if err != nil {
 		return err
@@ -464,4 +475,29 @@ func rememberDB(path string) {
 		return
 	}
 	os.WriteFile(f, []byte(path+"\n"), 0o644)
+}
+
+// restoreTrial unpacks what failed trial id kept into dest
+// (campaign.Restore) and says what it made.
+func restoreTrial(ctx context.Context, st *store.Store, id, dest string, asJSON bool, stdout io.Writer) error {
+	tr, err := st.Trial(ctx, id)
+	if err != nil {
+		return err
+	}
+	res, err := campaign.Restore(tr.Dir, dest)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeReportJSON(stdout, "restored", res)
+	}
+	fmt.Fprintf(stdout, "restored trial %s into %s: %d files of the data dirs, and its logs\n", id, dest, len(res.Files))
+	if len(res.Omitted) > 0 {
+		names := slices.Sorted(maps.Keys(res.Omitted))
+		fmt.Fprintf(stdout, "not kept (members the faults did not hit; only their file list): %d files\n", len(names))
+		for _, n := range names {
+			fmt.Fprintf(stdout, "  %12d  %s\n", res.Omitted[n], n)
+		}
+	}
+	return nil
 }
