@@ -570,7 +570,7 @@ func appendLine(path, line string) {
 }
 
 // Stop sends the shutdown signal to every running node (all at once, or
-// one at a time when Shutdown.Order is "sequential"), SIGKILLs any still
+// one at a time when Shutdown.Sequential), SIGKILLs any still
 // running after the grace period, releases the ports and returns the node
 // records (exit codes, signals, Exited/Killed flags, log paths). Calling
 // it again returns the same records.
