@@ -26,6 +26,10 @@ const (
 	blobInvariants = "invariants" // the invariants a cofi campaign mined
 	blobCoverage   = "coverage"   // the coverage union (record.Coverage)
 	blobPaused     = "paused"     // the pause flag (SetPaused)
+	// blobCalibration is the progress bound a campaign's calibration
+	// trial measured, with the key of the build and scenario it holds for
+	// (Calibration).
+	blobCalibration = "calibration"
 )
 
 // putBlob stores value under key for a campaign, replacing any previous
@@ -185,4 +189,54 @@ func (s *Store) Paused(ctx context.Context, id int64) (bool, error) {
 		return false, nil
 	}
 	return len(v) > 0, err
+}
+
+// Calibration is a progress bound a calibration trial measured and what it
+// holds for: campaigns whose Key is the same (the same build and scenario)
+// reuse it instead of measuring again.
+type Calibration struct {
+	// Key identifies the build and the scenario the bound was measured
+	// on (campaign's calibration key).
+	Key string `json:"key"`
+	// Bound is the progress bound chosen from the measurement, How says
+	// how ("measured failover 1.2s × 2, floor 3s; ...").
+	Bound time.Duration `json:"bound"`
+	How   string        `json:"how"`
+}
+
+// PutCalibration stores the calibration a campaign measured, replacing
+// the last one.
+func (s *Store) PutCalibration(ctx context.Context, campaignID int64, c Calibration) error {
+	return s.putJSON(ctx, campaignID, blobCalibration, "calibration", c)
+}
+
+// FindCalibration returns the calibration stored under key by the newest
+// campaign that stored one, and that campaign's ID; ErrNotFound when none
+// did.
+func (s *Store) FindCalibration(ctx context.Context, key string) (Calibration, int64, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT campaign_id, value FROM blobs WHERE key = ? ORDER BY campaign_id DESC`, blobCalibration)
+	if err != nil {
+		return Calibration{}, 0, fmt.Errorf("find calibration %s: %w", key, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id   int64
+			data []byte
+			c    Calibration
+		)
+		if err := rows.Scan(&id, &data); err != nil {
+			return Calibration{}, 0, fmt.Errorf("find calibration %s: %w", key, err)
+		}
+		if err := json.Unmarshal(data, &c); err != nil {
+			return Calibration{}, 0, fmt.Errorf("decode calibration of campaign %d: %w", id, err)
+		}
+		if c.Key == key && c.Bound > 0 {
+			return c, id, nil
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return Calibration{}, 0, fmt.Errorf("find calibration %s: %w", key, err)
+	}
+	return Calibration{}, 0, fmt.Errorf("calibration %s: %w", key, ErrNotFound)
 }

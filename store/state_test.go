@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/invariant"
@@ -74,5 +75,51 @@ func TestCampaignState(t *testing.T) {
 				t.Errorf("campaign %d reads campaign %d's %s: %#v, %v", other, cid, k.name, got, err)
 			}
 		})
+	}
+}
+
+// TestFindCalibration: the newest campaign's calibration under a key is
+// found, another key's never, and none at all is ErrNotFound.
+func TestFindCalibration(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, _, err := s.FindCalibration(ctx, "k1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("empty store: %v, want ErrNotFound", err)
+	}
+	var ids []int64
+	for _, c := range []Calibration{
+		{Key: "k1", Bound: 4 * time.Second, How: "first"},
+		{Key: "k2", Bound: 9 * time.Second, How: "other scenario"},
+		{Key: "k1", Bound: 5 * time.Second, How: "newer"},
+		{}, // a campaign that measured nothing stores nothing
+	} {
+		id, err := s.CreateCampaign(ctx, Campaign{Name: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+		if c.Key != "" {
+			if err := s.PutCalibration(ctx, id, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		key      string
+		want     Calibration
+		campaign int64
+	}{
+		{"k1", Calibration{Key: "k1", Bound: 5 * time.Second, How: "newer"}, ids[2]},
+		{"k2", Calibration{Key: "k2", Bound: 9 * time.Second, How: "other scenario"}, ids[1]},
+		{"k3", Calibration{}, 0},
+	} {
+		c, from, err := s.FindCalibration(ctx, tc.key)
+		if c != tc.want || from != tc.campaign || (tc.campaign == 0) != errors.Is(err, ErrNotFound) {
+			t.Errorf("FindCalibration(%s) = %+v from %d, %v; want %+v from %d", tc.key, c, from, err, tc.want, tc.campaign)
+		}
 	}
 }
