@@ -2,12 +2,17 @@ package campaign
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
@@ -33,6 +38,14 @@ import (
 // The calibration trial is not a trial of the campaign: it is not stored,
 // not judged and teaches the log baseline nothing (its logs hold a crash's
 // consequences); its logs stay in <workdir>/trials/<campaign>-calibrate.
+//
+// A failover takes as long on the next campaign of the same build and
+// scenario, so a measured bound is stored under calibrationKey (the build's
+// key and the config values that shape the cluster and the workload) and
+// the next campaign with the same key reuses it ("...; reused from campaign
+// N") instead of running the calibration trial; Options.Recalibrate (gofault
+// run --recalibrate) measures afresh. An inconclusive calibration (the
+// floor) is not stored.
 
 const (
 	// boundFloor is the least calibrated bound.
@@ -180,11 +193,20 @@ func failoverStall(events []record.ClientEvent, killed string, kill time.Time) (
 	return stall, client, true, ""
 }
 
+// priorBound is a bound an earlier campaign of the same build and scenario
+// measured (store.FindCalibration); campaign 0 is none.
+type priorBound struct {
+	bound    time.Duration
+	how      string
+	campaign int64
+}
+
 // chooseBound decides where the progress bound comes from, before any
 // trial: the user's checkers.progress, else the bound a resumed campaign
-// stored, else the floor when no checker uses it; measure says none of
-// these applies and a calibration trial must measure it.
-func chooseBound(setting config.Bound, stored time.Duration, storedHow string, enabled []string, nodes int) (bound time.Duration, how string, measure bool) {
+// stored, else the floor when no checker uses it or there is no failover,
+// else the bound prior measured; measure says none of these applies and a
+// calibration trial must measure it.
+func chooseBound(setting config.Bound, stored time.Duration, storedHow string, enabled []string, nodes int, prior priorBound) (bound time.Duration, how string, measure bool) {
 	switch {
 	case !setting.Auto():
 		return setting.Duration(), howExplicit, false
@@ -194,8 +216,41 @@ func chooseBound(setting config.Bound, stored time.Duration, storedHow string, e
 		return boundFloor, "hang, gray and slow checkers are off; floor", false
 	case nodes == 1:
 		return boundFloor, "one node: no failover to measure; floor", false
+	case prior.campaign != 0 && prior.bound > 0:
+		return prior.bound, prior.describe(), false
 	}
 	return 0, "", true
+}
+
+// describe says, for people, where a reused bound comes from.
+func (p priorBound) describe() string {
+	return fmt.Sprintf("%s; reused from campaign %d", p.how, p.campaign)
+}
+
+// calibrationKey identifies what a calibration measured: the node build
+// (build.Built.Key) and the scenario, the config values that shape the
+// cluster and its load: cluster (nodes, ports, command, env, readiness,
+// shutdown), workload (package or command, env, timeout, ...), and
+// whether a power loss may strike (the agents then keep a durable image
+// of the data dirs at every sync). The policy, seed, trial count, checkers
+// and the other fault kinds are not in it. "" (the build could not be
+// keyed) means no reuse.
+func calibrationKey(buildKey string, cfg *config.Config) string {
+	if buildKey == "" {
+		return ""
+	}
+	v := struct {
+		Build     string
+		Cluster   config.Cluster
+		Workload  config.Workload
+		PowerLoss bool
+	}{buildKey, cfg.Cluster, cfg.Workload, slices.Contains(cfg.Faults.Kinds, catalog.KindPowerLoss.String())}
+	b, err := json.Marshal(v) // maps marshal with sorted keys: deterministic
+	if err != nil {
+		panic("campaign: calibration key: " + err.Error()) // plain data always marshals
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 // calibrate chooses the hang and gray checkers' progress bound for the
@@ -203,7 +258,20 @@ func chooseBound(setting config.Bound, stored time.Duration, storedHow string, e
 // it must be measured. It records the bound with the campaign and logs it.
 func (s *execution) calibrate(ctx context.Context) error {
 	cfg := s.opts.Config
-	bound, how, measure := chooseBound(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled, cfg.Cluster.Nodes)
+	key := calibrationKey(s.bt.Key, cfg)
+	var prior priorBound
+	if key != "" && !s.opts.Recalibrate {
+		c, from, err := s.st.FindCalibration(ctx, key)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		prior = priorBound{bound: c.Bound, how: c.How, campaign: from}
+	}
+	bound, how, measure := chooseBound(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled, cfg.Cluster.Nodes, prior)
+	if !measure && prior.campaign != 0 && how == prior.describe() {
+		s.sum.CalibrationFrom = prior.campaign
+		s.opts.Logger.Info(fmt.Sprintf("progress bound reused from campaign %d (same build and scenario; gofault run --recalibrate measures it again)", prior.campaign))
+	}
 	if measure {
 		c, err := s.r.calibrationTrial(ctx)
 		if ctx.Err() != nil {
@@ -215,6 +283,11 @@ func (s *execution) calibrate(ctx context.Context) error {
 		bound, how = boundFor(c.stall, c.ok, boundFloor), c.describe(boundFloor)
 		if !c.ok {
 			s.opts.Logger.Warn("progress bound: calibration trial measured no failover", "why", c.why)
+		}
+		if c.ok && key != "" {
+			if err := s.st.PutCalibration(context.WithoutCancel(ctx), s.camp.ID, store.Calibration{Key: key, Bound: bound, How: how}); err != nil {
+				return err
+			}
 		}
 	}
 	s.r.bound = bound

@@ -192,21 +192,26 @@ func TestChooseBound(t *testing.T) {
 		want        time.Duration
 		wantHow     string
 		wantMeasure bool
+		prior       priorBound
 	}{
-		{"explicit", config.Bound(2 * time.Second), 0, "", all, 2 * time.Second, howExplicit, false},
-		{"explicit wins over a stored bound", config.Bound(2 * time.Second), 5 * time.Second, "measured", all, 2 * time.Second, howExplicit, false},
-		{"auto, resumed", 0, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", all, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", false},
-		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, boundFloor, "hang, gray and slow checkers are off; floor", false},
-		{"auto: measure", 0, 0, "", all, 0, "", true},
-		{"auto, slow alone uses it: measure", 0, 0, "", []string{"crash", "slow"}, 0, "", true},
-		{"auto, one node", 0, 0, "", all, boundFloor, "one node: no failover to measure; floor", false},
-		{"auto, default checkers: measure", 0, 0, "", nil, 0, "", true},
+		{"explicit", config.Bound(2 * time.Second), 0, "", all, 2 * time.Second, howExplicit, false, priorBound{}},
+		{"explicit wins over a stored bound", config.Bound(2 * time.Second), 5 * time.Second, "measured", all, 2 * time.Second, howExplicit, false, priorBound{}},
+		{"auto, resumed", 0, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", all, 5 * time.Second, "measured failover 2.5s × 2, floor 3s", false, priorBound{}},
+		{"auto, no checker uses it", 0, 0, "", []string{"crash", "log"}, boundFloor, "hang, gray and slow checkers are off; floor", false, priorBound{}},
+		{"auto: measure", 0, 0, "", all, 0, "", true, priorBound{}},
+		{"auto, slow alone uses it: measure", 0, 0, "", []string{"crash", "slow"}, 0, "", true, priorBound{}},
+		{"auto, one node", 0, 0, "", all, boundFloor, "one node: no failover to measure; floor", false, priorBound{}},
+		{"auto, default checkers: measure", 0, 0, "", nil, 0, "", true, priorBound{}},
+		{"auto, measured by campaign 7: reused", 0, 0, "", all, 4 * time.Second, "measured failover 2s × 2, floor 3s; reused from campaign 7", false, priorBound{4 * time.Second, "measured failover 2s × 2, floor 3s", 7}},
+		{"explicit wins over a prior measurement", config.Bound(2 * time.Second), 0, "", all, 2 * time.Second, howExplicit, false, priorBound{4 * time.Second, "measured failover 2s × 2, floor 3s", 7}},
+		{"a resumed campaign keeps its own bound", 0, 5 * time.Second, "measured", all, 5 * time.Second, "measured", false, priorBound{4 * time.Second, "measured failover 2s × 2, floor 3s", 7}},
+		{"no checker uses it: floor, not the prior", 0, 0, "", []string{"crash", "log"}, boundFloor, "hang, gray and slow checkers are off; floor", false, priorBound{4 * time.Second, "measured failover 2s × 2, floor 3s", 7}},
 	} {
 		nodes := 3
 		if tc.name == "auto, one node" {
 			nodes = 1
 		}
-		got, how, measure := chooseBound(tc.setting, tc.stored, tc.storedHow, tc.enabled, nodes)
+		got, how, measure := chooseBound(tc.setting, tc.stored, tc.storedHow, tc.enabled, nodes, tc.prior)
 		if got != tc.want || how != tc.wantHow || measure != tc.wantMeasure {
 			t.Errorf("%s: chooseBound = %s, %q, %v; want %s, %q, %v", tc.name, got, how, measure, tc.want, tc.wantHow, tc.wantMeasure)
 		}
@@ -242,5 +247,48 @@ func TestReplayBound(t *testing.T) {
 		if got := replayBound(ctx, st, tc.explicit, tc.orig, 2*time.Second); got != tc.want {
 			t.Errorf("%s: replayBound = %s, want %s", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestCalibrationKey: the key changes with the build and with what shapes
+// the cluster and its load, and with nothing else.
+func TestCalibrationKey(t *testing.T) {
+	base := func() *config.Config {
+		return &config.Config{
+			Cluster:  config.Cluster{Nodes: 3, Command: []string{"--data-dir={{.Dir}}"}, Env: map[string]string{"A": "1"}},
+			Workload: config.Workload{Env: map[string]string{"OPS": "100"}},
+			Faults:   config.Faults{Kinds: []string{"crash"}},
+			Policy:   config.Policy{Name: "random", Seed: 1},
+		}
+	}
+	want := calibrationKey("b1", base())
+	if want == "" {
+		t.Fatal("no key for a keyed build")
+	}
+	for _, tc := range []struct {
+		name    string
+		build   string
+		change  func(*config.Config)
+		changes bool
+	}{
+		{"the same", "b1", func(*config.Config) {}, false},
+		{"another build", "b2", func(*config.Config) {}, true},
+		{"more nodes", "b1", func(c *config.Config) { c.Cluster.Nodes = 5 }, true},
+		{"a node flag", "b1", func(c *config.Config) { c.Cluster.Command = append(c.Cluster.Command, "--election-timeout=5000") }, true},
+		{"a node env var", "b1", func(c *config.Config) { c.Cluster.Env["A"] = "2" }, true},
+		{"the workload's env", "b1", func(c *config.Config) { c.Workload.Env["OPS"] = "1000" }, true},
+		{"power loss may strike", "b1", func(c *config.Config) { c.Faults.Kinds = append(c.Faults.Kinds, "powerloss") }, true},
+		{"another fault kind", "b1", func(c *config.Config) { c.Faults.Kinds = []string{"error"} }, false},
+		{"policy and seed", "b1", func(c *config.Config) { c.Policy = config.Policy{Name: "bsrr", Seed: 9} }, false},
+		{"trial count", "b1", func(c *config.Config) { c.Trials.Count = 500 }, false},
+	} {
+		c := base()
+		tc.change(c)
+		if got := calibrationKey(tc.build, c); (got != want) != tc.changes {
+			t.Errorf("%s: key %s, base %s; want changed %v", tc.name, got, want, tc.changes)
+		}
+	}
+	if got := calibrationKey("", base()); got != "" {
+		t.Errorf("an unkeyed build has key %q, want none", got)
 	}
 }

@@ -51,6 +51,10 @@ type Options struct {
 	// AfterTrial, if set, is called after every trial with the tally so far.
 	AfterTrial func(Tally)
 	Logger     *slog.Logger
+	// Recalibrate runs the calibration trial even when an earlier
+	// campaign of the same build and scenario measured the progress bound
+	// (a resumed campaign keeps its own bound).
+	Recalibrate bool
 	// Built, if set, is used instead of building the target again.
 	Built *build.Built
 	// Baseline, if set, is the log checker's starting baseline, and no

@@ -55,6 +55,10 @@ type Summary struct {
 	// ProgressHow how it was chosen (see calibrate).
 	ProgressBound float64 `json:"progress_bound_seconds"`
 	ProgressHow   string  `json:"progress_how"`
+	// CalibrationFrom is the campaign whose calibration trial measured the
+	// bound this run reused (same build and scenario); 0 when it was not
+	// reused.
+	CalibrationFrom int64 `json:"calibration_from,omitempty"`
 	// CoverageBlocks is the number of basic blocks the campaign's trials
 	// covered (the union, an earlier run's included); Blocks the number
 	// the build counts (0 with faults.coverage off). Each trial's own

@@ -34,6 +34,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	pol := fs.String("policy", "", "injection policy, overrides config policy.name ("+strings.Join(policy.Names(), ", ")+")")
 	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
+	recalibrate := fs.Bool("recalibrate", false, "measure the progress bound with a calibration trial even when an earlier campaign of the same build and scenario measured it (checkers.progress: auto; a resumed campaign keeps its own)")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
 	fail := failOnFlag(fs, failNever, "campaign")
 	bf := addBuildFlags(fs)
@@ -58,12 +59,13 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	bar := newProgressBar(os.Stderr)
 	sum, err := campaign.Run(ctx, campaign.Options{
-		Config:     cfg,
-		Trials:     int(*trials),
-		Parallel:   int(*parallel),
-		Resume:     *resume,
-		AfterTrial: bar.update,
-		Built:      bt,
+		Config:      cfg,
+		Trials:      int(*trials),
+		Parallel:    int(*parallel),
+		Resume:      *resume,
+		Recalibrate: *recalibrate,
+		AfterTrial:  bar.update,
+		Built:       bt,
 	})
 	bar.finish()
 	if err != nil {
