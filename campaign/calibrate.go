@@ -270,7 +270,7 @@ func (s *execution) calibrate(ctx context.Context) error {
 	bound, how, measure := chooseBound(cfg.Checkers.Progress, s.camp.Progress, s.camp.ProgressHow, cfg.Checkers.Enabled, cfg.Cluster.Nodes, prior)
 	if !measure && prior.campaign != 0 && how == prior.describe() {
 		s.sum.CalibrationFrom = prior.campaign
-		s.opts.Logger.Info(fmt.Sprintf("progress bound reused from campaign %d (same build and scenario; gofault run --recalibrate measures it again)", prior.campaign))
+		s.opts.Logger.Info(fmt.Sprintf("no calibration trial: campaign %d measured the progress bound on the same build and scenario (gofault run --recalibrate measures it again)", prior.campaign))
 	}
 	if measure {
 		c, err := s.r.calibrationTrial(ctx)
