@@ -297,8 +297,14 @@ func Restore(trialDir, dest string) (*Restored, error) {
 	return res, nil
 }
 
-// unpack extracts a pack into dest.
+// unpack extracts a pack into dest; nothing is written outside it (an
+// os.Root: no entry name or symlink leads out).
 func unpack(r io.Reader, dest string) (*Restored, error) {
+	root, err := os.OpenRoot(dest)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, err
@@ -314,17 +320,17 @@ func unpack(r io.Reader, dest string) (*Restored, error) {
 			return nil, err
 		}
 		name := strings.TrimSuffix(hdr.Name, "/")
-		if !filepath.IsLocal(filepath.FromSlash(name)) {
+		path := filepath.FromSlash(name)
+		if !filepath.IsLocal(path) {
 			return nil, fmt.Errorf("entry %q leaves the destination", hdr.Name)
 		}
-		path := filepath.Join(dest, filepath.FromSlash(name))
 		switch hdr.Typeflag {
 		case tar.TypeDir:
-			if err := os.MkdirAll(path, fs.FileMode(hdr.Mode).Perm()|0o700); err != nil {
+			if err := root.MkdirAll(path, fs.FileMode(hdr.Mode).Perm()|0o700); err != nil {
 				return nil, err
 			}
 		case tar.TypeSymlink:
-			if err := os.Symlink(hdr.Linkname, path); err != nil {
+			if err := root.Symlink(hdr.Linkname, path); err != nil {
 				return nil, err
 			}
 		case tar.TypeReg:
@@ -338,7 +344,7 @@ func unpack(r io.Reader, dest string) (*Restored, error) {
 				res.Omitted[name] = size
 				continue
 			}
-			if err := restoreFile(tr, path, hdr, size); err != nil {
+			if err := restoreFile(root, tr, path, hdr, size); err != nil {
 				return nil, err
 			}
 			res.Files = append(res.Files, name)
@@ -346,12 +352,13 @@ func unpack(r io.Reader, dest string) (*Restored, error) {
 	}
 }
 
-// restoreFile writes one file: the entry's bytes, then holes up to size.
-func restoreFile(r io.Reader, path string, hdr *tar.Header, size int64) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// restoreFile writes one file under root: the entry's bytes, then holes
+// up to size.
+func restoreFile(root *os.Root, r io.Reader, path string, hdr *tar.Header, size int64) error {
+	if err := root.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fs.FileMode(hdr.Mode).Perm())
+	f, err := root.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fs.FileMode(hdr.Mode).Perm())
 	if err != nil {
 		return err
 	}
@@ -366,7 +373,7 @@ func restoreFile(r io.Reader, path string, hdr *tar.Header, size int64) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Chtimes(path, hdr.ModTime, hdr.ModTime)
+	return root.Chtimes(path, hdr.ModTime, hdr.ModTime)
 }
 
 // copyLogs copies the regular files of trialDir (its logs), but the pack

@@ -1,7 +1,9 @@
 package campaign
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -198,4 +200,49 @@ func isZeros(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// TestRestoreStaysInside: no entry of a pack, by its name or through a
+// symlink, writes outside the destination.
+func TestRestoreStaysInside(t *testing.T) {
+	outside := t.TempDir()
+	for _, tc := range []struct {
+		name    string
+		entries []tar.Header
+	}{
+		{"a name with ..", []tar.Header{{Name: "../escaped", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1}}},
+		{"through a symlink", []tar.Header{
+			{Name: "n1/", Typeflag: tar.TypeDir, Mode: 0o755},
+			{Name: "n1/out", Typeflag: tar.TypeSymlink, Linkname: outside},
+			{Name: "n1/out/escaped", Typeflag: tar.TypeReg, Mode: 0o644, Size: 1},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			tw := tar.NewWriter(zw)
+			for _, h := range tc.entries {
+				if err := tw.WriteHeader(&h); err != nil {
+					t.Fatal(err)
+				}
+				if h.Size > 0 {
+					tw.Write([]byte("x"))
+				}
+			}
+			tw.Close()
+			zw.Close()
+			dest := filepath.Join(t.TempDir(), "d")
+			if err := os.MkdirAll(dest, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := unpack(&buf, dest); err == nil {
+				t.Error("unpack: want an error")
+			}
+			for _, p := range []string{filepath.Join(filepath.Dir(dest), "escaped"), filepath.Join(outside, "escaped")} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was written", p)
+				}
+			}
+		})
+	}
 }
