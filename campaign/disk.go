@@ -24,8 +24,10 @@ type keeper struct {
 }
 
 // newKeeper finds the trial dirs under root that still hold data (from
-// earlier runs, oldest first by modification time) and prunes all but the
-// newest max of them.
+// earlier runs, oldest first by modification time), prunes all but the
+// newest max of them and packs those of the rest whose data dirs are not
+// packed yet (left by a gofault that did not pack: every member whole, as
+// which one a fault hit is not known here).
 func newKeeper(root string, max int) (*keeper, error) {
 	k := &keeper{max: max}
 	ents, err := os.ReadDir(root)
@@ -52,7 +54,15 @@ func newKeeper(root string, max int) (*keeper, error) {
 	for _, d := range ds {
 		k.kept = append(k.kept, d.dir)
 	}
-	return k, k.prune()
+	if err := k.prune(); err != nil {
+		return nil, err
+	}
+	for _, dir := range k.kept {
+		if _, err := packTrial(dir, nil); err != nil {
+			return nil, err
+		}
+	}
+	return k, nil
 }
 
 // judged applies the rule to a trial dir once its trial is judged and

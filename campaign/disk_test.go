@@ -3,6 +3,7 @@ package campaign
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -57,6 +58,15 @@ func TestKeeper(t *testing.T) {
 	if !logsOnly(t, old[0]) || logsOnly(t, old[1]) || logsOnly(t, old[2]) {
 		t.Fatal("start-up: want the oldest pruned and the two newest kept")
 	}
+	// The two kept, left unpacked, are packed whole.
+	for _, dir := range old[1:] {
+		if _, err := os.Stat(filepath.Join(dir, "n1")); !os.IsNotExist(err) {
+			t.Errorf("start-up: %s still has its data dirs unpacked (%v)", dir, err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, PackList)); err != nil || !strings.Contains(string(b), "n2/member/snap/0.wal") || strings.Contains(string(b), "omitted n") {
+			t.Errorf("start-up: %s's pack lists %q (%v), want every member whole", dir, b, err)
+		}
+	}
 	// A passing trial loses its data at once.
 	pass := trialDirWithData(t, root, "2-1", 0)
 	if err := k.judged(pass, false, nil); err != nil {
@@ -78,7 +88,7 @@ func TestKeeper(t *testing.T) {
 		t.Error(err)
 	}
 	// The new failure is packed: no data dir, its pack and list beside
-	// the logs; 1-3, left by the earlier run, keeps its data dirs.
+	// the logs.
 	if _, err := os.Stat(filepath.Join(fail, "n1")); !os.IsNotExist(err) {
 		t.Errorf("the failed trial's data dir is still there: %v", err)
 	}
@@ -86,7 +96,7 @@ func TestKeeper(t *testing.T) {
 	if packs <= 0 {
 		t.Errorf("the failed trial holds no pack")
 	}
-	if n := dirSize(root); n != 5*3*4 /* logs */ +2*4096 /* 1-3's data */ +packs {
+	if n := dirSize(root); n != 5*3*4 /* logs */ +packs+dirSize(old[2])-3*4 /* 1-3's pack */ {
 		t.Errorf("dirSize = %d", n)
 	}
 	// A later failure prunes 1-3's data and then the pack of 2-2.
