@@ -22,6 +22,8 @@ func TestHitMembers(t *testing.T) {
 		{"fault-free: every member", record.Trial{Nodes: []record.Node{{Name: "n1"}, {Name: "n2"}}}, nil},
 		{"a crash of n2", record.Trial{Injections: []record.Injection{{Node: "n2"}}, Nodes: []record.Node{{Name: "n2", Killed: true, Exited: true}}}, []string{"n2"}},
 		{"a disconnect: both ends", record.Trial{Injections: []record.Injection{{Node: "n3", Peer: "n1"}}}, []string{"n1", "n3"}},
+		{"replicas diverged after a crash of n2: every member", record.Trial{Injections: []record.Injection{{Node: "n2"}}, Verdicts: []record.Verdict{{Checker: "replicas", Failed: true, Symptom: "replicas diverged"}}}, nil},
+		{"a hang after a crash of n2: n2 only", record.Trial{Injections: []record.Injection{{Node: "n2"}}, Verdicts: []record.Verdict{{Checker: "hang", Failed: true, Symptom: "no progress"}, {Checker: "replicas"}}}, []string{"n2"}},
 		{"a node that died on its own", record.Trial{Injections: []record.Injection{{Node: "n1"}, {Node: "n1"}}, Nodes: []record.Node{{Name: "n1"}, {Name: "n3", Exited: true}}}, []string{"n1", "n3"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

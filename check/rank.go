@@ -148,6 +148,10 @@ func Rank(checker, symptom string) int {
 	return 100*ClassCrash + 50
 }
 
+// Class is the class (ClassLost ... ClassLog) of a failing verdict's
+// (checker, symptom), as Rank places it.
+func Class(checker, symptom string) int { return Rank(checker, symptom) / 100 }
+
 // ClassName names a class for docs and reports.
 func ClassName(class int) string {
 	switch class {
