@@ -390,6 +390,20 @@ var targeted = []struct {
 	// one in none of 5).
 	{bug: server.BugRecover, args: []string{"--policy", "fuzz", "--trials", "40", "--set", "faults.kinds=crash"},
 		symptoms: []string{"hang", "recovery", "violations", "replicas", "linearizability"}, control: true, timingOutcome: true, long: true},
+	// Two kills on two members in turn: a follower, then the leader while
+	// the follower is down, whose restarted process sends the restarted
+	// follower a snapshot that it merges into its own state, so keys
+	// deleted meanwhile come back on it (replicas; a read of one,
+	// linearizability). fuzz appends the second crash at a point that any
+	// member reached after the first; random (one fault a trial) and
+	// fuzz's old one-node sequences cannot place it. A snapshot after
+	// every applied entry gives every restarted member a snapshot that
+	// names the leader it followed; a 3 s load leaves room for both
+	// kills. Whether the merge leaves a key behind depends on the
+	// workload's deletes around the restarts, hence timingOutcome.
+	{bug: server.BugRejoin, args: []string{"--policy", "fuzz", "--trials", "40", "--set", "faults.kinds=crash", "--set", "cluster.env.MINIKV_SNAP_EVERY=1",
+		"--set", "workload.env.MINIKV_WORKLOAD_DURATION=3s"},
+		symptoms: []string{"replicas", "linearizability", "hang", "recovery", "violations"}, control: true, timingOutcome: true, long: true},
 	// A follower cut off until the leader compacted past it installs the
 	// leader's snapshot but keeps its own request table: only the
 	// replicas checker sees it, and without the bug nothing differs.

@@ -153,3 +153,70 @@ func TestCatchupInstall(t *testing.T) {
 		})
 	}
 }
+
+// TestRejoinInstall: with the rejoin bug, a follower restarted with state
+// of its own (rejoin: the leader epoch in its snapshot) lays a snapshot
+// from another leader process over its state, so a key deleted while it
+// was down (missing from the snapshot) stays; a snapshot from the leader
+// it followed, a follower that never restarted, or the bug off replace
+// the state. The installed snapshot records the leader's epoch, which a
+// restart reads back.
+func TestRejoinInstall(t *testing.T) {
+	const leader = 7
+	for _, tt := range []struct {
+		bugs   string
+		rejoin int64
+		ghost  bool
+	}{
+		{"", 0, false},
+		{"", 5, false},
+		{BugRejoin, 0, false},      // never restarted
+		{BugRejoin, leader, false}, // restarted, same leader process
+		{BugRejoin, 5, true},       // restarted, then the leader did
+	} {
+		t.Run(fmt.Sprintf("bugs=%s,rejoin=%d", tt.bugs, tt.rejoin), func(t *testing.T) {
+			bugs, err := ParseBugs(tt.bugs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			peers := map[string]string{"n1": "127.0.0.1:1", "n2": "127.0.0.1:2"}
+			dir := t.TempDir()
+			n, err := Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.rejoin != 0 {
+				t.Fatalf("a node started on an empty data dir rejoins under epoch %d", n.rejoin)
+			}
+			n.data, n.rejoin = map[string]string{"gone": "x", "k": "old"}, tt.rejoin
+			snap, err := json.Marshal(snapshotFile{Index: 10, Data: map[string]string{"k": "v"}, Done: map[string]string{"r1": "ok"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := n.installSnapshot(transport.Message{Type: transport.MsgSnap, From: 1, Epoch: leader, Index: 10, Payload: snap})
+			if resp.Reject || resp.Index != 10 {
+				t.Fatalf("install answered %+v, want index 10", resp)
+			}
+			if _, has := n.data["gone"]; has != tt.ghost {
+				t.Errorf("data after the install: %v; want the deleted key kept = %v", n.data, tt.ghost)
+			}
+			if n.data["k"] != "v" || n.applied != 10 || n.rejoin != 0 {
+				t.Errorf("state after the install: data %v, applied %d, rejoin %d", n.data, n.applied, n.rejoin)
+			}
+			if err := n.Close(); err != nil {
+				t.Fatal(err)
+			}
+			n, err = Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			if n.rejoin != leader {
+				t.Errorf("restarted on the installed snapshot, rejoin = %d, want the leader's epoch %d", n.rejoin, leader)
+			}
+			if _, has := n.data["gone"]; has != tt.ghost {
+				t.Errorf("data after the restart: %v; want the deleted key kept = %v", n.data, tt.ghost)
+			}
+		})
+	}
+}
