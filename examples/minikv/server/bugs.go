@@ -175,10 +175,13 @@ const (
 	// snapshot). A snapshot from that process replaces its state, as it
 	// should; one from a leader process that restarted since, the member
 	// takes for the leader's recovery from its own disk, maybe older than
-	// what the member holds, and lays it over the member's state, keeping
-	// the keys that the snapshot lacks. Those keys were deleted while the
-	// member was down: they come back on it alone (the replicas checker;
-	// a read of one is not linearizable). It takes two faults on two
+	// what the member holds, so it takes from it only the keys it lacks
+	// and keeps the rest of its own state: its values, the keys that the
+	// snapshot lacks, its request table. The keys deleted or changed
+	// while the member was down keep their old values on it until written
+	// again (a read of one is not linearizable), and the request IDs of
+	// the entries the snapshot stands for are missing from its table for
+	// good (the replicas checker). It takes two faults on two
 	// members in turn: a follower killed, then the leader killed while
 	// the follower is down (or before it caught up), so that the
 	// restarted leader, whose log in memory starts after its last

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -155,12 +156,13 @@ func TestCatchupInstall(t *testing.T) {
 }
 
 // TestRejoinInstall: with the rejoin bug, a follower restarted with state
-// of its own (rejoin: the leader epoch in its snapshot) lays a snapshot
-// from another leader process over its state, so a key deleted while it
-// was down (missing from the snapshot) stays; a snapshot from the leader
-// it followed, a follower that never restarted, or the bug off replace
-// the state. The installed snapshot records the leader's epoch, which a
-// restart reads back.
+// of its own (rejoin: the leader epoch in its snapshot) takes from a
+// snapshot of another leader process only the keys it lacks: a key
+// deleted while it was down (missing from the snapshot) stays, one
+// changed keeps its old value, and its request table stays its own; a
+// snapshot from the leader it followed, a follower that never restarted,
+// or the bug off replace the state. The installed snapshot records the
+// leader's epoch, which a restart reads back.
 func TestRejoinInstall(t *testing.T) {
 	const leader = 7
 	for _, tt := range []struct {
@@ -188,7 +190,7 @@ func TestRejoinInstall(t *testing.T) {
 			if n.rejoin != 0 {
 				t.Fatalf("a node started on an empty data dir rejoins under epoch %d", n.rejoin)
 			}
-			n.data, n.rejoin = map[string]string{"gone": "x", "k": "old"}, tt.rejoin
+			n.data, n.done, n.rejoin = map[string]string{"gone": "x", "k": "old"}, map[string]string{"r0": "ok"}, tt.rejoin
 			snap, err := json.Marshal(snapshotFile{Index: 10, Data: map[string]string{"k": "v"}, Done: map[string]string{"r1": "ok"}})
 			if err != nil {
 				t.Fatal(err)
@@ -197,11 +199,15 @@ func TestRejoinInstall(t *testing.T) {
 			if resp.Reject || resp.Index != 10 {
 				t.Fatalf("install answered %+v, want index 10", resp)
 			}
-			if _, has := n.data["gone"]; has != tt.ghost {
-				t.Errorf("data after the install: %v; want the deleted key kept = %v", n.data, tt.ghost)
+			want, wantDone := map[string]string{"k": "v"}, map[string]string{"r1": "ok"}
+			if tt.ghost {
+				want, wantDone = map[string]string{"gone": "x", "k": "old"}, map[string]string{"r0": "ok"}
 			}
-			if n.data["k"] != "v" || n.applied != 10 || n.rejoin != 0 {
-				t.Errorf("state after the install: data %v, applied %d, rejoin %d", n.data, n.applied, n.rejoin)
+			if !maps.Equal(n.data, want) || !maps.Equal(n.done, wantDone) {
+				t.Errorf("after the install: data %v, requests %v; want %v, %v", n.data, n.done, want, wantDone)
+			}
+			if n.applied != 10 || n.rejoin != 0 {
+				t.Errorf("after the install: applied %d, rejoin %d; want 10, 0", n.applied, n.rejoin)
 			}
 			if err := n.Close(); err != nil {
 				t.Fatal(err)
@@ -214,8 +220,8 @@ func TestRejoinInstall(t *testing.T) {
 			if n.rejoin != leader {
 				t.Errorf("restarted on the installed snapshot, rejoin = %d, want the leader's epoch %d", n.rejoin, leader)
 			}
-			if _, has := n.data["gone"]; has != tt.ghost {
-				t.Errorf("data after the restart: %v; want the deleted key kept = %v", n.data, tt.ghost)
+			if !maps.Equal(n.data, want) {
+				t.Errorf("data after the restart: %v; want %v", n.data, want)
 			}
 		})
 	}

@@ -121,13 +121,12 @@ func (n *Node) installSnapshot(m transport.Message) transport.Message {
 	}
 	if n.bugs.rejoinMerge && n.rejoin != 0 && m.Epoch != n.rejoin {
 		// A snapshot from a leader process that restarted since this
-		// member did is laid over the member's own state: the keys it
-		// lacks stay, deleted ones included.
+		// member did only fills in the keys the member lacks: its own
+		// values (deleted keys included) and its own request table stay.
 		for k, v := range n.data {
-			if _, ok := snap.Data[k]; !ok {
-				snap.Data[k] = v
-			}
+			snap.Data[k] = v
 		}
+		snap.Done = n.done
 		n.log.Info("snapshot merged into the state recovered at restart", "index", snap.Index, "leader_epoch", m.Epoch, "followed", n.rejoin)
 	}
 	snap.Leader = m.Epoch
