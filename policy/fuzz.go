@@ -35,12 +35,13 @@ type fuzzEntry struct {
 	NewBlocks int `json:"new_blocks,omitempty"`
 	Picked    int `json:"picked"` // times chosen as a parent
 	// After are the I/O points the run reached after the sequence's last
-	// fault, the first afterPerSite requests at each node and site: where
-	// a mutation may append a fault.
+	// fault, the first afterPerSite requests at each node and site and
+	// then the 4th, 8th, 16th, ... (spreadAt): where a mutation may append
+	// a fault.
 	After []Point `json:"after,omitempty"`
-	// Recovery are the points of After on the node that the last fault
-	// killed (a crash or a power loss): its restart and recovery, which
-	// mutation prefers.
+	// Recovery are the first points of After (afterPerSite a site) on the
+	// node that the last fault killed (a crash or a power loss): its
+	// restart and recovery, which mutation prefers.
 	Recovery []Point `json:"recovery,omitempty"`
 	// Moves are, per fault of Seq, the points at the fault's site on the
 	// other nodes that the run reached after the fault before it (and
@@ -96,7 +97,8 @@ type fuzz struct {
 const (
 	seedTrials    = 4    // trials that seed the queue before any mutation
 	maxQueue      = 256  // sequences kept; the lowest scores go
-	maxAfter      = 512  // recovery points kept per run
+	maxAfter      = 512  // first points after the last fault kept per run
+	maxSpread     = 256  // later points after the last fault kept per run (spreadAt)
 	maxReached    = 4096 // first points per node, site and place in the sequence kept per run, for moves
 	moveOdds      = 3    // one mutant in moveOdds moves a fault rather than appending one
 	afterPerSite  = 3    // points kept per node and site after the last fault (a killed process may make one or two before it dies)
@@ -119,8 +121,10 @@ type fuzzTrial struct {
 	seed     bool
 	p        float64 // a seed's grant probability
 	after    []Point
-	afterAt  map[[2]string]int
-	killed   string // the node the last fault killed, "" if it killed none
+	afterAt  map[[2]string]int // requests per node and site since the last grant
+	early    int               // points of after among the first afterPerSite of their site
+	spread   int               // points of after kept by spreadAt
+	killed   string            // the node the last fault killed, "" if it killed none
 	recovery []Point
 	// reached is the first point of each node and site after each
 	// number of granted faults: where a fault may move (fuzzEntry.Moves).
@@ -339,21 +343,36 @@ func (f *fuzz) Decide(req *Request) Decision {
 	}
 	// After the sequence's last fault: a point a mutation may use, on any
 	// node.
-	if len(t.seq) > 0 && t.afterAt[k] < afterPerSite && len(t.after) < maxAfter {
+	if len(t.seq) > 0 {
 		t.afterAt[k]++
+		n := t.afterAt[k]
 		pt := Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence}
-		t.after = append(t.after, pt)
-		if req.Node == t.killed {
-			t.recovery = append(t.recovery, pt)
+		switch {
+		case n <= afterPerSite && t.early < maxAfter:
+			t.early++
+			t.after = append(t.after, pt)
+			if req.Node == t.killed {
+				t.recovery = append(t.recovery, pt)
+			}
+		case spreadAt(n) && t.spread < maxSpread:
+			t.spread++
+			t.after = append(t.after, pt)
 		}
 	}
 	return Decision{}
 }
 
+// spreadAt reports whether the n-th request at a node and site after the
+// last fault is kept as a later point (fuzzEntry.After): past the first
+// afterPerSite, the 4th, 8th, 16th, ... — points spread over the rest of
+// the run, so a second member's fault may come while the first is down
+// or restarting, not only right after the first fault.
+func spreadAt(n int) bool { return n > afterPerSite && n&(n-1) == 0 }
+
 // granted notes that point p's fault was granted: the points reached from
 // now on follow it.
 func (t *fuzzTrial) granted(p Point) {
-	t.after, t.recovery = nil, nil
+	t.after, t.recovery, t.early, t.spread = nil, nil, 0, 0
 	clear(t.afterAt)
 	t.killed = ""
 	if p.Fault.Kind.Kills() {

@@ -400,3 +400,48 @@ func TestFuzzMovesAcrossNodes(t *testing.T) {
 		t.Errorf("replay granted %v, want %v", key(got), key(cross[0]))
 	}
 }
+
+// TestFuzzAfterSpread: after the last fault a run keeps the first three
+// requests of each node and site, then the 4th, 8th, 16th, ... — points
+// spread over the rest of the run, so that a second member's fault may
+// strike while the first member is down; only the first three of the
+// killed node are its recovery points.
+func TestFuzzAfterSpread(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want bool
+	}{{1, false}, {3, false}, {4, true}, {5, false}, {8, true}, {12, false}, {16, true}, {1024, true}} {
+		if got := spreadAt(tc.n); got != tc.want {
+			t.Errorf("spreadAt(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+	cat := testCatalog()
+	p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 1, MaxPerTrial: 3})
+	f := p.(*fuzz)
+	site := &cat.Sites[0]
+	tr := &fuzzTrial{seq: []Point{{Node: "n1", Site: site.ID, Occurrence: 1, Fault: Fault{Kind: catalog.KindCrash}}},
+		afterAt: map[[2]string]int{}, reached: map[reachKey]Point{}}
+	f.trials.begin(0, tr)
+	if d := p.Decide(&Request{Trial: 0, Node: "n1", Site: site, Occurrence: 1}); d.Fault.Kind != catalog.KindCrash {
+		t.Fatalf("first point not granted: %+v", d)
+	}
+	for i := 1; i <= 40; i++ {
+		p.Decide(&Request{Trial: 0, Node: "n2", Site: site, Occurrence: i})
+		p.Decide(&Request{Trial: 0, Node: "n1", Site: site, Occurrence: i + 1})
+	}
+	var got []string
+	for _, pt := range tr.after {
+		got = append(got, fmt.Sprintf("%s#%d", pt.Node, pt.Occurrence))
+	}
+	want := []string{"n2#1", "n1#2", "n2#2", "n1#3", "n2#3", "n1#4", "n2#4", "n1#5", "n2#8", "n1#9", "n2#16", "n1#17", "n2#32", "n1#33"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after = %v, want %v", got, want)
+	}
+	var rec []string
+	for _, pt := range tr.recovery {
+		rec = append(rec, fmt.Sprintf("%s#%d", pt.Node, pt.Occurrence))
+	}
+	if want := []string{"n1#2", "n1#3", "n1#4"}; !reflect.DeepEqual(rec, want) {
+		t.Errorf("recovery = %v, want %v", rec, want)
+	}
+}
