@@ -274,6 +274,33 @@ func TestHang(t *testing.T) {
 			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
 			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
 			Input{}, verdictWant{}},
+		// Fault sequences across members (the fuzz policy): quorum loss
+		// is the faults' consequence, a stall with a majority left is not.
+		{"two members killed in turn: a failover each", newTrial("n1", "n2", "n3").progress("n3/0", 0, 1000, 100).progress("n3/0", 5000, 8000, 100).
+			inject(1000, "n1", catalog.KindCrash, nil).inject(2000, "n2", catalog.KindCrash, nil).
+			node("n1", func(n *record.Node) { n.Killed, n.Restarted = true, []time.Time{at(2500)} }).
+			node("n2", func(n *record.Node) { n.Killed, n.Restarted = true, []time.Time{at(3500)} }),
+			Input{}, verdictWant{}},
+		{"a member partitioned while another is down after a crash (no quorum)", newTrial("n1", "n2", "n3").progress("n3/0", 0, 1000, 100).progress("n3/0", 5500, 8000, 100).
+			inject(1000, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = 4 * time.Second }).
+			inject(1000, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed, n.Restarted = true, []time.Time{at(4500)} }),
+			Input{}, verdictWant{ev: "excused by quorum loss: client n3/0 (node n3) made no progress from 05:00:01.000 to 05:00:05.500 (4.5s) while the faults had half the members or more out for 3.5s: n1 out from 05:00:01.000 to 05:00:05.000, n2 out from 05:00:01.000 to 05:00:04.500"}},
+		{"a member partitioned after another came back: a majority was left", newTrial("n1", "n2", "n3").progress("n3/0", 0, 1000, 100).progress("n3/0", 6500, 8000, 100).
+			inject(2000, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = 4 * time.Second }).
+			inject(1000, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed, n.Restarted = true, []time.Time{at(1300)} }),
+			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests hanging)", nodes: []string{"n3"}}},
+		{"two members stopped on injected errors (no quorum to the end)", newTrial("n1", "n2", "n3").progress("n3/0", 0, 1000, 100).errors("n3/0", 1500, 8000, 500).
+			inject(1000, "n1", catalog.KindError, nil).inject(1500, "n2", catalog.KindError, nil).
+			node("n1", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(1100) }).
+			node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(1600) }),
+			Input{}, verdictWant{ev: "excused by quorum loss: client n3/0 (node n3)"}},
+		{"one member stopped on an injected error: the others must go on", newTrial("n1", "n2", "n3").progress("n3/0", 0, 1000, 100).errors("n3/0", 1500, 8000, 500).
+			inject(1000, "n1", catalog.KindError, nil).node("n1", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(1100) }),
+			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests failing)", nodes: []string{"n3"}}},
+		{"a member exited without a fault on it: no outage excused", newTrial("n1", "n2", "n3").progress("n3/0", 0, 1000, 100).errors("n3/0", 1500, 8000, 500).
+			inject(1000, "n1", catalog.KindError, nil).node("n1", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(1100) }).
+			node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(1600) }),
+			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests failing)", nodes: []string{"n3"}}},
 		{"delay elsewhere excused by the profile, and shown", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).
 			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
 			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay, in.Role = 4*time.Second, "roleLeader" }),

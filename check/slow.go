@@ -247,7 +247,7 @@ func excusedStalls(in *Input) []string {
 		kept[key{s.client, s.from}] = true
 	}
 	var out []string
-	for _, s := range stallsExcusing(in, nil) {
+	for _, s := range stallsExcusing(in, nil, true) {
 		if kept[key{s.client, s.from}] {
 			continue
 		}
@@ -262,4 +262,35 @@ func excusedStalls(in *Input) []string {
 		}
 	}
 	return out
+}
+
+// quorumExcused returns an evidence line for every stall that the quorum
+// rule (allowance, noQuorum) dismissed: it is a stall without the rule and
+// none with it. The hang checker shows them beside its verdict.
+func quorumExcused(in *Input) []string {
+	kept := map[string]bool{}
+	for _, s := range stalls(in) {
+		kept[s.client+"|"+s.from.String()] = true
+	}
+	var out []string
+	for _, s := range stallsExcusing(in, in.SlowWaits, false) {
+		if kept[s.client+"|"+s.from.String()] {
+			continue
+		}
+		out = append(out, fmt.Sprintf("excused by quorum loss: client %s (node %s) made no progress from %s to %s (%s) while the faults had half the members or more out for %s: %s",
+			s.client, s.node, clock(s.from), clock(s.to), s.to.Sub(s.from).Round(time.Millisecond),
+			noQuorum(in.Trial, s.from, s.to).Round(time.Millisecond), describeOutages(in.Trial, s.from, s.to)))
+	}
+	return out
+}
+
+// describeOutages lists the outages (outages) that overlap [from, to].
+func describeOutages(tr *record.Trial, from, to time.Time) string {
+	var parts []string
+	for _, o := range outages(tr) {
+		if !o.from.After(to) && !o.to.Before(from) {
+			parts = append(parts, fmt.Sprintf("%s out from %s to %s", o.node, clock(o.from), clock(o.to)))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

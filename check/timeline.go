@@ -125,18 +125,112 @@ func overlaps(in record.Injection, from, to time.Time) bool {
 	return !in.Time.After(to) && !in.Time.Add(in.Delay).Before(from)
 }
 
-// quorumInDoubt reports whether the slowing faults that overlap [from, to]
-// slow or cut off half the members or more (delays and partitions; a
-// disconnect cuts one link, not a member off the cluster): then no
-// majority is left to route around them.
-func quorumInDoubt(tr *record.Trial, from, to time.Time) bool {
-	slowed := map[string]bool{}
+// outage is a member out of the cluster for a while: slowed or cut off
+// by a fault, or down after a kill or a fail-stop until it restarted.
+type outage struct {
+	node     string
+	from, to time.Time
+}
+
+// outages are the members the trial's faults took out, and when: the
+// span of a delay or a partition (a disconnect cuts one link, not a
+// member off the cluster), a member killed by a crash or power-loss fault
+// until it restarted, and a member that exited after a fault struck it
+// (it stopped on an injected error) until it restarted. Without a restart
+// the outage lasts to the trial's end.
+func outages(tr *record.Trial) []outage {
+	var out []outage
+	restart := func(node string, after time.Time) time.Time {
+		for _, n := range tr.Nodes {
+			if n.Name != node {
+				continue
+			}
+			for _, r := range n.Restarted {
+				if r.After(after) {
+					return r
+				}
+			}
+		}
+		return tr.End
+	}
+	struck := map[string]time.Time{} // the first fault on each node
 	for _, in := range tr.Injections {
-		if slowing(in) && in.Kind != catalog.KindDisconnect && overlaps(in, from, to) {
-			slowed[in.Node] = true
+		switch {
+		case slowing(in) && in.Kind != catalog.KindDisconnect:
+			out = append(out, outage{in.Node, in.Time, in.Time.Add(in.Delay)})
+		case in.Kind.Kills():
+			out = append(out, outage{in.Node, in.Time, restart(in.Node, in.Time)})
+		}
+		if t, ok := struck[in.Node]; !ok || in.Time.Before(t) {
+			struck[in.Node] = in.Time
 		}
 	}
-	return len(slowed) > 0 && 2*len(slowed) >= len(tr.Nodes)
+	for _, n := range tr.Nodes {
+		if t, ok := struck[n.Name]; ok && n.Exited && !n.Killed && !n.ExitTime.IsZero() && !n.ExitTime.Before(t) {
+			out = append(out, outage{n.Name, n.ExitTime, restart(n.Name, n.ExitTime)})
+		}
+	}
+	return out
+}
+
+// noQuorum returns how long within [from, to] the faults had half the
+// members or more out at once (outages): then no majority was left to
+// route around them, and the cluster could not serve what needs one.
+func noQuorum(tr *record.Trial, from, to time.Time) time.Duration {
+	outs := outages(tr)
+	if len(outs) == 0 || len(tr.Nodes) == 0 {
+		return 0
+	}
+	// The instants where the set of members out can change.
+	cuts := []time.Time{from, to}
+	for _, o := range outs {
+		for _, t := range []time.Time{o.from, o.to} {
+			if t.After(from) && t.Before(to) {
+				cuts = append(cuts, t)
+			}
+		}
+	}
+	sort.Slice(cuts, func(i, j int) bool { return cuts[i].Before(cuts[j]) })
+	var lost time.Duration
+	for i := 0; i+1 < len(cuts); i++ {
+		a, b := cuts[i], cuts[i+1]
+		if !b.After(a) {
+			continue
+		}
+		out := map[string]bool{}
+		for _, o := range outs {
+			if !o.from.After(a) && !o.to.Before(b) {
+				out[o.node] = true
+			}
+		}
+		if 2*len(out) >= len(tr.Nodes) {
+			lost += b.Sub(a)
+		}
+	}
+	return lost
+}
+
+// quorumInDoubt reports whether the faults had half the members or more
+// out at once at some time in [from, to] (noQuorum). A single instant
+// counts: two faults that only touch still left no majority then.
+func quorumInDoubt(tr *record.Trial, from, to time.Time) bool {
+	if noQuorum(tr, from, to) > 0 {
+		return true
+	}
+	// [from, to] of no length, or outages that only meet at an instant.
+	outs := outages(tr)
+	for _, o := range outs {
+		out := map[string]bool{}
+		for _, p := range outs {
+			if !p.from.After(o.from) && !p.to.Before(o.from) {
+				out[p.node] = true
+			}
+		}
+		if !o.from.Before(from) && !o.from.After(to) && 2*len(out) >= len(tr.Nodes) {
+			return true
+		}
+	}
+	return false
 }
 
 // allowance returns how much longer than the progress bound a client of
@@ -146,11 +240,20 @@ func quorumInDoubt(tr *record.Trial, from, to time.Time) bool {
 // [t, t+d], a member cut off cannot serve what needs a quorum until the
 // heal. A fault on another member counts only when the profile excuses it
 // (excuses, Input.SlowWaits: the target's design waits for that member) or
-// when the faults slow half the members or more; otherwise a healthy
-// cluster routes around the slow member within the bound, and the slow
-// checker judges the stall.
+// when the faults take out half the members or more at once
+// (quorumInDoubt); otherwise a healthy cluster routes around the slow
+// member within the bound, and the slow checker judges the stall. With
+// the quorum gone, the allowance is at least the time it was gone
+// (noQuorum): a member partitioned while another was down after a kill, or
+// two members stopped on injected errors.
 func allowance(tr *record.Trial, excuses []SlowWait, node string, from, to time.Time) time.Duration {
-	doubt := quorumInDoubt(tr, from, to)
+	return allowanceFor(tr, excuses, true, node, from, to)
+}
+
+// allowanceFor is allowance, with the quorum rule applied when quorum is
+// set (without it: what the rule excuses, see excusedStalls).
+func allowanceFor(tr *record.Trial, excuses []SlowWait, quorum bool, node string, from, to time.Time) time.Duration {
+	doubt := quorum && quorumInDoubt(tr, from, to)
 	var sum time.Duration
 	for _, in := range tr.Injections {
 		if !slowing(in) || !overlaps(in, from, to) {
@@ -160,6 +263,9 @@ func allowance(tr *record.Trial, excuses []SlowWait, node string, from, to time.
 			sum += in.Delay
 		}
 	}
+	if doubt {
+		sum = max(sum, noQuorum(tr, from, to))
+	}
 	return sum
 }
 
@@ -167,11 +273,12 @@ func allowance(tr *record.Trial, excuses []SlowWait, node string, from, to time.
 // its first event to its last request (lastRequest) — or to the end of the
 // workload when the workload timed out, since a request that never returns
 // leaves no event.
-func stalls(in *Input) []stall { return stallsExcusing(in, in.SlowWaits) }
+func stalls(in *Input) []stall { return stallsExcusing(in, in.SlowWaits, true) }
 
-// stallsExcusing is stalls with the profile's excuses given: nil finds
-// the stalls that they excuse too (see excusedStalls).
-func stallsExcusing(in *Input, excuses []SlowWait) []stall {
+// stallsExcusing is stalls with the profile's excuses given and the quorum
+// rule on or off: nil, or false, finds the stalls that they excuse too
+// (see excusedStalls).
+func stallsExcusing(in *Input, excuses []SlowWait, quorum bool) []stall {
 	tr := in.Trial
 	threshold := in.progress()
 	_, wlEnd := workloadSpan(tr)
@@ -194,7 +301,7 @@ func stallsExcusing(in *Input, excuses []SlowWait) []stall {
 				// Only the part before the node was killed or died counts.
 				to, open = k, true
 			}
-			if to.Sub(from) > threshold+allowance(tr, excuses, tl.node, from, to)+killsAllowance(tr, from, to, threshold) {
+			if to.Sub(from) > threshold+allowanceFor(tr, excuses, quorum, tl.node, from, to)+killsAllowance(tr, from, to, threshold) {
 				out = append(out, stall{client: tl.name, node: tl.node, from: from, to: to, errors: errs, lastErr: lastErr, open: open})
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 )
 
@@ -34,13 +35,18 @@ type fuzzEntry struct {
 	NewBlocks int `json:"new_blocks,omitempty"`
 	Picked    int `json:"picked"` // times chosen as a parent
 	// After are the I/O points the run reached after the sequence's last
-	// fault, the first afterPerSite requests at each node and site: where
-	// a mutation may append a fault.
+	// fault, the first afterPerSite requests at each node and site and
+	// then the 4th, 8th, 16th, ... (spreadAt): where a mutation may append
+	// a fault.
 	After []Point `json:"after,omitempty"`
-	// Recovery are the points of After on the node that the last fault
-	// killed (a crash or a power loss): its restart and recovery, which
-	// mutation prefers.
+	// Recovery are the first points of After (afterPerSite a site) on the
+	// node that the last fault killed (a crash or a power loss): its
+	// restart and recovery, which mutation prefers.
 	Recovery []Point `json:"recovery,omitempty"`
+	// Moves are, per fault of Seq, the points at the fault's site on the
+	// other nodes that the run reached after the fault before it (and
+	// before the fault after it): where the move mutation may take it.
+	Moves [][]Point `json:"moves,omitempty"`
 }
 
 // priority is the entry's selection priority: its score, worn down by
@@ -49,16 +55,18 @@ func (e *fuzzEntry) priority() float64 { return e.Score / float64((1+e.Picked)*(
 
 // fuzz is FaultFuzz's loop (ICSE'24, §3): a queue of fault sequences,
 // seeded with single faults, each mutated by appending one fault at an I/O
-// point that its run reached after its last fault — so recovery code gets
-// faults of its own — and scored by what its run found. A trial runs one
-// sequence in order, each fault at the recorded occurrence of its point on
-// its node (as Replay does, so `gofault replay` repeats it exactly).
+// point that its run reached after its last fault, on any node — so
+// recovery code gets faults of its own, and a second member can fail
+// while the first recovers — or by moving one fault of a sequence to
+// another node, at the same site where that node reached it; each is
+// scored by what its run found. A trial runs one sequence in order, each
+// fault at the recorded occurrence of its point on its node (as Replay
+// does, so `gofault replay` repeats it exactly).
 //
-// A sequence's faults all strike one node, the node of its seed: a
-// sequence over several nodes can stop a majority (two nodes that fail
-// fast on injected errors), whose unavailability the checkers, calibrated
-// for one failing node, would report as a hang. The checkers do not yet
-// know about quorum loss, so the policy does not cause it.
+// A sequence over several nodes can stop a majority (two members killed
+// in turn, one slowed while another restarts); the checkers judge that
+// as quorum loss, not as a hang (check's quorumInDoubt and
+// killsAllowance).
 //
 // The score is what the paper prioritises by: the coverage blocks the run
 // covered that no earlier trial had (gofault's own block counters;
@@ -87,14 +95,23 @@ type fuzz struct {
 
 // Bounds of the fuzz loop.
 const (
-	seedTrials    = 4   // trials that seed the queue before any mutation
-	maxQueue      = 256 // sequences kept; the lowest scores go
-	maxAfter      = 512 // recovery points kept per run
-	afterPerSite  = 3   // points kept per node and site after the last fault (a killed process may make one or two before it dies)
-	failedBonus   = 10  // score of a failed trial, beside its new points
-	coverWeight   = 2   // score per doubling of the new blocks (coverScore)
-	defaultMaxSeq = 3   // faults per trial when Env.MaxPerTrial is unset
+	seedTrials    = 4    // trials that seed the queue before any mutation
+	maxQueue      = 256  // sequences kept; the lowest scores go
+	maxAfter      = 512  // first points after the last fault kept per run
+	maxSpread     = 256  // later points after the last fault kept per run (spreadAt)
+	maxReached    = 4096 // first points per node, site and place in the sequence kept per run, for moves
+	moveOdds      = 3    // one mutant in moveOdds moves a fault rather than appending one
+	afterPerSite  = 3    // points kept per node and site after the last fault (a killed process may make one or two before it dies)
+	failedBonus   = 10   // score of a failed trial, beside its new points
+	coverWeight   = 2    // score per doubling of the new blocks (coverScore)
+	defaultMaxSeq = 3    // faults per trial when Env.MaxPerTrial is unset
 )
+
+// reachKey is a node and site after Granted faults of a trial.
+type reachKey struct {
+	Node, Site string
+	Granted    int
+}
 
 // fuzzTrial is fuzz's state of one running trial.
 type fuzzTrial struct {
@@ -104,10 +121,15 @@ type fuzzTrial struct {
 	seed     bool
 	p        float64 // a seed's grant probability
 	after    []Point
-	afterAt  map[[2]string]int
-	killed   string // the node the last fault killed, "" if it killed none
+	afterAt  map[[2]string]int // requests per node and site since the last grant
+	early    int               // points of after among the first afterPerSite of their site
+	spread   int               // points of after kept by spreadAt
+	killed   string            // the node the last fault killed, "" if it killed none
 	recovery []Point
-	seen     int // requests decided so far
+	// reached is the first point of each node and site after each
+	// number of granted faults: where a fault may move (fuzzEntry.Moves).
+	reached map[reachKey]Point
+	seen    int // requests decided so far
 	// giveUp is the request by which a mutant's first point must be
 	// reached: after it the trial runs as a seed (see fallBack); 0: never.
 	giveUp int
@@ -136,7 +158,7 @@ func (f *fuzz) maxSeq() int {
 
 func (f *fuzz) Begin(info TrialInfo) Plan {
 	rng := trialRand(f.env.Seed, info.Index)
-	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]int{}}
+	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]int{}, reached: map[reachKey]Point{}}
 	seed := f.mem.Trials < seedTrials || rng.IntN(5) == 0
 	if !seed {
 		t.seq, seed = nil, true
@@ -156,26 +178,51 @@ func (f *fuzz) Begin(info TrialInfo) Plan {
 	return Plan{Sites: f.sites, Stacks: true, States: true}
 }
 
-// mutant picks the queue's entry of highest priority that can grow and
-// appends one fault at one of the points its run reached after its last
-// fault.
+// mutant makes the next mutant: one in moveOdds moves a fault of a
+// sequence to another node (move), the others append one (grow); when
+// the one chosen finds no entry to work on, the other is tried.
 func (f *fuzz) mutant(rng *rand.Rand) ([]Point, bool) {
+	if rng.IntN(moveOdds) == 0 {
+		if seq, ok := f.move(rng); ok {
+			return seq, true
+		}
+		return f.grow(rng)
+	}
+	if seq, ok := f.grow(rng); ok {
+		return seq, true
+	}
+	return f.move(rng)
+}
+
+// best is the index of the queue's entry of highest priority that ok
+// accepts, -1 if none.
+func (f *fuzz) best(ok func(*fuzzEntry) bool) int {
 	best := -1
 	for i := range f.mem.Queue {
 		e := &f.mem.Queue[i]
-		if len(e.Seq) >= f.maxSeq() || len(e.After) == 0 {
+		if !ok(e) {
 			continue
 		}
 		if best < 0 || e.priority() > f.mem.Queue[best].priority() {
 			best = i
 		}
 	}
+	return best
+}
+
+// grow picks the queue's entry of highest priority that can grow and
+// appends one fault at one of the points its run reached after its last
+// fault: a recovery point of the node it killed three times in four, else
+// a point of a node drawn first (each node as likely, however many sites
+// it reached), so a second member's faults are as likely as the first's.
+func (f *fuzz) grow(rng *rand.Rand) ([]Point, bool) {
+	best := f.best(func(e *fuzzEntry) bool { return len(e.Seq) < f.maxSeq() && len(e.After) > 0 })
 	if best < 0 {
 		return nil, false
 	}
 	e := &f.mem.Queue[best]
 	e.Picked++
-	pt := e.After[rng.IntN(len(e.After))]
+	pt := pickByNode(rng, e.After)
 	if len(e.Recovery) > 0 && rng.IntN(4) != 0 {
 		pt = e.Recovery[rng.IntN(len(e.Recovery))]
 	}
@@ -189,6 +236,62 @@ func (f *fuzz) mutant(rng *rand.Rand) ([]Point, bool) {
 	}
 	pt.Fault = fs[rng.IntN(len(fs))]
 	return append(append([]Point(nil), e.Seq...), pt), true
+}
+
+// move picks the queue's entry of highest priority with two faults or
+// more and a fault that another node's run could take, and moves one such
+// fault to one of those points: the same site and fault on another node,
+// at the occurrence that node reached after the fault before it.
+func (f *fuzz) move(rng *rand.Rand) ([]Point, bool) {
+	movable := func(e *fuzzEntry) []int {
+		var ks []int
+		for k, ms := range e.Moves {
+			if k < len(e.Seq) && len(ms) > 0 {
+				ks = append(ks, k)
+			}
+		}
+		return ks
+	}
+	best := f.best(func(e *fuzzEntry) bool { return len(e.Seq) >= 2 && len(movable(e)) > 0 })
+	if best < 0 {
+		return nil, false
+	}
+	e := &f.mem.Queue[best]
+	e.Picked++
+	return moved(rng, e.Seq, e.Moves, movable(e))
+}
+
+// moved is seq with the fault of one of positions ks moved to one of its
+// points in moves, chosen with rng.
+func moved(rng *rand.Rand, seq []Point, moves [][]Point, ks []int) ([]Point, bool) {
+	if len(ks) == 0 {
+		return nil, false
+	}
+	k := ks[rng.IntN(len(ks))]
+	to := moves[k][rng.IntN(len(moves[k]))]
+	to.Fault = seq[k].Fault
+	out := append([]Point(nil), seq...)
+	out[k] = to
+	return out, true
+}
+
+// pickByNode draws a node of pts, each as likely, then one of its points.
+func pickByNode(rng *rand.Rand, pts []Point) Point {
+	var nodes []string
+	for _, p := range pts {
+		if !slices.Contains(nodes, p.Node) {
+			nodes = append(nodes, p.Node)
+		}
+	}
+	slices.Sort(nodes)
+	node := nodes[rng.IntN(len(nodes))]
+	var on []Point
+	for _, p := range pts {
+		if p.Node == node {
+			on = append(on, p)
+		}
+	}
+	return on[rng.IntN(len(on))]
 }
 
 func (f *fuzz) site(id string) int {
@@ -213,6 +316,11 @@ func (f *fuzz) Decide(req *Request) Decision {
 		// a trial with no fault, run the rest of it as a seed.
 		t.seq, t.seed, t.p = nil, true, injectProbability(t.window)
 	}
+	if rk := (reachKey{req.Node, req.Site.ID, t.next}); len(t.reached) < maxReached {
+		if _, ok := t.reached[rk]; !ok {
+			t.reached[rk] = Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence, At: t.seen}
+		}
+	}
 	if t.next < len(t.seq) {
 		w := t.seq[t.next]
 		if req.Node != w.Node || req.Site.ID != w.Site || req.Occurrence < w.Occurrence {
@@ -233,23 +341,38 @@ func (f *fuzz) Decide(req *Request) Decision {
 		t.granted(t.seq[0])
 		return Decision{Fault: ft}
 	}
-	// After the sequence's last fault: a point a mutation may use, on the
-	// sequence's node (see the type's comment).
-	if len(t.seq) > 0 && req.Node == t.seq[0].Node && t.afterAt[k] < afterPerSite && len(t.after) < maxAfter {
+	// After the sequence's last fault: a point a mutation may use, on any
+	// node.
+	if len(t.seq) > 0 {
 		t.afterAt[k]++
+		n := t.afterAt[k]
 		pt := Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence}
-		t.after = append(t.after, pt)
-		if req.Node == t.killed {
-			t.recovery = append(t.recovery, pt)
+		switch {
+		case n <= afterPerSite && t.early < maxAfter:
+			t.early++
+			t.after = append(t.after, pt)
+			if req.Node == t.killed {
+				t.recovery = append(t.recovery, pt)
+			}
+		case spreadAt(n) && t.spread < maxSpread:
+			t.spread++
+			t.after = append(t.after, pt)
 		}
 	}
 	return Decision{}
 }
 
+// spreadAt reports whether the n-th request at a node and site after the
+// last fault is kept as a later point (fuzzEntry.After): past the first
+// afterPerSite, the 4th, 8th, 16th, ... — points spread over the rest of
+// the run, so a second member's fault may come while the first is down
+// or restarting, not only right after the first fault.
+func spreadAt(n int) bool { return n > afterPerSite && n&(n-1) == 0 }
+
 // granted notes that point p's fault was granted: the points reached from
 // now on follow it.
 func (t *fuzzTrial) granted(p Point) {
-	t.after, t.recovery = nil, nil
+	t.after, t.recovery, t.early, t.spread = nil, nil, 0, 0
 	clear(t.afterAt)
 	t.killed = ""
 	if p.Fault.Kind.Kills() {
@@ -295,11 +418,48 @@ func (f *fuzz) End(out Outcome) {
 	if out.Failed {
 		score += failedBonus
 	}
-	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Score: score, NewBlocks: out.NewBlocks, After: t.after, Recovery: t.recovery})
+	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Score: score, NewBlocks: out.NewBlocks, After: t.after, Recovery: t.recovery, Moves: moves(t.seq, t.reached)})
 	if len(f.mem.Queue) > maxQueue {
 		sort.SliceStable(f.mem.Queue, func(i, j int) bool { return f.mem.Queue[i].priority() > f.mem.Queue[j].priority() })
 		f.mem.Queue = f.mem.Queue[:maxQueue]
 	}
+}
+
+// moves are, for each fault k of seq, the first points at its site on
+// every other node that reached, after fault k−1 was granted (Granted k,
+// before fault k) or else after fault k (Granted k+1): where the fault
+// may move with the order of the sequence kept. Nodes in name order.
+func moves(seq []Point, reached map[reachKey]Point) [][]Point {
+	var nodes []string
+	for rk := range reached {
+		if !slices.Contains(nodes, rk.Node) {
+			nodes = append(nodes, rk.Node)
+		}
+	}
+	slices.Sort(nodes)
+	var out [][]Point
+	found := false
+	for k, p := range seq {
+		var ms []Point
+		for _, n := range nodes {
+			if n == p.Node {
+				continue
+			}
+			pt, ok := reached[reachKey{n, p.Site, k}]
+			if !ok {
+				pt, ok = reached[reachKey{n, p.Site, k + 1}]
+			}
+			if ok {
+				ms = append(ms, pt)
+				found = true
+			}
+		}
+		out = append(out, ms)
+	}
+	if !found {
+		return nil
+	}
+	return out
 }
 
 // coverScore is the score of n new coverage blocks: coverWeight per

@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,7 +62,7 @@ func key(inj []record.Injection) []string {
 
 // TestFuzzSequences: seeds inject one fault, mutants grow sequences up to
 // MaxPerTrial faults, each later fault at a point reached after the
-// earlier ones, all on one node; the same seed makes the same sequences.
+// earlier ones, on any node; the same seed makes the same sequences.
 func TestFuzzSequences(t *testing.T) {
 	cat := testCatalog()
 	run := func() [][]string {
@@ -76,14 +77,15 @@ func TestFuzzSequences(t *testing.T) {
 	if b := run(); !reflect.DeepEqual(a, b) {
 		t.Fatalf("same seed, different sequences:\n%v\n%v", a, b)
 	}
-	most := 0
+	most, across := 0, 0
 	for i, tr := range a {
 		if len(tr) > 3 {
 			t.Errorf("trial %d injected %d faults, want at most 3: %v", i, len(tr), tr)
 		}
 		for _, f := range tr[min(1, len(tr)):] {
 			if strings.Split(f, "@")[0] != strings.Split(tr[0], "@")[0] {
-				t.Errorf("trial %d struck several nodes: %v", i, tr)
+				across++
+				break
 			}
 		}
 		if i < seedTrials && len(tr) > 1 {
@@ -93,6 +95,9 @@ func TestFuzzSequences(t *testing.T) {
 	}
 	if most < 3 {
 		t.Errorf("no trial of 40 ran a 3-fault sequence: %v", a)
+	}
+	if across == 0 {
+		t.Errorf("no trial of 40 struck two nodes: %v", a)
 	}
 }
 
@@ -245,5 +250,198 @@ func TestGiveUpAt(t *testing.T) {
 		if g != tc.giveUp || w != tc.window {
 			t.Errorf("giveUpAt(%d, %d) = %d, %d; want %d, %d", tc.at, tc.c, g, w, tc.giveUp, tc.window)
 		}
+	}
+}
+
+// everySiteTrial is n requests in which every node reaches every site in
+// turn (n1, n2, n3 at site 0, then at site 1, ...), so any fault can move
+// to another node.
+func everySiteTrial(cat *catalog.Catalog, n int) stream {
+	var s stream
+	for i := 0; len(s) < n; i++ {
+		s = append(s, Request{
+			Node:  fmt.Sprintf("n%d", i%3+1),
+			Site:  &cat.Sites[i/3%len(cat.Sites)],
+			Stack: stackOf("main.a"),
+		})
+	}
+	return s
+}
+
+// TestFuzzGrowsOnAnyNode: a mutant appends its fault at a point that the
+// run reached after the last fault, on any node: with each node's points
+// drawn as likely, 30 mutants of one crash on n1 put their second fault on
+// n2 or n3 often, and always after the first fault.
+func TestFuzzGrowsOnAnyNode(t *testing.T) {
+	cat := testCatalog()
+	p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 7, MaxPerTrial: 2})
+	f := p.(*fuzz)
+	seq := []Point{{Node: "n1", Site: cat.Sites[0].ID, Occurrence: 1, Fault: Fault{Kind: catalog.KindCrash}}}
+	var after []Point
+	for _, n := range []string{"n1", "n2", "n3"} {
+		for i := 2; i <= 4; i++ {
+			after = append(after, Point{Node: n, Site: cat.Sites[0].ID, Occurrence: i})
+		}
+	}
+	f.trials.begin(0, &fuzzTrial{seq: seq, next: 1, after: after})
+	p.End(Outcome{Index: 0, Requests: 10})
+	others := map[string]int{}
+	for i := 0; i < 30; i++ {
+		m, ok := f.grow(trialRand(7, i))
+		if !ok || len(m) != 2 || !reflect.DeepEqual(m[0], seq[0]) {
+			t.Fatalf("mutant %d: %v, %v", i, m, ok)
+		}
+		if !slices.Contains(after, Point{Node: m[1].Node, Site: m[1].Site, Occurrence: m[1].Occurrence}) {
+			t.Errorf("mutant %d appended %v, not a point reached after the first fault", i, m[1])
+		}
+		others[m[1].Node]++
+	}
+	if others["n2"] < 5 || others["n3"] < 5 {
+		t.Errorf("second faults by node %v: want n2 and n3 five times each at least", others)
+	}
+}
+
+// TestFuzzMoves: the move mutation takes one fault of a sequence to
+// another node, same site and fault, at the occurrence that node reached
+// after the fault before it; the run's points give each fault's moves.
+func TestFuzzMoves(t *testing.T) {
+	cat := testCatalog()
+	s0, s1 := cat.Sites[0].ID, cat.Sites[1].ID
+	crash, delay := Fault{Kind: catalog.KindCrash}, Fault{Kind: catalog.KindDelay}
+	seq := []Point{{Node: "n1", Site: s0, Occurrence: 2, Fault: crash}, {Node: "n1", Site: s1, Occurrence: 5, Fault: delay}}
+	reached := map[reachKey]Point{
+		{"n1", s0, 0}: {Node: "n1", Site: s0, Occurrence: 1},
+		{"n2", s0, 0}: {Node: "n2", Site: s0, Occurrence: 1, At: 3},
+		{"n3", s0, 1}: {Node: "n3", Site: s0, Occurrence: 4, At: 9}, // only after the crash: still before the delay
+		{"n2", s1, 0}: {Node: "n2", Site: s1, Occurrence: 1},        // before the crash: not a place for the delay
+		{"n3", s1, 1}: {Node: "n3", Site: s1, Occurrence: 2},
+		{"n2", s1, 2}: {Node: "n2", Site: s1, Occurrence: 7},
+	}
+	got := moves(seq, reached)
+	want := [][]Point{
+		{{Node: "n2", Site: s0, Occurrence: 1, At: 3}, {Node: "n3", Site: s0, Occurrence: 4, At: 9}},
+		{{Node: "n2", Site: s1, Occurrence: 7}, {Node: "n3", Site: s1, Occurrence: 2}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("moves = %v, want %v", got, want)
+	}
+	if m := moves(seq[:1], map[reachKey]Point{{"n1", s0, 0}: {Node: "n1", Site: s0, Occurrence: 1}}); m != nil {
+		t.Errorf("moves with no other node = %v, want none", m)
+	}
+	for _, tc := range []struct {
+		name string
+		ks   []int
+		want [][]Point // the mutants that may come out
+	}{
+		{"first fault", []int{0}, [][]Point{
+			{{Node: "n2", Site: s0, Occurrence: 1, At: 3, Fault: crash}, seq[1]},
+			{{Node: "n3", Site: s0, Occurrence: 4, At: 9, Fault: crash}, seq[1]},
+		}},
+		{"second fault", []int{1}, [][]Point{
+			{seq[0], {Node: "n2", Site: s1, Occurrence: 7, Fault: delay}},
+			{seq[0], {Node: "n3", Site: s1, Occurrence: 2, Fault: delay}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			seen := map[int]bool{}
+			for i := 0; i < 20; i++ {
+				m, ok := moved(trialRand(1, i), seq, got, tc.ks)
+				if !ok {
+					t.Fatal("no mutant")
+				}
+				j := slices.IndexFunc(tc.want, func(w []Point) bool { return reflect.DeepEqual(w, m) })
+				if j < 0 {
+					t.Fatalf("mutant %v, want one of %v", m, tc.want)
+				}
+				seen[j] = true
+			}
+			if len(seen) != len(tc.want) {
+				t.Errorf("20 mutants took %d of the %d moves", len(seen), len(tc.want))
+			}
+		})
+	}
+	if _, ok := moved(trialRand(1, 0), seq, got, nil); ok {
+		t.Error("a mutant with no movable fault")
+	}
+}
+
+// TestFuzzMovesAcrossNodes: over a run where every node reaches every
+// site, the queue's sequences record moves and the loop runs mutants
+// whose faults strike two nodes or more, which replay repeats exactly.
+func TestFuzzMovesAcrossNodes(t *testing.T) {
+	cat := testCatalog()
+	p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 11, MaxPerTrial: 3})
+	f := p.(*fuzz)
+	var cross [][]record.Injection
+	for i := 0; i < 60; i++ {
+		inj := runStream(p, i, everySiteTrial(cat, 90), false)
+		nodes := map[string]bool{}
+		for _, in := range inj {
+			nodes[in.Node] = true
+		}
+		if len(nodes) > 1 {
+			cross = append(cross, inj)
+		}
+	}
+	movable := 0
+	for _, e := range f.mem.Queue {
+		if len(e.Seq) >= 2 && len(e.Moves) > 0 {
+			movable++
+		}
+	}
+	if movable == 0 {
+		t.Fatal("no sequence of the queue has a fault to move")
+	}
+	if len(cross) < 10 {
+		t.Fatalf("%d of 60 trials struck two nodes or more, want 10 at least", len(cross))
+	}
+	got := runStream(NewReplay(cat, cross[0]), 0, everySiteTrial(cat, 90), false)
+	if !reflect.DeepEqual(key(got), key(cross[0])) {
+		t.Errorf("replay granted %v, want %v", key(got), key(cross[0]))
+	}
+}
+
+// TestFuzzAfterSpread: after the last fault a run keeps the first three
+// requests of each node and site, then the 4th, 8th, 16th, ... — points
+// spread over the rest of the run, so that a second member's fault may
+// strike while the first member is down; only the first three of the
+// killed node are its recovery points.
+func TestFuzzAfterSpread(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want bool
+	}{{1, false}, {3, false}, {4, true}, {5, false}, {8, true}, {12, false}, {16, true}, {1024, true}} {
+		if got := spreadAt(tc.n); got != tc.want {
+			t.Errorf("spreadAt(%d) = %v, want %v", tc.n, got, tc.want)
+		}
+	}
+	cat := testCatalog()
+	p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 1, MaxPerTrial: 3})
+	f := p.(*fuzz)
+	site := &cat.Sites[0]
+	tr := &fuzzTrial{seq: []Point{{Node: "n1", Site: site.ID, Occurrence: 1, Fault: Fault{Kind: catalog.KindCrash}}},
+		afterAt: map[[2]string]int{}, reached: map[reachKey]Point{}}
+	f.trials.begin(0, tr)
+	if d := p.Decide(&Request{Trial: 0, Node: "n1", Site: site, Occurrence: 1}); d.Fault.Kind != catalog.KindCrash {
+		t.Fatalf("first point not granted: %+v", d)
+	}
+	for i := 1; i <= 40; i++ {
+		p.Decide(&Request{Trial: 0, Node: "n2", Site: site, Occurrence: i})
+		p.Decide(&Request{Trial: 0, Node: "n1", Site: site, Occurrence: i + 1})
+	}
+	var got []string
+	for _, pt := range tr.after {
+		got = append(got, fmt.Sprintf("%s#%d", pt.Node, pt.Occurrence))
+	}
+	want := []string{"n2#1", "n1#2", "n2#2", "n1#3", "n2#3", "n1#4", "n2#4", "n1#5", "n2#8", "n1#9", "n2#16", "n1#17", "n2#32", "n1#33"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after = %v, want %v", got, want)
+	}
+	var rec []string
+	for _, pt := range tr.recovery {
+		rec = append(rec, fmt.Sprintf("%s#%d", pt.Node, pt.Occurrence))
+	}
+	if want := []string{"n1#2", "n1#3", "n1#4"}; !reflect.DeepEqual(rec, want) {
+		t.Errorf("recovery = %v, want %v", rec, want)
 	}
 }

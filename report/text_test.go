@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -119,5 +120,34 @@ func TestWriteTrialsColumns(t *testing.T) {
 			t.Errorf("duration at column %d in %q, %d in the first line:\n%s", i, line, col, b.String())
 		}
 		col = i
+	}
+}
+
+// TestCrossNodeSequenceShown: a fault sequence over two members (the fuzz
+// policy's) shows every fault with its member, in order, in the findings
+// and in the trial listing.
+func TestCrossNodeSequenceShown(t *testing.T) {
+	tr := failing("1-7", 7, "replicas", "members' data differ", "crash", "wal.append#Write.0", "n2", stack("server.(*wal).append"))
+	tr.Injections[0].Occurrence = 4
+	tr.Injections = append(tr.Injections, record.Injection{Kind: catalog.KindCrash, SiteID: "peer.send#Do.0", Node: "n1", Role: "roleLeader", Occurrence: 9})
+	var text, trials bytes.Buffer
+	if err := WriteText(&text, New([]*record.Trial{tr}, Options{}).Findings); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteTrials(&trials, []*record.Trial{tr}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		out  string
+		want []string
+	}{
+		{text.String(), []string{"crash at wal.append#Write.0 on n2", "then crash at peer.send#Do.0 on n1 (roleLeader) (occurrence 9)"}},
+		{trials.String(), []string{"crash  at wal.append#Write.0 on n2; crash  at peer.send#Do.0 on n1 (roleLeader)"}},
+	} {
+		for _, w := range tc.want {
+			if !strings.Contains(tc.out, w) {
+				t.Errorf("no %q in:\n%s", w, tc.out)
+			}
+		}
 	}
 }

@@ -390,6 +390,24 @@ var targeted = []struct {
 	// one in none of 5).
 	{bug: server.BugRecover, args: []string{"--policy", "fuzz", "--trials", "40", "--set", "faults.kinds=crash"},
 		symptoms: []string{"hang", "recovery", "violations", "replicas", "linearizability"}, control: true, timingOutcome: true, long: true},
+	// Two kills on two members in turn: a follower, then the leader while
+	// the follower is down, whose restarted process sends the restarted
+	// follower a snapshot that it merges into its own state, so keys
+	// deleted or changed meanwhile keep their old values on it and its
+	// request table stays short for good (replicas; a read of one,
+	// linearizability). fuzz appends the second crash at a point that any
+	// member reached after the first; random (one fault a trial) and
+	// fuzz's old one-node sequences cannot place it. A snapshot after
+	// every applied entry gives every restarted member a snapshot that
+	// names the leader it followed; a 3 s load leaves room for both
+	// kills. Replays place the crashes at the same points, but whether the
+	// leader has applied entries the follower lacks by its crash depends
+	// on the load's pace, hence timingOutcome. NOT YET CONFIRMED: seed 1
+	// did not find it in 3 runs of 40 trials (the merge reached in 2 of
+	// the 120 trials; docs/examples.md, "Cross-node sequences").
+	{bug: server.BugRejoin, args: []string{"--policy", "fuzz", "--trials", "40", "--set", "faults.kinds=crash", "--set", "cluster.env.MINIKV_SNAP_EVERY=1",
+		"--set", "workload.env.MINIKV_WORKLOAD_DURATION=3s"},
+		symptoms: []string{"replicas", "linearizability", "hang", "recovery", "violations"}, control: true, timingOutcome: true, long: true},
 	// A follower cut off until the leader compacted past it installs the
 	// leader's snapshot but keeps its own request table: only the
 	// replicas checker sees it, and without the bug nothing differs.

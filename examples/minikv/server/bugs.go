@@ -165,10 +165,37 @@ const (
 	// fault's window, where the old rules dismissed every line with a
 	// connection word ("peer", "stream") on every member after any kill.
 	BugRestream = "restream"
+	// BugRejoin (resurrected deletes, the class of replicas that rejoin
+	// by merging the state they missed into the state they kept instead of
+	// replacing it — Cassandra's "zombie" rows when a replica that missed
+	// a delete rejoins, ZooKeeper's learner that must clear its data tree
+	// before it loads the leader's SNAP — here behind two recovery paths
+	// composed wrongly): a member restarted with state of its own
+	// remembers the leader process it followed before (the epoch in its
+	// snapshot). A snapshot from that process replaces its state, as it
+	// should; one from a leader process that restarted since, the member
+	// takes for the leader's recovery from its own disk, maybe older than
+	// what the member holds, so it takes from it only the keys it lacks
+	// and keeps the rest of its own state: its values, the keys that the
+	// snapshot lacks, its request table. The keys deleted or changed
+	// while the member was down keep their old values on it until written
+	// again (a read of one is not linearizable), and the request IDs of
+	// the entries the snapshot stands for are missing from its table for
+	// good (the replicas checker). It takes two faults on two
+	// members in turn: a follower killed, then the leader killed while
+	// the follower is down (or before it caught up), so that the
+	// restarted leader, whose log in memory starts after its last
+	// snapshot, sends the restarted follower a snapshot. One kill never
+	// does it: a follower that restarted alone gets its snapshot, if any,
+	// from the leader it followed before; a restarted leader sends its
+	// snapshot to followers that never restarted, which replace their
+	// state; two kills of one member, or of the two followers, have no
+	// leader restart between a follower's restart and its install.
+	BugRejoin = "rejoin"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -183,6 +210,7 @@ type Bugs struct {
 	catchupKeepsRequests bool
 	waitAll              bool
 	streamLeak           bool
+	rejoinMerge          bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -194,7 +222,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true, true, true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -217,6 +245,8 @@ func ParseBugs(s string) (Bugs, error) {
 			b.waitAll = true
 		case BugRestream:
 			b.streamLeak = true
+		case BugRejoin:
+			b.rejoinMerge = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -230,7 +260,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}} {
 		if x.on {
 			out = append(out, x.name)
 		}

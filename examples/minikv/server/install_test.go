@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -149,6 +150,78 @@ func TestCatchupInstall(t *testing.T) {
 			defer n.Close()
 			if !n.resync {
 				t.Errorf("a node restarted with a snapshot of its own does not resync")
+			}
+		})
+	}
+}
+
+// TestRejoinInstall: with the rejoin bug, a follower restarted with state
+// of its own (rejoin: the leader epoch in its snapshot) takes from a
+// snapshot of another leader process only the keys it lacks: a key
+// deleted while it was down (missing from the snapshot) stays, one
+// changed keeps its old value, and its request table stays its own; a
+// snapshot from the leader it followed, a follower that never restarted,
+// or the bug off replace the state. The installed snapshot records the
+// leader's epoch, which a restart reads back.
+func TestRejoinInstall(t *testing.T) {
+	const leader = 7
+	for _, tt := range []struct {
+		bugs   string
+		rejoin int64
+		ghost  bool
+	}{
+		{"", 0, false},
+		{"", 5, false},
+		{BugRejoin, 0, false},      // never restarted
+		{BugRejoin, leader, false}, // restarted, same leader process
+		{BugRejoin, 5, true},       // restarted, then the leader did
+	} {
+		t.Run(fmt.Sprintf("bugs=%s,rejoin=%d", tt.bugs, tt.rejoin), func(t *testing.T) {
+			bugs, err := ParseBugs(tt.bugs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			peers := map[string]string{"n1": "127.0.0.1:1", "n2": "127.0.0.1:2"}
+			dir := t.TempDir()
+			n, err := Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n.rejoin != 0 {
+				t.Fatalf("a node started on an empty data dir rejoins under epoch %d", n.rejoin)
+			}
+			n.data, n.done, n.rejoin = map[string]string{"gone": "x", "k": "old"}, map[string]string{"r0": "ok"}, tt.rejoin
+			snap, err := json.Marshal(snapshotFile{Index: 10, Data: map[string]string{"k": "v"}, Done: map[string]string{"r1": "ok"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := n.installSnapshot(transport.Message{Type: transport.MsgSnap, From: 1, Epoch: leader, Index: 10, Payload: snap})
+			if resp.Reject || resp.Index != 10 {
+				t.Fatalf("install answered %+v, want index 10", resp)
+			}
+			want, wantDone := map[string]string{"k": "v"}, map[string]string{"r1": "ok"}
+			if tt.ghost {
+				want, wantDone = map[string]string{"gone": "x", "k": "old"}, map[string]string{"r0": "ok"}
+			}
+			if !maps.Equal(n.data, want) || !maps.Equal(n.done, wantDone) {
+				t.Errorf("after the install: data %v, requests %v; want %v, %v", n.data, n.done, want, wantDone)
+			}
+			if n.applied != 10 || n.rejoin != 0 {
+				t.Errorf("after the install: applied %d, rejoin %d; want 10, 0", n.applied, n.rejoin)
+			}
+			if err := n.Close(); err != nil {
+				t.Fatal(err)
+			}
+			n, err = Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			if n.rejoin != leader {
+				t.Errorf("restarted on the installed snapshot, rejoin = %d, want the leader's epoch %d", n.rejoin, leader)
+			}
+			if !maps.Equal(n.data, want) {
+				t.Errorf("data after the restart: %v; want %v", n.data, want)
 			}
 		})
 	}

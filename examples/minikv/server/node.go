@@ -159,7 +159,11 @@ type Node struct {
 	// resync is set at a restart with recovered state and when the
 	// leader is lost: the next snapshot install replaces the whole
 	// replicated state.
-	resync      bool
+	resync bool
+	// rejoin is the epoch of the leader process this member followed
+	// before its restart (its snapshot's), until its next install; 0
+	// when it started without state of its own.
+	rejoin      int64
 	leaderEpoch int64 // epoch of the leader last heard
 	fenced      int64 // a leader epoch declared dead
 	seq         uint64
@@ -222,6 +226,7 @@ func Open(cfg Config) (*Node, error) {
 		// A member restarted with state of its own does not trust it
 		// to match the leader's snapshot.
 		resync: snap.Index > 0 || len(entries) > 0,
+		rejoin: snap.Leader,
 	}
 	n.recovered = n.lastIndex()
 	// Member IDs: 1, 2, ... in the order of the names.
@@ -478,7 +483,7 @@ func (n *Node) snapshot() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.snapshotting = true
-	snap := snapshotFile{Index: n.applied, Data: n.data, Done: n.done}
+	snap := snapshotFile{Index: n.applied, Data: n.data, Done: n.done, Leader: n.leaderEpoch}
 	if n.bugs.splitSnapshot {
 		// The request table goes to a file of its own, written after
 		// the data: two atomic replacements, not one.

@@ -119,6 +119,17 @@ func (n *Node) installSnapshot(m transport.Message) transport.Message {
 		// the snapshot stands for.
 		snap.Done = n.done
 	}
+	if n.bugs.rejoinMerge && n.rejoin != 0 && m.Epoch != n.rejoin {
+		// A snapshot from a leader process that restarted since this
+		// member did only fills in the keys the member lacks: its own
+		// values (deleted keys included) and its own request table stay.
+		for k, v := range n.data {
+			snap.Data[k] = v
+		}
+		snap.Done = n.done
+		n.log.Info("snapshot merged into the state recovered at restart", "index", snap.Index, "leader_epoch", m.Epoch, "followed", n.rejoin)
+	}
+	snap.Leader = m.Epoch
 	b, err := json.Marshal(snap)
 	if err == nil {
 		err = n.writeSnapshot(snapshotName, b)
@@ -130,7 +141,7 @@ func (n *Node) installSnapshot(m transport.Message) transport.Message {
 	n.data, n.done = snap.Data, snap.Done
 	n.entries, n.offset = nil, snap.Index
 	n.commit, n.applied, n.snapIndex = snap.Index, snap.Index, snap.Index
-	n.resync = false
+	n.resync, n.rejoin = false, 0
 	close(n.appliedC)
 	n.appliedC = make(chan struct{})
 	n.log.Info("snapshot installed", "index", snap.Index, "from", m.From)

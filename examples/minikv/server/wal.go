@@ -178,6 +178,9 @@ type snapshotFile struct {
 	Data  map[string]string `json:"data"`
 	// Done holds the results of applied requests by request ID.
 	Done map[string]string `json:"done"`
+	// Leader is the epoch of the leader process that the member followed
+	// when it wrote the snapshot (0: a leader's own, or not known).
+	Leader int64 `json:"leader,omitempty"`
 }
 
 const snapshotName = "snapshot.json"
