@@ -192,9 +192,29 @@ func (f *fault) on(node string) bool {
 }
 
 // within reports whether at lies in f's window; a line with no time lies
-// in none.
+// in none. A log's timestamps are often coarser than the fault's
+// (hashicorp/raft's and most text logs print milliseconds, the controller
+// records nanoseconds): a line stamped .714 may follow a fault at
+// .714543932, so the window opens at from truncated to the line's own
+// precision (see precision).
 func within(at, from, to time.Time) bool {
-	return !at.IsZero() && !at.Before(from) && !at.After(to)
+	return !at.IsZero() && !at.Before(from.Truncate(precision(at))) && !at.After(to)
+}
+
+// precision is the unit a timestamp was printed in, judged by its
+// trailing zeros: a second, a millisecond, a microsecond or a nanosecond.
+// (One in a thousand nanosecond stamps looks like a microsecond one,
+// which only widens its window by under a microsecond.)
+func precision(t time.Time) time.Duration {
+	switch ns := t.Nanosecond(); {
+	case ns == 0:
+		return time.Second
+	case ns%int(time.Millisecond) == 0:
+		return time.Millisecond
+	case ns%int(time.Microsecond) == 0:
+		return time.Microsecond
+	}
+	return time.Nanosecond
 }
 
 // placement says where a line stands to f: on a hit member, or on a peer

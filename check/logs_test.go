@@ -340,6 +340,13 @@ func TestLogScope(t *testing.T) {
 			b.inject(10, "n1", catalog.KindError, func(in *record.Injection) { in.Error = name })
 		}
 	}
+	// errN1At injects EIO on n1 at d after the trial's start, finer than
+	// a millisecond.
+	errN1At := func(d time.Duration) func(*trialB) {
+		return func(b *trialB) {
+			b.inject(0, "n1", catalog.KindError, func(in *record.Injection) { in.Error, in.Time = "EIO", in.Time.Add(d) })
+		}
+	}
 	tests := []struct {
 		name string
 		logs map[string][]string
@@ -370,6 +377,10 @@ func TestLogScope(t *testing.T) {
 			map[string][]string{"n1": {stamp(4000, waiting)}}, delayN1, "", "n1", ""},
 		{"a delay's words on a member it did not hit are reported",
 			map[string][]string{"n2": {stamp(1500, `[WARN]  raft: retrying the apply`)}}, delayN1, "", "n2", ""},
+		{"a millisecond stamp in the fault's own millisecond: the error echoed right after it (raft's log at .714, the fault at .714543932)",
+			map[string][]string{"n1": {stamp(10, eio)}}, errN1At(10*time.Millisecond + 543932), RuleEchoError, "n1", `"input/output error"`},
+		{"a millisecond stamp before the fault's millisecond is reported (planted)",
+			map[string][]string{"n1": {stamp(9, eio)}}, errN1At(10*time.Millisecond + 543932), "", "n1", ""},
 		{"the injected error echoed by the node it hit",
 			map[string][]string{"n1": {stamp(500, eio)}}, errN1("EIO"), RuleEchoError, "n1", `"input/output error"`},
 		{"the injected error's text on another member is reported",
