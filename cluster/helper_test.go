@@ -46,6 +46,8 @@ func TestMain(m *testing.M) {
 //	fail        print an error and exit 2
 //	sleep       block (the child of serve and hang)
 //	echo        print the environment's GOFAULT_ variables and exit 0
+//	            (not the switches of scripts/test.sh, GOFAULT_SHORT and
+//	            GOFAULT_LONG, which the test's own environment may hold)
 //	exit N      exit with status N
 func helperMain(args []string) {
 	mode := args[0]
@@ -57,7 +59,8 @@ func helperMain(args []string) {
 		select {}
 	case "echo":
 		for _, kv := range os.Environ() {
-			if strings.HasPrefix(kv, "GOFAULT_") && !strings.HasPrefix(kv, helperEnv) {
+			name, _, _ := strings.Cut(kv, "=")
+			if strings.HasPrefix(name, "GOFAULT_") && !strings.HasPrefix(name, helperEnv) && name != "GOFAULT_SHORT" && name != "GOFAULT_LONG" {
 				fmt.Println(kv)
 			}
 		}
