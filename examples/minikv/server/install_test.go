@@ -109,16 +109,8 @@ func TestCatchupInstall(t *testing.T) {
 		{BugInstall, true, true},
 	} {
 		t.Run(fmt.Sprintf("bugs=%s,resync=%v", tt.bugs, tt.resync), func(t *testing.T) {
-			bugs, err := ParseBugs(tt.bugs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			peers := map[string]string{"n1": "127.0.0.1:1", "n2": "127.0.0.1:2"}
 			dir := t.TempDir()
-			n, err := Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			n := openFollower(t, dir, tt.bugs)
 			if n.resync {
 				t.Fatalf("a node started on an empty data dir resyncs")
 			}
@@ -143,16 +135,29 @@ func TestCatchupInstall(t *testing.T) {
 			if err := n.Close(); err != nil {
 				t.Fatal(err)
 			}
-			n, err = Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			n = openFollower(t, dir, tt.bugs)
 			defer n.Close()
 			if !n.resync {
 				t.Errorf("a node restarted with a snapshot of its own does not resync")
 			}
 		})
 	}
+}
+
+// openFollower opens n2, a follower of the static leader n1, on dir with
+// the planted bugs named in bugs.
+func openFollower(t *testing.T, dir, bugs string) *Node {
+	t.Helper()
+	b, err := ParseBugs(bugs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := map[string]string{"n1": "127.0.0.1:1", "n2": "127.0.0.1:2"}
+	n, err := Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: b, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestRejoinInstall: with the rejoin bug, a follower restarted with state
@@ -177,16 +182,8 @@ func TestRejoinInstall(t *testing.T) {
 		{BugRejoin, 5, true},       // restarted, then the leader did
 	} {
 		t.Run(fmt.Sprintf("bugs=%s,rejoin=%d", tt.bugs, tt.rejoin), func(t *testing.T) {
-			bugs, err := ParseBugs(tt.bugs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			peers := map[string]string{"n1": "127.0.0.1:1", "n2": "127.0.0.1:2"}
 			dir := t.TempDir()
-			n, err := Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			n := openFollower(t, dir, tt.bugs)
 			if n.rejoin != 0 {
 				t.Fatalf("a node started on an empty data dir rejoins under epoch %d", n.rejoin)
 			}
@@ -212,10 +209,7 @@ func TestRejoinInstall(t *testing.T) {
 			if err := n.Close(); err != nil {
 				t.Fatal(err)
 			}
-			n, err = Open(Config{Name: "n2", DataDir: dir, Peers: peers, Leader: "n1", Bugs: bugs, Log: slog.New(slog.DiscardHandler)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			n = openFollower(t, dir, tt.bugs)
 			defer n.Close()
 			if n.rejoin != leader {
 				t.Errorf("restarted on the installed snapshot, rejoin = %d, want the leader's epoch %d", n.rejoin, leader)
