@@ -45,6 +45,9 @@ type member struct {
 	// live: the process may get live sites (an agent built from the
 	// campaign's catalog, speaking this protocol version).
 	live bool
+	// process is the node's process number in the trial: 1 for its first
+	// agent connection, 2 after a restart, … (policy.Request.Process).
+	process int
 }
 
 // session is one trial's logic as a single-threaded state machine, in the
@@ -71,6 +74,7 @@ type session struct {
 	members  map[PeerID]member
 	requests int
 	hits     map[hitKey]int // requests per node and site
+	starts   map[string]int // per node: agent connections so far (member.process)
 	reached  map[reachKey]int
 	roles    []record.RoleChange
 	role     map[string]string // per node: its current role
@@ -123,6 +127,7 @@ func newSession(cat *catalog.Catalog, spec TrialSpec, plan policy.Plan, decide f
 		current:  map[instKey]uint32{},
 		visits:   map[visitKey]*record.StateVisit{},
 		hits:     map[hitKey]int{},
+		starts:   map[string]int{},
 		reached:  map[reachKey]int{},
 		role:     map[string]string{},
 		progress: map[string]time.Time{},
@@ -190,7 +195,14 @@ func (s *session) sortedMembers() []PeerID {
 // recorded but never gets live sites: gofault never injects at a site it
 // cannot name.
 func (s *session) attach(id PeerID, node string, role wire.Role, catalogOK bool) Effect {
-	s.members[id] = member{node: node, role: role, live: role == wire.RoleAgent && catalogOK}
+	m := member{node: node, role: role, live: role == wire.RoleAgent && catalogOK}
+	if role == wire.RoleAgent {
+		// An agent connects once per process: its next connection is
+		// the node's next process (a restart).
+		s.starts[node]++
+		m.process = s.starts[node]
+	}
+	s.members[id] = m
 	return s.planFor(id)
 }
 
@@ -244,6 +256,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		Site:       site,
 		Stack:      frames(r.Stack),
 		Occurrence: s.hits[hk],
+		Process:    m.process,
 		Task:       r.Task,
 		Inst:       r.Inst,
 		State:      r.State,

@@ -3,6 +3,7 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -323,4 +324,30 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// TestSessionProcess: a request carries its node's process number in the
+// trial, counted by the node's agent connections (one per process), not
+// by other roles' connections.
+func TestSessionProcess(t *testing.T) {
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}}
+	s := newTestSession(pol, TrialSpec{ID: "t1", Nodes: []string{"n1", "n2"}})
+	s.attach(1, "n1", wire.RoleAgent, true)
+	s.attach(2, "n2", wire.RoleAgent, true)
+	s.attach(3, "", wire.RoleWorkload, true)
+	s.arm()
+	s.request(1, &wire.Request{Site: 0}, t0)
+	s.detach(1)
+	s.attach(4, "n1", wire.RoleAgent, true) // n1 restarted
+	s.request(4, &wire.Request{Site: 0}, t0)
+	s.request(2, &wire.Request{Site: 0}, t0)
+	s.attach(5, "n1", wire.RoleAgent, true) // and again
+	s.request(5, &wire.Request{Site: 0}, t0)
+	var got []string
+	for _, r := range pol.seen {
+		got = append(got, fmt.Sprintf("%s:%d", r.Node, r.Process))
+	}
+	if want := []string{"n1:1", "n1:2", "n2:1", "n1:3"}; !slices.Equal(got, want) {
+		t.Errorf("requests' processes %v, want %v", got, want)
+	}
 }

@@ -23,6 +23,11 @@ type Point struct {
 	// granted (0: not known, as in a queue saved before it was kept):
 	// how far into a trial a mutant's first point is expected.
 	At int `json:"at,omitempty"`
+	// Down marks a point of After reached on another node while the node
+	// the last fault killed was down: before its next process made its
+	// first request. A fault there strikes during the first one's
+	// recovery, which FaultFuzz tests first.
+	Down bool `json:"down,omitempty"`
 }
 
 // fuzzEntry is one sequence of the fuzz queue.
@@ -90,6 +95,9 @@ type fuzz struct {
 		Queue  []fuzzEntry `json:"queue,omitempty"`
 		// Seen are the recovery points reached so far, "depth|site".
 		Seen map[string]bool `json:"seen,omitempty"`
+		// Tried counts the faults mutation appended, by similarity
+		// (triedKey): a fault like one tried before is tried later.
+		Tried map[string]int `json:"tried,omitempty"`
 	}
 }
 
@@ -101,6 +109,7 @@ const (
 	maxSpread     = 256  // later points after the last fault kept per run (spreadAt)
 	maxReached    = 4096 // first points per node, site and place in the sequence kept per run, for moves
 	moveOdds      = 3    // one mutant in moveOdds moves a fault rather than appending one
+	triesPerGrow  = 3    // candidates drawn per appended fault, the least tried taken
 	afterPerSite  = 3    // points kept per node and site after the last fault (a killed process may make one or two before it dies)
 	failedBonus   = 10   // score of a failed trial, beside its new points
 	coverWeight   = 2    // score per doubling of the new blocks (coverScore)
@@ -125,6 +134,8 @@ type fuzzTrial struct {
 	early    int               // points of after among the first afterPerSite of their site
 	spread   int               // points of after kept by spreadAt
 	killed   string            // the node the last fault killed, "" if it killed none
+	killedAt int               // the killed node's process number when the fault struck (Request.Process)
+	back     bool              // the killed node's next process has made a request
 	recovery []Point
 	// reached is the first point of each node and site after each
 	// number of granted faults: where a fault may move (fuzzEntry.Moves).
@@ -212,9 +223,9 @@ func (f *fuzz) best(ok func(*fuzzEntry) bool) int {
 
 // grow picks the queue's entry of highest priority that can grow and
 // appends one fault at one of the points its run reached after its last
-// fault: a recovery point of the node it killed three times in four, else
-// a point of a node drawn first (each node as likely, however many sites
-// it reached), so a second member's faults are as likely as the first's.
+// fault (candidate). Of triesPerGrow candidates, it takes the one least
+// like the faults appended before (Tried): FaultFuzz tests a sequence
+// whose last fault is like a tested one as late as possible.
 func (f *fuzz) grow(rng *rand.Rand) ([]Point, bool) {
 	best := f.best(func(e *fuzzEntry) bool { return len(e.Seq) < f.maxSeq() && len(e.After) > 0 })
 	if best < 0 {
@@ -222,20 +233,70 @@ func (f *fuzz) grow(rng *rand.Rand) ([]Point, bool) {
 	}
 	e := &f.mem.Queue[best]
 	e.Picked++
+	var down []Point
+	for _, p := range e.After {
+		if p.Down {
+			down = append(down, p)
+		}
+	}
+	depth := len(e.Seq) + 1
+	var pick Point
+	least := -1
+	for range triesPerGrow {
+		pt, ok := f.candidate(rng, e, down)
+		if !ok {
+			continue
+		}
+		if n := f.mem.Tried[triedKey(depth, pt)]; least < 0 || n < least {
+			pick, least = pt, n
+		}
+	}
+	if least < 0 {
+		return nil, false
+	}
+	if f.mem.Tried == nil {
+		f.mem.Tried = map[string]int{}
+	}
+	f.mem.Tried[triedKey(depth, pick)]++
+	return append(append([]Point(nil), e.Seq...), pick), true
+}
+
+// candidate draws a point of e.After and a fault the site can take. When
+// e's last fault killed a node, a third of the draws take a recovery point
+// of that node and a third a point that another node reached while it was
+// down (down: a fault during its recovery, which FaultFuzz tests first);
+// the others, or when e has none of those, a point of a node drawn first
+// (each node as likely, however many sites it reached), so a second
+// member's faults are as likely as the first's.
+func (f *fuzz) candidate(rng *rand.Rand, e *fuzzEntry, down []Point) (Point, bool) {
 	pt := pickByNode(rng, e.After)
-	if len(e.Recovery) > 0 && rng.IntN(4) != 0 {
-		pt = e.Recovery[rng.IntN(len(e.Recovery))]
+	switch rng.IntN(3) {
+	case 0:
+		if len(e.Recovery) > 0 {
+			pt = e.Recovery[rng.IntN(len(e.Recovery))]
+		}
+	case 1:
+		if len(down) > 0 {
+			pt = pickByNode(rng, down)
+		}
 	}
 	site := f.site(pt.Site)
 	if site < 0 {
-		return nil, false
+		return Point{}, false
 	}
 	fs := f.env.faults(&f.env.Catalog.Sites[site])
 	if len(fs) == 0 {
-		return nil, false
+		return Point{}, false
 	}
 	pt.Fault = fs[rng.IntN(len(fs))]
-	return append(append([]Point(nil), e.Seq...), pt), true
+	return pt, true
+}
+
+// triedKey is what makes two appended faults alike: their place in the
+// sequence, node, site and kind, and whether the fault came while an
+// earlier-killed node was down.
+func triedKey(depth int, p Point) string {
+	return fmt.Sprintf("%d|%s|%s|%s|%t", depth, p.Node, p.Site, p.Fault.Kind, p.Down)
 }
 
 // move picks the queue's entry of highest priority with two faults or
@@ -327,7 +388,7 @@ func (f *fuzz) Decide(req *Request) Decision {
 			return Decision{}
 		}
 		t.next++
-		t.granted(w)
+		t.granted(w, req.Process)
 		return Decision{Fault: w.Fault}
 	}
 	if t.seed && len(t.seq) == 0 {
@@ -338,15 +399,19 @@ func (f *fuzz) Decide(req *Request) Decision {
 		ft := fs[t.rng.IntN(len(fs))]
 		t.seq = append(t.seq, Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence, Fault: ft, At: t.seen})
 		t.next = 1
-		t.granted(t.seq[0])
+		t.granted(t.seq[0], req.Process)
 		return Decision{Fault: ft}
 	}
 	// After the sequence's last fault: a point a mutation may use, on any
 	// node.
 	if len(t.seq) > 0 {
+		if req.Node == t.killed && req.Process > t.killedAt && t.killedAt > 0 {
+			t.back = true
+		}
 		t.afterAt[k]++
 		n := t.afterAt[k]
-		pt := Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence}
+		pt := Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence, At: t.seen,
+			Down: t.killed != "" && t.killedAt > 0 && !t.back && req.Node != t.killed}
 		switch {
 		case n <= afterPerSite && t.early < maxAfter:
 			t.early++
@@ -369,14 +434,15 @@ func (f *fuzz) Decide(req *Request) Decision {
 // or restarting, not only right after the first fault.
 func spreadAt(n int) bool { return n > afterPerSite && n&(n-1) == 0 }
 
-// granted notes that point p's fault was granted: the points reached from
-// now on follow it.
-func (t *fuzzTrial) granted(p Point) {
+// granted notes that point p's fault was granted to the node's process
+// number process (Request.Process): the points reached from now on follow
+// it.
+func (t *fuzzTrial) granted(p Point, process int) {
 	t.after, t.recovery, t.early, t.spread = nil, nil, 0, 0
 	clear(t.afterAt)
-	t.killed = ""
+	t.killed, t.killedAt, t.back = "", 0, false
 	if p.Fault.Kind.Kills() {
-		t.killed = p.Node
+		t.killed, t.killedAt = p.Node, process
 	}
 }
 

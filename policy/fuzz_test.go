@@ -445,3 +445,92 @@ func TestFuzzAfterSpread(t *testing.T) {
 		t.Errorf("recovery = %v, want %v", rec, want)
 	}
 }
+
+// TestFuzzDownPoints: the points other nodes reach while the node the last
+// fault killed is down — before its next process's first request — are
+// marked Down; the killed node's own last requests and everything after
+// its restart are not.
+func TestFuzzDownPoints(t *testing.T) {
+	cat := testCatalog()
+	p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 1, MaxPerTrial: 3})
+	f := p.(*fuzz)
+	site := &cat.Sites[0]
+	tr := &fuzzTrial{seq: []Point{{Node: "n2", Site: site.ID, Occurrence: 1, Fault: Fault{Kind: catalog.KindCrash}}},
+		afterAt: map[[2]string]int{}, reached: map[reachKey]Point{}}
+	f.trials.begin(0, tr)
+	if d := p.Decide(&Request{Trial: 0, Node: "n2", Site: site, Occurrence: 1, Process: 1}); d.Fault.Kind != catalog.KindCrash {
+		t.Fatalf("first point not granted: %+v", d)
+	}
+	for _, r := range []Request{
+		{Node: "n2", Occurrence: 2, Process: 1}, // the dying process's last request
+		{Node: "n1", Occurrence: 1, Process: 1}, // n2 down
+		{Node: "n3", Occurrence: 1, Process: 1}, // n2 down
+		{Node: "n2", Occurrence: 3, Process: 2}, // n2 restarted
+		{Node: "n1", Occurrence: 2, Process: 1},
+	} {
+		r.Trial, r.Site = 0, site
+		p.Decide(&r)
+	}
+	var got []string
+	for _, pt := range tr.after {
+		got = append(got, fmt.Sprintf("%s#%d:%v", pt.Node, pt.Occurrence, pt.Down))
+	}
+	want := []string{"n2#2:false", "n1#1:true", "n3#1:true", "n2#3:false", "n1#2:false"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("after = %v, want %v", got, want)
+	}
+	// A fault that kills nothing marks no point Down.
+	tr2 := &fuzzTrial{seq: []Point{{Node: "n2", Site: site.ID, Occurrence: 1, Fault: Fault{Kind: catalog.KindDelay}}},
+		afterAt: map[[2]string]int{}, reached: map[reachKey]Point{}}
+	f.trials.begin(1, tr2)
+	p.Decide(&Request{Trial: 1, Node: "n2", Site: site, Occurrence: 1, Process: 1})
+	p.Decide(&Request{Trial: 1, Node: "n1", Site: site, Occurrence: 1, Process: 1})
+	if len(tr2.after) != 1 || tr2.after[0].Down {
+		t.Errorf("after a delay: %+v, want one point not Down", tr2.after)
+	}
+}
+
+// TestFuzzGrowsDuringRecovery: after a crash of n2, a third of the draws
+// take a point another node reached while n2 was down, so of 60 mutants
+// well over a sixth append their fault there (points while down are 2 of
+// the 9 reached, about 7 in 60 by a plain draw by node); and the least
+// tried of the candidates is taken, so no one point takes most mutants.
+func TestFuzzGrowsDuringRecovery(t *testing.T) {
+	cat := testCatalog()
+	p := mustNew(t, "fuzz", Env{Catalog: cat, Seed: 5, MaxPerTrial: 2})
+	f := p.(*fuzz)
+	s := cat.Sites[0].ID
+	seq := []Point{{Node: "n2", Site: s, Occurrence: 1, Fault: Fault{Kind: catalog.KindCrash}}}
+	after := []Point{
+		{Node: "n2", Site: s, Occurrence: 2},
+		{Node: "n1", Site: s, Occurrence: 1, Down: true},
+		{Node: "n3", Site: s, Occurrence: 1, Down: true},
+		{Node: "n2", Site: s, Occurrence: 3},
+		{Node: "n2", Site: s, Occurrence: 4},
+	}
+	for i := 2; i <= 3; i++ {
+		after = append(after, Point{Node: "n1", Site: s, Occurrence: i}, Point{Node: "n3", Site: s, Occurrence: i})
+	}
+	f.trials.begin(0, &fuzzTrial{seq: seq, next: 1, after: after, recovery: after[3:5]})
+	p.End(Outcome{Index: 0, Requests: 10})
+	down, by := 0, map[string]int{}
+	for i := 0; i < 60; i++ {
+		m, ok := f.grow(trialRand(5, i))
+		if !ok || len(m) != 2 {
+			t.Fatalf("mutant %d: %v, %v", i, m, ok)
+		}
+		if m[1].Down {
+			down++
+		}
+		by[fmt.Sprintf("%s#%d", m[1].Node, m[1].Occurrence)]++
+	}
+	t.Logf("down %d, by %v", down, by)
+	if down < 15 {
+		t.Errorf("%d of 60 mutants strike while n2 is down, want 15 or more", down)
+	}
+	for pt, n := range by {
+		if n > 20 {
+			t.Errorf("point %s took %d of 60 mutants: the least tried candidate is not preferred (%v)", pt, n, by)
+		}
+	}
+}

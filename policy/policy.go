@@ -69,6 +69,10 @@ type Request struct {
 	// Occurrence counts the requests at Site from Node in this trial, this
 	// one included.
 	Occurrence int
+	// Process is the node's process number in the trial: 1 for the
+	// process it started with, 2 after its first restart (a crash, power
+	// loss or reboot), …; 0 when unknown.
+	Process int
 	// Task, Inst and State are the goroutine's abstract state (0 if none).
 	Task  uint32
 	Inst  uint64
