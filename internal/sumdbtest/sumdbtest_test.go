@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -164,4 +165,20 @@ func mustKey(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return db.Key()
+}
+
+// TestSumGolangOrgKey compares SumGolangOrg with the key the go command
+// has built in, in the toolchain's source.
+func TestSumGolangOrgKey(t *testing.T) {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(out)), "src", "cmd", "go", "internal", "modfetch", "key.go"))
+	if err != nil {
+		t.Skipf("no source of the go command: %v", err)
+	}
+	if want := `"sum.golang.org": "` + SumGolangOrg + `"`; !strings.Contains(string(src), want) {
+		t.Errorf("the go command's key.go has no %s:\n%s", want, src)
+	}
 }
