@@ -124,8 +124,9 @@ func (db *DB) Key() string { return db.vkey }
 // verifier key and url.
 func (db *DB) GOSUMDB(url string) string { return db.vkey + " " + url }
 
-// Looked returns the module versions looked up for the first time, in
-// order: the go command asks for each once per module cache.
+// Looked returns, in order, every lookup of a module version that the
+// tree did not hold yet (a refused one again each time it is asked): the
+// go command asks for each module version once per module cache.
 func (db *DB) Looked() []module.Version {
 	db.mu.Lock()
 	defer db.mu.Unlock()
