@@ -30,9 +30,11 @@
 #
 #   scripts/install-check.sh     a few minutes (everything is compiled from an
 #                                empty build cache; 6.5 min to install alone on
-#                                2 cores shared with a load average of 20-30)
+#                                2 cores shared with a load average of 20-30,
+#                                3m44s in all at a load average of 11-16)
 #   GOFAULT_INSTALLCHECK_DIR=/tmp/ic scripts/install-check.sh
-#                                keeps that directory and its caches (debugging)
+#                                keeps that directory and its caches (debugging;
+#                                28 s again with them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
