@@ -356,6 +356,14 @@ func TestGray(t *testing.T) {
 			inject(1000, "n2", catalog.KindDelay, func(in *record.Injection) { in.Delay = 6 * time.Second }),
 			verdictWant{}},
 		{"killed node's clients fail", stalled().inject(1000, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed = true }), verdictWant{}},
+		// The quorum rule dismisses n3/0's failing stall (n1 cut while n2
+		// was down) while n3/1 went on: not a gray failure, but shown as
+		// the hang checker shows it.
+		{"failing while no quorum was left: excused, and shown", newTrial("n1", "n2", "n3").progress("n3/1", 0, 8000, 100).
+			progress("n3/0", 0, 1000, 100).errors("n3/0", 1500, 5000, 500).progress("n3/0", 5500, 8000, 100).
+			inject(1000, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = 4 * time.Second }).
+			inject(1000, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) { n.Killed, n.Restarted = true, []time.Time{at(4500)} }),
+			verdictWant{ev: "excused by quorum loss: client n3/0 (node n3) made no progress from 05:00:01.000 to 05:00:05.500 (4.5s) while the faults had half the members or more out for 3.5s: n1 out from 05:00:01.000 to 05:00:05.000, n2 out from 05:00:01.000 to 05:00:04.500"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,7 +20,9 @@ import (
 //
 // Clients of a node gofault killed are excluded, and a delay, partition
 // or disconnect extends the threshold of its own node's clients only (or
-// of every client where the profile excuses it), as for Hang.
+// of every client where the profile excuses it, or while the faults had
+// half the members or more out), as for Hang; the evidence shows every
+// stall those allowances dismissed.
 type Gray struct{}
 
 // Name implements Checker.
@@ -45,7 +47,7 @@ func (Gray) Check(_ context.Context, in *Input) record.Verdict {
 			failing[s.client] = s
 		}
 	}
-	excused := excusedStalls(in)
+	excused := allowanceExcused(in)
 	if len(failingStalls) == 0 {
 		v.Evidence = capEvidence(excused)
 		return v

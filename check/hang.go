@@ -65,7 +65,7 @@ func (Hang) Check(_ context.Context, in *Input) record.Verdict {
 		v.Symptom = fmt.Sprintf("client made no progress for over %s (%s)", in.progress(), how)
 	}
 	v.Nodes = sortedSet(nodes)
-	v.Evidence = capEvidence(append(append(v.Evidence, excusedStalls(in)...), quorumExcused(in)...))
+	v.Evidence = capEvidence(append(v.Evidence, allowanceExcused(in)...))
 	return v
 }
 

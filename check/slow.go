@@ -264,9 +264,18 @@ func excusedStalls(in *Input) []string {
 	return out
 }
 
+// allowanceExcused returns an evidence line for every stall that an
+// allowance dismissed: the profile's excuses (excusedStalls), then the
+// quorum rule (quorumExcused). The hang and gray checkers, which judge the
+// same stalls, show them beside their verdicts, so what either excused is
+// in its report.
+func allowanceExcused(in *Input) []string {
+	return append(excusedStalls(in), quorumExcused(in)...)
+}
+
 // quorumExcused returns an evidence line for every stall that the quorum
 // rule (allowance, noQuorum) dismissed: it is a stall without the rule and
-// none with it. The hang checker shows them beside its verdict.
+// none with it (allowanceExcused).
 func quorumExcused(in *Input) []string {
 	kept := map[string]bool{}
 	for _, s := range stalls(in) {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gofault/gofault/internal/sumdbtest"
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 	modzip "golang.org/x/mod/zip"
@@ -22,8 +24,10 @@ type fakeModule struct {
 	imports       []string // packages the module's one package imports
 }
 
-// fakeProxy writes mods as a module proxy directory and returns its URL.
-func fakeProxy(t *testing.T, mods []fakeModule) string {
+// fakeProxy writes mods as a module proxy directory and returns its URL,
+// and puts them in sumdb, the checksum database the go command checks
+// them against.
+func fakeProxy(t *testing.T, sumdb *sumdbtest.DB, mods []fakeModule) string {
 	t.Helper()
 	root := t.TempDir()
 	lists := map[string][]string{}
@@ -59,6 +63,9 @@ func fakeProxy(t *testing.T, mods []fakeModule) string {
 			m.version + ".info": fmt.Sprintf(`{"Version":%q,"Time":"2021-01-01T00:00:00Z"}`, m.version),
 			m.version + ".zip":  zip.String(),
 		})
+		if err := sumdb.Add(module.Version{Path: m.path, Version: m.version}, filepath.Join(dir, m.version+".zip"), []byte(gomod.String())); err != nil {
+			t.Fatal(err)
+		}
 		lists[dir] = append(lists[dir], m.version)
 	}
 	for dir, vs := range lists {
@@ -89,7 +96,16 @@ func TestResolveRelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go get against a fake module proxy")
 	}
-	proxy := fakeProxy(t, []fakeModule{
+	// The fake modules' own checksum database: the go command checks every
+	// one of them against its signed tree, as it checks real modules
+	// against sum.golang.org; nothing is exempted.
+	sumdb, err := sumdbtest.New("sumdb.example.com", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sumdbSrv := httptest.NewServer(sumdb.Handler())
+	defer sumdbSrv.Close()
+	proxy := fakeProxy(t, sumdb, []fakeModule{
 		{path: "example.com/rel", version: "v1.0.0", requires: []string{"example.com/dep@v1.0.0", "example.com/old@v1.0.0"}, imports: []string{"example.com/dep", "example.com/old"}},
 		{path: "example.com/rel", version: "v1.1.0", requires: []string{"example.com/dep@v1.1.0", "example.com/old@v1.2.0"}, imports: []string{"example.com/dep", "example.com/old"}},
 		{path: "example.com/dep", version: "v1.0.0"},
@@ -102,11 +118,12 @@ func TestResolveRelease(t *testing.T) {
 		{path: "example.com/tool", version: "v1.0.0", requires: []string{"example.com/dep@v1.2.0"}, imports: []string{"example.com/dep"}},
 	})
 	t.Setenv("GOPROXY", proxy)
-	// The fake modules are known to no checksum database: exempt just their
-	// path prefix from it (go.sum still checks every hash), never the rest.
-	t.Setenv("GONOSUMDB", "example.com")
+	t.Setenv("GOSUMDB", sumdb.GOSUMDB(sumdbSrv.URL))
 	t.Setenv("GOPRIVATE", "")
 	t.Setenv("GONOPROXY", "")
+	// The go command keeps the database's latest tree in GOPATH/pkg/sumdb:
+	// a fresh one, since each run's database has a new key.
+	t.Setenv("GOPATH", t.TempDir())
 	t.Setenv("GOMODCACHE", t.TempDir())
 	t.Setenv("GOFLAGS", "-modcacherw") // so that the temp module cache can be removed
 	t.Setenv("GOTOOLCHAIN", "local")
@@ -196,6 +213,18 @@ replace example.com/local => ./local
 	}
 	if got := readFile(t, filepath.Join(app, "go.mod")); !strings.Contains(got, "example.com/rel v1.1.0") {
 		t.Errorf("the user's go.mod changed:\n%s", got)
+	}
+	// Every fake module the builds used was checked against the database.
+	looked := map[string]bool{}
+	for _, m := range sumdb.Looked() {
+		looked[m.String()] = true
+	}
+	for _, tt := range tests {
+		for path, v := range tt.want {
+			if m := path + "@" + v; path != "example.com/local" && path != AgentModule && !looked[m] {
+				t.Errorf("%s was not looked up in the checksum database (looked up: %v)", m, sumdb.Looked())
+			}
+		}
 	}
 }
 
