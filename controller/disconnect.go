@@ -3,7 +3,7 @@ package controller
 import (
 	"net"
 	"slices"
-		"time"
+	"time"
 
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/catalog"
