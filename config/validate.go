@@ -202,9 +202,9 @@ func (c *Config) Validate(known Known) error {
 		at := fmt.Sprintf("checkers.waits_for_slow[%d]", i)
 		switch {
 		case w.Kind == "":
-			bad(at+".kind", `set e.g. "kind: delay" (delay, partition or disconnect)`, "is missing")
+			bad(at+".kind", `set e.g. "kind: delay" (delay, partition, disconnect, oneway, split or leadercut)`, "is missing")
 		case !slices.Contains(SlowWaitKinds, w.Kind):
-			bad(at+".kind", "use delay, partition or disconnect: the faults that slow or cut a member", "unknown kind %q", w.Kind)
+			bad(at+".kind", "use delay, partition, disconnect, oneway, split or leadercut: the faults that slow or cut a member", "unknown kind %q", w.Kind)
 		}
 		if w.Node != "" && !isMemberName(w.Node, c.Cluster.Nodes) {
 			bad(at+".node", fmt.Sprintf(`name a member, n1 to n%d, or leave it out`, c.Cluster.Nodes), "unknown member %q", w.Node)
