@@ -64,6 +64,34 @@ type Injection struct {
 	Side []string `json:"side,omitempty"`
 }
 
+// CutPeers says, for a cut that names other members, whom the node was
+// cut from and which way, to follow the node's name in a report: " from
+// n2" (a disconnect, both ways), " to n2, one way (n1 could not reach
+// n2; n2 still reached n1)" (a one-way cut), " with n2 from n3, n4, n5,
+// both ways" (a split; members are the trial's members, nil: "the other
+// members"); "" for any other fault.
+func (in Injection) CutPeers(members []string) string {
+	switch in.Kind {
+	case catalog.KindDisconnect:
+		if in.Peer != "" {
+			return " from " + in.Peer
+		}
+	case catalog.KindOneWay:
+		return " to " + in.Peer + ", one way (" + in.Node + " could not reach " + in.Peer + "; " + in.Peer + " still reached " + in.Node + ")"
+	case catalog.KindSplit:
+		s := ""
+		if len(in.Side) > 0 {
+			s = " with " + strings.Join(in.Side, ", ")
+		}
+		rest := "the other members"
+		if _, r := in.SplitSides(members); len(members) > 0 {
+			rest = strings.Join(r, ", ")
+		}
+		return s + " from " + rest + ", both ways"
+	}
+	return ""
+}
+
 // SplitSides returns the two sides of a KindSplit injection among the
 // trial's members (names): Node with Side, and the rest, each sorted.
 func (in Injection) SplitSides(members []string) (struck, rest []string) {
