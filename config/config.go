@@ -227,6 +227,12 @@ type Partition struct {
 	// Observe names CoFI's observation points by function, beside those
 	// found by name (Send, Process, Step).
 	Observe ObserveFuncs `yaml:"observe"`
+	// LeaderAt chooses the protocol moments of a leader cut (fault kind
+	// leadercut): it starts only right after a call of the leader at a
+	// site whose stable ID contains one of these strings, e.g.
+	// "wal.(*WAL).Save" (the leader's log append, before the entry can
+	// commit); empty: at any site the leader reaches.
+	LeaderAt []string `yaml:"leader_at"`
 }
 
 // ObserveFuncs name the functions that send peer messages and those that

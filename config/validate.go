@@ -224,6 +224,14 @@ func (c *Config) Validate(known Known) error {
 	for i, k := range c.Faults.Kinds {
 		oneOf(fmt.Sprintf("faults.kinds[%d]", i), k, kinds)
 	}
+	for i, s := range c.Faults.Partition.LeaderAt {
+		if strings.TrimSpace(s) == "" {
+			bad(fmt.Sprintf("faults.partition.leader_at[%d]", i), `write part of a site ID, e.g. "wal.(*WAL).Save", as reports and gofault analyze show them`, "is empty")
+		}
+	}
+	if len(c.Faults.Partition.LeaderAt) > 0 && !slices.Contains(c.Faults.Kinds, "leadercut") {
+		bad("faults.partition.leader_at", "add leadercut to faults.kinds, or leave leader_at out", "chooses where a leader cut starts, but faults.kinds does not list leadercut")
+	}
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)
 	}

@@ -195,6 +195,10 @@ type Env struct {
 	Delay time.Duration
 	// Partition is how long a partition lasts (default 3s).
 	Partition time.Duration
+	// LeaderAt limits where a leader cut starts to the sites whose ID
+	// contains one of these strings (config faults.partition.leader_at);
+	// empty: any site.
+	LeaderAt []string
 	// TargetErrors allows error faults at sites whose errors the target
 	// creates itself (catalog.Site.IO == ""); by default only errors of
 	// I/O are injected.
@@ -273,7 +277,7 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 			fs = append(fs, Fault{Kind: k, Delay: e.partition()})
 		}
 	}
-	if s.Kind != catalog.KindNone && e.allows(catalog.KindLeaderCut) {
+	if s.Kind != catalog.KindNone && e.allows(catalog.KindLeaderCut) && e.leaderAt(s) {
 		fs = append(fs, Fault{Kind: catalog.KindLeaderCut, Delay: e.partition()})
 	}
 	return fs
@@ -340,11 +344,24 @@ func (e *Env) splitSide(req *Request) []string {
 	return side
 }
 
+// leaderAt reports whether a leader cut may start at site s (LeaderAt).
+func (e *Env) leaderAt(s *catalog.Site) bool {
+	return len(e.LeaderAt) == 0 || slices.ContainsFunc(e.LeaderAt, func(p string) bool { return strings.Contains(s.ID, p) })
+}
+
 // check refuses an environment a policy cannot carry out: a leader cut
-// where the catalog names no leader.
+// where the catalog names no leader, or at chosen moments no site of the
+// catalog matches.
 func (e *Env) check() error {
 	if !slices.Contains(e.Kinds, catalog.KindLeaderCut) {
 		return nil
+	}
+	if e.Catalog != nil {
+		for _, p := range e.LeaderAt {
+			if !slices.ContainsFunc(e.Catalog.Sites, func(s catalog.Site) bool { return strings.Contains(s.ID, p) }) {
+				return fmt.Errorf("faults.partition.leader_at: no fault site's ID contains %q (gofault analyze --sites lists them)", p)
+			}
+		}
 	}
 	var role *catalog.Role
 	if e.Catalog != nil {
@@ -354,7 +371,7 @@ func (e *Env) check() error {
 		return nil
 	}
 	if role == nil {
-		return errors.New("faults.kinds lists leadercut, but the analysis found no role field in the target (catalog.Role: a struct field of a named integer type with leader and follower constants, written by the node's loop), so gofault cannot tell which member leads; drop leadercut, or use partition")
+		return errors.New("faults.kinds lists leadercut, but the analysis found no role field in the target (catalog.Role: a struct field of a named integer type with leader and follower constants, written after construction; a role set once at start is not tracked), so gofault cannot tell which member leads; drop leadercut, or use partition")
 	}
 	var names []string
 	for _, v := range role.Values {

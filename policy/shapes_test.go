@@ -179,3 +179,40 @@ func TestShapeReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaderAt: faults.partition.leader_at keeps a leader cut to the sites
+// whose ID holds one of its strings, and a string that no site holds is
+// refused.
+func TestLeaderAt(t *testing.T) {
+	cat := shapeCatalog()
+	for _, tc := range []struct {
+		name  string
+		at    []string
+		sites []string // where a leader's request may get a leader cut
+		err   string
+	}{
+		{"any site", nil, []string{"append", "dial", "accept"}, ""},
+		{"the append", []string{"app"}, []string{"append"}, ""},
+		{"two moments", []string{"append", "accept"}, []string{"append", "accept"}, ""},
+		{"no such site", []string{"append", "commit"}, nil, `no fault site's ID contains "commit"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := Env{Catalog: cat, Seed: 1, Kinds: []catalog.Kind{catalog.KindLeaderCut}, LeaderAt: tc.at}
+			if _, err := New("random", env); tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("New: %v, want %q", err, tc.err)
+			}
+			if tc.err != "" {
+				return
+			}
+			var sites []string
+			for i := range cat.Sites {
+				if fs := env.faultsAt(&Request{Node: "n1", Role: "StateLeader", Site: &cat.Sites[i]}); len(fs) > 0 {
+					sites = append(sites, cat.Sites[i].ID)
+				}
+			}
+			if !slices.Equal(sites, tc.sites) {
+				t.Errorf("leader cuts at %v, want %v", sites, tc.sites)
+			}
+		})
+	}
+}
