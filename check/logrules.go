@@ -130,7 +130,7 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 				f.desc = fmt.Sprintf("split of %s from %s at +%s", strings.Join(struck, ","), strings.Join(rest, ","), in.Time.Sub(tr.Start).Round(time.Millisecond))
 			case in.Peer != "":
 				f.hit = append(f.hit, in.Peer)
-				f.desc += " from " + in.Peer
+				f.desc += in.CutPeers(nil)
 			}
 		case catalog.KindError:
 			f.desc = fmt.Sprintf("%s %s into %s at +%s", in.Kind, in.Error, in.Node, in.Time.Sub(tr.Start).Round(time.Millisecond))
