@@ -317,6 +317,28 @@ func (e *Env) faultsAt(req *Request) []Fault {
 	})
 }
 
+// fitted returns f made to fit req — a split without a side gets the side
+// faultsAt would choose — and whether f can start at req at all: a cut
+// that needs the call's peer, the trial's members or the node to lead
+// (faultsAt) waits for a request that has them. A policy that placed f
+// before it saw req (fuzz's mutations) asks this before granting it.
+func (e *Env) fitted(req *Request, f Fault) (Fault, bool) {
+	switch f.Kind {
+	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
+	default:
+		return f, true
+	}
+	for _, g := range e.faultsAt(req) {
+		if g.Kind == f.Kind {
+			if f.Kind == catalog.KindSplit && f.Side == nil {
+				f.Side = g.Side
+			}
+			return f, true
+		}
+	}
+	return f, false
+}
+
 // splitSide chooses the other members on req.Node's side of a split at
 // req: ⌊(n−1)/2⌋−1 of the n members (at least none), never the call's
 // peer, so that the node's side is a minority (the node alone of three,

@@ -216,3 +216,48 @@ func TestLeaderAt(t *testing.T) {
 		})
 	}
 }
+
+// TestFuzzShapes: a fuzz sequence's point placed before its request was
+// seen (a mutation) grants a cut only at a call where it can start — a
+// leader cut once the node leads, a one-way cut at a call with a known
+// peer — and gives a split without a side the side faultsAt chooses.
+func TestFuzzShapes(t *testing.T) {
+	cat := shapeCatalog()
+	five := members(5)
+	for _, tc := range []struct {
+		name  string
+		fault Fault
+		site  int
+		reqs  []Request // in order; the last one must get the fault
+		side  int
+	}{
+		{"leadercut waits for the node to lead", Fault{Kind: catalog.KindLeaderCut, Delay: time.Second}, 0, []Request{
+			{Role: "StateFollower"}, {Role: "StateLeader"}}, 0},
+		{"oneway waits for a known peer", Fault{Kind: catalog.KindOneWay, Delay: time.Second}, 1, []Request{
+			{}, {Peer: "n1"}, {Peer: "n2"}}, 0},
+		{"a split gets a side", Fault{Kind: catalog.KindSplit, Delay: time.Second}, 1, []Request{
+			{Peer: "n2", Members: five}}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New("fuzz", Env{Catalog: cat, Seed: 1, Kinds: []catalog.Kind{tc.fault.Kind}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := p.(*fuzz)
+			site := &cat.Sites[tc.site]
+			f.trials.begin(0, &fuzzTrial{seq: []Point{{Node: "n1", Site: site.ID, Occurrence: 1, Fault: tc.fault}},
+				reached: map[reachKey]Point{}, afterAt: map[[2]string]int{}})
+			for i, r := range tc.reqs {
+				r.Node, r.Site, r.Occurrence = "n1", site, i+1
+				d := f.Decide(&r)
+				last := i == len(tc.reqs)-1
+				if last != (d.Fault.Kind == tc.fault.Kind) {
+					t.Fatalf("request %d (%+v): %+v", i, r, d.Fault)
+				}
+				if last && len(d.Fault.Side) != tc.side {
+					t.Errorf("side %v, want %d members", d.Fault.Side, tc.side)
+				}
+			}
+		})
+	}
+}
