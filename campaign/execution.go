@@ -180,6 +180,7 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		Delay:       cfg.Faults.Delay,
 
 		Partition: cfg.Faults.Partition.Duration,
+		LeaderAt:  cfg.Faults.Partition.LeaderAt,
 
 		TargetErrors: cfg.Faults.TargetErrors,
 	})

@@ -54,8 +54,8 @@ const (
 )
 
 // hitMembers returns the members a failed trial's data dirs are kept whole
-// for: the nodes its faults struck (and the peer a disconnect cut them
-// from) and the nodes that exited on their own. nil means every member:
+// for: the nodes its faults struck (and the peer a disconnect or a
+// one-way cut cut them from, a split's side) and the nodes that exited on their own. nil means every member:
 // nothing tells which one matters (a fault-free failure).
 //
 // A trial whose members disagree — acknowledged data lost, replicas
@@ -77,6 +77,9 @@ func hitMembers(tr *record.Trial) []string {
 	for _, in := range tr.Injections {
 		add(in.Node)
 		add(in.Peer)
+		for _, n := range in.Side {
+			add(n)
+		}
 	}
 	for _, n := range tr.Nodes {
 		if n.Exited && !n.Killed {

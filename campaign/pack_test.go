@@ -22,6 +22,7 @@ func TestHitMembers(t *testing.T) {
 		{"fault-free: every member", record.Trial{Nodes: []record.Node{{Name: "n1"}, {Name: "n2"}}}, nil},
 		{"a crash of n2", record.Trial{Injections: []record.Injection{{Node: "n2"}}, Nodes: []record.Node{{Name: "n2", Killed: true, Exited: true}}}, []string{"n2"}},
 		{"a disconnect: both ends", record.Trial{Injections: []record.Injection{{Node: "n3", Peer: "n1"}}}, []string{"n1", "n3"}},
+		{"a split: its struck side and the callee", record.Trial{Injections: []record.Injection{{Node: "n4", Peer: "n1", Side: []string{"n2"}}}}, []string{"n1", "n2", "n4"}},
 		{"replicas diverged after a crash of n2: every member", record.Trial{Injections: []record.Injection{{Node: "n2"}}, Verdicts: []record.Verdict{{Checker: "replicas", Failed: true, Symptom: "replicas diverged"}}}, nil},
 		{"a hang after a crash of n2: n2 only", record.Trial{Injections: []record.Injection{{Node: "n2"}}, Verdicts: []record.Verdict{{Checker: "hang", Failed: true, Symptom: "no progress"}, {Checker: "replicas"}}}, []string{"n2"}},
 		{"a node that died on its own", record.Trial{Injections: []record.Injection{{Node: "n1"}, {Node: "n1"}}, Nodes: []record.Node{{Name: "n1"}, {Name: "n3", Exited: true}}}, []string{"n1", "n3"}},

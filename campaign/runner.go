@@ -86,7 +86,7 @@ func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.P
 		return nil, err
 	}
 	ctl, err := controller.Listen("unix", sock, controller.Options{Catalog: bt.Catalog, Policy: pol, Logger: log,
-		Disconnects: slices.Contains(cfg.Faults.Kinds, catalog.KindDisconnect.String())})
+		Disconnects: slices.ContainsFunc(cfg.Faults.Kinds, peerCut)})
 	if err != nil {
 		controller.RemoveSocketDir(sock)
 		return nil, err
@@ -573,4 +573,15 @@ func addresses(nodes []cluster.NodeVars) map[string]string {
 // trialDir is where a trial's data and logs go.
 func trialDir(cfg *config.Config, id string) string {
 	return filepath.Join(cfg.Path(cfg.WorkDir), "trials", id)
+}
+
+// peerCut reports whether fault kind name cuts members by the peer of
+// each call (a disconnect, a one-way cut, a split): the agents then tag
+// goroutines with the peers they dial (controller.Options.Disconnects).
+func peerCut(name string) bool {
+	switch name {
+	case catalog.KindDisconnect.String(), catalog.KindOneWay.String(), catalog.KindSplit.String():
+		return true
+	}
+	return false
 }

@@ -24,7 +24,7 @@ import (
 // site can take), as bits. Its JSON and String form are the names, e.g.
 // "error" or "error|delay"; the wire protocol's actions and the store's
 // text column are mapped to and from it at those edges.
-type Kind uint8
+type Kind uint16
 
 // Fault kinds.
 const (
@@ -52,17 +52,43 @@ const (
 	// heals; their traffic with the other members and client traffic are
 	// untouched. A site's kinds never include it.
 	KindDisconnect
+	// KindOneWay cuts one member off from another in one direction, for a
+	// while, starting at a peer-network call of the first to the second
+	// (where a disconnect can start): the first cannot reach the second
+	// (its calls whose peer is the second fail or stall until the heal),
+	// the second still reaches the first. A site's kinds never include it.
+	KindOneWay
+	// KindSplit splits the members into two sides for a while, starting
+	// at a peer-network call of one member to another (where a disconnect
+	// can start): the struck member and the others the policy chose for
+	// its side, a minority, against the rest, the callee among them. No
+	// traffic crosses between the sides, both ways; within a side it
+	// flows. A site's kinds never include it.
+	KindSplit
+	// KindLeaderCut cuts the leader off from all its peers, both ways, as
+	// a partition does, starting right after a call the leader makes (any
+	// site: the moment, e.g. its log append before the entry commits). It
+	// needs the catalog's role (Catalog.Role with a leader value, see
+	// Role.Leader). A site's kinds never include it.
+	KindLeaderCut
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}}
 
 // Kills reports whether a fault of kind k ends the process (a crash, a
 // power loss or a reboot), which is then restarted.
 func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss|KindReboot) != 0 }
+
+// Cuts reports whether k cuts members' peer traffic for a while (its
+// length is the fault's delay): a partition, disconnect, one-way cut,
+// split or leader cut.
+func (k Kind) Cuts() bool {
+	return k != KindNone && k&^(KindPartition|KindDisconnect|KindOneWay|KindSplit|KindLeaderCut) == 0
+}
 
 // Has reports whether k includes all kinds of o.
 func (k Kind) Has(o Kind) bool { return k&o == o }
@@ -80,7 +106,7 @@ func (k Kind) String() string {
 		}
 	}
 	if k != 0 {
-		names = append(names, fmt.Sprintf("kind(%d)", uint8(k)))
+		names = append(names, fmt.Sprintf("kind(%d)", uint16(k)))
 	}
 	return strings.Join(names, "|")
 }
@@ -100,7 +126,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, disconnect, powerloss or reboot)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, disconnect, oneway, split, leadercut, powerloss or reboot)", part)
 		}
 	}
 	return k, nil
@@ -112,7 +138,7 @@ func (k Kind) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }
 // UnmarshalJSON reads a name, or the number of the bits (as catalogs
 // written before kinds had names hold).
 func (k *Kind) UnmarshalJSON(data []byte) error {
-	var n uint8
+	var n uint16
 	if err := json.Unmarshal(data, &n); err == nil {
 		*k = Kind(n)
 		return nil
@@ -306,6 +332,25 @@ func (r *Role) Name(v int64) string {
 		}
 	}
 	return ""
+}
+
+// Leader returns the name of the role type's leader constant (one whose
+// name ends in "leader", any case: "StateLeader", "Leader",
+// "roleLeader"), and whether there is exactly one; false for a nil r.
+func (r *Role) Leader() (string, bool) {
+	if r == nil {
+		return "", false
+	}
+	var found []string
+	for _, x := range r.Values {
+		if strings.HasSuffix(strings.ToLower(x.Name), "leader") {
+			found = append(found, x.Name)
+		}
+	}
+	if len(found) != 1 {
+		return "", false
+	}
+	return found[0], true
 }
 
 // Catalog is everything analysis found in a target.

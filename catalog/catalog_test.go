@@ -157,6 +157,10 @@ func TestKind(t *testing.T) {
 		{KindError | KindDelay | KindCrash, "error|delay|crash"},
 		{KindReboot, "reboot"},
 		{KindPowerLoss | KindReboot, "powerloss|reboot"},
+		{KindOneWay, "oneway"},
+		{KindSplit, "split"},
+		{KindLeaderCut, "leadercut"},
+		{KindDisconnect | KindLeaderCut, "disconnect|leadercut"},
 	} {
 		if got := tc.k.String(); got != tc.text {
 			t.Errorf("%d.String() = %q, want %q", tc.k, got, tc.text)
@@ -174,7 +178,7 @@ func TestKind(t *testing.T) {
 	if err := json.Unmarshal([]byte("3"), &legacy); err != nil || legacy != KindError|KindDelay {
 		t.Errorf("numeric kind: %v, %v", legacy, err)
 	}
-	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, disconnect, powerloss or reboot") {
+	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, disconnect, oneway, split, leadercut, powerloss or reboot") {
 		t.Errorf("ParseKind(explode): %v", err)
 	}
 	if !(KindError | KindCrash).Has(KindCrash) || KindError.Has(KindDelay) {
@@ -184,6 +188,33 @@ func TestKind(t *testing.T) {
 		if k.Kills() != kills {
 			t.Errorf("%v.Kills() = %v", k, !kills)
 		}
+	}
+	for k, cuts := range map[Kind]bool{KindPartition: true, KindDisconnect: true, KindOneWay: true, KindSplit: true, KindLeaderCut: true,
+		KindNone: false, KindDelay: false, KindCrash: false, KindPartition | KindDelay: false} {
+		if k.Cuts() != cuts {
+			t.Errorf("%v.Cuts() = %v", k, !cuts)
+		}
+	}
+}
+
+func TestRoleLeader(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		role   *Role
+		leader string
+		ok     bool
+	}{
+		{"nil", nil, "", false},
+		{"etcd", &Role{Values: []RoleValue{{0, "StateFollower"}, {1, "StateCandidate"}, {2, "StateLeader"}, {3, "StatePreCandidate"}}}, "StateLeader", true},
+		{"minikv", &Role{Values: []RoleValue{{0, "roleFollower"}, {1, "roleLeader"}}}, "roleLeader", true},
+		{"no leader", &Role{Values: []RoleValue{{0, "Primary"}, {1, "Backup"}}}, "", false},
+		{"two leaders", &Role{Values: []RoleValue{{0, "Leader"}, {1, "SubLeader"}}}, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, ok := tc.role.Leader(); got != tc.leader || ok != tc.ok {
+				t.Errorf("Leader() = %q, %v, want %q, %v", got, ok, tc.leader, tc.ok)
+			}
+		})
 	}
 }
 

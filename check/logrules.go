@@ -112,15 +112,25 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			f.connLost = true
 			f.to = backAt(tr, in.Node, in.Time, end).Add(bound)
 			killedBy[in.Node] = true
-		case catalog.KindPartition, catalog.KindDisconnect:
+		case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
 			// Peers lose the cut member's connections and it theirs, its
-			// stalled I/O is slow, and the members elect (a disconnect:
-			// the two members, of each other).
+			// stalled I/O is slow, and the members elect (a disconnect or
+			// a one-way cut: the two members, of each other; a split:
+			// every member, of the other side).
 			f.delay, f.connLost, f.cut = true, true, true
 			f.to = in.Time.Add(in.Delay + bound)
-			if in.Peer != "" {
+			switch {
+			case in.Kind == catalog.KindSplit:
+				var names []string
+				for _, n := range tr.Nodes {
+					names = append(names, n.Name)
+				}
+				struck, rest := in.SplitSides(names)
+				f.hit = append(struck, rest...)
+				f.desc = fmt.Sprintf("split of %s from %s at +%s", strings.Join(struck, ","), strings.Join(rest, ","), in.Time.Sub(tr.Start).Round(time.Millisecond))
+			case in.Peer != "":
 				f.hit = append(f.hit, in.Peer)
-				f.desc += " from " + in.Peer
+				f.desc += in.CutPeers(nil)
 			}
 		case catalog.KindError:
 			f.desc = fmt.Sprintf("%s %s into %s at +%s", in.Kind, in.Error, in.Node, in.Time.Sub(tr.Start).Round(time.Millisecond))

@@ -436,6 +436,16 @@ func TestLogScope(t *testing.T) {
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindDisconnect, func(in *record.Injection) { in.Delay = time.Second; in.Peer = "n3" })
 			}, RuleDelayWords, "n3", "disconnect of n1 at +10ms from n3, on n3"},
+		{"a split hits the other side too",
+			map[string][]string{"n3": {stamp(500, waiting)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindSplit, func(in *record.Injection) { in.Delay = time.Second; in.Peer = "n2" })
+			}, RuleDelayWords, "n3", "split of n1 from n2,n3 at +10ms, on n3"},
+		{"a one-way cut hits the member it could not reach",
+			map[string][]string{"n3": {stamp(500, waiting)}},
+			func(b *trialB) {
+				b.inject(10, "n1", catalog.KindOneWay, func(in *record.Injection) { in.Delay = time.Second; in.Peer = "n3" })
+			}, RuleDelayWords, "n3", "oneway of n1 at +10ms to n3, one way (n1 could not reach n3; n3 still reached n1), on n3"},
 		{"an election after the partition's window is reported",
 			map[string][]string{"n3": {stamp(4000, `[WARN]  raft: vote granted in term 7`)}},
 			func(b *trialB) {

@@ -86,7 +86,7 @@ func faultsEnd(tr *record.Trial) (time.Time, bool) {
 	for _, in := range tr.Injections {
 		t := in.Time
 		switch in.Kind {
-		case catalog.KindDelay, catalog.KindPartition, catalog.KindDisconnect:
+		case catalog.KindDelay, catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
 			t = t.Add(in.Delay)
 		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
 			// When the node was started again: a reboot's clean

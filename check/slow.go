@@ -71,7 +71,7 @@ func slowedElsewhere(in *Input, s stall) (f *record.Injection, after time.Durati
 	tr := in.Trial
 	for i := range tr.Injections {
 		inj := &tr.Injections[i]
-		if !slowing(*inj) || hits(*inj, s.node) || !overlaps(*inj, s.from, s.to) {
+		if !slowing(*inj) || hits(tr, *inj, s.node) || !overlaps(*inj, s.from, s.to) {
 			continue
 		}
 		from := s.from
@@ -115,8 +115,13 @@ func describeSlowStall(tr *record.Trial, bound time.Duration, s stall, f *record
 // how long it slowed them.
 func describeSlowFault(f *record.Injection) string {
 	who := record.NodeRole(f.Node, f.Role)
-	if f.Kind == catalog.KindDisconnect {
+	switch f.Kind {
+	case catalog.KindDisconnect:
 		who += " cut from " + f.Peer
+	case catalog.KindOneWay:
+		who += " cut from reaching " + f.Peer + " (" + f.Peer + " still reached it)"
+	case catalog.KindSplit:
+		who = "side " + strings.Join(append([]string{who}, f.Side...), ", ") + " cut from the other members"
 	}
 	return fmt.Sprintf("%s %s at site %s from %s to %s (%s)", f.Kind, who, f.SiteID, clock(f.Time), clock(f.Time.Add(f.Delay)), f.Delay)
 }
@@ -201,8 +206,9 @@ func roleOr(role string) string {
 // long as such a fault lasts. The hang, gray and slow checkers then count
 // the fault in every client's allowance, and show what it excused.
 type SlowWait struct {
-	// Kind is the fault kind: catalog.KindDelay, KindPartition or
-	// KindDisconnect.
+	// Kind is the fault kind: catalog.KindDelay, or a cut
+	// (catalog.Kind.Cuts: KindPartition, KindDisconnect, KindOneWay,
+	// KindSplit, KindLeaderCut).
 	Kind catalog.Kind
 	// Role limits it to faults that struck a member in this role
 	// (record.Injection.Role, e.g. "StateLeader"); "" any.
@@ -253,7 +259,7 @@ func excusedStalls(in *Input) []string {
 		}
 		for _, f := range in.Trial.Injections {
 			w := excuseFor(in.SlowWaits, f)
-			if w == nil || !slowing(f) || hits(f, s.node) || !overlaps(f, s.from, s.to) {
+			if w == nil || !slowing(f) || hits(in.Trial, f, s.node) || !overlaps(f, s.from, s.to) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("excused by the profile: client %s (node %s) made no progress from %s to %s (%s) during %s: %s",

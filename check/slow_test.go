@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -91,6 +92,14 @@ func TestSlow(t *testing.T) {
 		{"disconnect: both ends are hit, the third member's clients are not", slowed(catalog.KindDisconnect, func(in *record.Injection) { in.Peer = "n2" }), nil,
 			0, verdictWant{failed: true, symptom: "one slow member stalled the other members' clients (disconnect of a StateLeader)", nodes: []string{"n3"},
 				ev: "slow member: disconnect n1 (StateLeader) cut from n2"}},
+		{"oneway: both ends are hit, the third member's clients are not", slowed(catalog.KindOneWay, func(in *record.Injection) { in.Peer = "n2" }), nil,
+			0, verdictWant{failed: true, symptom: "one slow member stalled the other members' clients (oneway of a StateLeader)", nodes: []string{"n3"},
+				ev: "slow member: oneway n1 (StateLeader) cut from reaching n2 (n2 still reached it)"}},
+		{"split of the leader alone: the majority's clients are judged", slowed(catalog.KindSplit, func(in *record.Injection) { in.Peer = "n2" }), nil,
+			0, verdictWant{failed: true, symptom: "one slow member stalled the other members' clients (split of a StateLeader)", nodes: []string{"n2", "n3"},
+				ev: "slow member: split side n1 (StateLeader) cut from the other members"}},
+		{"leader cut: the others' clients are judged, as for a partition", slowed(catalog.KindLeaderCut, nil), nil,
+			0, verdictWant{failed: true, symptom: "one slow member stalled the other members' clients (leadercut of a StateLeader)", nodes: []string{"n2", "n3"}}},
 		{"excused by the profile, and shown", slowed(catalog.KindDelay, nil), leaderWait,
 			0, verdictWant{symptom: "informational: a stall the profile excuses (checkers.waits_for_slow)",
 				ev: "excused by the profile: client n2/0 (node n2) made no progress from 05:00:01.000 to 05:00:09.000 (8s) during delay n1 (StateLeader) at site s1 from 05:00:01.000 to 05:00:09.000 (8s): the leader is static: no failover by design"}},
@@ -106,6 +115,12 @@ func TestSlow(t *testing.T) {
 		{"the profile's excuse does not hide another member", slowed(catalog.KindDelay, func(in *record.Injection) { in.Node = "n2" }),
 			[]SlowWait{{Kind: catalog.KindDelay, Node: "n1", Reason: "n1 is the static leader"}}, 0,
 			verdictWant{failed: true, symptom: symptomDelay, nodes: []string{"n1", "n3"}}},
+		{"a split of the static leader excused by member, and shown", slowed(catalog.KindSplit, func(in *record.Injection) { in.Peer = "n2" }),
+			[]SlowWait{{Kind: catalog.KindSplit, Node: "n1", Reason: "n1 is the static leader"}}, 0,
+			verdictWant{symptom: "informational: a stall the profile excuses (checkers.waits_for_slow)", ev: "during split side n1 (StateLeader) cut from the other members"}},
+		{"the split excuse does not hide a split struck at another member (planted)", slowed(catalog.KindSplit, func(in *record.Injection) { in.Node, in.Peer = "n2", "n1" }),
+			[]SlowWait{{Kind: catalog.KindSplit, Node: "n1", Reason: "n1 is the static leader"}}, 0,
+			verdictWant{failed: true, symptom: "one slow member stalled the other members' clients (split of a StateLeader)", nodes: []string{"n1", "n3"}}},
 		{"a stall that began long before the fault", stallBefore(), nil, 0, verdictWant{}},
 		{"half the members slowed", twoSlowed(), nil, 0, verdictWant{}},
 		{"killed node's clients excluded", killedOthers(), nil, 0, verdictWant{}},
@@ -113,6 +128,57 @@ func TestSlow(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			checkVerdict(t, runOne(t, NameSlow, &Input{Trial: &tc.b.tr, SlowWaits: tc.waits, Progress: tc.bound}), tc.want)
+		})
+	}
+}
+
+// TestShapeQuorum: how the quorum rule counts each partition shape. A
+// split takes out each side with no majority — the minority; both halves
+// of an even split — and its members' clients get its length; the
+// majority's clients do not, unless another fault takes the quorum. A
+// one-way cut takes out no member (both ends still reach the others), but
+// both ends' clients get its length. A leader cut takes out the leader.
+func TestShapeQuorum(t *testing.T) {
+	five := []string{"n1", "n2", "n3", "n4", "n5"}
+	split := func(nodes []string, side ...string) *trialB {
+		return newTrial(nodes...).inject(1000, "n1", catalog.KindSplit, func(in *record.Injection) {
+			in.Delay, in.Peer, in.Side = 4*time.Second, "n3", side
+		})
+	}
+	oneway := func() *trialB {
+		return newTrial("n1", "n2", "n3").inject(1000, "n1", catalog.KindOneWay, func(in *record.Injection) { in.Delay, in.Peer = 4*time.Second, "n2" })
+	}
+	for _, tc := range []struct {
+		name     string
+		b        *trialB
+		noQuorum time.Duration
+		hit      []string // the members whose clients get the cut's length
+	}{
+		{"split 2 of 5: the minority is out, the majority keeps the quorum", split(five, "n2"), 0, []string{"n1", "n2"}},
+		{"split 1 of 3", split([]string{"n1", "n2", "n3"}), 0, []string{"n1"}},
+		{"even split 2 of 4: no side has a majority", split([]string{"n1", "n2", "n3", "n4"}, "n2"), 4 * time.Second, []string{"n1", "n2", "n3", "n4"}},
+		{"split 2 of 5 and a crash on the majority side: no quorum until the restart", split(five, "n2").
+			inject(2000, "n4", catalog.KindCrash, nil).node("n4", func(n *record.Node) { n.Restarted = []time.Time{at(4000)} }), 2 * time.Second, []string{"n1", "n2"}},
+		{"oneway: no member out", oneway(), 0, []string{"n1", "n2"}},
+		{"oneway and a crash of the third: one out of three", oneway().inject(2000, "n3", catalog.KindCrash, nil), 0, []string{"n1", "n2"}},
+		{"leader cut and a crash: two of three out", newTrial("n1", "n2", "n3").
+			inject(1000, "n1", catalog.KindLeaderCut, func(in *record.Injection) { in.Delay, in.Role = 4*time.Second, "StateLeader" }).
+			inject(2000, "n3", catalog.KindCrash, nil), 3 * time.Second, []string{"n1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &tc.b.tr
+			if got := noQuorum(tr, at(0), at(10000)); got != tc.noQuorum {
+				t.Errorf("noQuorum = %v, want %v", got, tc.noQuorum)
+			}
+			var hit []string
+			for _, n := range tr.Nodes {
+				if hits(tr, tr.Injections[0], n.Name) {
+					hit = append(hit, n.Name)
+				}
+			}
+			if !slices.Equal(hit, tc.hit) {
+				t.Errorf("hit %v, want %v", hit, tc.hit)
+			}
 		})
 	}
 }

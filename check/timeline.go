@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -104,19 +105,43 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 }
 
 // slowing reports whether fault in slows or cuts members for a while
-// (in.Delay): a delay, a partition or a disconnect.
+// (in.Delay): a delay, or a cut (catalog.Kind.Cuts: a partition,
+// disconnect, one-way cut, split or leader cut).
 func slowing(in record.Injection) bool {
-	switch in.Kind {
-	case catalog.KindDelay, catalog.KindPartition, catalog.KindDisconnect:
-		return in.Delay > 0
-	}
-	return false
+	return (in.Kind == catalog.KindDelay || in.Kind.Cuts()) && in.Delay > 0
 }
 
-// hits reports whether fault in slows or cuts node: the node it struck, or
-// for a disconnect either end.
-func hits(in record.Injection, node string) bool {
-	return in.Node == node || (in.Kind == catalog.KindDisconnect && in.Peer == node)
+// hits reports whether fault in slows or cuts node: the node it struck;
+// for a disconnect or a one-way cut either end (a one-way cut's callee
+// stops hearing from the node on the node's connections); for a split a
+// member of a side out of the quorum (splitOut: the minority, not the
+// majority that must route around it).
+func hits(tr *record.Trial, in record.Injection, node string) bool {
+	switch in.Kind {
+	case catalog.KindDisconnect, catalog.KindOneWay:
+		return in.Node == node || in.Peer == node
+	case catalog.KindSplit:
+		return slices.Contains(splitOut(tr, in), node)
+	}
+	return in.Node == node
+}
+
+// splitOut returns the members a split took out of the quorum: each side
+// that is no majority of the trial's members (the struck minority; both
+// sides of an even split).
+func splitOut(tr *record.Trial, in record.Injection) []string {
+	names := make([]string, 0, len(tr.Nodes))
+	for _, n := range tr.Nodes {
+		names = append(names, n.Name)
+	}
+	var out []string
+	struck, rest := in.SplitSides(names)
+	for _, side := range [][]string{struck, rest} {
+		if 2*len(side) <= len(names) {
+			out = append(out, side...)
+		}
+	}
+	return out
 }
 
 // overlaps reports whether the effect of slowing fault in, [in.Time,
@@ -133,8 +158,11 @@ type outage struct {
 }
 
 // outages are the members the trial's faults took out, and when: the
-// span of a delay or a partition (a disconnect cuts one link, not a
-// member off the cluster), a member killed by a crash or power-loss fault
+// span of a delay, a partition or a leader cut; for a split, the span of
+// each member of a side with no majority (splitOut); a disconnect or a
+// one-way cut takes out no member (it cuts one link or one direction of
+// it: both ends still reach the others, and through them a quorum); a
+// member killed by a crash or power-loss fault
 // until it restarted, and a member that exited after a fault struck it
 // (it stopped on an injected error) until it restarted. Without a restart
 // the outage lasts to the trial's end.
@@ -156,7 +184,11 @@ func outages(tr *record.Trial) []outage {
 	struck := map[string]time.Time{} // the first fault on each node
 	for _, in := range tr.Injections {
 		switch {
-		case slowing(in) && in.Kind != catalog.KindDisconnect:
+		case slowing(in) && in.Kind == catalog.KindSplit:
+			for _, n := range splitOut(tr, in) {
+				out = append(out, outage{n, in.Time, in.Time.Add(in.Delay)})
+			}
+		case slowing(in) && in.Kind != catalog.KindDisconnect && in.Kind != catalog.KindOneWay:
 			out = append(out, outage{in.Node, in.Time, in.Time.Add(in.Delay)})
 		case in.Kind.Kills():
 			out = append(out, outage{in.Node, in.Time, restart(in.Node, in.Time)})
@@ -259,7 +291,7 @@ func allowanceFor(tr *record.Trial, excuses []SlowWait, quorum bool, node string
 		if !slowing(in) || !overlaps(in, from, to) {
 			continue
 		}
-		if doubt || hits(in, node) || excuseFor(excuses, in) != nil {
+		if doubt || hits(tr, in, node) || excuseFor(excuses, in) != nil {
 			sum += in.Delay
 		}
 	}

@@ -153,7 +153,8 @@ type Checkers struct {
 // (optionally in one role, at one site, on one member) that the design
 // waits for, and why.
 type SlowWait struct {
-	// Kind is the fault kind: delay, partition or disconnect.
+	// Kind is the fault kind: delay, partition, disconnect, oneway, split
+	// or leadercut.
 	Kind string `yaml:"kind"`
 	// Role limits the entry to faults that struck a member in this role
 	// (the catalog's role name that reports show, e.g. "StateLeader");
@@ -173,7 +174,7 @@ type SlowWait struct {
 
 // SlowWaitKinds are the fault kinds checkers.waits_for_slow may name: the
 // faults that slow or cut a member for a while.
-var SlowWaitKinds = []string{"delay", "partition", "disconnect"}
+var SlowWaitKinds = []string{"delay", "partition", "disconnect", "oneway", "split", "leadercut"}
 
 // Faults selects the fault kinds a campaign may inject.
 type Faults struct {
@@ -226,6 +227,12 @@ type Partition struct {
 	// Observe names CoFI's observation points by function, beside those
 	// found by name (Send, Process, Step).
 	Observe ObserveFuncs `yaml:"observe"`
+	// LeaderAt chooses the protocol moments of a leader cut (fault kind
+	// leadercut): it starts only right after a call of the leader at a
+	// site whose stable ID contains one of these strings, e.g.
+	// "wal.(*WAL).Save" (the leader's log append, before the entry can
+	// commit); empty: at any site the leader reaches.
+	LeaderAt []string `yaml:"leader_at"`
 }
 
 // ObserveFuncs name the functions that send peer messages and those that

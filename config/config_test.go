@@ -275,7 +275,13 @@ func TestValidate(t *testing.T) {
 		{"unknown checker", []string{"checkers.enabled=crash,hang,lin"}, []string{`checkers.enabled[2]: unknown name "lin"`, `"linearizability"`}},
 		{"log ignore", []string{"checkers.log_ignore=slow fdatasync,lost leader [0-9a-f]+"}, nil},
 		{"bad log ignore", []string{"checkers.log_ignore=ok,took (too long"}, []string{"checkers.log_ignore[1]: is not a valid regular expression", "missing closing )"}},
-		{"unknown kind", []string{"faults.kinds=error,cut"}, []string{`faults.kinds[1]: unknown name "cut"`, `"crash", "delay", "disconnect", "error", "partition"`}},
+		{"unknown kind", []string{"faults.kinds=error,cut"}, []string{`faults.kinds[1]: unknown name "cut"`, `"crash", "delay", "disconnect", "error", "leadercut", "oneway", "partition", "powerloss", "reboot", "split"`}},
+		{"partition shapes", []string{"faults.kinds=[oneway, split, leadercut]"}, nil},
+		{"leader cut moments", []string{"faults.kinds=[leadercut]", "faults.partition.leader_at=[wal.(*WAL).Save]"}, nil},
+		{"leader cut moments without the kind", []string{"faults.kinds=[partition]", "faults.partition.leader_at=[wal.(*WAL).Save]"},
+			[]string{"faults.partition.leader_at: chooses where a leader cut starts, but faults.kinds does not list leadercut"}},
+		{"an empty leader cut moment", []string{"faults.kinds=[leadercut]", "faults.partition.leader_at=[x, ' ']"}, []string{"faults.partition.leader_at[1]: is empty"}},
+		{"a shape misspelt", []string{"faults.kinds=[split, one-way]"}, []string{`faults.kinds[1]: unknown name "one-way"`, `"oneway"`}},
 		{"unknown policy", []string{"policy.name=bsr"}, []string{`policy.name: unknown name "bsr"; valid names: "bsrr", "none", "random"`}},
 		{"per trial", []string{"policy.per_trial=-1"}, []string{"policy.per_trial: must be at least 1"}},
 		{"parallel", []string{"trials.parallel=-1"}, []string{"trials.parallel: must be at least 1"}},
@@ -291,7 +297,8 @@ func TestValidate(t *testing.T) {
 		{"waits for slow without a reason", []string{"checkers.waits_for_slow=[{kind: delay}, {kind: delay, reason: ' '}]"}, []string{
 			`checkers.waits_for_slow[0].reason: is missing; say why the design waits`, `checkers.waits_for_slow[1].reason: is missing`}},
 		{"waits for slow: a kind that does not slow", []string{"checkers.waits_for_slow=[{kind: crash, reason: x}]"}, []string{
-			`checkers.waits_for_slow[0].kind: unknown kind "crash"; use delay, partition or disconnect`}},
+			`checkers.waits_for_slow[0].kind: unknown kind "crash"; use delay, partition, disconnect, oneway, split or leadercut`}},
+		{"waits for slow: a split", []string{"checkers.waits_for_slow=[{kind: split, reason: the minority waits}]"}, nil},
 		{"waits for slow on no member", []string{"checkers.waits_for_slow=[{kind: delay, node: n7, reason: x}]"}, []string{
 			`checkers.waits_for_slow[0].node: unknown member "n7"; name a member, n1 to n3, or leave it out`}},
 		{"waits for slow without a kind", []string{"checkers.waits_for_slow=[{role: StateLeader, reason: x}]"}, []string{

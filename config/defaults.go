@@ -45,9 +45,12 @@ var DefaultFaultKinds = []string{"error", "delay", "crash"}
 
 // FaultKinds are all the fault kinds faults.kinds may name: the defaults
 // and those a campaign opts into: partition, disconnect (one pair of
-// members cut apart), powerloss (a crash that also loses what the node
-// did not sync) and reboot (a clean restart).
-var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot"}
+// members cut apart), oneway (one member cannot reach another, which
+// still reaches it), split (a minority side cut from the rest), leadercut
+// (the leader partitioned right after one of its calls), powerloss (a
+// crash that also loses what the node did not sync) and reboot (a clean
+// restart).
+var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot"}
 
 // DefaultPartition is how long a partition lasts unless
 // faults.partition.duration says otherwise.

@@ -213,7 +213,7 @@ checkers:
   # or cut member (a quorum that needs it, a static leader), say so here
   # with the reason; the slow, hang and gray checkers then excuse the other
   # members' stalls during such a fault and show each one with the reason.
-  # kind: delay, partition or disconnect; role and site narrow it.
+  # kind: delay, partition, disconnect, oneway, split or leadercut; role and site narrow it.
   # waits_for_slow:
   #   - kind: delay
   #     role: StateLeader

@@ -202,9 +202,9 @@ func (c *Config) Validate(known Known) error {
 		at := fmt.Sprintf("checkers.waits_for_slow[%d]", i)
 		switch {
 		case w.Kind == "":
-			bad(at+".kind", `set e.g. "kind: delay" (delay, partition or disconnect)`, "is missing")
+			bad(at+".kind", `set e.g. "kind: delay" (delay, partition, disconnect, oneway, split or leadercut)`, "is missing")
 		case !slices.Contains(SlowWaitKinds, w.Kind):
-			bad(at+".kind", "use delay, partition or disconnect: the faults that slow or cut a member", "unknown kind %q", w.Kind)
+			bad(at+".kind", "use delay, partition, disconnect, oneway, split or leadercut: the faults that slow or cut a member", "unknown kind %q", w.Kind)
 		}
 		if w.Node != "" && !isMemberName(w.Node, c.Cluster.Nodes) {
 			bad(at+".node", fmt.Sprintf(`name a member, n1 to n%d, or leave it out`, c.Cluster.Nodes), "unknown member %q", w.Node)
@@ -223,6 +223,14 @@ func (c *Config) Validate(known Known) error {
 	}
 	for i, k := range c.Faults.Kinds {
 		oneOf(fmt.Sprintf("faults.kinds[%d]", i), k, kinds)
+	}
+	for i, s := range c.Faults.Partition.LeaderAt {
+		if strings.TrimSpace(s) == "" {
+			bad(fmt.Sprintf("faults.partition.leader_at[%d]", i), `write part of a site ID, e.g. "wal.(*WAL).Save", as reports and gofault analyze show them`, "is empty")
+		}
+	}
+	if len(c.Faults.Partition.LeaderAt) > 0 && !slices.Contains(c.Faults.Kinds, "leadercut") {
+		bad("faults.partition.leader_at", "add leadercut to faults.kinds, or leave leader_at out", "chooses where a leader cut starts, but faults.kinds does not list leadercut")
 	}
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)

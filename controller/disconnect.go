@@ -3,7 +3,6 @@ package controller
 import (
 	"net"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gofault/gofault/agent/wire"
@@ -22,28 +21,14 @@ import (
 // so the cut is made at the calling side, on both members, which is
 // enough for request/response transports and for streams the receiving
 // side dials (etcd's rafthttp). A disconnect of fixed length heals
-// lazily, at the first such request after its end.
+// lazily, at the first such request after its end. A disconnect is the
+// pair's two arcs (one direction each); a one-way cut and a split are
+// other sets of arcs (shapes.go).
 
-// link is an unordered pair of members, a before b.
-type link struct{ a, b string }
-
-func linkOf(x, y string) link {
-	if y < x {
-		x, y = y, x
-	}
-	return link{x, y}
-}
-
-// other returns the member of l that is not node, and whether node is in l.
-func (l link) other(node string) (string, bool) {
-	switch node {
-	case l.a:
-		return l.b, true
-	case l.b:
-		return l.a, true
-	}
-	return "", false
-}
+// arc is one direction between two members: the calls of from whose
+// peer is to. A disconnect cuts both arcs of a pair, a one-way cut one, a
+// split every arc between its sides (shapes.go).
+type arc struct{ from, to string }
 
 // setAddresses tells the session which member listens at which address
 // ("host:port"), so that a request's peer address names a member. Only
@@ -70,48 +55,69 @@ func (s *session) peerNode(addr string) string {
 	return s.ports[port]
 }
 
-// linked reports whether node is one end of a disconnect in progress.
+// linked reports whether some of node's calls are cut from a member (a
+// disconnect, one-way cut or split in progress makes node the calling
+// side of an arc): its peer sites are live.
 func (s *session) linked(node string) bool {
-	for l := range s.links {
-		if _, ok := l.other(node); ok {
+	for a := range s.arcs {
+		if a.from == node {
 			return true
 		}
 	}
 	return false
 }
 
-// startLink cuts node and peer apart from now for d and returns the plans
-// that make their peer sites live.
-func (s *session) startLink(node, peer string, d time.Duration, now time.Time) []Effect {
-	if s.links == nil {
-		s.links = map[link]cut{}
+// startArcs cuts the arcs from now for d and returns the plans that make
+// their calling members' peer sites live.
+func (s *session) startArcs(arcs []arc, d time.Duration, now time.Time) []Effect {
+	if s.arcs == nil {
+		s.arcs = map[arc]cut{}
 	}
-	s.links[linkOf(node, peer)] = cut{from: now, until: now.Add(d)}
-	return append(s.replanNode(node), s.replanNode(peer)...)
+	var nodes []string
+	for _, a := range arcs {
+		s.arcs[a] = cut{from: now, until: now.Add(d)}
+		nodes = append(nodes, a.from)
+	}
+	return s.replanNodes(nodes)
+}
+
+// startLink cuts node and peer apart, both ways, from now for d and
+// returns the plans that make their peer sites live.
+func (s *session) startLink(node, peer string, d time.Duration, now time.Time) []Effect {
+	return s.startArcs([]arc{{node, peer}, {peer, node}}, d, now)
+}
+
+// replanNodes gives every agent connection of each of nodes (once, in
+// name order) its current plan.
+func (s *session) replanNodes(nodes []string) []Effect {
+	nodes = slices.Clone(nodes)
+	slices.Sort(nodes)
+	var effs []Effect
+	for _, n := range slices.Compact(nodes) {
+		effs = append(effs, s.replanNode(n)...)
+	}
+	return effs
 }
 
 // linkRequest answers a request of node at a peer site whose call talks
-// to peer, when node and peer are cut apart; handled is false when the
-// request is not one, and it goes on as usual. A disconnect of node that
-// is over heals first (both members' plans lose the peer sites), at any
-// of node's peer calls.
+// to peer, when the arc from node to peer is cut; handled is false when
+// the request is not one, and it goes on as usual. The arcs from or to
+// node that are over heal first (the members at their ends get their
+// plans, without the peer sites unless another cut keeps them), at any of
+// node's peer calls.
 func (s *session) linkRequest(node, peer string, site *catalog.Site, now time.Time) (act wire.Action, arg int64, effs []Effect, handled bool) {
 	if site == nil || site.Peer == "" {
 		return wire.ActNone, 0, nil, false
 	}
-	var over []link
-	for l, c := range s.links {
-		if _, ok := l.other(node); ok && !now.Before(c.until) {
-			over = append(over, l)
+	var ends []string
+	for a, c := range s.arcs {
+		if (a.from == node || a.to == node) && !now.Before(c.until) {
+			delete(s.arcs, a)
+			ends = append(ends, a.from, a.to)
 		}
 	}
-	slices.SortFunc(over, func(x, y link) int { return strings.Compare(x.a+"\x00"+x.b, y.a+"\x00"+y.b) })
-	for _, l := range over {
-		delete(s.links, l)
-		effs = append(effs, s.replanNode(l.a)...)
-		effs = append(effs, s.replanNode(l.b)...)
-	}
-	c, ok := s.links[linkOf(node, peer)]
+	effs = s.replanNodes(ends)
+	c, ok := s.arcs[arc{node, peer}]
 	if peer == "" || !ok {
 		return wire.ActNone, 0, effs, len(effs) > 0
 	}

@@ -3,6 +3,7 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -92,7 +93,7 @@ type session struct {
 	cutInj   map[string]int    // per node: the injection of its partition in progress
 	obsCount map[obsKey]int    // observations per node and point, for replays
 	peers    []uint32          // the catalog's peer-network sites, once computed
-	links    map[link]cut      // pairs of members cut apart (disconnect.go)
+	arcs     map[arc]cut       // directions between members cut (disconnect.go, shapes.go)
 	ports    map[string]string // port → member listening there (disconnect.go)
 	tagPeers bool              // agents tag goroutines with their dials' peers (wire.FlagPeers)
 	covered  blockSet          // the blocks any node covered (EvCover)
@@ -261,6 +262,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		Inst:       r.Inst,
 		State:      r.State,
 		Peer:       peer,
+		Members:    s.spec.Nodes,
 	}
 	if r.HasRole {
 		req.Role = s.roleName(r.Role)
@@ -332,6 +334,33 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		inj.Delay, inj.Peer = f.Delay, req.Peer
 		act, arg := cutAction(site, f.Delay)
 		return inj, act, arg, s.startLink(req.Node, req.Peer, f.Delay, now), true
+	case catalog.KindOneWay:
+		if f.Delay <= 0 || site.Peer == "" || req.Peer == "" || req.Peer == req.Node {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a one-way cut where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "length", f.Delay}}}, false
+		}
+		inj.Delay, inj.Peer = f.Delay, req.Peer
+		act, arg := cutAction(site, f.Delay)
+		return inj, act, arg, s.startArcs([]arc{{req.Node, req.Peer}}, f.Delay, now), true
+	case catalog.KindSplit:
+		struck, ok := splitSide(req.Node, req.Peer, f.Side, s.spec.Nodes)
+		if f.Delay <= 0 || site.Peer == "" || !ok {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a split where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "side", f.Side, "members", s.spec.Nodes, "length", f.Delay}}}, false
+		}
+		inj.Delay, inj.Peer = f.Delay, req.Peer
+		inj.Side = slices.DeleteFunc(struck, func(n string) bool { return n == req.Node })
+		act, arg := cutAction(site, f.Delay)
+		return inj, act, arg, s.startSplit(append(inj.Side, req.Node), f.Delay, now), true
+	case catalog.KindLeaderCut:
+		if f.Delay <= 0 || !s.leads(req.Role) {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a leader cut where none can start", Args: []any{"site", site.ID, "role", req.Role, "length", f.Delay}}}, false
+		}
+		inj.Delay = f.Delay
+		act, arg := wire.ActNone, int64(0)
+		if site.Peer != "" {
+			// The asking call is peer I/O too: it is the first one cut.
+			act, arg = cutAction(site, f.Delay)
+		}
+		return inj, act, arg, s.startCut(req.Node, f.Delay, now), true
 	case catalog.KindPowerLoss:
 		if s.spec.PowerLoss == nil {
 			return inj, wire.ActNone, 0, nil, false

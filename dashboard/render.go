@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
@@ -74,7 +75,11 @@ func faultLine(f report.Fault) string {
 	if f.Delay != "" {
 		s += " " + f.Delay
 	}
-	return s + " at " + f.Site + " on " + record.NodeRole(f.Node, f.Role)
+	s += " at " + f.Site + " on " + record.NodeRole(f.Node, f.Role)
+	if k, err := catalog.ParseKind(f.Kind); err == nil {
+		s += record.Injection{Kind: k, Node: f.Node, Peer: f.Peer, Side: f.Side}.CutPeers(nil)
+	}
+	return s
 }
 
 // maxEvents bounds the event table of a trial.

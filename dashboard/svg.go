@@ -259,18 +259,20 @@ func Timeline(t *record.Trial) []Event {
 		}
 		return max(0, x.Sub(t.Start))
 	}
+	var members []string
+	for _, n := range t.Nodes {
+		members = append(members, n.Name)
+	}
 	for _, in := range t.Injections {
 		e := Event{At: at(in.Time), Lane: in.Node, Kind: in.Kind.String(), Label: in.SiteID}
 		if in.Error != "" {
 			e.Label += " " + in.Error
 		}
-		if in.Delay > 0 && (in.Kind == catalog.KindDelay || in.Kind == catalog.KindPartition || in.Kind == catalog.KindDisconnect) {
+		if in.Delay > 0 && (in.Kind == catalog.KindDelay || in.Kind.Cuts()) {
 			e.Dur = in.Delay
 			e.Label += " " + in.Delay.String()
 		}
-		if in.Peer != "" {
-			e.Label += " from " + in.Peer
-		}
+		e.Label += in.CutPeers(members)
 		if in.Role != "" {
 			e.Label += " (" + in.Role + ")"
 		}

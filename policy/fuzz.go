@@ -387,9 +387,13 @@ func (f *fuzz) Decide(req *Request) Decision {
 		if req.Node != w.Node || req.Site.ID != w.Site || req.Occurrence < w.Occurrence {
 			return Decision{}
 		}
+		ft, ok := f.env.fitted(req, w.Fault)
+		if !ok {
+			return Decision{} // a cut that cannot start at this call: a later one
+		}
 		t.next++
 		t.granted(w, req.Process)
-		return Decision{Fault: w.Fault}
+		return Decision{Fault: ft}
 	}
 	if t.seed && len(t.seq) == 0 {
 		fs := f.env.faultsAt(req)

@@ -291,7 +291,9 @@ func TestFuzzGrowsOnAnyNode(t *testing.T) {
 		if !ok || len(m) != 2 || !reflect.DeepEqual(m[0], seq[0]) {
 			t.Fatalf("mutant %d: %v, %v", i, m, ok)
 		}
-		if !slices.Contains(after, Point{Node: m[1].Node, Site: m[1].Site, Occurrence: m[1].Occurrence}) {
+		if !slices.ContainsFunc(after, func(p Point) bool {
+			return reflect.DeepEqual(p, Point{Node: m[1].Node, Site: m[1].Site, Occurrence: m[1].Occurrence})
+		}) {
 			t.Errorf("mutant %d appended %v, not a point reached after the first fault", i, m[1])
 		}
 		others[m[1].Node]++

@@ -20,9 +20,11 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
@@ -37,10 +39,15 @@ type Fault struct {
 	Kind catalog.Kind // one kind, or KindNone
 	// Error is the 1-based index into the site's catalog.Site.Errors.
 	Error int
-	// Delay is the length of a Delay fault, or how long a Partition
-	// fault cuts the node off (a Disconnect fault the pair apart) before
-	// it heals.
+	// Delay is the length of a Delay fault, or how long a cut lasts
+	// before it heals (catalog.Kind.Cuts: a Partition or LeaderCut fault
+	// cuts the node off, a Disconnect fault the pair apart, a OneWay
+	// fault the node from the call's peer, a Split fault the node's side
+	// from the other).
 	Delay time.Duration
+	// Side is, for a Split fault, the other members on the node's side
+	// (the minority); nil: the node alone.
+	Side []string
 }
 
 // Key is a short stable text form of the fault, e.g. "error:2", "delay:1.5s".
@@ -50,10 +57,8 @@ func (f Fault) Key() string {
 		return fmt.Sprintf("error:%d", f.Error)
 	case catalog.KindDelay:
 		return "delay:" + f.Delay.String()
-	case catalog.KindPartition:
-		return "partition:" + f.Delay.String()
-	case catalog.KindDisconnect:
-		return "disconnect:" + f.Delay.String()
+	case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
+		return f.Kind.String() + ":" + f.Delay.String()
 	}
 	return f.Kind.String()
 }
@@ -83,8 +88,12 @@ type Request struct {
 	Role string
 	// Peer is, at a peer-network site, the member the call talks to: the
 	// one a dial goes to, or the one the calling goroutine last dialled;
-	// "" when unknown. A disconnect fault cuts Node and Peer apart.
+	// "" when unknown. A disconnect fault cuts Node and Peer apart, a
+	// one-way cut Node from Peer, a split Node's side from Peer's.
 	Peer string
+	// Members are the trial's members (controller.TrialSpec.Nodes), from
+	// which a split's side is chosen; nil when unknown.
+	Members []string
 }
 
 // Decision answers a Request.
@@ -173,8 +182,8 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all but
-	// KindPowerLoss, KindReboot and KindDisconnect, which are only
-	// injected where listed.
+	// KindPowerLoss, KindReboot, KindDisconnect, KindOneWay, KindSplit
+	// and KindLeaderCut, which are only injected where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
@@ -190,15 +199,22 @@ type Env struct {
 	Delay time.Duration
 	// Partition is how long a partition lasts (default 3s).
 	Partition time.Duration
+	// LeaderAt limits where a leader cut starts to the sites whose ID
+	// contains one of these strings (config faults.partition.leader_at);
+	// empty: any site.
+	LeaderAt []string
 	// TargetErrors allows error faults at sites whose errors the target
 	// creates itself (catalog.Site.IO == ""); by default only errors of
 	// I/O are injected.
 	TargetErrors bool
 }
 
+// optIn are the kinds a campaign gets only where it lists them.
+const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut
+
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
-		return k != catalog.KindPowerLoss && k != catalog.KindReboot && k != catalog.KindDisconnect
+		return k&optIn == 0
 	}
 	for _, a := range e.Kinds {
 		if a == k {
@@ -233,9 +249,11 @@ func (e *Env) partition() time.Duration {
 // order: each error variant, then a delay, then a crash, then a power
 // loss (at a disk call that can crash: where the node's unsynced writes
 // are in flight; at a network call it would be a crash that costs a
-// rollback), then a partition of the node and a disconnect of the node
-// from the call's peer (at the peer-network calls, catalog.Site.Peer, the
-// moments a partition can start; an accepted call's peer is unknown).
+// rollback), then a partition of the node, a disconnect of the node from
+// the call's peer, a one-way cut of the node from it and a split between
+// their sides (at the peer-network calls, catalog.Site.Peer, the moments
+// a partition can start; an accepted call's peer is unknown), then a
+// leader cut (at any site: faultsAt keeps it where the node leads).
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
 	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
@@ -258,22 +276,134 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	if s.Kind.Has(catalog.KindPartition) && e.allows(catalog.KindPartition) {
 		fs = append(fs, Fault{Kind: catalog.KindPartition, Delay: e.partition()})
 	}
-	if s.Kind.Has(catalog.KindPartition) && s.Peer != catalog.PeerAccept && e.allows(catalog.KindDisconnect) {
-		fs = append(fs, Fault{Kind: catalog.KindDisconnect, Delay: e.partition()})
+	for _, k := range []catalog.Kind{catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit} {
+		if s.Kind.Has(catalog.KindPartition) && s.Peer != catalog.PeerAccept && e.allows(k) {
+			fs = append(fs, Fault{Kind: k, Delay: e.partition()})
+		}
+	}
+	if s.Kind != catalog.KindNone && e.allows(catalog.KindLeaderCut) && e.leaderAt(s) {
+		fs = append(fs, Fault{Kind: catalog.KindLeaderCut, Delay: e.partition()})
 	}
 	return fs
 }
 
 // faultsAt returns the faults the environment allows at req's site for
-// this request: faults(req.Site) without a disconnect when the call's
-// peer is unknown (an accepted connection, a goroutine that dialled no
-// member).
+// this request: faults(req.Site) without a disconnect, one-way cut or
+// split when the call's peer is unknown (an accepted connection, a
+// goroutine that dialled no member), without a split when the trial's
+// members are unknown, and without a leader cut unless the node leads
+// (req.Role is the catalog's leader, catalog.Role.Leader). A split's side
+// is chosen here (splitSide).
 func (e *Env) faultsAt(req *Request) []Fault {
 	fs := e.faults(req.Site)
-	if req.Peer != "" && req.Peer != req.Node {
-		return fs
+	peer := req.Peer != "" && req.Peer != req.Node
+	split := peer && slices.Contains(req.Members, req.Peer) && slices.Contains(req.Members, req.Node)
+	var leads bool
+	if e.Catalog != nil {
+		leader, ok := e.Catalog.Role.Leader()
+		leads = ok && req.Role == leader
 	}
-	return slices.DeleteFunc(fs, func(f Fault) bool { return f.Kind == catalog.KindDisconnect })
+	for i := range fs {
+		if fs[i].Kind == catalog.KindSplit && split {
+			fs[i].Side = e.splitSide(req)
+		}
+	}
+	return slices.DeleteFunc(fs, func(f Fault) bool {
+		switch f.Kind {
+		case catalog.KindDisconnect, catalog.KindOneWay:
+			return !peer
+		case catalog.KindSplit:
+			return !split
+		case catalog.KindLeaderCut:
+			return !leads
+		}
+		return false
+	})
+}
+
+// fitted returns f made to fit req — a split without a side gets the side
+// faultsAt would choose — and whether f can start at req at all: a cut
+// that needs the call's peer, the trial's members or the node to lead
+// (faultsAt) waits for a request that has them. A policy that placed f
+// before it saw req (fuzz's mutations) asks this before granting it.
+func (e *Env) fitted(req *Request, f Fault) (Fault, bool) {
+	switch f.Kind {
+	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
+	default:
+		return f, true
+	}
+	for _, g := range e.faultsAt(req) {
+		if g.Kind == f.Kind {
+			if f.Kind == catalog.KindSplit && f.Side == nil {
+				f.Side = g.Side
+			}
+			return f, true
+		}
+	}
+	return f, false
+}
+
+// splitSide chooses the other members on req.Node's side of a split at
+// req: ⌊(n−1)/2⌋−1 of the n members (at least none), never the call's
+// peer, so that the node's side is a minority (the node alone of three,
+// with one other of five) and the call is the first one cut. The choice
+// is pseudo-random but fixed by the campaign's seed, the trial, the node,
+// the site and the occurrence, so that a policy that asks again at the
+// same request gets the same side.
+func (e *Env) splitSide(req *Request) []string {
+	k := (len(req.Members)-1)/2 - 1
+	var pool []string
+	for _, m := range req.Members {
+		if m != req.Node && m != req.Peer {
+			pool = append(pool, m)
+		}
+	}
+	if k <= 0 || len(pool) == 0 {
+		return nil
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%d\x00%d", req.Trial, req.Node, req.Site.Index, req.Occurrence)
+	rng := rand.New(rand.NewPCG(uint64(e.Seed), h.Sum64()))
+	rng.Shuffle(len(pool), func(i, j int) { pool[i], pool[j] = pool[j], pool[i] })
+	side := pool[:min(k, len(pool))]
+	slices.Sort(side)
+	return side
+}
+
+// leaderAt reports whether a leader cut may start at site s (LeaderAt).
+func (e *Env) leaderAt(s *catalog.Site) bool {
+	return len(e.LeaderAt) == 0 || slices.ContainsFunc(e.LeaderAt, func(p string) bool { return strings.Contains(s.ID, p) })
+}
+
+// check refuses an environment a policy cannot carry out: a leader cut
+// where the catalog names no leader, or at chosen moments no site of the
+// catalog matches.
+func (e *Env) check() error {
+	if !slices.Contains(e.Kinds, catalog.KindLeaderCut) {
+		return nil
+	}
+	if e.Catalog != nil {
+		for _, p := range e.LeaderAt {
+			if !slices.ContainsFunc(e.Catalog.Sites, func(s catalog.Site) bool { return strings.Contains(s.ID, p) }) {
+				return fmt.Errorf("faults.partition.leader_at: no fault site's ID contains %q (gofault analyze --sites lists them)", p)
+			}
+		}
+	}
+	var role *catalog.Role
+	if e.Catalog != nil {
+		role = e.Catalog.Role
+	}
+	if _, ok := role.Leader(); ok {
+		return nil
+	}
+	if role == nil {
+		return errors.New("faults.kinds lists leadercut, but the analysis found no role field in the target (catalog.Role: a struct field of a named integer type with leader and follower constants, written after construction; a role set once at start is not tracked), so gofault cannot tell which member leads; drop leadercut, or use partition")
+	}
+	var names []string
+	for _, v := range role.Values {
+		names = append(names, v.Name)
+	}
+	return fmt.Errorf("faults.kinds lists leadercut, but the role field %s has no single leader value (its constants: %s; one name must end in \"leader\"), so gofault cannot tell which member leads; drop leadercut, or use partition", role, strings.Join(names, ", "))
 }
 
 // candidateSites returns the sites that can take at least one allowed fault.
@@ -313,6 +443,9 @@ func New(name string, env Env) (Policy, error) {
 	c, ok := registry[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown policy %q (want one of %s)", name, strings.Join(Names(), ", "))
+	}
+	if err := env.check(); err != nil {
+		return nil, fmt.Errorf("policy %s: %w", name, err)
 	}
 	return c(env)
 }

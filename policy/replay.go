@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sort"
 
 	"github.com/gofault/gofault/catalog"
@@ -91,8 +92,11 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
 	case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
 		return Fault{Kind: inj.Kind}, nil
-	case catalog.KindPartition, catalog.KindDisconnect:
+	case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindLeaderCut:
 		return Fault{Kind: inj.Kind, Delay: inj.Delay}, nil
+	case catalog.KindSplit:
+		// The same sides: the recorded side, against the rest.
+		return Fault{Kind: inj.Kind, Delay: inj.Delay, Side: slices.Clone(inj.Side)}, nil
 	}
 	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
 }
@@ -145,8 +149,15 @@ func (r *Replay) Decide(req *Request) Decision {
 	if req.Occurrence < w.inj.Occurrence {
 		return Decision{}
 	}
-	if w.inj.Kind == catalog.KindDisconnect && req.Peer != w.inj.Peer {
-		return Decision{} // the same call, to another member
+	switch w.inj.Kind {
+	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
+		if req.Peer != w.inj.Peer {
+			return Decision{} // the same call, to another member
+		}
+	case catalog.KindLeaderCut:
+		if req.Role != w.inj.Role {
+			return Decision{} // the same call, before the node leads
+		}
 	}
 	if len(w.inj.Stack) > 0 && r.stackKey(req.Stack) != w.stack {
 		return Decision{}

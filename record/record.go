@@ -4,6 +4,7 @@
 package record
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,14 +25,15 @@ type Injection struct {
 	Node   string       `json:"node"`
 	Site   uint32       `json:"site"`    // catalog index
 	SiteID string       `json:"site_id"` // stable site ID
-	Kind   catalog.Kind `json:"kind"`    // catalog.KindError, KindDelay, KindCrash, KindPartition, KindDisconnect, KindPowerLoss or KindReboot
+	Kind   catalog.Kind `json:"kind"`    // a single catalog.Kind: KindError, KindDelay, KindCrash, KindPartition, KindDisconnect, KindOneWay, KindSplit, KindLeaderCut, KindPowerLoss or KindReboot
 	// Error names the injected error value for KindError, e.g. "EIO";
 	// for a partition a policy started at an observation point (SiteID
 	// "observe:..."), what started it (cofi: the violated invariant).
 	Error string `json:"error,omitempty"`
-	// Delay is the injected delay for KindDelay, or how long the node was
-	// cut off from its peers for KindPartition (from Peer for
-	// KindDisconnect), its heal included.
+	// Delay is the injected delay for KindDelay, or how long a cut lasted
+	// (catalog.Kind.Cuts: the node from its peers for KindPartition and
+	// KindLeaderCut, from Peer for KindDisconnect and KindOneWay, its
+	// side from the other for KindSplit), its heal included.
 	Delay time.Duration `json:"delay,omitempty"`
 	Stack []Frame       `json:"stack,omitempty"`
 	// Occurrence counts the requests at this site from this node in the
@@ -51,8 +53,56 @@ type Injection struct {
 	// cuts a message's receiver at the sender's send): Occurrence counts
 	// its observations at the point.
 	Observer string `json:"observer,omitempty"`
-	// Peer is, for KindDisconnect, the member cut apart from Node.
+	// Peer is, for KindDisconnect, the member cut apart from Node; for
+	// KindOneWay, the member Node could not reach (Peer still reached
+	// Node); for KindSplit, the member Node's call talked to when the
+	// split started, on the other side.
 	Peer string `json:"peer,omitempty"`
+	// Side is, for KindSplit, the other members on Node's side (the
+	// minority): Node and Side were cut from every other member, both
+	// ways, and each side's members still reached each other.
+	Side []string `json:"side,omitempty"`
+}
+
+// CutPeers says, for a cut that names other members, whom the node was
+// cut from and which way, to follow the node's name in a report: " from
+// n2" (a disconnect, both ways), " to n2, one way (n1 could not reach
+// n2; n2 still reached n1)" (a one-way cut), " with n2 from n3, n4, n5,
+// both ways" (a split; members are the trial's members, nil: "the other
+// members"); "" for any other fault.
+func (in Injection) CutPeers(members []string) string {
+	switch in.Kind {
+	case catalog.KindDisconnect:
+		if in.Peer != "" {
+			return " from " + in.Peer
+		}
+	case catalog.KindOneWay:
+		return " to " + in.Peer + ", one way (" + in.Node + " could not reach " + in.Peer + "; " + in.Peer + " still reached " + in.Node + ")"
+	case catalog.KindSplit:
+		s := ""
+		if len(in.Side) > 0 {
+			s = " with " + strings.Join(in.Side, ", ")
+		}
+		rest := "the other members"
+		if _, r := in.SplitSides(members); len(members) > 0 {
+			rest = strings.Join(r, ", ")
+		}
+		return s + " from " + rest + ", both ways"
+	}
+	return ""
+}
+
+// SplitSides returns the two sides of a KindSplit injection among the
+// trial's members (names): Node with Side, and the rest, each sorted.
+func (in Injection) SplitSides(members []string) (struck, rest []string) {
+	struck = append([]string{in.Node}, in.Side...)
+	for _, m := range members {
+		if !slices.Contains(struck, m) {
+			rest = append(rest, m)
+		}
+	}
+	slices.Sort(struck)
+	return struck, rest
 }
 
 // NodeRole is "n2 (StateLeader)", or the node alone when the role is

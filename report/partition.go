@@ -7,16 +7,18 @@ import (
 	"github.com/gofault/gofault/record"
 )
 
-// partitionLine describes a partition or disconnect injection on the
-// trial's timeline: when it started and ended, relative to the trial's
-// start, and what started it (cofi: the violated invariant, kept in the
-// Error field).
+// partitionLine describes a cut (catalog.Kind.Cuts: a partition,
+// disconnect, one-way cut, split or leader cut) on the trial's timeline:
+// who was cut from whom and which way (record.Injection.CutPeers), when
+// it started and ended, relative to the trial's start, and what started
+// it (cofi: the violated invariant, kept in the Error field).
 func partitionLine(inj record.Injection, t *record.Trial) string {
 	from := inj.Time.Sub(t.Start).Seconds()
-	who := record.NodeRole(inj.Node, inj.Role)
-	if inj.Kind == catalog.KindDisconnect {
-		who += " from " + inj.Peer
+	var members []string
+	for _, n := range t.Nodes {
+		members = append(members, n.Name)
 	}
+	who := record.NodeRole(inj.Node, inj.Role) + inj.CutPeers(members)
 	s := fmt.Sprintf("%s of %s from +%.1fs to +%.1fs (%s) at %s",
 		inj.Kind, who, from, from+inj.Delay.Seconds(), inj.Delay, inj.SiteID)
 	if inj.Error != "" {

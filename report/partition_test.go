@@ -27,3 +27,54 @@ func TestPartitionLines(t *testing.T) {
 		t.Errorf("faultLine %q", got)
 	}
 }
+
+// TestShapeLines: each partition shape says on a trial's line and in a
+// finding's fault who was cut from whom, and which way.
+func TestShapeLines(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	var nodes []record.Node
+	for _, n := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		nodes = append(nodes, record.Node{Name: n})
+	}
+	for _, tc := range []struct {
+		name  string
+		inj   record.Injection
+		line  string // on the trial's line
+		fault string // faultLine of the finding's fault
+	}{
+		{"oneway", record.Injection{Node: "n1", Role: "StateLeader", Kind: catalog.KindOneWay, Peer: "n2"},
+			"oneway of n1 (StateLeader) to n2, one way (n1 could not reach n2; n2 still reached n1) from +1.0s to +3.0s (2s) at s",
+			"oneway 2s at s of n1 (StateLeader) to n2, one way (n1 could not reach n2; n2 still reached n1)"},
+		{"split", record.Injection{Node: "n1", Kind: catalog.KindSplit, Peer: "n3", Side: []string{"n2"}},
+			"split of n1 with n2 from n3, n4, n5, both ways from +1.0s to +3.0s (2s) at s",
+			"split 2s at s of n1 with n2 from the other members, both ways"},
+		{"split alone", record.Injection{Node: "n4", Kind: catalog.KindSplit, Peer: "n3"},
+			"split of n4 from n1, n2, n3, n5, both ways from +1.0s",
+			"split 2s at s of n4 from the other members, both ways"},
+		{"leadercut", record.Injection{Node: "n1", Role: "StateLeader", Kind: catalog.KindLeaderCut, SiteID: "wal.Save#0"},
+			"leadercut of n1 (StateLeader) from +1.0s to +3.0s (2s) at wal.Save#0",
+			"leadercut 2s at wal.Save#0 on n1 (StateLeader)"},
+		{"disconnect", record.Injection{Node: "n1", Kind: catalog.KindDisconnect, Peer: "n2"},
+			"disconnect of n1 from n2 from +1.0s to +3.0s (2s) at s",
+			"disconnect 2s at s of n1 from n2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.inj
+			in.Time, in.Delay = t0.Add(time.Second), 2*time.Second
+			if in.SiteID == "" {
+				in.SiteID = "s"
+			}
+			tr := &record.Trial{ID: "3", Start: t0, End: t0.Add(10 * time.Second), Status: record.StatusOK, Nodes: nodes, Injections: []record.Injection{in}}
+			var b strings.Builder
+			if err := WriteTrials(&b, []*record.Trial{tr}, false); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(b.String(), tc.line) {
+				t.Errorf("trial line %q\nwant it to hold %q", b.String(), tc.line)
+			}
+			if got := faultLine(faultOf(tr)); got != tc.fault {
+				t.Errorf("faultLine %q\nwant %q", got, tc.fault)
+			}
+		})
+	}
+}

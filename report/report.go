@@ -15,15 +15,19 @@ import (
 
 // Fault is the fault behind a finding.
 type Fault struct {
-	Kind string `json:"kind"` // "error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot" or "none"
+	Kind string `json:"kind"` // "none" or a catalog.Kind's name: "error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot"
 	Site string `json:"site,omitempty"`
 	Node string `json:"node,omitempty"`
 	// Role is the node's role when the fault struck, e.g. "StateLeader".
 	Role  string `json:"role,omitempty"`
 	Error string `json:"error,omitempty"`
 	Delay string `json:"delay,omitempty"`
-	// Peer is, for a disconnect, the member cut apart from Node.
-	Peer  string   `json:"peer,omitempty"`
+	// Peer is, for a disconnect, the member cut apart from Node; for a
+	// one-way cut, the member Node could not reach; for a split, the
+	// member on the other side that Node's call talked to.
+	Peer string `json:"peer,omitempty"`
+	// Side is, for a split, the other members on Node's side.
+	Side  []string `json:"side,omitempty"`
 	State string   `json:"state,omitempty"`
 	Stack []string `json:"stack,omitempty"` // "func file:line", innermost first
 	// Then are the later faults of the trial's fault sequence, in order,

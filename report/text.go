@@ -66,8 +66,9 @@ func faultLine(f Fault) string {
 	if detail != "" {
 		detail += " "
 	}
-	if f.Peer != "" {
-		return fmt.Sprintf("%s %sat %s of %s from %s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role), f.Peer)
+	if k, err := catalog.ParseKind(f.Kind); err == nil && f.Peer != "" {
+		cut := record.Injection{Kind: k, Node: f.Node, Peer: f.Peer, Side: f.Side}.CutPeers(nil)
+		return fmt.Sprintf("%s %sat %s of %s%s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role), cut)
 	}
 	return fmt.Sprintf("%s %sat %s on %s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role))
 }
@@ -138,7 +139,7 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 			if inj.Delay > 0 {
 				detail = inj.Delay.String()
 			}
-			if inj.Kind == catalog.KindPartition || inj.Kind == catalog.KindDisconnect {
+			if inj.Kind.Cuts() {
 				faults = append(faults, partitionLine(inj, t))
 				continue
 			}

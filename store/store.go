@@ -263,6 +263,9 @@ ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 	// 13: the log symptoms whose lines outlasted every fault's window
 	// (record.Verdict.Lasting, JSON).
 	`ALTER TABLE verdicts ADD COLUMN lasting TEXT NOT NULL DEFAULT 'null';`,
+	// 14: the other members on a split's struck side
+	// (record.Injection.Side, JSON).
+	`ALTER TABLE injections ADD COLUMN side TEXT NOT NULL DEFAULT 'null';`,
 }
 
 // SchemaVersion is the schema version this package writes.

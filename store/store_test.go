@@ -134,6 +134,10 @@ func TestTrialRoundTrip(t *testing.T) {
 			{Kind: catalog.KindDelay, Delay: 3 * time.Second, Node: "n2", Inst: ^uint64(0)},
 			{Kind: catalog.KindCrash, Node: "n3"},
 		}}},
+		{"split and one-way cut", &record.Trial{Index: 102, Status: record.StatusOK, Start: t0, Injections: []record.Injection{
+			{Kind: catalog.KindSplit, Delay: 3 * time.Second, Node: "n1", Peer: "n3", Side: []string{"n2"}},
+			{Kind: catalog.KindOneWay, Delay: time.Second, Node: "n4", Peer: "n5"},
+		}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -156,7 +160,7 @@ func TestTrialRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 3 || all[0].Index != 4 || all[2].Index != 101 {
+	if len(all) != 4 || all[0].Index != 4 || all[2].Index != 101 {
 		t.Errorf("Trials: %d trials", len(all))
 	}
 	failed, err := s.FailedTrials(ctx, cid)
@@ -180,7 +184,7 @@ func TestTrialRoundTrip(t *testing.T) {
 		t.Errorf("replaced trial: status %s, %d injections, %d nodes", got.Status, len(got.Injections), len(got.Nodes))
 	}
 	idx, err := s.TrialIndexes(ctx, cid)
-	if err != nil || !reflect.DeepEqual(idx, []int{4, 100, 101}) {
+	if err != nil || !reflect.DeepEqual(idx, []int{4, 100, 101, 102}) {
 		t.Errorf("TrialIndexes = %v, %v", idx, err)
 	}
 	if _, err := s.Trial(ctx, "nope"); !errors.Is(err, ErrNotFound) {
