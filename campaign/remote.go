@@ -45,8 +45,10 @@ type RemoteJob struct {
 	Bound    time.Duration
 	Baseline *check.Baseline
 	// Policy serves the worker's policy calls: the coordinator's policy,
-	// serialised with the calls of its local trials.
-	Policy PolicyCalls
+	// serialised with the calls of its local trials; PolicyName is its
+	// name.
+	Policy     PolicyCalls
+	PolicyName string
 }
 
 // PolicyCalls are a policy's per-trial calls made on behalf of a trial run
@@ -73,7 +75,7 @@ func (s *execution) runRemote(ctx context.Context, index int) (*record.Trial, er
 	id := trialIDOf(s.r, index)
 	res, err := s.opts.Remote.Run(ctx, RemoteJob{
 		Campaign: s.camp.ID, Index: index, ID: id, Dir: trialDir(s.opts.Config, id),
-		Bound: s.r.bound, Baseline: s.r.baselineNow(), Policy: s.r.ctl,
+		Bound: s.r.bound, Baseline: s.r.baselineNow(), Policy: s.r.ctl, PolicyName: s.pol.Name(),
 	})
 	if err != nil {
 		return nil, err
