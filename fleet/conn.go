@@ -62,6 +62,9 @@ func (c *Conn) Close() {
 // its data in embedDir, when none answers there; it requires auth.Token
 // when one is given (credentials files need a server of its own).
 func Dial(addr string, auth Auth, embedDir string, log *slog.Logger) (*Conn, error) {
+	if log == nil {
+		log = slog.Default()
+	}
 	opts := append(auth.options(), nats.Name("gofault"), nats.MaxReconnects(-1), nats.ReconnectWait(time.Second))
 	nc, err := nats.Connect(addr, opts...)
 	var srv *server.Server

@@ -85,10 +85,7 @@ func Work(ctx context.Context, conn *Conn, opts WorkerOptions) error {
 	if err != nil {
 		return err
 	}
-	cons, err := conn.JS.CreateOrUpdateConsumer(ctx, Stream, jetstream.ConsumerConfig{
-		Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: opts.AckWait,
-		FilterSubject: "gofault.trials.>", MaxAckPending: -1,
-	})
+	cons, err := conn.JS.CreateOrUpdateConsumer(ctx, Stream, consumerConfig(opts.AckWait))
 	if err != nil {
 		return fmt.Errorf("queue: consumer: %w", err)
 	}
@@ -116,6 +113,15 @@ func Work(ctx context.Context, conn *Conn, opts WorkerOptions) error {
 		})
 	}
 	return g.Wait()
+}
+
+// consumerConfig is the workers' shared consumer: explicit acks, a trial
+// redelivered when its worker shows no sign of life for ackWait.
+func consumerConfig(ackWait time.Duration) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait,
+		FilterSubject: "gofault.trials.>", MaxAckPending: -1,
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {

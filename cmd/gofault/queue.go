@@ -122,6 +122,7 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	parallel := countFlag(fs, "parallel", "trials run at once, at least 1 (default 1)")
 	dir := fs.String("dir", "", "where bundles and trials go (default: the user's cache dir, gofault/worker)")
 	name := fs.String("name", "", "the worker's name in the coordinator's log (default host:pid)")
+	ackWait := fs.Duration("ack-wait", 30*time.Second, "a trial whose worker shows no sign of life this long goes to another worker (shared by all the workers of a server: the last one started sets it)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer conn.Close()
-	err = fleet.Work(ctx, conn, fleet.WorkerOptions{Parallel: int(*parallel), Dir: *dir, Name: *name, Log: slog.Default()})
+	err = fleet.Work(ctx, conn, fleet.WorkerOptions{Parallel: int(*parallel), Dir: *dir, Name: *name, AckWait: *ackWait, Log: slog.Default()})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
