@@ -136,7 +136,11 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	if sum.Stopped {
-		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s\n", *cf.path, sum.Policy)
+		again := ""
+		if *q.url != "" {
+			again = " --queue " + *q.url
+		}
+		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s%s\n", *cf.path, sum.Policy, again)
 	}
 	return runResults(*fail, sum)
 }
