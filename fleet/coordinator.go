@@ -29,6 +29,11 @@ type CoordinatorOptions struct {
 	// Bundle is the directory of the campaign's bundle (gofault build
 	// --bundle), published for the workers.
 	Bundle string
+	// Config is the campaign's resolved config as YAML (what a bundle
+	// holds as gofault.yaml: overrides applied, no defaults, no work
+	// dir); the workers run it instead of the bundle's, so a campaign of
+	// a bundle keeps its --set overrides.
+	Config []byte
 	// Catalog is the bundle's catalog: a worker's requests name sites and
 	// observation points by index.
 	Catalog *catalog.Catalog
@@ -46,6 +51,7 @@ type Coordinator struct {
 	obj    jetstream.ObjectStore
 	key    string
 	bundle string
+	config string
 	cat    *catalog.Catalog
 	slots  int
 	log    *slog.Logger
@@ -85,9 +91,16 @@ func NewCoordinator(ctx context.Context, conn *Conn, opts CoordinatorOptions) (*
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	if _, err := obj.GetInfo(ctx, c.bundle); err != nil {
-		if _, err := obj.PutBytes(ctx, c.bundle, data); err != nil {
-			return nil, fmt.Errorf("queue: publish bundle: %w", err)
+	if len(opts.Config) == 0 {
+		return nil, fmt.Errorf("queue: no config to publish")
+	}
+	c.config = "config-" + digest(opts.Config)
+	for name, data := range map[string][]byte{c.bundle: data, c.config: opts.Config} {
+		if _, err := obj.GetInfo(ctx, name); err == nil {
+			continue // published before, by this or an earlier campaign
+		}
+		if _, err := obj.PutBytes(ctx, name, data); err != nil {
+			return nil, fmt.Errorf("queue: publish %s: %w", name, err)
 		}
 	}
 	c.log.Info("queue: bundle published", "object", c.bundle, "bytes", len(data), "coordinator", c.key)
@@ -128,7 +141,7 @@ func (c *Coordinator) Run(ctx context.Context, job campaign.RemoteJob) (*campaig
 	c.pending[job.Index] = p
 	c.mu.Unlock()
 	task, err := json.Marshal(Task{Coordinator: c.key, Campaign: job.Campaign, Index: job.Index, ID: job.ID,
-		Policy: job.PolicyName, Bundle: c.bundle, Baseline: base, Bound: job.Bound})
+		Policy: job.PolicyName, Bundle: c.bundle, Config: c.config, Baseline: base, Bound: job.Bound})
 	if err != nil {
 		return nil, fmt.Errorf("queue: trial %s: %w", job.ID, err)
 	}

@@ -141,7 +141,7 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 	bundle := t.TempDir()
 	os.WriteFile(filepath.Join(bundle, "manifest.json"), []byte("{}"), 0o644)
 	cat := &catalog.Catalog{Sites: []catalog.Site{{Index: 0, ID: "s0"}}}
-	co, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: bundle, Catalog: cat, Slots: 2})
+	co, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: bundle, Config: []byte("name: x\n"), Catalog: cat, Slots: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 		}
 		m.Ack()
 	}
-	if task.ID != "1-1" || task.Policy != "fake" || task.Bundle == "" || task.Baseline == "" {
+	if task.ID != "1-1" || task.Policy != "fake" || task.Bundle == "" || task.Config == "" || task.Baseline == "" {
 		t.Fatalf("task %+v", task)
 	}
 	p := &proxy{nc: conn.NC, coordinator: task.Coordinator, timeout: 5 * time.Second, live: map[int]live{}}

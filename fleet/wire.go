@@ -53,9 +53,12 @@ type Task struct {
 	// Policy is the name of the campaign's policy (recorded with the
 	// trial).
 	Policy string `json:"policy"`
-	// Bundle and Baseline are objects of Bucket: the bundle's files (a
-	// gzip'd tar, named by its SHA-256) and the log baseline (JSON).
+	// Bundle, Config and Baseline are objects of Bucket, each named by
+	// its SHA-256: the bundle's files (a gzip'd tar), the campaign's
+	// resolved config (YAML: the bundle's binaries run it, its overrides
+	// included) and the log baseline (JSON).
 	Bundle   string `json:"bundle"`
+	Config   string `json:"config"`
 	Baseline string `json:"baseline"`
 	// Bound is the hang and gray checkers' progress bound.
 	Bound time.Duration `json:"bound"`

@@ -283,8 +283,23 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The campaign's config goes beside the bundle's own, so its relative
+	// paths mean what they mean in the bundle.
+	confFile := filepath.Join(dir, task.Config+".yaml")
+	if _, err := os.Stat(confFile); err != nil {
+		data, err := w.obj.GetBytes(ctx, task.Config)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: %w", task.Config, err)
+		}
+		if "config-"+digest(data) != task.Config {
+			return nil, fmt.Errorf("config %s: the object's digest is %s", task.Config, digest(data))
+		}
+		if err := os.WriteFile(confFile, data, 0o644); err != nil {
+			return nil, fmt.Errorf("config %s: %w", task.Config, err)
+		}
+	}
 	work := filepath.Join(w.opts.Dir, "work", task.Coordinator+"-"+strconv.FormatInt(task.Campaign, 10))
-	cfg, err := config.Open(bd.Config, config.Known{Policies: policy.Names(), Checkers: check.Names()}, "workdir="+work)
+	cfg, err := config.Open(confFile, config.Known{Policies: policy.Names(), Checkers: check.Names()}, "workdir="+work)
 	if err != nil {
 		return nil, err
 	}

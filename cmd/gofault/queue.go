@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
@@ -85,12 +86,18 @@ func (p *parallelFlag) check(queue bool) error {
 // the remote, and a function that closes both.
 func coordinate(ctx context.Context, q *queueFlags, bf *buildFlags, cf *configFlags, path string, cfg *config.Config, slots int) (*build.Built, campaign.Remote, func(), error) {
 	work := cfg.Path(cfg.WorkDir)
+	raw, err := config.Load(path, cf.sets...)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	conf := *raw
+	conf.WorkDir = "" // the worker's own
+	confYAML, err := yaml.Marshal(&conf)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("queue: config: %w", err)
+	}
 	dir := *bf.bundle
 	if dir == "" {
-		raw, err := config.Load(path, cf.sets...)
-		if err != nil {
-			return nil, nil, nil, err
-		}
 		dir = filepath.Join(work, "bundle")
 		if _, err := build.WriteBundle(ctx, cfg, raw, dir, build.Options{Rebuild: *bf.rebuild}); err != nil {
 			return nil, nil, nil, err
@@ -108,7 +115,7 @@ func coordinate(ctx context.Context, q *queueFlags, bf *buildFlags, cf *configFl
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	co, err := fleet.NewCoordinator(ctx, conn, fleet.CoordinatorOptions{Bundle: dir, Catalog: bt.Catalog, Slots: slots, Log: slog.Default()})
+	co, err := fleet.NewCoordinator(ctx, conn, fleet.CoordinatorOptions{Bundle: dir, Config: confYAML, Catalog: bt.Catalog, Slots: slots, Log: slog.Default()})
 	if err != nil {
 		conn.Close()
 		return nil, nil, nil, err
