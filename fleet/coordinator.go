@@ -278,7 +278,11 @@ func (c *Coordinator) result(m *nats.Msg) {
 	p, recorded := c.pending[req.Index], c.recorded[req.Index]
 	c.mu.Unlock()
 	if recorded || p == nil {
-		c.log.Warn("queue: a second result for a recorded trial dropped", "index", req.Index, "delivery", req.Attempt, "worker", req.Worker)
+		if recorded {
+			c.log.Warn("queue: a second result for a recorded trial dropped", "index", req.Index, "delivery", req.Attempt, "worker", req.Worker)
+		} else {
+			c.log.Warn("queue: a result no run waits for dropped (the campaign stopped)", "index", req.Index, "delivery", req.Attempt, "worker", req.Worker)
+		}
 		c.deleteObjects(req)
 		reply(m, ResultReply{}, c.log)
 		return

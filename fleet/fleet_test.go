@@ -258,3 +258,40 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 		t.Errorf("policy planned %v and decided %d times, want [1 1] and 1 (the stale delivery's call is not the policy's)", pol.plans, pol.decided)
 	}
 }
+
+// BenchmarkDecide measures a worker's policy request answered by the
+// coordinator over an embedded server on loopback: the cost a live site's
+// request adds over a local controller's.
+func BenchmarkDecide(b *testing.B) {
+	ctx := context.Background()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := "nats://" + l.Addr().String()
+	l.Close()
+	conn, err := Dial(addr, Auth{}, b.TempDir(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	bundle := b.TempDir()
+	os.WriteFile(filepath.Join(bundle, "manifest.json"), []byte("{}"), 0o644)
+	cat := &catalog.Catalog{Sites: []catalog.Site{{Index: 0, ID: "s0"}}}
+	co, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: bundle, Config: []byte("name: x\n"), Catalog: cat})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer co.Close()
+	d := Delivery{Index: 1, Attempt: 1}
+	co.pending[1] = &pending{job: campaign.RemoteJob{Index: 1, Policy: &fakePolicy{}}, attempt: 1}
+	p := &proxy{nc: conn.NC, coordinator: co.key, timeout: 5 * time.Second, live: map[int]live{}}
+	p.started(d, policy.Plan{})
+	req := &policy.Request{Trial: 1, Node: "n1", Site: &cat.Sites[0], Stack: []record.Frame{{Func: "main.f"}}}
+	b.ResetTimer()
+	for range b.N {
+		if dec := p.Decide(req); dec.Fault.Kind != catalog.KindError {
+			b.Fatalf("decision %+v", dec)
+		}
+	}
+}
