@@ -57,6 +57,10 @@ type Options struct {
 	Recalibrate bool
 	// Built, if set, is used instead of building the target again.
 	Built *build.Built
+	// Remote, if set, runs fault trials on other machines whenever no
+	// local cluster is free; Parallel may then be 0 (none runs here but
+	// the calibration and baseline trials).
+	Remote Remote
 	// Baseline, if set, is the log checker's starting baseline, and no
 	// baseline trials are run unless the policy learns from them
 	// (policy.Learner: cofi).
@@ -162,7 +166,7 @@ func (s *execution) faultTrials(ctx context.Context) error {
 		return nil
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.parallel)
+	g.SetLimit(s.slots())
 	for i := 0; i < s.want && gctx.Err() == nil; i++ {
 		if f, ok := s.pol.(policy.Finite); ok && f.Exhausted() {
 			s.sum.Exhausted = true
@@ -194,12 +198,7 @@ func (s *execution) faultTrials(ctx context.Context) error {
 				}
 				return err
 			}
-			tr, err := s.r.begin(s.used.next(), false)
-			begun <- err
-			if err != nil {
-				return err
-			}
-			t, err := s.r.finish(gctx, tr)
+			t, err := s.faultTrial(gctx, begun)
 			if err == nil {
 				err = s.r.save(ctx, s.st, t)
 			}
@@ -240,6 +239,37 @@ func (s *execution) faultTrials(ctx context.Context) error {
 		}
 	}
 	return g.Wait()
+}
+
+// slots is how many fault trials run at once: the local clusters and, with
+// Options.Remote, its slots.
+func (s *execution) slots() int {
+	if s.opts.Remote == nil {
+		return s.parallel
+	}
+	return s.parallel + s.opts.Remote.Slots()
+}
+
+// faultTrial begins the next fault trial, says so on begun, and runs it: on
+// a free local cluster, or else on Options.Remote. A local trial is begun
+// (the policy plans it) here; a remote one when its worker starts it.
+func (s *execution) faultTrial(ctx context.Context, begun chan<- error) (*record.Trial, error) {
+	if s.opts.Remote != nil {
+		select {
+		case s.local <- struct{}{}:
+			defer func() { <-s.local }()
+		default:
+			index := s.used.next()
+			begun <- nil
+			return s.runRemote(ctx, index)
+		}
+	}
+	tr, err := s.r.begin(s.used.next(), false)
+	begun <- err
+	if err != nil {
+		return nil, err
+	}
+	return s.r.finish(ctx, tr)
 }
 
 // errEnded stops beginning fault trials once Options.Until said enough.

@@ -30,7 +30,9 @@ type execution struct {
 	r        *runner
 	sum      *Summary
 	parallel int
-	used     indices
+	// local holds a token per local cluster in use, with Options.Remote.
+	local chan struct{}
+	used  indices
 	// priorBaseline counts the baseline trials an earlier run of a
 	// resumed campaign saved; want the fault trials this run still owes.
 	priorBaseline, wantBaseline, want int
@@ -53,6 +55,15 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 		opts.Logger = slog.Default()
 	}
 	s := &execution{opts: opts, parallel: max(1, cmp.Or(opts.Parallel, cfg.Trials.Parallel))}
+	if opts.Remote != nil {
+		// Local clusters are what Parallel says, none at 0: the remote
+		// workers run the fault trials.
+		s.parallel = max(0, opts.Parallel)
+		s.local = make(chan struct{}, max(1, s.parallel))
+		if s.parallel == 0 {
+			s.local <- struct{}{} // never free
+		}
+	}
 	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
 	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
 		return nil, err

@@ -277,27 +277,42 @@ func (r *runner) trial(ctx context.Context, index int, baseline bool) (*record.T
 }
 
 // finish runs a begun trial: cluster and workload (execute), checkers,
-// status (judge). It returns an error only when the trial could not be
+// status (judged), then the policy, the coverage and the log baseline learn
+// from it (learn). It returns an error only when the trial could not be
 // judged (ctx cancelled, or gofault itself failed); a target that fails is a
 // judged trial.
 func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error) {
-	tr, res, wres, err := r.execute(ctx, t)
+	tr, res, err := r.judged(ctx, t, r.baselineNow, r.bound)
 	if err != nil {
 		return nil, err
 	}
-	r.cov.add(tr, res.Blocks)
+	r.learn(t.index, t.baseline, tr, res)
+	return tr, nil
+}
+
+// baselineNow is a copy of the log baseline as learned so far: other
+// trials keep learning into r.baseline.
+func (r *runner) baselineNow() *check.Baseline {
+	r.bmu.Lock()
+	defer r.bmu.Unlock()
+	return r.baseline.Clone()
+}
+
+// judged runs a begun trial and judges it against the log baseline that
+// baseline returns once the trial ran, with the progress bound, learning
+// nothing: a worker of a remote campaign (Host) runs only this, its
+// coordinator learns (learn).
+func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *check.Baseline, bound time.Duration) (*record.Trial, controller.Result, error) {
+	tr, res, wres, err := r.execute(ctx, t)
+	if err != nil {
+		return nil, res, err
+	}
 	if t.notStarted {
 		// Nothing ran: what the checkers would say (nodes that exited, no
 		// client progress) is the setup's failure, not the target's.
 		tr.Status = record.StatusError
-		if !t.baseline {
-			r.ctl.Judge(t.index, res, false, tr.NewBlocks)
-		}
-		return tr, nil
+		return tr, res, nil
 	}
-	r.bmu.Lock()
-	baseline := r.baseline.Clone() // other trials keep learning into r.baseline
-	r.bmu.Unlock()
 	checkers := r.cfg.Checkers.Enabled
 	if t.baseline {
 		// A baseline trial teaches the log checker; it is not judged by it.
@@ -305,8 +320,8 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	}
 	tr.Verdicts, err = check.Run(ctx, &check.Input{
 		Trial:                  tr,
-		Baseline:               baseline,
-		Progress:               r.bound,
+		Baseline:               baseline(),
+		Progress:               bound,
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
 		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,
@@ -316,18 +331,27 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		Visualize:              true,
 	}, checkers)
 	if err != nil {
-		return nil, fmt.Errorf("trial %s: checkers: %w", t.id, err)
+		return nil, res, fmt.Errorf("trial %s: checkers: %w", t.id, err)
 	}
 	reason, notJudged := report.NotJudgedReason(tr.Client)
 	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
 	if tr.Status == record.StatusNotJudged {
 		tr.Err = joinErr("not judged: "+reason, tr.Err)
 	}
-	if !t.baseline {
-		// A trial that could not be judged still ran and did not fail:
-		// the policy learns that (its states and coverage count), never
-		// that it found something.
-		r.ctl.Judge(t.index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
+	return tr, res, nil
+}
+
+// learn lets the campaign learn from judged trial tr of index (a baseline
+// trial when baseline), run here or by a worker: the coverage union grows,
+// the policy is told the outcome, and a trial without a fault teaches the
+// log baseline.
+func (r *runner) learn(index int, baseline bool, tr *record.Trial, res controller.Result) {
+	r.cov.add(tr, res.Blocks)
+	if !baseline {
+		// A trial that could not be judged or could not run still did not
+		// fail: the policy learns that (its states and coverage count),
+		// never that it found something.
+		r.ctl.Judge(index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
 	}
 	if len(tr.Injections) == 0 && tr.Status != record.StatusError {
 		// Any trial that ran without a fault is a baseline sample: what its
@@ -335,11 +359,10 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 		// the trial failed (it is then a fault-free failure).
 		r.bmu.Lock()
 		if err := r.baseline.Learn(tr); err != nil {
-			r.log.Warn("log baseline: learn", "trial", t.id, "err", err)
+			r.log.Warn("log baseline: learn", "trial", tr.ID, "err", err)
 		}
 		r.bmu.Unlock()
 	}
-	return tr, nil
 }
 
 // judge gives a trial its status: failed when a checker failed it; an

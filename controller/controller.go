@@ -442,3 +442,33 @@ func (t *Trial) SetAddresses(addrs map[string]string) {
 	t.s.setAddresses(addrs)
 	t.mu.Unlock()
 }
+
+// PlanTrial asks the policy for the plan of trial info.Index without
+// registering a trial here: a trial run by another process (a worker of
+// package fleet) whose controller asks this one. Calls are serialised with
+// the policy calls of this controller's own trials.
+func (c *Controller) PlanTrial(info policy.TrialInfo) policy.Plan {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return c.policy.Begin(info)
+}
+
+// Decide answers one request of a trial planned with PlanTrial, serialised
+// with this controller's own trials.
+func (c *Controller) Decide(req *policy.Request) policy.Decision {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return c.policy.Decide(req)
+}
+
+// Observe hands an observation of a trial planned with PlanTrial to the
+// policy when it is an Observer (cofi); the zero Partition otherwise.
+func (c *Controller) Observe(ob *policy.Observation) policy.Partition {
+	o, ok := c.policy.(policy.Observer)
+	if !ok {
+		return policy.Partition{}
+	}
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	return o.Observe(ob)
+}

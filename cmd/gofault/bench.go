@@ -13,11 +13,14 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/gofault/gofault/bench"
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/fleet"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -61,8 +64,16 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fail := failOnFlag(fs, failNever, "bench")
 	rebuild := fs.Bool("rebuild", false, "build every release afresh even when an earlier build's inputs are unchanged")
 	bundle := fs.String("bundle", "", "run prebuilt bundles instead of building: DIR/<version> per release (DIR/default for a release without one), as gofault build --bundle DIR --bugs B writes them")
+	q := addQueueFlags(fs)
+	slots := fs.Int("queue-slots", 16, "with --queue: the fault trials of a campaign queued or running at once at most")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
+	}
+	if *q.url != "" && *bundle == "" {
+		return fmt.Errorf("%w: --queue needs --bundle DIR: the workers run bundles (write them with gofault build --config %s --bundle DIR --bugs %s)", errUsage, *cf.path, *bugsPath)
+	}
+	if *slots < 1 {
+		return fmt.Errorf("%w: --queue-slots must be at least 1", errUsage)
 	}
 	if *bugsPath == "" {
 		return fmt.Errorf("%w: --bugs is required: the known-bug file, e.g. --bugs targets/etcd/bugs.yaml", errUsage)
@@ -110,7 +121,13 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	defer release()
 	b := &benchRunner{
 		name: *name, configPath: *cf.path, sets: cf.sets, trials: int(*trials), parallel: int(*parallel),
-		rebuild: *rebuild, bundle: *bundle, built: map[string]*build.Built{},
+		rebuild: *rebuild, bundle: *bundle, built: map[string]*build.Built{}, slots: *slots,
+	}
+	if *q.url != "" {
+		if b.queue, err = fleet.Dial(*q.url, q.auth(), filepath.Join(base.Path(base.WorkDir), "nats"), slog.Default()); err != nil {
+			return err
+		}
+		defer b.queue.Close()
 	}
 	if b.st, err = store.Open(base.Path(base.Store.DB)); err != nil {
 		return err
@@ -176,6 +193,10 @@ type benchRunner struct {
 	bundle     string
 	st         *store.Store
 	built      map[string]*build.Built // per release: build inputs or bundle dir
+	// queue, with --queue, is the server each campaign's fault trials go
+	// through (a coordinator per campaign); slots bounds them.
+	queue *fleet.Conn
+	slots int
 }
 
 // runAll runs every run of the matrix that has no result yet (a run left
@@ -265,6 +286,14 @@ func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, r
 			return err == nil && res.Hit != nil
 		}
 	}
+	if b.queue != nil {
+		co, err := b.coordinator(ctx, cfg, sets, bt)
+		if err != nil {
+			return bench.Result{}, fmt.Errorf("bench run %s: %w", run, err)
+		}
+		defer co.Close()
+		opts.Remote = co
+	}
 	sum, err := campaign.Run(ctx, opts)
 	baselineFails := errors.Is(err, campaign.ErrBaselineFails) && ctx.Err() == nil
 	switch {
@@ -302,6 +331,24 @@ func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, r
 	}
 	fmt.Fprintf(os.Stderr, "bench: %s: campaign %d, %d fault trials, %s\n", run, sum.Campaign, res.Trials, how)
 	return res, nil
+}
+
+// coordinator hands the fault trials of a campaign of cfg (the config
+// file with sets) to the queue's workers, with the bundle of its release
+// and the campaign's own config.
+func (b *benchRunner) coordinator(ctx context.Context, cfg *config.Config, sets []string, bt *build.Built) (*fleet.Coordinator, error) {
+	raw, err := config.Load(b.configPath, sets...)
+	if err != nil {
+		return nil, err
+	}
+	conf := *raw
+	conf.WorkDir = "" // the worker's own
+	data, err := yaml.Marshal(&conf)
+	if err != nil {
+		return nil, fmt.Errorf("queue: config: %w", err)
+	}
+	dir := filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, benchDefaultRelease))
+	return fleet.NewCoordinator(ctx, b.queue, fleet.CoordinatorOptions{Bundle: dir, Config: data, Catalog: bt.Catalog, Slots: b.slots, Log: slog.Default()})
 }
 
 // builtFor returns what a campaign of cfg runs: the bundle of its release

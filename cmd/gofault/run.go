@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
@@ -32,7 +33,10 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	cf := addConfigFlags(fs, "cluster.nodes=5")
 	trials := countFlag(fs, "trials", "number of trials, at least 1 (default: config trials.count)")
 	pol := fs.String("policy", "", "injection policy, overrides config policy.name ("+strings.Join(policy.Names(), ", ")+")")
-	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
+	parallel := &parallelFlag{}
+	fs.Var(parallel, "parallel", "clusters run at once, at least 1 (default: config trials.parallel; with --queue 0: the workers run every fault trial)")
+	q := addQueueFlags(fs)
+	slots := fs.Int("queue-slots", 16, "with --queue: the fault trials queued or running at once at most")
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
 	recalibrate := fs.Bool("recalibrate", false, "measure the progress bound with a calibration trial even when an earlier campaign of the same build and scenario measured it (checkers.progress: auto; a resumed campaign keeps its own)")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
@@ -41,10 +45,17 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if err := parallel.check(*q.url != ""); err != nil {
+		return err
+	}
+	if *slots < 1 {
+		return fmt.Errorf("%w: --queue-slots must be at least 1", errUsage)
+	}
 	if *pol != "" {
 		cf.sets = append(cf.sets, "policy.name="+*pol)
 	}
-	cfg, err := config.Open(bf.configPath(fs, cf), known(), cf.sets...)
+	path := bf.configPath(fs, cf)
+	cfg, err := config.Open(path, known(), cf.sets...)
 	if err != nil {
 		return err
 	}
@@ -53,15 +64,25 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer release()
-	bt, err := bf.built(ctx, cfg)
-	if err != nil {
+	var (
+		bt     *build.Built
+		remote campaign.Remote
+	)
+	if *q.url != "" {
+		var closeQueue func()
+		if bt, remote, closeQueue, err = coordinate(ctx, q, bf, cf, path, cfg, *slots); err != nil {
+			return err
+		}
+		defer closeQueue()
+	} else if bt, err = bf.built(ctx, cfg); err != nil {
 		return err
 	}
 	bar := newProgressBar(os.Stderr)
 	sum, err := campaign.Run(ctx, campaign.Options{
 		Config:      cfg,
 		Trials:      int(*trials),
-		Parallel:    int(*parallel),
+		Parallel:    parallel.n,
+		Remote:      remote,
 		Resume:      *resume,
 		Recalibrate: *recalibrate,
 		AfterTrial:  bar.update,
@@ -115,7 +136,11 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 	}
 	if sum.Stopped {
-		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s\n", *cf.path, sum.Policy)
+		again := ""
+		if *q.url != "" {
+			again = " --queue " + *q.url
+		}
+		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s%s\n", *cf.path, sum.Policy, again)
 	}
 	return runResults(*fail, sum)
 }

@@ -1,0 +1,347 @@
+package fleet
+
+// The worker's side: trials taken from the work queue and run with the
+// bundle's binaries.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gofault/gofault/build"
+	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/cluster"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
+)
+
+// WorkerOptions set a worker up.
+type WorkerOptions struct {
+	// Parallel is how many trials it runs at once (at least 1).
+	Parallel int
+	// Dir holds the bundles it fetched (by digest) and its trials' work
+	// dirs.
+	Dir string
+	// Name names it in the coordinator's log (default: host name and
+	// process ID).
+	Name string
+	// AckWait is how long a trial may go without a sign of life from its
+	// worker before it is redelivered to another (default 30s); a running
+	// trial signals every third of it.
+	AckWait time.Duration
+	// CallTimeout bounds each call to the coordinator (default 10s).
+	CallTimeout time.Duration
+	Log         *slog.Logger
+}
+
+// worker runs trials from the queue.
+type worker struct {
+	conn *Conn
+	obj  jetstream.ObjectStore
+	opts WorkerOptions
+
+	mu    sync.Mutex
+	hosts map[string]*host // by coordinator and campaign
+}
+
+// host is a campaign's runner on this worker and its policy's proxy.
+type host struct {
+	h     *campaign.Host
+	proxy *proxy
+}
+
+// Work runs trials from the queue until ctx is done.
+func Work(ctx context.Context, conn *Conn, opts WorkerOptions) error {
+	if opts.Parallel < 1 {
+		opts.Parallel = 1
+	}
+	if opts.AckWait <= 0 {
+		opts.AckWait = 30 * time.Second
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = 10 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	if opts.Name == "" {
+		h, _ := os.Hostname()
+		opts.Name = h + ":" + strconv.Itoa(os.Getpid())
+	}
+	_, obj, err := setup(ctx, conn.JS)
+	if err != nil {
+		return err
+	}
+	cons, err := conn.JS.CreateOrUpdateConsumer(ctx, Stream, consumerConfig(opts.AckWait))
+	if err != nil {
+		return fmt.Errorf("queue: consumer: %w", err)
+	}
+	w := &worker{conn: conn, obj: obj, opts: opts, hosts: map[string]*host{}}
+	defer w.close()
+	opts.Log.Info("queue: worker ready", "worker", opts.Name, "parallel", opts.Parallel)
+	g, gctx := errgroup.WithContext(ctx)
+	for range opts.Parallel {
+		g.Go(func() error {
+			for gctx.Err() == nil {
+				batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+				if err != nil {
+					if gctx.Err() != nil {
+						return nil
+					}
+					opts.Log.Warn("queue: fetch", "err", err)
+					sleep(gctx, time.Second)
+					continue
+				}
+				for msg := range batch.Messages() {
+					w.handle(gctx, msg)
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// consumerConfig is the workers' shared consumer: explicit acks, a trial
+// redelivered when its worker shows no sign of life for ackWait.
+func consumerConfig(ackWait time.Duration) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, AckWait: ackWait,
+		FilterSubject: "gofault.trials.>", MaxAckPending: -1,
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func (w *worker) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, h := range w.hosts {
+		h.h.Close()
+	}
+}
+
+// handle runs one delivered trial and acknowledges it once its result is
+// recorded; a trial it could not run goes back to the queue.
+func (w *worker) handle(ctx context.Context, msg jetstream.Msg) {
+	log := w.opts.Log
+	var task Task
+	if err := json.Unmarshal(msg.Data(), &task); err != nil {
+		log.Warn("queue: not a trial; dropped", "err", err)
+		msg.Term()
+		return
+	}
+	meta, err := msg.Metadata()
+	if err != nil {
+		log.Warn("queue: no delivery metadata", "trial", task.ID, "err", err)
+		msg.Nak()
+		return
+	}
+	d := Delivery{Index: task.Index, Attempt: int(meta.NumDelivered), Worker: w.opts.Name}
+	log = log.With("trial", task.ID, "delivery", d.Attempt)
+	// Signs of life while the bundle is fetched and the trial runs.
+	alive, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		t := time.NewTicker(w.opts.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-alive.Done():
+				return
+			case <-t.C:
+				msg.InProgress()
+			}
+		}
+	}()
+	err = w.run(ctx, task, d, log)
+	switch {
+	case err == nil:
+		msg.Ack()
+	case errors.Is(err, errDrop):
+		log.Info("queue: trial dropped", "why", err)
+		msg.Term()
+	case ctx.Err() != nil:
+		msg.Nak() // stopped: another worker runs it now
+	default:
+		log.Warn("queue: trial not run; back to the queue", "err", err)
+		msg.NakWithDelay(5 * time.Second)
+	}
+}
+
+// errDrop marks a task that must not run: recorded already, or its
+// coordinator gone.
+var errDrop = errors.New("dropped")
+
+// gone wraps the error of a call to the coordinator: errDrop when no
+// coordinator listens (it ended), so the task is dropped; else the task
+// goes back to the queue.
+func gone(err error) error {
+	if errors.Is(err, nats.ErrNoResponders) {
+		return fmt.Errorf("%w: its coordinator is gone: %v", errDrop, err)
+	}
+	return fmt.Errorf("the coordinator did not answer: %w", err)
+}
+
+// run runs one delivery of a trial and sends its result.
+func (w *worker) run(ctx context.Context, task Task, d Delivery, log *slog.Logger) error {
+	h, err := w.host(ctx, task)
+	if err != nil {
+		return err
+	}
+	var begin BeginReply
+	if err := h.proxy.call(ctx, "begin", BeginRequest{Delivery: d, Nodes: h.proxy.nodes}, &begin); err != nil {
+		return gone(err)
+	}
+	switch {
+	case begin.Recorded:
+		return fmt.Errorf("%w: trial %s is recorded already", errDrop, task.ID)
+	case begin.Err != "":
+		return fmt.Errorf("%w: %s", errDrop, begin.Err)
+	}
+	data, err := w.obj.GetBytes(ctx, task.Baseline)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	baseline := &check.Baseline{}
+	if err := json.Unmarshal(data, baseline); err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	h.proxy.started(d, begin.Plan)
+	defer h.proxy.ended(d.Index)
+	log.Info("queue: trial started", "sites", len(begin.Plan.Sites))
+	tr, blocks, err := h.h.Trial(ctx, task.Index, baseline, task.Bound)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tr.Dir)
+	return w.send(ctx, h.proxy, task, d, tr, blocks)
+}
+
+// send puts a trial's record and files in the object store and asks the
+// coordinator to record them.
+func (w *worker) send(ctx context.Context, p *proxy, task Task, d Delivery, tr *record.Trial, blocks []uint32) error {
+	rec, err := json.Marshal(tr)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	files, err := packDir(tr.Dir)
+	if err != nil {
+		return err
+	}
+	name := fmt.Sprintf("result-%s-%d-%d", task.Coordinator, task.Index, d.Attempt)
+	req := ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Blocks: blocks}
+	if _, err := w.obj.PutBytes(ctx, req.Record, rec); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	if _, err := w.obj.PutBytes(ctx, req.Files, files); err != nil {
+		return fmt.Errorf("trial files: %w", err)
+	}
+	var res ResultReply
+	if err := p.call(ctx, "result", req, &res); err != nil {
+		return gone(err)
+	}
+	if res.Err != "" {
+		return fmt.Errorf("the coordinator did not record it: %s", res.Err)
+	}
+	w.opts.Log.Info("queue: trial recorded", "trial", tr.ID, "status", tr.Status, "files", len(files))
+	return nil
+}
+
+// host returns the runner of a task's campaign, fetching its bundle first
+// when it is not cached.
+func (w *worker) host(ctx context.Context, task Task) (*host, error) {
+	key := task.Coordinator + "/" + strconv.FormatInt(task.Campaign, 10)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if h := w.hosts[key]; h != nil {
+		return h, nil
+	}
+	dir, err := w.bundle(ctx, task.Bundle)
+	if err != nil {
+		return nil, err
+	}
+	bd, err := build.OpenBundle(dir)
+	if err != nil {
+		return nil, err
+	}
+	// The campaign's config goes beside the bundle's own, so its relative
+	// paths mean what they mean in the bundle.
+	confFile := filepath.Join(dir, task.Config+".yaml")
+	if _, err := os.Stat(confFile); err != nil {
+		data, err := w.obj.GetBytes(ctx, task.Config)
+		if err != nil {
+			return nil, fmt.Errorf("config %s: %w", task.Config, err)
+		}
+		if "config-"+digest(data) != task.Config {
+			return nil, fmt.Errorf("config %s: the object's digest is %s", task.Config, digest(data))
+		}
+		if err := os.WriteFile(confFile, data, 0o644); err != nil {
+			return nil, fmt.Errorf("config %s: %w", task.Config, err)
+		}
+	}
+	work := filepath.Join(w.opts.Dir, "work", task.Coordinator+"-"+strconv.FormatInt(task.Campaign, 10))
+	cfg, err := config.Open(confFile, config.Known{Policies: policy.Names(), Checkers: check.Names()}, "workdir="+work)
+	if err != nil {
+		return nil, err
+	}
+	bt, err := bd.Built(cfg)
+	if err != nil {
+		return nil, err
+	}
+	p := &proxy{nc: w.conn.NC, coordinator: task.Coordinator, name: task.Policy, timeout: w.opts.CallTimeout,
+		log: w.opts.Log, live: map[int]live{}}
+	for i := 1; i <= cfg.Cluster.Nodes; i++ {
+		p.nodes = append(p.nodes, cluster.NodeName(i))
+	}
+	h, err := campaign.NewHost(cfg, bt, task.Campaign, p, w.opts.Log)
+	if err != nil {
+		return nil, err
+	}
+	w.hosts[key] = &host{h: h, proxy: p}
+	return w.hosts[key], nil
+}
+
+// bundle returns the directory of the bundle object name, fetched and
+// unpacked once (the name holds its digest).
+func (w *worker) bundle(ctx context.Context, name string) (string, error) {
+	dir := filepath.Join(w.opts.Dir, "bundles", name)
+	if _, err := os.Stat(filepath.Join(dir, build.BundleManifest)); err == nil {
+		return dir, nil
+	}
+	data, err := w.obj.GetBytes(ctx, name)
+	if err != nil {
+		return "", fmt.Errorf("bundle %s: %w", name, err)
+	}
+	if "bundle-"+digest(data) != name {
+		return "", fmt.Errorf("bundle %s: the object's digest is %s", name, digest(data))
+	}
+	tmp := dir + ".tmp"
+	os.RemoveAll(tmp)
+	if err := unpackDir(data, tmp); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return "", fmt.Errorf("bundle %s: %w", name, err)
+	}
+	w.opts.Log.Info("queue: bundle fetched", "bundle", name, "bytes", len(data))
+	return dir, nil
+}
