@@ -24,7 +24,7 @@ import (
 // site can take), as bits. Its JSON and String form are the names, e.g.
 // "error" or "error|delay"; the wire protocol's actions and the store's
 // text column are mapped to and from it at those edges.
-type Kind uint8
+type Kind uint16
 
 // Fault kinds.
 const (
@@ -52,17 +52,27 @@ const (
 	// heals; their traffic with the other members and client traffic are
 	// untouched. A site's kinds never include it.
 	KindDisconnect
+	// KindCorrupt is a read of a file (a site whose call reads bytes the
+	// hook can reach, DiskCalls) that returns the real bytes with one bit
+	// flipped or one 512-byte sector changed: a disk that lies. The real
+	// call runs; its bytes are altered after it.
+	KindCorrupt
+	// KindTorn is a write of a file (a site whose call writes bytes the
+	// hook can reach, DiskCalls) of which only a prefix, cut at a sector
+	// boundary, reaches the file; then the node crashes, as at a power
+	// failure in the middle of the write.
+	KindTorn
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindCorrupt, "corrupt"}, {KindTorn, "torn"}}
 
 // Kills reports whether a fault of kind k ends the process (a crash, a
-// power loss or a reboot), which is then restarted.
-func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss|KindReboot) != 0 }
+// power loss, a reboot or a torn write), which is then restarted.
+func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss|KindReboot|KindTorn) != 0 }
 
 // Has reports whether k includes all kinds of o.
 func (k Kind) Has(o Kind) bool { return k&o == o }
@@ -80,7 +90,7 @@ func (k Kind) String() string {
 		}
 	}
 	if k != 0 {
-		names = append(names, fmt.Sprintf("kind(%d)", uint8(k)))
+		names = append(names, fmt.Sprintf("kind(%d)", uint16(k)))
 	}
 	return strings.Join(names, "|")
 }
@@ -100,7 +110,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, disconnect, powerloss or reboot)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, disconnect, powerloss, reboot, corrupt or torn)", part)
 		}
 	}
 	return k, nil
@@ -112,7 +122,7 @@ func (k Kind) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }
 // UnmarshalJSON reads a name, or the number of the bits (as catalogs
 // written before kinds had names hold).
 func (k *Kind) UnmarshalJSON(data []byte) error {
-	var n uint8
+	var n uint16
 	if err := json.Unmarshal(data, &n); err == nil {
 		*k = Kind(n)
 		return nil
@@ -171,6 +181,11 @@ type Site struct {
 	// the call talks to another member — PeerDial, PeerRead, PeerWrite or
 	// PeerAccept — and so how a partition of the node acts on it.
 	Peer string `json:"peer,omitempty"`
+	// FileRole is, at a file read or write whose bytes a disk fault can
+	// reach (KindCorrupt, KindTorn), the role of the file the call reads
+	// or writes as the analysis classified it: FileLog, FileSnapshot,
+	// FileMetadata or FileData.
+	FileRole string `json:"file_role,omitempty"`
 }
 
 // Peer-network operations (Site.Peer).

@@ -1,0 +1,107 @@
+package agent
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestCorruptBytes(t *testing.T) {
+	cases := []struct {
+		name    string
+		n       int
+		pick    uint64
+		off     int
+		bit     int // 1-based, 0: a sector
+		changed int // bytes that differ
+	}{
+		{"empty read", 0, 6, -1, 0, 0},
+		{"bit 0 of byte 0", 100, 0, 0, 1, 1},
+		{"bit 3 of byte 1", 100, (8 + 3) << 1, 1, 4, 1},
+		{"bit index wraps", 2, (16 + 9) << 1, 1, 2, 1},
+		{"first sector of one", 100, 1, 0, 0, -1},
+		{"second sector", 2048, 1 | 1<<1, 512, 0, -1},
+		{"short last sector", 600, 1 | 1<<1, 512, 0, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			buf := make([]byte, c.n)
+			for i := range buf {
+				buf[i] = byte(i * 7)
+			}
+			old := bytes.Clone(buf)
+			off, bit := CorruptBytes(buf, c.pick)
+			if off != c.off || bit != c.bit {
+				t.Fatalf("CorruptBytes = (%d, %d), want (%d, %d)", off, bit, c.off, c.bit)
+			}
+			diff, first, last := 0, -1, -1
+			for i := range buf {
+				if buf[i] != old[i] {
+					diff++
+					if first < 0 {
+						first = i
+					}
+					last = i
+				}
+			}
+			switch {
+			case c.changed >= 0 && diff != c.changed:
+				t.Errorf("%d bytes changed, want %d", diff, c.changed)
+			case c.changed < 0 && (diff == 0 || first < off || last >= off+SectorSize):
+				t.Errorf("bytes %d..%d changed (%d), want some within the sector at %d", first, last, diff, off)
+			}
+			if bit > 0 && buf[off]^old[off] != 1<<(bit-1) {
+				t.Errorf("byte %d: %08b → %08b, want bit %d flipped", off, old[off], buf[off], bit-1)
+			}
+			again := bytes.Clone(old)
+			if o2, b2 := CorruptBytes(again, c.pick); o2 != off || b2 != bit || !bytes.Equal(again, buf) {
+				t.Errorf("the same pick changed other bytes: not replayable")
+			}
+		})
+	}
+}
+
+func TestCorruptBytesSectorAlwaysChanges(t *testing.T) {
+	// Whatever the old bytes, a sector change changes something.
+	for pick := uint64(1); pick < 200; pick += 2 {
+		buf := []byte{0}
+		x := (pick >> 1) | 1
+		buf[0] = byte(splitmix(x)) // the byte the draw would write
+		old := buf[0]
+		CorruptBytes(buf, pick)
+		if buf[0] == old {
+			t.Fatalf("pick %d left the sector as it was", pick)
+		}
+	}
+}
+
+func TestTornLength(t *testing.T) {
+	cases := []struct {
+		name string
+		off  int64
+		n    int
+		pick uint64
+		want int
+	}{
+		{"empty write", 0, 0, 3, 0},
+		{"inside one sector", 0, 512, 5, 0},
+		{"inside one sector, unaligned", 100, 300, 5, 0},
+		{"two sectors: the only cut", 0, 1024, 7, 512},
+		{"three sectors, pick 0", 0, 1500, 0, 512},
+		{"three sectors, pick 1", 0, 1500, 1, 1024},
+		{"three sectors, pick wraps", 0, 1500, 2, 512},
+		{"unaligned start cuts at the file's boundary", 100, 1000, 0, 412},
+		{"unaligned start, second cut", 100, 1000, 1, 924},
+		{"crossing one boundary", 500, 100, 9, 12},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := TornLength(c.off, c.n, c.pick)
+			if got != c.want {
+				t.Fatalf("TornLength(%d, %d, %d) = %d, want %d", c.off, c.n, c.pick, got, c.want)
+			}
+			if got > 0 && ((c.off+int64(got))%SectorSize != 0 || got >= c.n) {
+				t.Fatalf("cut %d is not a sector boundary inside the write", got)
+			}
+		})
+	}
+}
