@@ -49,11 +49,11 @@ func Disk(site uint32) (int, uint64) {
 	return k, 0
 }
 
-// Corrupt alters buf, the bytes a read at site returned, as pick chooses
-// (CorruptBytes), and reports it.
-func Corrupt(site uint32, buf []byte, pick uint64) {
+// Corrupt alters buf, the bytes a read at site returned from file name
+// ("" when unknown), as pick chooses (CorruptBytes), and reports it.
+func Corrupt(site uint32, buf []byte, name string, pick uint64) {
 	off, bit := CorruptBytes(buf, pick)
-	report(site, len(buf), off, bit, "")
+	report(site, len(buf), off, bit, name)
 }
 
 // TearWrite writes to w, in place of w.Write(b) at site, only the prefix of

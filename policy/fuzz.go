@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/gofault/gofault/catalog"
 )
 
 func init() { Register("fuzz", newFuzz) }
@@ -235,6 +237,9 @@ func (f *fuzz) grow(rng *rand.Rand) ([]Point, bool) {
 		return nil, false
 	}
 	pt.Fault = fs[rng.IntN(len(fs))]
+	if pt.Fault.Kind == catalog.KindCorrupt || pt.Fault.Kind == catalog.KindTorn {
+		pt.Fault.Pick = rng.Uint64()
+	}
 	return append(append([]Point(nil), e.Seq...), pt), true
 }
 

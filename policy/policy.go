@@ -41,6 +41,22 @@ type Fault struct {
 	// fault cuts the node off (a Disconnect fault the pair apart) before
 	// it heals.
 	Delay time.Duration
+	// Pick chooses, for a Corrupt fault, the bit or sector changed and,
+	// for a Torn fault, where the write is cut (agent.CorruptBytes,
+	// agent.TornLength). Drawn from the policy's seed; not part of Key.
+	Pick uint64
+}
+
+// PickText is how an injection record's Error holds a disk fault's pick.
+func PickText(pick uint64) string { return fmt.Sprintf("pick %#x", pick) }
+
+// ParsePick reads the pick back from an injection record's Error.
+func ParsePick(s string) (uint64, bool) {
+	var p uint64
+	if _, err := fmt.Sscanf(s, "pick %v", &p); err != nil {
+		return 0, false
+	}
+	return p, true
 }
 
 // Key is a short stable text form of the fault, e.g. "error:2", "delay:1.5s".
@@ -169,8 +185,8 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all but
-	// KindPowerLoss, KindReboot and KindDisconnect, which are only
-	// injected where listed.
+	// KindPowerLoss, KindReboot, KindDisconnect, KindCorrupt and
+	// KindTorn, which are only injected where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
@@ -194,7 +210,7 @@ type Env struct {
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
-		return k != catalog.KindPowerLoss && k != catalog.KindReboot && k != catalog.KindDisconnect
+		return k&(catalog.KindPowerLoss|catalog.KindReboot|catalog.KindDisconnect|catalog.KindCorrupt|catalog.KindTorn) == 0
 	}
 	for _, a := range e.Kinds {
 		if a == k {
@@ -231,7 +247,9 @@ func (e *Env) partition() time.Duration {
 // are in flight; at a network call it would be a crash that costs a
 // rollback), then a partition of the node and a disconnect of the node
 // from the call's peer (at the peer-network calls, catalog.Site.Peer, the
-// moments a partition can start; an accepted call's peer is unknown).
+// moments a partition can start; an accepted call's peer is unknown),
+// then a corruption of a read's bytes or a torn write, at the file reads
+// and writes whose bytes the hook reaches (the site's kinds say so).
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
 	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
@@ -257,6 +275,11 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	if s.Kind.Has(catalog.KindPartition) && s.Peer != catalog.PeerAccept && e.allows(catalog.KindDisconnect) {
 		fs = append(fs, Fault{Kind: catalog.KindDisconnect, Delay: e.partition()})
 	}
+	for _, k := range []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn} {
+		if s.Kind.Has(k) && e.allows(k) {
+			fs = append(fs, Fault{Kind: k})
+		}
+	}
 	return fs
 }
 
@@ -264,12 +287,29 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 // this request: faults(req.Site) without a disconnect when the call's
 // peer is unknown (an accepted connection, a goroutine that dialled no
 // member).
+// member). A disk fault gets its pick here, drawn from the seed, the
+// trial and the request (pickFor).
 func (e *Env) faultsAt(req *Request) []Fault {
 	fs := e.faults(req.Site)
+	for i := range fs {
+		if fs[i].Kind == catalog.KindCorrupt || fs[i].Kind == catalog.KindTorn {
+			fs[i].Pick = pickFor(e.Seed, req)
+		}
+	}
 	if req.Peer != "" && req.Peer != req.Node {
 		return fs
 	}
 	return slices.DeleteFunc(fs, func(f Fault) bool { return f.Kind == catalog.KindDisconnect })
+}
+
+// pickFor is the pick of a disk fault at req: a hash of the campaign's
+// seed, the trial, the node, the site and the occurrence, so that every
+// policy draws it from its seed alone and a trial run again with the same
+// seed changes the same bits.
+func pickFor(seed int64, req *Request) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d|%d|%s|%d|%d", seed, req.Trial, req.Node, req.Site.Index, req.Occurrence)
+	return h.Sum64()
 }
 
 // candidateSites returns the sites that can take at least one allowed fault.
