@@ -15,8 +15,8 @@ type DiskCall struct {
 	N bool
 	// Off is the argument holding the file offset (ReadAt, WriteAt).
 	Off int
-	// Name is the argument holding the file name of a whole-file write
-	// (os.WriteFile), Perm its mode.
+	// Name is the argument holding the file name of a whole-file read
+	// or write (os.ReadFile, os.WriteFile), Perm a write's mode.
 	Name, Perm int
 	// Recv says the receiver is the file (an *os.File method).
 	Recv bool
@@ -29,8 +29,8 @@ var diskCalls = map[string]DiskCall{
 	"(*os.File).ReadAt":  {Buf: 0, N: true, Off: 1, Name: -1, Perm: -1, Recv: true},
 	"io.ReadFull":        {Buf: 1, N: true, Off: -1, Name: -1, Perm: -1},
 	"io.ReadAtLeast":     {Buf: 1, N: true, Off: -1, Name: -1, Perm: -1},
-	"os.ReadFile":        {Buf: -1, Off: -1, Name: -1, Perm: -1},
-	"ioutil.ReadFile":    {Buf: -1, Off: -1, Name: -1, Perm: -1},
+	"os.ReadFile":        {Buf: -1, Off: -1, Name: 0, Perm: -1},
+	"ioutil.ReadFile":    {Buf: -1, Off: -1, Name: 0, Perm: -1},
 	"io.ReadAll":         {Buf: -1, Off: -1, Name: -1, Perm: -1},
 	"ioutil.ReadAll":     {Buf: -1, Off: -1, Name: -1, Perm: -1},
 	"(*os.File).Write":   {Write: true, Buf: 0, Off: -1, Name: -1, Perm: -1, Recv: true},
