@@ -46,8 +46,10 @@ var DefaultFaultKinds = []string{"error", "delay", "crash"}
 // FaultKinds are all the fault kinds faults.kinds may name: the defaults
 // and those a campaign opts into: partition, disconnect (one pair of
 // members cut apart), powerloss (a crash that also loses what the node
-// did not sync) and reboot (a clean restart).
-var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot"}
+// did not sync), reboot (a clean restart), corrupt (a file read returns
+// its bytes with one bit or one sector changed) and torn (a file write
+// keeps only a prefix cut at a sector boundary, then the node crashes).
+var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot", "corrupt", "torn"}
 
 // DefaultPartition is how long a partition lasts unless
 // faults.partition.duration says otherwise.
