@@ -347,6 +347,7 @@ func TestLogScope(t *testing.T) {
 			b.inject(0, "n1", catalog.KindError, func(in *record.Injection) { in.Error, in.Time = "EIO", in.Time.Add(d) })
 		}
 	}
+	corruptN1 := func(b *trialB) { b.inject(10, "n1", catalog.KindCorrupt, nil) }
 	tests := []struct {
 		name string
 		logs map[string][]string
@@ -441,6 +442,14 @@ func TestLogScope(t *testing.T) {
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = time.Second })
 			}, "", "n3", ""},
+		{"a checksum error on the member whose read was corrupted, in the window",
+			map[string][]string{"n1": {stamp(500, `[ERROR] store: block checksum mismatch`)}}, corruptN1, RuleCorruptionWords, "n1", "corrupt of n1 at +10ms, on n1"},
+		{"a checksum error on another member is reported (planted)",
+			map[string][]string{"n2": {stamp(500, `[ERROR] store: block checksum mismatch`)}}, corruptN1, "", "n2", ""},
+		{"a checksum error after a delay, not a corruption, is reported (planted)",
+			map[string][]string{"n1": {stamp(500, `[ERROR] store: block checksum mismatch`)}}, delayN1, "", "n1", ""},
+		{"a checksum error on the corrupted member after the window is reported",
+			map[string][]string{"n1": {stamp(4000, `[ERROR] store: block checksum mismatch`)}}, corruptN1, "", "n1", ""},
 		{"a slow machine anywhere, any time",
 			map[string][]string{"n3": {stamp(5000, `[WARN]  raft: disk write took too long`)}}, nil, RuleMachine, "n3", "slow or overloaded"},
 	}
