@@ -3,6 +3,8 @@ package agent
 import (
 	"bytes"
 	"testing"
+
+	"github.com/gofault/gofault/agent/wire"
 )
 
 func TestCorruptBytes(t *testing.T) {
@@ -104,4 +106,49 @@ func TestTornLength(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDiskDecisions(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(*wire.Request) (wire.Response, bool)
+		site   uint32
+		k      int
+		pick   uint64
+	}{
+		{"corrupt with its pick", always(wire.ActCorrupt, 77), 70, DiskFault, 77},
+		{"tear with its pick", always(wire.ActTear, 5), 70, DiskFault, 5},
+		{"an error as at Fault", always(wire.ActError, 2), 70, 2, 0},
+		{"none", always(wire.ActNone, 0), 70, 0, 0},
+		{"site not live never asks", always(wire.ActCorrupt, 1), 71, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, wire.Plan{Sites: []uint32{70}}, tt.answer)
+			attach(t, f)
+			if k, p := Disk(tt.site); k != tt.k || p != tt.pick {
+				t.Fatalf("Disk(%d) = %d, %d, want %d, %d", tt.site, k, p, tt.k, tt.pick)
+			}
+		})
+	}
+}
+
+func TestCorruptReportsWhatChanged(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{70}}, always(wire.ActCorrupt, 0))
+	attach(t, f)
+	buf := make([]byte, 10)
+	Corrupt(70, buf, "/d/wal.log", 3<<1) // bit 3 of byte 0
+	if buf[0] != 1<<3 {
+		t.Fatalf("buf[0] = %08b, want bit 3 set", buf[0])
+	}
+	waitFor(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, e := range f.events {
+			if e.Kind == wire.EvDisk && e.A == 70 && e.B == 10 && e.C == 0 && e.D == 4 && string(e.Data) == "/d/wal.log" {
+				return true
+			}
+		}
+		return false
+	})
 }
