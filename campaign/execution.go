@@ -182,6 +182,7 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		Partition: cfg.Faults.Partition.Duration,
 
 		TargetErrors: cfg.Faults.TargetErrors,
+		Files:        cfg.Faults.Files,
 	})
 }
 

@@ -276,6 +276,8 @@ func TestValidate(t *testing.T) {
 		{"log ignore", []string{"checkers.log_ignore=slow fdatasync,lost leader [0-9a-f]+"}, nil},
 		{"bad log ignore", []string{"checkers.log_ignore=ok,took (too long"}, []string{"checkers.log_ignore[1]: is not a valid regular expression", "missing closing )"}},
 		{"unknown kind", []string{"faults.kinds=error,cut"}, []string{`faults.kinds[1]: unknown name "cut"`, `"crash", "delay", "disconnect", "error", "partition"`}},
+		{"disk kinds", []string{"faults.kinds=corrupt,torn", "faults.files=log,snapshot"}, nil},
+		{"unknown file role", []string{"faults.kinds=corrupt", "faults.files=log,wal"}, []string{`faults.files[1]: unknown name "wal"`, `"data", "log", "metadata", "snapshot"`}},
 		{"unknown policy", []string{"policy.name=bsr"}, []string{`policy.name: unknown name "bsr"; valid names: "bsrr", "none", "random"`}},
 		{"per trial", []string{"policy.per_trial=-1"}, []string{"policy.per_trial: must be at least 1"}},
 		{"parallel", []string{"trials.parallel=-1"}, []string{"trials.parallel: must be at least 1"}},

@@ -51,6 +51,10 @@ var DefaultFaultKinds = []string{"error", "delay", "crash"}
 // keeps only a prefix cut at a sector boundary, then the node crashes).
 var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot", "corrupt", "torn"}
 
+// FileRoles are the roles of the files faults.files may name, as the
+// analysis classifies a disk fault site's file (catalog.FileLog, ...).
+var FileRoles = []string{"log", "snapshot", "metadata", "data"}
+
 // DefaultPartition is how long a partition lasts unless
 // faults.partition.duration says otherwise.
 const DefaultPartition = 3 * time.Second

@@ -224,6 +224,9 @@ func (c *Config) Validate(known Known) error {
 	for i, k := range c.Faults.Kinds {
 		oneOf(fmt.Sprintf("faults.kinds[%d]", i), k, kinds)
 	}
+	for i, r := range c.Faults.Files {
+		oneOf(fmt.Sprintf("faults.files[%d]", i), r, FileRoles)
+	}
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)
 	}

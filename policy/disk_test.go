@@ -26,18 +26,21 @@ func TestDiskFaultsOnlyWhereListedAndReachable(t *testing.T) {
 	cases := []struct {
 		name  string
 		kinds []catalog.Kind
+		files []string
 		site  int
 		want  []catalog.Kind // the disk kinds offered
 	}{
-		{"default kinds leave disk faults out", nil, 0, nil},
-		{"corrupt at a read", []catalog.Kind{catalog.KindCorrupt}, 0, []catalog.Kind{catalog.KindCorrupt}},
-		{"no corrupt at a write", []catalog.Kind{catalog.KindCorrupt}, 1, nil},
-		{"torn at a write", []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn}, 1, []catalog.Kind{catalog.KindTorn}},
-		{"nothing where the bytes are out of reach", []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn}, 2, nil},
+		{"default kinds leave disk faults out", nil, nil, 0, nil},
+		{"corrupt at a read", []catalog.Kind{catalog.KindCorrupt}, nil, 0, []catalog.Kind{catalog.KindCorrupt}},
+		{"no corrupt at a write", []catalog.Kind{catalog.KindCorrupt}, nil, 1, nil},
+		{"torn at a write", []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn}, nil, 1, []catalog.Kind{catalog.KindTorn}},
+		{"nothing where the bytes are out of reach", []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn}, nil, 2, nil},
+		{"a snapshot read among the roles asked", []catalog.Kind{catalog.KindCorrupt}, []string{catalog.FileSnapshot}, 0, []catalog.Kind{catalog.KindCorrupt}},
+		{"a log write not among them", []catalog.Kind{catalog.KindTorn}, []string{catalog.FileSnapshot, catalog.FileMetadata}, 1, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			env := Env{Catalog: cat, Kinds: c.kinds, Seed: 3}
+			env := Env{Catalog: cat, Kinds: c.kinds, Files: c.files, Seed: 3}
 			req := Request{Trial: 1, Node: "n2", Site: &cat.Sites[c.site], Occurrence: 4}
 			var got []catalog.Kind
 			for _, f := range env.faultsAt(&req) {

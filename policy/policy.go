@@ -206,6 +206,9 @@ type Env struct {
 	// creates itself (catalog.Site.IO == ""); by default only errors of
 	// I/O are injected.
 	TargetErrors bool
+	// Files limits the disk faults (KindCorrupt, KindTorn) to the sites
+	// of files of these roles (catalog.Site.FileRole); empty: every role.
+	Files []string
 }
 
 func (e *Env) allows(k catalog.Kind) bool {
@@ -276,7 +279,7 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 		fs = append(fs, Fault{Kind: catalog.KindDisconnect, Delay: e.partition()})
 	}
 	for _, k := range []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn} {
-		if s.Kind.Has(k) && e.allows(k) {
+		if s.Kind.Has(k) && e.allows(k) && (len(e.Files) == 0 || slices.Contains(e.Files, s.FileRole)) {
 			fs = append(fs, Fault{Kind: k})
 		}
 	}
