@@ -157,6 +157,10 @@ func TestKind(t *testing.T) {
 		{KindError | KindDelay | KindCrash, "error|delay|crash"},
 		{KindReboot, "reboot"},
 		{KindPowerLoss | KindReboot, "powerloss|reboot"},
+		// The disk kinds take bits 8 and 9: past a uint8.
+		{KindCorrupt, "corrupt"},
+		{KindTorn, "torn"},
+		{KindError | KindDelay | KindCrash | KindCorrupt, "error|delay|crash|corrupt"},
 	} {
 		if got := tc.k.String(); got != tc.text {
 			t.Errorf("%d.String() = %q, want %q", tc.k, got, tc.text)
@@ -174,13 +178,13 @@ func TestKind(t *testing.T) {
 	if err := json.Unmarshal([]byte("3"), &legacy); err != nil || legacy != KindError|KindDelay {
 		t.Errorf("numeric kind: %v, %v", legacy, err)
 	}
-	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, disconnect, powerloss or reboot") {
+	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, disconnect, powerloss, reboot, corrupt or torn") {
 		t.Errorf("ParseKind(explode): %v", err)
 	}
 	if !(KindError | KindCrash).Has(KindCrash) || KindError.Has(KindDelay) {
 		t.Error("Has")
 	}
-	for k, kills := range map[Kind]bool{KindCrash: true, KindPowerLoss: true, KindReboot: true, KindError: false, KindDelay: false, KindPartition: false} {
+	for k, kills := range map[Kind]bool{KindCrash: true, KindPowerLoss: true, KindReboot: true, KindTorn: true, KindError: false, KindDelay: false, KindPartition: false, KindCorrupt: false} {
 		if k.Kills() != kills {
 			t.Errorf("%v.Kills() = %v", k, !kills)
 		}
@@ -217,6 +221,28 @@ func TestBlocksInHashAndPos(t *testing.T) {
 	}{{0, "/a/p/x.go", 3}, {1, "/a/p/x.go", 9}, {2, "/a/q/y.go", 1}, {4, "/a/q/y.go", 8}, {5, "", 0}, {-1, "", 0}} {
 		if f, l := c.BlockPos(tt.i); f != tt.file || l != tt.line {
 			t.Errorf("BlockPos(%d) = %s:%d, want %s:%d", tt.i, f, l, tt.file, tt.line)
+		}
+	}
+}
+
+func TestDiskCallOf(t *testing.T) {
+	for _, tc := range []struct {
+		callee string
+		ok     bool
+		write  bool
+		buf    int
+	}{
+		{"(*os.File).Read", true, false, 0},
+		{"io.ReadFull", true, false, 1},
+		{"os.ReadFile", true, false, -1},
+		{"(*os.File).WriteAt", true, true, 0},
+		{"os.WriteFile", true, true, 1},
+		{"(*os.File).Sync", false, false, 0},
+		{"(io.Reader).Read", false, false, 0}, // a reader of any kind: its bytes may not be a file's
+	} {
+		d, ok := DiskCallOf(tc.callee)
+		if ok != tc.ok || ok && (d.Write != tc.write || d.Buf != tc.buf) {
+			t.Errorf("DiskCallOf(%q) = %+v, %v; want write %v buf %d, %v", tc.callee, d, ok, tc.write, tc.buf, tc.ok)
 		}
 	}
 }
