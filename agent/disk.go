@@ -57,20 +57,33 @@ func Corrupt(site uint32, buf []byte, name string, pick uint64) {
 }
 
 // TearWrite writes to w, in place of w.Write(b) at site, only the prefix of
-// b that pick chooses (TornLength, from the file's current offset when w
-// is an *os.File), reports it and waits to be killed.
+// b that pick chooses (TornLength, from where the write lands in the file
+// when w is an *os.File: its end when opened with O_APPEND, else its
+// offset), reports it and waits to be killed.
 func TearWrite(site uint32, w io.Writer, b []byte, pick uint64) {
 	var off int64
 	name := ""
 	if f, ok := w.(*os.File); ok {
 		name = f.Name()
-		if o, err := f.Seek(0, io.SeekCurrent); err == nil {
-			off = o
-		}
+		off = writeOffset(f)
 	}
 	n := TornLength(off, len(b), pick)
 	w.Write(b[:n]) // the node crashes next, whatever happened
 	tear(site, len(b), n, name)
+}
+
+// writeOffset is the file offset a write on f lands at (0 when unknown).
+func writeOffset(f *os.File) int64 {
+	if appending(f) {
+		if fi, err := f.Stat(); err == nil {
+			return fi.Size()
+		}
+		return 0
+	}
+	if o, err := f.Seek(0, io.SeekCurrent); err == nil {
+		return o
+	}
+	return 0
 }
 
 // TearWriteAt writes to w, in place of w.WriteAt(b, off) at site, only the

@@ -2,6 +2,10 @@ package agent
 
 import (
 	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gofault/gofault/agent/wire"
@@ -151,4 +155,36 @@ func TestCorruptReportsWhatChanged(t *testing.T) {
 		}
 		return false
 	})
+}
+
+func TestWriteOffset(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		flag int
+		seek int64
+		want int64
+	}{
+		{"appending: the file's end, whatever the offset", os.O_APPEND, 0, 700},
+		{"in place: the descriptor's offset", 0, 100, 100},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+			if err := os.WriteFile(p, make([]byte, 700), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(p, os.O_WRONLY|c.flag, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Seek(c.seek, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			if got := writeOffset(f); got != c.want {
+				t.Fatalf("writeOffset = %d, want %d", got, c.want)
+			}
+		})
+	}
 }
