@@ -15,7 +15,7 @@ import (
 
 // Fault is the fault behind a finding.
 type Fault struct {
-	Kind string `json:"kind"` // "error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot" or "none"
+	Kind string `json:"kind"` // "error", "delay", "crash", "partition", "disconnect", "powerloss", "reboot", "corrupt", "torn" or "none"
 	Site string `json:"site,omitempty"`
 	Node string `json:"node,omitempty"`
 	// Role is the node's role when the fault struck, e.g. "StateLeader".
