@@ -188,3 +188,17 @@ func TestWriteOffset(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkDiskNotCandidate is BenchmarkHookNotCandidate for the disk
+// hook, which a read or write site that can be corrupted or torn calls in
+// every campaign.
+func BenchmarkDiskNotCandidate(b *testing.B) {
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}}))
+	defer current.Store(emptyPlan)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k, p := Disk(1000)
+		sink += k + int(p)
+	}
+}
