@@ -48,8 +48,8 @@ var LogRules = []LogRule{
 		"the node the error was injected into, from the injection to the end of the trial (a target keeps a subsystem it turned off off)"},
 	{RuleFaultSite, "lines logged from a file of the injection's stack (its first four frames)",
 		"the node the fault hit, in the fault's window"},
-	{RuleCorruptionWords, "after a corrupt fault, lines saying the data read is bad: corrupt, checksum, crc, hash or digest mismatch, bad magic, integrity (the target detected the altered bytes)",
-		"the node whose read was corrupted, in the fault's window"},
+	{RuleCorruptionWords, "after a corrupt fault or a torn write, lines saying the data read is bad: corrupt, checksum, crc, hash or digest mismatch, bad magic, integrity (the target detected the altered bytes, or the torn record at its restart)",
+		"the node whose read was corrupted or whose write was torn, in the fault's window (a torn write's: to the node's restart plus the recovery bound)"},
 	{RuleDelayWords, "after a delay or a partition, lines about waiting: deadline, timeout, retry, cancel, leader, elect, unavailable, health",
 		"the node the fault hit, in the fault's window"},
 	{RuleConnectionWords, "after a kill, a restart, an exit, a delay, a partition or a network error, lines about a lost peer or connection and the catch-up that follows (peer, connection, closed, reject, snapshot, compacted, conflict, …)",
@@ -114,8 +114,10 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			f.corrupt = true
 		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn:
 			// A reboot is a clean shutdown, but its peers lose the
-			// member's connections all the same.
+			// member's connections all the same. A torn write's node
+			// finds the torn record when it restarts.
 			f.connLost = true
+			f.corrupt = in.Kind == catalog.KindTorn
 			f.to = backAt(tr, in.Node, in.Time, end).Add(bound)
 			killedBy[in.Node] = true
 		case catalog.KindPartition, catalog.KindDisconnect:
