@@ -95,7 +95,7 @@ func TestExpectations(t *testing.T) {
 		{st + "Open:os.OpenFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "(*Store).Put:store.validate#0", catalog.KindError, "", []string{`"empty key"`}},
 		{st + "(*Store).Put:store.persist#0", 0, "", nil}, // persist only propagates
-		{st + "persist:(io.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "persist:(io.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "checksum:(io.Writer).Write#0", 0, "", nil}, // hash and bytes.Buffer: pruned
 		{st + "(*Store).Put:(*os.File).Sync#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
 		{st + "(*Store).PutBatch:(*bufio.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},

@@ -238,7 +238,9 @@ func TestDiskCallOf(t *testing.T) {
 		{"(*os.File).WriteAt", true, true, 0},
 		{"os.WriteFile", true, true, 1},
 		{"(*os.File).Sync", false, false, 0},
-		{"(io.Reader).Read", false, false, 0}, // a reader of any kind: its bytes may not be a file's
+		{"(io.Reader).Read", true, false, 0}, // where the analysis found it reading a file
+		{"(io.Writer).Write", true, true, 0},
+		{"(*bytes.Buffer).Write", false, false, 0},
 	} {
 		d, ok := DiskCallOf(tc.callee)
 		if ok != tc.ok || ok && (d.Write != tc.write || d.Buf != tc.buf) {

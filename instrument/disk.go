@@ -50,13 +50,19 @@ func diskEdit(in fileInput, call *ast.CallExpr, s *catalog.Site, res *types.Tupl
 	}
 	idx := strconv.FormatUint(uint64(s.Index), 10)
 	var recv ast.Expr
+	file := false // the receiver is an *os.File
 	if d.Recv {
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 		if !ok {
 			return diskForm{}, NarrowShape
 		}
-		if tv, ok := in.info.Types[sel.X]; !ok || tv.IsType() || !isPointerTo(tv.Type, "os", "File") {
+		tv, ok := in.info.Types[sel.X]
+		if !ok || tv.IsType() {
 			return diskForm{}, NarrowShape
+		}
+		file = isPointerTo(tv.Type, "os", "File")
+		if !file && !types.AssignableTo(tv.Type, writerIface(d.Off >= 0)) {
+			return diskForm{}, NarrowShape // the agent's Tear function takes an io.Writer or io.WriterAt
 		}
 		recv = sel.X
 	}
@@ -85,7 +91,7 @@ func diskEdit(in fileInput, call *ast.CallExpr, s *catalog.Site, res *types.Tupl
 	}
 	name := `""`
 	switch {
-	case recv != nil:
+	case recv != nil && file:
 		if r, ok := plainExpr(in, recv); ok {
 			name = fmt.Sprintf(`func() string { if gofaultF := %s; gofaultF != nil { return gofaultF.Name() }; return "" }()`, r)
 		}
@@ -111,6 +117,23 @@ func diskEdit(in fileInput, call *ast.CallExpr, s *catalog.Site, res *types.Tupl
 		buf = b + "[:gofaultR0]"
 	}
 	return diskForm{ok: true, corrupt: fmt.Sprintf("%s.Corrupt(%s, %s, %s, gofaultP)", agentAlias, idx, buf, name)}, ""
+}
+
+// writerIface is io.WriterAt (at) or io.Writer, built here since the
+// rewritten file need not import io.
+func writerIface(at bool) *types.Interface {
+	bytes := types.NewVar(0, nil, "p", types.NewSlice(types.Typ[types.Byte]))
+	params := []*types.Var{bytes}
+	name := "Write"
+	if at {
+		params = append(params, types.NewVar(0, nil, "off", types.Typ[types.Int64]))
+		name = "WriteAt"
+	}
+	results := types.NewTuple(types.NewVar(0, nil, "n", types.Typ[types.Int]), types.NewVar(0, nil, "err", types.Universe.Lookup("error").Type()))
+	sig := types.NewSignatureType(nil, nil, nil, types.NewTuple(params...), results, false)
+	it := types.NewInterfaceType([]*types.Func{types.NewFunc(0, nil, name, sig)}, nil)
+	it.Complete()
+	return it
 }
 
 // oneLine returns the source of x when it fits on one line: the rewrite

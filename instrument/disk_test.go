@@ -47,10 +47,19 @@ func (s *store) save(name string, b []byte) error {
 	}
 	return os.WriteFile(name, b, 0o644)
 }
+
+func (s *store) copyTo(w io.Writer, r io.Reader) error {
+	if _, err := r.Read(s.buf); err != nil {
+		return err
+	}
+	_, err := w.Write(s.buf)
+	return err
+}
 `
 	callees := map[string]string{
 		"os.ReadFile": "os.ReadFile", "io.ReadFull": "io.ReadFull", "s.f.ReadAt": "(*os.File).ReadAt",
 		"s.f.Write": "(*os.File).Write", "s.f.WriteAt": "(*os.File).WriteAt", "os.WriteFile": "os.WriteFile",
+		"r.Read": "(io.Reader).Read", "w.Write": "(io.Writer).Write",
 	}
 	fset, f, info, pkg := typecheck(t, src)
 	var names []string
@@ -106,6 +115,8 @@ func (s *store) save(name string, b []byte) error {
 		"gofaultagent.TearWrite(3, s.f, b, gofaultP)",
 		"gofaultagent.TearWriteAt(4, s.f, b, 512, gofaultP)",
 		"gofaultagent.TearFile(5, name, b, 0o644, gofaultP)",
+		"gofaultagent.Corrupt(6, s.buf[:gofaultR0], \"\", gofaultP)",
+		"gofaultagent.TearWrite(7, w, s.buf, gofaultP)",
 	} {
 		if !strings.Contains(text, must) {
 			t.Errorf("rewritten file lacks %s", must)
