@@ -58,7 +58,7 @@ const (
 	// call runs; its bytes are altered after it.
 	KindCorrupt
 	// KindTorn is a write of a file (a site whose call writes bytes the
-	// hook can reach, DiskCalls) of which only a prefix, cut at a sector
+	// hook can reach, DiskCallOf) of which only a prefix, cut at a sector
 	// boundary, reaches the file; then the node crashes, as at a power
 	// failure in the middle of the write.
 	KindTorn
