@@ -53,7 +53,7 @@ const (
 	// untouched. A site's kinds never include it.
 	KindDisconnect
 	// KindCorrupt is a read of a file (a site whose call reads bytes the
-	// hook can reach, DiskCalls) that returns the real bytes with one bit
+	// hook can reach, DiskCallOf) that returns the real bytes with one bit
 	// flipped or one 512-byte sector changed: a disk that lies. The real
 	// call runs; its bytes are altered after it.
 	KindCorrupt
