@@ -157,7 +157,7 @@ func TestKind(t *testing.T) {
 		{KindError | KindDelay | KindCrash, "error|delay|crash"},
 		{KindReboot, "reboot"},
 		{KindPowerLoss | KindReboot, "powerloss|reboot"},
-		// The disk kinds take bits 8 and 9: past a uint8.
+		// The disk kinds are bits 7 and 8 (from 0): torn is past a uint8.
 		{KindCorrupt, "corrupt"},
 		{KindTorn, "torn"},
 		{KindError | KindDelay | KindCrash | KindCorrupt, "error|delay|crash|corrupt"},
