@@ -181,9 +181,31 @@ func Accept(site uint32) int {
 //
 //go:noinline
 func decide(site uint32, p *plan, peer string, dial bool) int {
+	resp, c := ask(site, p, peer, dial)
+	return act(c, resp)
+}
+
+// act carries out the actions every hook shares and returns the hook's
+// result: the error variant, or 0.
+func act(c *conn, resp wire.Response) int {
+	switch resp.Action {
+	case wire.ActError:
+		return int(resp.Arg)
+	case wire.ActDelay:
+		time.Sleep(time.Duration(resp.Arg))
+	case wire.ActCrash:
+		c.awaitKill()
+	}
+	return 0
+}
+
+// ask sends the request of a live site and returns the controller's
+// answer (ActNone when there is none) and the connection that gave it.
+// A stall is waited out here.
+func ask(site uint32, p *plan, peer string, dial bool) (wire.Response, *conn) {
 	c := client.Load()
 	if c == nil {
-		return 0
+		return wire.Response{}, nil
 	}
 	req := wire.Request{Site: site, Goroutine: goroutine(), Peer: peer}
 	if !dial && p.flags&wire.FlagPeers != 0 {
@@ -209,22 +231,14 @@ func decide(site uint32, p *plan, peer string, dial bool) int {
 		stall(time.Duration(resp.Arg), planChanged())
 		p = current.Load()
 		if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
-			return 0 // healed: the site is no longer live
+			return wire.Response{}, c // healed: the site is no longer live
 		}
 		resp, ok = c.roundTrip(&req)
 	}
-	if !ok {
-		return 0
+	if !ok || resp.Action == wire.ActStall {
+		return wire.Response{}, c
 	}
-	switch resp.Action {
-	case wire.ActError:
-		return int(resp.Arg)
-	case wire.ActDelay:
-		time.Sleep(time.Duration(resp.Arg))
-	case wire.ActCrash:
-		c.awaitKill()
-	}
-	return 0
+	return resp, c
 }
 
 // State records that the calling goroutine, running instance inst of task
@@ -356,6 +370,8 @@ var hookFuncs = map[string]bool{
 	"github.com/gofault/gofault/agent.Fault":   true,
 	"github.com/gofault/gofault/agent.Dial":    true,
 	"github.com/gofault/gofault/agent.Accept":  true,
+	"github.com/gofault/gofault/agent.ask":     true,
+	"github.com/gofault/gofault/agent.Disk":    true,
 }
 
 // callers returns the stack of the goroutine in a hook, from the hook's

@@ -95,7 +95,7 @@ func TestExpectations(t *testing.T) {
 		{st + "Open:os.OpenFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "(*Store).Put:store.validate#0", catalog.KindError, "", []string{`"empty key"`}},
 		{st + "(*Store).Put:store.persist#0", 0, "", nil}, // persist only propagates
-		{st + "persist:(io.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "persist:(io.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "checksum:(io.Writer).Write#0", 0, "", nil}, // hash and bytes.Buffer: pruned
 		{st + "(*Store).Put:(*os.File).Sync#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
 		{st + "(*Store).PutBatch:(*bufio.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
@@ -103,7 +103,7 @@ func TestExpectations(t *testing.T) {
 		{st + "Render:(*bufio.Writer).Write#0", 0, "", nil}, // over bytes.Buffer: pruned
 		{st + "Render:(*bufio.Writer).Flush#0", 0, "", nil},
 		{st + "(*Store).Lookup:(*store.Store).Get#0", catalog.KindError, "", []string{"ErrNotFound"}},
-		{st + "(*Store).Load:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ErrUnexpectedEOF"}},
+		{st + "(*Store).Load:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCorrupt, "disk", []string{"EIO", "ErrUnexpectedEOF"}},
 		{st + "(*Store).Load:store.verify#0", catalog.KindError, "", []string{"CorruptError"}},
 		{st + "(*Log[T]).Append:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},

@@ -160,6 +160,16 @@ func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 		}
 		pos := fset.Position(common.Pos())
 		file, _ := filepath.Abs(pos.Filename)
+		var role string
+		if d, ok := catalog.DiskCallOf(cl.callee); ok && r.io == ioDisk && kind.Has(catalog.KindCrash) {
+			// A file read or write whose bytes the hook reaches.
+			if d.Write {
+				kind |= catalog.KindTorn
+			} else {
+				kind |= catalog.KindCorrupt
+			}
+			role = fileRole(pkg.Path(), fname, file)
+		}
 		s := catalog.Site{
 			ID:     siteID(pkg.Path(), fname, cl.callee, n),
 			Kind:   kind,
@@ -171,6 +181,8 @@ func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 			Col:    pos.Column,
 			IO:     r.io,
 			Errors: evs,
+			// FileRole is the guess of fileRole for a disk fault site.
+			FileRole: role,
 		}
 		res.byCall[cl.c] = len(res.List)
 		res.List = append(res.List, s)

@@ -69,7 +69,7 @@ func TestShippedBugFiles(t *testing.T) {
 		bugs, config string
 		ids          []string
 	}{
-		{"../examples/minikv/bugs.yaml", "../examples/minikv/gofault.yaml", []string{"split", "snapshot", "rotate", "fence", "retry", "install", "catchup", "waitall", "restream", "rejoin"}},
+		{"../examples/minikv/bugs.yaml", "../examples/minikv/gofault.yaml", []string{"split", "snapshot", "rotate", "fence", "retry", "install", "catchup", "waitall", "restream", "rejoin", "unchecked"}},
 		{"../targets/etcd/bugs.yaml", "../targets/etcd/gofault.yaml", []string{"etcd-17780", "etcd-19179", "etcd-18089", "etcd-17529", "etcd-14685"}},
 	} {
 		f, _, err := Load(tc.bugs, checkers)

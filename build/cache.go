@@ -82,7 +82,9 @@ func reuse(out, key string) (*instrument.Result, bool) {
 		res.CatalogFile, res.Catalog = rec.CatalogFile, cat
 		res.Skipped = map[string]string{}
 		for _, d := range rec.Dropped {
-			res.Skipped[d.ID] = d.Reason
+			if d.What != instrument.WhatDisk { // kept, without its disk faults
+				res.Skipped[d.ID] = d.Reason
+			}
 		}
 	}
 	return res, true

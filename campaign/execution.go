@@ -194,6 +194,7 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		LeaderAt:  cfg.Faults.Partition.LeaderAt,
 
 		TargetErrors: cfg.Faults.TargetErrors,
+		Files:        cfg.Faults.Files,
 	})
 }
 

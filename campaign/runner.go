@@ -215,7 +215,7 @@ func (t *trialRun) crash(r *runner, node string, how ending) {
 			r.log.Warn("power-loss fault: rollback failed; restarting as after a crash", "trial", t.id, "node", node, "err", err)
 		} else {
 			r.log.Info("power-loss fault: data dir rolled back", "trial", t.id, "node", node,
-				"removed", st.Removed, "truncated", st.Truncated, "restored", st.Restored, "zeroed", st.Zeroed, "zeroed_bytes", st.ZeroedBytes)
+				"removed", st.Removed, "truncated", st.Truncated, "restored", st.Restored, "zeroed", st.Zeroed, "zeroed_bytes", st.ZeroedBytes, "reverted", st.Reverted, "reverted_bytes", st.RevertedBytes)
 		}
 	}
 	select {

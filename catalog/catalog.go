@@ -71,17 +71,27 @@ const (
 	// needs the catalog's role (Catalog.Role with a leader value, see
 	// Role.Leader). A site's kinds never include it.
 	KindLeaderCut
+	// KindCorrupt is a read of a file (a site whose call reads bytes the
+	// hook can reach, DiskCallOf) that returns the real bytes with one bit
+	// flipped or one 512-byte sector changed: a disk that lies. The real
+	// call runs; its bytes are altered after it.
+	KindCorrupt
+	// KindTorn is a write of a file (a site whose call writes bytes the
+	// hook can reach, DiskCallOf) of which only a prefix, cut at a sector
+	// boundary, reaches the file; then the node crashes, as at a power
+	// failure in the middle of the write.
+	KindTorn
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}, {KindCorrupt, "corrupt"}, {KindTorn, "torn"}}
 
 // Kills reports whether a fault of kind k ends the process (a crash, a
-// power loss or a reboot), which is then restarted.
-func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss|KindReboot) != 0 }
+// power loss, a reboot or a torn write), which is then restarted.
+func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss|KindReboot|KindTorn) != 0 }
 
 // Cuts reports whether k cuts members' peer traffic for a while (its
 // length is the fault's delay): a partition, disconnect, one-way cut,
@@ -126,7 +136,7 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, disconnect, oneway, split, leadercut, powerloss or reboot)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, disconnect, oneway, split, leadercut, powerloss, reboot, corrupt or torn)", part)
 		}
 	}
 	return k, nil
@@ -197,6 +207,11 @@ type Site struct {
 	// the call talks to another member — PeerDial, PeerRead, PeerWrite or
 	// PeerAccept — and so how a partition of the node acts on it.
 	Peer string `json:"peer,omitempty"`
+	// FileRole is, at a file read or write whose bytes a disk fault can
+	// reach (KindCorrupt, KindTorn), the role of the file the call reads
+	// or writes as the analysis classified it: FileLog, FileSnapshot,
+	// FileMetadata or FileData.
+	FileRole string `json:"file_role,omitempty"`
 }
 
 // Peer-network operations (Site.Peer).

@@ -161,6 +161,10 @@ func TestKind(t *testing.T) {
 		{KindSplit, "split"},
 		{KindLeaderCut, "leadercut"},
 		{KindDisconnect | KindLeaderCut, "disconnect|leadercut"},
+		// The disk kinds are bits 10 and 11 (from 0): past a uint8.
+		{KindCorrupt, "corrupt"},
+		{KindTorn, "torn"},
+		{KindError | KindDelay | KindCrash | KindCorrupt, "error|delay|crash|corrupt"},
 	} {
 		if got := tc.k.String(); got != tc.text {
 			t.Errorf("%d.String() = %q, want %q", tc.k, got, tc.text)
@@ -178,13 +182,13 @@ func TestKind(t *testing.T) {
 	if err := json.Unmarshal([]byte("3"), &legacy); err != nil || legacy != KindError|KindDelay {
 		t.Errorf("numeric kind: %v, %v", legacy, err)
 	}
-	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, disconnect, oneway, split, leadercut, powerloss or reboot") {
+	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want error, delay, crash, partition, disconnect, oneway, split, leadercut, powerloss, reboot, corrupt or torn") {
 		t.Errorf("ParseKind(explode): %v", err)
 	}
 	if !(KindError | KindCrash).Has(KindCrash) || KindError.Has(KindDelay) {
 		t.Error("Has")
 	}
-	for k, kills := range map[Kind]bool{KindCrash: true, KindPowerLoss: true, KindReboot: true, KindError: false, KindDelay: false, KindPartition: false} {
+	for k, kills := range map[Kind]bool{KindCrash: true, KindPowerLoss: true, KindReboot: true, KindTorn: true, KindError: false, KindDelay: false, KindPartition: false, KindCorrupt: false} {
 		if k.Kills() != kills {
 			t.Errorf("%v.Kills() = %v", k, !kills)
 		}
@@ -248,6 +252,30 @@ func TestBlocksInHashAndPos(t *testing.T) {
 	}{{0, "/a/p/x.go", 3}, {1, "/a/p/x.go", 9}, {2, "/a/q/y.go", 1}, {4, "/a/q/y.go", 8}, {5, "", 0}, {-1, "", 0}} {
 		if f, l := c.BlockPos(tt.i); f != tt.file || l != tt.line {
 			t.Errorf("BlockPos(%d) = %s:%d, want %s:%d", tt.i, f, l, tt.file, tt.line)
+		}
+	}
+}
+
+func TestDiskCallOf(t *testing.T) {
+	for _, tc := range []struct {
+		callee string
+		ok     bool
+		write  bool
+		buf    int
+	}{
+		{"(*os.File).Read", true, false, 0},
+		{"io.ReadFull", true, false, 1},
+		{"os.ReadFile", true, false, -1},
+		{"(*os.File).WriteAt", true, true, 0},
+		{"os.WriteFile", true, true, 1},
+		{"(*os.File).Sync", false, false, 0},
+		{"(io.Reader).Read", true, false, 0}, // where the analysis found it reading a file
+		{"(io.Writer).Write", true, true, 0},
+		{"(*bytes.Buffer).Write", false, false, 0},
+	} {
+		d, ok := DiskCallOf(tc.callee)
+		if ok != tc.ok || ok && (d.Write != tc.write || d.Buf != tc.buf) {
+			t.Errorf("DiskCallOf(%q) = %+v, %v; want write %v buf %d, %v", tc.callee, d, ok, tc.write, tc.buf, tc.ok)
 		}
 	}
 }

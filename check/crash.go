@@ -17,6 +17,10 @@ import (
 // gofault having killed them (record.Node.Killed), quoting the panic or
 // fatal line of the node's log when there is one.
 //
+// A node that stops on bytes a corrupt fault altered, saying so (a
+// checksum or corruption error: detectedCorruption), detected the
+// corruption and refused it, which is informational too.
+//
 // A node that stops on an error injected into it is failing fast, as it
 // should, and is informational: it exits with an error status during
 // start-up without panicking (it refused to start), or at any time its last
@@ -69,6 +73,11 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 		}
 		if d, ok := failStop(in.Trial, n); ok {
 			info = append(info, fmt.Sprintf("informational: node %s stopped on the error injected into it (%s): it failed fast, which is not a crash", n.Name, d.line))
+			continue
+		}
+		if line, inj, ok := detectedCorruption(in.Trial, n); ok {
+			info = append(info, corruptionInfo(n, line, inj))
+			infoSymptom = "informational: node stopped on a corruption it detected"
 			continue
 		}
 		v.Failed = true

@@ -19,6 +19,7 @@ const (
 	RuleEchoError         = "echo-error"
 	RuleResourceExhausted = "resource-exhausted"
 	RuleFaultSite         = "fault-site"
+	RuleCorruptionWords   = "corruption-words"
 	RuleDelayWords        = "delay-words"
 	RuleConnectionWords   = "connection-words"
 	RulePartitionWords    = "partition-words"
@@ -47,6 +48,8 @@ var LogRules = []LogRule{
 		"the node the error was injected into, from the injection to the end of the trial (a target keeps a subsystem it turned off off)"},
 	{RuleFaultSite, "lines logged from a file of the injection's stack (its first four frames)",
 		"the node the fault hit, in the fault's window"},
+	{RuleCorruptionWords, "after a corrupt fault or a torn write, lines saying the data read is bad: corrupt, checksum, crc, hash or digest mismatch, bad magic, integrity (the target detected the altered bytes, or the torn record at its restart)",
+		"the node whose read was corrupted or whose write was torn, in the fault's window (a torn write's: to the node's restart plus the recovery bound)"},
 	{RuleDelayWords, "after a delay or a partition, lines about waiting: deadline, timeout, retry, cancel, leader, elect, unavailable, health",
 		"the node the fault hit, in the fault's window"},
 	{RuleConnectionWords, "after a kill, a restart, an exit, a delay, a partition or a network error, lines about a lost peer or connection and the catch-up that follows (peer, connection, closed, reject, snapshot, compacted, conflict, …)",
@@ -80,6 +83,7 @@ type fault struct {
 	connLost    bool     // connection-words
 	cut         bool     // partition-words
 	leaderErr   bool     // leader-error
+	corrupt     bool     // corruption-words
 }
 
 // trialFaults returns the faults of tr for the log rules: its injections,
@@ -106,10 +110,14 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			// drop the connection and catch the member up later.
 			f.delay, f.connLost = true, true
 			f.to = in.Time.Add(in.Delay + bound)
-		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
+		case catalog.KindCorrupt:
+			f.corrupt = true
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn:
 			// A reboot is a clean shutdown, but its peers lose the
-			// member's connections all the same.
+			// member's connections all the same. A torn write's node
+			// finds the torn record when it restarts.
 			f.connLost = true
+			f.corrupt = in.Kind == catalog.KindTorn
 			f.to = backAt(tr, in.Node, in.Time, end).Add(bound)
 			killedBy[in.Node] = true
 		case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
@@ -278,6 +286,10 @@ func dismiss(faults []fault, l LogLine, node string, at time.Time) (rule, why st
 					if strings.HasSuffix(c, "/"+l.Caller) || path.Base(c) == l.Caller {
 						return r.Name, fmt.Sprintf("logged at the fault site %s: %s, on %s", l.Caller, f.desc, node)
 					}
+				}
+			case RuleCorruptionWords:
+				if f.corrupt && f.on(node) && inWindow && words(corruptionWords) {
+					return r.Name, f.desc + ", on " + node
 				}
 			case RuleDelayWords:
 				if f.delay && f.on(node) && inWindow && words(delayWords) {

@@ -347,6 +347,11 @@ func TestLogScope(t *testing.T) {
 			b.inject(0, "n1", catalog.KindError, func(in *record.Injection) { in.Error, in.Time = "EIO", in.Time.Add(d) })
 		}
 	}
+	corruptN1 := func(b *trialB) { b.inject(10, "n1", catalog.KindCorrupt, nil) }
+	tornN2 := func(b *trialB) {
+		b.inject(10, "n2", catalog.KindTorn, nil)
+		b.node("n2", func(n *record.Node) { n.Killed, n.Restarts, n.Restarted = true, 1, []time.Time{at(1010)} })
+	}
 	tests := []struct {
 		name string
 		logs map[string][]string
@@ -451,6 +456,20 @@ func TestLogScope(t *testing.T) {
 			func(b *trialB) {
 				b.inject(10, "n1", catalog.KindPartition, func(in *record.Injection) { in.Delay = time.Second })
 			}, "", "n3", ""},
+		{"a torn write kills like a crash: the lost peer on a member in the window",
+			map[string][]string{"n1": {stamp(1500, lost)}}, tornN2, RuleConnectionWords, "n1", "torn of n2 at +10ms, on peer n1, by time"},
+		{"a checksum error on the torn member after its restart: it found the torn record",
+			map[string][]string{"n2": {stamp(1500, `[ERROR] store: block checksum mismatch`)}}, tornN2, RuleCorruptionWords, "n2", "torn of n2 at +10ms, on n2"},
+		{"a checksum error on another member after a torn write is reported (planted)",
+			map[string][]string{"n3": {stamp(1500, `[ERROR] store: block checksum mismatch`)}}, tornN2, "", "n3", ""},
+		{"a checksum error on the member whose read was corrupted, in the window",
+			map[string][]string{"n1": {stamp(500, `[ERROR] store: block checksum mismatch`)}}, corruptN1, RuleCorruptionWords, "n1", "corrupt of n1 at +10ms, on n1"},
+		{"a checksum error on another member is reported (planted)",
+			map[string][]string{"n2": {stamp(500, `[ERROR] store: block checksum mismatch`)}}, corruptN1, "", "n2", ""},
+		{"a checksum error after a delay, not a corruption, is reported (planted)",
+			map[string][]string{"n1": {stamp(500, `[ERROR] store: block checksum mismatch`)}}, delayN1, "", "n1", ""},
+		{"a checksum error on the corrupted member after the window is reported",
+			map[string][]string{"n1": {stamp(4000, `[ERROR] store: block checksum mismatch`)}}, corruptN1, "", "n1", ""},
 		{"a slow machine anywhere, any time",
 			map[string][]string{"n3": {stamp(5000, `[WARN]  raft: disk write took too long`)}}, nil, RuleMachine, "n3", "slow or overloaded"},
 	}

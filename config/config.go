@@ -201,6 +201,10 @@ type Faults struct {
 	// files whose syncs are not fault sites (a dependency that is not
 	// instrumented): their syncs go unseen (docs/config.md).
 	PowerLossPaths []string `yaml:"powerloss_paths"`
+	// Files limits the corrupt and torn faults to the reads and writes of
+	// files of these roles, as the analysis classified them (FileRoles:
+	// log, snapshot, metadata, data); empty: every role.
+	Files []string `yaml:"files"`
 	// MaxPerTrial bounds the faults of one trial's sequence (the fuzz
 	// policy; default 3).
 	MaxPerTrial int `yaml:"max_per_trial"`

@@ -48,9 +48,15 @@ var DefaultFaultKinds = []string{"error", "delay", "crash"}
 // members cut apart), oneway (one member cannot reach another, which
 // still reaches it), split (a minority side cut from the rest), leadercut
 // (the leader partitioned right after one of its calls), powerloss (a
-// crash that also loses what the node did not sync) and reboot (a clean
-// restart).
-var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot"}
+// crash that also loses what the node did not sync), reboot (a clean
+// restart), corrupt (a file read returns its bytes with one bit or one
+// sector changed) and torn (a file write keeps only a prefix cut at a
+// sector boundary, then the node crashes).
+var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn"}
+
+// FileRoles are the roles of the files faults.files may name, as the
+// analysis classifies a disk fault site's file (catalog.FileLog, ...).
+var FileRoles = []string{"log", "snapshot", "metadata", "data"}
 
 // DefaultPartition is how long a partition lasts unless
 // faults.partition.duration says otherwise.

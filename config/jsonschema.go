@@ -42,6 +42,7 @@ func JSONSchema(k Known) ([]byte, error) {
 		"policy.key":              {"state", "state+site", "state+site+stack"},
 		"checkers.enabled[]":      k.Checkers,
 		"faults.kinds[]":          kinds,
+		"faults.files[]":          FileRoles,
 		"cluster.shutdown.order":  {ShutdownParallel, ShutdownSequential},
 		"cluster.shutdown.signal": {"SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGKILL", "SIGUSR1", "SIGUSR2"},
 	}}

@@ -232,6 +232,9 @@ func (c *Config) Validate(known Known) error {
 	if len(c.Faults.Partition.LeaderAt) > 0 && !slices.Contains(c.Faults.Kinds, "leadercut") {
 		bad("faults.partition.leader_at", "add leadercut to faults.kinds, or leave leader_at out", "chooses where a leader cut starts, but faults.kinds does not list leadercut")
 	}
+	for i, r := range c.Faults.Files {
+		oneOf(fmt.Sprintf("faults.files[%d]", i), r, FileRoles)
+	}
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)
 	}

@@ -97,6 +97,7 @@ type session struct {
 	ports    map[string]string // port → member listening there (disconnect.go)
 	tagPeers bool              // agents tag goroutines with their dials' peers (wire.FlagPeers)
 	covered  blockSet          // the blocks any node covered (EvCover)
+	tearing  map[string]bool   // nodes told to tear a write, not yet killed (disk.go)
 }
 
 type instKey struct {
@@ -366,6 +367,8 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, nil, false
 		}
 		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node, PowerLoss: true}}, true
+	case catalog.KindCorrupt, catalog.KindTorn:
+		return s.diskInjection(inj, f)
 	case catalog.KindReboot:
 		if s.spec.Reboot == nil {
 			return inj, wire.ActNone, 0, nil, false
@@ -433,6 +436,8 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 			s.roles = append(s.roles, record.RoleChange{Node: m.node, Role: name, Time: time.Unix(0, e.Time)})
 		case wire.EvObserve:
 			effs = append(effs, s.observe(m.node, e)...)
+		case wire.EvDisk:
+			effs = append(effs, s.diskDone(m.node, e)...)
 		case wire.EvCover:
 			if err := s.covered.addEncoded(e.Data, s.cat.Blocks); err != nil {
 				effs = append(effs, Effect{Warn: "controller: bad coverage event", Args: []any{"node", m.node, "err", err}})

@@ -84,6 +84,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 	res.Stats.Seconds.Instrument += time.Since(t0).Seconds()
 	skipped := res.Skipped               // ID -> reason
 	compileErrs := map[string][]string{} // ID -> the compiler's messages
+	var narrowed map[string]string       // ID -> why its disk fault kinds were dropped
 	without := func() *catalog.Catalog {
 		ids := make(map[string]bool, len(skipped))
 		for id := range skipped {
@@ -125,6 +126,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 		res.Stats.Builds++
 		res.Stats.Seconds.Build += time.Since(tb).Seconds()
 		if err == nil {
+			narrowed = ov.narrowed
 			res.Catalog = kept
 			res.Stats.Instrumented = len(kept.Sites)
 			res.Stats.ErrorSites, res.Stats.HookOnly = ov.errSites, ov.hookSites
@@ -160,6 +162,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 	}
 	res.Stats.Skipped = len(skipped)
 	res.Dropped = dropped(cat, skipped, compileErrs)
+	res.Dropped = append(res.Dropped, narrowedDisk(cat, narrowed)...)
 	if err := writeDropped(DroppedFile(w.Dir), res.Dropped); err != nil {
 		return nil, err
 	}

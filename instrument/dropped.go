@@ -17,7 +17,9 @@ import (
 type Dropped struct {
 	ID string `json:"id"`
 	// What is "site", "timeout point", "state", "role write" or
-	// "observation point".
+	// "observation point"; "disk fault" for a site that is in the binary
+	// without its disk fault kinds (corrupt, torn), which the hook cannot
+	// carry out there (the Narrow* reasons).
 	What string `json:"what"`
 	// File and Line locate it in the files that were instrumented.
 	File string `json:"file"`
@@ -63,6 +65,23 @@ func dropped(cat *catalog.Catalog, skipped map[string]string, compileErrs map[st
 	ds = appendDropped(ds, cat.States, stateAt, "state", skipped, compileErrs)
 	ds = appendDropped(ds, roleWrites(cat), roleWriteAt, "role write", skipped, compileErrs)
 	ds = appendDropped(ds, cat.ObservePoints, observeAt, "observation point", skipped, compileErrs)
+	sort.Slice(ds, func(i, j int) bool { return ds[i].ID < ds[j].ID })
+	return ds
+}
+
+// WhatDisk is Dropped.What of a site kept without its disk fault kinds.
+const WhatDisk = "disk fault"
+
+// narrowedDisk lists the sites of cat that lost their disk fault kinds
+// (ID -> reason), sorted by ID.
+func narrowedDisk(cat *catalog.Catalog, narrowed map[string]string) []Dropped {
+	var ds []Dropped
+	for i := range cat.Sites {
+		s := &cat.Sites[i]
+		if r, ok := narrowed[s.ID]; ok {
+			ds = append(ds, Dropped{ID: s.ID, What: WhatDisk, File: s.File, Line: s.Line, Reason: r})
+		}
+	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i].ID < ds[j].ID })
 	return ds
 }

@@ -23,7 +23,10 @@ type overlaySet struct {
 	errFiles  map[string]*errFile // target file -> generated errors file
 	lineNames map[string]string   // target file -> name in //line directives
 	skipped   map[string]string   // site ID -> reason
-	written   map[string]string   // target file -> overlay file, set by write
+	// narrowed are the sites kept without their disk fault kinds, by ID,
+	// with why (diskEdit).
+	narrowed  map[string]string
+	written   map[string]string // target file -> overlay file, set by write
 	errSites  int
 	hookSites int
 	// timeoutPoints counts the wrapped timeout expressions.
@@ -46,6 +49,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		errFiles:  map[string]*errFile{},
 		lineNames: map[string]string{},
 		skipped:   map[string]string{},
+		narrowed:  map[string]string{},
 	}
 	touched := map[string]bool{} // the files with anything to rewrite
 	sites := loadedOnly(cat.Sites, siteAt, rw.files, SkipNotFound, ov.skipped, touched)
@@ -88,6 +92,9 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		ov.edits[name] = out.edits
 		ov.lineNames[name] = lineName
 		for _, e := range out.edits {
+			if e.narrowed != "" {
+				ov.narrowed[e.site.ID] = e.narrowed
+			}
 			switch {
 			case e.block: // counted in ov.blocks
 			case e.point != nil:

@@ -63,6 +63,9 @@ type siteEdit struct {
 	startLine  int
 	endLine    int
 	errBranch  bool
+	// narrowed, when set, says why the site lost its disk fault kinds
+	// (diskEdit): it keeps the others.
+	narrowed string
 }
 
 // fileInput is what rewriteFile needs about one Go file.
@@ -278,8 +281,21 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 	case catalog.PeerAccept:
 		hook = fmt.Sprintf("%s.Accept(%s)", agentAlias, idx)
 	}
+	disk, narrowed := diskEdit(in, call, s, res)
+	if narrowed != "" {
+		s.Kind &^= catalog.KindCorrupt | catalog.KindTorn
+	}
+	test := "k != 0"
+	if disk.ok {
+		// The disk hook's k < 0 is the disk fault, carried out below.
+		fmt.Fprintf(&b, "{ gofaultK, gofaultP := %s.Disk(%s); ", agentAlias, idx)
+		hook, test = "gofaultK", "k > 0"
+	}
 	if errBranch {
-		fmt.Fprintf(&b, "{ if k := %s; k != 0 { ", hook)
+		if !disk.ok {
+			b.WriteString("{ ")
+		}
+		fmt.Fprintf(&b, "if k := %s; %s { ", hook, test)
 		if recv, m := releaseCall(in, call); m != "" {
 			fmt.Fprintf(&b, "%s.%s(); ", recv, m)
 		}
@@ -292,10 +308,23 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 		} else {
 			fmt.Fprintf(&b, "gofaultErr%s(k) }; ", idx)
 		}
-	} else {
+	} else if !disk.ok {
 		fmt.Fprintf(&b, "{ %s; ", hook)
 	}
-	if len(names) > 0 {
+	suffix := " }()"
+	switch {
+	case disk.tear != "":
+		fmt.Fprintf(&b, "if gofaultK < 0 { %s }; ", disk.tear)
+	case disk.corrupt != "":
+		// The real read runs; its bytes are altered after it.
+		rs := make([]string, len(names))
+		for i := range rs {
+			rs[i] = fmt.Sprintf("gofaultR%d", i)
+		}
+		b.WriteString(strings.Join(rs, ", ") + " := ")
+		suffix = fmt.Sprintf("; if gofaultK < 0 { %s }; return %s }()", disk.corrupt, strings.Join(rs, ", "))
+	}
+	if len(names) > 0 && disk.corrupt == "" {
 		b.WriteString("return ")
 	}
 	fmt.Fprintf(&b, "/*line %s:%d:%d*/", in.lineName, start.Line, start.Column)
@@ -304,10 +333,11 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 		start:     start.Offset,
 		end:       end.Offset,
 		prefix:    b.String(),
-		suffix:    " }()",
+		suffix:    suffix,
 		startLine: start.Line,
 		endLine:   end.Line,
 		errBranch: errBranch,
+		narrowed:  narrowed,
 	}, ""
 }
 
@@ -554,6 +584,11 @@ func editDeferred(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Sit
 	}
 	q.commit(trial)
 	s.Kind &^= catalog.KindError
+	var narrowed string
+	if s.Kind&(catalog.KindCorrupt|catalog.KindTorn) != 0 {
+		s.Kind &^= catalog.KindCorrupt | catalog.KindTorn
+		narrowed = NarrowGoDefer
+	}
 	start := in.fset.Position(call.Pos())
 	end := in.fset.Position(call.End())
 	lp := in.fset.Position(call.Lparen)
@@ -571,6 +606,7 @@ func editDeferred(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Sit
 		lparenText: lpText,
 		startLine:  start.Line,
 		endLine:    end.Line,
+		narrowed:   narrowed,
 	}, ""
 }
 

@@ -454,8 +454,9 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)))
 	agentPkg.Scope().Insert(types.NewVar(token.NoPos, agentPkg, "Cov", types.NewArray(types.Typ[types.Byte], maxBlocks)))
-	agentPkg.MarkComplete()
 	std := importer.ForCompiler(fset, "source", nil)
+	insertDiskHooks(t, agentPkg, std)
+	agentPkg.MarkComplete()
 	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {
 		if path == AgentModule {
 			return agentPkg, nil
@@ -465,6 +466,31 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 	if _, err := conf.Check("example.com/p", fset, files, nil); err != nil {
 		t.Fatalf("rewritten file does not type-check: %v\n%s", err, src)
 	}
+}
+
+// insertDiskHooks adds the disk fault hooks (agent/disk.go) to the
+// stand-in agent package.
+func insertDiskHooks(t *testing.T, agentPkg *types.Package, std types.Importer) {
+	t.Helper()
+	ioPkg, err := std.Import("io")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsPkg, err := std.Import("io/fs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := func(name string, typ types.Type) *types.Var { return types.NewVar(token.NoPos, agentPkg, name, typ) }
+	site, pick := v("site", types.Typ[types.Uint32]), v("pick", types.Typ[types.Uint64])
+	bytes := types.NewSlice(types.Typ[types.Byte])
+	fn := func(name string, results *types.Tuple, params ...*types.Var) {
+		agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, name, types.NewSignatureType(nil, nil, nil, types.NewTuple(params...), results, false)))
+	}
+	fn("Disk", types.NewTuple(v("", types.Typ[types.Int]), v("", types.Typ[types.Uint64])), site)
+	fn("Corrupt", nil, site, v("buf", bytes), v("name", types.Typ[types.String]), pick)
+	fn("TearWrite", nil, site, v("w", ioPkg.Scope().Lookup("Writer").Type()), v("b", bytes), pick)
+	fn("TearWriteAt", nil, site, v("w", ioPkg.Scope().Lookup("WriterAt").Type()), v("b", bytes), v("off", types.Typ[types.Int64]), pick)
+	fn("TearFile", nil, site, v("name", types.Typ[types.String]), v("data", bytes), v("perm", fsPkg.Scope().Lookup("FileMode").Type()), pick)
 }
 
 type importerFunc func(path string) (*types.Package, error)

@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/gofault/gofault/catalog"
 )
 
 func init() { Register("fuzz", newFuzz) }
@@ -289,6 +291,9 @@ func (f *fuzz) candidate(rng *rand.Rand, e *fuzzEntry, down []Point) (Point, boo
 		return Point{}, false
 	}
 	pt.Fault = fs[rng.IntN(len(fs))]
+	if pt.Fault.Kind == catalog.KindCorrupt || pt.Fault.Kind == catalog.KindTorn {
+		pt.Fault.Pick = rng.Uint64()
+	}
 	return pt, true
 }
 

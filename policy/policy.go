@@ -48,6 +48,22 @@ type Fault struct {
 	// Side is, for a Split fault, the other members on the node's side
 	// (the minority); nil: the node alone.
 	Side []string
+	// Pick chooses, for a Corrupt fault, the bit or sector changed and,
+	// for a Torn fault, where the write is cut (agent.CorruptBytes,
+	// agent.TornLength). Drawn from the policy's seed; not part of Key.
+	Pick uint64
+}
+
+// PickText is how an injection record's Error holds a disk fault's pick.
+func PickText(pick uint64) string { return fmt.Sprintf("pick %#x", pick) }
+
+// ParsePick reads the pick back from an injection record's Error.
+func ParsePick(s string) (uint64, bool) {
+	var p uint64
+	if _, err := fmt.Sscanf(s, "pick %v", &p); err != nil {
+		return 0, false
+	}
+	return p, true
 }
 
 // Key is a short stable text form of the fault, e.g. "error:2", "delay:1.5s".
@@ -182,8 +198,9 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all but
-	// KindPowerLoss, KindReboot, KindDisconnect, KindOneWay, KindSplit
-	// and KindLeaderCut, which are only injected where listed.
+	// KindPowerLoss, KindReboot, KindDisconnect, KindOneWay, KindSplit,
+	// KindLeaderCut, KindCorrupt and KindTorn, which are only injected
+	// where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
@@ -207,10 +224,13 @@ type Env struct {
 	// creates itself (catalog.Site.IO == ""); by default only errors of
 	// I/O are injected.
 	TargetErrors bool
+	// Files limits the disk faults (KindCorrupt, KindTorn) to the sites
+	// of files of these roles (catalog.Site.FileRole); empty: every role.
+	Files []string
 }
 
 // optIn are the kinds a campaign gets only where it lists them.
-const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut
+const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut | catalog.KindCorrupt | catalog.KindTorn
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
@@ -253,7 +273,9 @@ func (e *Env) partition() time.Duration {
 // the call's peer, a one-way cut of the node from it and a split between
 // their sides (at the peer-network calls, catalog.Site.Peer, the moments
 // a partition can start; an accepted call's peer is unknown), then a
-// leader cut (at any site: faultsAt keeps it where the node leads).
+// leader cut (at any site: faultsAt keeps it where the node leads), then
+// a corruption of a read's bytes or a torn write, at the file reads and
+// writes whose bytes the hook reaches (the site's kinds say so).
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
 	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
@@ -284,6 +306,11 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	if s.Kind != catalog.KindNone && e.allows(catalog.KindLeaderCut) && e.leaderAt(s) {
 		fs = append(fs, Fault{Kind: catalog.KindLeaderCut, Delay: e.partition()})
 	}
+	for _, k := range []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn} {
+		if s.Kind.Has(k) && e.allows(k) && (len(e.Files) == 0 || slices.Contains(e.Files, s.FileRole)) {
+			fs = append(fs, Fault{Kind: k})
+		}
+	}
 	return fs
 }
 
@@ -293,9 +320,15 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 // goroutine that dialled no member), without a split when the trial's
 // members are unknown, and without a leader cut unless the node leads
 // (req.Role is the catalog's leader, catalog.Role.Leader). A split's side
-// is chosen here (splitSide).
+// is chosen here (splitSide), and a disk fault's pick, drawn from the
+// seed, the trial and the request (pickFor).
 func (e *Env) faultsAt(req *Request) []Fault {
 	fs := e.faults(req.Site)
+	for i := range fs {
+		if fs[i].Kind == catalog.KindCorrupt || fs[i].Kind == catalog.KindTorn {
+			fs[i].Pick = pickFor(e.Seed, req)
+		}
+	}
 	peer := req.Peer != "" && req.Peer != req.Node
 	split := peer && slices.Contains(req.Members, req.Peer) && slices.Contains(req.Members, req.Node)
 	var leads bool
@@ -404,6 +437,16 @@ func (e *Env) check() error {
 		names = append(names, v.Name)
 	}
 	return fmt.Errorf("faults.kinds lists leadercut, but the role field %s has no single leader value (its constants: %s; one name must end in \"leader\"), so gofault cannot tell which member leads; drop leadercut, or use partition", role, strings.Join(names, ", "))
+}
+
+// pickFor is the pick of a disk fault at req: a hash of the campaign's
+// seed, the trial, the node, the site and the occurrence, so that every
+// policy draws it from its seed alone and a trial run again with the same
+// seed changes the same bits.
+func pickFor(seed int64, req *Request) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d|%d|%s|%d|%d", seed, req.Trial, req.Node, req.Site.Index, req.Occurrence)
+	return h.Sum64()
 }
 
 // candidateSites returns the sites that can take at least one allowed fault.

@@ -15,7 +15,7 @@ import (
 
 // Fault is the fault behind a finding.
 type Fault struct {
-	Kind string `json:"kind"` // "none" or a catalog.Kind's name: "error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot"
+	Kind string `json:"kind"` // "none" or a catalog.Kind's name: "error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn"
 	Site string `json:"site,omitempty"`
 	Node string `json:"node,omitempty"`
 	// Role is the node's role when the fault struck, e.g. "StateLeader".

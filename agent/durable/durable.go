@@ -21,7 +21,12 @@
 //     kill (RecordCrash), so the bytes between are the unsynced appends
 //     (Linux: /proc/PID/fdinfo);
 //   - a rename or removal since the last sync is undone (the inode is
-//     linked back under its old name).
+//     linked back under its old name);
+//   - an overwrite since the last sync of bytes that were synced — in
+//     place, through any descriptor, pwrite included — is undone in the
+//     files of at most CopyLimit bytes (metadata, small snapshots, the
+//     segments of a small log): the image keeps a copy of each such
+//     file's synced bytes, and the synced prefix reads back as it was.
 //
 // Every sync the agent sees records the whole data dir, not only the file
 // synced: the model loses at most what a real power loss can lose, never
@@ -48,6 +53,13 @@ import (
 	"strings"
 	"sync"
 )
+
+// CopyLimit is the largest file whose synced bytes an image copies, so
+// that a RollBack undoes unsynced overwrites of them.
+const CopyLimit = 64 << 10
+
+// copySuffix names an inode's copy in the shadow directory: "<ino>.bytes".
+const copySuffix = ".bytes"
 
 // ShadowSuffix is appended to a data dir's path to name its shadow
 // directory, which holds the image's manifest and its inodes' links. It is
@@ -78,7 +90,10 @@ type Image struct {
 
 	mu     sync.Mutex
 	linked map[uint64]bool // inodes with a link in the shadow directory
-	err    error           // the first error; the image stops recording
+	// copied holds the bytes of each inode whose copy is in the shadow
+	// directory, as copied (files of at most CopyLimit bytes).
+	copied map[uint64][]byte
+	err    error // the first error; the image stops recording
 }
 
 // NewImage returns the image of data dir dir and records its current state
@@ -88,7 +103,7 @@ func NewImage(dir string) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	im := &Image{dir: abs, shadow: abs + ShadowSuffix, linked: map[uint64]bool{}}
+	im := &Image{dir: abs, shadow: abs + ShadowSuffix, linked: map[uint64]bool{}, copied: map[uint64][]byte{}}
 	if err := os.MkdirAll(im.shadow, 0o755); err != nil {
 		return nil, err
 	}
@@ -104,6 +119,12 @@ func NewImage(dir string) (*Image, error) {
 	for _, de := range des {
 		if n, err := strconv.ParseUint(de.Name(), 10, 64); err == nil {
 			im.linked[n] = true
+		}
+		if strings.HasSuffix(de.Name(), copySuffix) {
+			// An earlier process's copies: this one copies afresh.
+			if err := os.Remove(filepath.Join(im.shadow, de.Name())); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := im.Synced(); err != nil {
@@ -226,6 +247,9 @@ func (im *Image) record() error {
 			// offset would say nothing about unsynced appends.
 			at = -1
 		}
+		if err := im.copyBytes(p, ino, info.Size()); err != nil {
+			return err
+		}
 		ents = append(ents, entry{ino: ino, size: info.Size(), pos: at, rel: rel})
 		return nil
 	})
@@ -248,7 +272,103 @@ func (im *Image) record() error {
 			delete(im.linked, ino)
 		}
 	}
+	for ino := range im.copied {
+		if !keep[ino] {
+			os.Remove(filepath.Join(im.shadow, strconv.FormatUint(ino, 10)+copySuffix))
+			delete(im.copied, ino)
+		}
+	}
 	return nil
+}
+
+// copyBytes keeps in the shadow directory a copy of the bytes of file p
+// (inode ino, size bytes), when it holds at most CopyLimit, and they
+// changed since the last copy; a larger file's copy is removed.
+func (im *Image) copyBytes(p string, ino uint64, size int64) error {
+	name := filepath.Join(im.shadow, strconv.FormatUint(ino, 10)+copySuffix)
+	if size > CopyLimit {
+		if _, ok := im.copied[ino]; ok {
+			delete(im.copied, ino)
+			if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		return nil
+	}
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // removed under the walk
+	}
+	if err != nil {
+		return err
+	}
+	if old, ok := im.copied[ino]; ok && string(old) == string(b) {
+		return nil
+	}
+	tmp := name + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return err
+	}
+	im.copied[ino] = b
+	return nil
+}
+
+// revertOverwrites writes back, in file p of image entry e, the synced
+// bytes that were overwritten since the image, from the inode's copy (if
+// the image kept one of that size).
+func revertOverwrites(shadow, p string, e entry, st *Stats) error {
+	synced, err := os.ReadFile(filepath.Join(shadow, strconv.FormatUint(e.ino, 10)+copySuffix))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if int64(len(synced)) != e.size {
+		return nil // a copy of another state of the inode
+	}
+	now, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	first, last := Overwritten(synced, now)
+	if first < 0 {
+		return nil
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("durable: revert overwrites of %s: %w", e.rel, err)
+	}
+	if _, err := f.WriteAt(synced[first:last], int64(first)); err != nil {
+		f.Close()
+		return fmt.Errorf("durable: revert overwrites of %s: %w", e.rel, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("durable: revert overwrites of %s: %w", e.rel, err)
+	}
+	st.Reverted++
+	st.RevertedBytes += int64(last - first)
+	return nil
+}
+
+// Overwritten returns the range [first, last) of the synced bytes that
+// differ from the bytes now in the file (its prefix of the same length;
+// bytes the file lost by a truncation count as differing), or -1, -1 when
+// none does. Pure: the decision of revertOverwrites.
+func Overwritten(synced, now []byte) (first, last int) {
+	first, last = -1, -1
+	for i := range synced {
+		if i >= len(now) || synced[i] != now[i] {
+			if first < 0 {
+				first = i
+			}
+			last = i + 1
+		}
+	}
+	return first, last
 }
 
 // writeManifest replaces the manifest atomically (a kill never leaves half
@@ -358,6 +478,10 @@ type Stats struct {
 	// their synced size were zeroed, ZeroedBytes the bytes.
 	Zeroed      int
 	ZeroedBytes int64
+	// Reverted counts the files whose synced bytes overwritten since the
+	// last sync were written back, RevertedBytes the span written.
+	Reverted      int
+	RevertedBytes int64
 }
 
 // Scope says which files of the data dir a RollBack may change: those
@@ -425,6 +549,9 @@ func RollBack(dir string, scope Scope) (Stats, error) {
 					if err := zeroAppends(p, e, crashed, &st); err != nil {
 						return err
 					}
+					if err := revertOverwrites(shadow, p, e, &st); err != nil {
+						return err
+					}
 					if info.Size() > e.size {
 						if err := os.Truncate(p, e.size); err != nil {
 							return err
@@ -465,6 +592,9 @@ func RollBack(dir string, scope Scope) (Stats, error) {
 		}
 		st.Restored++
 		if err := zeroAppends(p, e, crashed, &st); err != nil {
+			return st, err
+		}
+		if err := revertOverwrites(shadow, p, e, &st); err != nil {
 			return st, err
 		}
 		info, err := os.Stat(p)

@@ -24,8 +24,9 @@ import (
 // added the node's role to Request and the EvRole event; version 3 the
 // partition's ActStall, FlagObserve and the EvObserve event; version 4 the
 // EvCover event (basic blocks newly covered); version 5 the peer address
-// of Request and FlagPeers (disconnects).
-const Version = 5
+// of Request and FlagPeers (disconnects); version 6 the disk faults'
+// ActCorrupt and ActTear and the EvDisk event.
+const Version = 6
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -96,10 +97,17 @@ const (
 	// nanoseconds or until the next plan, then ask again (a partition,
 	// healed by a new plan).
 	ActStall Action = 4
+	// ActCorrupt: run the real read, then alter the bytes it read (one
+	// bit or one sector), as Arg chooses (agent.CorruptBytes).
+	ActCorrupt Action = 5
+	// ActTear: write only a prefix of the bytes, cut at a sector
+	// boundary as Arg chooses (agent.TornLength), report it (EvDisk) and
+	// block: the controller kills the process.
+	ActTear Action = 6
 )
 
 // lastAction is the highest action DecodeResponse accepts.
-const lastAction = ActStall
+const lastAction = ActTear
 
 func (a Action) String() string {
 	switch a {
@@ -113,6 +121,10 @@ func (a Action) String() string {
 		return "crash"
 	case ActStall:
 		return "stall"
+	case ActCorrupt:
+		return "corrupt"
+	case ActTear:
+		return "tear"
 	}
 	return fmt.Sprintf("action(%d)", uint8(a))
 }
@@ -139,10 +151,16 @@ const (
 	// EvCover: the process covered the basic blocks whose catalog
 	// indices Data holds (AppendBlocks) since its last EvCover.
 	EvCover EventKind = 7
+	// EvDisk: the disk fault at site A was carried out on B bytes (the
+	// read's or the write's): a corruption changed the byte at offset C
+	// (bit D-1 of it when D > 0, the 512-byte sector from C when D is 0);
+	// a torn write kept C bytes. Data holds the file's name when known.
+	// After a torn write the process waits to be killed.
+	EvDisk EventKind = 8
 )
 
 // lastEvent is the highest event kind DecodeEvents accepts.
-const lastEvent = EvCover
+const lastEvent = EvDisk
 
 // AppendBlocks appends the encoding of an EvCover's block indices, which
 // must be ascending: each one's difference from the one before (from 0 for

@@ -82,7 +82,7 @@ func run() error {
 	n, err := server.Open(server.Config{
 		Name: *name, DataDir: *dataDir, Peers: pm, Leader: *leader,
 		Bugs: b, Log: log, SnapEvery: *snapEvery, CompactKeep: *keep, SegmentBytes: *segment,
-		LeaderTimeout: *leaderTimeout,
+		LeaderTimeout: *leaderTimeout, LogReads: os.Getenv("MINIKV_LOG_READS") == "1",
 	})
 	if err != nil {
 		return err

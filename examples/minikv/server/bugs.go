@@ -192,10 +192,27 @@ const (
 	// state; two kills of one member, or of the two followers, have no
 	// leader restart between a follower's restart and its install.
 	BugRejoin = "rejoin"
+	// BugUnchecked (a disk that lies, the class of Jepsen's NATS 2.12.1
+	// analysis, 2025, whose data-loss findings came from corrupted file
+	// data, and of the checksums that storage engines verify on every
+	// read for that reason): with log reads on (Config.LogReads,
+	// MINIKV_LOG_READS=1), the leader reads the entries it replicates
+	// back from its log on disk, as hashicorp/raft's leader reads them
+	// from its LogStore, and checks each record against the CRC-32 it
+	// kept when it appended it; on a mismatch it says so and sends the
+	// entries it holds in memory (it repairs). With the bug, it trusts
+	// the record unchecked: a read that returns one flipped bit in a key
+	// or a value still decodes, and the followers store and apply the
+	// wrong entry, so the replicas diverge (replicas) and a follower's
+	// reads return a value nobody wrote (linearizability). The disk never
+	// changed — only the read lied — so no crash, error, delay or
+	// partition shows it: it takes a corrupt fault at the leader's log
+	// read.
+	BugUnchecked = "unchecked"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin, BugUnchecked}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -211,6 +228,7 @@ type Bugs struct {
 	waitAll              bool
 	streamLeak           bool
 	rejoinMerge          bool
+	trustBlock           bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -222,7 +240,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -247,6 +265,8 @@ func ParseBugs(s string) (Bugs, error) {
 			b.streamLeak = true
 		case BugRejoin:
 			b.rejoinMerge = true
+		case BugUnchecked:
+			b.trustBlock = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -260,7 +280,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}, {b.trustBlock, BugUnchecked}} {
 		if x.on {
 			out = append(out, x.name)
 		}

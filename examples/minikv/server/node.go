@@ -41,6 +41,10 @@ type Config struct {
 	LeaderTimeout    time.Duration // a follower declares the leader lost after this silence
 	ReplicateTimeout time.Duration // bound on one append/heartbeat RPC
 	ForwardTimeout   time.Duration // a follower retries a forwarded write after this
+	// LogReads makes the leader read the entries it replicates back
+	// from its log on disk, checking each record's CRC-32, rather than
+	// send the copies it holds in memory (BugUnchecked).
+	LogReads bool
 }
 
 // Defaults fills unset fields.
@@ -632,7 +636,16 @@ func (n *Node) nextMessage(p *peer) (transport.Message, error) {
 		return msg, nil // a heartbeat
 	}
 	end := min(last, p.next+63)
-	b, err := json.Marshal(n.entries[p.next-n.offset-1 : end-n.offset])
+	es := n.entries[p.next-n.offset-1 : end-n.offset]
+	if n.cfg.LogReads {
+		switch got, err := n.wal.readEntries(p.next, end, n.bugs.trustBlock); {
+		case err != nil:
+			n.log.Error("log read failed, sending the entries held in memory", "first", p.next, "last", end, "err", err)
+		case got != nil:
+			es = got
+		}
+	}
+	b, err := json.Marshal(es)
 	msg.Index, msg.Payload = end, b
 	return msg, err
 }

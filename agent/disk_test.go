@@ -1,0 +1,204 @@
+package agent
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/agent/wire"
+)
+
+func TestCorruptBytes(t *testing.T) {
+	cases := []struct {
+		name    string
+		n       int
+		pick    uint64
+		off     int
+		bit     int // 1-based, 0: a sector
+		changed int // bytes that differ
+	}{
+		{"empty read", 0, 6, -1, 0, 0},
+		{"bit 0 of byte 0", 100, 0, 0, 1, 1},
+		{"bit 3 of byte 1", 100, (8 + 3) << 1, 1, 4, 1},
+		{"bit index wraps", 2, (16 + 9) << 1, 1, 2, 1},
+		{"first sector of one", 100, 1, 0, 0, -1},
+		{"second sector", 2048, 1 | 1<<1, 512, 0, -1},
+		{"short last sector", 600, 1 | 1<<1, 512, 0, -1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			buf := make([]byte, c.n)
+			for i := range buf {
+				buf[i] = byte(i * 7)
+			}
+			old := bytes.Clone(buf)
+			off, bit := CorruptBytes(buf, c.pick)
+			if off != c.off || bit != c.bit {
+				t.Fatalf("CorruptBytes = (%d, %d), want (%d, %d)", off, bit, c.off, c.bit)
+			}
+			diff, first, last := 0, -1, -1
+			for i := range buf {
+				if buf[i] != old[i] {
+					diff++
+					if first < 0 {
+						first = i
+					}
+					last = i
+				}
+			}
+			switch {
+			case c.changed >= 0 && diff != c.changed:
+				t.Errorf("%d bytes changed, want %d", diff, c.changed)
+			case c.changed < 0 && (diff == 0 || first < off || last >= off+SectorSize):
+				t.Errorf("bytes %d..%d changed (%d), want some within the sector at %d", first, last, diff, off)
+			}
+			if bit > 0 && buf[off]^old[off] != 1<<(bit-1) {
+				t.Errorf("byte %d: %08b → %08b, want bit %d flipped", off, old[off], buf[off], bit-1)
+			}
+			again := bytes.Clone(old)
+			if o2, b2 := CorruptBytes(again, c.pick); o2 != off || b2 != bit || !bytes.Equal(again, buf) {
+				t.Errorf("the same pick changed other bytes: not replayable")
+			}
+		})
+	}
+}
+
+func TestCorruptBytesSectorAlwaysChanges(t *testing.T) {
+	// Whatever the old bytes, a sector change changes something.
+	for pick := uint64(1); pick < 200; pick += 2 {
+		buf := []byte{0}
+		x := (pick >> 1) | 1
+		buf[0] = byte(splitmix(x)) // the byte the draw would write
+		old := buf[0]
+		CorruptBytes(buf, pick)
+		if buf[0] == old {
+			t.Fatalf("pick %d left the sector as it was", pick)
+		}
+	}
+}
+
+func TestTornLength(t *testing.T) {
+	cases := []struct {
+		name string
+		off  int64
+		n    int
+		pick uint64
+		want int
+	}{
+		{"empty write", 0, 0, 3, 0},
+		{"inside one sector", 0, 512, 5, 0},
+		{"inside one sector, unaligned", 100, 300, 5, 0},
+		{"two sectors: the only cut", 0, 1024, 7, 512},
+		{"three sectors, pick 0", 0, 1500, 0, 512},
+		{"three sectors, pick 1", 0, 1500, 1, 1024},
+		{"three sectors, pick wraps", 0, 1500, 2, 512},
+		{"unaligned start cuts at the file's boundary", 100, 1000, 0, 412},
+		{"unaligned start, second cut", 100, 1000, 1, 924},
+		{"crossing one boundary", 500, 100, 9, 12},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := TornLength(c.off, c.n, c.pick)
+			if got != c.want {
+				t.Fatalf("TornLength(%d, %d, %d) = %d, want %d", c.off, c.n, c.pick, got, c.want)
+			}
+			if got > 0 && ((c.off+int64(got))%SectorSize != 0 || got >= c.n) {
+				t.Fatalf("cut %d is not a sector boundary inside the write", got)
+			}
+		})
+	}
+}
+
+func TestDiskDecisions(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(*wire.Request) (wire.Response, bool)
+		site   uint32
+		k      int
+		pick   uint64
+	}{
+		{"corrupt with its pick", always(wire.ActCorrupt, 77), 70, DiskFault, 77},
+		{"tear with its pick", always(wire.ActTear, 5), 70, DiskFault, 5},
+		{"an error as at Fault", always(wire.ActError, 2), 70, 2, 0},
+		{"none", always(wire.ActNone, 0), 70, 0, 0},
+		{"site not live never asks", always(wire.ActCorrupt, 1), 71, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, wire.Plan{Sites: []uint32{70}}, tt.answer)
+			attach(t, f)
+			if k, p := Disk(tt.site); k != tt.k || p != tt.pick {
+				t.Fatalf("Disk(%d) = %d, %d, want %d, %d", tt.site, k, p, tt.k, tt.pick)
+			}
+		})
+	}
+}
+
+func TestCorruptReportsWhatChanged(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{70}}, always(wire.ActCorrupt, 0))
+	attach(t, f)
+	buf := make([]byte, 10)
+	Corrupt(70, buf, "/d/wal.log", 3<<1) // bit 3 of byte 0
+	if buf[0] != 1<<3 {
+		t.Fatalf("buf[0] = %08b, want bit 3 set", buf[0])
+	}
+	waitFor(t, func() bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, e := range f.events {
+			if e.Kind == wire.EvDisk && e.A == 70 && e.B == 10 && e.C == 0 && e.D == 4 && string(e.Data) == "/d/wal.log" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestWriteOffset(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name string
+		flag int
+		seek int64
+		want int64
+	}{
+		{"appending: the file's end, whatever the offset", os.O_APPEND, 0, 700},
+		{"in place: the descriptor's offset", 0, 100, 100},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+			if err := os.WriteFile(p, make([]byte, 700), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.OpenFile(p, os.O_WRONLY|c.flag, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if _, err := f.Seek(c.seek, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			if got := writeOffset(f); got != c.want {
+				t.Fatalf("writeOffset = %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+// BenchmarkDiskNotCandidate is BenchmarkHookNotCandidate for the disk
+// hook, which a read or write site that can be corrupted or torn calls in
+// every campaign.
+func BenchmarkDiskNotCandidate(b *testing.B) {
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}}))
+	defer current.Store(emptyPlan)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k, p := Disk(1000)
+		sink += k + int(p)
+	}
+}
