@@ -21,6 +21,11 @@ const SkipObserveNotFound = "observation point not found"
 //
 //	if gofaultagent.Observing() { for _, gofaultmsg := range msgs { gofaultagent.Observe(P, ...) } }; /*line f:L:C*/
 //
+// A peer message struct (pt.Message) reports type 0, a sender or receiver not known there 0, and
+// one named by a string or byte slice its hash:
+//
+//	... gofaultagent.Observe(P, 0, gofaultagent.PeerID(args.ID), gofaultagent.PeerID(id), int64(args.Term), ...) ...
+//
 // A message passed by pointer is checked for nil first. Observing is an
 // atomic load: the hook costs nothing while no plan asks for observations.
 func observeEdits(in fileInput, pts []*catalog.ObservePoint) ([]siteEdit, map[string]string) {
@@ -58,9 +63,9 @@ func observeText(pt *catalog.ObservePoint) string {
 		ref = "gofaultmsg"
 	}
 	args := []string{fmt.Sprint(pt.Index),
-		fmt.Sprintf("int64(%s.%s)", ref, pt.Type),
-		fmt.Sprintf("uint64(%s.%s)", ref, pt.From),
-		fmt.Sprintf("uint64(%s.%s)", ref, pt.To)}
+		observeID("int64", pt, ref, pt.Type, false),
+		observeID("uint64", pt, ref, pt.From, pt.FromHash),
+		observeID("uint64", pt, ref, pt.To, pt.ToHash)}
 	for _, v := range pt.Vars {
 		args = append(args, fmt.Sprintf("int64(%s)", v.Expr))
 	}
@@ -76,4 +81,22 @@ func observeText(pt *catalog.ObservePoint) string {
 		return "defer func() { " + body + " }();"
 	}
 	return body + ";"
+}
+
+// observeID is the hook's argument for one of a point's type, sender and
+// receiver (catalog.ObservePoint.Type, From, To), converted to conv: at a
+// raftpb-shaped point a field of the message ref, at a peer message
+// struct's an expression; "" is 0, and a hashed one goes through
+// agent.PeerID.
+func observeID(conv string, pt *catalog.ObservePoint, ref, expr string, hash bool) string {
+	switch {
+	case expr == "":
+		return "0"
+	case pt.Message == "":
+		expr = ref + "." + expr
+	}
+	if hash {
+		return fmt.Sprintf("%s.PeerID(%s)", agentAlias, expr)
+	}
+	return fmt.Sprintf("%s(%s)", conv, expr)
 }

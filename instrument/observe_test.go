@@ -20,3 +20,25 @@ func TestObserveText(t *testing.T) {
 		t.Errorf("send:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestObserveTextMessages: a peer message struct's hook reports type 0,
+// hashes string and byte-slice IDs and leaves an unknown receiver at 0.
+func TestObserveTextMessages(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		pt   catalog.ObservePoint
+		want string
+	}{
+		{"transport send", catalog.ObservePoint{Index: 1, When: catalog.ObserveSend, Msg: "args", Message: "AppendEntriesRequest", Ptr: true, From: "args.ID", FromHash: true, To: "id", ToHash: true,
+			Vars: []catalog.ObserveVar{{Name: "msg.Term", Expr: "args.Term"}}},
+			"if gofaultagent.Observing() { if args != nil { gofaultagent.Observe(1, 0, gofaultagent.PeerID(args.ID), gofaultagent.PeerID(id), int64(args.Term)) } };"},
+		{"encoder, no receiver", catalog.ObservePoint{Index: 2, When: catalog.ObserveSend, Msg: "ae", Message: "appendEntry", Ptr: true, From: "ae.leader", FromHash: true},
+			"if gofaultagent.Observing() { if ae != nil { gofaultagent.Observe(2, 0, gofaultagent.PeerID(ae.leader), 0) } };"},
+		{"integer IDs as expressions", catalog.ObservePoint{Index: 3, When: catalog.ObserveHandled, Msg: "m", Message: "msg", From: "m.src", To: "r.id"},
+			"defer func() { if gofaultagent.Observing() { gofaultagent.Observe(3, 0, uint64(m.src), uint64(r.id)) } }();"},
+	} {
+		if got := observeText(&tt.pt); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+}
