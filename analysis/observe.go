@@ -323,7 +323,6 @@ func isAnyMessage(t types.Type, msgs []*peerMessage) bool {
 	return slices.ContainsFunc(msgs, func(m *peerMessage) bool { return isMessageType(t, m) })
 }
 
-
 // messageStruct returns the struct of t (or *t) if it is a message: it
 // has integer fields Type, From and To.
 func messageStruct(t types.Type) *types.Struct {
