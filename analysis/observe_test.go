@@ -217,3 +217,32 @@ func hasVar(p catalog.ObservePoint, name string) bool {
 	}
 	return false
 }
+
+// TestObservePassConfiguredMessages: a function named in the options
+// that takes a peer message struct is a point of that message, whatever
+// its name.
+func TestObservePassConfiguredMessages(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("testdata", "observehraft"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Dir: dir, Patterns: []string{"example.com/observehraft/..."}, Passes: []*Pass{ObservePass},
+		ObserveHandled: []string{"(*Raft).setupAppendEntries", "(*store).Put"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]catalog.ObservePoint{}
+	for _, p := range res.Catalog.ObservePoints {
+		got[p.Func] = p
+	}
+	if p := got["(*Raft).setupAppendEntries"]; p.When != catalog.ObserveHandled || p.Msg != "req" || p.Message != "AppendEntriesRequest" || p.To != "r.localID" {
+		t.Errorf("named handler: %+v", p)
+	}
+	// Request is no peer message: naming its function makes no point.
+	if p, ok := got["(*store).Put"]; ok {
+		t.Errorf("(*store).Put is a point: %+v", p)
+	}
+	if len(got) != 6 {
+		t.Errorf("%d points, want 6: %s", len(got), writeObserve(res.Catalog.ObservePoints))
+	}
+}
