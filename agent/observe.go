@@ -43,3 +43,13 @@ func PeerID[T ~string | ~[]byte](id T) uint64 {
 	}
 	return h
 }
+
+// Entries is the type an observation point reports for a peer message
+// that carries n log entries (hashicorp/raft's AppendEntriesRequest,
+// nats-server's appendEntry): 1 when it carries any, 0 for a heartbeat.
+func Entries(n int) int64 {
+	if n > 0 {
+		return 1
+	}
+	return 0
+}

@@ -30,3 +30,11 @@ func TestPeerID(t *testing.T) {
 		t.Error("n1 and n2 collide")
 	}
 }
+
+func TestEntries(t *testing.T) {
+	for n, want := range map[int]int64{0: 0, 1: 1, 64: 1} {
+		if got := Entries(n); got != want {
+			t.Errorf("Entries(%d) = %d, want %d", n, got, want)
+		}
+	}
+}

@@ -44,6 +44,24 @@ var receiverParams = []string{"id", "to", "peer", "dest", "dst", "target", "node
 // Raft.localID, nats-server's raft.id): the receiver of what it handles.
 var selfID = regexp.MustCompile(`(?i)^(local|self|my|node)?id$`)
 
+// entriesName matches the name of a message's field that holds the log
+// entries it carries: hashicorp/raft's AppendEntriesRequest.Entries,
+// nats-server's appendEntry.entries.
+var entriesName = regexp.MustCompile(`(?i)^(entries|ents|logs)$`)
+
+// entriesField returns st's own slice field named like entriesName, "" if
+// none: a message with one is of type 1 when it carries entries and 0
+// when it carries none (a heartbeat).
+func entriesField(st *types.Struct) string {
+	for i := range st.NumFields() {
+		fd := st.Field(i)
+		if _, ok := fd.Type().Underlying().(*types.Slice); ok && !fd.Embedded() && entriesName.MatchString(fd.Name()) {
+			return fd.Name()
+		}
+	}
+	return ""
+}
+
 // encoderName matches the method that encodes a message for the wire.
 var encoderName = regexp.MustCompile(`(?i)^(encode|marshal)$`)
 

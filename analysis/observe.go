@@ -207,7 +207,8 @@ func observePoint(p *Program, f *ssa.Function, when string) (catalog.ObservePoin
 
 // structPoint makes the observation point of f for peer message m, held
 // by parameter i (-1: f's receiver): the message's type is its Go type
-// (Message; the hook reports 0), its sender the message's sender field,
+// (Message) and, if it carries log entries (entriesField), whether it
+// carries any (1) or none (0, a heartbeat); its sender the message's sender field,
 // its receiver, before a send, the parameter that names the peer and,
 // after handling, the node's own ID. Either is left out ("") when not
 // found or not of the sender's kind (an integer, or a hashed string).
@@ -237,6 +238,9 @@ func structPoint(p *Program, f *ssa.Function, decl *ast.FuncDecl, when string, m
 	}
 	if visible(m.from) {
 		pt.From, pt.FromHash = name+"."+m.from, m.fromHash
+	}
+	if e := entriesField(m.st); e != "" && visible(e) {
+		pt.Type, pt.TypeEntries = name+"."+e, true
 	}
 	switch {
 	case when == catalog.ObserveSend && i >= 0:

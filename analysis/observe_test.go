@@ -100,6 +100,9 @@ func writeObserve(pts []catalog.ObservePoint) string {
 		if p.Slice {
 			flags += " slice"
 		}
+		if p.TypeEntries {
+			flags += " type-by-entries"
+		}
 		hash := func(h bool) string {
 			if h {
 				return " (hashed)"
@@ -133,7 +136,7 @@ func TestObservePassMessages(t *testing.T) {
 			[]string{"(*Raft).appendEntries", "(*Raft).requestVote"},
 			func(t *testing.T, got map[string]catalog.ObservePoint) {
 				s := got["(*NetworkTransport).AppendEntries"]
-				if s.Msg != "args" || !s.Ptr || s.From != "args.ID" || !s.FromHash || s.To != "id" || !s.ToHash || s.Message != "AppendEntriesRequest" || s.Type != "" {
+				if s.Msg != "args" || !s.Ptr || s.From != "args.ID" || !s.FromHash || s.To != "id" || !s.ToHash || s.Message != "AppendEntriesRequest" || s.Type != "args.Entries" || !s.TypeEntries {
 					t.Errorf("send %+v", s)
 				}
 				if p := got["(*netPipeline).AppendEntries"]; p.To != "" || p.From != "args.ID" {
@@ -149,14 +152,14 @@ func TestObservePassMessages(t *testing.T) {
 			[]string{"(*raft).processAppendEntry", "(*raft).processAppendEntryResponse", "(*raft).processVoteRequest"},
 			func(t *testing.T, got map[string]catalog.ObservePoint) {
 				s := got["(*appendEntry).encode"]
-				if s.Msg != "ae" || !s.Ptr || s.From != "ae.leader" || !s.FromHash || s.To != "" || !hasVar(s, "msg.pterm") {
+				if s.Msg != "ae" || !s.Ptr || s.From != "ae.leader" || !s.FromHash || s.To != "" || !hasVar(s, "msg.pterm") || s.Type != "ae.entries" || !s.TypeEntries {
 					t.Errorf("send %+v", s)
 				}
 				h := got["(*raft).processAppendEntry"]
 				if h.From != "ae.leader" || h.To != "n.id" || !hasVar(h, "node.term") || !hasVar(h, "node.commit") || hasVar(h, "node.Term()") {
 					t.Errorf("handled %+v", h)
 				}
-				if v := got["(*raft).processVoteRequest"]; v.From != "vr.candidate" {
+				if v := got["(*raft).processVoteRequest"]; v.From != "vr.candidate" || v.Type != "" || v.TypeEntries {
 					t.Errorf("vote %+v", v)
 				}
 			}},

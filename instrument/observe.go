@@ -21,7 +21,8 @@ const SkipObserveNotFound = "observation point not found"
 //
 //	if gofaultagent.Observing() { for _, gofaultmsg := range msgs { gofaultagent.Observe(P, ...) } }; /*line f:L:C*/
 //
-// A peer message struct (pt.Message) reports type 0, a sender or receiver not known there 0, and
+// A peer message struct (pt.Message) reports type 0 (or, with log
+// entries, 1 when it carries any: gofaultagent.Entries(len(a.Entries))), a sender or receiver not known there 0, and
 // one named by a string or byte slice its hash:
 //
 //	... gofaultagent.Observe(P, 0, gofaultagent.PeerID(args.ID), gofaultagent.PeerID(id), int64(args.Term), ...) ...
@@ -63,7 +64,7 @@ func observeText(pt *catalog.ObservePoint) string {
 		ref = "gofaultmsg"
 	}
 	args := []string{fmt.Sprint(pt.Index),
-		observeID("int64", pt, ref, pt.Type, false),
+		observeType(pt, ref),
 		observeID("uint64", pt, ref, pt.From, pt.FromHash),
 		observeID("uint64", pt, ref, pt.To, pt.ToHash)}
 	for _, v := range pt.Vars {
@@ -81,6 +82,16 @@ func observeText(pt *catalog.ObservePoint) string {
 		return "defer func() { " + body + " }();"
 	}
 	return body + ";"
+}
+
+// observeType is the hook's argument for the message's type: a field or
+// expression (observeID), or, for entries (TypeEntries), whether the
+// message carries any (agent.Entries).
+func observeType(pt *catalog.ObservePoint, ref string) string {
+	if pt.TypeEntries && pt.Type != "" {
+		return fmt.Sprintf("%s.Entries(len(%s))", agentAlias, pt.Type)
+	}
+	return observeID("int64", pt, ref, pt.Type, false)
 }
 
 // observeID is the hook's argument for one of a point's type, sender and

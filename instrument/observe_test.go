@@ -30,8 +30,8 @@ func TestObserveTextMessages(t *testing.T) {
 		want string
 	}{
 		{"transport send", catalog.ObservePoint{Index: 1, When: catalog.ObserveSend, Msg: "args", Message: "AppendEntriesRequest", Ptr: true, From: "args.ID", FromHash: true, To: "id", ToHash: true,
-			Vars: []catalog.ObserveVar{{Name: "msg.Term", Expr: "args.Term"}}},
-			"if gofaultagent.Observing() { if args != nil { gofaultagent.Observe(1, 0, gofaultagent.PeerID(args.ID), gofaultagent.PeerID(id), int64(args.Term)) } };"},
+			Type: "args.Entries", TypeEntries: true, Vars: []catalog.ObserveVar{{Name: "msg.Term", Expr: "args.Term"}}},
+			"if gofaultagent.Observing() { if args != nil { gofaultagent.Observe(1, gofaultagent.Entries(len(args.Entries)), gofaultagent.PeerID(args.ID), gofaultagent.PeerID(id), int64(args.Term)) } };"},
 		{"encoder, no receiver", catalog.ObservePoint{Index: 2, When: catalog.ObserveSend, Msg: "ae", Message: "appendEntry", Ptr: true, From: "ae.leader", FromHash: true},
 			"if gofaultagent.Observing() { if ae != nil { gofaultagent.Observe(2, 0, gofaultagent.PeerID(ae.leader), 0) } };"},
 		{"integer IDs as expressions", catalog.ObservePoint{Index: 3, When: catalog.ObserveHandled, Msg: "m", Message: "msg", From: "m.src", To: "r.id"},
