@@ -35,7 +35,14 @@ func TestObserveTextMessages(t *testing.T) {
 		{"encoder, no receiver", catalog.ObservePoint{Index: 2, When: catalog.ObserveSend, Msg: "ae", Message: "appendEntry", Ptr: true, From: "ae.leader", FromHash: true},
 			"if gofaultagent.Observing() { if ae != nil { gofaultagent.Observe(2, 0, gofaultagent.PeerID(ae.leader), 0) } };"},
 		{"integer IDs as expressions", catalog.ObservePoint{Index: 3, When: catalog.ObserveHandled, Msg: "m", Message: "msg", From: "m.src", To: "r.id"},
-			"defer func() { if gofaultagent.Observing() { gofaultagent.Observe(3, 0, uint64(m.src), uint64(r.id)) } }();"},
+			"if gofaultagent.Observing() { gofaulttyp, gofaultfrom := int64(0), uint64(uint64(m.src)); defer func() { gofaultagent.Observe(3, gofaulttyp, gofaultfrom, uint64(r.id)) }() };"},
+		// The message's fields are read as the handler starts (it may
+		// give the message back to a pool), the node's as it returns.
+		{"handled, message captured", catalog.ObservePoint{Index: 4, When: catalog.ObserveHandled, Msg: "ae", Ptr: true, Message: "appendEntry",
+			From: "ae.leader", FromHash: true, To: "n.id", ToHash: true, Type: "ae.entries", TypeEntries: true,
+			Vars: []catalog.ObserveVar{{Name: "msg.term", Expr: "ae.term"}, {Name: "msg.commit", Expr: "ae.commit"}, {Name: "node.term", Expr: "n.term"}}},
+			"if gofaultagent.Observing() && ae != nil { gofaulttyp, gofaultfrom, gofaultmsg := int64(gofaultagent.Entries(len(ae.entries))), uint64(gofaultagent.PeerID(ae.leader)), [...]int64{int64(ae.term), int64(ae.commit)}; " +
+				"defer func() { gofaultagent.Observe(4, gofaulttyp, gofaultfrom, gofaultagent.PeerID(n.id), gofaultmsg[0], gofaultmsg[1], int64(n.term)) }() };"},
 	} {
 		if got := observeText(&tt.pt); got != tt.want {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)

@@ -175,3 +175,14 @@ func (s *store) Put(r *Request) error {
 	s.puts++
 	return nil
 }
+
+// Run sends and handles a message of each kind: the instrumented binary
+// runs its hooks without a controller.
+func Run() uint64 {
+	r := &Raft{localID: "n1", trans: &NetworkTransport{}}
+	r.appendEntries(RPC{}, &AppendEntriesRequest{RPCHeader: RPCHeader{ID: []byte("n2")}, Term: 2, Entries: []*Log{{Index: 1}}})
+	r.requestVote(RPC{}, &RequestVoteRequest{RPCHeader: RPCHeader{ID: []byte("n3")}, Term: 3})
+	_ = r.replicateTo("n2", "127.0.0.1:1")
+	_ = (&netPipeline{}).AppendEntries(&AppendEntriesRequest{}, &AppendEntriesResponse{})
+	return r.getCurrentTerm()
+}

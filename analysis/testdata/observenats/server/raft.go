@@ -150,3 +150,19 @@ func (n *raft) sendHeartbeat() {
 	b, _ := ae.encode(nil)
 	n.sendRPC("$NRG.AE", "", b)
 }
+
+// Run sends and handles a message of each kind: the instrumented binary
+// runs its hooks without a controller.
+func Run() uint64 {
+	n := &raft{id: "n1"}
+	n.sendHeartbeat()
+	n.processAppendEntry(&appendEntry{leader: "n2", term: 2, commit: 1, entries: []*Entry{{}}}, nil)
+	_ = n.processVoteRequest(&voteRequest{term: 3, candidate: "n3"})
+	_ = n.processVoteRequest(nil)
+	n.processAppendEntryResponse(&appendEntryResponse{term: 3, peer: "n2"})
+	_ = (&appendEntryResponse{}).encode(nil)
+	_ = (&voteRequest{}).encode()
+	_ = (&voteResponse{}).encode()
+	_ = (&msgScheduling{}).encode(1)
+	return n.term
+}
