@@ -60,7 +60,7 @@ var observeMethods = map[string]string{
 	"Step":    catalog.ObserveHandled,
 }
 
-// stateName matches the names of a node's state variables worth observing.
+// stateName matches the names of a node's state variables worth observing,
 // hashicorp/raft's getCurrentTerm and getLastApplied among them.
 var stateName = regexp.MustCompile(`(?i)^(get)?(current)?(term|vote|lead|commit(ted)?(index)?|(last)?applied(index)?|lastindex)$`)
 
