@@ -50,7 +50,7 @@ type ObservePoint struct {
 	// and 0 when it is empty (a heartbeat), so that appends and
 	// heartbeats have invariants of their own.
 	TypeEntries bool `json:"type_entries,omitempty"`
-	ToHash   bool `json:"to_hash,omitempty"`
+	ToHash      bool `json:"to_hash,omitempty"`
 	// Message is the name of the message's Go type when it has no type
 	// field (e.g. "AppendEntriesRequest"), "" for raftpb-shaped points.
 	Message string `json:"message,omitempty"`
