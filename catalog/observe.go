@@ -45,12 +45,12 @@ type ObservePoint struct {
 	// slices, which the hook hashes to integers (agent.PeerID): the same
 	// node's ID gives the same integer at every point.
 	FromHash bool `json:"from_hash,omitempty"`
+	ToHash   bool `json:"to_hash,omitempty"`
 	// TypeEntries says that Type is the slice of log entries a peer
 	// message struct carries: the hook reports type 1 when it holds any
 	// and 0 when it is empty (a heartbeat), so that appends and
 	// heartbeats have invariants of their own.
 	TypeEntries bool `json:"type_entries,omitempty"`
-	ToHash      bool `json:"to_hash,omitempty"`
 	// Message is the name of the message's Go type when it has no type
 	// field (e.g. "AppendEntriesRequest"), "" for raftpb-shaped points.
 	Message string `json:"message,omitempty"`
