@@ -36,8 +36,9 @@ type ObservePoint struct {
 	// fields of the message: "Type", "From", "To". At a peer message
 	// struct's they are Go expressions valid at the point (hashicorp/raft's
 	// "args.ID", its Transport method's "id", the node's "r.localID"). An
-	// empty one is not known there: the hook reports 0 (a peer message
-	// struct has no type field; its type is Message).
+	// empty one is not known there: the hook reports 0. A peer message
+	// struct has no type field: its type is Message, and Type is empty or
+	// its log entries (TypeEntries).
 	Type string `json:"type"`
 	From string `json:"from"`
 	To   string `json:"to"`
