@@ -259,9 +259,72 @@ func structPoint(p *Program, f *ssa.Function, decl *ast.FuncDecl, when string, m
 		pt.Vars = append(pt.Vars, catalog.ObserveVar{Name: "msg." + fd.Name(), Expr: name + "." + fd.Name()})
 	}
 	if when == catalog.ObserveHandled && sig.Recv() != nil {
-		pt.Vars = append(pt.Vars, nodeVars(sig.Recv(), recvName(decl))...)
+		pt.Vars = append(pt.Vars, withoutWrappers(p, sig.Recv().Type(), pkg, nodeVars(sig.Recv(), recvName(decl)))...)
 	}
 	return pt, true
+}
+
+// withoutWrappers drops from vars the getters of recv that only return
+// another of vars' getters (hashicorp/raft's CurrentTerm, which returns
+// getCurrentTerm()): one value under two names would be mined as two
+// invariants, and cofi would explore each.
+func withoutWrappers(p *Program, recv types.Type, pkg *types.Package, vars []catalog.ObserveVar) []catalog.ObserveVar {
+	method := func(v catalog.ObserveVar) *types.Func {
+		name, ok := strings.CutSuffix(strings.TrimPrefix(v.Name, "node."), "()")
+		if !ok {
+			return nil
+		}
+		obj, _, _ := types.LookupFieldOrMethod(recv, true, pkg, name)
+		fn, _ := obj.(*types.Func)
+		return fn
+	}
+	observed := map[*types.Func]bool{}
+	for _, v := range vars {
+		if fn := method(v); fn != nil {
+			observed[fn] = true
+		}
+	}
+	var out []catalog.ObserveVar
+	for _, v := range vars {
+		if fn := method(v); fn != nil {
+			if w := wrapped(p, fn); w != nil && w != fn && observed[w] {
+				continue
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// wrapped returns the method that getter fn only calls and returns the
+// result of (its body is "return r.m()", through embedded fields), nil
+// when fn does more.
+func wrapped(p *Program, fn *types.Func) *types.Func {
+	f := p.SSA.FuncValue(fn)
+	if f == nil || len(f.Blocks) != 1 {
+		return nil
+	}
+	var callee *types.Func
+	var call *ssa.Call
+	for _, in := range f.Blocks[0].Instrs {
+		switch in := in.(type) {
+		case *ssa.FieldAddr, *ssa.Field, *ssa.UnOp, *ssa.DebugRef:
+		case *ssa.Call:
+			g := in.Call.StaticCallee()
+			if call != nil || g == nil || len(in.Call.Args) != 1 {
+				return nil
+			}
+			callee, _ = g.Object().(*types.Func)
+			call = in
+		case *ssa.Return:
+			if call == nil || len(in.Results) != 1 || in.Results[0] != call {
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	return callee
 }
 
 // receiverParam is the parameter of a send (other than the message at

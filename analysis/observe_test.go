@@ -143,7 +143,8 @@ func TestObservePassMessages(t *testing.T) {
 					t.Errorf("pipeline %+v", p)
 				}
 				h := got["(*Raft).appendEntries"]
-				if h.Msg != "a" || h.From != "a.ID" || h.To != "r.localID" || !h.ToHash || !hasVar(h, "msg.LeaderCommitIndex") || !hasVar(h, "node.getCurrentTerm()") || hasVar(h, "msg.ProtocolVersion") {
+				if h.Msg != "a" || h.From != "a.ID" || h.To != "r.localID" || !h.ToHash || !hasVar(h, "msg.LeaderCommitIndex") || !hasVar(h, "node.getCurrentTerm()") || hasVar(h, "msg.ProtocolVersion") ||
+					hasVar(h, "node.CurrentTerm()") || !hasVar(h, "node.LastIndex()") {
 					t.Errorf("handled %+v", h)
 				}
 			}},

@@ -114,6 +114,18 @@ func (r *raftState) getCurrentTerm() uint64 { return atomic.LoadUint64(&r.curren
 func (r *raftState) getCommitIndex() uint64 { return atomic.LoadUint64(&r.commitIndex) }
 func (r *raftState) getLastApplied() uint64 { return atomic.LoadUint64(&r.lastApplied) }
 
+// CurrentTerm only returns getCurrentTerm(): the same variable, not
+// observed twice.
+func (r *Raft) CurrentTerm() uint64 { return r.getCurrentTerm() }
+
+// LastIndex computes its value: observed.
+func (r *Raft) LastIndex() uint64 {
+	if c := r.getCommitIndex(); c > r.lastApplied {
+		return c
+	}
+	return r.lastApplied
+}
+
 // RPC is a received request.
 type RPC struct{ Command any }
 
