@@ -31,11 +31,30 @@ type ObservePoint struct {
 	Slice bool   `json:"slice,omitempty"`
 	// Ptr says the message is passed by pointer (the hook checks for nil).
 	Ptr bool `json:"ptr,omitempty"`
-	// Type, From and To are the message's fields that hold its type,
-	// sender and receiver, e.g. "Type", "From", "To".
+	// Type, From and To say where the message's type, sender and
+	// receiver are. At a raftpb-shaped point (Message is "") they are
+	// fields of the message: "Type", "From", "To". At a peer message
+	// struct's they are Go expressions valid at the point (hashicorp/raft's
+	// "args.ID", its Transport method's "id", the node's "r.localID"). An
+	// empty one is not known there: the hook reports 0. A peer message
+	// struct has no type field: its type is Message, and Type is empty or
+	// its log entries (TypeEntries).
 	Type string `json:"type"`
 	From string `json:"from"`
 	To   string `json:"to"`
+	// FromHash and ToHash say that From and To are strings or byte
+	// slices, which the hook hashes to integers (agent.PeerID): the same
+	// node's ID gives the same integer at every point.
+	FromHash bool `json:"from_hash,omitempty"`
+	ToHash   bool `json:"to_hash,omitempty"`
+	// TypeEntries says that Type is the slice of log entries a peer
+	// message struct carries: the hook reports type 1 when it holds any
+	// and 0 when it is empty (a heartbeat), so that appends and
+	// heartbeats have invariants of their own.
+	TypeEntries bool `json:"type_entries,omitempty"`
+	// Message is the name of the message's Go type when it has no type
+	// field (e.g. "AppendEntriesRequest"), "" for raftpb-shaped points.
+	Message string `json:"message,omitempty"`
 	// Vars are the observed variables, in the order their values are
 	// reported.
 	Vars []ObserveVar `json:"vars"`

@@ -242,7 +242,8 @@ type Partition struct {
 // ObserveFuncs name the functions that send peer messages and those that
 // handle one ("pkg/path.(*T).M", "pkg.(*T).M" with the last path element,
 // or "(*T).M"; "F" for a function). Each must take a message (a struct
-// with integer fields Type, From and To), a sender a slice of them.
+// with integer fields Type, From and To, a sender a slice of them; or a
+// peer message struct the analysis found, docs/analysis.md).
 type ObserveFuncs struct {
 	Send    []string `yaml:"send"`
 	Handled []string `yaml:"handled"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -32,8 +33,14 @@ func cofiCanRun(cat *catalog.Catalog) error {
 	}
 	if len(cat.ObservePoints) == 0 {
 		return errors.New("policy cofi: the analysis found no observation points, so cofi would see no peer message and start no partition; " +
-			"it needs send and handle functions whose message is a struct with integer Type, From and To fields (etcd's raftpb.Message), found by name or named with faults.partition.observe.send and .handled (docs/analysis.md); " +
-			"a transport of other messages (hashicorp/raft's RPCs, NATS's) has none yet: partition it with --policy random and faults.kinds [partition]")
+			"it looks for messages shaped like etcd's raftpb.Message (integer Type, From and To) in Send, Step and Process methods, " +
+			"and for structs with integer fields and a sender field (ID, From, Leader, Candidate, Peer...) that a method of their own encodes (nats-server) " +
+			"or that are passed to a method of an interface of the target (hashicorp/raft's Transport) and taken by a handler of a node (process..., handle..., appendEntries): " +
+			"check that faults.partition.packages or target.packages include the package that declares them, or name your send and handle functions with faults.partition.observe.send and .handled (docs/analysis.md)")
+	}
+	if !slices.ContainsFunc(cat.ObservePoints, func(p catalog.ObservePoint) bool { return p.When == catalog.ObserveHandled }) {
+		return errors.New("policy cofi: the analysis found observation points where messages are sent but none where one is handled, so cofi could mine no invariant and would start no partition; " +
+			"name the node's handlers with faults.partition.observe.handled (docs/analysis.md)")
 	}
 	for i := range cat.Sites {
 		if cat.Sites[i].Peer != "" {

@@ -233,7 +233,7 @@ func TestCofiPending(t *testing.T) {
 // without peer-network sites gets an error that says what is missing,
 // rather than a campaign of trials without a fault.
 func TestCofiRefusesWhatItCannotCut(t *testing.T) {
-	obs := []catalog.ObservePoint{{ID: "raft.Send"}}
+	obs := []catalog.ObservePoint{{ID: "raft.Send", When: catalog.ObserveSend}, {ID: "raft.Step", When: catalog.ObserveHandled}}
 	peer := []catalog.Site{{ID: "rafthttp.dial", Peer: catalog.PeerDial}}
 	for _, tc := range []struct {
 		name string
@@ -241,6 +241,7 @@ func TestCofiRefusesWhatItCannotCut(t *testing.T) {
 		want string
 	}{
 		{"no observation points", &catalog.Catalog{Sites: peer}, "no observation points"},
+		{"sends only", &catalog.Catalog{ObservePoints: obs[:1], Sites: peer}, "none where one is handled"},
 		{"no peer calls", &catalog.Catalog{ObservePoints: obs, Sites: []catalog.Site{{ID: "wal.write"}}}, "no peer-network calls"},
 		{"both", &catalog.Catalog{ObservePoints: obs, Sites: peer}, ""},
 	} {

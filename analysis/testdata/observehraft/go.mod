@@ -1,0 +1,3 @@
+module example.com/observehraft
+
+go 1.22

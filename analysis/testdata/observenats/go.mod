@@ -1,0 +1,3 @@
+module example.com/observenats
+
+go 1.22
