@@ -213,7 +213,7 @@ func TestDefaults(t *testing.T) {
 			Ready:    Ready{Timeout: 30 * time.Second},
 			Shutdown: Shutdown{Signal: "SIGTERM", Grace: 5 * time.Second, Order: "parallel"},
 		},
-		Workload: Workload{Timeout: 30 * time.Second},
+		Workload: Workload{Timeout: 30 * time.Second, MinDuration: DefaultMinDuration},
 		Checkers: Checkers{Enabled: DefaultCheckers, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound, GenericSites: DefaultGenericSites, RerunFaultFree: DefaultRerunFaultFree},
 		Faults:   Faults{Kinds: []string{"error", "delay", "crash"}, Delay: 3 * time.Second, Partition: Partition{Duration: 3 * time.Second}},
 		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
@@ -268,6 +268,9 @@ func TestValidate(t *testing.T) {
 		{"bad signal", []string{"cluster.shutdown.signal=SIGFOO"}, []string{"cluster.shutdown.signal: unknown signal", "SIGTERM"}},
 		{"short signal", []string{"cluster.shutdown.signal=int"}, nil},
 		{"sequential", []string{"cluster.shutdown.order=sequential"}, nil},
+		{"min_duration", []string{"workload.min_duration=2s"}, nil},
+		{"min_duration past timeout", []string{"workload.min_duration=40s", "workload.timeout=30s"}, []string{"workload.min_duration: must be positive and below workload.timeout 30s (got 40s)"}},
+		{"negative min_duration", []string{"workload.min_duration=-1s"}, []string{"workload.min_duration: must be positive"}},
 		{"bad order", []string{"cluster.shutdown.order=random"}, []string{`cluster.shutdown.order: unknown order "random"; set "order: parallel" or "order: sequential"`}},
 		{"negative grace", []string{"cluster.shutdown.grace=-1s"}, []string{"cluster.shutdown.grace: must be positive"}},
 		{"no workload", []string{"workload.command="}, []string{"workload: must set package or command"}},
@@ -484,6 +487,29 @@ func TestClosest(t *testing.T) {
 	} {
 		if got := Closest(tc.s, tc.valid); got != tc.want {
 			t.Errorf("Closest(%q) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestAdaptiveEndDefaultOn(t *testing.T) {
+	for _, tt := range []struct {
+		yaml    string
+		sets    []string
+		want    bool
+		wantMin time.Duration
+	}{
+		{base, nil, true, DefaultMinDuration},
+		{base, []string{"workload.adaptive_end=false"}, false, DefaultMinDuration},
+		{base + "  adaptive_end: false\n  min_duration: 3s\n", nil, false, 3 * time.Second},
+		{base, []string{"workload.min_duration=2s"}, true, 2 * time.Second},
+	} {
+		c, err := Parse([]byte(tt.yaml), tt.sets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Defaults()
+		if got := c.Workload.AdaptiveEndOn(); got != tt.want || c.Workload.MinDuration != tt.wantMin {
+			t.Errorf("%q %v: adaptive_end %v, min %s; want %v, %s", tt.yaml, tt.sets, got, c.Workload.MinDuration, tt.want, tt.wantMin)
 		}
 	}
 }

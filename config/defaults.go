@@ -14,6 +14,7 @@ const (
 	DefaultGrace           = 5 * time.Second
 	DefaultShutdownOrder   = ShutdownParallel
 	DefaultWorkloadTimeout = 30 * time.Second
+	DefaultMinDuration     = time.Second
 	DefaultTrialTimeout    = 2 * time.Minute
 	DefaultBaseline        = 3
 	DefaultLinearizability = 10 * time.Second
@@ -88,6 +89,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Workload.Timeout == 0 {
 		c.Workload.Timeout = DefaultWorkloadTimeout
+	}
+	if c.Workload.MinDuration == 0 {
+		c.Workload.MinDuration = DefaultMinDuration
 	}
 	if len(c.Checkers.Enabled) == 0 {
 		c.Checkers.Enabled = slices.Clone(DefaultCheckers)

@@ -168,6 +168,9 @@ func (c *Config) Validate(known Known) error {
 	case c.Workload.Package != "" && len(c.Workload.Command) > 0:
 		bad("workload", "remove one of them", "sets both package and command")
 	}
+	if c.Workload.MinDuration < 0 || (c.Workload.Timeout > 0 && c.Workload.MinDuration >= c.Workload.Timeout) {
+		bad("workload.min_duration", `set e.g. "min_duration: 1s"`, "must be positive and below workload.timeout %s (got %s)", c.Workload.Timeout, c.Workload.MinDuration)
+	}
 	if c.Workload.Timeout <= 0 {
 		bad("workload.timeout", `set e.g. "timeout: 30s"`, "must be positive (got %s)", c.Workload.Timeout)
 	}
