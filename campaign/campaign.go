@@ -23,6 +23,9 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// ParallelAuto is the Options.Parallel of --parallel auto.
+const ParallelAuto = -1
+
 // Options tune a campaign run.
 type Options struct {
 	Config *config.Config
@@ -32,7 +35,8 @@ type Options struct {
 	// Policy overrides config policy.name.
 	Policy string
 	// Parallel is the number of clusters run at once; 0 means config
-	// trials.parallel.
+	// trials.parallel (auto by default), ParallelAuto as many as the
+	// machine allows (autoParallel) whatever the config says.
 	Parallel int
 	// Resume continues the latest campaign of this config instead of
 	// starting a new one.

@@ -52,7 +52,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &execution{opts: opts, parallel: max(1, cmp.Or(opts.Parallel, cfg.Trials.Parallel))}
+	s := &execution{opts: opts}
 	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
 	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
 		return nil, err
@@ -125,6 +125,16 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	s.priorBaseline = countBaseline(prior)
 	s.trials = prior
 	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
+	switch {
+	case opts.Parallel > 0:
+		s.parallel, s.sum.ParallelHow = opts.Parallel, "set by --parallel"
+	case opts.Parallel == 0 && !cfg.Trials.Parallel.Auto():
+		s.parallel, s.sum.ParallelHow = int(cfg.Trials.Parallel), "set by trials.parallel"
+	default:
+		s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want)
+		opts.Logger.Info(fmt.Sprintf("parallel auto: %d clusters at once (%s)", s.parallel, s.sum.ParallelHow))
+	}
+	s.sum.Parallel = s.parallel
 	return s, nil
 }
 

@@ -271,8 +271,10 @@ type Policy struct {
 type Trials struct {
 	// Count is the number of trials (default 100).
 	Count int `yaml:"count"`
-	// Parallel is the number of clusters run at once (default 1).
-	Parallel int `yaml:"parallel"`
+	// Parallel is the number of clusters run at once: a number, or "auto"
+	// (the default): as many as the machine's cores and free memory allow
+	// for the cluster's size (docs/performance.md).
+	Parallel Parallel `yaml:"parallel"`
 	// Timeout bounds one whole trial (default 2m).
 	Timeout time.Duration `yaml:"timeout"`
 	// StopAfterErrors stops a campaign after this many trials in a row

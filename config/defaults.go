@@ -24,7 +24,6 @@ const (
 	DefaultPerTrial        = 1
 	DefaultBudget          = 5
 	DefaultTrials          = 100
-	DefaultParallel        = 1
 	DefaultWorkDir         = ".gofault"
 	DefaultDBName          = "gofault.db"
 	DefaultKeepFailed      = 20
@@ -131,9 +130,6 @@ func (c *Config) Defaults() {
 	}
 	if c.Trials.Count == 0 {
 		c.Trials.Count = DefaultTrials
-	}
-	if c.Trials.Parallel == 0 {
-		c.Trials.Parallel = DefaultParallel
 	}
 	if c.Trials.Timeout == 0 {
 		c.Trials.Timeout = DefaultTrialTimeout

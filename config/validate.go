@@ -253,8 +253,8 @@ func (c *Config) Validate(known Known) error {
 	if c.Trials.Count < 1 {
 		bad("trials.count", `set e.g. "count: 100"`, "must be at least 1 (got %d)", c.Trials.Count)
 	}
-	if c.Trials.Parallel < 1 {
-		bad("trials.parallel", `set e.g. "parallel: 2"`, "must be at least 1 (got %d)", c.Trials.Parallel)
+	if c.Trials.Parallel < 0 {
+		bad("trials.parallel", `set e.g. "parallel: 2", or "parallel: auto"`, "must be at least 1 or auto (got %d)", int(c.Trials.Parallel))
 	}
 	if c.Trials.StopAfterErrors < 1 {
 		bad("trials.stop_after_errors", `set e.g. "stop_after_errors: 3"`, "must be at least 1 (got %d)", c.Trials.StopAfterErrors)

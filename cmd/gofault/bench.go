@@ -55,7 +55,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
 	seeds := countFlag(fs, "seeds", "campaigns per bug, release and policy, with seeds 1..N (default 3)")
 	trials := countFlag(fs, "trials", "the cap on fault trials per campaign, at least 1 (default: config trials.count)")
-	parallel := countFlag(fs, "parallel", "clusters run at once in each campaign, at least 1 (default: config trials.parallel)")
+	parallel := parallelFlag(fs, `clusters run at once in each campaign: a number, or "auto" (default: config trials.parallel, auto unless set)`)
 	name := fs.String("name", "", "name the bench (default: a hash of the config, the --set overrides, the known-bug file and the flags but --parallel); the same name resumes it")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	fail := failOnFlag(fs, failNever, "bench")

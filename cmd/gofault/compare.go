@@ -29,7 +29,7 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
 	seeds := countFlag(fs, "seeds", "campaigns per policy, with seeds 1..N (default 3)")
 	trials := countFlag(fs, "trials", "fault trials per campaign, at least 1 (default: config trials.count)")
-	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
+	parallel := parallelFlag(fs, `clusters run at once: a number, or "auto" (default: config trials.parallel, auto unless set)`)
 	asJSON := fs.Bool("json", false, "print a JSON object keyed by policy")
 	bf := addBuildFlags(fs)
 	if err := fs.Parse(args); err != nil {

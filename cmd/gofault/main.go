@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/workdir"
 )
@@ -200,6 +201,40 @@ func (c *count) Set(s string) error {
 	}
 	*c = count(n)
 	return nil
+}
+
+// parallel is the --parallel flag: a number of clusters, or "auto"
+// (campaign.ParallelAuto); 0 means "not given" (the config's
+// trials.parallel applies, auto unless it says a number).
+type parallel int
+
+func (p *parallel) String() string {
+	switch {
+	case p == nil || *p == 0:
+		return ""
+	case *p == campaign.ParallelAuto:
+		return config.Auto
+	}
+	return strconv.Itoa(int(*p))
+}
+
+func (p *parallel) Set(s string) error {
+	n, err := config.ParseParallel(s)
+	if err != nil {
+		return errors.New(`want "auto" or a number of clusters of at least 1, e.g. 2`)
+	}
+	*p = parallel(n)
+	if n.Auto() {
+		*p = campaign.ParallelAuto
+	}
+	return nil
+}
+
+// parallelFlag defines the --parallel flag (see parallel).
+func parallelFlag(fs *flag.FlagSet, usage string) *parallel {
+	p := new(parallel)
+	fs.Var(p, "parallel", usage)
+	return p
 }
 
 // countFlag defines a count flag (see count).

@@ -32,7 +32,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	cf := addConfigFlags(fs, "cluster.nodes=5")
 	trials := countFlag(fs, "trials", "number of trials, at least 1 (default: config trials.count)")
 	pol := fs.String("policy", "", "injection policy, overrides config policy.name ("+strings.Join(policy.Names(), ", ")+")")
-	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
+	parallel := parallelFlag(fs, `clusters run at once: a number, or "auto", as many as the machine's cores and memory allow (default: config trials.parallel, auto unless set)`)
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")
 	recalibrate := fs.Bool("recalibrate", false, "measure the progress bound with a calibration trial even when an earlier campaign of the same build and scenario measured it (checkers.progress: auto; a resumed campaign keeps its own)")
 	asJSON := fs.Bool("json", false, "print a JSON summary")
