@@ -28,9 +28,12 @@ type loadEnd struct {
 	// Nodes are the members' records so far (their restart times).
 	Nodes []record.Node
 	// Bound is how long the cluster must serve on after the last fault
-	// ended: the longest of the checkers' bounds (progress, recovery), so
-	// the hang checker can see a stall that outlives the fault and the
-	// recovery checker a member that does not serve again.
+	// ended: the recovery bound, which closes the fault's window (the
+	// recovery checker's, and the log rules' that dismiss the fault's
+	// expected lines), then a progress bound past it, so a consequence
+	// that outlasts the window shows: a stall the hang checker reports, a
+	// line the log checker no longer dismisses (minikv's restream leak,
+	// logged every second after a follower's restart).
 	Bound time.Duration
 }
 

@@ -525,7 +525,7 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 // the trial's load may end (loadEnd.mayEnd), and once it may, creates the
 // file path that tells the workload so.
 func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (stop func()) {
-	bound := max(cmp.Or(r.bound, check.DefaultProgress), cmp.Or(r.cfg.Checkers.RecoveryBound, check.DefaultRecoveryBound))
+	bound := cmp.Or(r.cfg.Checkers.RecoveryBound, check.DefaultRecoveryBound) + cmp.Or(r.bound, check.DefaultProgress)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {

@@ -108,8 +108,9 @@ type Workload struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// AdaptiveEnd lets the runner end the workload's load early (default
 	// on): once the trial's last fault struck and ended and the cluster
-	// served on for the checkers' bounds (the progress bound, at least the
-	// recovery bound), or at once when no fault can strike (policy none).
+	// served on for the recovery bound and then a progress bound (so a
+	// consequence that outlasts the fault's window shows), or at once
+	// when no fault can strike (policy none).
 	// A trial whose fault has not struck, and a fault-free baseline trial,
 	// run the load's full length. The workload must use workload.T.Load
 	// (a command workload: end its load when the file GOFAULT_LOAD_END

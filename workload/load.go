@@ -15,9 +15,10 @@ const loadPoll = 50 * time.Millisecond
 // context ends after full, the load's configured length; or earlier, once
 // the environment's LoadMin has passed, when the runner says the trial has
 // what its checkers need (it creates the file GOFAULT_LOAD_END names:
-// the fault struck and the cluster served again for the recovery bound, or
-// no fault can strike; gofault's workload.adaptive_end). Without
-// GOFAULT_LOAD_END (a run by hand, adaptive_end off) it ends after full.
+// the fault struck and the cluster served on for the recovery bound and a
+// progress bound past it, or no fault can strike; gofault's
+// workload.adaptive_end). Without GOFAULT_LOAD_END (a run by hand,
+// adaptive_end off) it ends after full.
 //
 // A load ended early ends as one ended on time: its requests cut short are
 // not errors (Client.Do). Call cancel when the load is over.

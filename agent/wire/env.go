@@ -29,8 +29,9 @@ const (
 	EnvSeed = "GOFAULT_SEED"
 	// EnvLoadEnd is the path of a file the runner creates when the
 	// workload may end its load early (workload.adaptive_end): the trial's
-	// fault struck and the cluster served again for the recovery bound, or
-	// no fault can strike. Absent: the load runs its full length.
+	// fault struck and the cluster served on for the recovery bound and a
+	// progress bound past it, or no fault can strike. Absent: the load runs
+	// its full length.
 	EnvLoadEnd = "GOFAULT_LOAD_END"
 	// EnvLoadMin is the shortest load (a Go duration, e.g. "2s") a
 	// workload runs before it may end early through EnvLoadEnd.
