@@ -102,6 +102,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		return nil, err
 	}
 	var observed [][]record.Observation
+	meter := startCPU() // the baseline trials run one at a time: what one cluster uses
 	for s.priorBaseline+s.sum.BaselineTrials < s.wantBaseline && ctx.Err() == nil {
 		tr, err := s.r.trial(ctx, s.used.next(), true)
 		if ctx.Err() != nil {
@@ -125,6 +126,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 			return nil, err
 		}
 	}
+	s.measureParallel(meter, s.sum.BaselineTrials > 0)
 	if err := s.learn(ctx, observed); err != nil {
 		return nil, err
 	}

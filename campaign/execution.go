@@ -30,7 +30,10 @@ type execution struct {
 	r        *runner
 	sum      *Summary
 	parallel int
-	used     indices
+	// autoParallel: trials.parallel is auto, and parallel is decided again
+	// once the baseline trials measured what one cluster uses.
+	autoParallel bool
+	used         indices
 	// priorBaseline counts the baseline trials an earlier run of a
 	// resumed campaign saved; want the fault trials this run still owes.
 	priorBaseline, wantBaseline, want int
@@ -131,11 +134,29 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	case opts.Parallel == 0 && !cfg.Trials.Parallel.Auto():
 		s.parallel, s.sum.ParallelHow = int(cfg.Trials.Parallel), "set by trials.parallel"
 	default:
-		s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want)
-		opts.Logger.Info(fmt.Sprintf("parallel auto: %d clusters at once (%s)", s.parallel, s.sum.ParallelHow))
+		// Until the baseline trials measured a cluster (measureParallel).
+		s.autoParallel = true
+		s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, 0)
 	}
 	s.sum.Parallel = s.parallel
 	return s, nil
+}
+
+// measureParallel decides how many clusters run at once when
+// trials.parallel is auto, from the cores the trials since meter started
+// used (ran: some trial ran one at a time in that span), and logs it.
+func (s *execution) measureParallel(meter cpuMeter, ran bool) {
+	if !s.autoParallel {
+		return
+	}
+	cores := 0.0
+	if ran {
+		cores = meter.cores()
+	}
+	cfg := s.opts.Config
+	s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, cores)
+	s.sum.Parallel = s.parallel
+	s.opts.Logger.Info(fmt.Sprintf("parallel auto: %d clusters at once (%s)", s.parallel, s.sum.ParallelHow))
 }
 
 // reportArgs are the flags of a gofault report command about this
