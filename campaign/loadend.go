@@ -18,9 +18,11 @@ const loadEndFile = "load.end"
 
 // loadEnd is what decides whether a running trial's load may end early.
 type loadEnd struct {
-	// Baseline: a fault-free baseline trial, which teaches the log checker
-	// what the target logs in a whole trial.
-	Baseline bool
+	// FullLength: the load runs its full length whatever struck: a
+	// fault-free baseline trial, which teaches the log checker what the
+	// target logs in a whole trial, the calibration trial, and a re-run of
+	// a fault-free failure whose trial ran its full length (trialRun).
+	FullLength bool
 	// Faults are the trial's faults so far.
 	Faults controller.FaultState
 	// Restarting: a node ended by a fault is not yet started again.
@@ -38,9 +40,9 @@ type loadEnd struct {
 }
 
 // mayEnd decides whether the load may end at now, and why (for the log):
-//   - a baseline trial runs its full length: the log checker judges every
-//     fault trial against what baselines logged, and a shorter baseline
-//     would see fewer of the target's routine lines;
+//   - a baseline trial runs its full length (FullLength): the log checker
+//     judges every fault trial against what baselines logged, and a
+//     shorter baseline would see fewer of the target's routine lines;
 //   - a trial no fault can strike (policy none, an exhausted policy) may
 //     end at once: the workload still runs its minimum load, which is what
 //     its checkers judge a fault-free trial on;
@@ -50,7 +52,7 @@ type loadEnd struct {
 //     ended (check.FaultsEnd, the recovery checker's own reckoning).
 func (l loadEnd) mayEnd(now time.Time) (bool, string) {
 	switch {
-	case l.Baseline:
+	case l.FullLength:
 		return false, ""
 	case l.Faults.Faultless:
 		return true, "no fault can strike the trial"

@@ -22,7 +22,7 @@ func TestLoadEndMayEnd(t *testing.T) {
 		now  time.Duration // since t0
 		want bool
 	}{
-		{"baseline runs its full length", loadEnd{Baseline: true, Faults: controller.FaultState{Faultless: true}}, time.Hour, false},
+		{"baseline runs its full length", loadEnd{FullLength: true, Faults: controller.FaultState{Faultless: true}}, time.Hour, false},
 		{"no fault can strike: end", loadEnd{Faults: controller.FaultState{Faultless: true}}, 0, true},
 		{"nothing struck yet: run on", loadEnd{Faults: controller.FaultState{Last: true}}, time.Hour, false},
 		{"more faults may strike: run on", loadEnd{Faults: controller.FaultState{Injections: []record.Injection{errAt(0)}}}, time.Hour, false},

@@ -146,8 +146,12 @@ type trialRun struct {
 	index    int
 	id       string
 	baseline bool
-	ct       *controller.Trial
-	start    time.Time
+	// shortLoad lets the load end early although the trial is a baseline:
+	// a re-run of a fault-free failure whose trial ended its load early
+	// runs as that trial did (loadEnd.FullLength).
+	shortLoad bool
+	ct        *controller.Trial
+	start     time.Time
 
 	// notStarted is set when the trial's cluster did not start: the trial
 	// could not run, and no checker judges it.
@@ -537,7 +541,7 @@ func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (st
 				return
 			case <-tick.C:
 			}
-			l := loadEnd{Baseline: t.baseline, Faults: t.ct.Faults(), Bound: bound}
+			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound}
 			t.mu.Lock()
 			l.Restarting = t.restarting > 0
 			t.mu.Unlock()
