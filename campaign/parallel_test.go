@@ -20,9 +20,10 @@ func TestAutoParallel(t *testing.T) {
 	}{
 		{"unmeasured: one per core", machine{CPUs: 2, MemAvailable: 16 * gib}, 3, 60, 0, 2, "one cluster per core"},
 		{"unmeasured, 16 cores", machine{CPUs: 16, MemAvailable: 64 * gib}, 3, 1000, 0, 16, "one cluster per core"},
-		{"measured: half the cores", machine{CPUs: 2, MemAvailable: 16 * gib}, 3, 60, 0.2, 5, "a cluster measured at 0.20 cores; 50% of 2 cores holds 5"},
-		{"measured heavy: at least one", machine{CPUs: 2, MemAvailable: 16 * gib}, 3, 60, 1.5, 1, "50% of 2 cores holds 1"},
-		{"measured, 16 cores", machine{CPUs: 16, MemAvailable: 64 * gib}, 3, 1000, 0.4, 20, "holds 20"},
+		{"measured: three quarters of the cores", machine{CPUs: 2, MemAvailable: 16 * gib}, 3, 60, 0.44, 3, "a cluster measured at 0.44 cores; 75% of 2 cores holds 3"},
+		{"measured light", machine{CPUs: 2, MemAvailable: 16 * gib}, 3, 60, 0.2, 7, "75% of 2 cores holds 7"},
+		{"measured heavy: at least one", machine{CPUs: 2, MemAvailable: 16 * gib}, 3, 60, 1.6, 1, "75% of 2 cores holds 1"},
+		{"measured, 16 cores", machine{CPUs: 16, MemAvailable: 64 * gib}, 3, 1000, 0.4, 30, "holds 30"},
 		{"memory unknown", machine{CPUs: 4}, 3, 100, 0, 4, "one cluster per core"},
 		{"memory bounds it", machine{CPUs: 16, MemAvailable: 4 * gib}, 3, 100, 0, 4, "4096 MiB available holds 4 clusters of 3 members at 1024 MiB each"},
 		{"memory bounds a measured one", machine{CPUs: 16, MemAvailable: 4 * gib}, 3, 100, 0.2, 4, "holds 4 clusters of 3 members"},

@@ -235,8 +235,8 @@ policy:
   budget: 5
 
 # trials bounds the campaign: count trials, parallel clusters at once (auto:
-# one per core, as memory allows), and timeout for one whole trial (start,
-# workload, checks, stop).
+# as many as the cores hold, as memory allows), and timeout for one whole
+# trial (start, workload, checks, stop).
 trials:
   count: 100
   parallel: auto
