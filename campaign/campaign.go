@@ -23,6 +23,9 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
+// ParallelAuto is the Options.Parallel of --parallel auto.
+const ParallelAuto = -1
+
 // Options tune a campaign run.
 type Options struct {
 	Config *config.Config
@@ -32,7 +35,8 @@ type Options struct {
 	// Policy overrides config policy.name.
 	Policy string
 	// Parallel is the number of clusters run at once; 0 means config
-	// trials.parallel.
+	// trials.parallel (auto by default), ParallelAuto as many as the
+	// machine allows (autoParallel) whatever the config says.
 	Parallel int
 	// Resume continues the latest campaign of this config instead of
 	// starting a new one.
@@ -102,6 +106,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		return nil, err
 	}
 	var observed [][]record.Observation
+	meter := startCPU() // the baseline trials run one at a time: what one cluster uses
 	for s.priorBaseline+s.sum.BaselineTrials < s.wantBaseline && ctx.Err() == nil {
 		tr, err := s.r.trial(ctx, s.used.next(), true)
 		if ctx.Err() != nil {
@@ -125,6 +130,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 			return nil, err
 		}
 	}
+	s.measureParallel(meter, s.sum.BaselineTrials > 0)
 	if err := s.learn(ctx, observed); err != nil {
 		return nil, err
 	}

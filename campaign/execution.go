@@ -32,7 +32,10 @@ type execution struct {
 	parallel int
 	// local holds a token per local cluster in use, with Options.Remote.
 	local chan struct{}
-	used  indices
+	// autoParallel: trials.parallel is auto, and parallel is decided again
+	// once the baseline trials measured what one cluster uses.
+	autoParallel bool
+	used         indices
 	// priorBaseline counts the baseline trials an earlier run of a
 	// resumed campaign saved; want the fault trials this run still owes.
 	priorBaseline, wantBaseline, want int
@@ -54,16 +57,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &execution{opts: opts, parallel: max(1, cmp.Or(opts.Parallel, cfg.Trials.Parallel))}
-	if opts.Remote != nil {
-		// Local clusters are what Parallel says, none at 0: the remote
-		// workers run the fault trials.
-		s.parallel = max(0, opts.Parallel)
-		s.local = make(chan struct{}, max(1, s.parallel))
-		if s.parallel == 0 {
-			s.local <- struct{}{} // never free
-		}
-	}
+	s := &execution{opts: opts}
 	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
 	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
 		return nil, err
@@ -136,7 +130,47 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	s.priorBaseline = countBaseline(prior)
 	s.trials = prior
 	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
+	switch {
+	case opts.Remote != nil:
+		// Local clusters are what Parallel says, none at 0: the remote
+		// workers run the fault trials. Auto is not measured here (the
+		// workers' machines are another's): the machine's rule alone.
+		s.parallel, s.sum.ParallelHow = max(0, opts.Parallel), "set by --parallel, with --queue"
+		if opts.Parallel == ParallelAuto {
+			s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, 0)
+		}
+		s.local = make(chan struct{}, max(1, s.parallel))
+		if s.parallel == 0 {
+			s.local <- struct{}{} // never free
+		}
+	case opts.Parallel > 0:
+		s.parallel, s.sum.ParallelHow = opts.Parallel, "set by --parallel"
+	case opts.Parallel == 0 && !cfg.Trials.Parallel.Auto():
+		s.parallel, s.sum.ParallelHow = int(cfg.Trials.Parallel), "set by trials.parallel"
+	default:
+		// Until the baseline trials measured a cluster (measureParallel).
+		s.autoParallel = true
+		s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, 0)
+	}
+	s.sum.Parallel = s.parallel
 	return s, nil
+}
+
+// measureParallel decides how many clusters run at once when
+// trials.parallel is auto, from the cores the trials since meter started
+// used (ran: some trial ran one at a time in that span), and logs it.
+func (s *execution) measureParallel(meter cpuMeter, ran bool) {
+	if !s.autoParallel {
+		return
+	}
+	cores := 0.0
+	if ran {
+		cores = meter.cores()
+	}
+	cfg := s.opts.Config
+	s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, cores)
+	s.sum.Parallel = s.parallel
+	s.opts.Logger.Info(fmt.Sprintf("parallel auto: %d clusters at once (%s)", s.parallel, s.sum.ParallelHow))
 }
 
 // reportArgs are the flags of a gofault report command about this

@@ -71,6 +71,10 @@ func (r *runner) rerun(ctx context.Context, orig *record.Trial, k int) (*record.
 	if err != nil {
 		return nil, err
 	}
+	// A trial of policy none ended its load early (no fault could
+	// strike): its re-runs do too, so they repeat what failed.
+	t.shortLoad = orig.Policy == "none"
+
 	tr, err := r.finish(ctx, t)
 	if err != nil {
 		return nil, err

@@ -146,8 +146,12 @@ type trialRun struct {
 	index    int
 	id       string
 	baseline bool
-	ct       *controller.Trial
-	start    time.Time
+	// shortLoad lets the load end early although the trial is a baseline:
+	// a re-run of a fault-free failure whose trial ended its load early
+	// runs as that trial did (loadEnd.FullLength).
+	shortLoad bool
+	ct        *controller.Trial
+	start     time.Time
 
 	// notStarted is set when the trial's cluster did not start: the trial
 	// could not run, and no checker judges it.
@@ -165,6 +169,9 @@ type trialRun struct {
 	// its recovery) is that fault's doing, not a node that did not come
 	// back.
 	kills map[string]int
+	// restarting counts the nodes ended by a fault and not yet started
+	// again (crash runs).
+	restarting int
 }
 
 // ending is how a fault that ends a node's process ends it.
@@ -193,8 +200,14 @@ func (t *trialRun) crash(r *runner, node string, how ending) {
 	}
 	t.kills[node]++
 	gen := t.kills[node]
+	t.restarting++
 	t.mu.Unlock()
 	defer t.restarts.Done()
+	defer func() {
+		t.mu.Lock()
+		t.restarting--
+		t.mu.Unlock()
+	}()
 	if powerLoss {
 		if err := stopForPowerLoss(cl, node); err != nil {
 			r.log.Warn("power-loss fault: offsets not recorded; unsynced appends inside a file's size are kept", "trial", t.id, "node", node, "err", err)
@@ -494,6 +507,12 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 	for _, v := range cl.Nodes() {
 		env.Nodes = append(env.Nodes, v.WorkloadNode())
 	}
+	if cfg.Workload.AdaptiveEndOn() {
+		env.LoadEnd = filepath.Join(dir, loadEndFile)
+		env.LoadMin = cmp.Or(cfg.Workload.MinDuration, config.DefaultMinDuration)
+		stop := r.watchLoadEnd(t, cl, env.LoadEnd)
+		defer stop()
+	}
 	contract, err := env.Environ()
 	if err != nil {
 		return cluster.WorkloadResult{}, nil, fmt.Errorf("workload environment: %w", err)
@@ -527,6 +546,46 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 		Log: slog.New(slog.NewTextHandler(logf, nil)),
 	})
 	return res, events, err
+}
+
+// watchLoadEnd decides, every loadEndPoll until stop is called, whether
+// the trial's load may end (loadEnd.mayEnd), and once it may, creates the
+// file path that tells the workload so.
+func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (stop func()) {
+	bound := cmp.Or(r.cfg.Checkers.RecoveryBound, check.DefaultRecoveryBound) + cmp.Or(r.bound, check.DefaultProgress)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		tick := time.NewTicker(loadEndPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound}
+			t.mu.Lock()
+			l.Restarting = t.restarting > 0
+			t.mu.Unlock()
+			for _, n := range r.nodes {
+				if rec, err := cl.Node(n); err == nil {
+					l.Nodes = append(l.Nodes, rec)
+				}
+			}
+			ok, why := l.mayEnd(time.Now())
+			if !ok {
+				continue
+			}
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				r.log.Warn("adaptive end: cannot tell the workload; its load runs its full length", "trial", t.id, "err", err)
+			} else {
+				r.log.Debug("adaptive end: the load may end", "trial", t.id, "why", why)
+			}
+			return
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }
 
 // mergeEvents joins the events that came over the wire with those a

@@ -43,7 +43,11 @@ type Summary struct {
 	Seconds       float64 `json:"seconds"`
 	BuildSeconds  float64 `json:"build_seconds"`
 	MedianTrial   float64 `json:"median_trial_seconds"`
-	DB            string  `json:"db"`
+	// Parallel is the number of clusters run at once, and ParallelHow how
+	// it was chosen (trials.parallel auto: the machine's cores and memory).
+	Parallel    int    `json:"parallel"`
+	ParallelHow string `json:"parallel_how"`
+	DB          string `json:"db"`
 	// WorkDirBytes is the size of the work dir (builds, trial logs, the
 	// data dirs failed trials keep, the store) after the run.
 	WorkDirBytes int64 `json:"workdir_bytes"`

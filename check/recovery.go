@@ -35,7 +35,7 @@ func (Recovery) Name() string { return NameRecovery }
 func (Recovery) Check(_ context.Context, in *Input) record.Verdict {
 	v := pass(NameRecovery)
 	tr := in.Trial
-	end, ok := faultsEnd(tr)
+	end, ok := FaultsEnd(tr)
 	if !ok {
 		return v
 	}
@@ -79,9 +79,13 @@ func (Recovery) Check(_ context.Context, in *Input) record.Verdict {
 	return v
 }
 
-// faultsEnd returns when the trial's last fault ended; ok is false without
-// faults.
-func faultsEnd(tr *record.Trial) (time.Time, bool) {
+// FaultsEnd returns when the trial's last fault ended (an error when
+// injected, a delay, partition or disconnect when it ran out, a fault that
+// ended the node's process when the node was started again); ok is false
+// without faults. The runner ends a workload early from it too
+// (workload.adaptive_end), so the recovery checker and the runner agree on
+// when the faults were over.
+func FaultsEnd(tr *record.Trial) (time.Time, bool) {
 	var end time.Time
 	for _, in := range tr.Injections {
 		t := in.Time

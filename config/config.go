@@ -106,7 +106,23 @@ type Workload struct {
 	// Timeout bounds the workload; past it the trial ends as hung
 	// (default 30s).
 	Timeout time.Duration `yaml:"timeout"`
+	// AdaptiveEnd lets the runner end the workload's load early (default
+	// on): once the trial's last fault struck and ended and the cluster
+	// served on for the recovery bound and then a progress bound (so a
+	// consequence that outlasts the fault's window shows), or at once
+	// when no fault can strike (policy none).
+	// A trial whose fault has not struck, and a fault-free baseline trial,
+	// run the load's full length. The workload must use workload.T.Load
+	// (a command workload: end its load when the file GOFAULT_LOAD_END
+	// names appears); docs/performance.md.
+	AdaptiveEnd *bool `yaml:"adaptive_end"`
+	// MinDuration is the shortest load before an early end (default 1s):
+	// the work every trial does, fault or not.
+	MinDuration time.Duration `yaml:"min_duration"`
 }
+
+// AdaptiveEndOn reports whether workload.adaptive_end is on (the default).
+func (w Workload) AdaptiveEndOn() bool { return w.AdaptiveEnd == nil || *w.AdaptiveEnd }
 
 // Checkers selects and tunes the checkers.
 type Checkers struct {
@@ -268,8 +284,10 @@ type Policy struct {
 type Trials struct {
 	// Count is the number of trials (default 100).
 	Count int `yaml:"count"`
-	// Parallel is the number of clusters run at once (default 1).
-	Parallel int `yaml:"parallel"`
+	// Parallel is the number of clusters run at once: a number, or "auto"
+	// (the default): as many as the machine's cores and free memory allow
+	// for the cluster's size (docs/performance.md).
+	Parallel Parallel `yaml:"parallel"`
 	// Timeout bounds one whole trial (default 2m).
 	Timeout time.Duration `yaml:"timeout"`
 	// StopAfterErrors stops a campaign after this many trials in a row

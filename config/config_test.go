@@ -213,11 +213,11 @@ func TestDefaults(t *testing.T) {
 			Ready:    Ready{Timeout: 30 * time.Second},
 			Shutdown: Shutdown{Signal: "SIGTERM", Grace: 5 * time.Second, Order: "parallel"},
 		},
-		Workload: Workload{Timeout: 30 * time.Second},
+		Workload: Workload{Timeout: 30 * time.Second, MinDuration: DefaultMinDuration},
 		Checkers: Checkers{Enabled: DefaultCheckers, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound, GenericSites: DefaultGenericSites, RerunFaultFree: DefaultRerunFaultFree},
 		Faults:   Faults{Kinds: []string{"error", "delay", "crash"}, Delay: 3 * time.Second, Partition: Partition{Duration: 3 * time.Second}},
 		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
-		Trials:   Trials{Count: 100, Parallel: 1, Timeout: 2 * time.Minute, StopAfterErrors: DefaultStopAfterErrors},
+		Trials:   Trials{Count: 100, Timeout: 2 * time.Minute, StopAfterErrors: DefaultStopAfterErrors},
 		Store:    Store{DB: ".gofault/gofault.db", KeepFailed: DefaultKeepFailed},
 		WorkDir:  ".gofault",
 	}
@@ -268,6 +268,9 @@ func TestValidate(t *testing.T) {
 		{"bad signal", []string{"cluster.shutdown.signal=SIGFOO"}, []string{"cluster.shutdown.signal: unknown signal", "SIGTERM"}},
 		{"short signal", []string{"cluster.shutdown.signal=int"}, nil},
 		{"sequential", []string{"cluster.shutdown.order=sequential"}, nil},
+		{"min_duration", []string{"workload.min_duration=2s"}, nil},
+		{"min_duration past timeout", []string{"workload.min_duration=40s", "workload.timeout=30s"}, []string{"workload.min_duration: must be positive and below workload.timeout 30s (got 40s)"}},
+		{"negative min_duration", []string{"workload.min_duration=-1s"}, []string{"workload.min_duration: must be positive"}},
 		{"bad order", []string{"cluster.shutdown.order=random"}, []string{`cluster.shutdown.order: unknown order "random"; set "order: parallel" or "order: sequential"`}},
 		{"negative grace", []string{"cluster.shutdown.grace=-1s"}, []string{"cluster.shutdown.grace: must be positive"}},
 		{"no workload", []string{"workload.command="}, []string{"workload: must set package or command"}},
@@ -286,7 +289,9 @@ func TestValidate(t *testing.T) {
 		{"unknown file role", []string{"faults.kinds=corrupt", "faults.files=log,wal"}, []string{`faults.files[1]: unknown name "wal"`, `"data", "log", "metadata", "snapshot"`}},
 		{"unknown policy", []string{"policy.name=bsr"}, []string{`policy.name: unknown name "bsr"; valid names: "bsrr", "none", "random"`}},
 		{"per trial", []string{"policy.per_trial=-1"}, []string{"policy.per_trial: must be at least 1"}},
-		{"parallel", []string{"trials.parallel=-1"}, []string{"trials.parallel: must be at least 1"}},
+		{"parallel", []string{"trials.parallel=-1"}, []string{"trials.parallel: must be at least 1 or auto (got -1)"}},
+		{"parallel auto", []string{"trials.parallel=auto"}, nil},
+		{"parallel 4", []string{"trials.parallel=4"}, nil},
 		{"trial shorter than workload", []string{"trials.timeout=10s"}, []string{"trials.timeout: must be longer than workload.timeout 30s (got 10s)"}},
 		{"baseline none", []string{"checkers.baseline=-1"}, nil},
 		{"generic sites off", []string{"checkers.generic_sites=-1"}, nil},
@@ -493,6 +498,66 @@ func TestClosest(t *testing.T) {
 	} {
 		if got := Closest(tc.s, tc.valid); got != tc.want {
 			t.Errorf("Closest(%q) = %q, want %q", tc.s, got, tc.want)
+		}
+	}
+}
+
+func TestParallel(t *testing.T) {
+	for _, tt := range []struct {
+		yaml     string
+		sets     []string
+		want     Parallel
+		wantAuto bool
+	}{
+		{base, nil, 0, true},
+		{base + "trials:\n  parallel: auto\n", nil, 0, true},
+		{base + "trials:\n  parallel: 3\n", nil, 3, false},
+		{base + "trials:\n  parallel: 3\n", []string{"trials.parallel=auto"}, 0, true},
+		{base, []string{"trials.parallel=2"}, 2, false},
+	} {
+		c, err := Parse([]byte(tt.yaml), tt.sets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Defaults()
+		if c.Trials.Parallel != tt.want || c.Trials.Parallel.Auto() != tt.wantAuto {
+			t.Errorf("%q %v: parallel %s, want %s", tt.yaml, tt.sets, c.Trials.Parallel, tt.want)
+		}
+	}
+	if _, err := Parse([]byte(base), "trials.parallel=many"); err == nil || !strings.Contains(err.Error(), `trials.parallel: want a number such as 2, or "auto", got "many"`) {
+		t.Errorf("trials.parallel=many: %v", err)
+	}
+	for _, tt := range []struct {
+		in      string
+		want    Parallel
+		wantErr bool
+	}{{"auto", 0, false}, {"AUTO", 0, false}, {"4", 4, false}, {"0", 0, true}, {"-2", 0, true}, {"x", 0, true}} {
+		got, err := ParseParallel(tt.in)
+		if got != tt.want || (err != nil) != tt.wantErr {
+			t.Errorf("ParseParallel(%q) = %v, %v; want %v, error %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestAdaptiveEndDefaultOn(t *testing.T) {
+	for _, tt := range []struct {
+		yaml    string
+		sets    []string
+		want    bool
+		wantMin time.Duration
+	}{
+		{base, nil, true, DefaultMinDuration},
+		{base, []string{"workload.adaptive_end=false"}, false, DefaultMinDuration},
+		{base + "  adaptive_end: false\n  min_duration: 3s\n", nil, false, 3 * time.Second},
+		{base, []string{"workload.min_duration=2s"}, true, 2 * time.Second},
+	} {
+		c, err := Parse([]byte(tt.yaml), tt.sets...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Defaults()
+		if got := c.Workload.AdaptiveEndOn(); got != tt.want || c.Workload.MinDuration != tt.wantMin {
+			t.Errorf("%q %v: adaptive_end %v, min %s; want %v, %s", tt.yaml, tt.sets, got, c.Workload.MinDuration, tt.want, tt.wantMin)
 		}
 	}
 }

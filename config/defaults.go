@@ -14,6 +14,7 @@ const (
 	DefaultGrace           = 5 * time.Second
 	DefaultShutdownOrder   = ShutdownParallel
 	DefaultWorkloadTimeout = 30 * time.Second
+	DefaultMinDuration     = time.Second
 	DefaultTrialTimeout    = 2 * time.Minute
 	DefaultBaseline        = 3
 	DefaultLinearizability = 10 * time.Second
@@ -23,7 +24,6 @@ const (
 	DefaultPerTrial        = 1
 	DefaultBudget          = 5
 	DefaultTrials          = 100
-	DefaultParallel        = 1
 	DefaultWorkDir         = ".gofault"
 	DefaultDBName          = "gofault.db"
 	DefaultKeepFailed      = 20
@@ -98,6 +98,9 @@ func (c *Config) Defaults() {
 	if c.Workload.Timeout == 0 {
 		c.Workload.Timeout = DefaultWorkloadTimeout
 	}
+	if c.Workload.MinDuration == 0 {
+		c.Workload.MinDuration = DefaultMinDuration
+	}
 	if len(c.Checkers.Enabled) == 0 {
 		c.Checkers.Enabled = slices.Clone(DefaultCheckers)
 	}
@@ -136,9 +139,6 @@ func (c *Config) Defaults() {
 	}
 	if c.Trials.Count == 0 {
 		c.Trials.Count = DefaultTrials
-	}
-	if c.Trials.Parallel == 0 {
-		c.Trials.Parallel = DefaultParallel
 	}
 	if c.Trials.Timeout == 0 {
 		c.Trials.Timeout = DefaultTrialTimeout

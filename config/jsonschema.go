@@ -19,7 +19,7 @@ const SchemaURL = "https://raw.githubusercontent.com/gofault/gofault/main/docs/g
 // configSources are the files declaring the config types: their doc
 // comments are the schema's descriptions.
 //
-//go:embed config.go bound.go
+//go:embed config.go bound.go parallel.go
 var configSources embed.FS
 
 // JSONSchema returns the JSON Schema (draft-07) of gofault.yaml, generated
@@ -85,6 +85,10 @@ func (g schemaGen) schema(t reflect.Type, path string) map[string]any {
 	case t == boundType:
 		s["type"] = "string"
 		s["pattern"] = boundRegexp
+	case t == parallelType:
+		s["type"] = []any{"integer", "string"} // a number of at least 1, or "auto"
+		s["minimum"] = 1
+		s["pattern"] = "^" + Auto + "$"
 	case t.Kind() == reflect.String:
 		s["type"] = "string"
 	case t.Kind() == reflect.Bool:

@@ -15,6 +15,7 @@ import (
 var (
 	durationType = reflect.TypeFor[time.Duration]()
 	boundType    = reflect.TypeFor[Bound]()
+	parallelType = reflect.TypeFor[Parallel]()
 )
 
 // field is one YAML field of a struct.
@@ -147,6 +148,8 @@ func describe(t reflect.Type) string {
 		return `a duration such as "30s" or "1m30s"`
 	case t == boundType:
 		return `a duration such as "3s", or "auto"`
+	case t == parallelType:
+		return `a number such as 2, or "auto"`
 	case t.Kind() == reflect.String:
 		return "a string"
 	case t.Kind() == reflect.Bool:

@@ -234,11 +234,12 @@ policy:
   per_trial: 1
   budget: 5
 
-# trials bounds the campaign: count trials, parallel clusters at once, and
-# timeout for one whole trial (start, workload, checks, stop).
+# trials bounds the campaign: count trials, parallel clusters at once (auto:
+# as many as the cores hold, as memory allows), and timeout for one whole
+# trial (start, workload, checks, stop).
 trials:
   count: 100
-  parallel: 1
+  parallel: auto
   timeout: 2m
 
 # workdir holds builds, trial data and logs.

@@ -168,6 +168,9 @@ func (c *Config) Validate(known Known) error {
 	case c.Workload.Package != "" && len(c.Workload.Command) > 0:
 		bad("workload", "remove one of them", "sets both package and command")
 	}
+	if c.Workload.MinDuration < 0 || (c.Workload.Timeout > 0 && c.Workload.MinDuration >= c.Workload.Timeout) {
+		bad("workload.min_duration", `set e.g. "min_duration: 1s"`, "must be positive and below workload.timeout %s (got %s)", c.Workload.Timeout, c.Workload.MinDuration)
+	}
 	if c.Workload.Timeout <= 0 {
 		bad("workload.timeout", `set e.g. "timeout: 30s"`, "must be positive (got %s)", c.Workload.Timeout)
 	}
@@ -261,8 +264,8 @@ func (c *Config) Validate(known Known) error {
 	if c.Trials.Count < 1 {
 		bad("trials.count", `set e.g. "count: 100"`, "must be at least 1 (got %d)", c.Trials.Count)
 	}
-	if c.Trials.Parallel < 1 {
-		bad("trials.parallel", `set e.g. "parallel: 2"`, "must be at least 1 (got %d)", c.Trials.Parallel)
+	if c.Trials.Parallel < 0 {
+		bad("trials.parallel", `set e.g. "parallel: 2", or "parallel: auto"`, "must be at least 1 or auto (got %d)", int(c.Trials.Parallel))
 	}
 	if c.Trials.StopAfterErrors < 1 {
 		bad("trials.stop_after_errors", `set e.g. "stop_after_errors: 3"`, "must be at least 1 (got %d)", c.Trials.StopAfterErrors)

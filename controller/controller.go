@@ -376,6 +376,27 @@ func (t *Trial) Injections() []record.Injection {
 	return slices.Clone(t.s.inj)
 }
 
+// FaultState says where a running trial's faults stand: what a runner
+// needs to decide whether the trial's workload may end early.
+type FaultState struct {
+	// Faultless is set when no fault can strike the trial: a fault-free
+	// trial (TrialSpec.NoFaults), or a plan with no live site and no
+	// policy observing peer messages to start a partition.
+	Faultless bool
+	// Last is set once the policy has granted the last fault it grants in
+	// the trial (policy.Decision.Last).
+	Last bool
+	// Injections are the injections so far.
+	Injections []record.Injection
+}
+
+// Faults returns where the trial's faults stand now.
+func (t *Trial) Faults() FaultState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.s.faults()
+}
+
 // Arm starts the injection phase: until it is called, agents get plans
 // without live sites (states and events are still recorded), so faults
 // strike the running cluster under the workload, not its start-up. Nodes

@@ -38,6 +38,7 @@ type scripted struct {
 	plan   policy.Plan
 	script []policy.Fault
 	done   bool
+	last   bool // the script's last fault is marked Last
 	seen   []policy.Request
 	ended  []policy.Outcome
 }
@@ -53,7 +54,7 @@ func (s *scripted) Decide(r *policy.Request) policy.Decision {
 	}
 	f := s.script[0]
 	s.script = s.script[1:]
-	return policy.Decision{Fault: f, Done: s.done && len(s.script) == 0}
+	return policy.Decision{Fault: f, Done: s.done && len(s.script) == 0, Last: s.last && len(s.script) == 0}
 }
 func (s *scripted) End(o policy.Outcome) { s.ended = append(s.ended, o) }
 

@@ -69,6 +69,7 @@ type session struct {
 
 	armed bool // faults may be injected (see Arm)
 	done  bool // the policy said it grants nothing more
+	last  bool // the policy granted its last fault (Decision.Last or Done)
 	ended bool
 	seq   uint64 // last plan sequence number handed out
 
@@ -211,6 +212,15 @@ func (s *session) attach(id PeerID, node string, role wire.Role, catalogOK bool)
 // detach forgets a connection.
 func (s *session) detach(id PeerID) { delete(s.members, id) }
 
+// faults says where the trial's faults stand (Trial.Faults).
+func (s *session) faults() FaultState {
+	return FaultState{
+		Faultless:  s.spec.NoFaults || (len(s.plan.Sites) == 0 && s.observer == nil),
+		Last:       s.last,
+		Injections: slices.Clone(s.inj),
+	}
+}
+
 // arm starts the injection phase: every agent gets its live plan.
 func (s *session) arm() []Effect {
 	if s.armed || s.ended {
@@ -284,6 +294,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		resp.Action, resp.Arg = act, arg
 		s.inj = append(s.inj, inj)
 		effs = eff
+		s.last = s.last || d.Last || d.Done
 	}
 	if d.Done && !s.done {
 		s.done = true

@@ -351,3 +351,41 @@ func TestSessionProcess(t *testing.T) {
 		t.Errorf("requests' processes %v, want %v", got, want)
 	}
 }
+
+// TestSessionFaultState checks what a runner reads to end a trial's workload
+// early: whether any fault can strike, and whether the policy's last fault
+// has struck.
+func TestSessionFaultState(t *testing.T) {
+	errFault := policy.Fault{Kind: catalog.KindError, Error: 1}
+	tests := []struct {
+		name          string
+		pol           *scripted
+		spec          TrialSpec
+		requests      int
+		wantFaultless bool
+		wantLast      bool
+		wantInj       int
+	}{
+		{"no live site: faultless", &scripted{plan: policy.Plan{States: true}}, TrialSpec{ID: "t"}, 0, true, false, 0},
+		{"baseline: faultless", &scripted{plan: policy.Plan{Sites: []uint32{0}}}, TrialSpec{ID: "t", NoFaults: true}, 0, true, false, 0},
+		{"nothing struck yet", &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{errFault}, last: true}, TrialSpec{ID: "t"}, 0, false, false, 0},
+		{"struck, marked last", &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{errFault}, last: true}, TrialSpec{ID: "t"}, 1, false, true, 1},
+		{"struck, more may come", &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{errFault, errFault}, last: true}, TrialSpec{ID: "t"}, 1, false, false, 1},
+		{"struck, then done", &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{errFault}, done: true}, TrialSpec{ID: "t"}, 1, false, true, 1},
+		{"sequence, last struck", &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{errFault, errFault}, last: true}, TrialSpec{ID: "t"}, 2, false, true, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newTestSession(tc.pol, tc.spec)
+			s.attach(1, "n1", wire.RoleAgent, true)
+			s.arm()
+			for i := range tc.requests {
+				s.request(1, &wire.Request{ID: uint64(i + 1), Site: 0}, t0)
+			}
+			f := s.faults()
+			if f.Faultless != tc.wantFaultless || f.Last != tc.wantLast || len(f.Injections) != tc.wantInj {
+				t.Fatalf("faults = {Faultless:%v Last:%v Injections:%d}, want {%v %v %d}", f.Faultless, f.Last, len(f.Injections), tc.wantFaultless, tc.wantLast, tc.wantInj)
+			}
+		})
+	}
+}

@@ -35,7 +35,7 @@ func newQuota(limit int, counting bool) quota { return quota{limit: limit, count
 // grant records one injection and returns the decision to send.
 func (q *quota) grant(f Fault) Decision {
 	q.granted++
-	return Decision{Fault: f, Done: q.full() && !q.counting}
+	return Decision{Fault: f, Done: q.full() && !q.counting, Last: q.full()}
 }
 
 func (q *quota) full() bool { return q.granted >= q.limit }

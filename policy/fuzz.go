@@ -398,7 +398,7 @@ func (f *fuzz) Decide(req *Request) Decision {
 		}
 		t.next++
 		t.granted(w, req.Process)
-		return Decision{Fault: ft}
+		return Decision{Fault: ft, Last: t.next == len(t.seq)}
 	}
 	if t.seed && len(t.seq) == 0 {
 		fs := f.env.faultsAt(req)
@@ -409,7 +409,7 @@ func (f *fuzz) Decide(req *Request) Decision {
 		t.seq = append(t.seq, Point{Node: req.Node, Site: req.Site.ID, Occurrence: req.Occurrence, Fault: ft, At: t.seen})
 		t.next = 1
 		t.granted(t.seq[0], req.Process)
-		return Decision{Fault: ft}
+		return Decision{Fault: ft, Last: true} // a seed's sequence is its one fault
 	}
 	// After the sequence's last fault: a point a mutation may use, on any
 	// node.

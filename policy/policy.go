@@ -119,6 +119,11 @@ type Decision struct {
 	// this trial, so it can make every site non-live and spare the agents
 	// their round trips.
 	Done bool
+	// Last, with a fault, says that it is the last fault the policy grants
+	// in this trial although it keeps counting requests (Done implies it):
+	// the runner may end the trial's workload once the cluster has served
+	// again after it (workload.adaptive_end).
+	Last bool
 }
 
 // Plan says which sites are live in a trial.

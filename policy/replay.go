@@ -172,7 +172,8 @@ func (r *Replay) Decide(req *Request) Decision {
 		return Decision{}
 	}
 	r.next++
-	return Decision{Fault: w.fault, Done: r.next >= len(r.want) && r.observed.done()}
+	last := r.next >= len(r.want) && r.observed.done()
+	return Decision{Fault: w.fault, Done: last, Last: last}
 }
 
 // stackKey is the key that a request's stack is matched by.

@@ -28,6 +28,11 @@ const (
 	// EnvSeed is a decimal int64 that makes the workload's choices
 	// deterministic.
 	EnvSeed = wire.EnvSeed
+	// EnvLoadEnd is the file whose creation tells the workload it may end
+	// its load early (see T.Load).
+	EnvLoadEnd = wire.EnvLoadEnd
+	// EnvLoadMin is the shortest load before an early end (a Go duration).
+	EnvLoadMin = wire.EnvLoadMin
 )
 
 // Node is one node of the cluster under test as a workload sees it: an
@@ -47,13 +52,18 @@ type Env struct {
 	// Deadline is zero when GOFAULT_DEADLINE is absent.
 	Deadline time.Time
 	Seed     int64
+	// LoadEnd is the file the runner creates when the load may end early
+	// (GOFAULT_LOAD_END); empty: the load runs its full length.
+	LoadEnd string
+	// LoadMin is the shortest load before an early end (GOFAULT_LOAD_MIN).
+	LoadMin time.Duration
 }
 
 // ParseEnv decodes the workload environment through getenv (os.Getenv in
 // production). GOFAULT_NODES is required and must name at least one node;
 // the other variables are optional.
 func ParseEnv(getenv func(string) string) (Env, error) {
-	e := Env{Controller: getenv(EnvController), Trial: getenv(EnvTrial)}
+	e := Env{Controller: getenv(EnvController), Trial: getenv(EnvTrial), LoadEnd: getenv(EnvLoadEnd)}
 	raw := getenv(EnvNodes)
 	if raw == "" {
 		return e, fmt.Errorf("%s is not set (want a JSON array like [{\"name\":\"n1\",\"ports\":{\"client\":2379}}])", EnvNodes)
@@ -88,6 +98,13 @@ func ParseEnv(getenv func(string) string) (Env, error) {
 		}
 		e.Seed = v
 	}
+	if s := getenv(EnvLoadMin); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return e, fmt.Errorf("%s: %q is not a duration of 0 or more", EnvLoadMin, s)
+		}
+		e.LoadMin = d
+	}
 	return e, nil
 }
 
@@ -107,6 +124,9 @@ func (e Env) Environ() ([]string, error) {
 	}
 	if !e.Deadline.IsZero() {
 		out = append(out, EnvDeadline+"="+e.Deadline.UTC().Format(time.RFC3339Nano))
+	}
+	if e.LoadEnd != "" {
+		out = append(out, EnvLoadEnd+"="+e.LoadEnd, EnvLoadMin+"="+e.LoadMin.String())
 	}
 	sort.Strings(out)
 	return out, nil

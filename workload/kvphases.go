@@ -36,8 +36,8 @@ func (s *Settings) KV(vars KVVars, def KVConfig) KVConfig {
 // KVPhases describe a key-value workload's phases, which RunKV runs.
 type KVPhases struct {
 	// KVConfig gives the load's length and rate (every client runs Mix
-	// at Rate operations per second for Duration) and the recovery
-	// bound.
+	// at Rate operations per second for Duration, or less when the runner
+	// ends the load early: T.Load) and the recovery bound.
 	KVConfig
 	// Ready is one client's setup: it waits (Client.Setup) until the
 	// client's node can serve.
@@ -59,7 +59,7 @@ func RunKV(t *T, clients []*KVClient, p KVPhases) error {
 		return err
 	}
 	if err := t.Phase("load", func(ctx context.Context) error {
-		lctx, cancel := context.WithTimeout(ctx, p.Duration)
+		lctx, cancel := t.Load(ctx, p.Duration)
 		defer cancel()
 		_ = Each(clients, func(c *KVClient) error { c.Load(lctx, p.Mix, p.Rate); return nil })
 		return ctx.Err()

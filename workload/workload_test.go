@@ -123,6 +123,10 @@ func TestParseEnv(t *testing.T) {
 		{"dup", map[string]string{EnvNodes: `[{"name":"a"},{"name":"a"}]`}, Env{}, "duplicate"},
 		{"bad deadline", map[string]string{EnvNodes: nodes, EnvDeadline: "soon"}, Env{}, "GOFAULT_DEADLINE"},
 		{"bad seed", map[string]string{EnvNodes: nodes, EnvSeed: "x"}, Env{}, "GOFAULT_SEED"},
+		{"adaptive end", map[string]string{EnvNodes: nodes, EnvLoadEnd: "/t/load.end", EnvLoadMin: "1.5s"},
+			Env{Nodes: testNodes(), LoadEnd: "/t/load.end", LoadMin: 1500 * time.Millisecond}, ""},
+		{"bad load min", map[string]string{EnvNodes: nodes, EnvLoadEnd: "/t/load.end", EnvLoadMin: "soon"}, Env{}, "GOFAULT_LOAD_MIN"},
+		{"negative load min", map[string]string{EnvNodes: nodes, EnvLoadMin: "-1s"}, Env{}, "GOFAULT_LOAD_MIN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,6 +27,15 @@ const (
 	// EnvSeed is a decimal int64 that makes a workload's choices
 	// deterministic.
 	EnvSeed = "GOFAULT_SEED"
+	// EnvLoadEnd is the path of a file the runner creates when the
+	// workload may end its load early (workload.adaptive_end): the trial's
+	// fault struck and the cluster served on for the recovery bound and a
+	// progress bound past it, or no fault can strike. Absent: the load runs
+	// its full length.
+	EnvLoadEnd = "GOFAULT_LOAD_END"
+	// EnvLoadMin is the shortest load (a Go duration, e.g. "2s") a
+	// workload runs before it may end early through EnvLoadEnd.
+	EnvLoadMin = "GOFAULT_LOAD_MIN"
 	// EnvCluster is a random token, one per cluster gofault starts, set
 	// for its nodes and so inherited by whatever they start: the cluster
 	// runner finds and kills by it the processes a node left behind in a

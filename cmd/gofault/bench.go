@@ -58,7 +58,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
 	seeds := countFlag(fs, "seeds", "campaigns per bug, release and policy, with seeds 1..N (default 3)")
 	trials := countFlag(fs, "trials", "the cap on fault trials per campaign, at least 1 (default: config trials.count)")
-	parallel := countFlag(fs, "parallel", "clusters run at once in each campaign, at least 1 (default: config trials.parallel)")
+	parallel := parallelFlag(fs, `clusters run at once in each campaign: a number, or "auto" (default: config trials.parallel, auto unless set)`)
 	name := fs.String("name", "", "name the bench (default: a hash of the config, the --set overrides, the known-bug file and the flags but --parallel); the same name resumes it")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	fail := failOnFlag(fs, failNever, "bench")
@@ -74,6 +74,9 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	if *slots < 1 {
 		return fmt.Errorf("%w: --queue-slots must be at least 1", errUsage)
+	}
+	if err := parallel.check(*q.url != ""); err != nil {
+		return err
 	}
 	if *bugsPath == "" {
 		return fmt.Errorf("%w: --bugs is required: the known-bug file, e.g. --bugs targets/etcd/bugs.yaml", errUsage)
@@ -120,7 +123,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	defer release()
 	b := &benchRunner{
-		name: *name, configPath: *cf.path, sets: cf.sets, trials: int(*trials), parallel: int(*parallel),
+		name: *name, configPath: *cf.path, sets: cf.sets, trials: int(*trials), parallel: parallel.n,
 		rebuild: *rebuild, bundle: *bundle, built: map[string]*build.Built{}, slots: *slots,
 	}
 	if *q.url != "" {

@@ -29,11 +29,14 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
 	seeds := countFlag(fs, "seeds", "campaigns per policy, with seeds 1..N (default 3)")
 	trials := countFlag(fs, "trials", "fault trials per campaign, at least 1 (default: config trials.count)")
-	parallel := countFlag(fs, "parallel", "clusters run at once, at least 1 (default: config trials.parallel)")
+	parallel := parallelFlag(fs, `clusters run at once: a number, or "auto" (default: config trials.parallel, auto unless set)`)
 	asJSON := fs.Bool("json", false, "print a JSON object keyed by policy")
 	bf := addBuildFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
+	}
+	if err := parallel.check(false); err != nil {
+		return err
 	}
 	if *seeds == 0 {
 		*seeds = 3
@@ -66,7 +69,7 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	cmp, err := campaign.Compare(ctx, campaign.CompareOptions{
-		Config: cfg, Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: int(*parallel), Built: bt,
+		Config: cfg, Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: parallel.n, Built: bt,
 		BeforeCampaign: func(p string, seed int64) {
 			fmt.Fprintf(os.Stderr, "compare: policy %s, seed %d of %d (%d trials)\n", p, seed, *seeds, *trials)
 		},

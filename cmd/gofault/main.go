@@ -25,6 +25,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/workdir"
 )
@@ -200,6 +201,56 @@ func (c *count) Set(s string) error {
 	}
 	*c = count(n)
 	return nil
+}
+
+// parallel is the --parallel flag: a number of clusters, "auto"
+// (campaign.ParallelAuto), or 0 where a queue's workers run every fault
+// trial (check); n is 0 also when the flag is not given (the config's
+// trials.parallel applies, auto unless it says a number).
+type parallel struct {
+	n    int
+	zero bool // given as 0
+}
+
+func (p *parallel) String() string {
+	switch {
+	case p == nil || (p.n == 0 && !p.zero):
+		return ""
+	case p.n == campaign.ParallelAuto:
+		return config.Auto
+	}
+	return strconv.Itoa(p.n)
+}
+
+func (p *parallel) Set(s string) error {
+	if s == "0" {
+		p.n, p.zero = 0, true
+		return nil
+	}
+	n, err := config.ParseParallel(s)
+	if err != nil {
+		return errors.New(`want "auto" or a number of clusters of at least 1, e.g. 2 (0 only with --queue)`)
+	}
+	p.n, p.zero = int(n), false
+	if n.Auto() {
+		p.n = campaign.ParallelAuto
+	}
+	return nil
+}
+
+// check says whether the value fits the command: 0 only with a queue.
+func (p *parallel) check(queue bool) error {
+	if p.zero && !queue {
+		return fmt.Errorf(`%w: invalid value "0" for flag -parallel: must be at least 1 or auto (0 only with --queue, where workers run the trials)`, errUsage)
+	}
+	return nil
+}
+
+// parallelFlag defines the --parallel flag (see parallel).
+func parallelFlag(fs *flag.FlagSet, usage string) *parallel {
+	p := new(parallel)
+	fs.Var(p, "parallel", usage)
+	return p
 }
 
 // countFlag defines a count flag (see count).

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -44,40 +43,6 @@ func addQueueFlags(fs *flag.FlagSet) *queueFlags {
 }
 
 func (q *queueFlags) auth() fleet.Auth { return fleet.Auth{Token: *q.token, Creds: *q.creds} }
-
-// parallelFlag is run's --parallel: a count of at least 1, or 0 with
-// --queue (the workers run every fault trial).
-type parallelFlag struct {
-	n   int
-	set bool
-}
-
-func (p *parallelFlag) String() string {
-	if p == nil || !p.set {
-		return ""
-	}
-	return strconv.Itoa(p.n)
-}
-
-func (p *parallelFlag) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil {
-		return errors.New("want a whole number, e.g. 4")
-	}
-	if n < 0 {
-		return fmt.Errorf("must be at least 1 (got %d); leave the flag out to use the config's value", n)
-	}
-	p.n, p.set = n, true
-	return nil
-}
-
-// check says whether the value fits the command: 0 only with a queue.
-func (p *parallelFlag) check(queue bool) error {
-	if p.set && p.n == 0 && !queue {
-		return fmt.Errorf(`%w: invalid value "0" for flag -parallel: must be at least 1 (0 only with --queue, where workers run the trials)`, errUsage)
-	}
-	return nil
-}
 
 // coordinate sets up the coordinator of a distributed campaign of cfg
 // (loaded from path):

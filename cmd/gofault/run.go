@@ -33,8 +33,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	cf := addConfigFlags(fs, "cluster.nodes=5")
 	trials := countFlag(fs, "trials", "number of trials, at least 1 (default: config trials.count)")
 	pol := fs.String("policy", "", "injection policy, overrides config policy.name ("+strings.Join(policy.Names(), ", ")+")")
-	parallel := &parallelFlag{}
-	fs.Var(parallel, "parallel", "clusters run at once, at least 1 (default: config trials.parallel; with --queue 0: the workers run every fault trial)")
+	parallel := parallelFlag(fs, `clusters run at once: a number, or "auto", as many as the machine's cores and memory allow (default: config trials.parallel, auto unless set; with --queue 0: the workers run every fault trial)`)
 	q := addQueueFlags(fs)
 	slots := fs.Int("queue-slots", 16, "with --queue: the fault trials queued or running at once at most")
 	resume := fs.Bool("resume", false, "continue the latest campaign of this config where it stopped")

@@ -37,33 +37,3 @@ func TestProgressBarShowsCoverage(t *testing.T) {
 		t.Errorf("progress line without counters %q", b.String())
 	}
 }
-
-// TestParallelFlag: run's --parallel takes 0 only with --queue (the
-// workers run the trials), and never a negative count.
-func TestParallelFlag(t *testing.T) {
-	for _, tc := range []struct {
-		value   string
-		queue   bool
-		wantErr bool
-	}{
-		{"0", true, false},
-		{"0", false, true},
-		{"3", false, false},
-		{"3", true, false},
-		{"-1", true, true},
-		{"two", true, true},
-	} {
-		var p parallelFlag
-		err := p.Set(tc.value)
-		if err == nil {
-			err = p.check(tc.queue)
-		}
-		if (err != nil) != tc.wantErr {
-			t.Errorf("--parallel %s (queue %v): %v, want error %v", tc.value, tc.queue, err, tc.wantErr)
-		}
-	}
-	var unset parallelFlag
-	if err := unset.check(false); err != nil {
-		t.Errorf("--parallel not given: %v", err)
-	}
-}

@@ -46,7 +46,8 @@
 //
 // Environment, beside the workload contract (see package workload):
 //
-//	ETCD_WORKLOAD_DURATION         length of the mixed phase (default 3s)
+//	ETCD_WORKLOAD_DURATION         length of the mixed phase (default 3s); the
+//	                               runner may end it earlier (workload.adaptive_end)
 //	ETCD_WORKLOAD_KEYS             number of KV keys (default 5)
 //	ETCD_WORKLOAD_RATE             operations per second per client (default 100)
 //	ETCD_WORKLOAD_PORT             name of the nodes' client port (default "client")
@@ -309,6 +310,7 @@ func run(ctx context.Context, t *workload.T) error {
 
 // wl is one run of the workload.
 type wl struct {
+	t         *workload.T
 	cfg       config
 	clients   []*client
 	keys      []string // the single-key registers
@@ -323,7 +325,7 @@ type wl struct {
 }
 
 func newWorkload(t *workload.T, cfg config) (*wl, error) {
-	w := &wl{cfg: cfg, writes: truth{}}
+	w := &wl{t: t, cfg: cfg, writes: truth{}}
 	for i := 0; i < cfg.keys; i++ {
 		w.keys = append(w.keys, fmt.Sprintf("%sk%d", kvPrefix, i))
 	}
@@ -442,9 +444,10 @@ func (w *wl) setup(ctx context.Context) error {
 }
 
 // mixed runs the random mix on every client, and compaction and
-// defragmentation beside it, for the configured duration.
+// defragmentation beside it, for the configured duration (or less, when
+// the runner ends the load early: workload.T.Load).
 func (w *wl) mixed(ctx context.Context) error {
-	mctx, cancel := context.WithTimeout(ctx, w.cfg.duration)
+	mctx, cancel := w.t.Load(ctx, w.cfg.duration)
 	defer cancel()
 	var bg sync.WaitGroup
 	if w.cfg.compactEvery > 0 {

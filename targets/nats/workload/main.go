@@ -159,7 +159,7 @@ func run(ctx context.Context, t *workload.T) error {
 		return nil
 	}
 	if err := t.Phase("load", func(ctx context.Context) error {
-		lctx, cancel := context.WithTimeout(ctx, cfg.duration)
+		lctx, cancel := t.Load(ctx, cfg.duration)
 		defer cancel()
 		workload.Each(clients, func(c *client) error { c.load(lctx); return nil })
 		return ctx.Err()

@@ -1,0 +1,69 @@
+package campaign
+
+import (
+	"time"
+
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/record"
+)
+
+// loadEndPoll is how often the runner decides whether a trial's load may
+// end early (workload.adaptive_end).
+const loadEndPoll = 100 * time.Millisecond
+
+// loadEndFile is the file, in a trial's dir, whose creation tells the
+// workload that its load may end (workload.EnvLoadEnd).
+const loadEndFile = "load.end"
+
+// loadEnd is what decides whether a running trial's load may end early.
+type loadEnd struct {
+	// FullLength: the load runs its full length whatever struck: a
+	// fault-free baseline trial, which teaches the log checker what the
+	// target logs in a whole trial, the calibration trial, and a re-run of
+	// a fault-free failure whose trial ran its full length (trialRun).
+	FullLength bool
+	// Faults are the trial's faults so far.
+	Faults controller.FaultState
+	// Restarting: a node ended by a fault is not yet started again.
+	Restarting bool
+	// Nodes are the members' records so far (their restart times).
+	Nodes []record.Node
+	// Bound is how long the cluster must serve on after the last fault
+	// ended: the recovery bound, which closes the fault's window (the
+	// recovery checker's, and the log rules' that dismiss the fault's
+	// expected lines), then a progress bound past it, so a consequence
+	// that outlasts the window shows: a stall the hang checker reports, a
+	// line the log checker no longer dismisses (minikv's restream leak,
+	// logged every second after a follower's restart).
+	Bound time.Duration
+}
+
+// mayEnd decides whether the load may end at now, and why (for the log):
+//   - a baseline trial runs its full length (FullLength): the log checker
+//     judges every fault trial against what baselines logged, and a
+//     shorter baseline would see fewer of the target's routine lines;
+//   - a trial no fault can strike (policy none, an exhausted policy) may
+//     end at once: the workload still runs its minimum load, which is what
+//     its checkers judge a fault-free trial on;
+//   - a trial whose policy may still grant a fault runs on (a fault may
+//     strike late), as does one whose ended node is not yet back;
+//   - otherwise it may end once Bound has passed since the last fault
+//     ended (check.FaultsEnd, the recovery checker's own reckoning).
+func (l loadEnd) mayEnd(now time.Time) (bool, string) {
+	switch {
+	case l.FullLength:
+		return false, ""
+	case l.Faults.Faultless:
+		return true, "no fault can strike the trial"
+	case len(l.Faults.Injections) == 0 || !l.Faults.Last:
+		return false, ""
+	case l.Restarting:
+		return false, ""
+	}
+	end, ok := check.FaultsEnd(&record.Trial{Injections: l.Faults.Injections, Nodes: l.Nodes})
+	if !ok || now.Before(end.Add(l.Bound)) {
+		return false, ""
+	}
+	return true, "the last fault ended " + now.Sub(end).Round(time.Millisecond).String() + " ago (bound " + l.Bound.String() + ")"
+}
