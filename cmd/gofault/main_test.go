@@ -50,7 +50,8 @@ func TestCountFlags(t *testing.T) {
 	}{
 		{[]string{"run", "--trials", "-1"}, `invalid value "-1" for flag -trials: must be at least 1 (got -1)`},
 		{[]string{"run", "--trials", "0"}, `invalid value "0" for flag -trials: must be at least 1 (got 0)`},
-		{[]string{"run", "--parallel", "0"}, `invalid value "0" for flag -parallel: want "auto" or a number of clusters of at least 1`},
+		{[]string{"run", "--parallel", "0"}, `invalid value "0" for flag -parallel: must be at least 1 or auto (0 only with --queue`},
+		{[]string{"compare", "--parallel", "0"}, `invalid value "0" for flag -parallel: must be at least 1 or auto`},
 		{[]string{"run", "--parallel", "-3"}, `invalid value "-3" for flag -parallel: want "auto" or a number of clusters of at least 1`},
 		{[]string{"compare", "--seeds", "0"}, `invalid value "0" for flag -seeds: must be at least 1`},
 		{[]string{"compare", "--trials", "two"}, `invalid value "two" for flag -trials: want a whole number`},
