@@ -306,7 +306,7 @@ func (c *campaignRun) open(ctx context.Context) error {
 	if c.st, err = store.Open(o.DB); err != nil {
 		return err
 	}
-	conf, err := json.Marshal(o)
+	conf, err := json.Marshal(stored{GoTest: &o})
 	if err != nil {
 		return fmt.Errorf("campaign config: %w", err)
 	}
@@ -372,11 +372,27 @@ func (c *campaignRun) trial(ctx context.Context, ctl *controller.Controller, tes
 	return r, err
 }
 
-// run runs test once as trial c.next under ctl, judges and stores it.
+// run runs test once as trial c.next under ctl, judges and stores it
+// (as a baseline trial when baseline).
 func (c *campaignRun) run(ctx context.Context, ctl *controller.Controller, test string, bound time.Duration, baseline bool) (Attempt, *record.Trial, controller.Result, error) {
 	index := c.next
 	c.next++
 	id := record.TrialID(c.id, index)
+	r, tr, res, err := c.attempt(ctx, ctl, id, index, test, bound)
+	if err != nil {
+		return r, nil, res, err
+	}
+	if baseline {
+		tr.Policy = record.BaselinePolicy
+	}
+	if err := c.st.SaveTrial(context.WithoutCancel(ctx), c.id, tr); err != nil {
+		return r, tr, res, err
+	}
+	return r, tr, res, nil
+}
+
+// attempt runs test once as trial id (index) under ctl and judges it.
+func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, id string, index int, test string, bound time.Duration) (Attempt, *record.Trial, controller.Result, error) {
 	dir := filepath.Join(c.o.WorkDir, "trials", id)
 	if err := os.RemoveAll(dir); err != nil {
 		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
@@ -403,27 +419,35 @@ func (c *campaignRun) run(ctx context.Context, ctl *controller.Controller, test 
 		}
 	}
 	r.Requested = res.Requests
-	pol := ctl.Policy().Name()
-	if baseline {
-		pol = record.BaselinePolicy
-	}
 	tr := &record.Trial{
-		ID: id, Campaign: "test " + c.o.Package, Index: index, Policy: pol, Seed: c.o.Seed,
+		ID: id, Campaign: "test " + c.o.Package, Index: index, Policy: ctl.Policy().Name(), Seed: c.o.Seed,
 		Start: start, End: time.Now(), Dir: dir, Status: record.StatusOK,
 		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States,
 		Nodes: []record.Node{{Name: Node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
 			Signal: exit.Signal, Log: filepath.Join(dir, Node+".log")}},
-		Client:   []record.ClientEvent{{Time: start, Client: Node + "/test", Node: Node, Kind: record.EvPhase, Msg: "ran " + test}},
+		Client:   []record.ClientEvent{{Time: start, Client: Node + "/test", Node: Node, Kind: record.EvPhase, Msg: ranPrefix + test}},
 		Verdicts: []record.Verdict{Verdict(r, bound)},
 	}
 	if tr.Verdicts[0].Failed {
 		tr.Status = record.StatusFailed
-		tr.Verdicts[0].Evidence = append(tr.Verdicts[0].Evidence, "replay: "+ReplayCommand(c.o.DB, id))
-	}
-	if err := c.st.SaveTrial(context.WithoutCancel(ctx), c.id, tr); err != nil {
-		return r, tr, res, err
 	}
 	return r, tr, res, nil
+}
+
+// ranPrefix starts the phase event that names a trial's test.
+const ranPrefix = "ran "
+
+// testOf returns the test trial tr ran, "" if it is not a gofault test
+// trial.
+func testOf(tr *record.Trial) string {
+	for _, e := range tr.Client {
+		if e.Kind == record.EvPhase && e.Client == Node+"/test" {
+			if t, ok := strings.CutPrefix(e.Msg, ranPrefix); ok {
+				return t
+			}
+		}
+	}
+	return ""
 }
 
 // exec runs the test binary once for test, as trial id's node, killed
@@ -483,11 +507,6 @@ func withoutGofault(env []string) []string {
 		}
 	}
 	return out
-}
-
-// ReplayCommand is the command that replays trial id of the store db.
-func ReplayCommand(db, id string) string {
-	return "gofault test --replay " + id + " --db " + db
 }
 
 // reach is the measuring pass's policy: every site is live, so every

@@ -11,6 +11,7 @@ import (
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/store"
 )
 
 func init() {
@@ -150,4 +151,28 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  see them with: gofault report --db %s\n", s.DB)
 	}
+}
+
+// replayTest replays trial id of a gofault test campaign runs times
+// (gotest.Replay) and says how often its test failed again; a replay in
+// which it never did exits 3, as gofault replay's does.
+func replayTest(ctx context.Context, st *store.Store, id string, runs int, asJSON bool, stdout io.Writer) error {
+	r, err := gotest.Replay(ctx, st, id, runs, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := writeJSON(stdout, r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "replayed %s (%s) %d times: failed again in %d\n", id, r.Test, len(r.Outcomes), r.Recurred)
+		if r.Missing > 0 {
+			fmt.Fprintf(stdout, "  %d of its injections name sites the rebuilt test binary no longer has (the source changed)\n", r.Missing)
+		}
+	}
+	if r.Recurred == 0 {
+		return errNotReproduced
+	}
+	return nil
 }
