@@ -60,7 +60,9 @@ flags:
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
 	rest := fs.Args()
-	if len(rest) == 0 || rest[0] == "--" {
+	// flag.Parse takes a "--" before any package as its own terminator:
+	// what follows is then go test's flags, not a package.
+	if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
 		return fmt.Errorf("%w: name the package under test: gofault test [flags] PACKAGE [-- go test flags]", errUsage)
 	}
 	o := gotest.Options{
