@@ -25,10 +25,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"golang.org/x/mod/modfile"
 
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/build"
@@ -138,6 +141,41 @@ func (o *Options) defaults() {
 	}
 }
 
+// importPaths turns the relative directories among o.Package and
+// o.Packages ("." and "./x", no "...") into the import paths of the
+// module's packages: the analysis analyses a package that imports
+// "testing" only when a pattern names it by its path (hashicorp/raft's
+// testing.go is in the library package).
+func (o *Options) importPaths() error {
+	data, err := os.ReadFile(filepath.Join(o.Module, "go.mod"))
+	if err != nil {
+		return fmt.Errorf("module of the package under test: %w", err)
+	}
+	mod := modfile.ModulePath(data)
+	if mod == "" {
+		return fmt.Errorf("%s: no module path", filepath.Join(o.Module, "go.mod"))
+	}
+	o.Package = importPath(mod, o.Package)
+	for i, p := range o.Packages {
+		o.Packages[i] = importPath(mod, p)
+	}
+	return nil
+}
+
+// importPath is the import path of pattern, a package directory relative
+// to the root of module mod ("." or "./x"); other patterns (import paths,
+// "..." patterns) are returned unchanged.
+func importPath(mod, pattern string) string {
+	if strings.Contains(pattern, "...") || (pattern != "." && !strings.HasPrefix(pattern, "./")) {
+		return pattern
+	}
+	rel := path.Clean(pattern)
+	if rel == "." {
+		return mod
+	}
+	return mod + "/" + rel
+}
+
 // campaignRun is one campaign in progress.
 type campaignRun struct {
 	o        Options
@@ -162,6 +200,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		if k&(catalog.KindError|catalog.KindDelay) == 0 {
 			return nil, fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are)", k)
 		}
+	}
+	if err := o.importPaths(); err != nil {
+		return nil, err
 	}
 	c := &campaignRun{o: o, delay: cmp.Or(o.Delay, 2*time.Second)}
 	if err := c.build(ctx); err != nil {

@@ -123,3 +123,17 @@ func TestTestFlags(t *testing.T) {
 		t.Errorf("TestFlags = %q, want %q", got, want)
 	}
 }
+
+func TestImportPath(t *testing.T) {
+	for _, tc := range []struct{ pattern, want string }{
+		{".", "example.com/m"},
+		{"./store", "example.com/m/store"},
+		{"./store/../wal/", "example.com/m/wal"},
+		{"./...", "./..."},
+		{"example.com/other", "example.com/other"},
+	} {
+		if got := importPath("example.com/m", tc.pattern); got != tc.want {
+			t.Errorf("importPath(%q) = %q, want %q", tc.pattern, got, tc.want)
+		}
+	}
+}

@@ -17,10 +17,10 @@ import (
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
-	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/store"
 )
 
