@@ -2,6 +2,7 @@ package gotest
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -77,8 +78,12 @@ func Verdict(r Attempt, bound time.Duration) record.Verdict {
 	}
 }
 
+// logLine matches a line the testing package wrote for t.Log, t.Error or
+// t.Fatal: indented, "file.go:line: ".
+var logLine = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: `)
+
 // failureLines picks the lines of a test's output that say why it failed
-// (t.Error/t.Fatal lines, --- FAIL, panic and race reports, FAIL), at
+// (t.Log/t.Error/t.Fatal lines, --- FAIL, panic and race reports, FAIL), at
 // most max of them, else its last max lines.
 func failureLines(output string, limit int) []string {
 	lines := strings.Split(strings.TrimRight(output, "\n"), "\n")
@@ -89,7 +94,7 @@ func failureLines(output string, limit int) []string {
 		switch {
 		case strings.HasPrefix(t, "panic: "), strings.HasPrefix(t, "WARNING: DATA RACE"):
 			inPanic = true
-		case strings.HasPrefix(t, "--- FAIL"), strings.Contains(t, "_test.go:"):
+		case strings.HasPrefix(t, "--- FAIL"), logLine.MatchString(l):
 		case inPanic && t != "":
 		default:
 			continue

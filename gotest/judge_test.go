@@ -55,9 +55,9 @@ func TestPassed(t *testing.T) {
 }
 
 func TestFailureLines(t *testing.T) {
-	out := "=== RUN   TestA\nsome log line\n    a_test.go:12: want 1, got 2\n--- FAIL: TestA (0.00s)\nFAIL\n"
+	out := "=== RUN   TestA\nsome log line at x.go:3: no\n    testing.go:760: err: EIO\n    a_test.go:12: want 1, got 2\n--- FAIL: TestA (0.00s)\nFAIL\n"
 	got := failureLines(out, 20)
-	want := []string{"    a_test.go:12: want 1, got 2", "--- FAIL: TestA (0.00s)"}
+	want := []string{"    testing.go:760: err: EIO", "    a_test.go:12: want 1, got 2", "--- FAIL: TestA (0.00s)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("failureLines = %q, want %q", got, want)
 	}
