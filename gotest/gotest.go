@@ -513,6 +513,7 @@ func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, test string, bound 
 	}
 	r.Output = string(out)
 	r.Passed = passed(test, r.Output, exit.Code)
+	r.Skipped = skipped(test, r.Output, exit.Code)
 	r.TimedOut = exit.Reason == cluster.ReasonTimeout || strings.Contains(r.Output, "panic: test timed out after")
 	return r, exit, nil
 }

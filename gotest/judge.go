@@ -21,6 +21,9 @@ type Attempt struct {
 	// "--- PASS" line (a test that ran nothing, or matched no test, did
 	// not pass).
 	Passed bool
+	// Skipped is set when the test skipped itself (t.Skip): it ran
+	// nothing a fault could break.
+	Skipped bool
 	// TimedOut is set when the run was killed past its bound (a hang).
 	TimedOut  bool
 	ExitCode  int
@@ -52,6 +55,12 @@ func (r Attempt) Outcome(bound time.Duration) string {
 		return "failed"
 	}
 	return fmt.Sprintf("exited with status %d", r.ExitCode)
+}
+
+// skipped reports whether output shows test skipping itself in a
+// process that exited with code.
+func skipped(test, output string, code int) bool {
+	return code == 0 && strings.Contains(output, "--- SKIP: "+test+" ")
 }
 
 // passed reports whether output shows test passing in a process that
@@ -113,9 +122,11 @@ func failureLines(output string, limit int) []string {
 // Measure is what the fault-free pass measured of one test over its
 // runs.
 type Measure struct {
-	Test    string        `json:"test"`
-	Runs    int           `json:"runs"`
-	Passed  int           `json:"passed"`
+	Test   string `json:"test"`
+	Runs   int    `json:"runs"`
+	Passed int    `json:"passed"`
+	// Skipped counts the runs in which the test skipped itself.
+	Skipped int           `json:"skipped,omitempty"`
 	Slowest time.Duration `json:"slowest"`
 	// Sites are the IDs of the fault sites the test reached in any run,
 	// sorted.
@@ -125,8 +136,9 @@ type Measure struct {
 // Flaky reports whether the test passed in some runs and not in others.
 func (m Measure) Flaky() bool { return m.Passed > 0 && m.Passed < m.Runs }
 
-// Failing reports whether the test passed in none of its runs.
-func (m Measure) Failing() bool { return m.Passed == 0 }
+// Failing reports whether the test passed in none of its runs and did
+// not skip itself in all of them.
+func (m Measure) Failing() bool { return m.Passed == 0 && m.Skipped < m.Runs }
 
 // Measured folds the fault-free runs of one test into its measure.
 func Measured(test string, runs []Attempt) Measure {
@@ -135,6 +147,9 @@ func Measured(test string, runs []Attempt) Measure {
 	for _, r := range runs {
 		if r.Passed {
 			m.Passed++
+		}
+		if r.Skipped {
+			m.Skipped++
 		}
 		m.Slowest = max(m.Slowest, r.Elapsed)
 		for _, s := range r.Sites {
@@ -152,10 +167,11 @@ func Measured(test string, runs []Attempt) Measure {
 type Selection struct {
 	// Chosen passed every fault-free run and reached a fault site.
 	Chosen []Measure
-	// Flaky, Failing and NoSites are left out: flaky or failing tests
-	// would make findings of their own failures, and a test that reached
-	// no site cannot be struck by a fault.
-	Flaky, Failing, NoSites []Measure
+	// Flaky, Failing, Skipped and NoSites are left out: flaky or failing
+	// tests would make findings of their own failures, and a test that
+	// skipped itself in every run or reached no site cannot be struck by
+	// a fault.
+	Flaky, Failing, Skipped, NoSites []Measure
 }
 
 // Select sorts the measured tests into a Selection, keeping their order.
@@ -167,6 +183,8 @@ func Select(ms []Measure) Selection {
 			s.Flaky = append(s.Flaky, m)
 		case m.Failing():
 			s.Failing = append(s.Failing, m)
+		case m.Passed == 0:
+			s.Skipped = append(s.Skipped, m)
 		case len(m.Sites) == 0:
 			s.NoSites = append(s.NoSites, m)
 		default:

@@ -47,9 +47,13 @@ func TestPassed(t *testing.T) {
 		{"testing: warning: no tests to run\nPASS\n", 0, false},            // -test.run matched nothing
 		{"--- PASS: TestAB (0.01s)\nPASS\n", 0, false},                     // another test
 		{"--- PASS: TestA (0.01s)\n--- FAIL: TestA/sub\nFAIL\n", 1, false}, // exit status wins
+		{"=== RUN   TestA\n--- SKIP: TestA (0.00s)\nPASS\n", 0, false},     // skipped
 	} {
 		if got := passed("TestA", tc.out, tc.code); got != tc.want {
 			t.Errorf("passed(%q, %d) = %v, want %v", tc.out, tc.code, got, tc.want)
+		}
+		if got, want := skipped("TestA", tc.out, tc.code), strings.Contains(tc.out, "SKIP"); got != want {
+			t.Errorf("skipped(%q, %d) = %v, want %v", tc.out, tc.code, got, want)
 		}
 	}
 }
@@ -74,6 +78,8 @@ func TestSelect(t *testing.T) {
 		Measured("TestA", ok("TestA", "s1", "s2")),
 		Measured("TestFlaky", []Attempt{{Passed: true, Sites: []string{"s1"}}, {Passed: false}}),
 		Measured("TestFail", []Attempt{{}, {}}),
+		Measured("TestSkip", []Attempt{{Skipped: true}, {Skipped: true}}),
+		Measured("TestSkipOnce", []Attempt{{Skipped: true}, {}}),
 		Measured("TestNoIO", ok("TestNoIO")),
 		Measured("TestB", ok("TestB", "s2")),
 	}
@@ -88,7 +94,8 @@ func TestSelect(t *testing.T) {
 	for _, c := range []struct{ what, got, want string }{
 		{"chosen", names(s.Chosen), "TestA,TestB"},
 		{"flaky", names(s.Flaky), "TestFlaky"},
-		{"failing", names(s.Failing), "TestFail"},
+		{"failing", names(s.Failing), "TestFail,TestSkipOnce"},
+		{"skipped", names(s.Skipped), "TestSkip"},
 		{"no sites", names(s.NoSites), "TestNoIO"},
 		{"trial 0", s.TestFor(0).Test, "TestA"},
 		{"trial 1", s.TestFor(1).Test, "TestB"},

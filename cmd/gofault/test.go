@@ -133,12 +133,12 @@ func splitRun(flags []string) (run string, rest []string, err error) {
 func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	sel := s.Selection
 	fmt.Fprintf(w, "campaign %d: test binary %s (%d fault sites)\n", s.Campaign, s.Binary, s.Sites)
-	fmt.Fprintf(w, "  fault-free pass: %d tests measured; %d chosen, %d flaky, %d failing, %d reached no site\n",
-		len(s.Measured), len(sel.Chosen), len(sel.Flaky), len(sel.Failing), len(sel.NoSites))
+	fmt.Fprintf(w, "  fault-free pass: %d tests measured; %d chosen, %d flaky, %d failing, %d skipped, %d reached no site\n",
+		len(s.Measured), len(sel.Chosen), len(sel.Flaky), len(sel.Failing), len(sel.Skipped), len(sel.NoSites))
 	for _, group := range []struct {
 		what string
 		ms   []gotest.Measure
-	}{{"flaky (left out)", sel.Flaky}, {"failing fault-free (left out)", sel.Failing}, {"reached no site (left out)", sel.NoSites}} {
+	}{{"flaky (left out)", sel.Flaky}, {"failing fault-free (left out)", sel.Failing}, {"skipped (left out)", sel.Skipped}, {"reached no site (left out)", sel.NoSites}} {
 		if len(group.ms) == 0 {
 			continue
 		}
