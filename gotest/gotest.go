@@ -28,6 +28,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,6 +88,9 @@ type Options struct {
 	// HangFloor is the least time a fault trial may run before it is a
 	// hang (HangBound; default 30s).
 	HangFloor time.Duration `json:"hang_floor,omitempty"`
+	// Helpers lets faults strike the sites in files of the package that
+	// import "testing" (HelperSites), left out by default.
+	Helpers bool `json:"helpers,omitempty"`
 	// Rebuild builds the test binary afresh even when an earlier build of
 	// the same package sources is there.
 	Rebuild bool `json:"-"`
@@ -103,6 +107,10 @@ type Summary struct {
 	DB       string `json:"db"`
 	Binary   string `json:"binary"`
 	Sites    int    `json:"sites"`
+	// HelperSites counts the sites left out because their call is in a
+	// test helper file (HelperFiles), unless Options.Helpers.
+	HelperSites int      `json:"helper_sites,omitempty"`
+	HelperFiles []string `json:"helper_files,omitempty"`
 	// Measured are the tests of the fault-free pass, in list order.
 	Measured  []Measure `json:"measured"`
 	Selection Selection `json:"selection"`
@@ -186,6 +194,7 @@ type campaignRun struct {
 	id       int64
 	next     int // the next trial index
 	delay    time.Duration
+	helpers  map[uint32]string // sites no fault may strike (HelperSites)
 	measure  *controller.Controller
 	faults   *controller.Controller
 	sockDirs []string
@@ -213,6 +222,16 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
+	helperIDs := map[string]bool{}
+	if !o.Helpers {
+		c.helpers = HelperSites(c.cat)
+		sum.HelperSites, sum.HelperFiles = len(c.helpers), files(c.helpers)
+		for _, s := range c.cat.Sites {
+			if _, ok := c.helpers[s.Index]; ok {
+				helperIDs[s.ID] = true
+			}
+		}
+	}
 	if err := c.open(ctx); err != nil {
 		return nil, err
 	}
@@ -237,6 +256,8 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			runs = append(runs, r)
 		}
 		m := Measured(test, runs)
+		// Sites a fault may not strike do not make a test worth a trial.
+		m.Sites = slices.DeleteFunc(m.Sites, func(id string) bool { return helperIDs[id] })
 		sum.Measured = append(sum.Measured, m)
 		fmt.Fprintf(o.Progress, "measured %s: %d of %d runs passed, slowest %s, %d sites reached\n", test, m.Passed, m.Runs, m.Slowest.Round(time.Millisecond), len(m.Sites))
 	}
@@ -340,6 +361,9 @@ func (c *campaignRun) open(ctx context.Context) error {
 	pol, err := policy.New(o.Policy, policy.Env{Catalog: c.cat, Seed: o.Seed, Kinds: o.Kinds, Delay: o.Delay})
 	if err != nil {
 		return err
+	}
+	if len(c.helpers) > 0 {
+		pol = withoutSites{pol, c.helpers}
 	}
 	if err := os.MkdirAll(filepath.Dir(o.DB), 0o755); err != nil {
 		return fmt.Errorf("store: %w", err)

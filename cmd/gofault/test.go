@@ -52,6 +52,7 @@ flags:
 	kinds := fs.String("kinds", "error,delay", "fault kinds, comma-separated (crash and the cuts are not offered in-process)")
 	delay := fs.Duration("delay", 2*time.Second, "length of an injected delay")
 	hang := fs.Duration("hang", 30*time.Second, "least time a fault trial runs before it is a hang (else 4 x the test's slowest fault-free run plus --delay)")
+	helpers := fs.Bool("helpers", false, "let faults strike sites in the package's files that import testing (test helpers such as raft's testing.go; left out by default)")
 	race := fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
@@ -68,7 +69,7 @@ flags:
 	o := gotest.Options{
 		Module: *module, Package: rest[0], Packages: []string(pkgs), Env: []string(env), WorkDir: *workDir, DB: *db,
 		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang,
-		Progress: os.Stderr,
+		Helpers: *helpers, Progress: os.Stderr,
 	}
 	rest = rest[1:]
 	if len(rest) > 0 && rest[0] != "--" {
@@ -133,6 +134,9 @@ func splitRun(flags []string) (run string, rest []string, err error) {
 func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	sel := s.Selection
 	fmt.Fprintf(w, "campaign %d: test binary %s (%d fault sites)\n", s.Campaign, s.Binary, s.Sites)
+	if s.HelperSites > 0 {
+		fmt.Fprintf(w, "  %d sites in test helper files left out (--helpers keeps them): %s\n", s.HelperSites, strings.Join(s.HelperFiles, ", "))
+	}
 	fmt.Fprintf(w, "  fault-free pass: %d tests measured; %d chosen, %d flaky, %d failing, %d skipped, %d reached no site\n",
 		len(s.Measured), len(sel.Chosen), len(sel.Flaky), len(sel.Failing), len(sel.Skipped), len(sel.NoSites))
 	for _, group := range []struct {
