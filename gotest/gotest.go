@@ -111,6 +111,9 @@ type Summary struct {
 	// test helper file (HelperFiles), unless Options.Helpers.
 	HelperSites int      `json:"helper_sites,omitempty"`
 	HelperFiles []string `json:"helper_files,omitempty"`
+	// SetupRequests counts the fault trials' requests whose stack passed
+	// through a test helper, answered "no fault" unless Options.Helpers.
+	SetupRequests int `json:"setup_requests,omitempty"`
 	// Measured are the tests of the fault-free pass, in list order.
 	Measured  []Measure `json:"measured"`
 	Selection Selection `json:"selection"`
@@ -195,6 +198,7 @@ type campaignRun struct {
 	next     int // the next trial index
 	delay    time.Duration
 	helpers  map[uint32]string // sites no fault may strike (HelperSites)
+	setup    int               // requests under a test helper, answered "no fault" (withoutHelpers)
 	measure  *controller.Controller
 	faults   *controller.Controller
 	sockDirs []string
@@ -286,6 +290,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	status = store.StatusDone
 	sum.Seconds = time.Since(t0).Seconds()
+	sum.SetupRequests = c.setup
 	return sum, nil
 }
 
@@ -362,8 +367,8 @@ func (c *campaignRun) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(c.helpers) > 0 {
-		pol = withoutSites{pol, c.helpers}
+	if !o.Helpers {
+		pol = withoutHelpers{Policy: pol, drop: c.helpers, isHelper: helperFiles(), setup: &c.setup}
 	}
 	if err := os.MkdirAll(filepath.Dir(o.DB), 0o755); err != nil {
 		return fmt.Errorf("store: %w", err)

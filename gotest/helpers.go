@@ -6,9 +6,11 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
 )
 
 // HelperSites returns the sites of cat whose call is in a file that
@@ -47,21 +49,60 @@ func importsTesting(path string) bool {
 	return false
 }
 
-// withoutSites is a policy whose plans never make the sites of drop
-// live: the policy is never asked about them, so it injects nothing
-// there.
-type withoutSites struct {
+// withoutHelpers is a policy that never lets a fault strike test setup:
+// its plans never make the sites of drop (HelperSites) live, and a
+// request whose stack passes through a test helper file (isHelper: a
+// file other than a _test.go one that imports "testing", such as raft's
+// makeCluster calling NewFileSnapshotStore) is answered "no fault"
+// without asking the policy. Setup asks for stacks only when the policy
+// does (random, bsrr, ... do); Setup counts the requests so answered.
+type withoutHelpers struct {
 	policy.Policy
-	drop map[uint32]string
+	drop     map[uint32]string
+	isHelper func(file string) bool
+	setup    *int
 }
 
-func (p withoutSites) Begin(info policy.TrialInfo) policy.Plan {
+func (p withoutHelpers) Begin(info policy.TrialInfo) policy.Plan {
 	plan := p.Policy.Begin(info)
 	plan.Sites = slices.DeleteFunc(slices.Clone(plan.Sites), func(i uint32) bool {
 		_, ok := p.drop[i]
 		return ok
 	})
 	return plan
+}
+
+func (p withoutHelpers) Decide(req *policy.Request) policy.Decision {
+	if underHelper(req.Stack, p.isHelper) {
+		*p.setup++
+		return policy.Decision{}
+	}
+	return p.Policy.Decide(req)
+}
+
+// underHelper reports whether a frame of stack is in a test helper file
+// (isHelper), not counting _test.go files: every test's stack passes
+// through its own test function.
+func underHelper(stack []record.Frame, isHelper func(string) bool) bool {
+	for _, f := range stack {
+		if f.File != "" && !strings.HasSuffix(f.File, "_test.go") && isHelper(f.File) {
+			return true
+		}
+	}
+	return false
+}
+
+// helperFiles returns a cached importsTesting.
+func helperFiles() func(string) bool {
+	seen := map[string]bool{}
+	return func(file string) bool {
+		h, ok := seen[file]
+		if !ok {
+			h = importsTesting(file)
+			seen[file] = h
+		}
+		return h
+	}
 }
 
 // files are the distinct files of drop, sorted.

@@ -52,7 +52,7 @@ flags:
 	kinds := fs.String("kinds", "error,delay", "fault kinds, comma-separated (crash and the cuts are not offered in-process)")
 	delay := fs.Duration("delay", 2*time.Second, "length of an injected delay")
 	hang := fs.Duration("hang", 30*time.Second, "least time a fault trial runs before it is a hang (else 4 x the test's slowest fault-free run plus --delay)")
-	helpers := fs.Bool("helpers", false, "let faults strike sites in the package's files that import testing (test helpers such as raft's testing.go; left out by default)")
+	helpers := fs.Bool("helpers", false, "let faults strike test setup: sites in the package's files that import testing (test helpers such as raft's testing.go) and calls made under them (left out by default)")
 	race := fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
@@ -153,6 +153,9 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 		fmt.Fprintf(w, "  %s: %s\n", group.what, strings.Join(names, ", "))
 	}
 	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed)
+	if s.SetupRequests > 0 {
+		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)
+	}
 	fmt.Fprintf(w, "  %.0fs (build %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.DB)
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  see them with: gofault report --db %s\n", s.DB)
