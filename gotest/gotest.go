@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -199,6 +200,7 @@ type campaignRun struct {
 	delay    time.Duration
 	helpers  map[uint32]string // sites no fault may strike (HelperSites)
 	setup    int               // requests under a test helper, answered "no fault" (withoutHelpers)
+	reach    *reach            // the measuring pass's policy
 	measure  *controller.Controller
 	faults   *controller.Controller
 	sockDirs []string
@@ -226,15 +228,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	helperIDs := map[string]bool{}
 	if !o.Helpers {
 		c.helpers = HelperSites(c.cat)
 		sum.HelperSites, sum.HelperFiles = len(c.helpers), files(c.helpers)
-		for _, s := range c.cat.Sites {
-			if _, ok := c.helpers[s.Index]; ok {
-				helperIDs[s.ID] = true
-			}
-		}
 	}
 	if err := c.open(ctx); err != nil {
 		return nil, err
@@ -257,11 +253,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			if err != nil {
 				return nil, err
 			}
+			// The sites a fault may strike: reached outside test setup.
+			r.Sites = c.reach.reached()
 			runs = append(runs, r)
 		}
 		m := Measured(test, runs)
-		// Sites a fault may not strike do not make a test worth a trial.
-		m.Sites = slices.DeleteFunc(m.Sites, func(id string) bool { return helperIDs[id] })
 		sum.Measured = append(sum.Measured, m)
 		fmt.Fprintf(o.Progress, "measured %s: %d of %d runs passed, slowest %s, %d sites reached\n", test, m.Passed, m.Runs, m.Slowest.Round(time.Millisecond), len(m.Sites))
 	}
@@ -363,7 +359,8 @@ func (c *campaignRun) list(ctx context.Context) ([]string, error) {
 // that measures (every site live, no fault) and one with the policy.
 func (c *campaignRun) open(ctx context.Context) error {
 	o := c.o
-	pol, err := policy.New(o.Policy, policy.Env{Catalog: c.cat, Seed: o.Seed, Kinds: o.Kinds, Delay: o.Delay})
+	env := policy.Env{Catalog: c.cat, Seed: o.Seed, Kinds: o.Kinds, Delay: o.Delay}
+	pol, err := policy.New(o.Policy, env)
 	if err != nil {
 		return err
 	}
@@ -386,7 +383,11 @@ func (c *campaignRun) open(ctx context.Context) error {
 		return err
 	}
 	c.next = 1
-	if c.measure, err = c.listen(reach{c.cat}); err != nil {
+	c.reach = &reach{sites: env.CandidateSites()}
+	if !o.Helpers {
+		c.reach.isHelper = helperFiles()
+	}
+	if c.measure, err = c.listen(c.reach); err != nil {
 		return err
 	}
 	c.faults, err = c.listen(pol)
@@ -580,20 +581,35 @@ func withoutGofault(env []string) []string {
 	return out
 }
 
-// reach is the measuring pass's policy: every site is live, so every
-// request reaches the controller and is counted, and none is granted.
-type reach struct{ cat *catalog.Catalog }
-
-func (reach) Name() string { return "measure" }
-
-func (p reach) Begin(policy.TrialInfo) policy.Plan {
-	sites := make([]uint32, len(p.cat.Sites))
-	for i, s := range p.cat.Sites {
-		sites[i] = s.Index
-	}
-	return policy.Plan{Sites: sites}
+// reach is the measuring pass's policy: every site at which a fault of
+// the campaign's kinds may strike is live, so its requests reach the
+// controller, and none is granted. It keeps the sites the current trial
+// reached, outside test setup (underHelper) when isHelper is set (it then
+// asks for stacks): the sites a fault trial of the test can strike.
+type reach struct {
+	sites      []uint32 // live: the sites a fault of the campaign's kinds may strike
+	isHelper   func(string) bool
+	reachedIDs map[string]bool
 }
 
-func (reach) Decide(*policy.Request) policy.Decision { return policy.Decision{} }
+func (*reach) Name() string { return "measure" }
 
-func (reach) End(policy.Outcome) {}
+func (p *reach) Begin(policy.TrialInfo) policy.Plan {
+	p.reachedIDs = map[string]bool{}
+	return policy.Plan{Sites: p.sites, Stacks: p.isHelper != nil}
+}
+
+func (p *reach) Decide(req *policy.Request) policy.Decision {
+	if req.Site != nil && (p.isHelper == nil || !underHelper(req.Stack, p.isHelper)) {
+		p.reachedIDs[req.Site.ID] = true
+	}
+	return policy.Decision{}
+}
+
+func (*reach) End(policy.Outcome) {}
+
+// reached returns the sites the last trial reached outside test setup,
+// sorted.
+func (p *reach) reached() []string {
+	return slices.Sorted(maps.Keys(p.reachedIDs))
+}
