@@ -45,6 +45,7 @@ import (
 	"github.com/gofault/gofault/procgroup"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
+	"github.com/gofault/gofault/workdir"
 )
 
 // Node is the name of the one node a test process is: in-process
@@ -219,6 +220,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := o.importPaths(); err != nil {
 		return nil, err
 	}
+	release, err := workdir.Lock(o.WorkDir, "gofault test "+o.Package)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	c := &campaignRun{o: o, delay: cmp.Or(o.Delay, 2*time.Second)}
 	if err := c.build(ctx); err != nil {
 		return nil, err

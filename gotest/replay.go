@@ -10,6 +10,7 @@ import (
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
+	"github.com/gofault/gofault/workdir"
 )
 
 // stored is how a gofault test campaign's options are kept in the
@@ -79,6 +80,11 @@ func Replay(ctx context.Context, st *store.Store, id string, runs int, progress 
 	}
 	o.Log, o.Progress = nil, progress
 	o.defaults()
+	release, err := workdir.Lock(o.WorkDir, "gofault replay "+id)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	c := &campaignRun{o: *o}
 	if err := c.build(ctx); err != nil {
 		return nil, err
