@@ -87,6 +87,8 @@ type Options struct {
 	Trials int `json:"trials"`
 	// Runs is the number of fault-free runs of every test (default 2).
 	Runs int `json:"runs"`
+	// Timeout bounds a fault-free run (default 3m): past it the run hung.
+	Timeout time.Duration `json:"timeout,omitempty"`
 	// HangFloor is the least time a fault trial may run before it is a
 	// hang (HangBound; default 30s).
 	HangFloor time.Duration `json:"hang_floor,omitempty"`
@@ -146,6 +148,7 @@ func (o *Options) defaults() {
 		o.Runs = 2
 	}
 	o.HangFloor = cmp.Or(o.HangFloor, 30*time.Second)
+	o.Timeout = cmp.Or(o.Timeout, 3*time.Minute)
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
@@ -255,7 +258,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	for _, test := range tests {
 		var runs []Attempt
 		for range o.Runs {
-			r, err := c.trial(ctx, c.measure, test, o.HangFloor, true)
+			r, err := c.trial(ctx, c.measure, test, o.Timeout, true)
 			if err != nil {
 				return nil, err
 			}

@@ -34,7 +34,8 @@ type Attempt struct {
 	Requested int // requests the agent made (sites reached, counted)
 }
 
-// Outcome names how a run failed: "" when it passed, else "hung past
+// Outcome names how a run failed: "" when it passed or skipped itself,
+// else "hung past
 // <bound>", "panicked", "reported a data race", "exited with status N"
 // or "failed". A run that hung is a hang even if it also panicked when
 // killed; a race is named before a plain failure, since -race makes a
@@ -43,7 +44,7 @@ func (r Attempt) Outcome(bound time.Duration) string {
 	switch {
 	case r.TimedOut:
 		return "hung past " + bound.String()
-	case r.Passed:
+	case r.Passed, r.Skipped:
 		return ""
 	case strings.Contains(r.Output, "WARNING: DATA RACE"):
 		return "reported a data race"

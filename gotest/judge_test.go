@@ -15,6 +15,7 @@ func TestOutcome(t *testing.T) {
 		want string
 	}{
 		{"passed", Attempt{Test: "TestA", Passed: true}, ""},
+		{"skipped", Attempt{Test: "TestA", Skipped: true}, ""},
 		{"hung", Attempt{Test: "TestA", TimedOut: true, Output: "panic: test timed out after 30s"}, "hung past 30s"},
 		{"failed", Attempt{Test: "TestA", ExitCode: 1, Output: "=== RUN   TestA\n--- FAIL: TestA (0.00s)\nFAIL\n"}, "failed"},
 		{"panicked", Attempt{Test: "TestA", ExitCode: 2, Output: "=== RUN   TestA\npanic: boom\n\ngoroutine 1"}, "panicked"},

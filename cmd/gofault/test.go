@@ -53,6 +53,7 @@ flags:
 	delay := fs.Duration("delay", 2*time.Second, "length of an injected delay")
 	hang := fs.Duration("hang", 30*time.Second, "least time a fault trial runs before it is a hang (else 4 x the test's slowest fault-free run plus --delay)")
 	helpers := fs.Bool("helpers", false, "let faults strike test setup: sites in the package's files that import testing (test helpers such as raft's testing.go) and calls made under them (left out by default)")
+	timeout := fs.Duration("timeout", 3*time.Minute, "bound of a fault-free run: past it the test hung (and is left out)")
 	race := fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
@@ -68,7 +69,7 @@ flags:
 	}
 	o := gotest.Options{
 		Module: *module, Package: rest[0], Packages: []string(pkgs), Env: []string(env), WorkDir: *workDir, DB: *db,
-		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang,
+		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang, Timeout: *timeout,
 		Helpers: *helpers, Progress: os.Stderr,
 	}
 	rest = rest[1:]
