@@ -95,6 +95,15 @@ func TestPlantedRetryBug(t *testing.T) {
 				}
 			}
 			t.Logf("bug found first in trial %d (fault trial %d of 20)", first, first-6)
+			// The replay of the finding's trial fails the same way again.
+			id := f.Trials[0]
+			r, err := Replay(context.Background(), st, id, 1, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Test != "TestSaveLoad" || r.Recurred != 1 || r.Missing != 0 {
+				t.Errorf("replay of %s = %+v, want TestSaveLoad failed again, nothing missing", id, r)
+			}
 		})
 	}
 }
