@@ -255,10 +255,28 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			o.Log.Warn("campaign status", "err", err)
 		}
 	}()
+	if sum.Measured, err = c.measureAll(ctx, tests); err != nil {
+		return nil, err
+	}
+	sum.Selection = Select(sum.Measured)
+	if len(sum.Selection.Chosen) > 0 {
+		if err := c.faultTrials(ctx, sum); err != nil {
+			return nil, err
+		}
+	}
+	status = store.StatusDone
+	sum.Seconds = time.Since(t0).Seconds()
+	sum.SetupRequests = c.setup
+	return sum, nil
+}
+
+// measureAll runs every test o.Runs times fault-free and measures it.
+func (c *campaignRun) measureAll(ctx context.Context, tests []string) ([]Measure, error) {
+	var ms []Measure
 	for _, test := range tests {
 		var runs []Attempt
-		for range o.Runs {
-			r, err := c.trial(ctx, c.measure, test, o.Timeout, true)
+		for range c.o.Runs {
+			r, err := c.trial(ctx, c.measure, test, c.o.Timeout, true)
 			if err != nil {
 				return nil, err
 			}
@@ -267,36 +285,33 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			runs = append(runs, r)
 		}
 		m := Measured(test, runs)
-		sum.Measured = append(sum.Measured, m)
-		fmt.Fprintf(o.Progress, "measured %s: %d of %d runs passed, slowest %s, %d sites reached\n", test, m.Passed, m.Runs, m.Slowest.Round(time.Millisecond), len(m.Sites))
+		ms = append(ms, m)
+		fmt.Fprintf(c.o.Progress, "measured %s: %d of %d runs passed, slowest %s, %d sites reached\n", test, m.Passed, m.Runs, m.Slowest.Round(time.Millisecond), len(m.Sites))
 	}
-	sum.Selection = Select(sum.Measured)
-	if len(sum.Selection.Chosen) == 0 {
-		status = store.StatusDone
-		sum.Seconds = time.Since(t0).Seconds()
-		return sum, nil
-	}
-	for i := range o.Trials {
+	return ms, nil
+}
+
+// faultTrials runs o.Trials fault trials of the chosen tests, counting
+// them in sum.
+func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
+	for i := range c.o.Trials {
 		m := sum.Selection.TestFor(i)
 		r, inj, err := c.faultTrial(ctx, m)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		sum.Trials++
 		if inj > 0 {
 			sum.Injected++
 		}
-		if out := r.Outcome(HangBound(m, c.delay, o.HangFloor)); out != "" {
+		if out := r.Outcome(HangBound(m, c.delay, c.o.HangFloor)); out != "" {
 			sum.Failed++
 			if inj > 0 {
 				sum.FaultFailed++
 			}
 		}
 	}
-	status = store.StatusDone
-	sum.Seconds = time.Since(t0).Seconds()
-	sum.SetupRequests = c.setup
-	return sum, nil
+	return nil
 }
 
 // build analyses, instruments and builds the test binary.
