@@ -110,7 +110,10 @@ type Summary struct {
 	Campaign int64  `json:"campaign"`
 	DB       string `json:"db"`
 	Binary   string `json:"binary"`
-	Sites    int    `json:"sites"`
+	// Reused is set when the test binary of an earlier build with the
+	// same inputs was reused.
+	Reused bool `json:"reused,omitempty"`
+	Sites  int  `json:"sites"`
 	// HelperSites counts the sites left out because their call is in a
 	// test helper file (HelperFiles), unless Options.Helpers.
 	HelperSites int      `json:"helper_sites,omitempty"`
@@ -196,6 +199,7 @@ func importPath(mod, pattern string) string {
 type campaignRun struct {
 	o        Options
 	bin      string
+	reused   bool // the test binary of an earlier build was reused
 	pkgDir   string
 	cat      *catalog.Catalog
 	st       *store.Store
@@ -232,7 +236,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := c.build(ctx); err != nil {
 		return nil, err
 	}
-	sum := &Summary{Binary: c.bin, Sites: len(c.cat.Sites), BuildSecs: time.Since(t0).Seconds(), DB: o.DB}
+	sum := &Summary{Binary: c.bin, Reused: c.reused, Sites: len(c.cat.Sites), BuildSecs: time.Since(t0).Seconds(), DB: o.DB}
 	tests, err := c.list(ctx)
 	if err != nil {
 		return nil, err
@@ -329,13 +333,13 @@ func (c *campaignRun) build(ctx context.Context) error {
 		NoCoverage: true,
 	}
 	out := filepath.Join(o.WorkDir, "bin", "pkg.test")
-	// The build key hashes the package's sources but not its _test.go
-	// files: a test binary is always built afresh unless asked to reuse.
-	res, err := build.Node(ctx, t, out, nil, build.Options{Rebuild: true})
+	// The build key hashes the test files too (go list -test): an
+	// unchanged package's test binary is reused.
+	res, err := build.Node(ctx, t, out, nil, build.Options{Rebuild: o.Rebuild})
 	if err != nil {
 		return fmt.Errorf("build test binary of %s: %w", o.Package, err)
 	}
-	c.bin, c.cat = res.Binary, res.Catalog
+	c.bin, c.cat, c.reused = res.Binary, res.Catalog, res.Reused
 	cmd := procgroup.Command(ctx, "go", append(append([]string{"list"}, res.Work.AllBuildFlags()...), "-f", "{{.Dir}}", o.Package)...)
 	cmd.Dir, cmd.Env = res.Work.ModuleDir, res.Work.Env
 	var stdout, stderr bytes.Buffer

@@ -54,6 +54,7 @@ flags:
 	hang := fs.Duration("hang", 30*time.Second, "least time a fault trial runs before it is a hang (else 4 x the test's slowest fault-free run plus --delay)")
 	helpers := fs.Bool("helpers", false, "let faults strike test setup: sites in the package's files that import testing (test helpers such as raft's testing.go) and calls made under them (left out by default)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "bound of a fault-free run: past it the test hung (and is left out)")
+	rebuild := fs.Bool("rebuild", false, "build the test binary afresh even when an earlier build's inputs (sources, test files, flags) are unchanged")
 	race := fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
@@ -70,7 +71,7 @@ flags:
 	o := gotest.Options{
 		Module: *module, Package: rest[0], Packages: []string(pkgs), Env: []string(env), WorkDir: *workDir, DB: *db,
 		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang, Timeout: *timeout,
-		Helpers: *helpers, Progress: os.Stderr,
+		Helpers: *helpers, Rebuild: *rebuild, Progress: os.Stderr,
 	}
 	rest = rest[1:]
 	if len(rest) > 0 && rest[0] != "--" {
@@ -134,7 +135,11 @@ func splitRun(flags []string) (run string, rest []string, err error) {
 // writeTestSummary prints what a gofault test campaign did.
 func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	sel := s.Selection
-	fmt.Fprintf(w, "campaign %d: test binary %s (%d fault sites)\n", s.Campaign, s.Binary, s.Sites)
+	reused := ""
+	if s.Reused {
+		reused = "; reused, inputs unchanged"
+	}
+	fmt.Fprintf(w, "campaign %d: test binary %s (%d fault sites%s)\n", s.Campaign, s.Binary, s.Sites, reused)
 	if s.HelperSites > 0 {
 		fmt.Fprintf(w, "  %d sites in test helper files left out (--helpers keeps them): %s\n", s.HelperSites, strings.Join(s.HelperFiles, ", "))
 	}
