@@ -392,6 +392,9 @@ func (c *campaignRun) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if _, ok := pol.(policy.Observer); ok {
+		return fmt.Errorf("policy %s partitions members on observed peer messages: a test process is one node, which it cannot cut", o.Policy)
+	}
 	if !o.Helpers {
 		pol = withoutHelpers{Policy: pol, drop: c.helpers, isHelper: helperFiles(), setup: &c.setup}
 	}
