@@ -245,10 +245,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		c.helpers = HelperSites(c.cat)
 		sum.HelperSites, sum.HelperFiles = len(c.helpers), files(c.helpers)
 	}
+	defer c.close()
 	if err := c.open(ctx); err != nil {
 		return nil, err
 	}
-	defer c.close()
 	sum.Campaign = c.id
 	status := store.StatusFailed
 	defer func() {
@@ -384,7 +384,9 @@ func (c *campaignRun) list(ctx context.Context) ([]string, error) {
 }
 
 // open creates the campaign in the store and the two controllers: one
-// that measures (every site live, no fault) and one with the policy.
+// that measures (reach: the candidate sites live, no fault) and one with
+// the policy, wrapped so that test setup gets no fault unless
+// o.Helpers.
 func (c *campaignRun) open(ctx context.Context) error {
 	o := c.o
 	env := policy.Env{Catalog: c.cat, Seed: o.Seed, Kinds: o.Kinds, Delay: o.Delay}
