@@ -49,3 +49,12 @@ func TestTestUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestTestHelp checks that gofault test -h exits 0 (its usage goes to
+// stderr, with every flag).
+func TestTestHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"test", "-h"}, &out, &errb); code != 0 {
+		t.Errorf("gofault test -h: exit %d, stderr %q", code, errb.String())
+	}
+}
