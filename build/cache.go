@@ -144,7 +144,12 @@ func nodeKey(ctx context.Context, w *instrument.Work, t instrument.Target, kind 
 		return "", err
 	}
 	patterns := append([]string{w.Main}, w.Patterns...)
-	if err := hashSources(ctx, h, w.ModuleDir, w.Env, w.AllBuildFlags(), patterns, env.modCache); err != nil {
+	flags := w.AllBuildFlags()
+	if w.Test {
+		// A test binary is built from the packages' _test.go files too.
+		flags = append(flags, "-test")
+	}
+	if err := hashSources(ctx, h, w.ModuleDir, w.Env, flags, patterns, env.modCache); err != nil {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -240,13 +245,14 @@ func hashFiles(h hash.Hash, files ...string) error {
 
 // listedPackage is the part of go list -json output hashSources needs.
 type listedPackage struct {
+	ImportPath                                                                 string
 	Dir                                                                        string
 	Standard                                                                   bool
 	GoFiles, CgoFiles, CFiles, CXXFiles, HFiles, SFiles, SysoFiles, EmbedFiles []string
 }
 
 // listFields are the fields of listedPackage, for go list -json=.
-const listFields = "Dir,Standard,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,SysoFiles,EmbedFiles"
+const listFields = "ImportPath,Dir,Standard,GoFiles,CgoFiles,CFiles,CXXFiles,HFiles,SFiles,SysoFiles,EmbedFiles"
 
 // hashSources writes to h the source files of patterns and all their
 // dependencies that are neither in the standard library (the Go version
@@ -270,6 +276,11 @@ func hashSources(ctx context.Context, h hash.Hash, dir string, env, flags, patte
 			return fmt.Errorf("build key: go list: %w", err)
 		}
 		if p.Standard || (modCache != "" && strings.HasPrefix(p.Dir, modCache+string(filepath.Separator))) {
+			continue
+		}
+		if strings.HasSuffix(p.ImportPath, ".test") {
+			// A test binary's generated main (go list -test), made from
+			// the test files hashed with their package.
 			continue
 		}
 		for _, files := range [][]string{p.GoFiles, p.CgoFiles, p.CFiles, p.CXXFiles, p.HFiles, p.SFiles, p.SysoFiles, p.EmbedFiles} {

@@ -115,6 +115,44 @@ func TestNodeKey(t *testing.T) {
 	}
 }
 
+// TestNodeKeyTestFiles checks that the key of a test binary's build
+// (instrument.Target.Test) changes with the package's _test.go files, and
+// that of a node's build does not.
+func TestNodeKeyTestFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	ctx := context.Background()
+	for _, test := range []bool{true, false} {
+		tg := writeModule(t)
+		tg.Test = test
+		if test {
+			tg.Main = "./p"
+		}
+		testFile := filepath.Join(tg.Module, "p", "p_test.go")
+		key := func(src string) string {
+			t.Helper()
+			if err := os.WriteFile(testFile, []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w, err := instrument.Prepare(ctx, tg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := nodeKey(ctx, w, tg, "node", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return k
+		}
+		before := key("package p\n\nimport \"testing\"\n\nfunc TestRun(t *testing.T) { Run() }\n")
+		after := key("package p\n\nimport \"testing\"\n\nfunc TestRun(t *testing.T) { Run(); Run() }\n")
+		if (after != before) != test {
+			t.Errorf("test build %v: key changed with a _test.go file: %v, want %v", test, after != before, test)
+		}
+	}
+}
+
 // TestNodeKeyRelease checks the key of builds of a release (target.version):
 // the same release prepared again (its resolved go.mod reused) gives the
 // same key, another release another key. The release is golang.org/x/mod,

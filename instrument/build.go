@@ -173,11 +173,15 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 	return res, nil
 }
 
-// build runs go build of the main package into bin, with the overlay,
-// catalog hash and number of coverage blocks if given, stripped if strip;
-// the error holds the compiler's output.
+// build runs go build of the main package into bin (go test -c of the
+// package under test when w.Test), with the overlay, catalog hash and
+// number of coverage blocks if given, stripped if strip; the error holds
+// the compiler's output.
 func (w *Work) build(ctx context.Context, bin, overlay, hash string, blocks int, strip bool) error {
 	args := append([]string{"build"}, w.AllBuildFlags()...)
+	if w.Test {
+		args = append([]string{"test", "-c"}, w.AllBuildFlags()...)
+	}
 	if overlay != "" {
 		args = append(args, "-overlay="+overlay)
 	}

@@ -43,6 +43,8 @@ type Work struct {
 	Patterns []string
 	// Main is the main package to build, relative to ModuleDir.
 	Main string
+	// Test is Target.Test.
+	Test bool
 	// BuildFlags are the user's extra go build flags.
 	BuildFlags []string
 	// Env is the environment of the go commands (os.Environ plus GOWORK=off
@@ -165,6 +167,9 @@ type Target struct {
 	Module string
 	// Main is the main package to build, relative to Module (default ".").
 	Main string
+	// Test builds Main's test binary (go test -c) instead of a program:
+	// Main is then the package under test (gofault test).
+	Test bool `json:",omitempty"`
 	// Packages are the package patterns to instrument.
 	Packages []string
 	// BuildFlags are extra go build flags, e.g. "-tags=foo".
@@ -229,6 +234,7 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		AgentDir:   filepath.Join(dir, "agent"),
 		Patterns:   t.Packages,
 		Main:       main,
+		Test:       t.Test,
 		BuildFlags: t.BuildFlags,
 		Env:        goEnv(os.Environ()),
 		Role:       t.Role,

@@ -455,6 +455,11 @@ func pickFor(seed int64, req *Request) uint64 {
 }
 
 // candidateSites returns the sites that can take at least one allowed fault.
+// CandidateSites returns the indices of the catalog's sites at which the
+// environment allows some fault (the sites random, exhaustive and fate
+// make live): gofault test measures which of them each test reaches.
+func (e *Env) CandidateSites() []uint32 { return e.candidateSites() }
+
 func (e *Env) candidateSites() []uint32 {
 	if e.Catalog == nil {
 		return nil

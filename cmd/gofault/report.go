@@ -17,6 +17,7 @@ import (
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -362,6 +363,9 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	trialID, err := replayTarget(ctx, st, rest[0])
 	if err != nil {
 		return err
+	}
+	if gotest.IsTrial(ctx, st, trialID) {
+		return replayTest(ctx, st, trialID, *runs, *asJSON, stdout)
 	}
 	opts := campaign.ReplayOptions{Trial: trialID, Runs: *runs, Lock: lockWork, Build: bf.built, Warn: os.Stderr}
 	if !*asJSON {

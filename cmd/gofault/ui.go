@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/dashboard"
+	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
@@ -62,12 +63,22 @@ func runUI(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 }
 
-// replayer runs gofault replay's campaign.Replay, once, for the
-// dashboard's Replay button: it locks the work dir, builds (or reuses the
-// build) and saves its trial as any replay does.
+// replayer runs gofault replay's campaign.Replay (gotest.Replay for a
+// gofault test trial), once, for the dashboard's Replay button: it locks
+// the work dir, builds (or reuses the build) and saves its trial as any
+// replay does (a test trial's replay is not saved).
 func replayer(st *store.Store) func(ctx context.Context, trial string) (dashboard.ReplayResult, error) {
 	return func(ctx context.Context, trial string) (dashboard.ReplayResult, error) {
 		var text, all bytes.Buffer
+		if gotest.IsTrial(ctx, st, trial) {
+			r, err := gotest.Replay(ctx, st, trial, 1, &all)
+			res := dashboard.ReplayResult{Trial: trial, Output: all.String()}
+			if r != nil {
+				res.Reproduced = r.Recurred == len(r.Outcomes)
+				res.Summary = fmt.Sprintf("%s failed again in %d of %d runs", r.Test, r.Recurred, len(r.Outcomes))
+			}
+			return res, err
+		}
 		r, err := campaign.Replay(ctx, st, campaign.ReplayOptions{
 			Trial: trial, Lock: lockWork,
 			Text: io.MultiWriter(&text, &all), Warn: &all,

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/gotest"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/store"
+)
+
+func init() {
+	register(command{
+		name:    "test",
+		summary: "run a package's own Go tests as the workload: measure them fault-free, then fault trials",
+		run:     runTest,
+	})
+}
+
+func runTest(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := newFlags("test", os.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `usage: gofault test [flags] PACKAGE [-- go test flags]
+
+Builds PACKAGE's test binary once with gofault's hooks (the same analysis
+and instrumentation as gofault build, through go test -c -overlay), runs
+every test fault-free --runs times (pass/fail, flakiness, time, the fault
+sites each reaches), then runs --trials fault trials: each runs one test
+that passed every fault-free run and reached a site, as one node (n1) with
+the policy's faults. A test that fails, hangs, panics or races with a fault
+is a finding. Trials go to the store: gofault report --db DB shows them.
+The go test flags after -- go to every run (-short, -test.short, ...);
+-run REGEXP keeps only the tests it matches.
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	module := fs.String("module", ".", "directory of the module that holds PACKAGE")
+	var pkgs, env stringList
+	fs.Var(&pkgs, "packages", "package `pattern` to analyse and instrument, relative to --module (repeatable; default: PACKAGE)")
+	fs.Var(&env, "env", "`KEY=VALUE` set for every test run (repeatable)")
+	pol := fs.String("policy", "random", "injection policy ("+strings.Join(policy.Names(), ", ")+")")
+	seed := fs.Int64("seed", 1, "the policy's seed")
+	trials := fs.Int("trials", 20, "fault trials to run")
+	runs := fs.Int("runs", 2, "fault-free runs of every test (a test that fails in any is left out)")
+	kinds := fs.String("kinds", "error,delay", "fault kinds, comma-separated (crash and the cuts are not offered in-process)")
+	delay := fs.Duration("delay", 2*time.Second, "length of an injected delay")
+	hang := fs.Duration("hang", 30*time.Second, "least time a fault trial runs before it is a hang (else 4 x the test's slowest fault-free run plus --delay)")
+	helpers := fs.Bool("helpers", false, "let faults strike test setup: sites in the package's files that import testing (test helpers such as raft's testing.go) and calls made under them (left out by default)")
+	timeout := fs.Duration("timeout", 3*time.Minute, "bound of a fault-free run: past it the test hung (and is left out)")
+	rebuild := fs.Bool("rebuild", false, "build the test binary afresh even when an earlier build's inputs (sources, test files, flags) are unchanged")
+	race := fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
+	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
+	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
+	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	rest := fs.Args()
+	// flag.Parse takes a "--" before any package as its own terminator:
+	// what follows is then go test's flags, not a package.
+	if len(rest) == 0 || strings.HasPrefix(rest[0], "-") {
+		return fmt.Errorf("%w: name the package under test: gofault test [flags] PACKAGE [-- go test flags]", errUsage)
+	}
+	o := gotest.Options{
+		Module: *module, Package: rest[0], Packages: []string(pkgs), Env: []string(env), WorkDir: *workDir, DB: *db,
+		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang, Timeout: *timeout,
+		Helpers: *helpers, Rebuild: *rebuild, Progress: os.Stderr,
+	}
+	rest = rest[1:]
+	if len(rest) > 0 && rest[0] != "--" {
+		return fmt.Errorf("%w: one package, then -- and go test flags: unexpected %q", errUsage, rest)
+	}
+	if len(rest) > 0 {
+		var err error
+		if o.Run, o.TestFlags, err = splitRun(rest[1:]); err != nil {
+			return err
+		}
+	}
+	if *race {
+		o.BuildFlags = append(o.BuildFlags, "-race")
+	}
+	for _, k := range strings.Split(*kinds, ",") {
+		kind, err := catalog.ParseKind(strings.TrimSpace(k))
+		if err != nil {
+			return fmt.Errorf("%w: --kinds: %w", errUsage, err)
+		}
+		o.Kinds = append(o.Kinds, kind)
+	}
+	sum, err := gotest.Run(ctx, o)
+	if sum != nil {
+		rememberDB(sum.DB)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return writeJSON(stdout, struct {
+			Version versionInfo `json:"version"`
+			*gotest.Summary
+		}{gofaultVersion(), sum})
+	}
+	writeTestSummary(stdout, sum)
+	return nil
+}
+
+// splitRun takes -run/-test.run and its value out of go test flags: the
+// campaign runs one test at a time with -test.run of its own.
+func splitRun(flags []string) (run string, rest []string, err error) {
+	for i := 0; i < len(flags); i++ {
+		f := flags[i]
+		name, val, hasVal := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if !strings.HasPrefix(f, "-") || (name != "run" && name != "test.run") {
+			rest = append(rest, f)
+			continue
+		}
+		if !hasVal {
+			if i+1 == len(flags) {
+				return "", nil, fmt.Errorf("%w: %s needs a value", errUsage, f)
+			}
+			i++
+			val = flags[i]
+		}
+		run = val
+	}
+	return run, rest, nil
+}
+
+// writeTestSummary prints what a gofault test campaign did.
+func writeTestSummary(w io.Writer, s *gotest.Summary) {
+	sel := s.Selection
+	reused := ""
+	if s.Reused {
+		reused = "; reused, inputs unchanged"
+	}
+	fmt.Fprintf(w, "campaign %d: test binary %s (%d fault sites%s)\n", s.Campaign, s.Binary, s.Sites, reused)
+	if s.HelperSites > 0 {
+		fmt.Fprintf(w, "  %d sites in test helper files left out (--helpers keeps them): %s\n", s.HelperSites, strings.Join(s.HelperFiles, ", "))
+	}
+	fmt.Fprintf(w, "  fault-free pass: %d tests measured; %d chosen, %d flaky, %d failing, %d skipped, %d reached no site\n",
+		len(s.Measured), len(sel.Chosen), len(sel.Flaky), len(sel.Failing), len(sel.Skipped), len(sel.NoSites))
+	for _, group := range []struct {
+		what string
+		ms   []gotest.Measure
+	}{{"flaky (left out)", sel.Flaky}, {"failing fault-free (left out)", sel.Failing}, {"skipped (left out)", sel.Skipped}, {"reached no site (left out)", sel.NoSites}} {
+		if len(group.ms) == 0 {
+			continue
+		}
+		var names []string
+		for _, m := range group.ms {
+			names = append(names, fmt.Sprintf("%s (%d/%d passed)", m.Test, m.Passed, m.Runs))
+		}
+		fmt.Fprintf(w, "  %s: %s\n", group.what, strings.Join(names, ", "))
+	}
+	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed)
+	if s.SetupRequests > 0 {
+		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)
+	}
+	fmt.Fprintf(w, "  %.0fs (build %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.DB)
+	if s.Failed > 0 {
+		fmt.Fprintf(w, "  see them with: gofault report --db %s\n", s.DB)
+	}
+}
+
+// replayTest replays trial id of a gofault test campaign runs times
+// (gotest.Replay) and says how often its test failed again; a replay in
+// which it never did exits 3, as gofault replay's does.
+func replayTest(ctx context.Context, st *store.Store, id string, runs int, asJSON bool, stdout io.Writer) error {
+	r, err := gotest.Replay(ctx, st, id, runs, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := writeJSON(stdout, r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "replayed %s (%s) %d times: failed again in %d\n", id, r.Test, len(r.Outcomes), r.Recurred)
+		if r.Missing > 0 {
+			fmt.Fprintf(stdout, "  %d of its injections name sites the rebuilt test binary no longer has (the source changed)\n", r.Missing)
+		}
+	}
+	if r.Recurred == 0 {
+		return errNotReproduced
+	}
+	return nil
+}

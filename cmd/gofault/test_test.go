@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestSplitRun(t *testing.T) {
+	for _, tc := range []struct {
+		flags   []string
+		run     string
+		rest    []string
+		wantErr bool
+	}{
+		{[]string{"-short"}, "", []string{"-short"}, false},
+		{[]string{"-run", "TestRaft_", "-short"}, "TestRaft_", []string{"-short"}, false},
+		{[]string{"-test.run=^TestA$", "-v"}, "^TestA$", []string{"-v"}, false},
+		{[]string{"-short", "-run"}, "", nil, true},
+	} {
+		run, rest, err := splitRun(tc.flags)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("splitRun(%q): err %v, want error %v", tc.flags, err, tc.wantErr)
+			continue
+		}
+		if err == nil && (run != tc.run || !slices.Equal(rest, tc.rest)) {
+			t.Errorf("splitRun(%q) = %q, %q; want %q, %q", tc.flags, run, rest, tc.run, tc.rest)
+		}
+	}
+}
+
+// TestTestUsage checks that gofault test refuses a command line without
+// one package, or with more than one, with exit status 2 and the usage.
+func TestTestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"test"}, "name the package under test"},
+		{[]string{"test", "--", "-short"}, "name the package under test"},
+		{[]string{"test", "./a", "./b"}, "one package, then --"},
+		{[]string{"test", "--kinds", "crash", "."}, "not offered in-process"},
+	} {
+		var out, errb bytes.Buffer
+		code := run(tc.args, &out, &errb)
+		if code == 0 || !strings.Contains(errb.String(), tc.want) {
+			t.Errorf("gofault %s: exit %d, stderr %q; want a failure with %q", strings.Join(tc.args, " "), code, errb.String(), tc.want)
+		}
+	}
+}
+
+// TestTestHelp checks that gofault test -h exits 0 (its usage goes to
+// stderr, with every flag).
+func TestTestHelp(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"test", "-h"}, &out, &errb); code != 0 {
+		t.Errorf("gofault test -h: exit %d, stderr %q", code, errb.String())
+	}
+}

@@ -1,0 +1,648 @@
+// Package gotest runs a project's own Go tests as gofault's workload
+// (gofault test): it builds the package's test binary once with the same
+// analysis and instrumentation as a node binary (go test -c -overlay),
+// measures every test fault-free (pass/fail, flakiness, time, the fault
+// sites it reaches), then runs fault trials, each one chosen test in a
+// process whose agent connects to the controller as node "n1" and whose
+// faults the policy decides. A test that passed every fault-free run and
+// fails, hangs, panics or races with a fault is a finding. Trials and
+// verdicts go to the same store as a campaign's, so gofault report shows
+// them.
+//
+// The decisions (how a run ended, which tests get trials, the hang bound)
+// are the pure functions of judge.go; this file does the I/O.
+package gotest
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/mod/modfile"
+
+	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/build"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/cluster"
+	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/instrument"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/procgroup"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
+	"github.com/gofault/gofault/workdir"
+)
+
+// Node is the name of the one node a test process is: in-process
+// clusters are not split into members yet.
+const Node = "n1"
+
+// Options is what a gofault test campaign runs.
+type Options struct {
+	// Module is the directory of the module that holds the package under
+	// test.
+	Module string `json:"module"`
+	// Package is the package under test, as go test -c takes it (one
+	// package, relative to Module or an import path).
+	Package string `json:"package"`
+	// Packages are the patterns analysed and instrumented (default:
+	// Package): the package under test and what it reaches.
+	Packages []string `json:"packages,omitempty"`
+	// BuildFlags are extra flags of the go test -c build, e.g. "-race".
+	BuildFlags []string `json:"build_flags,omitempty"`
+	// TestFlags are passed to every run of the test binary, in its own
+	// form (-test.short, or -short: the go test spelling is mapped).
+	TestFlags []string `json:"test_flags,omitempty"`
+	// Run, if set, keeps only the listed tests this regexp matches.
+	Run string `json:"run,omitempty"`
+	// Env are extra KEY=VALUE variables of every test run.
+	Env []string `json:"env,omitempty"`
+	// WorkDir holds the build, the trials' logs and, by default, the
+	// store.
+	WorkDir string `json:"work_dir"`
+	// DB is the store (default <WorkDir>/gofault.db).
+	DB string `json:"db,omitempty"`
+
+	Policy string         `json:"policy"`
+	Seed   int64          `json:"seed"`
+	Kinds  []catalog.Kind `json:"kinds"`
+	// Delay is the length of an injected delay (policy default if 0).
+	Delay time.Duration `json:"delay,omitempty"`
+	// Trials is the number of fault trials.
+	Trials int `json:"trials"`
+	// Runs is the number of fault-free runs of every test (default 2).
+	Runs int `json:"runs"`
+	// Timeout bounds a fault-free run (default 3m): past it the run hung.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// HangFloor is the least time a fault trial may run before it is a
+	// hang (HangBound; default 30s).
+	HangFloor time.Duration `json:"hang_floor,omitempty"`
+	// Helpers lets faults strike the sites in files of the package that
+	// import "testing" (HelperSites), left out by default.
+	Helpers bool `json:"helpers,omitempty"`
+	// Rebuild builds the test binary afresh even when an earlier build of
+	// the same package sources is there.
+	Rebuild bool `json:"-"`
+
+	// Log receives gofault's own log; Progress a line per test measured
+	// and per trial (both may be nil).
+	Log      *slog.Logger `json:"-"`
+	Progress io.Writer    `json:"-"`
+}
+
+// Summary is what a gofault test campaign did.
+type Summary struct {
+	Campaign int64  `json:"campaign"`
+	DB       string `json:"db"`
+	Binary   string `json:"binary"`
+	// Reused is set when the test binary of an earlier build with the
+	// same inputs was reused.
+	Reused bool `json:"reused,omitempty"`
+	Sites  int  `json:"sites"`
+	// HelperSites counts the sites left out because their call is in a
+	// test helper file (HelperFiles), unless Options.Helpers.
+	HelperSites int      `json:"helper_sites,omitempty"`
+	HelperFiles []string `json:"helper_files,omitempty"`
+	// SetupRequests counts the fault trials' requests whose stack passed
+	// through a test helper, answered "no fault" unless Options.Helpers.
+	SetupRequests int `json:"setup_requests,omitempty"`
+	// Measured are the tests of the fault-free pass, in list order.
+	Measured  []Measure `json:"measured"`
+	Selection Selection `json:"selection"`
+	// Trials counts the fault trials run, Injected those with a fault,
+	// Failed those whose test failed, FaultFailed those with a fault.
+	Trials      int     `json:"trials"`
+	Injected    int     `json:"injected"`
+	Failed      int     `json:"failed"`
+	FaultFailed int     `json:"fault_failed"`
+	Seconds     float64 `json:"seconds"`
+	BuildSecs   float64 `json:"build_seconds"`
+}
+
+// defaults fills in what o leaves zero.
+func (o *Options) defaults() {
+	o.Module = cmp.Or(o.Module, ".")
+	o.Package = cmp.Or(o.Package, ".")
+	if len(o.Packages) == 0 {
+		o.Packages = []string{o.Package}
+	}
+	o.WorkDir = cmp.Or(o.WorkDir, filepath.Join(o.Module, ".gofault", "test"))
+	o.DB = cmp.Or(o.DB, filepath.Join(o.WorkDir, "gofault.db"))
+	o.Policy = cmp.Or(o.Policy, "random")
+	if len(o.Kinds) == 0 {
+		o.Kinds = []catalog.Kind{catalog.KindError, catalog.KindDelay}
+	}
+	if o.Runs == 0 {
+		o.Runs = 2
+	}
+	o.HangFloor = cmp.Or(o.HangFloor, 30*time.Second)
+	o.Timeout = cmp.Or(o.Timeout, 3*time.Minute)
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+}
+
+// importPaths turns the relative directories among o.Package and
+// o.Packages ("." and "./x", no "...") into the import paths of the
+// module's packages: the analysis analyses a package that imports
+// "testing" only when a pattern names it by its path (hashicorp/raft's
+// testing.go is in the library package).
+func (o *Options) importPaths() error {
+	data, err := os.ReadFile(filepath.Join(o.Module, "go.mod"))
+	if err != nil {
+		return fmt.Errorf("module of the package under test: %w", err)
+	}
+	mod := modfile.ModulePath(data)
+	if mod == "" {
+		return fmt.Errorf("%s: no module path", filepath.Join(o.Module, "go.mod"))
+	}
+	o.Package = importPath(mod, o.Package)
+	for i, p := range o.Packages {
+		o.Packages[i] = importPath(mod, p)
+	}
+	return nil
+}
+
+// importPath is the import path of pattern, a package directory relative
+// to the root of module mod ("." or "./x"); other patterns (import paths,
+// "..." patterns) are returned unchanged.
+func importPath(mod, pattern string) string {
+	if strings.Contains(pattern, "...") || (pattern != "." && !strings.HasPrefix(pattern, "./")) {
+		return pattern
+	}
+	rel := path.Clean(pattern)
+	if rel == "." {
+		return mod
+	}
+	return mod + "/" + rel
+}
+
+// campaignRun is one campaign in progress.
+type campaignRun struct {
+	o        Options
+	bin      string
+	reused   bool // the test binary of an earlier build was reused
+	pkgDir   string
+	cat      *catalog.Catalog
+	st       *store.Store
+	id       int64
+	next     int // the next trial index
+	delay    time.Duration
+	helpers  map[uint32]string // sites no fault may strike (HelperSites)
+	setup    int               // requests under a test helper, answered "no fault" (withoutHelpers)
+	reach    *reach            // the measuring pass's policy
+	measure  *controller.Controller
+	faults   *controller.Controller
+	sockDirs []string
+}
+
+// Run builds the test binary of o.Package, measures its tests fault-free
+// and runs o.Trials fault trials, storing every run as a trial.
+func Run(ctx context.Context, o Options) (*Summary, error) {
+	t0 := time.Now()
+	o.defaults()
+	for _, k := range o.Kinds {
+		if k&(catalog.KindError|catalog.KindDelay) == 0 {
+			return nil, fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are)", k)
+		}
+	}
+	if err := o.importPaths(); err != nil {
+		return nil, err
+	}
+	release, err := workdir.Lock(o.WorkDir, "gofault test "+o.Package)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	c := &campaignRun{o: o, delay: cmp.Or(o.Delay, 2*time.Second)}
+	if err := c.build(ctx); err != nil {
+		return nil, err
+	}
+	sum := &Summary{Binary: c.bin, Reused: c.reused, Sites: len(c.cat.Sites), BuildSecs: time.Since(t0).Seconds(), DB: o.DB}
+	tests, err := c.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !o.Helpers {
+		c.helpers = HelperSites(c.cat)
+		sum.HelperSites, sum.HelperFiles = len(c.helpers), files(c.helpers)
+	}
+	defer c.close()
+	if err := c.open(ctx); err != nil {
+		return nil, err
+	}
+	sum.Campaign = c.id
+	status := store.StatusFailed
+	defer func() {
+		if ctx.Err() != nil {
+			status = store.StatusInterrupted
+		}
+		if err := c.st.SetCampaignStatus(context.WithoutCancel(ctx), c.id, status); err != nil {
+			o.Log.Warn("campaign status", "err", err)
+		}
+	}()
+	if sum.Measured, err = c.measureAll(ctx, tests); err != nil {
+		return nil, err
+	}
+	sum.Selection = Select(sum.Measured)
+	if len(sum.Selection.Chosen) > 0 {
+		if err := c.faultTrials(ctx, sum); err != nil {
+			return nil, err
+		}
+	}
+	status = store.StatusDone
+	sum.Seconds = time.Since(t0).Seconds()
+	sum.SetupRequests = c.setup
+	return sum, nil
+}
+
+// measureAll runs every test o.Runs times fault-free and measures it.
+func (c *campaignRun) measureAll(ctx context.Context, tests []string) ([]Measure, error) {
+	var ms []Measure
+	for _, test := range tests {
+		var runs []Attempt
+		for range c.o.Runs {
+			r, err := c.trial(ctx, c.measure, test, c.o.Timeout, true)
+			if err != nil {
+				return nil, err
+			}
+			// The sites a fault may strike: reached outside test setup.
+			r.Sites = c.reach.reached()
+			runs = append(runs, r)
+		}
+		m := Measured(test, runs)
+		ms = append(ms, m)
+		fmt.Fprintf(c.o.Progress, "measured %s: %d of %d runs passed, slowest %s, %d sites reached\n", test, m.Passed, m.Runs, m.Slowest.Round(time.Millisecond), len(m.Sites))
+	}
+	return ms, nil
+}
+
+// faultTrials runs o.Trials fault trials of the chosen tests, counting
+// them in sum.
+func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
+	for i := range c.o.Trials {
+		m := sum.Selection.TestFor(i)
+		r, inj, err := c.faultTrial(ctx, m)
+		if err != nil {
+			return err
+		}
+		sum.Trials++
+		if inj > 0 {
+			sum.Injected++
+		}
+		if out := r.Outcome(HangBound(m, c.delay, c.o.HangFloor)); out != "" {
+			sum.Failed++
+			if inj > 0 {
+				sum.FaultFailed++
+			}
+		}
+	}
+	return nil
+}
+
+// build analyses, instruments and builds the test binary.
+func (c *campaignRun) build(ctx context.Context) error {
+	o := c.o
+	t := instrument.Target{
+		Module:     o.Module,
+		Main:       o.Package,
+		Test:       true,
+		Packages:   o.Packages,
+		BuildFlags: o.BuildFlags,
+		WorkDir:    filepath.Join(o.WorkDir, "build"),
+		// The agent's coverage table is read unsynchronised; the test
+		// trials do not use coverage yet.
+		NoCoverage: true,
+	}
+	out := filepath.Join(o.WorkDir, "bin", "pkg.test")
+	// The build key hashes the test files too (go list -test): an
+	// unchanged package's test binary is reused.
+	res, err := build.Node(ctx, t, out, nil, build.Options{Rebuild: o.Rebuild})
+	if err != nil {
+		return fmt.Errorf("build test binary of %s: %w", o.Package, err)
+	}
+	c.bin, c.cat, c.reused = res.Binary, res.Catalog, res.Reused
+	cmd := procgroup.Command(ctx, "go", append(append([]string{"list"}, res.Work.AllBuildFlags()...), "-f", "{{.Dir}}", o.Package)...)
+	cmd.Dir, cmd.Env = res.Work.ModuleDir, res.Work.Env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := procgroup.Run(cmd); err != nil {
+		return fmt.Errorf("go list %s: %w: %s", o.Package, err, strings.TrimSpace(stderr.String()))
+	}
+	c.pkgDir = strings.TrimSpace(stdout.String())
+	return nil
+}
+
+// list runs the test binary's -test.list and returns the tests o.Run
+// keeps.
+func (c *campaignRun) list(ctx context.Context) ([]string, error) {
+	var keep *regexp.Regexp
+	if c.o.Run != "" {
+		var err error
+		if keep, err = regexp.Compile(c.o.Run); err != nil {
+			return nil, fmt.Errorf("-run: %w", err)
+		}
+	}
+	cmd := procgroup.Command(ctx, c.bin, "-test.list", ".")
+	cmd.Dir = c.pkgDir
+	cmd.Env = withoutGofault(os.Environ())
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := procgroup.Run(cmd); err != nil {
+		return nil, fmt.Errorf("%s -test.list: %w: %s", c.bin, err, strings.TrimSpace(stderr.String()))
+	}
+	var tests []string
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		name := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(name, "Test") && (keep == nil || keep.MatchString(name)) {
+			tests = append(tests, name)
+		}
+	}
+	if len(tests) == 0 {
+		return nil, fmt.Errorf("%s lists no test to run (-run %q)", c.o.Package, c.o.Run)
+	}
+	return tests, nil
+}
+
+// open creates the campaign in the store and the two controllers: one
+// that measures (reach: the candidate sites live, no fault) and one with
+// the policy, wrapped so that test setup gets no fault unless
+// o.Helpers.
+func (c *campaignRun) open(ctx context.Context) error {
+	o := c.o
+	env := policy.Env{Catalog: c.cat, Seed: o.Seed, Kinds: o.Kinds, Delay: o.Delay}
+	pol, err := policy.New(o.Policy, env)
+	if err != nil {
+		return err
+	}
+	if _, ok := pol.(policy.Observer); ok {
+		return fmt.Errorf("policy %s partitions members on observed peer messages: a test process is one node, which it cannot cut", o.Policy)
+	}
+	if !o.Helpers {
+		pol = withoutHelpers{Policy: pol, drop: c.helpers, isHelper: helperFiles(), setup: &c.setup}
+	}
+	if err := os.MkdirAll(filepath.Dir(o.DB), 0o755); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	if c.st, err = store.Open(o.DB); err != nil {
+		return err
+	}
+	conf, err := json.Marshal(stored{GoTest: &o})
+	if err != nil {
+		return fmt.Errorf("campaign config: %w", err)
+	}
+	h := sha256.Sum256(conf)
+	c.id, err = c.st.CreateCampaign(ctx, store.Campaign{Name: "test " + o.Package, ConfigHash: hex.EncodeToString(h[:]), Policy: o.Policy, Seed: o.Seed, Config: string(conf)})
+	if err != nil {
+		return err
+	}
+	c.next = 1
+	c.reach = &reach{sites: env.CandidateSites()}
+	if !o.Helpers {
+		c.reach.isHelper = helperFiles()
+	}
+	if c.measure, err = c.listen(c.reach); err != nil {
+		return err
+	}
+	c.faults, err = c.listen(pol)
+	return err
+}
+
+// listen starts a controller with pol on a socket of its own.
+func (c *campaignRun) listen(pol policy.Policy) (*controller.Controller, error) {
+	sock, err := controller.SocketPath()
+	if err != nil {
+		return nil, err
+	}
+	c.sockDirs = append(c.sockDirs, sock)
+	return controller.Listen("unix", sock, controller.Options{Catalog: c.cat, Policy: pol, Logger: c.o.Log})
+}
+
+func (c *campaignRun) close() {
+	for _, ctl := range []*controller.Controller{c.measure, c.faults} {
+		if ctl != nil {
+			ctl.Close()
+		}
+	}
+	for _, s := range c.sockDirs {
+		controller.RemoveSocketDir(s)
+	}
+	if c.st != nil {
+		c.st.Close()
+	}
+}
+
+// faultTrial runs one fault trial of m's test and returns the run and
+// how many faults it injected.
+func (c *campaignRun) faultTrial(ctx context.Context, m Measure) (Attempt, int, error) {
+	index := c.next
+	bound := HangBound(m, c.delay, c.o.HangFloor)
+	r, tr, res, err := c.run(ctx, c.faults, m.Test, bound, false)
+	if err != nil {
+		return r, 0, err
+	}
+	c.faults.Judge(index, res, tr.Status == record.StatusFailed, 0)
+	what := "no fault"
+	if len(tr.Injections) > 0 {
+		in := tr.Injections[0]
+		what = in.Kind.String() + " at " + in.SiteID
+	}
+	fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", tr.ID, m.Test, what, cmp.Or(r.Outcome(bound), "passed"))
+	return r, len(tr.Injections), nil
+}
+
+// trial runs one fault-free measuring run of test under bound.
+func (c *campaignRun) trial(ctx context.Context, ctl *controller.Controller, test string, bound time.Duration, baseline bool) (Attempt, error) {
+	r, _, _, err := c.run(ctx, ctl, test, bound, baseline)
+	return r, err
+}
+
+// run runs test once as trial c.next under ctl, judges and stores it
+// (as a baseline trial when baseline).
+func (c *campaignRun) run(ctx context.Context, ctl *controller.Controller, test string, bound time.Duration, baseline bool) (Attempt, *record.Trial, controller.Result, error) {
+	index := c.next
+	c.next++
+	id := record.TrialID(c.id, index)
+	r, tr, res, err := c.attempt(ctx, ctl, id, index, test, bound)
+	if err != nil {
+		return r, nil, res, err
+	}
+	if baseline {
+		tr.Policy = record.BaselinePolicy
+	}
+	if err := c.st.SaveTrial(context.WithoutCancel(ctx), c.id, tr); err != nil {
+		return r, tr, res, err
+	}
+	return r, tr, res, nil
+}
+
+// attempt runs test once as trial id (index) under ctl and judges it.
+func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, id string, index int, test string, bound time.Duration) (Attempt, *record.Trial, controller.Result, error) {
+	dir := filepath.Join(c.o.WorkDir, "trials", id)
+	if err := os.RemoveAll(dir); err != nil {
+		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
+	}
+	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{Node}})
+	if err != nil {
+		return Attempt{}, nil, controller.Result{}, err
+	}
+	ct.Arm()
+	start := time.Now()
+	r, exit, err := c.exec(ctx, ctl.Addr(), id, test, bound, filepath.Join(dir, Node+".log"))
+	res := ct.End()
+	if err != nil {
+		return r, nil, res, err
+	}
+	if ctx.Err() != nil {
+		return r, nil, res, ctx.Err()
+	}
+	seen := map[string]bool{}
+	for _, rc := range res.Reached {
+		if !seen[rc.SiteID] {
+			seen[rc.SiteID] = true
+			r.Sites = append(r.Sites, rc.SiteID)
+		}
+	}
+	r.Requested = res.Requests
+	tr := &record.Trial{
+		ID: id, Campaign: "test " + c.o.Package, Index: index, Policy: ctl.Policy().Name(), Seed: c.o.Seed,
+		Start: start, End: time.Now(), Dir: dir, Status: record.StatusOK,
+		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States,
+		Nodes: []record.Node{{Name: Node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
+			Signal: exit.Signal, Log: filepath.Join(dir, Node+".log")}},
+		Client:   []record.ClientEvent{{Time: start, Client: Node + "/test", Node: Node, Kind: record.EvPhase, Msg: ranPrefix + test}},
+		Verdicts: []record.Verdict{Verdict(r, bound)},
+	}
+	if tr.Verdicts[0].Failed {
+		tr.Status = record.StatusFailed
+	}
+	return r, tr, res, nil
+}
+
+// ranPrefix starts the phase event that names a trial's test.
+const ranPrefix = "ran "
+
+// testOf returns the test trial tr ran, "" if it is not a gofault test
+// trial.
+func testOf(tr *record.Trial) string {
+	for _, e := range tr.Client {
+		if e.Kind == record.EvPhase && e.Client == Node+"/test" {
+			if t, ok := strings.CutPrefix(e.Msg, ranPrefix); ok {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// exec runs the test binary once for test, as trial id's node, killed
+// past bound (plus a grace for the test's own timeout report), its
+// output in log.
+func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, test string, bound time.Duration, log string) (Attempt, cluster.Exit, error) {
+	args := []string{c.bin, "-test.run", "^" + regexp.QuoteMeta(test) + "$", "-test.v", "-test.count=1",
+		"-test.timeout=" + bound.String()}
+	args = append(args, TestFlags(c.o.TestFlags)...)
+	env := append(withoutGofault(os.Environ()), c.o.Env...)
+	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+Node, wire.EnvTrial+"="+id)
+	start := time.Now()
+	p, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Timeout: bound + 10*time.Second})
+	if err != nil {
+		return Attempt{}, cluster.Exit{}, fmt.Errorf("run %s: %w", test, err)
+	}
+	exit := p.Wait()
+	r := Attempt{Test: test, ExitCode: exit.Code, Signal: exit.Signal, Elapsed: time.Since(start)}
+	out, err := os.ReadFile(log)
+	if err != nil {
+		return r, exit, fmt.Errorf("test output: %w", err)
+	}
+	r.Output = string(out)
+	r.Passed = passed(test, r.Output, exit.Code)
+	r.Skipped = skipped(test, r.Output, exit.Code)
+	r.TimedOut = exit.Reason == cluster.ReasonTimeout || strings.Contains(r.Output, "panic: test timed out after")
+	return r, exit, nil
+}
+
+// TestFlags maps go test's flag spelling (-short, -race is a build flag
+// and not here) to the test binary's (-test.short); flags already in
+// -test. form and values pass unchanged.
+func TestFlags(flags []string) []string {
+	out := make([]string, 0, len(flags))
+	for _, f := range flags {
+		name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "=")
+		if strings.HasPrefix(f, "-") && !strings.HasPrefix(name, "test.") && testFlag[name] {
+			f = "-test." + strings.TrimLeft(f, "-")
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// testFlag are the go test flags the test binary takes as -test.NAME.
+var testFlag = map[string]bool{
+	"short": true, "v": true, "count": true, "cpu": true, "parallel": true, "timeout": true,
+	"failfast": true, "run": true, "skip": true, "benchtime": true, "bench": true, "shuffle": true,
+}
+
+// withoutGofault drops the GOFAULT_* variables of env: a trial sets its
+// own.
+func withoutGofault(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "GOFAULT_") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// reach is the measuring pass's policy: every site at which a fault of
+// the campaign's kinds may strike is live, so its requests reach the
+// controller, and none is granted. It keeps the sites the current trial
+// reached, outside test setup (underHelper) when isHelper is set (it then
+// asks for stacks): the sites a fault trial of the test can strike.
+type reach struct {
+	sites      []uint32 // live: the sites a fault of the campaign's kinds may strike
+	isHelper   func(string) bool
+	reachedIDs map[string]bool
+}
+
+func (*reach) Name() string { return "measure" }
+
+func (p *reach) Begin(policy.TrialInfo) policy.Plan {
+	p.reachedIDs = map[string]bool{}
+	return policy.Plan{Sites: p.sites, Stacks: p.isHelper != nil}
+}
+
+func (p *reach) Decide(req *policy.Request) policy.Decision {
+	if req.Site != nil && (p.isHelper == nil || !underHelper(req.Stack, p.isHelper)) {
+		p.reachedIDs[req.Site.ID] = true
+	}
+	return policy.Decision{}
+}
+
+func (*reach) End(policy.Outcome) {}
+
+// reached returns the sites the last trial reached outside test setup,
+// sorted.
+func (p *reach) reached() []string {
+	return slices.Sorted(maps.Keys(p.reachedIDs))
+}

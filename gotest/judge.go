@@ -1,0 +1,209 @@
+package gotest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gofault/gofault/record"
+)
+
+// Checker is the name of the verdict gofault test gives every run of a
+// test: the test's own outcome.
+const Checker = "test"
+
+// Attempt is how one run of one test binary ended.
+type Attempt struct {
+	Test string
+	// Passed is set when the process exited 0 and printed the test's
+	// "--- PASS" line (a test that ran nothing, or matched no test, did
+	// not pass).
+	Passed bool
+	// Skipped is set when the test skipped itself (t.Skip): it ran
+	// nothing a fault could break.
+	Skipped bool
+	// TimedOut is set when the run was killed past its bound (a hang).
+	TimedOut  bool
+	ExitCode  int
+	Signal    string
+	Elapsed   time.Duration
+	Output    string // the test's combined stdout and stderr
+	Sites     []string
+	Requested int // requests the agent made (sites reached, counted)
+}
+
+// Outcome names how a run failed: "" when it passed or skipped itself,
+// else "hung past
+// <bound>", "panicked", "reported a data race", "exited with status N"
+// or "failed". A run that hung is a hang even if it also panicked when
+// killed; a race is named before a plain failure, since -race makes a
+// test fail.
+func (r Attempt) Outcome(bound time.Duration) string {
+	switch {
+	case r.TimedOut:
+		return "hung past " + bound.String()
+	case r.Passed, r.Skipped:
+		return ""
+	case strings.Contains(r.Output, "WARNING: DATA RACE"):
+		return "reported a data race"
+	case strings.Contains(r.Output, "\npanic: ") || strings.HasPrefix(r.Output, "panic: "):
+		return "panicked"
+	case r.Signal != "":
+		return "was killed by " + r.Signal
+	case strings.Contains(r.Output, "--- FAIL: "+r.Test):
+		return "failed"
+	}
+	return fmt.Sprintf("exited with status %d", r.ExitCode)
+}
+
+// skipped reports whether output shows test skipping itself in a
+// process that exited with code.
+func skipped(test, output string, code int) bool {
+	return code == 0 && strings.Contains(output, "--- SKIP: "+test+" ")
+}
+
+// passed reports whether output shows test passing in a process that
+// exited with code: the exit status alone also passes a -test.run that
+// matched nothing.
+func passed(test, output string, code int) bool {
+	return code == 0 && strings.Contains(output, "--- PASS: "+test+" ")
+}
+
+// Verdict is the test checker's verdict on run under bound: failed with
+// the outcome as the symptom ("TestX failed") and the test's failure
+// lines as evidence.
+func Verdict(r Attempt, bound time.Duration) record.Verdict {
+	out := r.Outcome(bound)
+	if out == "" {
+		return record.Verdict{Checker: Checker}
+	}
+	return record.Verdict{
+		Checker:  Checker,
+		Failed:   true,
+		Symptom:  r.Test + " " + out,
+		Evidence: failureLines(r.Output, 20),
+		Nodes:    []string{Node},
+	}
+}
+
+// logLine matches a line the testing package wrote for t.Log, t.Error or
+// t.Fatal: indented, "file.go:line: ".
+var logLine = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: `)
+
+// failureLines picks the lines of a test's output that say why it failed
+// (t.Log/t.Error/t.Fatal lines, --- FAIL, panic and race reports, FAIL), at
+// most max of them, else its last max lines.
+func failureLines(output string, limit int) []string {
+	lines := strings.Split(strings.TrimRight(output, "\n"), "\n")
+	var out []string
+	inPanic := false
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, "panic: "), strings.HasPrefix(t, "WARNING: DATA RACE"):
+			inPanic = true
+		case strings.HasPrefix(t, "--- FAIL"), logLine.MatchString(l):
+		case inPanic && t != "":
+		default:
+			continue
+		}
+		out = append(out, l)
+		if len(out) == limit {
+			return out
+		}
+	}
+	if len(out) == 0 {
+		out = lines[max(0, len(lines)-limit):]
+	}
+	return out
+}
+
+// Measure is what the fault-free pass measured of one test over its
+// runs.
+type Measure struct {
+	Test   string `json:"test"`
+	Runs   int    `json:"runs"`
+	Passed int    `json:"passed"`
+	// Skipped counts the runs in which the test skipped itself.
+	Skipped int           `json:"skipped,omitempty"`
+	Slowest time.Duration `json:"slowest"`
+	// Sites are the IDs of the fault sites the test reached in any run,
+	// sorted.
+	Sites []string `json:"sites,omitempty"`
+}
+
+// Flaky reports whether the test passed in some runs and not in others.
+func (m Measure) Flaky() bool { return m.Passed > 0 && m.Passed < m.Runs }
+
+// Failing reports whether the test passed in none of its runs and did
+// not skip itself in all of them.
+func (m Measure) Failing() bool { return m.Passed == 0 && m.Skipped < m.Runs }
+
+// Measured folds the fault-free runs of one test into its measure.
+func Measured(test string, runs []Attempt) Measure {
+	m := Measure{Test: test, Runs: len(runs)}
+	sites := map[string]bool{}
+	for _, r := range runs {
+		if r.Passed {
+			m.Passed++
+		}
+		if r.Skipped {
+			m.Skipped++
+		}
+		m.Slowest = max(m.Slowest, r.Elapsed)
+		for _, s := range r.Sites {
+			sites[s] = true
+		}
+	}
+	for s := range sites {
+		m.Sites = append(m.Sites, s)
+	}
+	slices.Sort(m.Sites)
+	return m
+}
+
+// Selection is which tests get fault trials, and why the others do not.
+type Selection struct {
+	// Chosen passed every fault-free run and reached a fault site.
+	Chosen []Measure
+	// Flaky, Failing, Skipped and NoSites are left out: flaky or failing
+	// tests would make findings of their own failures, and a test that
+	// skipped itself in every run or reached no site cannot be struck by
+	// a fault.
+	Flaky, Failing, Skipped, NoSites []Measure
+}
+
+// Select sorts the measured tests into a Selection, keeping their order.
+func Select(ms []Measure) Selection {
+	var s Selection
+	for _, m := range ms {
+		switch {
+		case m.Flaky():
+			s.Flaky = append(s.Flaky, m)
+		case m.Failing():
+			s.Failing = append(s.Failing, m)
+		case m.Passed == 0:
+			s.Skipped = append(s.Skipped, m)
+		case len(m.Sites) == 0:
+			s.NoSites = append(s.NoSites, m)
+		default:
+			s.Chosen = append(s.Chosen, m)
+		}
+	}
+	return s
+}
+
+// TestFor is the chosen test that fault trial index (from 0) runs: the
+// chosen tests in turn, so each gets trials/len(chosen) of them.
+func (s Selection) TestFor(index int) Measure {
+	return s.Chosen[index%len(s.Chosen)]
+}
+
+// HangBound is how long a fault trial of m may run before it is a hang:
+// floor, or four times the slowest fault-free run plus the longest
+// injected delay, whichever is longer.
+func HangBound(m Measure, delay, floor time.Duration) time.Duration {
+	return max(floor, 4*m.Slowest+delay)
+}

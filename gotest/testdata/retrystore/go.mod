@@ -1,0 +1,3 @@
+module example.com/retrystore
+
+go 1.22
