@@ -65,8 +65,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -83,6 +83,7 @@ type config struct {
 	streams, rate, payload       int
 	maxBytes                     int
 	port, monitor                string
+	mix                          mix
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -97,8 +98,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		maxBytes: s.Int("NATS_WORKLOAD_MAX_BYTES", 120000),
 		port:     s.String("NATS_WORKLOAD_PORT", "client"),
 		monitor:  s.String("NATS_WORKLOAD_MONITOR", "monitor"),
+		mix:      defaultMix,
 	}
-	if err := s.Err(); err != nil {
+	var mixErr error
+	if v := s.String("NATS_WORKLOAD_MIX", ""); v != "" {
+		c.mix, mixErr = parseMix(v)
+	}
+	if err := errors.Join(s.Err(), mixErr); err != nil {
 		return c, err
 	}
 	if c.streams < 1 || c.rate < 1 || c.payload < 32 || c.maxBytes < 1 {
@@ -121,8 +127,9 @@ func run(ctx context.Context, t *workload.T) error {
 	if err != nil {
 		return err
 	}
+	slog.Info("nats workload", "duration", cfg.duration, "streams", cfg.streams, "rate", cfg.rate, "mix", cfg.mix.String())
 	streams := streamNames(cfg.streams)
-	led := &ledger{acks: map[string][]pubAck{}, seen: map[string]map[uint64]string{}}
+	led := newLedger()
 	var clients []*client
 	for i, n := range t.Nodes() {
 		addr, mon := n.Addr(cfg.port), n.Addr(cfg.monitor)
@@ -138,6 +145,7 @@ func run(ctx context.Context, t *workload.T) error {
 			http:    &http.Client{Timeout: 2 * time.Second},
 			rng:     rand.New(rand.NewPCG(uint64(t.Seed()), uint64(i))),
 			led:     led,
+			kvSeen:  map[string]kvSeen{},
 		})
 	}
 	defer func() {
@@ -224,6 +232,9 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 		if err := clients[0].createStreams(ctx); err != nil {
 			return err
 		}
+		if err := clients[0].createAPI(ctx); err != nil {
+			return err
+		}
 		return workload.Each(clients, func(c *client) error { return c.createConsumers(ctx) })
 	})
 	var oe *outageError
@@ -243,6 +254,9 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 				if err := c.createStreams(ctx); err != nil {
 					return err
 				}
+				if err := c.createAPI(ctx); err != nil {
+					return err
+				}
 				return c.createConsumers(ctx)
 			})
 		})
@@ -257,48 +271,36 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 	return first != nil, ctx.Err()
 }
 
-// ledger is every acknowledged publish per stream, and every message
-// consumers were delivered (stream → sequence → message ID).
-type ledger struct {
-	mu        sync.Mutex
-	acks      map[string][]pubAck
-	seen      map[string]map[uint64]string
-	conflicts map[string][]string
-}
-
-func (l *ledger) ack(stream string, a pubAck) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.acks[stream] = append(l.acks[stream], a)
-}
-
-// delivered records a message a consumer got; two different messages at
-// one sequence are a conflict.
-func (l *ledger) delivered(stream string, seq uint64, id string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	m := l.seen[stream]
-	if m == nil {
-		m = map[uint64]string{}
-		l.seen[stream] = m
-	}
-	if old, ok := m[seq]; ok && old != id {
-		if l.conflicts == nil {
-			l.conflicts = map[string][]string{}
-		}
-		l.conflicts[stream] = append(l.conflicts[stream], fmt.Sprintf("consumers got %s and %s at %d", old, id, seq))
-		return
-	}
-	m[seq] = id
-}
-
-// readBack reads every stream back through the first client that can and
-// checks it against the acks and the consumers' deliveries. Each attempt
-// gets its share of what is left of the workload's time (readTimeout), so
-// the phase ends, and the digest phase runs, even when every attempt
-// fails.
+// readBack drains every durable consumer, reads every stream (and stream
+// A) back through the first client that can and checks it against the
+// acks and the consumers' deliveries (judgeConsumer, judgeAPI), then reads
+// every acknowledged object back (judgeObject). Each attempt to read a
+// stream gets its share of what is left of the workload's time
+// (readTimeout), so the phase ends, and the digest phase runs, even when
+// every attempt fails.
 func readBack(ctx context.Context, clients []*client, led *ledger) error {
+	type durable struct {
+		c      *client
+		stream string
+	}
+	var ds []durable
+	for _, c := range clients {
+		for _, st := range c.streams {
+			ds = append(ds, durable{c, st})
+		}
+	}
+	workload.Each(ds, func(d durable) error {
+		ok := d.c.drain(ctx, d.stream)
+		led.drained(d.stream, d.c.durable(), ok)
+		if !ok && ctx.Err() == nil {
+			slog.Info("consumer not drained; its deliveries are not judged", "consumer", d.c.durable(), "stream", d.stream)
+		}
+		return nil
+	})
 	streams := clients[0].streams
+	if clients[0].api != nil {
+		streams = append(streams[:len(streams):len(streams)], apiStream)
+	}
 	for si, name := range streams {
 		var read streamRead
 		var err error
@@ -321,16 +323,47 @@ func readBack(ctx context.Context, clients []*client, led *ledger) error {
 			clients[0].wc.Error(fmt.Errorf("read back %s: %w", name, err))
 			continue
 		}
+		var fs []finding
 		led.mu.Lock()
-		fs := checkMessages(name, led.acks[name], read, led.conflicts[name])
-		n := len(led.acks[name])
+		acks := slices.Clone(led.acks[name])
+		n := len(acks)
+		if name == apiStream {
+			n = len(led.apiMsgs)
+			fs = judgeAPI(name, led.apiMsgs, led.removals, read)
+		} else {
+			fs = checkMessages(name, acks, read, led.conflicts[name])
+		}
 		led.mu.Unlock()
+		if name != apiStream {
+			for _, d := range durables(clients) {
+				fs = append(fs, judgeConsumer(name, d, acks, read.first, led.consumerLog(name, d))...)
+			}
+		}
 		for _, f := range fs {
 			clients[0].wc.Violation(f.check, f.msg)
 		}
 		slog.Info("read back", "stream", name, "first", read.first, "last", read.last, "read", len(read.ids), "acked", n)
 	}
+	readObjects(ctx, clients, led)
 	return ctx.Err()
+}
+
+// readObjects reads every acknowledged object back through the first
+// client that can, and judges it.
+func readObjects(ctx context.Context, clients []*client, led *ledger) {
+	if clients[0].obj == nil {
+		return
+	}
+	for _, name := range led.objectNames() {
+		led.mu.Lock()
+		sum := led.objects[name]
+		led.mu.Unlock()
+		for _, c := range clients {
+			if ctx.Err() != nil || c.checkObject(ctx, name, sum) == nil {
+				break
+			}
+		}
+	}
 }
 
 // maxReadTimeout bounds one attempt to read a stream back; a default
@@ -390,6 +423,17 @@ type client struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	cons map[string]jetstream.Consumer
+	// api, kv and obj are the handles on stream A and the buckets (nil
+	// when the mix does not use them).
+	api jetstream.Stream
+	kv  jetstream.KeyValue
+	obj jetstream.ObjectStore
+	// apiSeqs are the client's acknowledged sequences of stream A that it
+	// has not deleted; kvSeen what it last saw of each key of bucket KV;
+	// scales how many replica-count changes it made.
+	apiSeqs []uint64
+	kvSeen  map[string]kvSeen
+	scales  int
 	// probes are verify's handles on every durable consumer.
 	probes map[resource]jetstream.Consumer
 }
@@ -479,7 +523,7 @@ func (c *client) createConsumers(ctx context.Context) error {
 			cons, err := c.js.CreateOrUpdateConsumer(ctx, name, jetstream.ConsumerConfig{
 				Durable:   c.durable(),
 				AckPolicy: jetstream.AckExplicitPolicy,
-				AckWait:   5 * time.Second,
+				AckWait:   ackWait,
 			})
 			if err != nil {
 				return err
@@ -491,27 +535,20 @@ func (c *client) createConsumers(ctx context.Context) error {
 			return fmt.Errorf("create consumer on %s through %s: %w", name, c.wc.Node(), err)
 		}
 	}
-	return nil
+	return c.bindAPI(ctx)
 }
 
 func (c *client) stream() string { return c.streams[c.rng.IntN(len(c.streams))] }
 
-// load publishes to random streams at the configured rate, fetches from
-// the client's consumers every fifth publish, asks for a stream's info
-// every tenth, and reports health every 250 ms, until ctx ends.
+// load runs operations drawn from the mix at the configured rate, and
+// reports health every 250 ms, until ctx ends.
 func (c *client) load(ctx context.Context) {
 	pause := time.Second / time.Duration(c.cfg.rate)
-	for i := 0; ctx.Err() == nil; i++ {
+	for ctx.Err() == nil {
 		if time.Since(c.health) >= 250*time.Millisecond {
 			c.reportHealth(ctx)
 		}
-		_ = c.publish(ctx, c.stream())
-		if i%5 == 4 {
-			c.fetch(ctx, c.stream())
-		}
-		if i%10 == 9 {
-			c.info(ctx, c.stream())
-		}
+		c.step(ctx, c.cfg.mix.pick(c.rng))
 		workload.Sleep(ctx, pause)
 	}
 }
@@ -528,8 +565,7 @@ func (c *client) info(ctx context.Context, stream string) {
 // publish sends one message with a fresh ID to the stream through the
 // client's server and records its ack; it returns the publish's error.
 func (c *client) publish(ctx context.Context, stream string) error {
-	c.seq++
-	id := fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
+	id := c.nextID()
 	payload := []byte(id + " " + strings.Repeat("x", max(0, c.cfg.payload-len(id)-1)))
 	subj := strings.ToLower(stream) + "." + c.wc.Node()
 	return c.wc.Do(ctx, "publish", stream, func(ctx context.Context) error {
@@ -543,10 +579,15 @@ func (c *client) publish(ctx context.Context, stream string) error {
 }
 
 // fetch pulls up to 20 messages from the client's consumer on the stream
-// and acks them.
-func (c *client) fetch(ctx context.Context, stream string) {
+// and acks them; with nak, it naks about a third of them instead (the
+// consumer must deliver those again).
+func (c *client) fetch(ctx context.Context, stream string, nak bool) {
 	cons := c.cons[stream]
-	_ = c.wc.Do(ctx, "fetch", stream, func(ctx context.Context) error {
+	kind := "fetch"
+	if nak {
+		kind = "fetch-nak"
+	}
+	_ = c.wc.Do(ctx, kind, stream, func(ctx context.Context) error {
 		batch, err := cons.FetchNoWait(20)
 		if err != nil {
 			return err
@@ -556,7 +597,14 @@ func (c *client) fetch(ctx context.Context, stream string) {
 			if err != nil {
 				return err
 			}
-			c.led.delivered(stream, md.Sequence.Stream, messageID(m.Data()))
+			c.led.delivered(stream, c.durable(), md.Sequence.Stream, messageID(m.Data()))
+			if nak && c.rng.IntN(3) == 0 {
+				c.led.nakked(stream, c.durable(), md.Sequence.Stream)
+				if err := m.Nak(); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := m.Ack(); err != nil {
 				return err
 			}
@@ -681,7 +729,7 @@ func (c *client) consume(ctx context.Context, r resource) error {
 	for m := range batch.Messages() {
 		n++
 		if md, err := m.Metadata(); err == nil {
-			c.led.delivered(r.stream, md.Sequence.Stream, messageID(m.Data()))
+			c.led.delivered(r.stream, r.consumer, md.Sequence.Stream, messageID(m.Data()))
 		}
 		_ = m.Nak()
 	}
