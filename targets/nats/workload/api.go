@@ -46,13 +46,17 @@ type kvSeen struct {
 }
 
 // createAPI creates stream A, bucket KV and object store OBJ through the
-// client's server, those of them the mix uses. The buckets' streams are
-// set to answer reads from their leader only (AllowDirect off): a direct
-// get may be answered by any replica, a follower behind the leader
-// included, so it promises no linearizable read.
+// client's server, those of them the mix uses, at once. The buckets'
+// streams are set to answer reads from their leader only (AllowDirect
+// off): a direct get may be answered by any replica, a follower behind the
+// leader included, so it promises no linearizable read.
 func (c *client) createAPI(ctx context.Context) error {
-	m := &c.cfg.mix
-	if m.uses(opAPIPublish, opPurge, opPurgeSubject, opDeleteMsg, opUpdate, opScale) {
+	return workload.Each([]func(context.Context) error{c.createAPIStream, c.createKV, c.createObjects},
+		func(create func(context.Context) error) error { return create(ctx) })
+}
+
+func (c *client) createAPIStream(ctx context.Context) error {
+	if c.cfg.mix.uses(opAPIPublish, opPurge, opPurgeSubject, opDeleteMsg, opUpdate, opScale) {
 		err := c.wc.Setup(ctx, "create stream "+apiStream, func(ctx context.Context) error {
 			_, err := c.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
 				Name:     apiStream,
@@ -66,7 +70,11 @@ func (c *client) createAPI(ctx context.Context) error {
 			return fmt.Errorf("create stream %s through %s: %w", apiStream, c.wc.Node(), err)
 		}
 	}
-	if m.uses(opKVGet, opKVPut, opKVDelete, opKVUpdate) {
+	return nil
+}
+
+func (c *client) createKV(ctx context.Context) error {
+	if c.cfg.mix.uses(opKVGet, opKVPut, opKVDelete, opKVUpdate) {
 		err := c.wc.Setup(ctx, "create bucket "+kvBucket, func(ctx context.Context) error {
 			if _, err := c.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: kvBucket, Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
 				return err
@@ -77,7 +85,11 @@ func (c *client) createAPI(ctx context.Context) error {
 			return fmt.Errorf("create bucket %s through %s: %w", kvBucket, c.wc.Node(), err)
 		}
 	}
-	if m.uses(opObject) {
+	return nil
+}
+
+func (c *client) createObjects(ctx context.Context) error {
+	if c.cfg.mix.uses(opObject) {
 		err := c.wc.Setup(ctx, "create object store "+objBucket, func(ctx context.Context) error {
 			if _, err := c.js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: objBucket, Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
 				return err
@@ -221,7 +233,7 @@ func (c *client) deleteMsg(ctx context.Context) {
 	gone := false
 	err := c.wc.Do(ctx, "delete-msg", fmt.Sprintf("%s %d", apiStream, seq), func(ctx context.Context) error {
 		err := c.api.DeleteMsg(ctx, seq)
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
+		if noSuchMsg(err) {
 			gone = true
 			return nil
 		}
@@ -232,6 +244,18 @@ func (c *client) deleteMsg(ctx context.Context) {
 	}
 	r.ret, r.ok = time.Now(), err == nil
 	c.led.apiRemove(r)
+}
+
+// noSuchMsg says whether a message delete failed because the stream does
+// not hold the sequence: nats.go folds the server's error (code 10057,
+// "no message found", or "sequence N not found" below the stream's first
+// sequence) into the text of ErrMsgDeleteUnsuccessful.
+func noSuchMsg(err error) bool {
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return true
+	}
+	return errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) &&
+		(strings.Contains(err.Error(), "no message found") || strings.HasSuffix(err.Error(), " not found"))
 }
 
 // scaleCycle is the replica counts the scale operation sets in turn.
@@ -395,8 +419,14 @@ func (c *client) drain(ctx context.Context, stream string) bool {
 		return false
 	}
 	for dctx.Err() == nil {
+		ictx, icancel := context.WithTimeout(dctx, time.Second)
+		info, err := cons.Info(ictx)
+		icancel()
+		if err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
+			return true
+		}
 		n := 0
-		if batch, err := cons.Fetch(100, jetstream.FetchMaxWait(250*time.Millisecond)); err == nil {
+		if batch, err := cons.FetchNoWait(100); err == nil {
 			for m := range batch.Messages() {
 				n++
 				if md, err := m.Metadata(); err == nil {
@@ -405,16 +435,9 @@ func (c *client) drain(ctx context.Context, stream string) bool {
 				_ = m.Ack()
 			}
 		}
-		if n > 0 {
-			continue
+		if n == 0 {
+			workload.Sleep(dctx, 100*time.Millisecond)
 		}
-		ictx, icancel := context.WithTimeout(dctx, time.Second)
-		info, err := cons.Info(ictx)
-		icancel()
-		if err == nil && info.NumPending == 0 && info.NumAckPending == 0 {
-			return true
-		}
-		workload.Sleep(dctx, 100*time.Millisecond)
 	}
 	return false
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // at is a time t0+ms.
-func at(ms int) time.Time { return time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond) }
+func at(ms int) time.Time {
+	return time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+}
 
 // msg is an acknowledged publish to stream A, sent at call and acked at ret (ms).
 func msg(id, subject string, seq uint64, call, ret int) apiMsg {
@@ -222,6 +224,24 @@ func TestCASOutcome(t *testing.T) {
 		got, err := casOutcome(tc.err)
 		if got != tc.want || (err != nil) != tc.wantErr {
 			t.Errorf("%s: casOutcome = %q, %v; want %q, error %v", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestNoSuchMsg(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("%w: nats: API error: code=500 err_code=10057 description=no message found", jetstream.ErrMsgDeleteUnsuccessful), true},
+		{jetstream.ErrMsgNotFound, true},
+		{fmt.Errorf("%w: nats: API error: code=500 err_code=10057 description=sequence 3 not found", jetstream.ErrMsgDeleteUnsuccessful), true},
+		{fmt.Errorf("%w: nats: API error: code=500 err_code=10057 description=stream store EOF", jetstream.ErrMsgDeleteUnsuccessful), false},
+		{errors.New("context deadline exceeded"), false},
+		{nil, false},
+	} {
+		if got := noSuchMsg(tc.err); got != tc.want {
+			t.Errorf("noSuchMsg(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }

@@ -2,12 +2,19 @@
 // (targets/nats): one nats.go connection per server (each talking to that
 // server only: no discovered servers, reconnects to the same one) creates
 // R3 file-backed streams whose byte limit makes the file store roll over
-// to a new 32 KB block every hundred or so messages, publishes with acks
-// (a unique Nats-Msg-Id each) to every stream through every server, reads
-// back through a durable pull consumer per server and stream, asks every
-// server for stream info, and reports each server's health (/healthz) and
-// whether it leads the JetStream meta group. It
-// checks (violation names are stable):
+// to a new 32 KB block every hundred or so messages, and runs a mix of the
+// JetStream API through every server (NATS_WORKLOAD_MIX; mix.go):
+// publishes with acks (a unique Nats-Msg-Id each) to every stream, fetches
+// through a durable pull consumer per server and stream that ack, or nak
+// a third of the messages, stream info; on stream A (api.go) publishes,
+// purges of the whole stream and of one subject, message deletes,
+// configuration updates and replica-count changes (1, 3, 2, 3 replicas in
+// turn); on bucket KV get, put, delete and create-or-update at the
+// revision last seen, recorded as a history for the linearizability
+// checker (keys kv/k0…); on object store OBJ puts of up to 64 KB in 16 KB
+// chunks, each read back. It reports each server's health (/healthz) and
+// whether it leads the JetStream meta group. It checks (violation names
+// are stable):
 //
 //   - message-lost: an acknowledged message at or above the stream's first
 //     sequence is not read back at the sequence its ack named (or two acks
@@ -25,7 +32,25 @@
 //     consumers (every client's, fetched through every server), judged
 //     through the servers that accepted a publish to the consumer's stream;
 //   - recovery: after the load, a server accepts no publish to any stream
-//     within NATS_WORKLOAD_RECOVERY.
+//     within NATS_WORKLOAD_RECOVERY;
+//   - consumer-lost, consumer-redelivery: a durable consumer that, drained
+//     after the load, says nothing is pending or unacknowledged, yet never
+//     delivered an acknowledged message, or never delivered a nak'd one
+//     again;
+//   - purge-reappeared, delete-reappeared, message-lost on stream A: a
+//     message acknowledged before an acknowledged purge of its subject was
+//     sent, or a sequence whose delete was acknowledged, is read back; a
+//     message no purge or delete can have taken is not (judgeAPI);
+//   - update-lost: an acknowledged update or replica-count change of
+//     stream A answers with a last sequence below one acknowledged before
+//     it was sent;
+//   - object-lost, object-mismatch: an object whose put was acknowledged
+//     is not found, or reads back with other content (at once and after
+//     the load).
+//
+// The buckets' streams answer gets from their leader only (AllowDirect
+// off): a direct get may come from a follower behind the leader, which
+// NATS documents as not linearizable.
 //
 // and reports, per server, a digest of that server's own replica of every
 // stream (first and last sequence, message count, from the server's
@@ -42,13 +67,19 @@
 // bound to retry — ends the trial there as not judged, see
 // setupOrGiveUp), load (NATS_WORKLOAD_DURATION), verify (the recovery
 // checks), read (every stream read back with an ephemeral pull consumer
-// and checked), digest. Every choice derives from GOFAULT_SEED.
+// and checked; before it, every durable consumer drained, and after it,
+// every object read back), digest. Every choice derives from GOFAULT_SEED.
 //
 // Environment, beside the workload contract (see package workload):
 //
 //	NATS_WORKLOAD_DURATION  length of the load phase (default 4s)
 //	NATS_WORKLOAD_STREAMS   number of streams (default 2)
-//	NATS_WORKLOAD_RATE      publishes per second per client (default 40)
+//	NATS_WORKLOAD_RATE      operations per second per client (default 40)
+//	NATS_WORKLOAD_MIX       weights of the operations, e.g. "publish=30,kv-get=20"
+//	                        (unnamed ones get 0; default "publish=44,fetch=8,
+//	                        fetch-nak=6,info=4,a-publish=10,purge=1,purge-subject=2,
+//	                        delete-msg=3,update=1,scale=1,kv-get=8,kv-put=5,
+//	                        kv-delete=2,kv-update=6,object=2")
 //	NATS_WORKLOAD_PAYLOAD   payload bytes per message (default 256)
 //	NATS_WORKLOAD_MAX_BYTES streams' byte limit (default 120000: 32 KB blocks)
 //	NATS_WORKLOAD_RECOVERY  recovery bound of the verify phase (default 15s: above nats-server's 4-9 s election timeout)
@@ -229,10 +260,8 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 	fctx, cancel := context.WithTimeout(ctx, workload.DefaultSetupTimeout)
 	defer cancel()
 	first := watchMeta(fctx, clients, func(ctx context.Context) error {
-		if err := clients[0].createStreams(ctx); err != nil {
-			return err
-		}
-		if err := clients[0].createAPI(ctx); err != nil {
+		creates := []func(context.Context) error{clients[0].createStreams, clients[0].createAPI}
+		if err := workload.Each(creates, func(create func(context.Context) error) error { return create(ctx) }); err != nil {
 			return err
 		}
 		return workload.Each(clients, func(c *client) error { return c.createConsumers(ctx) })
