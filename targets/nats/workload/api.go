@@ -30,7 +30,9 @@ const (
 	objBucket  = "OBJ"
 	objChunk   = 16 * 1024
 	objMaxSize = 64 * 1024
-	// drainWait bounds draining one durable consumer after the load: the
+	// objectsWait bounds reading the objects back after the load.
+	objectsWait = 5 * time.Second
+	// drainWait bounds draining the durable consumers after the load: the
 	// consumers' AckWait (a message whose ack or nak was lost is
 	// redelivered after it) and two seconds.
 	drainWait = ackWait + 2*time.Second
@@ -262,7 +264,8 @@ func noSuchMsg(err error) bool {
 var scaleCycle = [...]int{1, 3, 2, 3}
 
 // update changes stream A's configuration: its description, or (scale)
-// its replica count, and judges the state the update answered with.
+// its replica count, and judges the state the stream's leader reports
+// right after.
 func (c *client) update(ctx context.Context, scale bool) {
 	acked := c.led.apiMaxSeq()
 	_ = c.wc.Do(ctx, "update", apiStream, func(ctx context.Context) error {
@@ -279,11 +282,20 @@ func (c *client) update(ctx context.Context, scale bool) {
 		} else {
 			cfg.Description = "updated by " + c.nextID()
 		}
-		st, err := c.js.UpdateStream(ctx, cfg)
-		if err != nil {
+		if _, err := c.js.UpdateStream(ctx, cfg); err != nil {
 			return err
 		}
-		for _, f := range judgeUpdate(apiStream, what, acked, st.CachedInfo().State.LastSeq) {
+		// Not the update's own answer: a server that just joined the
+		// stream may answer it, with the state it has so far
+		// (processClusterUpdateStream). The stream's leader answers info.
+		after, err := c.api.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("info after the update: %w", err)
+		}
+		if after.Cluster == nil || after.Cluster.Leader == "" {
+			return nil // no leader's view to judge
+		}
+		for _, f := range judgeUpdate(apiStream, what, acked, after.State.LastSeq) {
 			c.wc.Violation(f.check, f.msg)
 		}
 		return nil
@@ -408,11 +420,23 @@ func (c *client) readObject(ctx context.Context, name string) ([]byte, error) {
 	return io.ReadAll(res)
 }
 
+// drainBudget is how long the drain may take: drainWait, or what is left
+// before the workload's deadline once the read-back (readMargin) and the
+// digest phase's converge wait are kept back, at least a second (no
+// deadline: drainWait). A drain cut short leaves its consumer unjudged.
+func drainBudget(now, deadline time.Time, converge time.Duration) time.Duration {
+	if deadline.IsZero() {
+		return drainWait
+	}
+	return min(drainWait, max(time.Second, deadline.Sub(now)-converge-readMargin))
+}
+
 // drain fetches and acks every message the client's durable consumer on
 // the stream still has, until the consumer says nothing is pending or
-// unacknowledged (true) or drainWait passed (false).
+// unacknowledged (true) or its budget (drainBudget) passed (false).
 func (c *client) drain(ctx context.Context, stream string) bool {
-	dctx, cancel := context.WithTimeout(ctx, drainWait)
+	deadline, _ := ctx.Deadline()
+	dctx, cancel := context.WithTimeout(ctx, drainBudget(time.Now(), deadline, c.cfg.converge))
 	defer cancel()
 	cons := c.cons[stream]
 	if cons == nil {

@@ -17,8 +17,9 @@ const (
 	checkPurged = "purge-reappeared"
 	// A sequence of stream A whose delete was acknowledged, read back.
 	checkDeleted = "delete-reappeared"
-	// A stream's last sequence, right after an acknowledged update of its
-	// configuration or replica count, below a sequence acknowledged before.
+	// A stream's last sequence, as its leader reports it right after an
+	// acknowledged update of its configuration or replica count, below a
+	// sequence acknowledged before.
 	checkUpdateLost = "update-lost"
 	// An acknowledged message that a durable consumer never delivered,
 	// though the consumer said nothing was pending or unacknowledged.
@@ -136,10 +137,11 @@ func judgeAPI(stream string, msgs []apiMsg, rms []apiRemoval, read streamRead) [
 	return fs
 }
 
-// judgeUpdate judges the state an acknowledged update of stream's
-// configuration answered with: its last sequence may not be below
-// acked, the highest sequence acknowledged before the update was sent
-// (a purge keeps the last sequence). what describes the update.
+// judgeUpdate judges the state the stream's leader reports right after
+// an acknowledged update of its configuration: its last sequence may not
+// be below acked, the highest sequence acknowledged before the update was
+// sent (purges and deletes keep the last sequence). what describes the
+// update.
 func judgeUpdate(stream, what string, acked, last uint64) []finding {
 	if last >= acked {
 		return nil

@@ -245,3 +245,24 @@ func TestNoSuchMsg(t *testing.T) {
 		}
 	}
 }
+
+// TestDrainBudget: the drain gives way to the read-back and the digest
+// phase when the workload's deadline is near.
+func TestDrainBudget(t *testing.T) {
+	now := at(0)
+	conv := 5 * time.Second
+	for _, tc := range []struct {
+		name     string
+		deadline time.Time
+		want     time.Duration
+	}{
+		{"no deadline", time.Time{}, drainWait},
+		{"plenty of time", now.Add(time.Minute), drainWait},
+		{"what is left after the read and converge", now.Add(14 * time.Second), 4 * time.Second},
+		{"at least a second", now.Add(3 * time.Second), time.Second},
+	} {
+		if got := drainBudget(now, tc.deadline, conv); got != tc.want {
+			t.Errorf("%s: drainBudget = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

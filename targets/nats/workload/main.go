@@ -378,11 +378,15 @@ func readBack(ctx context.Context, clients []*client, led *ledger) error {
 }
 
 // readObjects reads every acknowledged object back through the first
-// client that can, and judges it.
+// client that can, and judges it, for objectsWait at most (and within the
+// read phase's share of the time left).
 func readObjects(ctx context.Context, clients []*client, led *ledger) {
 	if clients[0].obj == nil {
 		return
 	}
+	deadline, _ := ctx.Deadline()
+	ctx, cancel := context.WithTimeout(ctx, min(objectsWait, readTimeout(time.Now(), deadline, clients[0].cfg.converge, 1)))
+	defer cancel()
 	for _, name := range led.objectNames() {
 		led.mu.Lock()
 		sum := led.objects[name]
