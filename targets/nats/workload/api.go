@@ -302,6 +302,47 @@ func (c *client) update(ctx context.Context, scale bool) {
 	})
 }
 
+// restoreAPI sets stream A back to three replicas, as it was created,
+// and waits until they are all current (for settleWait at most), so that
+// the read-back finds it settled: a stream whose replica count changed a
+// moment ago may answer no consumer yet (a fault-free trial's read-back
+// found no responder through any server). The read-back still judges
+// whatever it finds.
+func (c *client) restoreAPI(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, settleWait)
+	defer cancel()
+	_ = c.wc.Do(wctx, "restore", apiStream, func(context.Context) error {
+		var last error
+		for wctx.Err() == nil {
+			if last = c.settleAPI(wctx); last == nil {
+				return nil
+			}
+			workload.Sleep(wctx, 100*time.Millisecond)
+		}
+		return last
+	})
+}
+
+// settleAPI makes one step towards stream A's three current replicas: nil
+// once they are.
+func (c *client) settleAPI(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	info, err := c.api.Info(rctx)
+	if err != nil {
+		return err
+	}
+	if info.Config.Replicas != 3 {
+		cfg := info.Config
+		cfg.Replicas = 3
+		if _, err := c.js.UpdateStream(rctx, cfg); err != nil {
+			return err
+		}
+		return errors.New("replicas restored to 3, not yet current")
+	}
+	return allCurrent(info.Cluster, 3)
+}
+
 // kvKey picks a key of bucket KV.
 func (c *client) kvKey() string { return fmt.Sprintf("k%d", c.rng.IntN(kvKeys)) }
 

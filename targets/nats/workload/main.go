@@ -98,6 +98,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -300,7 +301,8 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 	return first != nil, ctx.Err()
 }
 
-// readBack drains every durable consumer, reads every stream (and stream
+// readBack drains every durable consumer (and meanwhile sets stream A back
+// to three current replicas: restoreAPI), reads every stream (and stream
 // A) back through the first client that can and checks it against the
 // acks and the consumers' deliveries (judgeConsumer, judgeAPI), then reads
 // every acknowledged object back (judgeObject). Each attempt to read a
@@ -318,6 +320,13 @@ func readBack(ctx context.Context, clients []*client, led *ledger) error {
 			ds = append(ds, durable{c, st})
 		}
 	}
+	restore := func() {}
+	if clients[0].api != nil {
+		restore = func() { clients[0].restoreAPI(ctx) }
+	}
+	var wg sync.WaitGroup
+	wg.Go(restore)
+	defer wg.Wait()
 	workload.Each(ds, func(d durable) error {
 		ok := d.c.drain(ctx, d.stream)
 		led.drained(d.stream, d.c.durable(), ok)
@@ -330,6 +339,7 @@ func readBack(ctx context.Context, clients []*client, led *ledger) error {
 	if clients[0].api != nil {
 		streams = append(streams[:len(streams):len(streams)], apiStream)
 	}
+	wg.Wait()
 	for si, name := range streams {
 		var read streamRead
 		var err error
