@@ -41,16 +41,16 @@
 //     message acknowledged before an acknowledged purge of its subject was
 //     sent, or a sequence whose delete was acknowledged, is read back; a
 //     message no purge or delete can have taken is not (judgeAPI);
-//   - update-lost: an acknowledged update or replica-count change of
-//     stream A answers with a last sequence below one acknowledged before
-//     it was sent;
+//   - update-lost: right after an acknowledged update or replica-count
+//     change of stream A, its leader reports a last sequence below one
+//     acknowledged before the update was sent;
 //   - object-lost, object-mismatch: an object whose put was acknowledged
 //     is not found, or reads back with other content (at once and after
 //     the load).
 //
 // The buckets' streams answer gets from their leader only (AllowDirect
 // off): a direct get may come from a follower behind the leader, which
-// NATS documents as not linearizable.
+// promises no linearizable read.
 //
 // and reports, per server, a digest of that server's own replica of every
 // stream (first and last sequence, message count, from the server's
