@@ -2,12 +2,19 @@
 // (targets/nats): one nats.go connection per server (each talking to that
 // server only: no discovered servers, reconnects to the same one) creates
 // R3 file-backed streams whose byte limit makes the file store roll over
-// to a new 32 KB block every hundred or so messages, publishes with acks
-// (a unique Nats-Msg-Id each) to every stream through every server, reads
-// back through a durable pull consumer per server and stream, asks every
-// server for stream info, and reports each server's health (/healthz) and
-// whether it leads the JetStream meta group. It
-// checks (violation names are stable):
+// to a new 32 KB block every hundred or so messages, and runs a mix of the
+// JetStream API through every server (NATS_WORKLOAD_MIX; mix.go):
+// publishes with acks (a unique Nats-Msg-Id each) to every stream, fetches
+// through a durable pull consumer per server and stream that ack, or nak
+// a third of the messages, stream info; on stream A (api.go) publishes,
+// purges of the whole stream and of one subject, message deletes,
+// configuration updates and replica-count changes (1, 3, 2, 3 replicas in
+// turn); on bucket KV get, put, delete and create-or-update at the
+// revision last seen, recorded as a history for the linearizability
+// checker (keys kv/k0…); on object store OBJ puts of up to 64 KB in 16 KB
+// chunks, each read back. It reports each server's health (/healthz) and
+// whether it leads the JetStream meta group. It checks (violation names
+// are stable):
 //
 //   - message-lost: an acknowledged message at or above the stream's first
 //     sequence is not read back at the sequence its ack named (or two acks
@@ -25,7 +32,25 @@
 //     consumers (every client's, fetched through every server), judged
 //     through the servers that accepted a publish to the consumer's stream;
 //   - recovery: after the load, a server accepts no publish to any stream
-//     within NATS_WORKLOAD_RECOVERY.
+//     within NATS_WORKLOAD_RECOVERY;
+//   - consumer-lost, consumer-redelivery: a durable consumer that, drained
+//     after the load, says nothing is pending or unacknowledged, yet never
+//     delivered an acknowledged message, or never delivered a nak'd one
+//     again;
+//   - purge-reappeared, delete-reappeared, message-lost on stream A: a
+//     message acknowledged before an acknowledged purge of its subject was
+//     sent, or a sequence whose delete was acknowledged, is read back; a
+//     message no purge or delete can have taken is not (judgeAPI);
+//   - update-lost: right after an acknowledged update or replica-count
+//     change of stream A, its leader reports a last sequence below one
+//     acknowledged before the update was sent;
+//   - object-lost, object-mismatch: an object whose put was acknowledged
+//     is not found, or reads back with other content (at once and after
+//     the load).
+//
+// The buckets' streams answer gets from their leader only (AllowDirect
+// off): a direct get may come from a follower behind the leader, which
+// promises no linearizable read.
 //
 // and reports, per server, a digest of that server's own replica of every
 // stream (first and last sequence, message count, from the server's
@@ -42,13 +67,19 @@
 // bound to retry — ends the trial there as not judged, see
 // setupOrGiveUp), load (NATS_WORKLOAD_DURATION), verify (the recovery
 // checks), read (every stream read back with an ephemeral pull consumer
-// and checked), digest. Every choice derives from GOFAULT_SEED.
+// and checked; before it, every durable consumer drained, and after it,
+// every object read back), digest. Every choice derives from GOFAULT_SEED.
 //
 // Environment, beside the workload contract (see package workload):
 //
 //	NATS_WORKLOAD_DURATION  length of the load phase (default 4s)
 //	NATS_WORKLOAD_STREAMS   number of streams (default 2)
-//	NATS_WORKLOAD_RATE      publishes per second per client (default 40)
+//	NATS_WORKLOAD_RATE      operations per second per client (default 40)
+//	NATS_WORKLOAD_MIX       weights of the operations, e.g. "publish=30,kv-get=20"
+//	                        (unnamed ones get 0; default "publish=44,fetch=8,
+//	                        fetch-nak=6,info=4,a-publish=10,purge=1,purge-subject=2,
+//	                        delete-msg=3,update=1,scale=1,kv-get=8,kv-put=5,
+//	                        kv-delete=2,kv-update=6,object=2")
 //	NATS_WORKLOAD_PAYLOAD   payload bytes per message (default 256)
 //	NATS_WORKLOAD_MAX_BYTES streams' byte limit (default 120000: 32 KB blocks)
 //	NATS_WORKLOAD_RECOVERY  recovery bound of the verify phase (default 15s: above nats-server's 4-9 s election timeout)
@@ -65,6 +96,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -83,6 +115,7 @@ type config struct {
 	streams, rate, payload       int
 	maxBytes                     int
 	port, monitor                string
+	mix                          mix
 }
 
 func loadConfig(getenv func(string) string) (config, error) {
@@ -97,8 +130,13 @@ func loadConfig(getenv func(string) string) (config, error) {
 		maxBytes: s.Int("NATS_WORKLOAD_MAX_BYTES", 120000),
 		port:     s.String("NATS_WORKLOAD_PORT", "client"),
 		monitor:  s.String("NATS_WORKLOAD_MONITOR", "monitor"),
+		mix:      defaultMix,
 	}
-	if err := s.Err(); err != nil {
+	var mixErr error
+	if v := s.String("NATS_WORKLOAD_MIX", ""); v != "" {
+		c.mix, mixErr = parseMix(v)
+	}
+	if err := errors.Join(s.Err(), mixErr); err != nil {
 		return c, err
 	}
 	if c.streams < 1 || c.rate < 1 || c.payload < 32 || c.maxBytes < 1 {
@@ -121,8 +159,9 @@ func run(ctx context.Context, t *workload.T) error {
 	if err != nil {
 		return err
 	}
+	slog.Info("nats workload", "duration", cfg.duration, "streams", cfg.streams, "rate", cfg.rate, "mix", cfg.mix.String())
 	streams := streamNames(cfg.streams)
-	led := &ledger{acks: map[string][]pubAck{}, seen: map[string]map[uint64]string{}}
+	led := newLedger()
 	var clients []*client
 	for i, n := range t.Nodes() {
 		addr, mon := n.Addr(cfg.port), n.Addr(cfg.monitor)
@@ -138,6 +177,7 @@ func run(ctx context.Context, t *workload.T) error {
 			http:    &http.Client{Timeout: 2 * time.Second},
 			rng:     rand.New(rand.NewPCG(uint64(t.Seed()), uint64(i))),
 			led:     led,
+			kvSeen:  map[string]kvSeen{},
 		})
 	}
 	defer func() {
@@ -221,7 +261,8 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 	fctx, cancel := context.WithTimeout(ctx, workload.DefaultSetupTimeout)
 	defer cancel()
 	first := watchMeta(fctx, clients, func(ctx context.Context) error {
-		if err := clients[0].createStreams(ctx); err != nil {
+		creates := []func(context.Context) error{clients[0].createStreams, clients[0].createAPI}
+		if err := workload.Each(creates, func(create func(context.Context) error) error { return create(ctx) }); err != nil {
 			return err
 		}
 		return workload.Each(clients, func(c *client) error { return c.createConsumers(ctx) })
@@ -243,6 +284,9 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 				if err := c.createStreams(ctx); err != nil {
 					return err
 				}
+				if err := c.createAPI(ctx); err != nil {
+					return err
+				}
 				return c.createConsumers(ctx)
 			})
 		})
@@ -257,48 +301,45 @@ func setup(ctx context.Context, clients []*client) (retried bool, err error) {
 	return first != nil, ctx.Err()
 }
 
-// ledger is every acknowledged publish per stream, and every message
-// consumers were delivered (stream → sequence → message ID).
-type ledger struct {
-	mu        sync.Mutex
-	acks      map[string][]pubAck
-	seen      map[string]map[uint64]string
-	conflicts map[string][]string
-}
-
-func (l *ledger) ack(stream string, a pubAck) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.acks[stream] = append(l.acks[stream], a)
-}
-
-// delivered records a message a consumer got; two different messages at
-// one sequence are a conflict.
-func (l *ledger) delivered(stream string, seq uint64, id string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	m := l.seen[stream]
-	if m == nil {
-		m = map[uint64]string{}
-		l.seen[stream] = m
-	}
-	if old, ok := m[seq]; ok && old != id {
-		if l.conflicts == nil {
-			l.conflicts = map[string][]string{}
-		}
-		l.conflicts[stream] = append(l.conflicts[stream], fmt.Sprintf("consumers got %s and %s at %d", old, id, seq))
-		return
-	}
-	m[seq] = id
-}
-
-// readBack reads every stream back through the first client that can and
-// checks it against the acks and the consumers' deliveries. Each attempt
-// gets its share of what is left of the workload's time (readTimeout), so
-// the phase ends, and the digest phase runs, even when every attempt
-// fails.
+// readBack drains every durable consumer (and meanwhile sets stream A back
+// to three current replicas: restoreAPI), reads every stream (and stream
+// A) back through the first client that can and checks it against the
+// acks and the consumers' deliveries (judgeConsumer, judgeAPI), then reads
+// every acknowledged object back (judgeObject). Each attempt to read a
+// stream gets its share of what is left of the workload's time
+// (readTimeout), so the phase ends, and the digest phase runs, even when
+// every attempt fails.
 func readBack(ctx context.Context, clients []*client, led *ledger) error {
+	type durable struct {
+		c      *client
+		stream string
+	}
+	var ds []durable
+	for _, c := range clients {
+		for _, st := range c.streams {
+			ds = append(ds, durable{c, st})
+		}
+	}
+	restore := func() {}
+	if clients[0].api != nil {
+		restore = func() { clients[0].restoreAPI(ctx) }
+	}
+	var wg sync.WaitGroup
+	wg.Go(restore)
+	defer wg.Wait()
+	workload.Each(ds, func(d durable) error {
+		ok := d.c.drain(ctx, d.stream)
+		led.drained(d.stream, d.c.durable(), ok)
+		if !ok && ctx.Err() == nil {
+			slog.Info("consumer not drained; its deliveries are not judged", "consumer", d.c.durable(), "stream", d.stream)
+		}
+		return nil
+	})
 	streams := clients[0].streams
+	if clients[0].api != nil {
+		streams = append(streams[:len(streams):len(streams)], apiStream)
+	}
+	wg.Wait()
 	for si, name := range streams {
 		var read streamRead
 		var err error
@@ -321,16 +362,51 @@ func readBack(ctx context.Context, clients []*client, led *ledger) error {
 			clients[0].wc.Error(fmt.Errorf("read back %s: %w", name, err))
 			continue
 		}
+		var fs []finding
 		led.mu.Lock()
-		fs := checkMessages(name, led.acks[name], read, led.conflicts[name])
-		n := len(led.acks[name])
+		acks := slices.Clone(led.acks[name])
+		n := len(acks)
+		if name == apiStream {
+			n = len(led.apiMsgs)
+			fs = judgeAPI(name, led.apiMsgs, led.removals, read)
+		} else {
+			fs = checkMessages(name, acks, read, led.conflicts[name])
+		}
 		led.mu.Unlock()
+		if name != apiStream {
+			for _, d := range durables(clients) {
+				fs = append(fs, judgeConsumer(name, d, acks, read.first, led.consumerLog(name, d))...)
+			}
+		}
 		for _, f := range fs {
 			clients[0].wc.Violation(f.check, f.msg)
 		}
 		slog.Info("read back", "stream", name, "first", read.first, "last", read.last, "read", len(read.ids), "acked", n)
 	}
+	readObjects(ctx, clients, led)
 	return ctx.Err()
+}
+
+// readObjects reads every acknowledged object back through the first
+// client that can, and judges it, for objectsWait at most (and within the
+// read phase's share of the time left).
+func readObjects(ctx context.Context, clients []*client, led *ledger) {
+	if clients[0].obj == nil {
+		return
+	}
+	deadline, _ := ctx.Deadline()
+	ctx, cancel := context.WithTimeout(ctx, min(objectsWait, readTimeout(time.Now(), deadline, clients[0].cfg.converge, 1)))
+	defer cancel()
+	for _, name := range led.objectNames() {
+		led.mu.Lock()
+		sum := led.objects[name]
+		led.mu.Unlock()
+		for _, c := range clients {
+			if ctx.Err() != nil || c.checkObject(ctx, name, sum) == nil {
+				break
+			}
+		}
+	}
 }
 
 // maxReadTimeout bounds one attempt to read a stream back; a default
@@ -390,6 +466,17 @@ type client struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	cons map[string]jetstream.Consumer
+	// api, kv and obj are the handles on stream A and the buckets (nil
+	// when the mix does not use them).
+	api jetstream.Stream
+	kv  jetstream.KeyValue
+	obj jetstream.ObjectStore
+	// apiSeqs are the client's acknowledged sequences of stream A that it
+	// has not deleted; kvSeen what it last saw of each key of bucket KV;
+	// scales how many replica-count changes it made.
+	apiSeqs []uint64
+	kvSeen  map[string]kvSeen
+	scales  int
 	// probes are verify's handles on every durable consumer.
 	probes map[resource]jetstream.Consumer
 }
@@ -479,7 +566,7 @@ func (c *client) createConsumers(ctx context.Context) error {
 			cons, err := c.js.CreateOrUpdateConsumer(ctx, name, jetstream.ConsumerConfig{
 				Durable:   c.durable(),
 				AckPolicy: jetstream.AckExplicitPolicy,
-				AckWait:   5 * time.Second,
+				AckWait:   ackWait,
 			})
 			if err != nil {
 				return err
@@ -491,27 +578,20 @@ func (c *client) createConsumers(ctx context.Context) error {
 			return fmt.Errorf("create consumer on %s through %s: %w", name, c.wc.Node(), err)
 		}
 	}
-	return nil
+	return c.bindAPI(ctx)
 }
 
 func (c *client) stream() string { return c.streams[c.rng.IntN(len(c.streams))] }
 
-// load publishes to random streams at the configured rate, fetches from
-// the client's consumers every fifth publish, asks for a stream's info
-// every tenth, and reports health every 250 ms, until ctx ends.
+// load runs operations drawn from the mix at the configured rate, and
+// reports health every 250 ms, until ctx ends.
 func (c *client) load(ctx context.Context) {
 	pause := time.Second / time.Duration(c.cfg.rate)
-	for i := 0; ctx.Err() == nil; i++ {
+	for ctx.Err() == nil {
 		if time.Since(c.health) >= 250*time.Millisecond {
 			c.reportHealth(ctx)
 		}
-		_ = c.publish(ctx, c.stream())
-		if i%5 == 4 {
-			c.fetch(ctx, c.stream())
-		}
-		if i%10 == 9 {
-			c.info(ctx, c.stream())
-		}
+		c.step(ctx, c.cfg.mix.pick(c.rng))
 		workload.Sleep(ctx, pause)
 	}
 }
@@ -528,8 +608,7 @@ func (c *client) info(ctx context.Context, stream string) {
 // publish sends one message with a fresh ID to the stream through the
 // client's server and records its ack; it returns the publish's error.
 func (c *client) publish(ctx context.Context, stream string) error {
-	c.seq++
-	id := fmt.Sprintf("%s#%d", c.wc.Name(), c.seq)
+	id := c.nextID()
 	payload := []byte(id + " " + strings.Repeat("x", max(0, c.cfg.payload-len(id)-1)))
 	subj := strings.ToLower(stream) + "." + c.wc.Node()
 	return c.wc.Do(ctx, "publish", stream, func(ctx context.Context) error {
@@ -543,10 +622,15 @@ func (c *client) publish(ctx context.Context, stream string) error {
 }
 
 // fetch pulls up to 20 messages from the client's consumer on the stream
-// and acks them.
-func (c *client) fetch(ctx context.Context, stream string) {
+// and acks them; with nak, it naks about a third of them instead (the
+// consumer must deliver those again).
+func (c *client) fetch(ctx context.Context, stream string, nak bool) {
 	cons := c.cons[stream]
-	_ = c.wc.Do(ctx, "fetch", stream, func(ctx context.Context) error {
+	kind := "fetch"
+	if nak {
+		kind = "fetch-nak"
+	}
+	_ = c.wc.Do(ctx, kind, stream, func(ctx context.Context) error {
 		batch, err := cons.FetchNoWait(20)
 		if err != nil {
 			return err
@@ -556,7 +640,14 @@ func (c *client) fetch(ctx context.Context, stream string) {
 			if err != nil {
 				return err
 			}
-			c.led.delivered(stream, md.Sequence.Stream, messageID(m.Data()))
+			c.led.delivered(stream, c.durable(), md.Sequence.Stream, messageID(m.Data()))
+			if nak && c.rng.IntN(3) == 0 {
+				c.led.nakked(stream, c.durable(), md.Sequence.Stream)
+				if err := m.Nak(); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := m.Ack(); err != nil {
 				return err
 			}
@@ -681,7 +772,7 @@ func (c *client) consume(ctx context.Context, r resource) error {
 	for m := range batch.Messages() {
 		n++
 		if md, err := m.Metadata(); err == nil {
-			c.led.delivered(r.stream, md.Sequence.Stream, messageID(m.Data()))
+			c.led.delivered(r.stream, r.consumer, md.Sequence.Stream, messageID(m.Data()))
 		}
 		_ = m.Nak()
 	}
@@ -697,7 +788,9 @@ func (c *client) consume(ctx context.Context, r resource) error {
 
 // readStream reads the whole stream back through an ephemeral pull
 // consumer on the client's server, until ctx ends: the message ID at every
-// sequence from the stream's first to its last at the time of the read.
+// sequence from the stream's first to its last at the time of the read
+// (done at the last sequence, or once it read as many messages as the
+// stream said it holds).
 //
 // Not an ordered consumer: its Fetch re-creates the consumer every time,
 // and retries a failed create forever, each try under its own 10 s
@@ -752,6 +845,11 @@ func (c *client) readStream(ctx context.Context, name string) (streamRead, error
 			if md.Sequence.Stream >= read.last {
 				return read, nil
 			}
+		}
+		// Every message the stream said it holds: the last sequences
+		// may be deleted ones (stream A's), which no consumer delivers.
+		if uint64(len(read.ids)) >= info.State.Msgs {
+			return read, nil
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
 			return read, fmt.Errorf("read %s through %s: %w", name, c.wc.Node(), err)
