@@ -334,8 +334,12 @@ func TestMixExtra(t *testing.T) {
 			return err
 		}
 		for _, d := range draws {
-			nran, nreqs := len(ran), len(srv.reqs)
+			srv.mu.Lock()
+			nreqs := len(srv.reqs)
+			srv.mu.Unlock()
+			nran := len(ran)
 			cs[0].step(ctx, mix, "k0", d.r)
+			srv.mu.Lock()
 			switch {
 			case len(ran) > nran:
 				got = append(got, ran[nran])
@@ -344,6 +348,7 @@ func TestMixExtra(t *testing.T) {
 			default:
 				got = append(got, "nothing")
 			}
+			srv.mu.Unlock()
 		}
 		return nil
 	}); err != nil {
