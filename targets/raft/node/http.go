@@ -36,6 +36,7 @@ const (
 //	PUT    /kv/{key}          body: the value
 //	DELETE /kv/{key}
 //	POST   /cas/{key}?expect=V  body: the new value; answers "true" or "false" (expect "" = absent)
+//	POST   /admin/…           the admin calls (admin.go), loopback clients only
 //
 // Writes and leader or linearizable reads are forwarded to the leader; 503
 // means the member could not serve (no leader, leadership lost, timeout).
@@ -47,6 +48,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("PUT /kv/{key}", s.write("put"))
 	mux.HandleFunc("DELETE /kv/{key}", s.write("delete"))
 	mux.HandleFunc("POST /cas/{key}", s.write("cas"))
+	s.adminRoutes(mux)
 	return mux
 }
 
@@ -62,8 +64,12 @@ func (s *server) health(w http.ResponseWriter, _ *http.Request) {
 type statusReply struct {
 	Role    string `json:"role"` // Leader, Follower, Candidate, Shutdown
 	Leader  string `json:"leader"`
+	Term    uint64 `json:"term"`
 	Applied uint64 `json:"applied"` // raft's applied index
 	Commit  uint64 `json:"commit"`
+	// Voters are the voters of the member's latest configuration, sorted
+	// (absent when raft cannot say).
+	Voters []string `json:"voters,omitempty"`
 	fsmStatus
 }
 
@@ -72,10 +78,12 @@ func (s *server) status(w http.ResponseWriter, r *http.Request) {
 	st := statusReply{
 		Role:      s.raft.State().String(),
 		Leader:    string(leader),
+		Term:      s.raft.CurrentTerm(),
 		Applied:   s.raft.AppliedIndex(),
 		Commit:    s.raft.CommitIndex(),
 		fsmStatus: s.fsm.status(r.URL.Query().Get("writes") != ""),
 	}
+	st.Voters, _ = s.voters()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st)
 }
@@ -92,6 +100,8 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 			s.forward(w, r, nil)
 			return
 		}
+		s.writes.RLock()
+		defer s.writes.RUnlock()
 		var err error
 		if read == readLeader {
 			err = s.raft.VerifyLeader().Error()
@@ -126,6 +136,8 @@ func (s *server) write(op string) http.HandlerFunc {
 			s.forward(w, r, body)
 			return
 		}
+		s.writes.RLock()
+		defer s.writes.RUnlock()
 		c := command{Op: op, Key: r.PathValue("key"), Value: string(body), Expect: r.URL.Query().Get("expect"), ID: r.Header.Get("X-Request-ID")}
 		data, err := json.Marshal(c)
 		if err != nil {

@@ -38,6 +38,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -62,19 +63,22 @@ const (
 var vars = workload.KVVars{Duration: "RAFT_WORKLOAD_DURATION", Recovery: "RAFT_WORKLOAD_RECOVERY",
 	Keys: "RAFT_WORKLOAD_KEYS", Rate: "RAFT_WORKLOAD_RATE", Port: "RAFT_WORKLOAD_PORT"}
 
-func loadConfig(getenv func(string) string) (workload.KVConfig, error) {
-	s := workload.NewSettings(getenv)
-	c := s.KV(vars, workload.KVConfig{Duration: 4 * time.Second, Recovery: 8 * time.Second, Keys: 5, Rate: 50, Port: "http"})
-	return c, s.Err()
+// config is the workload's tunables: the key-value ones and the mix's
+// weights (in opNames order).
+type config struct {
+	workload.KVConfig
+	weights []int
 }
 
-// mix is the load: linearizable reads, leader and stale reads, writes.
-var mix = workload.Mix{
-	Get:    30,
-	Reads:  []workload.Read{{Consistency: "leader", Percent: 10, Progress: true}, {Consistency: "stale", Percent: 10}},
-	Put:    20,
-	Delete: 5,
-	CAS:    25,
+func loadConfig(getenv func(string) string) (config, error) {
+	s := workload.NewSettings(getenv)
+	c := config{KVConfig: s.KV(vars, workload.KVConfig{Duration: 4 * time.Second, Recovery: 8 * time.Second, Keys: 5, Rate: 50, Port: "http"})}
+	if err := s.Err(); err != nil {
+		return c, err
+	}
+	var err error
+	c.weights, err = parseMix(s.String("RAFT_WORKLOAD_MIX", ""))
+	return c, err
 }
 
 // service is how the workload speaks to a member: /kv/KEY, reads of a
@@ -101,14 +105,21 @@ func run(ctx context.Context, t *workload.T) error {
 	if err != nil {
 		return err
 	}
+	slog.Info("raft workload", "duration", cfg.Duration, "keys", cfg.Keys, "rate", cfg.Rate, "mix", workload.FormatWeights(opNames, cfg.weights))
 	writes := &ledger{acked: map[string]bool{}}
 	clients, err := workload.NewKVClients(t, service(writes), cfg.Port, cfg.Keys)
 	if err != nil {
 		return fmt.Errorf("%w (set RAFT_WORKLOAD_PORT)", err)
 	}
+	var members []string
+	for _, n := range t.Nodes() {
+		members = append(members, n.Name)
+	}
+	adm := newAdmin(members, writes)
 	return workload.RunKV(t, clients, workload.KVPhases{
-		KVConfig: cfg, Ready: waitHealthy, Mix: mix,
-		Digest: func(ctx context.Context) error { return digests(ctx, clients, writes) },
+		KVConfig: cfg.KVConfig, Ready: waitHealthy, Mix: adm.mix(cfg.weights),
+		Settle: func(ctx context.Context) error { return adm.settle(ctx, clients, cfg.Recovery) },
+		Digest: func(ctx context.Context) error { return digests(ctx, clients, writes, adm) },
 	})
 }
 
@@ -131,6 +142,19 @@ func (l *ledger) ack(id string) {
 	l.acked[id] = true
 }
 
+// ackedIDs returns the IDs of the writes acknowledged so far.
+func (l *ledger) ackedIDs() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ids []string
+	for id, ok := range l.acked {
+		if ok {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
 // memberStatus is a member's GET /status?writes=1.
 type memberStatus struct {
 	Role      string         `json:"role"`
@@ -138,6 +162,7 @@ type memberStatus struct {
 	Digest    string         `json:"digest"`
 	Reapplied int            `json:"reapplied"`
 	Writes    map[string]int `json:"writes"`
+	Voters    []string       `json:"voters"`
 }
 
 // digestWait bounds how long the digest phase waits for the members to
@@ -146,9 +171,10 @@ const digestWait = 3 * time.Second
 
 // digests waits until every member that answers has applied the same last
 // command (or digestWait passed), then, for each member at the highest
-// index, reports its digest for the replicas checker and checks every
-// write against its write counts.
-func digests(ctx context.Context, clients []*workload.KVClient, writes *ledger) error {
+// index, reports its digest for the replicas checker, checks every write
+// against its write counts and its state against the snapshots seen at
+// its index, and checks the members' configurations (judgeVoters).
+func digests(ctx context.Context, clients []*workload.KVClient, writes *ledger, adm *admin) error {
 	top, err := workload.CaughtUp(ctx, len(clients), digestWait, func(ctx context.Context, i int) (*memberStatus, uint64, bool) {
 		st := memberState(ctx, clients[i])
 		if st == nil {
@@ -156,11 +182,24 @@ func digests(ctx context.Context, clients []*workload.KVClient, writes *ledger) 
 		}
 		return st, st.Index, true
 	})
+	voters := map[string][]string{}
 	for _, m := range top {
 		wc := clients[m.Member].Client()
 		wc.Digest("end", fmt.Sprintf("index %d state %s", m.State.Index, m.State.Digest))
 		for _, f := range checkWrites(m.State, writes) {
 			wc.Violation(f.check, f.msg)
+		}
+		adm.sawState(wc, stateDigest{m.State.Index, m.State.Digest}, wc.Node()+"'s final state")
+		if m.State.Voters != nil {
+			voters[wc.Node()] = m.State.Voters
+		}
+	}
+	if len(top) > 0 {
+		adm.mu.Lock()
+		fs := judgeVoters(adm.members, voters, adm.pending)
+		adm.mu.Unlock()
+		for _, f := range fs {
+			clients[top[0].Member].Client().Violation(f.check, f.msg)
 		}
 	}
 	return err
