@@ -242,7 +242,14 @@ type transferReply struct {
 	RoleAfter  string `json:"role_after"`
 }
 
+// transfer hands leadership over. The leader's writes and consistent
+// reads are held off meanwhile: raft refuses writes during a transfer
+// anyway, and a VerifyLeader racing it would make the old leader log that
+// it steps down for a new leader (a warning the log checker would see in
+// some trials and not others).
 func (s *server) transfer(w http.ResponseWriter, _ *http.Request) {
+	s.writes.Lock()
+	defer s.writes.Unlock()
 	rep := transferReply{From: string(s.id), TermBefore: s.raft.CurrentTerm()}
 	if err := s.raft.LeadershipTransfer().Error(); err != nil {
 		http.Error(w, "leadership transfer: "+err.Error(), http.StatusServiceUnavailable)

@@ -96,11 +96,10 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 	switch read {
 	case readStale:
 	case readLeader, readLinearizable:
-		if s.raft.State() != raft.Leader {
+		if !s.leading() {
 			s.forward(w, r, nil)
 			return
 		}
-		s.writes.RLock()
 		defer s.writes.RUnlock()
 		var err error
 		if read == readLeader {
@@ -132,11 +131,10 @@ func (s *server) write(op string) http.HandlerFunc {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if s.raft.State() != raft.Leader {
+		if !s.leading() {
 			s.forward(w, r, body)
 			return
 		}
-		s.writes.RLock()
 		defer s.writes.RUnlock()
 		c := command{Op: op, Key: r.PathValue("key"), Value: string(body), Expect: r.URL.Query().Get("expect"), ID: r.Header.Get("X-Request-ID")}
 		data, err := json.Marshal(c)
@@ -158,6 +156,19 @@ func (s *server) write(op string) http.HandlerFunc {
 			io.WriteString(w, "ok")
 		}
 	}
+}
+
+// leading takes s.writes shared and reports whether the member is (still)
+// the leader; when it is not, it releases s.writes again. A write or read
+// that waited out a restore or a leadership transfer goes to the new
+// leader.
+func (s *server) leading() bool {
+	s.writes.RLock()
+	if s.raft.State() == raft.Leader {
+		return true
+	}
+	s.writes.RUnlock()
+	return false
 }
 
 // forward sends the request to the leader's HTTP API and copies its answer

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofault/gofault/workload"
@@ -52,6 +53,8 @@ type admin struct {
 	// snapshots maps a snapshot state's last command index to its
 	// digest and where it was seen.
 	snapshots map[uint64]seenState
+	// toured is set once the tour of the admin operations has started.
+	toured atomic.Bool
 	// pending holds the members whose last membership cycle failed:
 	// maybe removed, not added back (settle adds them).
 	pending map[string]bool
@@ -65,23 +68,44 @@ func newAdmin(members []string, writes *ledger) *admin {
 		pending: map[string]bool{}}
 }
 
-// mix builds the load of weights (in opNames order).
+// mix builds the load of weights (in opNames order). The first admin
+// operation drawn in a trial runs every admin operation of non-zero
+// weight once instead (tour), so that every trial, the fault-free
+// baselines the log checker learns from included, calls each.
 func (a *admin) mix(w []int) workload.Mix {
 	total := 0
 	for _, n := range w {
 		total += n
 	}
+	ops := []workload.ExtraOp{
+		{Name: "barrier", Percent: w[6], Run: a.barrier},
+		{Name: "snapshot", Percent: w[7], Run: a.snapshot},
+		{Name: "restore", Percent: w[8], Run: a.restore},
+		{Name: "membership", Percent: w[9], Run: a.membership},
+		{Name: "transfer", Percent: w[10], Run: a.transfer},
+	}
+	var tour []workload.ExtraOp
+	for _, op := range ops {
+		if op.Percent > 0 {
+			tour = append(tour, op)
+		}
+	}
+	for i, op := range ops {
+		ops[i].Run = func(ctx context.Context, c *workload.KVClient) {
+			if a.toured.CompareAndSwap(false, true) {
+				for _, op := range tour {
+					op.Run(ctx, c)
+				}
+				return
+			}
+			op.Run(ctx, c)
+		}
+	}
 	return workload.Mix{
 		Get:   w[0],
 		Reads: []workload.Read{{Consistency: "leader", Percent: w[1], Progress: true}, {Consistency: "stale", Percent: w[2]}},
-		Extra: []workload.ExtraOp{
-			{Name: "barrier", Percent: w[6], Run: a.barrier},
-			{Name: "snapshot", Percent: w[7], Run: a.snapshot},
-			{Name: "restore", Percent: w[8], Run: a.restore},
-			{Name: "membership", Percent: w[9], Run: a.membership},
-			{Name: "transfer", Percent: w[10], Run: a.transfer},
-		},
-		Put: w[3], Delete: w[4], CAS: w[5], Total: total,
+		Extra: ops,
+		Put:   w[3], Delete: w[4], CAS: w[5], Total: total,
 	}
 }
 
@@ -198,24 +222,34 @@ type membershipReply struct {
 	Voters  []string `json:"voters"`
 }
 
-// membership removes a member drawn at random (not the leader: the leader
-// answers 409) and adds it back as a voter. A cycle that failed leaves the
-// member pending: Settle adds it back.
+// membership removes a member and adds it back as a voter: the first of
+// the members, from one drawn at random on, that is not the leader (the
+// leader answers 409 for itself, and for any member while it runs another
+// admin call). A cycle that failed leaves the member pending: settle adds
+// it back.
 func (a *admin) membership(ctx context.Context, c *workload.KVClient) {
-	id := a.members[c.Rand().IntN(len(a.members))]
-	_ = c.Client().Do(ctx, "membership", id, func(ctx context.Context) error {
-		var rep membershipReply
-		ok, err := call(ctx, c, "/admin/membership/"+id, &rep)
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		switch {
-		case ok:
-			delete(a.pending, id)
-		case err != nil:
-			a.pending[id] = true // maybe removed and not added back
+	first := c.Rand().IntN(len(a.members))
+	for i := range a.members {
+		id := a.members[(first+i)%len(a.members)]
+		ok := false
+		err := c.Client().Do(ctx, "membership", id, func(ctx context.Context) error {
+			var rep membershipReply
+			var err error
+			ok, err = call(ctx, c, "/admin/membership/"+id, &rep)
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			switch {
+			case ok:
+				delete(a.pending, id)
+			case err != nil:
+				a.pending[id] = true // maybe removed and not added back
+			}
+			return err
+		})
+		if ok || err != nil {
+			return
 		}
-		return err
-	})
+	}
 }
 
 // settle adds back, through any member, every member whose membership
