@@ -153,21 +153,30 @@ func (a *admin) snapshot(ctx context.Context, c *workload.KVClient) {
 }
 
 // sawState records a state seen at an index and reports a snapshot-state
-// violation when another state was seen there.
+// violation when another state was seen there (noteState).
 func (a *admin) sawState(wc *workload.Client, st stateDigest, where string) {
+	if f := a.noteState(st, where); f != nil {
+		wc.Violation(f.check, f.msg)
+	}
+}
+
+// noteState records a state seen at an index; it returns the broken
+// guarantee when another state was seen there first.
+func (a *admin) noteState(st stateDigest, where string) *finding {
 	if st.Index == 0 {
-		return
+		return nil
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	prev, ok := a.snapshots[st.Index]
 	if !ok {
 		a.snapshots[st.Index] = seenState{st.Digest, where}
-		return
+		return nil
 	}
-	if prev.digest != st.Digest {
-		wc.Violation(checkSnapshot, fmt.Sprintf("%s holds state %s at command index %d, %s holds %s", where, st.Digest, st.Index, prev.where, prev.digest))
+	if prev.digest == st.Digest {
+		return nil
 	}
+	return &finding{checkSnapshot, fmt.Sprintf("%s holds state %s at command index %d, %s holds %s", where, st.Digest, st.Index, prev.where, prev.digest)}
 }
 
 // restoreReply is the node's POST /admin/restore answer.
