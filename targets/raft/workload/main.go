@@ -1,12 +1,14 @@
 // Command workload is gofault's workload for the hashicorp/raft key-value
 // service (targets/raft/node): one HTTP client per member (each talking to
 // that member only) drives a seeded mix of writes (put, delete,
-// compare-and-swap, forwarded to the leader by followers) and reads of the
+// compare-and-swap, forwarded to the leader by followers), reads of the
 // three consistencies (linearizable through a Barrier, leader through
-// VerifyLeader, stale from the member's own state), records the
-// linearizable operations for the linearizability checker, reports each
-// member's role for the gray-failure checker and the calibration trial, and
-// checks these guarantees itself (violation names are stable):
+// VerifyLeader, stale from the member's own state) and the admin calls of
+// hashicorp/raft's API (admin.go: barrier, user snapshot, restore,
+// membership cycle, leadership transfer), records the linearizable
+// operations for the linearizability checker, reports each member's role
+// for the gray-failure checker and the calibration trial, and checks these
+// guarantees itself (violation names are stable):
 //
 //   - write-lost: a write whose response was received (so it committed) is
 //     not in the state of a member that has applied everything the
@@ -16,10 +18,27 @@
 //   - entry-reapplied: raft handed the state machine a log entry at or
 //     below an index it had already applied;
 //   - recovery: once the load stops, a member serves no linearizable read
-//     and write within RAFT_WORKLOAD_RECOVERY.
+//     and write within RAFT_WORKLOAD_RECOVERY;
+//   - barrier-stale: after a Barrier returned, the leader's state lacks a
+//     write acknowledged before the barrier was sent;
+//   - snapshot-state: two states seen at the same command index differ (a
+//     user snapshot decoded from the snapshot store, the snapshot a restore
+//     took, a caught-up member's final state);
+//   - restore-state: an acknowledged restore (the leader's state, writes
+//     held off, snapshotted and restored with raft.Restore) whose snapshot
+//     differs from the state it was taken of, that restored nothing, or
+//     after which the leader holds another state;
+//   - membership: the caught-up members disagree on the voters, or a
+//     member none of whose removals is left unacknowledged is not a voter;
+//   - transfer: a leadership transfer acknowledged while the old leader
+//     still leads its term.
+//
+// The restore and the transfer hold the leader's writes off, so write-lost
+// and the linearizability checker hold across them.
 //
 // Phases: setup (every member answers /health, i.e. knows a leader), load
-// (the mix for RAFT_WORKLOAD_DURATION), verify (the recovery check, a final
+// (the mix for RAFT_WORKLOAD_DURATION), verify (members whose membership
+// cycle failed are added back, then the recovery check and a final
 // linearizable read of every key), digest (once the members agree on the
 // last applied command, or after a short wait: each caught-up member's
 // state digest for the replicas checker, and the write checks above).
@@ -32,6 +51,16 @@
 //	RAFT_WORKLOAD_RATE      operations per second per client (default 50)
 //	RAFT_WORKLOAD_RECOVERY  recovery bound of the verify phase (default 8s)
 //	RAFT_WORKLOAD_PORT      name of the members' HTTP port (default "http")
+//	RAFT_WORKLOAD_MIX       weights of the operations, ETCD_WORKLOAD_MIX's syntax,
+//	                        e.g. "get=30,put=20" (unnamed ones weigh 0); the
+//	                        operations: get, leader-read, stale-read, put,
+//	                        delete, cas, barrier, snapshot, restore,
+//	                        membership, transfer (default "get=300,
+//	                        leader-read=100,stale-read=100,put=200,delete=50,
+//	                        cas=215,barrier=15,snapshot=8,restore=4,
+//	                        membership=4,transfer=4"). The first admin
+//	                        operation drawn runs each admin operation of
+//	                        non-zero weight once (so every trial calls each).
 package main
 
 import (
