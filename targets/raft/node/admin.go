@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -250,6 +252,12 @@ type transferReply struct {
 func (s *server) transfer(w http.ResponseWriter, _ *http.Request) {
 	s.writes.Lock()
 	defer s.writes.Unlock()
+	if s.transferUntil != nil {
+		s.transferUntil.Store(math.MaxInt64)
+		// The old leader's replication may learn the new term a little
+		// after the transfer returned: a grace of an election timeout.
+		defer func() { s.transferUntil.Store(time.Now().Add(s.raft.ReloadableConfig().ElectionTimeout).UnixNano()) }()
+	}
 	rep := transferReply{From: string(s.id), TermBefore: s.raft.CurrentTerm()}
 	if err := s.raft.LeadershipTransfer().Error(); err != nil {
 		http.Error(w, "leadership transfer: "+err.Error(), http.StatusServiceUnavailable)

@@ -36,6 +36,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -81,7 +82,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "node: --name, --dir, --raft-addr, --http-addr and --peers are required", err)
 		os.Exit(2)
 	}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr})
+	transferUntil := new(atomic.Int64)
+	logger := transferLogger{hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}), transferUntil}
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(*name)
 	cfg.Logger = logger
@@ -100,6 +102,7 @@ func main() {
 		logger.Error("start failed", "error", err)
 		os.Exit(1)
 	}
+	srv.transferUntil = transferUntil
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
 		logger.Error("listen failed", "error", err)
@@ -136,6 +139,9 @@ type server struct {
 	writes sync.RWMutex
 	// adminBusy is held by the admin call the leader is running.
 	adminBusy sync.Mutex
+	// transferUntil is when the last leadership transfer's grace ends,
+	// in unix nanoseconds, for transferLogger (nil: not kept).
+	transferUntil *atomic.Int64
 }
 
 // start opens the member's stores and transport, starts raft, and
