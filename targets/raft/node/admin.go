@@ -2,14 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -32,6 +33,8 @@ import (
 //	POST /admin/voter/{id}        leader: AddVoter(id): membershipReply
 //	POST /admin/transfer          leader: LeadershipTransfer: transferReply
 //	POST /admin/barrier           leader: Barrier, then the state: barrierReply
+//	POST /admin/window/membership a membership change is coming (the leader
+//	                              tells every member first; adminLogger)
 func (s *server) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /admin/snapshot", s.loopback(s.userSnapshot))
 	mux.HandleFunc("POST /admin/restore", s.loopback(s.onLeader(s.restore)))
@@ -39,6 +42,47 @@ func (s *server) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /admin/voter/{id}", s.loopback(s.onLeader(s.membership(false))))
 	mux.HandleFunc("POST /admin/transfer", s.loopback(s.onLeader(s.transfer)))
 	mux.HandleFunc("POST /admin/barrier", s.loopback(s.onLeader(s.barrier)))
+	mux.HandleFunc("POST /admin/window/membership", s.loopback(s.membershipWindow))
+}
+
+// membershipSpan is how long a membership cycle's consequences are
+// expected on every member (adminLogger): its two changes' bounds and a
+// second's grace.
+const membershipSpan = 2*applyTimeout + time.Second
+
+// membershipWindow tells this member's logger a membership change is
+// coming (adminLogger).
+func (s *server) membershipWindow(w http.ResponseWriter, _ *http.Request) {
+	if s.windows != nil {
+		s.windows.open(opMembership, membershipSpan)
+	}
+	io.WriteString(w, "ok")
+}
+
+// announceMembership tells every member's logger, this one's included, a
+// membership change is coming; best effort, within 300 ms.
+func (s *server) announceMembership(ctx context.Context) {
+	if s.windows != nil {
+		s.windows.open(opMembership, membershipSpan)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, p := range s.peers {
+		if p.id == s.id {
+			continue
+		}
+		wg.Go(func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/admin/window/membership", nil)
+			if err != nil {
+				return
+			}
+			if resp, err := s.http.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // loopback refuses a request that does not come from a loopback address.
@@ -199,6 +243,7 @@ func (s *server) membership(cycle bool) http.HandlerFunc {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
+		s.announceMembership(r.Context())
 		if cycle && slices.Contains(voters, string(id)) {
 			if err := s.raft.RemoveServer(id, 0, applyTimeout).Error(); err != nil {
 				http.Error(w, "remove "+string(id)+": "+err.Error(), http.StatusServiceUnavailable)
@@ -252,11 +297,11 @@ type transferReply struct {
 func (s *server) transfer(w http.ResponseWriter, _ *http.Request) {
 	s.writes.Lock()
 	defer s.writes.Unlock()
-	if s.transferUntil != nil {
-		s.transferUntil.Store(math.MaxInt64)
+	if s.windows != nil {
+		s.windows.open(opTransfer, time.Hour)
 		// The old leader's replication may learn the new term a little
 		// after the transfer returned: a grace of an election timeout.
-		defer func() { s.transferUntil.Store(time.Now().Add(s.raft.ReloadableConfig().ElectionTimeout).UnixNano()) }()
+		defer s.windows.open(opTransfer, s.raft.ReloadableConfig().ElectionTimeout)
 	}
 	rep := transferReply{From: string(s.id), TermBefore: s.raft.CurrentTerm()}
 	if err := s.raft.LeadershipTransfer().Error(); err != nil {

@@ -36,7 +36,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -82,8 +81,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "node: --name, --dir, --raft-addr, --http-addr and --peers are required", err)
 		os.Exit(2)
 	}
-	transferUntil := new(atomic.Int64)
-	logger := transferLogger{hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}), transferUntil}
+	windows := &adminWindows{}
+	logger := adminLogger{hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}), windows}
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(*name)
 	cfg.Logger = logger
@@ -102,7 +101,7 @@ func main() {
 		logger.Error("start failed", "error", err)
 		os.Exit(1)
 	}
-	srv.transferUntil = transferUntil
+	srv.windows = windows
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
 		logger.Error("listen failed", "error", err)
@@ -139,9 +138,9 @@ type server struct {
 	writes sync.RWMutex
 	// adminBusy is held by the admin call the leader is running.
 	adminBusy sync.Mutex
-	// transferUntil is when the last leadership transfer's grace ends,
-	// in unix nanoseconds, for transferLogger (nil: not kept).
-	transferUntil *atomic.Int64
+	// windows are the admin operations in progress, for adminLogger
+	// (nil: not kept).
+	windows *adminWindows
 }
 
 // start opens the member's stores and transport, starts raft, and
