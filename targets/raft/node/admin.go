@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,7 +25,8 @@ import (
 // leader runs one at a time (409 when another is running).
 //
 //	POST /admin/snapshot          a user snapshot (raft.Snapshot) on this member, opened
-//	                              and decoded: snapshotReply
+//	                              and decoded: snapshotReply; 409 when raft has nothing
+//	                              to snapshot or a configuration change is uncommitted
 //	POST /admin/restore           leader: Barrier, user snapshot, raft.Restore of it
 //	                              with writes held off: restoreReply
 //	POST /admin/membership/{id}   leader: RemoveServer(id), then AddVoter(id) (only
@@ -133,7 +135,9 @@ func (s *server) userSnapshot(w http.ResponseWriter, _ *http.Request) {
 	f := s.raft.Snapshot()
 	if err := f.Error(); err != nil {
 		code := http.StatusServiceUnavailable
-		if errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		// Nothing applied yet, or a configuration change not yet
+		// committed (raft refuses to snapshot then): not now.
+		if errors.Is(err, raft.ErrNothingNewToSnapshot) || strings.Contains(err.Error(), "wait until the configuration entry") {
 			code = http.StatusConflict
 		}
 		http.Error(w, "snapshot: "+err.Error(), code)
