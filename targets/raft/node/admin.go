@@ -31,7 +31,8 @@ import (
 //	                              with writes held off: restoreReply
 //	POST /admin/membership/{id}   leader: RemoveServer(id), then AddVoter(id) (only
 //	                              the latter when id is not a voter): membershipReply;
-//	                              409 when id is the leader
+//	                              409 when id is the leader, or when a member that
+//	                              stays a voter is not caught up (behind)
 //	POST /admin/voter/{id}        leader: AddVoter(id): membershipReply
 //	POST /admin/transfer          leader: LeadershipTransfer: transferReply
 //	POST /admin/barrier           leader: Barrier, then the state: barrierReply
@@ -247,6 +248,15 @@ func (s *server) membership(cycle bool) http.HandlerFunc {
 			http.Error(w, err.Error(), http.StatusServiceUnavailable)
 			return
 		}
+		if cycle && slices.Contains(voters, string(id)) {
+			// Like an operator (or Consul's autopilot), remove a voter only
+			// while the voters that stay are caught up: with one of them
+			// behind, the smaller configuration would have no quorum.
+			if why := s.behind(r.Context(), id); why != "" {
+				http.Error(w, "not now: "+why, http.StatusConflict)
+				return
+			}
+		}
 		s.announceMembership(r.Context())
 		if cycle && slices.Contains(voters, string(id)) {
 			if err := s.raft.RemoveServer(id, 0, applyTimeout).Error(); err != nil {
@@ -266,6 +276,47 @@ func (s *server) membership(cycle bool) http.HandlerFunc {
 		}
 		reply(w, rep)
 	}
+}
+
+// maxLag is how many entries behind the leader's applied index a member
+// may be and still count as caught up.
+const maxLag = 32
+
+// behind asks every member but this one (the leader) and the one to be
+// removed for its applied index, within 300 ms; it returns why one is not
+// caught up (did not answer, answered an error, or is more than maxLag
+// entries behind), or "".
+func (s *server) behind(ctx context.Context, removed raft.ServerID) string {
+	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	applied := s.raft.AppliedIndex()
+	for _, p := range s.peers {
+		if p.id == s.id || p.id == removed {
+			continue
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+p.httpAddr+"/status", nil)
+		if err != nil {
+			return err.Error()
+		}
+		resp, err := s.http.Do(req)
+		if err != nil {
+			return fmt.Sprintf("%s did not answer: %v", p.id, err)
+		}
+		var st statusReply
+		if resp.StatusCode != http.StatusOK {
+			resp.Body.Close()
+			return fmt.Sprintf("%s answered %s", p.id, resp.Status)
+		}
+		err = json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Sprintf("%s's status: %v", p.id, err)
+		}
+		if st.Applied+maxLag < applied {
+			return fmt.Sprintf("%s applied %d, the leader %d", p.id, st.Applied, applied)
+		}
+	}
+	return ""
 }
 
 // voters returns the voters of the member's latest configuration, sorted.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 type testMember struct {
 	*server
 	url string
+	// down makes its HTTP API answer 503 to everything.
+	down *atomic.Bool
 }
 
 // newTestCluster starts n members on in-memory stores and transports,
@@ -69,11 +72,19 @@ func newTestCluster(t *testing.T, n int) []*testMember {
 			t.Fatal(err)
 		}
 		s := &server{id: p.id, raft: r, fsm: f, peers: peers, http: &http.Client{Timeout: forwardTimeout}}
-		hs := httptest.NewUnstartedServer(s.handler())
+		down := new(atomic.Bool)
+		h := s.handler()
+		hs := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if down.Load() {
+				http.Error(w, "down", http.StatusServiceUnavailable)
+				return
+			}
+			h.ServeHTTP(w, r)
+		}))
 		hs.Listener.Close()
 		hs.Listener = lns[i]
 		hs.Start()
-		ms = append(ms, &testMember{s, hs.URL})
+		ms = append(ms, &testMember{s, hs.URL, down})
 		t.Cleanup(func() {
 			hs.Close()
 			r.Shutdown().Error()
@@ -193,6 +204,28 @@ func TestAdmin(t *testing.T) {
 				var rep membershipReply
 				if json.Unmarshal([]byte(body), &rep) != nil || !rep.Removed || !rep.Added || !slices.Equal(rep.Voters, []string{"n1", "n2", "n3"}) {
 					t.Errorf("membership: %s", body)
+				}
+			}},
+		{name: "membership cycle while the other follower is behind", via: func() *testMember { return leader },
+			path: func() string {
+				// The other follower's HTTP API stops answering: it cannot
+				// show it is caught up.
+				for _, m := range ms {
+					if m != leader && m != follower {
+						m.down.Store(true)
+					}
+				}
+				return "/admin/membership/" + string(follower.id)
+			}, code: 409,
+			check: func(t *testing.T, body string) {
+				for _, m := range ms {
+					m.down.Store(false)
+				}
+				if !strings.Contains(body, "answered 503") {
+					t.Errorf("answer %q", body)
+				}
+				if vs, _ := leader.voters(); len(vs) != 3 {
+					t.Errorf("voters %v after a refused cycle", vs)
 				}
 			}},
 		{name: "membership cycle of the leader", via: func() *testMember { return follower }, path: func() string { return "/admin/membership/" + string(leader.id) }, code: 409},
