@@ -36,8 +36,8 @@ import (
 //	POST /admin/voter/{id}        leader: AddVoter(id): membershipReply
 //	POST /admin/transfer          leader: LeadershipTransfer: transferReply
 //	POST /admin/barrier           leader: Barrier, then the state: barrierReply
-//	POST /admin/window/membership a membership change is coming (the leader
-//	                              tells every member first; adminLogger)
+//	POST /admin/window/{op}       a restore, membership change or transfer is coming
+//	                              (the leader tells every member first; adminLogger)
 func (s *server) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /admin/snapshot", s.loopback(s.userSnapshot))
 	mux.HandleFunc("POST /admin/restore", s.loopback(s.onLeader(s.restore)))
@@ -45,29 +45,34 @@ func (s *server) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /admin/voter/{id}", s.loopback(s.onLeader(s.membership(false))))
 	mux.HandleFunc("POST /admin/transfer", s.loopback(s.onLeader(s.transfer)))
 	mux.HandleFunc("POST /admin/barrier", s.loopback(s.onLeader(s.barrier)))
-	mux.HandleFunc("POST /admin/window/membership", s.loopback(s.membershipWindow))
+	mux.HandleFunc("POST /admin/window/{op}", s.loopback(s.window))
 }
 
-// membershipSpan is how long a membership cycle's consequences are
-// expected on every member (adminLogger): its two changes' bounds and a
-// second's grace.
-const membershipSpan = 2*applyTimeout + time.Second
+// windowSpan is how long an admin call's consequences are expected on
+// every member (adminLogger): two raft calls' bounds and a second's grace.
+const windowSpan = 2*applyTimeout + time.Second
 
-// membershipWindow tells this member's logger a membership change is
-// coming (adminLogger).
-func (s *server) membershipWindow(w http.ResponseWriter, _ *http.Request) {
+// window tells this member's logger an admin call (restore, membership,
+// transfer) is coming (adminLogger).
+func (s *server) window(w http.ResponseWriter, r *http.Request) {
+	op := r.PathValue("op")
 	if s.windows != nil {
-		s.windows.open(opMembership, membershipSpan)
+		if s.windows.of(op) == nil {
+			http.Error(w, "no admin call "+op, http.StatusNotFound)
+			return
+		}
+		s.windows.open(op, windowSpan)
 	}
 	io.WriteString(w, "ok")
 }
 
-// announceMembership tells every member's logger, this one's included, a
-// membership change is coming; best effort, within 300 ms.
-func (s *server) announceMembership(ctx context.Context) {
-	if s.windows != nil {
-		s.windows.open(opMembership, membershipSpan)
+// announce tells every member's logger, this one's included, the admin
+// call op is coming; best effort, within 300 ms.
+func (s *server) announce(ctx context.Context, op string) {
+	if s.windows == nil {
+		return
 	}
+	s.windows.open(op, windowSpan)
 	ctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -76,7 +81,7 @@ func (s *server) announceMembership(ctx context.Context) {
 			continue
 		}
 		wg.Go(func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/admin/window/membership", nil)
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+p.httpAddr+"/admin/window/"+op, nil)
 			if err != nil {
 				return
 			}
@@ -187,9 +192,10 @@ type restoreReply struct {
 // snapshot (raft.Restore: the leader takes it, followers install it). The
 // writes this leader would apply meanwhile are held off, so the restored
 // state is the latest: no acknowledged write is undone.
-func (s *server) restore(w http.ResponseWriter, _ *http.Request) {
+func (s *server) restore(w http.ResponseWriter, r *http.Request) {
 	s.writes.Lock()
 	defer s.writes.Unlock()
+	s.announce(r.Context(), opRestore)
 	if err := s.raft.Barrier(applyTimeout).Error(); err != nil {
 		http.Error(w, "restore: barrier: "+err.Error(), http.StatusServiceUnavailable)
 		return
@@ -257,7 +263,7 @@ func (s *server) membership(cycle bool) http.HandlerFunc {
 				return
 			}
 		}
-		s.announceMembership(r.Context())
+		s.announce(r.Context(), opMembership)
 		if cycle && slices.Contains(voters, string(id)) {
 			if err := s.raft.RemoveServer(id, 0, applyTimeout).Error(); err != nil {
 				http.Error(w, "remove "+string(id)+": "+err.Error(), http.StatusServiceUnavailable)
@@ -349,9 +355,10 @@ type transferReply struct {
 // anyway, and a VerifyLeader racing it would make the old leader log that
 // it steps down for a new leader (a warning the log checker would see in
 // some trials and not others).
-func (s *server) transfer(w http.ResponseWriter, _ *http.Request) {
+func (s *server) transfer(w http.ResponseWriter, r *http.Request) {
 	s.writes.Lock()
 	defer s.writes.Unlock()
+	s.announce(r.Context(), opTransfer)
 	if s.windows != nil {
 		s.windows.open(opTransfer, time.Hour)
 		// The old leader's replication may learn the new term a little

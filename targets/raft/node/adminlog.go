@@ -19,24 +19,33 @@ const adminMark = " (the consequence of an admin %s, logged at info by the node 
 const (
 	opTransfer   = "transfer"
 	opMembership = "membership"
+	opRestore    = "restore"
 )
 
 // adminWindows holds, per admin operation, the unix-nano time until which
 // one is in progress on the cluster or just ended (0: none).
 type adminWindows struct {
-	transfer, membership atomic.Int64
+	transfer, membership, restore atomic.Int64
 }
 
+// of returns op's window; nil for an operation it does not know.
 func (w *adminWindows) of(op string) *atomic.Int64 {
-	if op == opTransfer {
+	switch op {
+	case opTransfer:
 		return &w.transfer
+	case opMembership:
+		return &w.membership
+	case opRestore:
+		return &w.restore
 	}
-	return &w.membership
+	return nil
 }
 
 // open marks op in progress until now + d.
 func (w *adminWindows) open(op string, d time.Duration) {
-	w.of(op).Store(time.Now().Add(d).UnixNano())
+	if at := w.of(op); at != nil {
+		at.Store(time.Now().Add(d).UnixNano())
+	}
 }
 
 // adminExcuses returns the admin operation whose consequence the error
@@ -49,9 +58,12 @@ func (w *adminWindows) open(op string, d time.Duration) {
 //   - A membership change makes a member log "failed to take snapshot"
 //     with "cannot take snapshot now, wait until the configuration entry
 //     at N has been applied" (its periodic snapshot comes while the
-//     change is uncommitted), and the member removed "failed to decode
-//     incoming command" with "connection reset by peer" (the leader
-//     closes its replication connections to it).
+//     change is uncommitted).
+//   - A restore, a membership change or a transfer makes a follower log
+//     "failed to decode incoming command" with "connection reset by peer":
+//     the leader aborts its pipeline to the follower (a restore leaves a
+//     hole in the log, a removal stops replication) and closes the
+//     connection with responses unread.
 //
 // Each happens in some trials and not others, so the log checker, which
 // learns from fault-free trials, would report it now and then.
@@ -71,9 +83,14 @@ func adminExcuses(msg string, args []any, active func(op string) bool) string {
 	case active(opTransfer) && msg == "peer has newer term, stopping replication",
 		active(opTransfer) && msg == "failed to take snapshot" && errors.Is(err, raft.ErrLeadershipTransferInProgress):
 		return opTransfer
-	case active(opMembership) && msg == "failed to take snapshot" && strings.Contains(errText, "wait until the configuration entry at"),
-		active(opMembership) && msg == "failed to decode incoming command" && strings.Contains(errText, "connection reset by peer"):
+	case active(opMembership) && msg == "failed to take snapshot" && strings.Contains(errText, "wait until the configuration entry at"):
 		return opMembership
+	case msg == "failed to decode incoming command" && strings.Contains(errText, "connection reset by peer"):
+		for _, op := range []string{opRestore, opMembership, opTransfer} {
+			if active(op) {
+				return op
+			}
+		}
 	}
 	return ""
 }
@@ -87,7 +104,10 @@ type adminLogger struct {
 	windows *adminWindows
 }
 
-func (l adminLogger) active(op string) bool { return time.Now().UnixNano() < l.windows.of(op).Load() }
+func (l adminLogger) active(op string) bool {
+	at := l.windows.of(op)
+	return at != nil && time.Now().UnixNano() < at.Load()
+}
 
 // Error implements hclog.Logger.
 func (l adminLogger) Error(msg string, args ...any) {
