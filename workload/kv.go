@@ -73,15 +73,33 @@ type NodeHealth struct {
 	Msg string
 }
 
-// Mix is the load's share, in percent, of each operation; they must sum
-// to 100. Its draws come in this order: get, the reads, put, delete, cas.
+// Mix is the load's share of each operation, in percent of Total (100
+// when Total is 0); the shares must sum to it. Its draws come in this
+// order: get, the reads, the extra operations, put, delete, cas.
 type Mix struct {
 	// Get is the share of linearizable reads, recorded in the history.
 	Get int
 	// Reads are the reads that are not linearizable.
 	Reads []Read
+	// Extra are the target's own operations (admin calls, say).
+	Extra []ExtraOp
 	// Put, Delete and CAS are the writes' shares.
 	Put, Delete, CAS int
+	// Total is what the shares sum to; 0 means 100. A mix of weights
+	// (ParseWeights) sets it to their sum.
+	Total int
+}
+
+// ExtraOp is an operation of a target's own that a KVClient's load draws
+// beside the key-value ones.
+type ExtraOp struct {
+	// Name names it (in the mix variable, e.g. "snapshot").
+	Name string
+	// Percent is its share of the mix.
+	Percent int
+	// Run runs it once on the client; it reports its own requests and
+	// must return within the client's request timeout or so.
+	Run func(ctx context.Context, c *KVClient)
 }
 
 // Read is a read that is not linearizable, so not in the history.
@@ -137,6 +155,10 @@ func NewKVClients(t *T, svc *KVService, port string, keys int) ([]*KVClient, err
 // Client returns the workload client that reports the requests.
 func (c *KVClient) Client() *Client { return c.wc }
 
+// Rand returns the client's seeded random source, for a target's own
+// operations (ExtraOp) to draw from.
+func (c *KVClient) Rand() *rand.Rand { return c.rng }
+
 // Do sends one request to the node (HTTPClient.Do), reporting nothing.
 func (c *KVClient) Do(ctx context.Context, method, path, id, body string) (string, error) {
 	return c.http.Do(ctx, method, path, id, body)
@@ -159,12 +181,16 @@ func (c *KVClient) Load(ctx context.Context, mix Mix, rate int) {
 		if time.Since(c.health) >= healthEvery {
 			c.reportHealth(ctx)
 		}
-		c.step(ctx, mix, c.key(), c.rng.IntN(100))
+		total := mix.Total
+		if total <= 0 {
+			total = 100
+		}
+		c.step(ctx, mix, c.key(), c.rng.IntN(total))
 		Sleep(ctx, pause)
 	}
 }
 
-// step runs the operation of mix that r (in [0,100)) draws on key.
+// step runs the operation of mix that r (in [0,Total)) draws on key.
 func (c *KVClient) step(ctx context.Context, mix Mix, key string, r int) {
 	if r -= mix.Get; r < 0 {
 		_ = c.Get(ctx, key)
@@ -173,6 +199,12 @@ func (c *KVClient) step(ctx context.Context, mix Mix, key string, r int) {
 	for _, rd := range mix.Reads {
 		if r -= rd.Percent; r < 0 {
 			c.Read(ctx, key, rd)
+			return
+		}
+	}
+	for _, op := range mix.Extra {
+		if r -= op.Percent; r < 0 {
+			op.Run(ctx, c)
 			return
 		}
 	}

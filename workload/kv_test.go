@@ -309,6 +309,58 @@ func TestMixStep(t *testing.T) {
 	}
 }
 
+// TestMixExtra: a target's own operations are drawn after the reads and
+// before the writes, over the mix's Total.
+func TestMixExtra(t *testing.T) {
+	srv := &kvServer{answers: []answer{{200, "true"}}}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	var ran []string
+	extra := func(name string) ExtraOp {
+		return ExtraOp{Name: name, Percent: 5, Run: func(context.Context, *KVClient) { ran = append(ran, name) }}
+	}
+	mix := Mix{Get: 300, Reads: []Read{{Consistency: "stale", Percent: 100}}, Extra: []ExtraOp{extra("a"), extra("b")}, Put: 200, Delete: 90, CAS: 300, Total: 1000}
+	draws := []struct {
+		r    int
+		want string // an extra's name, or the request's prefix
+	}{
+		{299, "GET /kv/k0 "}, {399, "GET /kv/k0?read=stale"}, {400, "a"}, {404, "a"}, {405, "b"},
+		{409, "b"}, {410, "PUT /kv/k0"}, {610, "DELETE /kv/k0"}, {700, "POST /cas/k0"}, {999, "POST /cas/k0"},
+	}
+	var got []string
+	if _, err := runEventsOn(t, nodesAt(t, hs.Listener.Addr().String()), func(ctx context.Context, wt *T) error {
+		cs, err := NewKVClients(wt, testService(), "client", 1)
+		if err != nil {
+			return err
+		}
+		for _, d := range draws {
+			srv.mu.Lock()
+			nreqs := len(srv.reqs)
+			srv.mu.Unlock()
+			nran := len(ran)
+			cs[0].step(ctx, mix, "k0", d.r)
+			srv.mu.Lock()
+			switch {
+			case len(ran) > nran:
+				got = append(got, ran[nran])
+			case len(srv.reqs) > nreqs:
+				got = append(got, srv.reqs[nreqs])
+			default:
+				got = append(got, "nothing")
+			}
+			srv.mu.Unlock()
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range draws {
+		if !strings.HasPrefix(got[i], d.want) {
+			t.Errorf("draw %d: %q, want %q", d.r, got[i], d.want)
+		}
+	}
+}
+
 // TestVerify: a node that serves reports recovery after a slow start only
 // when it took over a second; one that never serves is a recovery
 // violation.

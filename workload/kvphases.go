@@ -44,12 +44,18 @@ type KVPhases struct {
 	Ready func(ctx context.Context, c *KVClient) error
 	// Mix is the load.
 	Mix Mix
+	// Settle, if set, runs at the start of the verify phase, before the
+	// clients' Verify: it undoes what the load left half done (a member
+	// removed and not yet added back, say), so the final writes come
+	// after it.
+	Settle func(ctx context.Context) error
 	// Digest reports the members' digests (see CaughtUp).
 	Digest func(ctx context.Context) error
 }
 
 // RunKV runs the phases of a key-value workload over clients: setup (Ready
-// on every client), load (the mix), verify (KVClient.Verify) and digest.
+// on every client), load (the mix), verify (Settle, then KVClient.Verify)
+// and digest.
 // Each phase runs its clients concurrently; it returns the first phase's
 // error.
 func RunKV(t *T, clients []*KVClient, p KVPhases) error {
@@ -67,6 +73,11 @@ func RunKV(t *T, clients []*KVClient, p KVPhases) error {
 		return err
 	}
 	if err := t.Phase("verify", func(ctx context.Context) error {
+		if p.Settle != nil {
+			if err := p.Settle(ctx); err != nil {
+				return err
+			}
+		}
 		_ = Each(clients, func(c *KVClient) error { c.Verify(ctx, p.Recovery); return nil })
 		return ctx.Err()
 	}); err != nil {

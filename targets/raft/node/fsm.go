@@ -39,6 +39,8 @@ type fsm struct {
 	// reapplied counts log entries handed to Apply at or below an index
 	// already applied: raft applying an entry twice (never reset).
 	reapplied int
+	// restores counts the snapshots restored (never reset).
+	restores int
 }
 
 func newFSM() *fsm {
@@ -100,7 +102,15 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.st = st
+	f.restores++
 	return nil
+}
+
+// restoreCount returns how many snapshots the state machine restored.
+func (f *fsm) restoreCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.restores
 }
 
 // get reads a key from the local state.

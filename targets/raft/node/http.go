@@ -36,6 +36,7 @@ const (
 //	PUT    /kv/{key}          body: the value
 //	DELETE /kv/{key}
 //	POST   /cas/{key}?expect=V  body: the new value; answers "true" or "false" (expect "" = absent)
+//	POST   /admin/…           the admin calls (admin.go), loopback clients only
 //
 // Writes and leader or linearizable reads are forwarded to the leader; 503
 // means the member could not serve (no leader, leadership lost, timeout).
@@ -47,6 +48,7 @@ func (s *server) handler() http.Handler {
 	mux.HandleFunc("PUT /kv/{key}", s.write("put"))
 	mux.HandleFunc("DELETE /kv/{key}", s.write("delete"))
 	mux.HandleFunc("POST /cas/{key}", s.write("cas"))
+	s.adminRoutes(mux)
 	return mux
 }
 
@@ -62,8 +64,12 @@ func (s *server) health(w http.ResponseWriter, _ *http.Request) {
 type statusReply struct {
 	Role    string `json:"role"` // Leader, Follower, Candidate, Shutdown
 	Leader  string `json:"leader"`
+	Term    uint64 `json:"term"`
 	Applied uint64 `json:"applied"` // raft's applied index
 	Commit  uint64 `json:"commit"`
+	// Voters are the voters of the member's latest configuration, sorted
+	// (absent when raft cannot say).
+	Voters []string `json:"voters,omitempty"`
 	fsmStatus
 }
 
@@ -72,10 +78,12 @@ func (s *server) status(w http.ResponseWriter, r *http.Request) {
 	st := statusReply{
 		Role:      s.raft.State().String(),
 		Leader:    string(leader),
+		Term:      s.raft.CurrentTerm(),
 		Applied:   s.raft.AppliedIndex(),
 		Commit:    s.raft.CommitIndex(),
 		fsmStatus: s.fsm.status(r.URL.Query().Get("writes") != ""),
 	}
+	st.Voters, _ = s.voters()
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(st)
 }
@@ -88,10 +96,11 @@ func (s *server) get(w http.ResponseWriter, r *http.Request) {
 	switch read {
 	case readStale:
 	case readLeader, readLinearizable:
-		if s.raft.State() != raft.Leader {
+		if !s.leading() {
 			s.forward(w, r, nil)
 			return
 		}
+		defer s.writes.RUnlock()
 		var err error
 		if read == readLeader {
 			err = s.raft.VerifyLeader().Error()
@@ -122,10 +131,11 @@ func (s *server) write(op string) http.HandlerFunc {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if s.raft.State() != raft.Leader {
+		if !s.leading() {
 			s.forward(w, r, body)
 			return
 		}
+		defer s.writes.RUnlock()
 		c := command{Op: op, Key: r.PathValue("key"), Value: string(body), Expect: r.URL.Query().Get("expect"), ID: r.Header.Get("X-Request-ID")}
 		data, err := json.Marshal(c)
 		if err != nil {
@@ -146,6 +156,19 @@ func (s *server) write(op string) http.HandlerFunc {
 			io.WriteString(w, "ok")
 		}
 	}
+}
+
+// leading takes s.writes shared and reports whether the member is (still)
+// the leader; when it is not, it releases s.writes again. A write or read
+// that waited out a restore or a leadership transfer goes to the new
+// leader.
+func (s *server) leading() bool {
+	s.writes.RLock()
+	if s.raft.State() == raft.Leader {
+		return true
+	}
+	s.writes.RUnlock()
+	return false
 }
 
 // forward sends the request to the leader's HTTP API and copies its answer

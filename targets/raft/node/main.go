@@ -35,6 +35,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -80,7 +81,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "node: --name, --dir, --raft-addr, --http-addr and --peers are required", err)
 		os.Exit(2)
 	}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr})
+	windows := &adminWindows{}
+	logger := adminLogger{hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}), windows}
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(*name)
 	cfg.Logger = logger
@@ -91,11 +93,15 @@ func main() {
 	cfg.SnapshotThreshold = *threshold
 	cfg.TrailingLogs = *trailing
 	cfg.SnapshotInterval = *snapEvery
+	// A member removed by an admin call (POST /admin/membership) stays
+	// up, to be added back.
+	cfg.ShutdownOnRemove = false
 	srv, err := start(cfg, *dir, *raftAddr, peers, logger)
 	if err != nil {
 		logger.Error("start failed", "error", err)
 		os.Exit(1)
 	}
+	srv.windows = windows
 	ln, err := net.Listen("tcp", *httpAddr)
 	if err != nil {
 		logger.Error("listen failed", "error", err)
@@ -121,11 +127,20 @@ func main() {
 
 // server is one member: its raft, state machine and store.
 type server struct {
+	id    raft.ServerID
 	raft  *raft.Raft
 	fsm   *fsm
 	store *raftboltdb.BoltStore
 	peers []peer
 	http  *http.Client // forwards requests to the leader
+	// writes is held shared by the leader's writes and consistent reads,
+	// exclusively by a restore (admin.go), which must not undo a write.
+	writes sync.RWMutex
+	// adminBusy is held by the admin call the leader is running.
+	adminBusy sync.Mutex
+	// windows are the admin operations in progress, for adminLogger
+	// (nil: not kept).
+	windows *adminWindows
 }
 
 // start opens the member's stores and transport, starts raft, and
@@ -165,5 +180,5 @@ func start(cfg *raft.Config, dir, raftAddr string, peers []peer, logger hclog.Lo
 			return nil, fmt.Errorf("bootstrap: %w", err)
 		}
 	}
-	return &server{raft: r, fsm: f, store: store, peers: peers, http: &http.Client{Timeout: forwardTimeout}}, nil
+	return &server{id: cfg.LocalID, raft: r, fsm: f, store: store, peers: peers, http: &http.Client{Timeout: forwardTimeout}}, nil
 }

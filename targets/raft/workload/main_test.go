@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,12 +11,50 @@ import (
 
 func TestLoadConfig(t *testing.T) {
 	c, err := loadConfig(func(string) string { return "" })
-	if err != nil || c != (workload.KVConfig{Duration: 4 * time.Second, Recovery: 8 * time.Second, Keys: 5, Rate: 50, Port: "http"}) {
+	if err != nil || c.KVConfig != (workload.KVConfig{Duration: 4 * time.Second, Recovery: 8 * time.Second, Keys: 5, Rate: 50, Port: "http"}) ||
+		!slices.Equal(c.weights, defaultWeights) {
 		t.Errorf("defaults: %+v, %v", c, err)
 	}
-	env := map[string]string{"RAFT_WORKLOAD_KEYS": "0"}
-	if _, err := loadConfig(func(k string) string { return env[k] }); err == nil {
-		t.Error("0 keys accepted")
+	for _, tc := range []struct {
+		env     map[string]string
+		weights []int
+		err     string
+	}{
+		{env: map[string]string{"RAFT_WORKLOAD_KEYS": "0"}, err: "RAFT_WORKLOAD_KEYS"},
+		{env: map[string]string{"RAFT_WORKLOAD_MIX": "put=1,restore=1"}, weights: []int{0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0}},
+		{env: map[string]string{"RAFT_WORKLOAD_MIX": "put=1,compact=1"}, err: "with ops get, leader-read"},
+		{env: map[string]string{"RAFT_WORKLOAD_MIX": "transfer=0"}, err: "all weights are 0"},
+	} {
+		c, err := loadConfig(func(k string) string { return tc.env[k] })
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%v: error %v, want %q", tc.env, err, tc.err)
+		case tc.err == "" && (err != nil || !slices.Equal(c.weights, tc.weights)):
+			t.Errorf("%v: weights %v, %v, want %v", tc.env, c.weights, err, tc.weights)
+		}
+	}
+}
+
+// TestDefaultMix: the default mix keeps the key-value shares of before
+// (get 30 %, reads 10 % each, put 20 %, delete 5 %) and names every
+// operation.
+func TestDefaultMix(t *testing.T) {
+	if len(defaultWeights) != len(opNames) {
+		t.Fatalf("%d weights for %d operations", len(defaultWeights), len(opNames))
+	}
+	m := newAdmin([]string{"n1"}, &ledger{}).mix(defaultWeights)
+	sum := m.Get + m.Put + m.Delete + m.CAS
+	for _, r := range m.Reads {
+		sum += r.Percent
+	}
+	for _, e := range m.Extra {
+		if e.Percent == 0 || e.Run == nil {
+			t.Errorf("extra %s: %+v", e.Name, e)
+		}
+		sum += e.Percent
+	}
+	if m.Total != 1000 || sum != m.Total || m.Get != 300 || m.Put != 200 || m.Delete != 50 {
+		t.Errorf("default mix %+v sums to %d", m, sum)
 	}
 }
 
