@@ -193,6 +193,14 @@ func writeOffset(f *os.File) int64 {
 	return 0
 }
 
+// WriterAtFunc is a function with WriteAt's signature as an io.WriterAt:
+// the generated code passes a function value bound to a file's WriteAt
+// (bolt's db.ops.writeAt) to TearWriteAt through it.
+type WriterAtFunc func(p []byte, off int64) (int, error)
+
+// WriteAt calls f.
+func (f WriterAtFunc) WriteAt(p []byte, off int64) (int, error) { return f(p, off) }
+
 // TearWriteAt writes to w, in place of w.WriteAt(b, off) at site, only the
 // prefix of b that pick chooses, reports it and waits to be killed.
 func TearWriteAt(site uint32, w io.WriterAt, b []byte, off int64, pick uint64) {

@@ -107,6 +107,8 @@ func TestExpectations(t *testing.T) {
 		{st + "(*Store).Load:store.verify#0", catalog.KindError, "", []string{"CorruptError"}},
 		{st + "(*Log[T]).Append:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
+		// A function value bound to a file's WriteAt (bolt's page writes).
+		{st + "(*pager).WritePage:(*os.File).WriteAt#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
 		{pe + "Send:net.Dial#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNREFUSED", "ETIMEDOUT"}},
 		{pe + "Send:(net.Conn).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EPIPE", "ECONNRESET", "deadline"}},
 		{pe + "Send:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF", "ErrUnexpectedEOF"}},
