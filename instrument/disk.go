@@ -34,7 +34,8 @@ type diskForm struct {
 //
 //	gofaultR0, gofaultR1 := CALL; if gofaultK < 0 { gofaultagent.Corrupt(N, BUF[:gofaultR0], NAME, gofaultP) }
 //
-// where BUF is evaluated again, so it must be a plain expression; a torn
+// where BUF is evaluated again, so it must be a plain expression (or one
+// sliced whole, x[:], which is then x); a torn
 // write is, before the call, which then does not run,
 //
 //	if gofaultK < 0 { gofaultagent.TearWrite(N, RECV, BUF, gofaultP) }
@@ -119,7 +120,11 @@ func diskEdit(in fileInput, call *ast.CallExpr, s *catalog.Site, res *types.Tupl
 		}
 		buf = "gofaultR0"
 	} else {
-		b, ok := plainExpr(in, call.Args[d.Buf])
+		arg := call.Args[d.Buf]
+		if se, ok := ast.Unparen(arg).(*ast.SliceExpr); ok && se.Low == nil && se.High == nil && !se.Slice3 {
+			arg = se.X // buf[:], an array's bytes (bolt's meta page read): buf[:n] after the call
+		}
+		b, ok := plainExpr(in, arg)
 		if !ok {
 			return diskForm{}, NarrowBuffer
 		}

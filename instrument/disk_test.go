@@ -64,6 +64,12 @@ func (p *pager) page(b []byte) error {
 	_, err := p.writeAt(b, 4096)
 	return err
 }
+
+func (s *store) meta() error {
+	var buf [4096]byte
+	_, err := s.f.Read(buf[:])
+	return err
+}
 `
 	callees := map[string]string{
 		"os.ReadFile": "os.ReadFile", "io.ReadFull": "io.ReadFull", "s.f.ReadAt": "(*os.File).ReadAt",
@@ -72,6 +78,7 @@ func (p *pager) page(b []byte) error {
 		// A function value bound to a file's WriteAt (analysis
 		// boundDiskCall: bolt's db.ops.writeAt).
 		"p.writeAt": "(*os.File).WriteAt",
+		"s.f.Read":  "(*os.File).Read",
 	}
 	fset, f, info, pkg := typecheck(t, src)
 	var names []string
@@ -130,6 +137,8 @@ func (p *pager) page(b []byte) error {
 		"gofaultagent.Corrupt(6, s.buf[:gofaultR0], \"\", gofaultP)",
 		"gofaultagent.TearWrite(7, w, s.buf, gofaultP)",
 		"gofaultagent.TearWriteAt(8, gofaultagent.WriterAtFunc(p.writeAt), b, 4096, gofaultP)",
+		// An array sliced whole (bolt's meta page read at open).
+		"gofaultagent.Corrupt(9, buf[:gofaultR0], ",
 	} {
 		if !strings.Contains(text, must) {
 			t.Errorf("rewritten file lacks %s", must)
