@@ -115,7 +115,7 @@ func TestExpectations(t *testing.T) {
 		{pe + "Serve:(net.Listener).Accept#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EMFILE"}},
 		{pe + "handle:(*bufio.Reader).ReadString#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF"}},
 		{pe + "handle:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EPIPE", "ECONNRESET", "deadline"}},
-		{pe + "handle:(*store.Store).Put#0", 0, "", nil}, // Put creates nothing itself
+		{pe + "handle:(*store.Store).Put#0", 0, "", nil},   // Put creates nothing itself
 		{pe + "Parse:io.ReadFull#0", 0, "", nil},           // strings.Reader: pruned
 		{pe + "Fetch:(*store.Store).Lookup#0", 0, "", nil}, // propagation only
 		{pe + "Handler$1:io.ReadAll#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF"}},
