@@ -106,6 +106,7 @@ func Connect(addr, node, trial string) error {
 	// dead one last entered.
 	resetStates()
 	resetCovered()
+	resetArmed()
 	c.start()
 	if role.known.Load() {
 		c.event(wire.Event{Kind: wire.EvRole, Time: time.Now().UnixNano(), A: uint64(role.value.Load())})

@@ -114,9 +114,11 @@ func attach(t *testing.T, f *fakeController) *conn {
 	if err != nil {
 		t.Fatal(err)
 	}
+	resetArmed()
 	c.start()
 	t.Cleanup(func() {
 		c.close()
+		resetArmed()
 		current.Store(emptyPlan)
 	})
 	return c

@@ -4,6 +4,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofault/gofault/agent/wire"
@@ -16,6 +18,12 @@ import (
 // its seed, and the pure functions CorruptBytes and TornLength turn it
 // into the change, so a replay with the same pick on a read of the same
 // length changes the same bits. What was done is reported (wire.EvDisk).
+//
+// A corrupt fault granted at a read that returned no bytes (a missing or
+// empty file, a read at the end) would change nothing: it stays armed in
+// this process for the next read at the same site that returns bytes,
+// which it changes with the same pick, without asking the controller
+// again. Which read that was is reported, counting the granted one as 1.
 
 // SectorSize is the unit of a torn write and of a changed sector.
 const SectorSize = 512
@@ -30,6 +38,11 @@ const DiskFault = -1
 // to pass on to Corrupt (after running the real read) or to a Tear
 // function (instead of the real write).
 func Disk(site uint32) (int, uint64) {
+	if armed.n.Load() > 0 {
+		if pick, ok := armedPick(site); ok {
+			return DiskFault, pick
+		}
+	}
 	p := current.Load()
 	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
 		if p.sync != nil {
@@ -39,7 +52,10 @@ func Disk(site uint32) (int, uint64) {
 	}
 	resp, c := ask(site, p, "", false)
 	switch resp.Action {
-	case wire.ActCorrupt, wire.ActTear:
+	case wire.ActCorrupt:
+		granted(site)
+		return DiskFault, uint64(resp.Arg)
+	case wire.ActTear:
 		return DiskFault, uint64(resp.Arg)
 	}
 	k := act(c, resp)
@@ -50,10 +66,101 @@ func Disk(site uint32) (int, uint64) {
 }
 
 // Corrupt alters buf, the bytes a read at site returned from file name
-// ("" when unknown), as pick chooses (CorruptBytes), and reports it.
+// ("" when unknown), as pick chooses (CorruptBytes), and reports it. When
+// buf is empty it changes nothing and arms the fault for the site's next
+// read (reported once, as a read of 0 bytes).
 func Corrupt(site uint32, buf []byte, name string, pick uint64) {
+	read, ok := corruptRead(site, pick, len(buf) == 0)
+	switch {
+	case !ok:
+		return
+	case len(buf) == 0:
+		if read == 1 {
+			report(site, 0, 0, 0, name)
+		}
+		return
+	}
 	off, bit := CorruptBytes(buf, pick)
-	report(site, len(buf), off, bit, name)
+	report(site, len(buf), off, bit|read<<8, name)
+}
+
+// armed holds the corrupt faults of this process that were granted at a
+// read that returned no bytes, by site, until a read at the site returns
+// some (or the process connects again).
+var armed struct {
+	n     atomic.Int32 // the armed faults not yet done: the hooks' fast path reads only this
+	mu    sync.Mutex
+	sites map[uint32]*armedRead
+}
+
+// armedRead is a corrupt fault at one site: its pick, the reads at the
+// site since it was granted (that one included), and whether one of them
+// changed bytes.
+type armedRead struct {
+	pick  uint64
+	reads int
+	done  bool
+}
+
+// armedPick returns the pick of the corrupt fault armed at site, if one
+// is and the controller is still connected (fail-open).
+func armedPick(site uint32) (uint64, bool) {
+	armed.mu.Lock()
+	defer armed.mu.Unlock()
+	a := armed.sites[site]
+	if a == nil || a.done || client.Load() == nil {
+		return 0, false
+	}
+	return a.pick, true
+}
+
+// granted forgets an earlier corrupt fault at site, done or not, when the
+// controller grants a new one there.
+func granted(site uint32) {
+	armed.mu.Lock()
+	defer armed.mu.Unlock()
+	if a := armed.sites[site]; a != nil {
+		if !a.done {
+			armed.n.Add(-1)
+		}
+		delete(armed.sites, site)
+	}
+}
+
+// corruptRead counts a read at site that a corrupt fault with pick acts
+// on, empty or not, and returns its number since the fault was granted
+// (1 for the granted read); ok is false for a read that another one at
+// the site has already corrupted (two goroutines that both found it armed).
+func corruptRead(site uint32, pick uint64, empty bool) (read int, ok bool) {
+	armed.mu.Lock()
+	defer armed.mu.Unlock()
+	a := armed.sites[site]
+	switch {
+	case a == nil:
+		a = &armedRead{pick: pick}
+		if armed.sites == nil {
+			armed.sites = map[uint32]*armedRead{}
+		}
+		armed.sites[site] = a
+		armed.n.Add(1)
+	case a.done:
+		return 0, false
+	}
+	a.reads++
+	if !empty {
+		a.done = true
+		armed.n.Add(-1)
+	}
+	return a.reads, true
+}
+
+// resetArmed forgets every armed corrupt fault: a new connection is a new
+// trial's.
+func resetArmed() {
+	armed.mu.Lock()
+	defer armed.mu.Unlock()
+	armed.sites = nil
+	armed.n.Store(0)
 }
 
 // TearWrite writes to w, in place of w.Write(b) at site, only the prefix of
@@ -85,6 +192,14 @@ func writeOffset(f *os.File) int64 {
 	}
 	return 0
 }
+
+// WriterAtFunc is a function with WriteAt's signature as an io.WriterAt:
+// the generated code passes a function value bound to a file's WriteAt
+// (bolt's db.ops.writeAt) to TearWriteAt through it.
+type WriterAtFunc func(p []byte, off int64) (int, error)
+
+// WriteAt calls f.
+func (f WriterAtFunc) WriteAt(p []byte, off int64) (int, error) { return f(p, off) }
 
 // TearWriteAt writes to w, in place of w.WriteAt(b, off) at site, only the
 // prefix of b that pick chooses, reports it and waits to be killed.

@@ -149,7 +149,7 @@ func TestCorruptReportsWhatChanged(t *testing.T) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		for _, e := range f.events {
-			if e.Kind == wire.EvDisk && e.A == 70 && e.B == 10 && e.C == 0 && e.D == 4 && string(e.Data) == "/d/wal.log" {
+			if e.Kind == wire.EvDisk && e.A == 70 && e.B == 10 && e.C == 0 && e.D == 4|1<<8 && string(e.Data) == "/d/wal.log" {
 				return true
 			}
 		}
@@ -200,5 +200,95 @@ func BenchmarkDiskNotCandidate(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		k, p := Disk(1000)
 		sink += k + int(p)
+	}
+}
+
+// TestCorruptArmedUntilBytesRead runs reads at a live site whose first
+// decision grants a corrupt fault (later ones grant nothing), as the
+// generated code does, and checks which read the fault changed, that the
+// site asked only once, and what was reported.
+func TestCorruptArmedUntilBytesRead(t *testing.T) {
+	tests := []struct {
+		name    string
+		lengths []int // the bytes each read returns
+		changed int   // the read (from 1) whose bytes changed; 0 for none
+		asked   int   // decisions asked: none while the fault is armed
+		events  []wire.Event
+	}{
+		{"bytes at the granted read", []int{10, 10}, 1, 2,
+			[]wire.Event{{A: 70, B: 10, C: 0, D: 4 | 1<<8}}},
+		{"armed over empty reads", []int{0, 0, 10, 10}, 3, 2,
+			[]wire.Event{{A: 70, B: 0}, {A: 70, B: 10, C: 0, D: 4 | 3<<8}}},
+		{"never any bytes", []int{0, 0, 0}, 0, 1,
+			[]wire.Event{{A: 70, B: 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			granted := false
+			f := newFake(t, wire.Plan{Sites: []uint32{70}}, func(*wire.Request) (wire.Response, bool) {
+				if granted {
+					return wire.Response{}, true
+				}
+				granted = true
+				return wire.Response{Action: wire.ActCorrupt, Arg: 3 << 1}, true // bit 3 of byte 0
+			})
+			attach(t, f)
+			changed := 0
+			for i, n := range tt.lengths {
+				buf := make([]byte, n)
+				if k, pick := Disk(70); k == DiskFault {
+					Corrupt(70, buf, "", pick)
+				}
+				if !bytes.Equal(buf, make([]byte, n)) {
+					if changed != 0 {
+						t.Fatalf("reads %d and %d both changed", changed, i+1)
+					}
+					changed = i + 1
+				}
+			}
+			if changed != tt.changed {
+				t.Errorf("read %d changed, want %d", changed, tt.changed)
+			}
+			if n := f.nRequests(); n != tt.asked {
+				t.Errorf("%d requests, want %d (an armed fault does not ask again)", n, tt.asked)
+			}
+			var got []wire.Event
+			waitFor(t, func() bool {
+				f.mu.Lock()
+				defer f.mu.Unlock()
+				got = got[:0]
+				for _, e := range f.events {
+					if e.Kind == wire.EvDisk {
+						got = append(got, wire.Event{A: e.A, B: e.B, C: e.C, D: e.D})
+					}
+				}
+				return len(got) >= len(tt.events)
+			})
+			if len(got) != len(tt.events) {
+				t.Fatalf("reported %+v, want %+v", got, tt.events)
+			}
+			for i := range got {
+				if g, w := got[i], tt.events[i]; g.A != w.A || g.B != w.B || g.C != w.C || g.D != w.D {
+					t.Errorf("report %d = %+v, want %+v", i, got[i], tt.events[i])
+				}
+			}
+		})
+	}
+}
+
+// TestCorruptArmedFailsOpen: an armed fault does nothing once the
+// controller is gone.
+func TestCorruptArmedFailsOpen(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{70}}, always(wire.ActCorrupt, 3<<1))
+	c := attach(t, f)
+	if k, pick := Disk(70); k == DiskFault {
+		Corrupt(70, nil, "", pick) // nothing read: armed
+	}
+	if _, ok := armedPick(70); !ok {
+		t.Fatal("not armed after an empty read")
+	}
+	c.close()
+	if k, _ := Disk(70); k != 0 {
+		t.Fatalf("Disk(70) = %d with no controller, want 0", k)
 	}
 }

@@ -107,13 +107,15 @@ func TestExpectations(t *testing.T) {
 		{st + "(*Store).Load:store.verify#0", catalog.KindError, "", []string{"CorruptError"}},
 		{st + "(*Log[T]).Append:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
+		// A function value bound to a file's WriteAt (bolt's page writes).
+		{st + "(*pager).WritePage:(*os.File).WriteAt#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
 		{pe + "Send:net.Dial#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNREFUSED", "ETIMEDOUT"}},
 		{pe + "Send:(net.Conn).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EPIPE", "ECONNRESET", "deadline"}},
 		{pe + "Send:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF", "ErrUnexpectedEOF"}},
 		{pe + "Serve:(net.Listener).Accept#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EMFILE"}},
 		{pe + "handle:(*bufio.Reader).ReadString#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF"}},
 		{pe + "handle:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EPIPE", "ECONNRESET", "deadline"}},
-		{pe + "handle:(*store.Store).Put#0", 0, "", nil}, // Put creates nothing itself
+		{pe + "handle:(*store.Store).Put#0", 0, "", nil},   // Put creates nothing itself
 		{pe + "Parse:io.ReadFull#0", 0, "", nil},           // strings.Reader: pruned
 		{pe + "Fetch:(*store.Store).Lookup#0", 0, "", nil}, // propagation only
 		{pe + "Handler$1:io.ReadAll#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF"}},

@@ -96,6 +96,7 @@ func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 	type call struct {
 		c      *ssa.Call
 		callee string
+		bound  bool // a function value bound to a disk call (boundDiskCall)
 	}
 	var calls []call
 	for _, b := range f.Blocks {
@@ -104,7 +105,11 @@ func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 			if !ok || !c.Call.Pos().IsValid() {
 				continue
 			}
-			calls = append(calls, call{c, calleeName(c.Common())})
+			if name, ok := boundDiskCall(o.prog, c); ok {
+				calls = append(calls, call{c, name, true})
+				continue
+			}
+			calls = append(calls, call{c, calleeName(c.Common()), false})
 		}
 	}
 	sort.SliceStable(calls, func(i, j int) bool { return calls[i].c.Call.Pos() < calls[j].c.Call.Pos() })
@@ -114,7 +119,7 @@ func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 		n := ordinal[cl.callee]
 		ordinal[cl.callee]++
 		common := cl.c.Common()
-		if !lastIsError(common.Signature()) || !hookable(common) {
+		if !lastIsError(common.Signature()) || !cl.bound && !hookable(common) {
 			continue
 		}
 		r := o.resolve(cl.c)
@@ -218,6 +223,34 @@ func uniqueNames(evs []catalog.ErrorValue) {
 		seen[name] = true
 		evs[i].Name = name
 	}
+}
+
+// boundDiskCall returns the name of the disk call (catalog.DiskCallOf) that
+// c, a call of a function value, makes when the call graph's only callee
+// for it is the method value of that call: bolt's page writes,
+// db.ops.writeAt(buf, off) with db.ops.writeAt = db.file.WriteAt, are
+// "(*os.File).WriteAt". Such a call is a site like the method's call,
+// though calls of function values in general are not (hookable).
+func boundDiskCall(p *Program, c ssa.CallInstruction) (string, bool) {
+	common := c.Common()
+	if common.IsInvoke() || common.StaticCallee() != nil {
+		return "", false
+	}
+	callees := p.Callees(c)
+	if len(callees) != 1 {
+		return "", false
+	}
+	f := callees[0]
+	m, ok := f.Object().(*types.Func)
+	if !ok || !strings.HasPrefix(f.Synthetic, "bound method wrapper for ") || len(f.FreeVars) != 1 {
+		return "", false
+	}
+	q := func(p *types.Package) string { return p.Name() }
+	name := "(" + types.TypeString(f.FreeVars[0].Type(), q) + ")." + m.Name()
+	if _, ok := catalog.DiskCallOf(name); !ok {
+		return "", false
+	}
+	return name, true
 }
 
 // hookable reports whether a call can be a site: calls of function values

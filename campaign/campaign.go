@@ -148,6 +148,13 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if s.sum.NotJudgedWarning != "" {
 		s.opts.Logger.Warn(s.sum.NotJudgedWarning, "campaign", s.camp.ID, "not_judged", s.sum.NotJudgedTrials, "trials", s.sum.Trials+s.sum.BaselineTrials)
 	}
+	if kinds, err := faultKinds(s.opts.Config.Faults.Kinds); err == nil && s.sum.Policy != "none" {
+		s.sum.NotInjected = notInjected(kinds, s.bt.Catalog, all)
+		s.sum.NotInjectedWarning = notInjectedWarning(s.sum.NotInjected, s.sum.Trials)
+		if s.sum.NotInjectedWarning != "" {
+			s.opts.Logger.Warn(s.sum.NotInjectedWarning, "campaign", s.camp.ID)
+		}
+	}
 	s.sum.States = len(s.bt.Catalog.States)
 	s.sum.CoverageBlocks, s.sum.Blocks = s.r.cov.counts()
 	s.sum.WorkDirBytes = dirSize(s.opts.Config.Path(s.opts.Config.WorkDir))

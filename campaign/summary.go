@@ -25,7 +25,12 @@ type Summary struct {
 	// most of the campaign's trials.
 	NotJudgedTrials  int    `json:"not_judged_trials"`
 	NotJudgedWarning string `json:"not_judged_warning,omitempty"`
-	Findings         int    `json:"findings"`
+	// NotInjected are the kinds of faults.kinds that no fault trial
+	// injected, each with the sites that could take it and those reached;
+	// NotInjectedWarning says so when there is any (not for policy none).
+	NotInjected        []KindReach `json:"not_injected,omitempty"`
+	NotInjectedWarning string      `json:"not_injected_warning,omitempty"`
+	Findings           int         `json:"findings"`
 	// FaultFreeFailures counts the clusters of failures in trials in which
 	// no fault was injected; they are never findings of a fault.
 	FaultFreeFailures int `json:"fault_free_failures"`

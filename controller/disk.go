@@ -53,19 +53,30 @@ func (s *session) diskDone(node string, e *wire.Event) []Effect {
 }
 
 // diskDetail says what an EvDisk reports, for the injection record:
-// "bit 3 of byte 17 of a 4096-byte read of /data/wal-000001.log".
+// "bit 3 of byte 17 of a 4096-byte read of /data/wal-000001.log flipped".
+// A corruption granted at a read of 0 bytes reports that read first
+// ("nothing read ..., armed for the next read at the site"), then the
+// later read it changed, whose number since the fault the text gives
+// when it is not the first.
 func diskDetail(k catalog.Kind, e *wire.Event) string {
 	of := ""
 	if len(e.Data) > 0 {
 		of = " of " + string(e.Data)
 	}
+	bit, read := e.D&0xff, e.D>>8
+	var text string
 	switch {
 	case k == catalog.KindTorn:
 		return fmt.Sprintf("kept %d of a %d-byte write%s", e.C, e.B, of)
 	case e.B == 0:
-		return "nothing read, nothing changed" + of
-	case e.D > 0:
-		return fmt.Sprintf("bit %d of byte %d of a %d-byte read%s flipped", e.D-1, e.C, e.B, of)
+		return "nothing read" + of + ", armed for the next read at the site"
+	case bit > 0:
+		text = fmt.Sprintf("bit %d of byte %d of a %d-byte read%s flipped", bit-1, e.C, e.B, of)
+	default:
+		text = fmt.Sprintf("sector at byte %d of a %d-byte read%s changed", e.C, e.B, of)
 	}
-	return fmt.Sprintf("sector at byte %d of a %d-byte read%s changed", e.C, e.B, of)
+	if read > 1 {
+		text += fmt.Sprintf(" (the site's read %d since the fault)", read)
+	}
+	return text
 }

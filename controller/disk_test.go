@@ -26,21 +26,26 @@ func TestSessionDiskFaults(t *testing.T) {
 		fault  policy.Fault
 		spec   TrialSpec
 		act    wire.Action
-		event  wire.Event
-		detail string // in the injection's Error after the event
+		events []wire.Event
+		detail string // in the injection's Error after the events
 		kill   bool   // the event kills the node
 	}{
 		{"corrupt a read: a bit", 0, policy.Fault{Kind: catalog.KindCorrupt, Pick: 0x10}, TrialSpec{}, wire.ActCorrupt,
-			wire.Event{Kind: wire.EvDisk, A: 0, B: 900, C: 17, D: 4, Data: []byte("/d/snapshot.json")},
+			[]wire.Event{{Kind: wire.EvDisk, A: 0, B: 900, C: 17, D: 4 | 1<<8, Data: []byte("/d/snapshot.json")}},
 			"pick 0x10: bit 3 of byte 17 of a 900-byte read of /d/snapshot.json flipped", false},
 		{"corrupt a read: a sector", 0, policy.Fault{Kind: catalog.KindCorrupt, Pick: 3}, TrialSpec{}, wire.ActCorrupt,
-			wire.Event{Kind: wire.EvDisk, A: 0, B: 2048, C: 512}, "pick 0x3: sector at byte 512 of a 2048-byte read changed", false},
+			[]wire.Event{{Kind: wire.EvDisk, A: 0, B: 2048, C: 512, D: 1 << 8}}, "pick 0x3: sector at byte 512 of a 2048-byte read changed", false},
+		{"corrupt armed by an empty read, then a bit of the third read", 0, policy.Fault{Kind: catalog.KindCorrupt, Pick: 0x10}, TrialSpec{}, wire.ActCorrupt,
+			[]wire.Event{{Kind: wire.EvDisk, A: 0, Data: []byte("/d/peers.json")}, {Kind: wire.EvDisk, A: 0, B: 900, C: 17, D: 4 | 3<<8, Data: []byte("/d/peers.json")}},
+			"pick 0x10: nothing read of /d/peers.json, armed for the next read at the site: bit 3 of byte 17 of a 900-byte read of /d/peers.json flipped (the site's read 3 since the fault)", false},
+		{"corrupt armed, never any bytes", 0, policy.Fault{Kind: catalog.KindCorrupt, Pick: 0x10}, TrialSpec{}, wire.ActCorrupt,
+			[]wire.Event{{Kind: wire.EvDisk, A: 0}}, "pick 0x10: nothing read, armed for the next read at the site", false},
 		{"tear a write, then kill", 1, policy.Fault{Kind: catalog.KindTorn, Pick: 1}, TrialSpec{Crash: crash}, wire.ActTear,
-			wire.Event{Kind: wire.EvDisk, A: 1, B: 1500, C: 1024}, "pick 0x1: kept 1024 of a 1500-byte write", true},
+			[]wire.Event{{Kind: wire.EvDisk, A: 1, B: 1500, C: 1024}}, "pick 0x1: kept 1024 of a 1500-byte write", true},
 		{"no tear without a way to crash", 1, policy.Fault{Kind: catalog.KindTorn, Pick: 1}, TrialSpec{}, wire.ActNone,
-			wire.Event{}, "", false},
+			nil, "", false},
 		{"no corrupt at a write", 1, policy.Fault{Kind: catalog.KindCorrupt, Pick: 1}, TrialSpec{}, wire.ActNone,
-			wire.Event{}, "", false},
+			nil, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -62,7 +67,7 @@ func TestSessionDiskFaults(t *testing.T) {
 			if resp.Arg != int64(c.fault.Pick) {
 				t.Fatalf("arg %d, want the pick %d", resp.Arg, c.fault.Pick)
 			}
-			effs := s.events(1, []wire.Event{c.event})
+			effs := s.events(1, c.events)
 			killed := false
 			for _, e := range effs {
 				if e.Crash == "n1" && !e.PowerLoss && !e.Reboot {

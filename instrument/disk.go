@@ -34,7 +34,8 @@ type diskForm struct {
 //
 //	gofaultR0, gofaultR1 := CALL; if gofaultK < 0 { gofaultagent.Corrupt(N, BUF[:gofaultR0], NAME, gofaultP) }
 //
-// where BUF is evaluated again, so it must be a plain expression; a torn
+// where BUF is evaluated again, so it must be a plain expression (or one
+// sliced whole, x[:], which is then x); a torn
 // write is, before the call, which then does not run,
 //
 //	if gofaultK < 0 { gofaultagent.TearWrite(N, RECV, BUF, gofaultP) }
@@ -51,7 +52,16 @@ func diskEdit(in fileInput, call *ast.CallExpr, s *catalog.Site, res *types.Tupl
 	idx := strconv.FormatUint(uint64(s.Index), 10)
 	var recv ast.Expr
 	file := false // the receiver is an *os.File
-	if d.Recv {
+	wrap := ""    // the agent's adapter of a function value to its writer
+	if d.Recv && funcValue(in, call.Fun) {
+		// A function value bound to the disk call (analysis
+		// boundDiskCall: bolt's db.ops.writeAt = db.file.WriteAt), whose
+		// torn write goes through the same function.
+		if !d.Write || d.Off < 0 || !types.AssignableTo(in.info.Types[call.Fun].Type, writeAtFunc()) {
+			return diskForm{}, NarrowShape
+		}
+		recv, wrap = call.Fun, "WriterAtFunc"
+	} else if d.Recv {
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 		if !ok {
 			return diskForm{}, NarrowShape
@@ -79,10 +89,13 @@ func diskEdit(in fileInput, call *ast.CallExpr, s *catalog.Site, res *types.Tupl
 			fn, xs = "TearWrite", []ast.Expr{recv, arg(d.Buf)}
 		}
 		texts := []string{idx}
-		for _, x := range xs {
+		for i, x := range xs {
 			t, ok := oneLine(in, x)
 			if !ok {
 				return diskForm{}, NarrowMultiline
+			}
+			if i == 0 && wrap != "" {
+				t = fmt.Sprintf("%s.%s(%s)", agentAlias, wrap, t)
 			}
 			texts = append(texts, t)
 		}
@@ -107,7 +120,11 @@ func diskEdit(in fileInput, call *ast.CallExpr, s *catalog.Site, res *types.Tupl
 		}
 		buf = "gofaultR0"
 	} else {
-		b, ok := plainExpr(in, call.Args[d.Buf])
+		arg := call.Args[d.Buf]
+		if se, ok := ast.Unparen(arg).(*ast.SliceExpr); ok && se.Low == nil && se.High == nil && !se.Slice3 {
+			arg = se.X // buf[:], an array's bytes (bolt's meta page read): buf[:n] after the call
+		}
+		b, ok := plainExpr(in, arg)
 		if !ok {
 			return diskForm{}, NarrowBuffer
 		}
@@ -117,6 +134,31 @@ func diskEdit(in fileInput, call *ast.CallExpr, s *catalog.Site, res *types.Tupl
 		buf = b + "[:gofaultR0]"
 	}
 	return diskForm{ok: true, corrupt: fmt.Sprintf("%s.Corrupt(%s, %s, %s, gofaultP)", agentAlias, idx, buf, name)}, ""
+}
+
+// funcValue reports whether fun, a call's function, is a function value
+// (a variable, a field, a call's result), not a function or method.
+func funcValue(in fileInput, fun ast.Expr) bool {
+	switch f := ast.Unparen(fun).(type) {
+	case *ast.Ident:
+		_, isVar := in.info.Uses[f].(*types.Var)
+		return isVar
+	case *ast.SelectorExpr:
+		if sel := in.info.Selections[f]; sel != nil {
+			return sel.Kind() == types.FieldVal
+		}
+		_, isVar := in.info.Uses[f.Sel].(*types.Var) // a package's variable
+		return isVar
+	}
+	return false
+}
+
+// writeAtFunc is func([]byte, int64) (int, error), the type of the
+// function values agent.WriterAtFunc adapts.
+func writeAtFunc() *types.Signature {
+	params := types.NewTuple(types.NewVar(0, nil, "p", types.NewSlice(types.Typ[types.Byte])), types.NewVar(0, nil, "off", types.Typ[types.Int64]))
+	results := types.NewTuple(types.NewVar(0, nil, "n", types.Typ[types.Int]), types.NewVar(0, nil, "err", types.Universe.Lookup("error").Type()))
+	return types.NewSignatureType(nil, nil, nil, params, results, false)
 }
 
 // writerIface is io.WriterAt (at) or io.Writer, built here since the

@@ -55,11 +55,30 @@ func (s *store) copyTo(w io.Writer, r io.Reader) error {
 	_, err := w.Write(s.buf)
 	return err
 }
+
+type pager struct {
+	writeAt func([]byte, int64) (int, error)
+}
+
+func (p *pager) page(b []byte) error {
+	_, err := p.writeAt(b, 4096)
+	return err
+}
+
+func (s *store) meta() error {
+	var buf [4096]byte
+	_, err := s.f.Read(buf[:])
+	return err
+}
 `
 	callees := map[string]string{
 		"os.ReadFile": "os.ReadFile", "io.ReadFull": "io.ReadFull", "s.f.ReadAt": "(*os.File).ReadAt",
 		"s.f.Write": "(*os.File).Write", "s.f.WriteAt": "(*os.File).WriteAt", "os.WriteFile": "os.WriteFile",
 		"r.Read": "(io.Reader).Read", "w.Write": "(io.Writer).Write",
+		// A function value bound to a file's WriteAt (analysis
+		// boundDiskCall: bolt's db.ops.writeAt).
+		"p.writeAt": "(*os.File).WriteAt",
+		"s.f.Read":  "(*os.File).Read",
 	}
 	fset, f, info, pkg := typecheck(t, src)
 	var names []string
@@ -117,6 +136,9 @@ func (s *store) copyTo(w io.Writer, r io.Reader) error {
 		"gofaultagent.TearFile(5, name, b, 0o644, gofaultP)",
 		"gofaultagent.Corrupt(6, s.buf[:gofaultR0], \"\", gofaultP)",
 		"gofaultagent.TearWrite(7, w, s.buf, gofaultP)",
+		"gofaultagent.TearWriteAt(8, gofaultagent.WriterAtFunc(p.writeAt), b, 4096, gofaultP)",
+		// An array sliced whole (bolt's meta page read at open).
+		"gofaultagent.Corrupt(9, buf[:gofaultR0], ",
 	} {
 		if !strings.Contains(text, must) {
 			t.Errorf("rewritten file lacks %s", must)

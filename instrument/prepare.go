@@ -455,7 +455,7 @@ func copyModule(m listedModule, root string) (ModuleCopy, error) {
 	c := ModuleCopy{Path: m.Path, Version: m.Version, Orig: m.Dir, Dir: dst}
 	done := filepath.Join(dst, ".gofault-copied")
 	if _, err := os.Stat(done); err == nil {
-		return c, nil
+		return c, synthesizeModFile(c)
 	}
 	if err := os.RemoveAll(dst); err != nil {
 		return c, fmt.Errorf("copy module %s: %w", m.Path, err)
@@ -477,10 +477,28 @@ func copyModule(m listedModule, root string) (ModuleCopy, error) {
 	if err != nil {
 		return c, fmt.Errorf("copy module %s@%s: %w", m.Path, m.Version, err)
 	}
+	if err := synthesizeModFile(c); err != nil {
+		return c, err
+	}
 	if err := os.WriteFile(done, []byte(m.Dir+"\n"), 0o644); err != nil {
 		return c, fmt.Errorf("copy module %s: %w", m.Path, err)
 	}
 	return c, nil
+}
+
+// synthesizeModFile gives the copy c of a module that has no go.mod (one
+// published before modules, such as github.com/boltdb/bolt v1.3.1) the
+// go.mod the go command synthesizes for it in the module cache, a module
+// line alone: a replacement directory must have one.
+func synthesizeModFile(c ModuleCopy) error {
+	name := filepath.Join(c.Dir, "go.mod")
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	if err := os.WriteFile(name, []byte("module "+modfile.AutoQuote(c.Path)+"\n"), 0o644); err != nil {
+		return fmt.Errorf("copy module %s: synthesize go.mod: %w", c.Path, err)
+	}
+	return nil
 }
 
 func copyFile(src, dst string) error {

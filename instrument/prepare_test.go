@@ -1,6 +1,8 @@
 package instrument
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -114,5 +116,44 @@ func TestPaths(t *testing.T) {
 				t.Errorf("CopyPath(%s) = %s, want %s", tt.orig, got, tt.copy)
 			}
 		}
+	}
+}
+
+// TestCopyModuleGoMod: the copy of a module published without a go.mod
+// gets the one the go command synthesizes (a module line), since a
+// replacement directory must have one; a module's own go.mod is kept.
+func TestCopyModuleGoMod(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  string
+	}{
+		{"no go.mod", map[string]string{"db.go": "package bolt\n"}, "module github.com/boltdb/bolt\n"},
+		{"its own go.mod", map[string]string{"db.go": "package bolt\n", "go.mod": "module github.com/boltdb/bolt\n\ngo 1.12\n"},
+			"module github.com/boltdb/bolt\n\ngo 1.12\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := t.TempDir()
+			for name, text := range tt.files {
+				if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c, err := copyModule(listedModule{Path: "github.com/boltdb/bolt", Version: "v1.3.1", Dir: src}, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(c.Dir, "go.mod"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("go.mod %q, want %q", got, tt.want)
+			}
+			if _, err := os.Stat(filepath.Join(src, "go.mod")); (err == nil) != (tt.files["go.mod"] != "") {
+				t.Errorf("the module's own directory changed: go.mod stat %v", err)
+			}
+		})
 	}
 }

@@ -491,6 +491,13 @@ func insertDiskHooks(t *testing.T, agentPkg *types.Package, std types.Importer) 
 	fn("TearWrite", nil, site, v("w", ioPkg.Scope().Lookup("Writer").Type()), v("b", bytes), pick)
 	fn("TearWriteAt", nil, site, v("w", ioPkg.Scope().Lookup("WriterAt").Type()), v("b", bytes), v("off", types.Typ[types.Int64]), pick)
 	fn("TearFile", nil, site, v("name", types.Typ[types.String]), v("data", bytes), v("perm", fsPkg.Scope().Lookup("FileMode").Type()), pick)
+	// WriterAtFunc, a func([]byte, int64) (int, error) with a WriteAt method.
+	params := types.NewTuple(v("p", bytes), v("off", types.Typ[types.Int64]))
+	results := types.NewTuple(v("n", types.Typ[types.Int]), v("err", types.Universe.Lookup("error").Type()))
+	obj := types.NewTypeName(token.NoPos, agentPkg, "WriterAtFunc", nil)
+	named := types.NewNamed(obj, types.NewSignatureType(nil, nil, nil, params, results, false), nil)
+	named.AddMethod(types.NewFunc(token.NoPos, agentPkg, "WriteAt", types.NewSignatureType(v("f", named), nil, nil, params, results, false)))
+	agentPkg.Scope().Insert(obj)
 }
 
 type importerFunc func(path string) (*types.Package, error)

@@ -25,8 +25,9 @@ import (
 // partition's ActStall, FlagObserve and the EvObserve event; version 4 the
 // EvCover event (basic blocks newly covered); version 5 the peer address
 // of Request and FlagPeers (disconnects); version 6 the disk faults'
-// ActCorrupt and ActTear and the EvDisk event.
-const Version = 6
+// ActCorrupt and ActTear and the EvDisk event; version 7 the number of
+// the read a corruption changed (EvDisk's D >> 8).
+const Version = 7
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -153,9 +154,12 @@ const (
 	EvCover EventKind = 7
 	// EvDisk: the disk fault at site A was carried out on B bytes (the
 	// read's or the write's): a corruption changed the byte at offset C
-	// (bit D-1 of it when D > 0, the 512-byte sector from C when D is 0);
-	// a torn write kept C bytes. Data holds the file's name when known.
-	// After a torn write the process waits to be killed.
+	// (bit b-1 of it when b = D&0xff > 0, the 512-byte sector from C when
+	// b is 0) of the site's (D>>8)-th read since the fault was granted (a
+	// fault granted at a read of 0 bytes, reported with B = 0, stays
+	// armed for the next read that returns bytes); a torn write kept C
+	// bytes. Data holds the file's name when known. After a torn write
+	// the process waits to be killed.
 	EvDisk EventKind = 8
 )
 

@@ -107,6 +107,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		if sum.NotJudgedWarning != "" {
 			fmt.Fprintf(stdout, "  %s\n", sum.NotJudgedWarning)
 		}
+		if sum.NotInjectedWarning != "" {
+			fmt.Fprintf(stdout, "  warning: %s\n", sum.NotInjectedWarning)
+		}
 		if sum.FaultFreeFailures > 0 {
 			fmt.Fprintf(stdout, "  %d fault-free failures (no fault injected; not findings): gofault report --fault-free --db %s\n", sum.FaultFreeFailures, sum.DB)
 		}

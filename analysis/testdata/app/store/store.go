@@ -168,3 +168,31 @@ func (l *Log[T]) Append(v T) error {
 	_, err := fmt.Fprintf(l.f, "%v\n", v)
 	return err
 }
+
+// pager writes pages through function values bound to its file's methods,
+// as bolt does (db.ops.writeAt = db.file.WriteAt): the write is a disk
+// site, named for the method; the sync, bound to a method that is no
+// disk call, is not (calls of function values are no sites).
+type pager struct {
+	writeAt func(b []byte, off int64) (int, error)
+	sync    func() error
+}
+
+// NewPager binds f's WriteAt and Sync.
+func NewPager(f *os.File) *pager {
+	p := &pager{}
+	p.writeAt = f.WriteAt
+	p.sync = f.Sync
+	return p
+}
+
+// WritePage writes page id through the bound WriteAt, then syncs.
+func (p *pager) WritePage(b []byte, id int64) error {
+	if _, err := p.writeAt(b, id*4096); err != nil {
+		return err
+	}
+	return p.sync()
+}
+
+// SavePage writes b as page 0 of f.
+func SavePage(f *os.File, b []byte) error { return NewPager(f).WritePage(b, 0) }
