@@ -368,9 +368,19 @@ var targeted = []struct {
 	// leader's state, request table included, which mends the split: 9 of
 	// 120 random trials failed (seeds 1–3, 24 and 16 trials each; first at
 	// trials 2, 14, 4 and 6, 8, and none in one 16-trial seed), so 60 trials,
-	// two at a time, miss it with a chance of about 1%.
+	// two at a time, miss it with a chance of about 1%. The same mending
+	// makes the outcome of a replay a matter of timing (timingOutcome): a
+	// replay kills the member at the same rename, but whether the leader
+	// then sends it a snapshot (mended) depends on how far it fell behind
+	// while it was down. Measured 2026-11-27: trial 1-15 (crash at n3's
+	// first rename) failed; its replays crashed n3 at the same call, and
+	// n3 logged "snapshot installed" right after its restart; replays
+	// recurred in 3 of 12 (4 failed trials × 3) on the merged tree, 9 of 12
+	// on the tree before it (both campaigns sharing the machine), and 0 of
+	// 15 and 1 of 6 in two runs of this test. Replays are still run and
+	// checked to inject the original's faults.
 	{bug: server.BugSplit, args: []string{"--policy", "random", "--trials", "60", "--set", "trials.parallel=2", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=crash"},
-		symptoms: []string{"replicas"}, only: true, control: true},
+		symptoms: []string{"replicas"}, only: true, control: true, timingOutcome: true},
 	// An acknowledged log append that was never synced: only a power loss
 	// (the data dir rolled back to what was synced) loses it; a crash
 	// keeps the page cache. Random with powerloss found it in 2 of 6
