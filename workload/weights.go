@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,4 +42,21 @@ func FormatWeights(ops []string, weights []int) string {
 		}
 	}
 	return strings.Join(parts, ",")
+}
+
+// PickWeighted draws an index of weights, each as likely as its weight
+// (weights as ParseWeights returns them: none negative, not all 0).
+func PickWeighted(rng *rand.Rand, weights []int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	r := rng.IntN(total)
+	for i, w := range weights {
+		if r < w {
+			return i
+		}
+		r -= w
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -32,5 +33,19 @@ func TestParseWeights(t *testing.T) {
 	}
 	if got := FormatWeights(ops, []int{3, 0, 1}); got != "get=3,snapshot=1" {
 		t.Errorf("FormatWeights = %q", got)
+	}
+}
+
+// TestPickWeighted: each index is drawn about as often as its weight, and
+// one of weight 0 never.
+func TestPickWeighted(t *testing.T) {
+	weights := []int{3, 0, 1}
+	rng := rand.New(rand.NewPCG(1, 2))
+	got := make([]int, len(weights))
+	for range 4000 {
+		got[PickWeighted(rng, weights)]++
+	}
+	if got[1] != 0 || got[0] < 2800 || got[0] > 3200 || got[2] < 800 || got[2] > 1200 {
+		t.Errorf("4000 draws by weights %v: %v", weights, got)
 	}
 }

@@ -90,7 +90,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,50 +156,18 @@ var defaultMix = mix{25, 15, 7, 18, 6, 8, 3, 5, 4, 3, 3, 3}
 
 // parseMix reads "get=30,put=20,…"; operations not named get 0.
 func parseMix(v string) (mix, error) {
-	var m mix
-	total := 0
-	for _, part := range strings.Split(v, ",") {
-		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
-		n, err := strconv.Atoi(w)
-		op := slices.Index(opNames[:], name)
-		if !ok || err != nil || n < 0 || op < 0 {
-			return mix{}, fmt.Errorf("ETCD_WORKLOAD_MIX=%q: want op=weight,… with ops %s", v, strings.Join(opNames[:], ", "))
-		}
-		m[op] = n
-		total += n
+	w, err := workload.ParseWeights("ETCD_WORKLOAD_MIX", v, opNames[:])
+	if err != nil {
+		return mix{}, err
 	}
-	if total == 0 {
-		return mix{}, fmt.Errorf("ETCD_WORKLOAD_MIX=%q: all weights are 0", v)
-	}
-	return m, nil
+	return mix(w), nil
 }
 
 // String returns the mix in ETCD_WORKLOAD_MIX's form.
-func (m *mix) String() string {
-	var parts []string
-	for op, w := range m {
-		if w > 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", opNames[op], w))
-		}
-	}
-	return strings.Join(parts, ",")
-}
+func (m *mix) String() string { return workload.FormatWeights(opNames[:], m[:]) }
 
 // pick draws an operation by weight.
-func (m *mix) pick(rng *rand.Rand) int {
-	total := 0
-	for _, w := range m {
-		total += w
-	}
-	r := rng.IntN(total)
-	for op, w := range m {
-		if r < w {
-			return op
-		}
-		r -= w
-	}
-	return opGet
-}
+func (m *mix) pick(rng *rand.Rand) int { return workload.PickWeighted(rng, m[:]) }
 
 // config is the workload's tunables.
 type config struct {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"math/rand/v2"
-	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/gofault/gofault/workload"
 )
 
 // The operations of the mix (NATS_WORKLOAD_MIX names them by opNames).
@@ -49,50 +47,18 @@ var defaultMix = mix{
 
 // parseMix reads "publish=30,kv-get=20,…"; operations not named get 0.
 func parseMix(v string) (mix, error) {
-	var m mix
-	total := 0
-	for _, part := range strings.Split(v, ",") {
-		name, w, ok := strings.Cut(strings.TrimSpace(part), "=")
-		n, err := strconv.Atoi(w)
-		op := slices.Index(opNames[:], name)
-		if !ok || err != nil || n < 0 || op < 0 {
-			return mix{}, fmt.Errorf("NATS_WORKLOAD_MIX=%q: want op=weight,… with ops %s", v, strings.Join(opNames[:], ", "))
-		}
-		m[op] = n
-		total += n
+	w, err := workload.ParseWeights("NATS_WORKLOAD_MIX", v, opNames[:])
+	if err != nil {
+		return mix{}, err
 	}
-	if total == 0 {
-		return mix{}, fmt.Errorf("NATS_WORKLOAD_MIX=%q: all weights are 0", v)
-	}
-	return m, nil
+	return mix(w), nil
 }
 
 // String returns the mix in NATS_WORKLOAD_MIX's form.
-func (m *mix) String() string {
-	var parts []string
-	for op, w := range m {
-		if w > 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", opNames[op], w))
-		}
-	}
-	return strings.Join(parts, ",")
-}
+func (m *mix) String() string { return workload.FormatWeights(opNames[:], m[:]) }
 
 // pick draws an operation by weight.
-func (m *mix) pick(rng *rand.Rand) int {
-	total := 0
-	for _, w := range m {
-		total += w
-	}
-	r := rng.IntN(total)
-	for op, w := range m {
-		if r < w {
-			return op
-		}
-		r -= w
-	}
-	return opPublish
-}
+func (m *mix) pick(rng *rand.Rand) int { return workload.PickWeighted(rng, m[:]) }
 
 // uses says whether the mix has any of the operations.
 func (m *mix) uses(ops ...int) bool {
