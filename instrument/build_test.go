@@ -19,6 +19,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
 )
 
@@ -65,6 +66,21 @@ func buildWith(ctx context.Context, target Target, out string, analyze func(cont
 		return nil, err
 	}
 	return Build(ctx, w, cat, out, Options{})
+}
+
+// buildAnalysed is buildWith with gofault's analysis; it also returns the
+// catalog the analysis gave, before Build.
+func buildAnalysed(ctx context.Context, target Target, out string) (*Result, *catalog.Catalog, error) {
+	var analysed *catalog.Catalog
+	res, err := buildWith(ctx, target, out, func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env})
+		if err != nil {
+			return nil, err
+		}
+		analysed = r.Catalog
+		return r.Catalog, nil
+	})
+	return res, analysed, err
 }
 
 // treeHash hashes every file under dir (path, mode and content).

@@ -6,9 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/gofault/gofault/analysis"
-	"github.com/gofault/gofault/catalog"
 )
 
 // TestBuildObserve analyses the analysis package's testdata shaped like
@@ -36,18 +33,11 @@ func TestBuildObserve(t *testing.T) {
 			target := Target{WorkDir: filepath.Join(tmp, "build"),
 				Module: mod, Main: "./cmd/node", Packages: []string{"example.com/" + tt.mod + "/" + tt.pkg},
 			}
-			var points int
-			res, err := buildWith(ctx, target, filepath.Join(tmp, "bin", "node"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
-				r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env})
-				if err != nil {
-					return nil, err
-				}
-				points = len(r.Catalog.ObservePoints)
-				return r.Catalog, nil
-			})
+			res, analysed, err := buildAnalysed(ctx, target, filepath.Join(tmp, "bin", "node"))
 			if err != nil {
 				t.Fatal(err)
 			}
+			points := len(analysed.ObservePoints)
 			if points == 0 || res.Stats.ObservePoints != points || res.Stats.Builds != 1 {
 				t.Errorf("%d observation hooks built in %d builds, want all %d in one (skipped %v)", res.Stats.ObservePoints, res.Stats.Builds, points, res.Stats.SkipReasons)
 			}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
 )
 
@@ -30,19 +29,13 @@ func TestBuildRoles(t *testing.T) {
 			target := Target{WorkDir: filepath.Join(tmp, "build"),
 				Module: mod, Main: "./cmd/node", Packages: []string{"example.com/roles/" + pkg},
 			}
-			var writes int
-			res, err := buildWith(ctx, target, filepath.Join(tmp, "bin", "node"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
-				r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env})
-				if err != nil {
-					return nil, err
-				}
-				if r.Catalog.Role != nil {
-					writes = len(r.Catalog.Role.Writes)
-				}
-				return r.Catalog, nil
-			})
+			res, analysed, err := buildAnalysed(ctx, target, filepath.Join(tmp, "bin", "node"))
 			if err != nil {
 				t.Fatal(err)
+			}
+			var writes int
+			if analysed.Role != nil {
+				writes = len(analysed.Role.Writes)
 			}
 			if writes == 0 || res.Stats.RoleWrites != writes || res.Stats.Builds != 1 {
 				t.Errorf("%d role hooks built in %d builds, want all %d in one (skipped %v)", res.Stats.RoleWrites, res.Stats.Builds, writes, res.Stats.SkipReasons)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
 )
 
@@ -27,18 +26,11 @@ func TestBuildStates(t *testing.T) {
 	target := Target{WorkDir: filepath.Join(tmp, "build"),
 		Module: mod, Main: "./cmd/node", Packages: []string{"example.com/states/..."},
 	}
-	var analysed int
-	res, err := buildWith(ctx, target, filepath.Join(tmp, "bin", "node"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
-		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env})
-		if err != nil {
-			return nil, err
-		}
-		analysed = len(r.Catalog.States)
-		return r.Catalog, nil
-	})
+	res, an, err := buildAnalysed(ctx, target, filepath.Join(tmp, "bin", "node"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	analysed := len(an.States)
 	if analysed == 0 || res.Stats.States != analysed || res.Stats.Builds != 1 {
 		t.Errorf("%d state hooks built in %d builds, want all %d in one (skipped %v)", res.Stats.States, res.Stats.Builds, analysed, res.Stats.SkipReasons)
 	}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
 )
 
@@ -183,14 +182,7 @@ func TestBuildTimeouts(t *testing.T) {
 		Module: mod, Main: "./cmd/sieve", Packages: []string{"example.com/sieve/..."},
 	}
 	bin := filepath.Join(tmp, "bin", "sieve")
-	res, err := buildWith(ctx, target, bin, func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
-		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns,
-			BuildFlags: w.AllBuildFlags(), Env: w.Env})
-		if err != nil {
-			return nil, err
-		}
-		return r.Catalog, nil
-	})
+	res, _, err := buildAnalysed(ctx, target, bin)
 	if err != nil {
 		t.Fatal(err)
 	}
