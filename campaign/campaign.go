@@ -157,6 +157,8 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	}
 	s.sum.States = len(s.bt.Catalog.States)
 	s.sum.CoverageBlocks, s.sum.Blocks = s.r.cov.counts()
+	s.sum.Templates, s.sum.TemplateSeconds = s.r.tmpl.counts()
+	s.r.tmpl.close() // the trials are over: the work dir's size is without them
 	s.sum.WorkDirBytes = dirSize(s.opts.Config.Path(s.opts.Config.WorkDir))
 	s.sum.Seconds = time.Since(start).Seconds()
 	status := store.StatusDone

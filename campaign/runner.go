@@ -60,6 +60,8 @@ type runner struct {
 	// slowWaits are the profile's checkers.waits_for_slow
 	// (check.Input.SlowWaits).
 	slowWaits []check.SlowWait
+	// tmpl are the template slots with cluster.template; nil without.
+	tmpl *templates
 }
 
 func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
@@ -95,6 +97,9 @@ func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.P
 		bound: cfg.Checkers.Progress.Duration(), slowWaits: waits}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		r.nodes = append(r.nodes, cluster.NodeName(i))
+	}
+	if cfg.Cluster.Template {
+		r.tmpl = newTemplates(cfg.Path(cfg.WorkDir), campaign)
 	}
 	r.netSites = map[string]bool{}
 	for _, s := range bt.Catalog.Sites {
@@ -137,6 +142,7 @@ func clusterNodes(c config.Cluster) (cluster.Nodes, error) {
 }
 
 func (r *runner) close() {
+	r.tmpl.close()
 	r.ctl.Close()
 	controller.RemoveSocketDir(r.sock)
 }
@@ -433,10 +439,11 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 	if t.baseline {
 		tr.Policy = baselinePolicy
 	}
-	cl, err := cluster.Start(tctx, cluster.Spec{
+	spec := cluster.Spec{
 		Dir: dir, Trial: t.id, Bin: r.bt.Binary, BaseDir: cfg.Dir,
 		Nodes: r.nodeSpec, Controller: r.ctl.Addr(), Log: r.log,
-	})
+	}
+	cl, err := r.startCluster(tctx, spec)
 	if err != nil {
 		var se *cluster.StartError
 		if !errors.As(err, &se) || ctx.Err() != nil {
@@ -493,6 +500,39 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 		}
 	}
 	return tr, res, wres, nil
+}
+
+// startCluster starts a trial's cluster: bootstrapped in its empty
+// trial dir, or with cluster.template from a copy of the formed cluster of
+// a template slot, on the slot's ports; the slot goes back to the pool
+// when the cluster stops. A template that cannot form is a cluster that
+// did not start (a *cluster.StartError).
+func (r *runner) startCluster(ctx context.Context, spec cluster.Spec) (*cluster.Cluster, error) {
+	if r.tmpl == nil {
+		return cluster.Start(ctx, spec)
+	}
+	s, err := r.tmpl.get(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var se *cluster.StartError
+		if !errors.As(err, &se) {
+			se = &cluster.StartError{Node: "(all)"}
+		}
+		return nil, &cluster.StartError{Node: se.Node, Err: err, Nodes: se.Nodes}
+	}
+	spec.Reserved, spec.From = s.res, s.dir
+	cl, err := cluster.Start(ctx, spec)
+	if err != nil {
+		r.tmpl.put(s)
+		return nil, err
+	}
+	go func() {
+		<-cl.Done()
+		r.tmpl.put(s)
+	}()
+	return cl, nil
 }
 
 // runWorkload runs the workload against a started cluster.

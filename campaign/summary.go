@@ -74,6 +74,11 @@ type Summary struct {
 	// counts are in its record (gofault report --trials --json).
 	CoverageBlocks int `json:"coverage_blocks"`
 	Blocks         int `json:"blocks"`
+	// Templates is the number of cluster templates formed (cluster.template:
+	// one per parallel slot), TemplateSeconds how long forming them took
+	// in all.
+	Templates       int     `json:"templates,omitempty"`
+	TemplateSeconds float64 `json:"template_seconds,omitempty"`
 }
 
 // countBaseline counts the baseline trials among trials.

@@ -9,6 +9,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -52,6 +53,14 @@ type Spec struct {
 	Env []string
 	// Log receives the runner's own messages; default slog.Default().
 	Log *slog.Logger
+	// Reserved, if set, gives the nodes its ports (node-major, in
+	// Nodes.Ports order) instead of fresh ones; the caller keeps them after
+	// Stop, which holds them again.
+	Reserved *Reservation
+	// From, if set, is a formed cluster's directory (the Dir of an earlier
+	// cluster of the same nodes on the same Reserved ports, see Form):
+	// each node's data dir starts as a copy of From/<node>.
+	From string
 }
 
 // Nodes says how to run the nodes of a cluster.
@@ -178,7 +187,7 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
 
-	ps, err := AllocPorts(cl.Count * len(cl.Ports))
+	ps, err := spec.ports(cl.Count * len(cl.Ports))
 	if err != nil {
 		return nil, fmt.Errorf("start cluster: %w", err)
 	}
@@ -206,11 +215,17 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 	}
 	for _, v := range c.vars {
 		n, err := c.newNode(v)
+		if err == nil && spec.From != "" {
+			err = copyTree(filepath.Join(spec.From, v.Name), v.Dir)
+		}
 		if err != nil {
-			ReleasePorts(ps)
+			c.releasePorts()
 			return nil, fmt.Errorf("start cluster: %w", err)
 		}
 		c.nodes = append(c.nodes, n)
+	}
+	if spec.Reserved != nil {
+		spec.Reserved.unhold()
 	}
 	go c.watchContext()
 
@@ -231,6 +246,66 @@ func Start(ctx context.Context, spec Spec) (*Cluster, error) {
 	}
 	c.log.Debug("cluster ready", "nodes", cl.Count, "dir", spec.Dir)
 	return c, nil
+}
+
+// ports returns the cluster's n ports: the reservation's, or fresh ones.
+func (spec Spec) ports(n int) ([]int, error) {
+	if spec.Reserved == nil {
+		return AllocPorts(n)
+	}
+	ps := spec.Reserved.Ports()
+	if len(ps) != n {
+		return nil, fmt.Errorf("%d ports reserved, the nodes need %d", len(ps), n)
+	}
+	return ps, nil
+}
+
+// releasePorts gives the cluster's ports back, or to its reservation.
+func (c *Cluster) releasePorts() {
+	if c.spec.Reserved != nil {
+		c.spec.Reserved.hold()
+		return
+	}
+	ReleasePorts(c.ports)
+}
+
+// Form starts a cluster on the reserved ports in spec.Dir, without a
+// controller, waits until every node is ready and stops it: what it leaves
+// in spec.Dir is the formed, empty cluster later clusters start From. A
+// node that had to be killed after the shutdown grace leaves no template.
+func Form(ctx context.Context, spec Spec) error {
+	if spec.Reserved == nil {
+		return errors.New("form a cluster template: no reserved ports")
+	}
+	spec.Controller, spec.From = "", ""
+	c, err := Start(ctx, spec)
+	if err != nil {
+		return fmt.Errorf("form a cluster template: %w", err)
+	}
+	sig := SignalName(c.spec.Nodes.Shutdown.Signal)
+	for _, n := range c.Stop() {
+		if n.ExitCode != 0 && n.Signal != sig {
+			return fmt.Errorf("form a cluster template: node %s ended with %s at the shutdown (code %d), not cleanly; see %s", n.Name, cmp.Or(n.Signal, "an error"), n.ExitCode, n.Log)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Keep the template sparse: preallocated space (etcd's 64 MiB WAL
+	// segments) costs disk in every template, not in a sparse copy.
+	for _, v := range c.vars {
+		tmp := v.Dir + ".sparse"
+		if err := copyTree(v.Dir, tmp); err != nil {
+			return fmt.Errorf("form a cluster template: %w", err)
+		}
+		if err := os.RemoveAll(v.Dir); err != nil {
+			return fmt.Errorf("form a cluster template: %w", err)
+		}
+		if err := os.Rename(tmp, v.Dir); err != nil {
+			return fmt.Errorf("form a cluster template: %w", err)
+		}
+	}
+	return nil
 }
 
 // freshDir creates dir, which must not exist or be empty.
@@ -617,7 +692,7 @@ func (c *Cluster) Stop() []record.Node {
 	}
 	recs := slices.Clone(c.records)
 	c.mu.Unlock()
-	ReleasePorts(c.ports)
+	c.releasePorts()
 	c.closeDone()
 	return recs
 }

@@ -100,6 +100,11 @@ func helperMain(args []string) {
 	}
 	wd, _ := os.Getwd()
 	os.WriteFile("env", []byte(strings.Join(os.Environ(), "\n")), 0o644)
+	// Each start appends a line to "boots" (what a template keeps).
+	if f, err := os.OpenFile("boots", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644); err == nil {
+		fmt.Fprintln(f, "boot", l.Addr())
+		f.Close()
+	}
 	fmt.Printf("listening on %s in %s\n", l.Addr(), wd)
 	if mode == "http" {
 		go http.Serve(l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

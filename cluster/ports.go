@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -110,4 +111,65 @@ func (a *portAllocator) releaseLocked(ps []int) {
 	for _, p := range ps {
 		delete(a.inUse, p)
 	}
+}
+
+// A Reservation is a set of ports one caller keeps across several clusters
+// (the trials of a template slot, which must find their members at the
+// same addresses). Between clusters it holds each port with a listener,
+// so that no other process, another gofault's trials included, takes it;
+// Start closes them before the nodes bind and Stop opens them again.
+type Reservation struct {
+	mu    sync.Mutex
+	ports []int
+	held  []net.Listener
+}
+
+// Reserve allocates n ports (as AllocPorts) and holds them until Release.
+func Reserve(n int) (*Reservation, error) {
+	ps, err := AllocPorts(n)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reservation{ports: ps}
+	r.hold()
+	return r, nil
+}
+
+// Ports returns the reserved ports, in allocation order.
+func (r *Reservation) Ports() []int { return slices.Clone(r.ports) }
+
+// hold listens on every port not yet held. A port it cannot listen on
+// (a node's connection still in TIME_WAIT on it, say) stays reserved in
+// this process only.
+func (r *Reservation) hold() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held != nil || r.ports == nil {
+		return
+	}
+	for _, p := range r.ports {
+		if l, err := net.Listen("tcp", net.JoinHostPort(Host, strconv.Itoa(p))); err == nil {
+			r.held = append(r.held, l)
+		}
+	}
+}
+
+// unhold closes the listeners, for the nodes to bind the ports.
+func (r *Reservation) unhold() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, l := range r.held {
+		l.Close()
+	}
+	r.held = nil
+}
+
+// Release closes the listeners and gives the ports back; the reservation
+// must not be used after it.
+func (r *Reservation) Release() {
+	r.unhold()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ReleasePorts(r.ports)
+	r.ports = nil
 }

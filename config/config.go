@@ -59,7 +59,8 @@ type Cluster struct {
 	// Nodes is the number of node processes (default 3).
 	Nodes int `yaml:"nodes"`
 	// Ports names the ports each node gets, e.g. ["client", "peer"]; every
-	// trial allocates fresh free loopback ports.
+	// trial allocates fresh free loopback ports (with Template, every
+	// trial of a parallel slot the same ones).
 	Ports []string `yaml:"ports"`
 	// Command is the node's command line, a list of Go text/template strings
 	// over cluster.NodeVars, e.g. "--listen-client-urls=http://127.0.0.1:{{.Port.client}}".
@@ -70,6 +71,13 @@ type Cluster struct {
 	Ready Ready `yaml:"ready"`
 	// Shutdown is how to stop a node at the end of a trial.
 	Shutdown Shutdown `yaml:"shutdown"`
+	// Template starts every trial from a copy of the members' data dirs
+	// as a fault-free start left them (the formed, empty cluster) instead
+	// of an empty dir: one bootstrap per parallel slot of a campaign, whose
+	// trials then keep that slot's ports, since targets such as etcd keep
+	// their peers' addresses in their data. Faults never strike the
+	// bootstrap itself with it (docs/performance.md, "Template start").
+	Template bool `yaml:"template"`
 }
 
 // Ready is a readiness probe.

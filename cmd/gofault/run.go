@@ -125,6 +125,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		if sum.Blocks > 0 {
 			fmt.Fprintf(stdout, "  %s\n", coverageText(sum.CoverageBlocks, sum.Blocks, -1))
 		}
+		if sum.Templates > 0 {
+			fmt.Fprintf(stdout, "  template start: %d cluster templates formed (%.1fs each), every trial started from one\n", sum.Templates, sum.TemplateSeconds/float64(sum.Templates))
+		}
 		fmt.Fprintf(stdout, "  %.0fs (build %.0fs, median trial %.1fs); store %s; work dir %.0f MB\n",
 			sum.Seconds, sum.BuildSeconds, sum.MedianTrial, sum.DB, float64(sum.WorkDirBytes)/(1<<20))
 		if sum.Findings > 0 {
