@@ -203,6 +203,8 @@ func checkStatesCompile(t *testing.T, src []byte) {
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "State", sig))
 	roleSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "v", types.Typ[types.Int64])), nil, false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Role", roleSig))
+	memberSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "v", types.Typ[types.String])), nil, false)
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Member", memberSig))
 	agentPkg.MarkComplete()
 	std := importer.ForCompiler(fset, "source", nil)
 	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {
