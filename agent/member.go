@@ -9,20 +9,38 @@ import (
 // Members of an in-process cluster (gofault test): several members of a
 // distributed system run in one process, each a value of one type (the
 // member type, e.g. hashicorp/raft's Raft) told apart by one of its
-// fields (the member value, Raft.localID). The instrumenter calls Member
-// at the entry of every method of the member type; the goroutine running
-// it is then tagged with the member, and its requests name it
+// fields (the member value, Raft.localID). The instrumenter puts
+//
+//	defer agent.MemberExit(agent.MemberEnter(string(r.localID)))
+//
+// at the entry of every method of the member type: while such a method
+// runs, its goroutine is tagged with the member, and its requests name it
 // (wire.Request.Member), so that the controller sees one node per member.
-// A goroutine keeps its tag until it enters a method of another member:
-// the tag is the member whose method the goroutine last entered.
+// The tag is the innermost member method on the goroutine's stack; a
+// goroutine running none has none.
 
-// Member tags the calling goroutine with member value v, when the plan
-// asks (wire.FlagMembers); otherwise it costs an atomic load.
-func Member(v string) {
+// noMember is what MemberEnter returns when members are not tagged:
+// MemberExit then has nothing to restore.
+const noMember = ^uint32(0)
+
+// MemberEnter tags the calling goroutine with member value v, when the
+// plan asks (wire.FlagMembers), and returns the rank of the member it
+// was tagged with before (0 for none), for MemberExit; otherwise it costs
+// an atomic load.
+func MemberEnter(v string) uint32 {
 	if current.Load().flags&wire.FlagMembers == 0 {
+		return noMember
+	}
+	return enterMember(goroutine(), v)
+}
+
+// MemberExit gives the calling goroutine back the member it ran before
+// the method whose entry called MemberEnter (prev, what that returned).
+func MemberExit(prev uint32) {
+	if prev == noMember {
 		return
 	}
-	tagMember(goroutine(), v)
+	exitMember(goroutine(), prev)
 }
 
 // memberTag is the member a goroutine last entered a method of: its value
@@ -54,8 +72,9 @@ const maxMembers = 1 << 10
 // tagged a goroutine with them, from 1: a cluster built member by member
 // gets the same ranks in every run.
 var memberRanks struct {
-	mu   sync.Mutex
-	rank map[string]uint32
+	mu     sync.Mutex
+	rank   map[string]uint32
+	values []string // by rank - 1
 	// role is each member's role, by rank, once its goroutines wrote
 	// one (Role).
 	role map[uint32]int64
@@ -77,23 +96,68 @@ func rankOf(v string) uint32 {
 	}
 	r := uint32(len(memberRanks.rank) + 1)
 	memberRanks.rank[v] = r
+	memberRanks.values = append(memberRanks.values, v)
 	return r
 }
 
-// tagMember records that goroutine g entered a method of member v.
-func tagMember(g uint64, v string) {
+// valueOf returns the member value of rank r, "" when there is none.
+func valueOf(r uint32) string {
+	memberRanks.mu.Lock()
+	defer memberRanks.mu.Unlock()
+	if r == 0 || int(r) > len(memberRanks.values) {
+		return ""
+	}
+	return memberRanks.values[r-1]
+}
+
+// enterMember tags goroutine g, entering a method of member v, and
+// returns the rank it was tagged with before (0 for none).
+func enterMember(g uint64, v string) uint32 {
 	sh := memberShardOf(g)
 	sh.mu.Lock()
-	same := sh.m[g].value == v && sh.m[g].seq != 0
+	old, ok := sh.m[g]
 	sh.mu.Unlock()
-	if same {
-		return // the goroutine stays with its member (the common case)
+	root := goroutineRoot()
+	var prev uint32
+	if ok && old.root == root {
+		if old.value == v {
+			return old.seq // the goroutine stays with its member (the common case)
+		}
+		prev = old.seq
 	}
-	t := memberTag{value: v, seq: rankOf(v), root: goroutineRoot()}
-	if t.seq == 0 || t.root == 0 {
+	seq := rankOf(v)
+	if seq == 0 || root == 0 {
 		untagMember(g)
-		return
+		return prev
 	}
+	setMember(sh, g, memberTag{value: v, seq: seq, root: root})
+	return prev
+}
+
+// exitMember gives goroutine g back member rank prev (none for 0) as it
+// leaves a member's method.
+func exitMember(g uint64, prev uint32) {
+	sh := memberShardOf(g)
+	sh.mu.Lock()
+	cur, ok := sh.m[g]
+	sh.mu.Unlock()
+	switch {
+	case ok && cur.seq == prev:
+		return // back to the same member (the common case)
+	case prev == 0:
+		untagMember(g)
+	default:
+		root := goroutineRoot()
+		if root == 0 {
+			untagMember(g)
+			return
+		}
+		setMember(sh, g, memberTag{value: valueOf(prev), seq: prev, root: root})
+	}
+}
+
+// setMember records t as goroutine g's tag in its shard sh.
+func setMember(sh *memberShard, g uint64, t memberTag) {
 	sh.mu.Lock()
 	if sh.m == nil || len(sh.m) >= maxShardEntries {
 		// Goroutine identities are reused; a full shard is mostly dead
@@ -159,6 +223,6 @@ func resetMembers() {
 		sh.mu.Unlock()
 	}
 	memberRanks.mu.Lock()
-	memberRanks.rank, memberRanks.role = nil, nil
+	memberRanks.rank, memberRanks.values, memberRanks.role = nil, nil, nil
 	memberRanks.mu.Unlock()
 }

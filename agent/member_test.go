@@ -6,14 +6,21 @@ import (
 	"github.com/gofault/gofault/agent/wire"
 )
 
-// TestMemberTagsRequests: a goroutine that entered a member's method
-// names that member (and its rank, in the order members were first seen)
-// in its requests until it enters another member's; a goroutine that
+// TestMemberTagsRequests: a goroutine running a member's method names
+// that member (and its rank, in the order members were first seen) in its
+// requests, the innermost member method on its stack when methods of
+// several members nest, and none once it left them all; a goroutine that
 // entered none names none; without FlagMembers nothing is tagged.
 func TestMemberTagsRequests(t *testing.T) {
 	type want struct {
 		member string
 		seq    uint32
+	}
+	method := func(v string, body func()) { defer MemberExit(MemberEnter(v)); body() }
+	inGoroutine := func(fn func()) {
+		done := make(chan struct{})
+		go func() { fn(); close(done) }()
+		<-done
 	}
 	for _, tc := range []struct {
 		name  string
@@ -23,36 +30,27 @@ func TestMemberTagsRequests(t *testing.T) {
 	}{
 		{"three members, one goroutine each", wire.FlagMembers, func() {
 			for _, m := range []string{"node-a", "node-b", "node-c"} {
-				done := make(chan struct{})
-				go func() { Member(m); Fault(1); close(done) }()
-				<-done
+				inGoroutine(func() { method(m, func() { Fault(1) }) })
 			}
 		}, []want{{"node-a", 1}, {"node-b", 2}, {"node-c", 3}}},
-		{"a goroutine moves to another member", wire.FlagMembers, func() {
-			done := make(chan struct{})
-			go func() {
-				Member("node-b")
-				Member("node-a")
-				Fault(1)
-				Member("node-b")
-				Member("node-b")
-				Fault(1)
-				close(done)
-			}()
-			<-done
-		}, []want{{"node-a", 2}, {"node-b", 1}}},
+		{"nested methods of two members", wire.FlagMembers, func() {
+			inGoroutine(func() {
+				method("node-b", func() {
+					method("node-a", func() {
+						method("node-a", func() { Fault(1) })
+						Fault(1)
+					})
+					Fault(1)
+				})
+				Fault(1) // left them all
+			})
+		}, []want{{"node-a", 2}, {"node-a", 2}, {"node-b", 1}, {"", 0}}},
 		{"an untagged goroutine is no member", wire.FlagMembers, func() {
-			done := make(chan struct{})
-			go func() { Member("node-a"); close(done) }()
-			<-done
-			done = make(chan struct{})
-			go func() { Fault(1); close(done) }()
-			<-done
+			inGoroutine(func() { MemberEnter("node-a") }) // never left: a dead goroutine's tag
+			inGoroutine(func() { Fault(1) })
 		}, []want{{"", 0}}},
 		{"members not asked for", 0, func() {
-			done := make(chan struct{})
-			go func() { Member("node-a"); Fault(1); close(done) }()
-			<-done
+			inGoroutine(func() { method("node-a", func() { Fault(1) }) })
 		}, []want{{"", 0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,9 +86,9 @@ func TestMemberRole(t *testing.T) {
 		go func() { fn(); close(done) }()
 		<-done
 	}
-	run(func() { Member("a"); Role(2) })
-	run(func() { Member("b"); Fault(1) })
-	run(func() { Member("a"); Fault(1) })
+	run(func() { MemberEnter("a"); Role(2) })
+	run(func() { MemberEnter("b"); Fault(1) })
+	run(func() { MemberEnter("a"); Fault(1) })
 	waitFor(t, func() bool {
 		f.mu.Lock()
 		defer f.mu.Unlock()

@@ -75,8 +75,10 @@ const memberRecv = "gofaultRecv"
 // memberEdits builds the hooks of the methods of the member type in one
 // file. Right after the "{" of each method's body comes, on the same line,
 //
-//	if r != nil { gofaultagent.Member(string(r.field)) }; /*line f:L:C*/
+//	if r != nil { defer gofaultagent.MemberExit(gofaultagent.MemberEnter(string(r.field))) }; /*line f:L:C*/
 //
+// so that the goroutine running the method is the member's while it runs
+// (agent.MemberEnter)
 // (without the nil check for a value receiver), r the receiver, named
 // gofaultRecv where it has no name. A method whose receiver is "_" is
 // left alone; their count is returned.
@@ -116,7 +118,7 @@ func memberEdits(in fileInput, mt *memberType) (edits []siteEdit, blank int) {
 		default:
 			name = recv.Names[0].Name
 		}
-		call := fmt.Sprintf("%s.Member(string(%s.%s))", agentAlias, name, mt.rule.field)
+		call := fmt.Sprintf("defer %[1]s.MemberExit(%[1]s.MemberEnter(string(%[2]s.%[3]s)))", agentAlias, name, mt.rule.field)
 		if ptr {
 			call = fmt.Sprintf("if %s != nil { %s }", name, call)
 		}

@@ -44,7 +44,7 @@ func NewRaft(id ServerID, dir string) *Raft { return &Raft{localID: id, dir: dir
 `
 
 // TestMemberEdits: every method of the member type gets the member hook
-// at its entry (a nil check for pointer receivers, a name for an unnamed
+// at its entry, undone when it returns (a nil check for pointer receivers, a name for an unnamed
 // receiver), a "_" receiver is counted and left alone, other types'
 // methods and plain functions get nothing; the file compiles and keeps
 // its positions.
@@ -66,10 +66,10 @@ func TestMemberEdits(t *testing.T) {
 		hooks = append(hooks, text)
 	}
 	want := []string{
-		" if r != nil { gofaultagent.Member(string(r.localID)) }; ",
-		" gofaultagent.Member(string(r.localID)); ",
+		" if r != nil { defer gofaultagent.MemberExit(gofaultagent.MemberEnter(string(r.localID))) }; ",
+		" defer gofaultagent.MemberExit(gofaultagent.MemberEnter(string(r.localID))); ",
 		"gofaultRecv ",
-		" if gofaultRecv != nil { gofaultagent.Member(string(gofaultRecv.localID)) }; ",
+		" if gofaultRecv != nil { defer gofaultagent.MemberExit(gofaultagent.MemberEnter(string(gofaultRecv.localID))) }; ",
 	}
 	if strings.Join(hooks, "\n") != strings.Join(want, "\n") {
 		t.Errorf("hooks\n%s\nwant\n%s", strings.Join(hooks, "\n"), strings.Join(want, "\n"))

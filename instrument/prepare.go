@@ -189,7 +189,7 @@ type Target struct {
 	// Member names the field that tells the members of an in-process
 	// cluster apart, "pkg/path.Type.field" (gofault test's test.member):
 	// every method of Type then tags the goroutine running it with its
-	// receiver's field (agent.Member). Empty: none.
+	// receiver's field while it runs (agent.MemberEnter). Empty: none.
 	Member string `json:",omitempty"`
 	// PeerPackages name the peer-transport packages whose network calls a
 	// partition cuts (analysis.Options.PeerPackages); empty lets the

@@ -84,7 +84,7 @@ const (
 	FlagCoverage uint32 = 1 << 3 // report the first hit of every site
 	FlagObserve  uint32 = 1 << 4 // report peer messages at observation points
 	FlagPeers    uint32 = 1 << 5 // tag goroutines with the peers they dial (Request.Peer)
-	FlagMembers  uint32 = 1 << 6 // tag goroutines with the member whose methods they run (Request.Member)
+	FlagMembers  uint32 = 1 << 6 // tag goroutines with the member whose method they run (Request.Member)
 )
 
 // Action is what a Response tells the hook to do.
@@ -269,7 +269,8 @@ type Request struct {
 	Peer string
 	// Member is, when the plan asks (FlagMembers), the per-member value
 	// of the in-process cluster member whose method the calling goroutine
-	// last entered (hashicorp/raft's server ID), "" when none; MemberSeq
+	// runs (the innermost on its stack; hashicorp/raft's server ID), ""
+	// when none; MemberSeq
 	// is its rank among the process's members in the order the agent
 	// first saw them, from 1 (0 with no member).
 	Member    string
