@@ -591,7 +591,7 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	tr := &record.Trial{
 		ID: id, Campaign: "test " + c.o.Package, Index: index, Policy: ctl.Policy().Name(), Seed: c.o.Seed,
 		Start: start, End: time.Now(), Dir: dir, Status: record.StatusOK,
-		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States,
+		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States, Roles: res.Roles,
 		Nodes: []record.Node{{Name: Node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
 			Signal: exit.Signal, Log: filepath.Join(dir, Node+".log")}},
 		Client:   []record.ClientEvent{{Time: start, Client: Node + "/test", Node: Node, Kind: record.EvPhase, Msg: ranPrefix + test}},
