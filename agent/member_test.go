@@ -111,3 +111,24 @@ func TestMemberRole(t *testing.T) {
 		t.Errorf("member a's request %+v: want role 2", r)
 	}
 }
+
+// BenchmarkMemberMethod is the member hook of one method call (enter and
+// exit), with members not tagged (the plan does not ask) and tagged (the
+// goroutine already runs the member: the common case).
+func BenchmarkMemberMethod(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		flags uint32
+	}{{"off", 0}, {"on", wire.FlagMembers}} {
+		b.Run(bc.name, func(b *testing.B) {
+			current.Store(&plan{flags: bc.flags})
+			resetMembers()
+			b.Cleanup(func() { current.Store(emptyPlan); resetMembers() })
+			defer MemberExit(MemberEnter("node-a"))
+			b.ReportAllocs()
+			for b.Loop() {
+				MemberExit(MemberEnter("node-a"))
+			}
+		})
+	}
+}
