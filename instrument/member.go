@@ -81,7 +81,7 @@ const memberRecv = "gofaultRecv"
 // (agent.MemberEnter)
 // (without the nil check for a value receiver), r the receiver, named
 // gofaultRecv where it has no name. A method whose receiver is "_" is
-// left alone; their count is returned.
+// left alone (their count is returned), and so is a //go:nosplit one.
 func memberEdits(in fileInput, mt *memberType) (edits []siteEdit, blank int) {
 	if mt == nil || in.info == nil {
 		return nil, 0
@@ -91,6 +91,9 @@ func memberEdits(in fileInput, mt *memberType) (edits []siteEdit, blank int) {
 		fd, ok := d.(*ast.FuncDecl)
 		if !ok || fd.Recv == nil || len(fd.Recv.List) != 1 || fd.Body == nil {
 			continue
+		}
+		if nosplit(fd) {
+			continue // no room on the stack for the hook's calls
 		}
 		recv := fd.Recv.List[0]
 		t := in.info.TypeOf(recv.Type)
@@ -129,6 +132,19 @@ func memberEdits(in fileInput, mt *memberType) (edits []siteEdit, blank int) {
 			startLine: after.Line, endLine: after.Line})
 	}
 	return edits, blank
+}
+
+// nosplit reports whether fd carries a //go:nosplit directive.
+func nosplit(fd *ast.FuncDecl) bool {
+	if fd.Doc == nil {
+		return false
+	}
+	for _, c := range fd.Doc.List {
+		if strings.HasPrefix(c.Text, "//go:nosplit") {
+			return true
+		}
+	}
+	return false
 }
 
 // Kinds of member edits (siteEdit.member).
