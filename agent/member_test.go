@@ -126,7 +126,7 @@ func BenchmarkMemberMethod(b *testing.B) {
 			b.Cleanup(func() { current.Store(emptyPlan); resetMembers() })
 			defer MemberExit(MemberEnter("node-a"))
 			b.ReportAllocs()
-			for b.Loop() {
+			for i := 0; i < b.N; i++ {
 				MemberExit(MemberEnter("node-a"))
 			}
 		})
