@@ -107,6 +107,7 @@ func Connect(addr, node, trial string) error {
 	resetStates()
 	resetCovered()
 	resetArmed()
+	resetMembers()
 	c.start()
 	if role.known.Load() {
 		c.event(wire.Event{Kind: wire.EvRole, Time: time.Now().UnixNano(), A: uint64(role.value.Load())})
@@ -220,6 +221,13 @@ func ask(site uint32, p *plan, peer string, dial bool) (wire.Response, *conn) {
 	if role.known.Load() {
 		req.HasRole, req.Role = true, role.value.Load()
 	}
+	if p.flags&wire.FlagMembers != 0 {
+		if v, seq := memberOf(req.Goroutine); seq != 0 {
+			// The member's own role, not the last one any member wrote.
+			req.Member, req.MemberSeq = v, seq
+			req.Role, req.HasRole = roleOfMember(seq)
+		}
+	}
 	if p.flags&wire.FlagStacks != 0 {
 		req.Stack = callers()
 	}
@@ -263,8 +271,18 @@ var role struct {
 // constant of the role type, e.g. etcd raft's StateLeader). Every later
 // decision request carries it, and a change is reported to the controller
 // as an event. Role writes are rare (elections), so this costs nothing on
-// the hot paths.
+// the hot paths. When the plan tags members (wire.FlagMembers) and the
+// calling goroutine runs a member's method, the role is that member's:
+// its requests carry it, and the event names the member's rank (B).
 func Role(v int64) {
+	if current.Load().flags&wire.FlagMembers != 0 {
+		if _, seq := memberOf(goroutine()); seq != 0 {
+			if c := client.Load(); memberRole(seq, v) && c != nil {
+				c.event(wire.Event{Kind: wire.EvRole, Time: time.Now().UnixNano(), A: uint64(v), B: uint64(seq)})
+			}
+			return
+		}
+	}
 	if role.known.Load() && role.value.Load() == v {
 		return
 	}

@@ -115,6 +115,7 @@ func attach(t *testing.T, f *fakeController) *conn {
 		t.Fatal(err)
 	}
 	resetArmed()
+	resetMembers()
 	c.start()
 	t.Cleanup(func() {
 		c.close()

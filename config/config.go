@@ -21,6 +21,8 @@ type Config struct {
 	Policy   Policy   `yaml:"policy"`
 	Trials   Trials   `yaml:"trials"`
 	Store    Store    `yaml:"store"`
+	// Test is read by gofault test only (config/test.go).
+	Test Test `yaml:"test"`
 	// WorkDir holds builds, trial data and logs; default ".gofault" next to
 	// the config file.
 	WorkDir string `yaml:"workdir"`

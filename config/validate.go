@@ -116,6 +116,9 @@ func (c *Config) Validate(known Known) error {
 	if r := c.Target.Role; r != "" && r != "none" && !roleField.MatchString(r) {
 		bad("target.role", `set it to "pkg/path.Type.field" of the struct field holding the node's role, e.g. "role: go.etcd.io/etcd/raft/v3.raft.state", or "role: none"`, "must be pkg/path.Type.field or none (got %q)", r)
 	}
+	if err := c.Test.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	// Cluster.
 	if c.Cluster.Nodes < 1 {
 		bad("cluster.nodes", `set e.g. "nodes: 3"`, "must be at least 1 (got %d)", c.Cluster.Nodes)

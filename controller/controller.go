@@ -23,6 +23,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -201,6 +202,13 @@ type TrialSpec struct {
 	// NoFaults runs the trial without asking the policy: a fault-free
 	// baseline trial whose states and events are still recorded.
 	NoFaults bool
+	// Members splits a process that holds several members of an
+	// in-process cluster (gofault test) into nodes: its agent tags
+	// goroutines with the member whose methods they run
+	// (wire.FlagMembers), and a request that names a member is the
+	// node "n<rank>" (MemberNode), rank 1 the member the process saw
+	// first; a request that names none stays its connection's node.
+	Members bool
 }
 
 // Trial is a running trial: the shell around its session. Every call
@@ -277,7 +285,26 @@ type Result struct {
 	// some node of the trial covered, ascending: the union over its
 	// processes, restarts included.
 	Blocks []uint32
+	// Members are the in-process cluster members the requests named
+	// (TrialSpec.Members), by rank; MemberRequests counts the requests
+	// that named one.
+	Members        []Member
+	MemberRequests int
 }
+
+// Member is one member of an in-process cluster as a trial saw it.
+type Member struct {
+	// Node is the member's node name (MemberNode), Value its member
+	// value (hashicorp/raft's server ID).
+	Node  string `json:"node"`
+	Value string `json:"value"`
+	// Requests counts the requests that named it.
+	Requests int `json:"requests"`
+}
+
+// MemberNode is the node name of the in-process cluster member of rank
+// seq (wire.Request.MemberSeq): n1, n2, ...
+func MemberNode(seq uint32) string { return "n" + strconv.FormatUint(uint64(seq), 10) }
 
 // End ends the trial: its agents get an empty plan and the trial's record
 // is returned. Events that arrive later are not recorded; calling End again

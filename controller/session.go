@@ -3,6 +3,7 @@ package controller
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -91,14 +92,16 @@ type session struct {
 	cuts     map[string]cut       // per node: its partition in progress (partition.go)
 	observer func(*policy.Observation) policy.Partition
 	obs      []record.Observation
-	cutInj   map[string]int    // per node: the injection of its partition in progress
-	obsCount map[obsKey]int    // observations per node and point, for replays
-	peers    []uint32          // the catalog's peer-network sites, once computed
-	arcs     map[arc]cut       // directions between members cut (disconnect.go, shapes.go)
-	ports    map[string]string // port → member listening there (disconnect.go)
-	tagPeers bool              // agents tag goroutines with their dials' peers (wire.FlagPeers)
-	covered  blockSet          // the blocks any node covered (EvCover)
-	tearing  map[string]bool   // nodes told to tear a write, not yet killed (disk.go)
+	cutInj   map[string]int     // per node: the injection of its partition in progress
+	obsCount map[obsKey]int     // observations per node and point, for replays
+	peers    []uint32           // the catalog's peer-network sites, once computed
+	arcs     map[arc]cut        // directions between members cut (disconnect.go, shapes.go)
+	ports    map[string]string  // port → member listening there (disconnect.go)
+	tagPeers bool               // agents tag goroutines with their dials' peers (wire.FlagPeers)
+	covered  blockSet           // the blocks any node covered (EvCover)
+	tearing  map[string]bool    // nodes told to tear a write, not yet killed (disk.go)
+	inproc   map[uint32]*Member // in-process cluster members seen, by rank (TrialSpec.Members)
+	inprocN  int                // requests that named one
 }
 
 type instKey struct {
@@ -158,7 +161,12 @@ func (s *session) wirePlan(m member) wire.Plan {
 	if s.tagPeers {
 		wp.Flags |= wire.FlagPeers
 	}
-	if s.armed && !s.done && !s.ended && s.plan.LiveOn(m.node) {
+	if s.spec.Members {
+		wp.Flags |= wire.FlagMembers
+	}
+	// A process of members holds the nodes a plan may name: its sites
+	// are live for them all, and request answers the others "no fault".
+	if s.armed && !s.done && !s.ended && (s.plan.LiveOn(m.node) || s.spec.Members) {
 		wp.Sites = s.plan.Sites
 	}
 	if _, cut := s.cuts[m.node]; (cut || s.linked(m.node)) && !s.ended {
@@ -240,6 +248,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 	if !ok || s.ended {
 		return resp, nil
 	}
+	m.node = s.memberOf(m.node, r)
 	site := s.cat.Site(r.Site)
 	if act, arg, effs, cut := s.cutRequest(m.node, site, now); cut {
 		resp.Action, resp.Arg = act, arg
@@ -258,6 +267,9 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 	}
 	if site.Peer != "" && s.linked(m.node) && !s.policyLive(m.node, site.Index) {
 		return resp, nil // live for the disconnect only: a call to another member
+	}
+	if s.spec.Members && !s.plan.LiveOn(m.node) {
+		return resp, nil // a member the plan does not name
 	}
 	hk := hitKey{node: m.node, site: site.Index}
 	s.hits[hk]++
@@ -301,6 +313,35 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		effs = append(effs, s.replan(0)...)
 	}
 	return resp, effs
+}
+
+// memberOf is the node of request r of a process that is node: the
+// in-process cluster member r names, when the trial splits processes into
+// members (TrialSpec.Members), else node.
+func (s *session) memberOf(node string, r *wire.Request) string {
+	if !s.spec.Members || r.MemberSeq == 0 {
+		return node
+	}
+	mb := s.inproc[r.MemberSeq]
+	if mb == nil {
+		if s.inproc == nil {
+			s.inproc = map[uint32]*Member{}
+		}
+		mb = &Member{Node: MemberNode(r.MemberSeq), Value: r.Member}
+		s.inproc[r.MemberSeq] = mb
+	}
+	mb.Requests++
+	s.inprocN++
+	return mb.Node
+}
+
+// memberList returns the in-process cluster members seen, by rank.
+func (s *session) memberList() []Member {
+	var out []Member
+	for _, seq := range slices.Sorted(maps.Keys(s.inproc)) {
+		out = append(out, *s.inproc[seq])
+	}
+	return out
 }
 
 // injection turns the policy's fault for req into the injection record and
@@ -435,16 +476,19 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 			}
 			v.Entries++
 		case wire.EvRole:
-			name := s.roleName(int64(e.A))
-			if s.role[m.node] == name {
+			name, node := s.roleName(int64(e.A)), m.node
+			if s.spec.Members && e.B > 0 {
+				node = MemberNode(uint32(e.B)) // one member's role
+			}
+			if s.role[node] == name {
 				continue
 			}
-			s.role[m.node] = name
+			s.role[node] = name
 			if len(s.roles) >= maxRoleChanges {
 				s.dropped++
 				continue
 			}
-			s.roles = append(s.roles, record.RoleChange{Node: m.node, Role: name, Time: time.Unix(0, e.Time)})
+			s.roles = append(s.roles, record.RoleChange{Node: node, Role: name, Time: time.Unix(0, e.Time)})
 		case wire.EvObserve:
 			effs = append(effs, s.observe(m.node, e)...)
 		case wire.EvDisk:
@@ -500,6 +544,9 @@ func (s *session) end() (Result, []Effect) {
 		Roles:      s.roles,
 		Dropped:    s.dropped,
 		Blocks:     s.covered.list(),
+
+		Members:        s.memberList(),
+		MemberRequests: s.inprocN,
 
 		Observations: s.obs,
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/cluster"
+	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/policy"
@@ -48,8 +49,10 @@ import (
 	"github.com/gofault/gofault/workdir"
 )
 
-// Node is the name of the one node a test process is: in-process
-// clusters are not split into members yet.
+// Node is the name of the node a test process is; with a member rule
+// (Options.Member) the requests that name a member of an in-process
+// cluster are that member's node instead (controller.MemberNode: n1, n2,
+// ... in the order the process first saw them).
 const Node = "n1"
 
 // Options is what a gofault test campaign runs.
@@ -98,6 +101,15 @@ type Options struct {
 	// Rebuild builds the test binary afresh even when an earlier build of
 	// the same package sources is there.
 	Rebuild bool `json:"-"`
+	// Member is the member rule, "pkg/path.Type.field" (gofault.yaml's
+	// test.member): the field that tells the members of an in-process
+	// cluster apart. Every method of Type tags the goroutine running it,
+	// and a request from a tagged goroutine is its member's node. Empty:
+	// Config's test.member, if any; none, the process is one node.
+	Member string `json:"member,omitempty"`
+	// Config is the config file whose test section Run reads when
+	// Member is empty (default: gofault.yaml in Module, if there).
+	Config string `json:"-"`
 
 	// Log receives gofault's own log; Progress a line per test measured
 	// and per trial (both may be nil).
@@ -121,6 +133,15 @@ type Summary struct {
 	// SetupRequests counts the fault trials' requests whose stack passed
 	// through a test helper, answered "no fault" unless Options.Helpers.
 	SetupRequests int `json:"setup_requests,omitempty"`
+	// Member is the member rule used ("" none). Requests counts every
+	// run's requests, MemberRequests those that named a member (the
+	// others are node n1's); MostMembers is the most members one run
+	// saw, MemberMethods the member type's methods hooked.
+	Member         string `json:"member,omitempty"`
+	Requests       int    `json:"requests"`
+	MemberRequests int    `json:"member_requests,omitempty"`
+	MostMembers    int    `json:"most_members,omitempty"`
+	MemberMethods  int    `json:"member_methods,omitempty"`
 	// Measured are the tests of the fault-free pass, in list order.
 	Measured  []Measure `json:"measured"`
 	Selection Selection `json:"selection"`
@@ -158,6 +179,29 @@ func (o *Options) defaults() {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+}
+
+// memberRule fills o.Member from the config's test section when it is
+// empty: o.Config, or gofault.yaml in o.Module when there is one.
+func (o *Options) memberRule() error {
+	if o.Member == "" {
+		path := o.Config
+		if path == "" {
+			path = filepath.Join(o.Module, "gofault.yaml")
+			if _, err := os.Stat(path); err != nil {
+				return nil // no config: no member rule
+			}
+		}
+		t, err := config.LoadTest(path)
+		if err != nil {
+			return err
+		}
+		o.Member = t.Member
+	}
+	if err := (config.Test{Member: o.Member}).Validate(); err != nil {
+		return err
+	}
+	return nil
 }
 
 // importPaths turns the relative directories among o.Package and
@@ -212,6 +256,9 @@ type campaignRun struct {
 	measure  *controller.Controller
 	faults   *controller.Controller
 	sockDirs []string
+	// sum, when set, counts the runs' requests and members.
+	sum           *Summary
+	memberMethods int
 }
 
 // Run builds the test binary of o.Package, measures its tests fault-free
@@ -227,6 +274,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := o.importPaths(); err != nil {
 		return nil, err
 	}
+	if err := o.memberRule(); err != nil {
+		return nil, err
+	}
 	release, err := workdir.Lock(o.WorkDir, "gofault test "+o.Package)
 	if err != nil {
 		return nil, err
@@ -236,7 +286,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := c.build(ctx); err != nil {
 		return nil, err
 	}
-	sum := &Summary{Binary: c.bin, Reused: c.reused, Sites: len(c.cat.Sites), BuildSecs: time.Since(t0).Seconds(), DB: o.DB}
+	sum := &Summary{Binary: c.bin, Reused: c.reused, Sites: len(c.cat.Sites), BuildSecs: time.Since(t0).Seconds(), DB: o.DB,
+		Member: o.Member, MemberMethods: c.memberMethods}
+	c.sum = sum
 	tests, err := c.list(ctx)
 	if err != nil {
 		return nil, err
@@ -335,11 +387,19 @@ func (c *campaignRun) build(ctx context.Context) error {
 	out := filepath.Join(o.WorkDir, "bin", "pkg.test")
 	// The build key hashes the test files too (go list -test): an
 	// unchanged package's test binary is reused.
+	t.Member = o.Member
 	res, err := build.Node(ctx, t, out, nil, build.Options{Rebuild: o.Rebuild})
 	if err != nil {
+		if o.Member != "" {
+			return fmt.Errorf("build test binary of %s (test.member %s): %w", o.Package, o.Member, err)
+		}
 		return fmt.Errorf("build test binary of %s: %w", o.Package, err)
 	}
 	c.bin, c.cat, c.reused = res.Binary, res.Catalog, res.Reused
+	c.memberMethods = res.Stats.MemberMethods
+	if o.Member != "" && res.Stats.MemberMethods == 0 {
+		return fmt.Errorf("test.member %s: no method of the member type was hooked, so no request can name a member (does the type have methods in %s?)", o.Member, o.Package)
+	}
 	cmd := procgroup.Command(ctx, "go", append(append([]string{"list"}, res.Work.AllBuildFlags()...), "-f", "{{.Dir}}", o.Package)...)
 	cmd.Dir, cmd.Env = res.Work.ModuleDir, res.Work.Env
 	var stdout, stderr bytes.Buffer
@@ -501,7 +561,7 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	if err := os.RemoveAll(dir); err != nil {
 		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
 	}
-	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{Node}})
+	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{Node}, Members: c.o.Member != ""})
 	if err != nil {
 		return Attempt{}, nil, controller.Result{}, err
 	}
@@ -523,10 +583,15 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		}
 	}
 	r.Requested = res.Requests
+	if c.sum != nil {
+		c.sum.Requests += res.Requests
+		c.sum.MemberRequests += res.MemberRequests
+		c.sum.MostMembers = max(c.sum.MostMembers, len(res.Members))
+	}
 	tr := &record.Trial{
 		ID: id, Campaign: "test " + c.o.Package, Index: index, Policy: ctl.Policy().Name(), Seed: c.o.Seed,
 		Start: start, End: time.Now(), Dir: dir, Status: record.StatusOK,
-		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States,
+		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States, Roles: res.Roles,
 		Nodes: []record.Node{{Name: Node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
 			Signal: exit.Signal, Log: filepath.Join(dir, Node+".log")}},
 		Client:   []record.ClientEvent{{Time: start, Client: Node + "/test", Node: Node, Kind: record.EvPhase, Msg: ranPrefix + test}},

@@ -77,6 +77,10 @@ type Stats struct {
 	RoleWrites int `json:"role_writes"`
 	// ObservePoints counts the observation-point hooks inserted and built.
 	ObservePoints int `json:"observation_points"`
+	// MemberMethods counts the member type's methods hooked (Target.Member),
+	// BlankMembers those left out because their receiver is "_".
+	MemberMethods int `json:"member_methods,omitempty"`
+	BlankMembers  int `json:"blank_member_receivers,omitempty"`
 	// Blocks counts the coverage counters inserted and built.
 	Blocks      int            `json:"blocks"`
 	SkipReasons map[string]int `json:"skip_reasons"`  // why, counted

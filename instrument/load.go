@@ -31,6 +31,8 @@ type rewriter struct {
 	// but those of noCover (their counters did not compile).
 	cover   bool
 	noCover map[string]bool
+	// member is the member type of w.Member, nil for none.
+	member *memberType
 }
 
 type fileRef struct {
@@ -57,6 +59,17 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool)
 	paths = addPackages(paths, seen, cat.TimeoutPoints, timeoutAt)
 	paths = addPackages(paths, seen, roleWrites(cat), roleWriteAt)
 	paths = addPackages(paths, seen, cat.Sites, siteAt)
+	var rule memberRule
+	if w.Member != "" {
+		var err error
+		if rule, err = parseMember(w.Member); err != nil {
+			return nil, err
+		}
+		if !seen[rule.pkg] {
+			seen[rule.pkg] = true
+			paths = append(paths, rule.pkg)
+		}
+	}
 	errImports := map[string]bool{}
 	for _, s := range cat.Sites {
 		for _, e := range s.Errors {
@@ -103,6 +116,11 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool)
 				return nil, fmt.Errorf("read %s: %w", name, err)
 			}
 			rw.files[filepath.Clean(name)] = fileRef{pkg: p, file: f, src: src}
+		}
+	}
+	if w.Member != "" {
+		if rw.member, err = resolveMember(rule, rw.pkgs); err != nil {
+			return nil, err
 		}
 	}
 	return rw, nil

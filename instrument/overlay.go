@@ -34,6 +34,9 @@ type overlaySet struct {
 	states        int
 	roleWrites    int
 	observePoints int
+	// memberMethods counts the member type's methods hooked,
+	// blankMembers those left out (a "_" receiver).
+	memberMethods, blankMembers int
 	// blocks counts the coverage counters, blockFiles locate them.
 	blocks     int
 	blockFiles []catalog.BlockFile
@@ -57,6 +60,13 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 	states := loadedOnly(cat.States, stateAt, rw.files, SkipStateNotFound, ov.skipped, touched)
 	roles := loadedOnly(roleWrites(cat), roleWriteAt, rw.files, SkipRoleNotFound, ov.skipped, touched)
 	observe := loadedOnly(cat.ObservePoints, observeAt, rw.files, SkipObserveNotFound, ov.skipped, touched)
+	if rw.member != nil {
+		for f, ref := range rw.files {
+			if ref.pkg.PkgPath == rw.member.rule.pkg {
+				touched[f] = true
+			}
+		}
+	}
 	if rw.cover {
 		for f := range rw.files {
 			if !rw.noCover[f] {
@@ -73,8 +83,9 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], observe: observe[name],
-			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks,
+			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks, member: rw.member,
 		}, sites[name])
+		ov.blankMembers += out.blankMembers
 		if len(out.blocks) > 0 {
 			ov.blockFiles = append(ov.blockFiles, catalog.BlockFile{File: lineName, First: ov.blocks, Lines: out.blocks})
 			ov.blocks += len(out.blocks)
@@ -97,6 +108,9 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			}
 			switch {
 			case e.block: // counted in ov.blocks
+			case e.member == memberHook:
+				ov.memberMethods++
+			case e.member != 0: // a receiver's name
 			case e.point != nil:
 				ov.timeoutPoints++
 			case e.state != nil:

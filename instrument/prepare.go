@@ -56,6 +56,8 @@ type Work struct {
 	Workspace string
 	// Role is Target.Role.
 	Role string
+	// Member is Target.Member.
+	Member string
 	// PeerPackages is Target.PeerPackages.
 	PeerPackages []string
 	// NoCoverage is Target.NoCoverage.
@@ -184,6 +186,11 @@ type Target struct {
 	// Role overrides the analysis's choice of the node's role field
 	// ("pkg/path.Type.field", or "none"); empty lets it choose.
 	Role string `json:",omitempty"`
+	// Member names the field that tells the members of an in-process
+	// cluster apart, "pkg/path.Type.field" (gofault test's test.member):
+	// every method of Type then tags the goroutine running it with its
+	// receiver's field while it runs (agent.MemberEnter). Empty: none.
+	Member string `json:",omitempty"`
 	// PeerPackages name the peer-transport packages whose network calls a
 	// partition cuts (analysis.Options.PeerPackages); empty lets the
 	// analysis use its default.
@@ -238,6 +245,7 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		BuildFlags: t.BuildFlags,
 		Env:        goEnv(os.Environ()),
 		Role:       t.Role,
+		Member:     t.Member,
 
 		PeerPackages:   t.PeerPackages,
 		ObserveSend:    t.ObserveSend,

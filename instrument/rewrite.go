@@ -66,6 +66,9 @@ type siteEdit struct {
 	// narrowed, when set, says why the site lost its disk fault kinds
 	// (diskEdit): it keeps the others.
 	narrowed string
+	// member is set instead of site for a member type's method hook
+	// (memberHook) or receiver name (memberNamed); see memberEdits.
+	member int
 }
 
 // fileInput is what rewriteFile needs about one Go file.
@@ -96,6 +99,9 @@ type fileInput struct {
 	// firstBlock.
 	cover      bool
 	firstBlock int
+	// member is the member type whose methods get the member hook (see
+	// memberEdits), nil for none.
+	member *memberType
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -113,6 +119,9 @@ type fileOutput struct {
 	skippedObserve map[string]string
 	// blocks are the lines of the blocks counted, in index order.
 	blocks []int
+	// blankMembers counts the member type's methods left without a hook
+	// (a "_" receiver).
+	blankMembers int
 }
 
 // rewriteFile rewrites the calls of sites in one file. Each call whose site
@@ -194,6 +203,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	var oe []siteEdit
 	oe, out.skippedObserve = observeEdits(in, in.observe)
 	out.edits = append(out.edits, oe...)
+	var me []siteEdit
+	me, out.blankMembers = memberEdits(in, in.member)
+	out.edits = append(out.edits, me...)
 	if in.cover {
 		var be []siteEdit
 		be, out.blocks = blockEdits(in, in.firstBlock)

@@ -203,6 +203,11 @@ func checkStatesCompile(t *testing.T, src []byte) {
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "State", sig))
 	roleSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "v", types.Typ[types.Int64])), nil, false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Role", roleSig))
+	enterSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "v", types.Typ[types.String])),
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", u32)), false)
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "MemberEnter", enterSig))
+	exitSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "prev", u32)), nil, false)
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "MemberExit", exitSig))
 	agentPkg.MarkComplete()
 	std := importer.ForCompiler(fset, "source", nil)
 	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {

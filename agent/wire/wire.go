@@ -26,8 +26,9 @@ import (
 // EvCover event (basic blocks newly covered); version 5 the peer address
 // of Request and FlagPeers (disconnects); version 6 the disk faults'
 // ActCorrupt and ActTear and the EvDisk event; version 7 the number of
-// the read a corruption changed (EvDisk's D >> 8).
-const Version = 7
+// the read a corruption changed (EvDisk's D >> 8); version 8 the member of
+// Request and FlagMembers (members of an in-process cluster).
+const Version = 8
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -83,6 +84,7 @@ const (
 	FlagCoverage uint32 = 1 << 3 // report the first hit of every site
 	FlagObserve  uint32 = 1 << 4 // report peer messages at observation points
 	FlagPeers    uint32 = 1 << 5 // tag goroutines with the peers they dial (Request.Peer)
+	FlagMembers  uint32 = 1 << 6 // tag goroutines with the member whose method they run (Request.Member)
 )
 
 // Action is what a Response tells the hook to do.
@@ -143,7 +145,8 @@ const (
 	EvHit EventKind = 3
 	// EvWorkload: Data holds a JSON-encoded workload record.
 	EvWorkload EventKind = 4
-	// EvRole: the process's role became the value int64(A).
+	// EvRole: the process's role became the value int64(A); with B > 0,
+	// the role of the member of rank B (Request.MemberSeq) only.
 	EvRole EventKind = 5
 	// EvObserve: at observation point A a message of type int64(B) from
 	// C to D was observed; Data holds the values of the point's variables
@@ -264,6 +267,14 @@ type Request struct {
 	// the one a dial goes to, or the one the calling goroutine last
 	// dialled; "" when unknown.
 	Peer string
+	// Member is, when the plan asks (FlagMembers), the per-member value
+	// of the in-process cluster member whose method the calling goroutine
+	// runs (the innermost on its stack; hashicorp/raft's server ID), ""
+	// when none; MemberSeq
+	// is its rank among the process's members in the order the agent
+	// first saw them, from 1 (0 with no member).
+	Member    string
+	MemberSeq uint32
 }
 
 // Response answers a Request.
@@ -477,6 +488,8 @@ func AppendRequest(buf []byte, m *Request) []byte {
 		buf = binary.AppendUvarint(buf, uint64(f.Line))
 	}
 	buf = appendString(buf, m.Peer)
+	buf = appendString(buf, m.Member)
+	buf = binary.AppendUvarint(buf, uint64(m.MemberSeq))
 	return EndFrame(buf, off)
 }
 
@@ -503,6 +516,8 @@ func DecodeRequest(p []byte, m *Request) error {
 		m.Stack = append(m.Stack, Frame{Func: d.string(), File: d.string(), Line: d.u32()})
 	}
 	m.Peer = d.string()
+	m.Member = d.string()
+	m.MemberSeq = d.u32()
 	return d.done()
 }
 

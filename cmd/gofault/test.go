@@ -32,7 +32,9 @@ and instrumentation as gofault build, through go test -c -overlay), runs
 every test fault-free --runs times (pass/fail, flakiness, time, the fault
 sites each reaches), then runs --trials fault trials: each runs one test
 that passed every fault-free run and reached a site, as one node (n1) with
-the policy's faults. A test that fails, hangs, panics or races with a fault
+the policy's faults; with a member rule (--member, or test.member in the
+module's gofault.yaml) the requests made by the methods of an in-process
+cluster's members are the members' nodes, n1, n2, ... A test that fails, hangs, panics or races with a fault
 is a finding. Trials go to the store: gofault report --db DB shows them.
 The go test flags after -- go to every run (-short, -test.short, ...);
 -run REGEXP keeps only the tests it matches.
@@ -59,6 +61,8 @@ flags:
 	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
+	member := fs.String("member", "", "member rule `pkg/path.Type.field`: the field that tells an in-process cluster's members apart (default: test.member of the config)")
+	cfgPath := fs.String("config", "", "config `file` whose test section is read (default: gofault.yaml in --module, if there)")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -71,7 +75,7 @@ flags:
 	o := gotest.Options{
 		Module: *module, Package: rest[0], Packages: []string(pkgs), Env: []string(env), WorkDir: *workDir, DB: *db,
 		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang, Timeout: *timeout,
-		Helpers: *helpers, Rebuild: *rebuild, Progress: os.Stderr,
+		Helpers: *helpers, Rebuild: *rebuild, Progress: os.Stderr, Member: *member, Config: *cfgPath,
 	}
 	rest = rest[1:]
 	if len(rest) > 0 && rest[0] != "--" {
@@ -159,6 +163,10 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 		fmt.Fprintf(w, "  %s: %s\n", group.what, strings.Join(names, ", "))
 	}
 	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed)
+	if s.Member != "" {
+		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d of %d requests named a member, at most %d members in a run; the others are n1's\n",
+			s.Member, s.MemberMethods, s.MemberRequests, s.Requests, s.MostMembers)
+	}
 	if s.SetupRequests > 0 {
 		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)
 	}

@@ -1,0 +1,3 @@
+module example.com/memcluster
+
+go 1.22
