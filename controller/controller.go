@@ -79,6 +79,10 @@ type Controller struct {
 
 	mu     sync.Mutex
 	trials map[string]*Trial
+	// ended are the IDs of the last trials that ended (at most
+	// maxEnded), to tell a node that connects after its trial ended (a
+	// crashed member restarted as the trial stops) from a stranger.
+	ended  []string
 	conns  map[*peer]struct{}
 	closed bool
 	wg     sync.WaitGroup
@@ -302,6 +306,9 @@ type Member struct {
 	Requests int `json:"requests"`
 }
 
+// maxEnded bounds Controller.ended: more than the trials that run at once.
+const maxEnded = 256
+
 // MemberNode is the node name of the in-process cluster member of rank
 // seq (wire.Request.MemberSeq): n1, n2, ...
 func MemberNode(seq uint32) string { return "n" + strconv.FormatUint(uint64(seq), 10) }
@@ -312,7 +319,13 @@ func MemberNode(seq uint32) string { return "n" + strconv.FormatUint(uint64(seq)
 func (t *Trial) End() Result {
 	c := t.c
 	c.mu.Lock()
-	delete(c.trials, t.id)
+	if _, ok := c.trials[t.id]; ok {
+		delete(c.trials, t.id)
+		if len(c.ended) == maxEnded {
+			c.ended = c.ended[1:]
+		}
+		c.ended = append(c.ended, t.id)
+	}
 	c.mu.Unlock()
 	t.mu.Lock()
 	res, effs := t.s.end()

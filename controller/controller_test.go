@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -294,4 +295,62 @@ func waitFor(t testing.TB, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// TestLateConnection: a node that connects after its trial ended (a
+// crashed member restarted while the trial stopped) gets no faults and no
+// warning; a connection for a trial the controller never began warns.
+func TestLateConnection(t *testing.T) {
+	var logs strings.Builder
+	var mu sync.Mutex
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: catalog.KindError, Error: 1}}}
+	c, err := Listen("unix", filepath.Join(t.TempDir(), "ctl.sock"), Options{Catalog: testCatalog(), Policy: pol,
+		Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Arm()
+	tr.End()
+	for _, trial := range []string{"t1", "nope"} {
+		agent.SetCatalogHash(c.cat.Hash)
+		if err := agent.Connect(c.Addr(), "n1", trial); err != nil {
+			t.Fatal(err)
+		}
+		if k := agent.Fault(0); k != 0 || pol.requests() != 0 {
+			t.Errorf("trial %s: Fault = %d with %d requests; want no fault and no request", trial, k, pol.requests())
+		}
+		agent.Disconnect()
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		out := logs.String()
+		mu.Unlock()
+		ended := strings.Contains(out, "level=DEBUG msg=\"controller: connection for a trial that ended; no faults\" trial=t1")
+		unknown := strings.Contains(out, "level=WARN msg=\"controller: connection for unknown trial; no faults\" trial=nope")
+		if ended && unknown && !strings.Contains(out, "level=WARN msg=\"controller: connection for unknown trial; no faults\" trial=t1") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("logs:\n%s\nwant a debug line for the ended trial t1 and a warning for nope only", out)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// lockedWriter serialises writes to a strings.Builder.
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

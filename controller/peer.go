@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -133,8 +134,15 @@ func (p *peer) join() (wire.Plan, uint64) {
 	}
 	c.mu.Lock()
 	t := c.trials[p.hello.Trial]
+	ended := slices.Contains(c.ended, p.hello.Trial)
 	c.mu.Unlock()
-	if t == nil {
+	switch {
+	case t == nil && ended:
+		// A member restarted after a crash fault while its trial was
+		// stopping: nothing of it is recorded any more.
+		c.log.Debug("controller: connection for a trial that ended; no faults", "trial", p.hello.Trial, "node", p.hello.Node)
+		return wire.Plan{}, 0
+	case t == nil:
 		c.log.Warn("controller: connection for unknown trial; no faults", "trial", p.hello.Trial, "node", p.hello.Node)
 		return wire.Plan{}, 0
 	}
