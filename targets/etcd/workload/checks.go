@@ -153,6 +153,13 @@ type revKey struct {
 // span is a closed range of revisions.
 type span struct{ lo, hi int64 }
 
+// declaration is the range of revisions a progress notification covered
+// first; early when it came before any event of its watch call.
+type declaration struct {
+	span
+	early bool
+}
+
 // watchLog is what one watch delivered, checked as it arrives; complete
 // checks it against the ground truth at the end. It is fed from one
 // goroutine (the watch's) and read after it ended.
@@ -168,10 +175,11 @@ type watchLog struct {
 	lastResp     int   // the response that delivered lastEvent
 	split        int64 // last revision reported as split
 	gaps         []span
-	compactedAt  int64  // resume revision after a compaction
-	byProgress   []span // revisions a progress notification covered first, for the messages
+	compactedAt  int64         // resume revision after a compaction
+	byProgress   []declaration // revisions a progress notification covered first
 	events       int
 	progresses   int
+	callEvents   int // events delivered since the running watch call started
 }
 
 func newWatchLog(name string, from int64) *watchLog {
@@ -180,7 +188,7 @@ func newWatchLog(name string, from int64) *watchLog {
 
 // watching notes that the watch (re)started at revision rev: the events
 // and progress notifications that follow are those of a watch from rev.
-func (l *watchLog) watching(rev int64) { l.start = rev }
+func (l *watchLog) watching(rev int64) { l.start, l.callEvents = rev, 0 }
 
 // covered is the revision up to which the watch must have delivered every
 // event: the last event's, or the last progress notification's.
@@ -202,6 +210,7 @@ func (l *watchLog) response(revs []int64, chs []change) []finding {
 		}
 		l.seen[k] = ch
 		l.events++
+		l.callEvents++
 		switch {
 		case rev < l.lastEvent:
 			fs = append(fs, finding{checkWatchOrder, fmt.Sprintf("%s got %s at revision %d after revision %d", l.name, ch, rev, l.lastEvent)})
@@ -240,22 +249,33 @@ func (l *watchLog) progress(rev int64) []finding {
 		return append(fs, finding{checkWatchProgress, fmt.Sprintf("%s got a progress notification at revision %d after one at revision %d", l.name, rev, l.lastProgress)})
 	}
 	if c := l.covered(); rev > c {
-		l.byProgress = append(l.byProgress, span{c + 1, rev})
+		l.byProgress = append(l.byProgress, declaration{span{c + 1, rev}, l.callEvents == 0})
 	}
 	l.lastProgress = rev
 	return fs
 }
 
-// declared says which progress notification first covered rev, if one
-// did: "; a progress notification at revision N had declared it
-// delivered", for a lost event's message.
-func (l *watchLog) declared(rev int64) string {
-	for _, s := range l.byProgress {
-		if s.lo <= rev && rev <= s.hi {
-			return fmt.Sprintf("; a progress notification at revision %d had declared it delivered", s.hi)
+// missed reports an event the watch never got at rev. A progress
+// notification that came before any event of its watch call and covered
+// rev had declared it delivered: etcd's stale RequestProgress response,
+// made for the stream's other watchers before this one existed and
+// delivered after its created response (docs/policies.md), whose watch
+// then never gets those events — watch-progress, the notification's fault,
+// so that the loss it causes is one finding apart from events lost while
+// the watch ran (etcd #18089, #17529, #19179). Otherwise it is a lost
+// event, saying which later notification declared it delivered, if one
+// did.
+func (l *watchLog) missed(ch change, rev, upTo int64) finding {
+	for _, d := range l.byProgress {
+		if d.lo > rev || rev > d.hi {
+			continue
 		}
+		if d.early {
+			return finding{checkWatchProgress, fmt.Sprintf("%s never got %s at revision %d: a progress notification at revision %d, before any event of the watch, had declared it delivered", l.name, ch, rev, d.hi)}
+		}
+		return finding{checkWatchLost, fmt.Sprintf("%s missed %s at revision %d (it reached revision %d; a progress notification at revision %d had declared it delivered)", l.name, ch, rev, upTo, d.hi)}
 	}
-	return ""
+	return finding{checkWatchLost, fmt.Sprintf("%s missed %s at revision %d (it reached revision %d)", l.name, ch, rev, upTo)}
 }
 
 // compacted notes that the watch, resumed from next(), was cancelled
@@ -304,7 +324,7 @@ func (l *watchLog) complete(t truth) []finding {
 			got, ok := l.seen[revKey{rev, ch.key}]
 			switch {
 			case !ok:
-				fs = append(fs, finding{checkWatchLost, fmt.Sprintf("%s missed %s at revision %d (it reached revision %d%s)", l.name, ch, rev, upTo, l.declared(rev))})
+				fs = append(fs, l.missed(ch, rev, upTo))
 			case got != ch:
 				fs = append(fs, finding{checkWatchMismatch, fmt.Sprintf("%s got %s at revision %d, which wrote %s", l.name, got, rev, ch)})
 			}

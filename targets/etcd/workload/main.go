@@ -30,9 +30,12 @@
 //   - watch-atomic: one revision's events split over two responses;
 //   - watch-progress: a progress notification went backwards or came
 //     below the revision the running watch call started from (a stale
-//     RequestProgress response, etcd v3.5.35), or an event arrived at or
+//     RequestProgress response, etcd v3.5.35), an event arrived at or
 //     below a revision a progress notification had already declared
-//     complete;
+//     complete, or a notification that came before any event of its
+//     watch call declared delivered events the watch never got (the same
+//     stale response on a new watch: the loss is the notification's, and
+//     one finding apart from watch-lost-event's);
 //   - lease-keepalive: a key on a lease that was being kept alive vanished
 //     before the lease could have expired;
 //   - lease-revoke: a key on a revoked lease was still there.
