@@ -365,12 +365,12 @@ func (s *server) transfer(w http.ResponseWriter, r *http.Request) {
 		// after the transfer returned: a grace of an election timeout.
 		defer s.windows.open(opTransfer, s.raft.ReloadableConfig().ElectionTimeout)
 	}
-	rep := transferReply{From: string(s.id), TermBefore: s.raft.CurrentTerm()}
+	rep := transferReply{From: string(s.id), TermBefore: currentTerm(s.raft)}
 	if err := s.raft.LeadershipTransfer().Error(); err != nil {
 		http.Error(w, "leadership transfer: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	rep.TermAfter, rep.RoleAfter = s.raft.CurrentTerm(), s.raft.State().String()
+	rep.TermAfter, rep.RoleAfter = currentTerm(s.raft), s.raft.State().String()
 	reply(w, rep)
 }
 
