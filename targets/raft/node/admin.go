@@ -363,7 +363,7 @@ func (s *server) transfer(w http.ResponseWriter, r *http.Request) {
 		s.windows.open(opTransfer, time.Hour)
 		// The old leader's replication may learn the new term a little
 		// after the transfer returned: a grace of an election timeout.
-		defer s.windows.open(opTransfer, s.raft.ReloadableConfig().ElectionTimeout)
+		defer s.windows.open(opTransfer, s.electionTimeout)
 	}
 	rep := transferReply{From: string(s.id), TermBefore: currentTerm(s.raft)}
 	if err := s.raft.LeadershipTransfer().Error(); err != nil {
