@@ -370,8 +370,25 @@ func (s *server) transfer(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "leadership transfer: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
+	awaitStepDown(s.raft, s.electionTimeout)
 	rep.TermAfter, rep.RoleAfter = currentTerm(s.raft), s.raft.State().String()
 	reply(w, rep)
+}
+
+// awaitStepDown waits, up to d, until r no longer leads. From v1.6.1 on
+// (hashicorp/raft #581) LeadershipTransfer itself answers only once the
+// leader left its leader loop, or fails after an election timeout, so
+// this returns at once; the releases before answer as soon as the target
+// was told to campaign, while the old leader still leads its term until
+// the target's vote request reaches it. Waiting here as v1.6.1 does lets
+// the workload's transfer check judge every release alike: a leader that
+// still leads an election timeout after an acknowledged transfer is
+// reported on each.
+func awaitStepDown(r *raft.Raft, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for r.State() == raft.Leader && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // barrierReply is POST /admin/barrier's answer: the leader's state once
