@@ -363,15 +363,32 @@ func (s *server) transfer(w http.ResponseWriter, r *http.Request) {
 		s.windows.open(opTransfer, time.Hour)
 		// The old leader's replication may learn the new term a little
 		// after the transfer returned: a grace of an election timeout.
-		defer s.windows.open(opTransfer, s.raft.ReloadableConfig().ElectionTimeout)
+		defer s.windows.open(opTransfer, s.electionTimeout)
 	}
-	rep := transferReply{From: string(s.id), TermBefore: s.raft.CurrentTerm()}
+	rep := transferReply{From: string(s.id), TermBefore: currentTerm(s.raft)}
 	if err := s.raft.LeadershipTransfer().Error(); err != nil {
 		http.Error(w, "leadership transfer: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	}
-	rep.TermAfter, rep.RoleAfter = s.raft.CurrentTerm(), s.raft.State().String()
+	awaitStepDown(s.raft, s.electionTimeout)
+	rep.TermAfter, rep.RoleAfter = currentTerm(s.raft), s.raft.State().String()
 	reply(w, rep)
+}
+
+// awaitStepDown waits, up to d, until r no longer leads. From v1.6.1 on
+// (hashicorp/raft #581) LeadershipTransfer itself answers only once the
+// leader left its leader loop, or fails after an election timeout, so
+// this returns at once; the releases before answer as soon as the target
+// was told to campaign, while the old leader still leads its term until
+// the target's vote request reaches it. Waiting here as v1.6.1 does lets
+// the workload's transfer check judge every release alike: a leader that
+// still leads an election timeout after an acknowledged transfer is
+// reported on each.
+func awaitStepDown(r *raft.Raft, d time.Duration) {
+	deadline := time.Now().Add(d)
+	for r.State() == raft.Leader && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // barrierReply is POST /admin/barrier's answer: the leader's state once

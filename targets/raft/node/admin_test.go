@@ -105,7 +105,7 @@ func waitLeader(t *testing.T, ms []*testMember, not raft.ServerID) *testMember {
 			}
 			known := true
 			for _, o := range ms {
-				if _, id := o.raft.LeaderWithID(); id != m.id {
+				if _, id := leaderWithID(o.raft); id != m.id {
 					known = false
 				}
 			}
@@ -243,8 +243,8 @@ func TestAdmin(t *testing.T) {
 				if json.Unmarshal([]byte(body), &rep) != nil || rep.From != string(leader.id) || rep.RoleAfter == "Leader" {
 					t.Errorf("transfer: %s", body)
 				}
-				if n := waitLeader(t, ms, leader.id); n.raft.CurrentTerm() <= rep.TermBefore {
-					t.Errorf("new leader %s in term %d, transfer from term %d", n.id, n.raft.CurrentTerm(), rep.TermBefore)
+				if n := waitLeader(t, ms, leader.id); currentTerm(n.raft) <= rep.TermBefore {
+					t.Errorf("new leader %s in term %d, transfer from term %d", n.id, currentTerm(n.raft), rep.TermBefore)
 				}
 				// No acknowledged write lost.
 				for _, m := range ms {

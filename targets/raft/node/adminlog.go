@@ -122,7 +122,27 @@ func (l adminLogger) Log(level hclog.Level, msg string, args ...any) {
 			return
 		}
 	}
-	l.Logger.Log(level, msg, args...)
+	logAt(l.Logger, level, msg, args...)
+}
+
+// logAt logs msg at level through the level's own method: hclog's
+// Logger.Log came in go-hclog v0.12, and the hashicorp/raft releases before
+// v1.3.8 that the known-bug file runs bring an older go-hclog into the
+// node's build. A level below Trace or above Error (NoLevel, Off) logs
+// nothing, as Log does for Off.
+func logAt(l hclog.Logger, level hclog.Level, msg string, args ...any) {
+	switch level {
+	case hclog.Trace:
+		l.Trace(msg, args...)
+	case hclog.Debug:
+		l.Debug(msg, args...)
+	case hclog.Info:
+		l.Info(msg, args...)
+	case hclog.Warn:
+		l.Warn(msg, args...)
+	case hclog.Error:
+		l.Error(msg, args...)
+	}
 }
 
 // With implements hclog.Logger.

@@ -79,3 +79,26 @@ func TestAdminLogger(t *testing.T) {
 		})
 	}
 }
+
+// TestLogAt checks that logAt logs each level through its own method, and
+// nothing for a level outside Trace..Error.
+func TestLogAt(t *testing.T) {
+	for _, tc := range []struct {
+		level hclog.Level
+		want  string
+	}{
+		{hclog.Trace, "[TRACE]"},
+		{hclog.Debug, "[DEBUG]"},
+		{hclog.Info, "[INFO]"},
+		{hclog.Warn, "[WARN]"},
+		{hclog.Error, "[ERROR]"},
+		{hclog.Off, ""},
+	} {
+		var buf bytes.Buffer
+		logAt(hclog.New(&hclog.LoggerOptions{Output: &buf, Level: hclog.Trace}), tc.level, "m", "k", 1)
+		out := buf.String()
+		if tc.want == "" && out != "" || tc.want != "" && !(strings.Contains(out, tc.want) && strings.Contains(out, " m: k=1")) {
+			t.Errorf("level %s: logged %q, want %q", tc.level, out, tc.want)
+		}
+	}
+}

@@ -53,7 +53,7 @@ func (s *server) handler() http.Handler {
 }
 
 func (s *server) health(w http.ResponseWriter, _ *http.Request) {
-	if _, id := s.raft.LeaderWithID(); id == "" {
+	if _, id := leaderWithID(s.raft); id == "" {
 		http.Error(w, "no leader", http.StatusServiceUnavailable)
 		return
 	}
@@ -74,13 +74,13 @@ type statusReply struct {
 }
 
 func (s *server) status(w http.ResponseWriter, r *http.Request) {
-	_, leader := s.raft.LeaderWithID()
+	_, leader := leaderWithID(s.raft)
 	st := statusReply{
 		Role:      s.raft.State().String(),
 		Leader:    string(leader),
-		Term:      s.raft.CurrentTerm(),
+		Term:      currentTerm(s.raft),
 		Applied:   s.raft.AppliedIndex(),
-		Commit:    s.raft.CommitIndex(),
+		Commit:    commitIndex(s.raft),
 		fsmStatus: s.fsm.status(r.URL.Query().Get("writes") != ""),
 	}
 	st.Voters, _ = s.voters()
@@ -178,7 +178,7 @@ func (s *server) forward(w http.ResponseWriter, r *http.Request, body []byte) {
 		http.Error(w, "not the leader", http.StatusServiceUnavailable)
 		return
 	}
-	_, id := s.raft.LeaderWithID()
+	_, id := leaderWithID(s.raft)
 	addr := ""
 	for _, p := range s.peers {
 		if p.id == id {

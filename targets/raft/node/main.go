@@ -141,6 +141,9 @@ type server struct {
 	// windows are the admin operations in progress, for adminLogger
 	// (nil: not kept).
 	windows *adminWindows
+	// electionTimeout is the member's election timeout as configured
+	// (raft.Config.ElectionTimeout; the node never reloads it).
+	electionTimeout time.Duration
 }
 
 // start opens the member's stores and transport, starts raft, and
@@ -180,5 +183,5 @@ func start(cfg *raft.Config, dir, raftAddr string, peers []peer, logger hclog.Lo
 			return nil, fmt.Errorf("bootstrap: %w", err)
 		}
 	}
-	return &server{id: cfg.LocalID, raft: r, fsm: f, store: store, peers: peers, http: &http.Client{Timeout: forwardTimeout}}, nil
+	return &server{id: cfg.LocalID, raft: r, fsm: f, store: store, peers: peers, http: &http.Client{Timeout: forwardTimeout}, electionTimeout: cfg.ElectionTimeout}, nil
 }
