@@ -195,7 +195,14 @@ type benchRunner struct {
 	rebuild    bool
 	bundle     string
 	st         *store.Store
-	built      map[string]*build.Built // per release: build inputs or bundle dir
+	built      map[string]*build.Built // per bundle dir
+	// lastKey and last are the release build made last: every release of
+	// a bench builds into the same work dir binary, so a build is good
+	// only until another release's replaces it.
+	lastKey string
+	last    *build.Built
+	// buildBinaries builds a release (build.Binaries; a test's stand-in).
+	buildBinaries func(context.Context, *config.Config) (*build.Built, error)
 	// queue, with --queue, is the server each campaign's fault trials go
 	// through (a coordinator per campaign); slots bounds them.
 	queue *fleet.Conn
@@ -382,14 +389,25 @@ func (b *benchRunner) builtFor(ctx context.Context, cfg *config.Config) (*build.
 	if err != nil {
 		return nil, err
 	}
-	if bt := b.built[string(key)]; bt != nil {
-		return bt, nil
+	if b.last != nil && b.lastKey == string(key) {
+		return b.last, nil
 	}
-	bt, err := build.Binaries(ctx, cfg, build.Options{Rebuild: b.rebuild}, slog.Default())
+	// Another release's build is in the work dir: build this one again
+	// (build.Binaries reuses what its key file says is unchanged). A memo
+	// per release handed out a catalog whose binary another release had
+	// overwritten: the controller refused every fault of those campaigns
+	// (a fixed release ran the affected one's binary).
+	buildBinaries := b.buildBinaries
+	if buildBinaries == nil {
+		buildBinaries = func(ctx context.Context, cfg *config.Config) (*build.Built, error) {
+			return build.Binaries(ctx, cfg, build.Options{Rebuild: b.rebuild}, slog.Default())
+		}
+	}
+	bt, err := buildBinaries(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	b.built[string(key)] = bt
+	b.lastKey, b.last = string(key), bt
 	return bt, nil
 }
 

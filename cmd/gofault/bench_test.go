@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/build"
+	"github.com/gofault/gofault/config"
 )
 
 // TestBenchUsage checks what gofault bench refuses before it runs
@@ -41,5 +46,29 @@ func TestBenchUsage(t *testing.T) {
 		if code := run(args, &out, &errb); code != tc.code || !strings.Contains(errb.String(), tc.want) {
 			t.Errorf("gofault %s: exit %d, stderr:\n%s\nwant exit %d and %q", strings.Join(args, " "), code, errb.String(), tc.code, tc.want)
 		}
+	}
+}
+
+// TestBenchBuildsEachReleaseAgain: releases A, A, B, A build A, B and A
+// again, since every release builds into the same work dir binary; a memo
+// per release handed A's catalog out with B's binary.
+func TestBenchBuildsEachReleaseAgain(t *testing.T) {
+	var builds []string
+	b := &benchRunner{buildBinaries: func(_ context.Context, cfg *config.Config) (*build.Built, error) {
+		builds = append(builds, cfg.Target.Version)
+		return &build.Built{Binary: "bin/etcd@" + cfg.Target.Version}, nil
+	}}
+	for _, v := range []string{"v3.5.13", "v3.5.13", "v3.5.12", "v3.5.13"} {
+		cfg := &config.Config{Target: config.Target{Version: v}}
+		bt, err := b.builtFor(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bt.Binary != "bin/etcd@"+v {
+			t.Errorf("release %s ran %s", v, bt.Binary)
+		}
+	}
+	if want := []string{"v3.5.13", "v3.5.12", "v3.5.13"}; !slices.Equal(builds, want) {
+		t.Errorf("builds %v, want %v", builds, want)
 	}
 }
