@@ -485,6 +485,10 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 	if ctx.Err() != nil {
 		return nil, res, wres, ctx.Err() // an interrupted trial is not recorded
 	}
+	if h, bad := r.ctl.CatalogMismatch(); bad {
+		// Every trial would run without a fault: stop the campaign.
+		return nil, res, wres, fmt.Errorf("trial %s: the node binary %s was built with another catalog (its agent's %s, the campaign's %s): no fault can strike it; build it again (gofault run --rebuild)", t.id, r.bt.Binary, h, r.ctl.CatalogHash())
+	}
 	tr.Injections = res.Injections
 	tr.Requests = res.Requests
 	tr.States = res.States

@@ -84,6 +84,9 @@ type Controller struct {
 	// crashed member restarted as the trial stops) from a stranger.
 	ended  []string
 	conns  map[*peer]struct{}
+	// mismatch is the catalog hash of the first node agent that connected
+	// with another catalog than the controller's.
+	mismatch atomic.Pointer[string]
 	closed bool
 	wg     sync.WaitGroup
 	nextID atomic.Uint64 // PeerIDs, from 1
@@ -305,6 +308,20 @@ type Member struct {
 	// Requests counts the requests that named it.
 	Requests int `json:"requests"`
 }
+
+// CatalogMismatch returns the catalog hash of the first node that
+// connected with another catalog than the controller's (a binary built
+// for other sources, config or release: no fault can strike it), if one
+// did.
+func (c *Controller) CatalogMismatch() (agentHash string, ok bool) {
+	if h := c.mismatch.Load(); h != nil {
+		return *h, true
+	}
+	return "", false
+}
+
+// CatalogHash is the hash of the controller's catalog.
+func (c *Controller) CatalogHash() string { return c.cat.Hash }
 
 // maxEnded bounds Controller.ended: more than the trials that run at once.
 const maxEnded = 256

@@ -177,6 +177,10 @@ func TestNoFaultsWithoutMatchingTrialOrCatalog(t *testing.T) {
 			if k := agent.Fault(0); k != 0 || pol.requests() != 0 {
 				t.Fatalf("Fault = %d with %d requests; want no fault and no request", k, pol.requests())
 			}
+			// The campaign stops on a node of another catalog.
+			if h, bad := c.CatalogMismatch(); bad != (tt.hash != "") || h != tt.hash {
+				t.Errorf("CatalogMismatch = %q, %v; want %q", h, bad, tt.hash)
+			}
 		})
 	}
 }

@@ -148,6 +148,7 @@ func (p *peer) join() (wire.Plan, uint64) {
 	}
 	catalogOK := p.hello.CatalogHash == c.cat.Hash
 	if p.hello.Role == wire.RoleAgent && !catalogOK {
+		c.mismatch.CompareAndSwap(nil, &p.hello.CatalogHash)
 		c.log.Error("controller: node built from another catalog; no faults on it (rebuild with gofault build)",
 			"node", p.hello.Node, "agent_catalog", p.hello.CatalogHash, "catalog", c.cat.Hash)
 	}
