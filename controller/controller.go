@@ -82,14 +82,14 @@ type Controller struct {
 	// ended are the IDs of the last trials that ended (at most
 	// maxEnded), to tell a node that connects after its trial ended (a
 	// crashed member restarted as the trial stops) from a stranger.
-	ended  []string
-	conns  map[*peer]struct{}
+	ended []string
+	conns map[*peer]struct{}
 	// mismatch is the catalog hash of the first node agent that connected
 	// with another catalog than the controller's.
 	mismatch atomic.Pointer[string]
-	closed bool
-	wg     sync.WaitGroup
-	nextID atomic.Uint64 // PeerIDs, from 1
+	closed   bool
+	wg       sync.WaitGroup
+	nextID   atomic.Uint64 // PeerIDs, from 1
 }
 
 // Listen starts a controller on network ("unix" or "tcp") and address. For
