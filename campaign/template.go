@@ -91,8 +91,11 @@ func (p *templates) get(ctx context.Context, spec cluster.Spec) (*slot, error) {
 		p.put(s)
 		return nil, err
 	}
-	s.formed, s.formSeconds = true, time.Since(start).Seconds()
-	spec.Log.Info("cluster template formed", "dir", s.dir, "ports", s.res.Ports(), "seconds", fmt.Sprintf("%.1f", s.formSeconds))
+	secs := time.Since(start).Seconds()
+	p.mu.Lock() // counts reads them
+	s.formed, s.formSeconds = true, secs
+	p.mu.Unlock()
+	spec.Log.Info("cluster template formed", "dir", s.dir, "ports", s.res.Ports(), "seconds", fmt.Sprintf("%.1f", secs))
 	return s, nil
 }
 
