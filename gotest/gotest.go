@@ -155,6 +155,24 @@ type Summary struct {
 	BuildSecs   float64 `json:"build_seconds"`
 }
 
+// absolute turns o's directories and files into absolute paths. The
+// options are stored with the campaign, and gofault replay (or the
+// dashboard) reads them from another directory: a relative --module, the
+// default ".", named the wrong module there.
+func (o *Options) absolute() error {
+	for _, p := range []*string{&o.Module, &o.WorkDir, &o.DB, &o.Config} {
+		if *p == "" {
+			continue
+		}
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return fmt.Errorf("gofault test: %w", err)
+		}
+		*p = abs
+	}
+	return nil
+}
+
 // defaults fills in what o leaves zero.
 func (o *Options) defaults() {
 	o.Module = cmp.Or(o.Module, ".")
@@ -266,6 +284,9 @@ type campaignRun struct {
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	t0 := time.Now()
 	o.defaults()
+	if err := o.absolute(); err != nil {
+		return nil, err
+	}
 	for _, k := range o.Kinds {
 		if k&(catalog.KindError|catalog.KindDelay) == 0 {
 			return nil, fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are)", k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -95,8 +96,17 @@ func TestPlantedRetryBug(t *testing.T) {
 				}
 			}
 			t.Logf("bug found first in trial %d (fault trial %d of 20)", first, first-6)
-			// The replay of the finding's trial fails the same way again.
+			// The replay of the finding's trial fails the same way again;
+			// the stored options name the module by an absolute path, so
+			// that a replay from another directory builds the same one.
 			id := f.Trials[0]
+			camp, err := st.Campaign(context.Background(), sum.Campaign)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o, ok := optionsOf(camp.Config); !ok || !filepath.IsAbs(o.Module) || !filepath.IsAbs(o.WorkDir) || !filepath.IsAbs(o.DB) {
+				t.Errorf("stored options %+v: want absolute module, work dir and db", o)
+			}
 			r, err := Replay(context.Background(), st, id, 1, io.Discard)
 			if err != nil {
 				t.Fatal(err)
@@ -105,5 +115,32 @@ func TestPlantedRetryBug(t *testing.T) {
 				t.Errorf("replay of %s = %+v, want TestSaveLoad failed again, nothing missing", id, r)
 			}
 		})
+	}
+}
+
+// TestAbsolute: the options a campaign stores name their directories and
+// files absolutely; an empty one (no --config) stays empty.
+func TestAbsolute(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		in, want string
+	}{
+		{".", wd},
+		{"testdata/retrystore", filepath.Join(wd, "testdata", "retrystore")},
+		{"/abs/mod", "/abs/mod"},
+		{"", ""},
+	} {
+		o := Options{Module: tc.in, WorkDir: tc.in, DB: tc.in, Config: tc.in}
+		if err := o.absolute(); err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range []string{o.Module, o.WorkDir, o.DB, o.Config} {
+			if got != tc.want {
+				t.Errorf("absolute(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		}
 	}
 }
