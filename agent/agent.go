@@ -142,9 +142,34 @@ func Fault(site uint32) int {
 		}
 		return 0
 	}
-	k := decide(site, p, "", false)
+	k := decide(site, p, "", false, nil)
 	if k == 0 && p.sync != nil {
 		synced(site, p.sync) // the real sync runs: not at a crash, not instead of an error
+	}
+	return k
+}
+
+// Done is what an injected delay watches to end early: a context.Context,
+// or anything else with its Done method. A nil Done never ends a delay.
+type Done = interface{ Done() <-chan struct{} }
+
+// FaultCtx is Fault at a call that takes a context (the call's ctx, or its
+// *http.Request's Context()): an injected delay ends early when ctx is
+// done, as the slow call itself would return then, and the real call runs
+// after it and fails on the done context by itself. Without it a delay at
+// an HTTP round trip outlived the request's cancellation (etcd's rafthttp
+// pipeline, stopped while a post was slow, waited the whole delay).
+func FaultCtx(site uint32, ctx Done) int {
+	p := current.Load()
+	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
+		if p.sync != nil {
+			synced(site, p.sync)
+		}
+		return 0
+	}
+	k := decide(site, p, "", false, ctx)
+	if k == 0 && p.sync != nil {
+		synced(site, p.sync)
 	}
 	return k
 }
@@ -163,7 +188,20 @@ func Dial(site uint32, addr string) int {
 	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
 		return 0
 	}
-	return decide(site, p, addr, true)
+	return decide(site, p, addr, true, nil)
+}
+
+// DialCtx is Dial at a call that takes a context: an injected delay ends
+// early when ctx is done (see FaultCtx).
+func DialCtx(site uint32, addr string, ctx Done) int {
+	p := current.Load()
+	if addr != "" && p.flags&wire.FlagPeers != 0 {
+		tagPeer(goroutine(), addr)
+	}
+	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
+		return 0
+	}
+	return decide(site, p, addr, true, ctx)
 }
 
 // Accept is Fault at the first peer-network call of a handler of peers'
@@ -179,26 +217,42 @@ func Accept(site uint32) int {
 
 // decide is Fault's slow path, for a live site: one round trip. At a
 // dial, peer is the address dialled; elsewhere the request names the
-// peer the goroutine last dialled, if any.
+// peer the goroutine last dialled, if any. A delay ends early when ctx
+// (nil: none) is done.
 //
 //go:noinline
-func decide(site uint32, p *plan, peer string, dial bool) int {
+func decide(site uint32, p *plan, peer string, dial bool, ctx Done) int {
 	resp, c := ask(site, p, peer, dial)
-	return act(c, resp)
+	return act(c, resp, ctx)
 }
 
 // act carries out the actions every hook shares and returns the hook's
-// result: the error variant, or 0.
-func act(c *conn, resp wire.Response) int {
+// result: the error variant, or 0. A delay ends early when ctx (nil:
+// none) is done.
+func act(c *conn, resp wire.Response, ctx Done) int {
 	switch resp.Action {
 	case wire.ActError:
 		return int(resp.Arg)
 	case wire.ActDelay:
-		time.Sleep(time.Duration(resp.Arg))
+		sleep(time.Duration(resp.Arg), ctx)
 	case wire.ActCrash:
 		c.awaitKill()
 	}
 	return 0
+}
+
+// sleep waits d, or until ctx is done when there is one.
+func sleep(d time.Duration, ctx Done) {
+	if ctx == nil {
+		time.Sleep(d)
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // ask sends the request of a live site and returns the controller's
@@ -384,13 +438,15 @@ func recordTimeout(site uint32, d time.Duration) {
 
 // hookFuncs are the agent's own frames at the top of a hook's stack.
 var hookFuncs = map[string]bool{
-	"github.com/gofault/gofault/agent.callers": true,
-	"github.com/gofault/gofault/agent.decide":  true,
-	"github.com/gofault/gofault/agent.Fault":   true,
-	"github.com/gofault/gofault/agent.Dial":    true,
-	"github.com/gofault/gofault/agent.Accept":  true,
-	"github.com/gofault/gofault/agent.ask":     true,
-	"github.com/gofault/gofault/agent.Disk":    true,
+	"github.com/gofault/gofault/agent.callers":  true,
+	"github.com/gofault/gofault/agent.decide":   true,
+	"github.com/gofault/gofault/agent.Fault":    true,
+	"github.com/gofault/gofault/agent.Dial":     true,
+	"github.com/gofault/gofault/agent.Accept":   true,
+	"github.com/gofault/gofault/agent.ask":      true,
+	"github.com/gofault/gofault/agent.Disk":     true,
+	"github.com/gofault/gofault/agent.FaultCtx": true,
+	"github.com/gofault/gofault/agent.DialCtx":  true,
 }
 
 // callers returns the stack of the goroutine in a hook, from the hook's

@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"context"
 	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -175,6 +177,46 @@ func TestDelayIsSlept(t *testing.T) {
 	}
 }
 
+// TestDelayEndsWithContext: a delay at a call that takes a context ends
+// when the context is done (FaultCtx, DialCtx), and lasts its length
+// otherwise (a live context, none).
+func TestDelayEndsWithContext(t *testing.T) {
+	const delay = 300 * time.Millisecond
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name  string
+		hook  func() int
+		short bool
+	}{
+		{"FaultCtx, context done", func() int { return FaultCtx(1, cancelled) }, true},
+		{"DialCtx, context done", func() int { return DialCtx(1, "n2:1", cancelled) }, true},
+		{"FaultCtx, context live", func() int { return FaultCtx(1, context.Background()) }, false},
+		{"FaultCtx, no context", func() int { return FaultCtx(1, nil) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, wire.Plan{Flags: wire.FlagStacks, Sites: []uint32{1}}, always(wire.ActDelay, int64(delay)))
+			attach(t, f)
+			start := time.Now()
+			if k := tt.hook(); k != 0 {
+				t.Errorf("hook = %d after a delay, want 0 (the real call runs)", k)
+			}
+			if d := time.Since(start); tt.short != (d < delay) {
+				t.Errorf("hook returned after %v; want the %v delay cut short: %v", d, delay, tt.short)
+			}
+			// The request's stack starts at the hook's caller (this
+			// test's function literal), not in the agent.
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if len(f.requests) != 1 || len(f.requests[0].Stack) == 0 ||
+				!strings.HasPrefix(f.requests[0].Stack[0].Func, "github.com/gofault/gofault/agent.TestDelayEndsWithContext.") {
+				t.Errorf("requests %+v: want one whose stack starts at the hook's caller", f.requests)
+			}
+		})
+	}
+}
+
 func TestPlanPushReplacesLiveSites(t *testing.T) {
 	f := newFake(t, wire.Plan{Sites: []uint32{1}}, always(wire.ActError, 1))
 	attach(t, f)
@@ -331,6 +373,21 @@ func BenchmarkHookNotCandidate(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		sink += Fault(1000)
+	}
+}
+
+// BenchmarkCtxHookNotCandidate is BenchmarkHookNotCandidate for the hook
+// of a call that takes a context (FaultCtx): the context is passed, never
+// looked at.
+func BenchmarkCtxHookNotCandidate(b *testing.B) {
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}}))
+	defer current.Store(emptyPlan)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sink += FaultCtx(1000, ctx)
 	}
 }
 

@@ -58,7 +58,7 @@ func Disk(site uint32) (int, uint64) {
 	case wire.ActTear:
 		return DiskFault, uint64(resp.Arg)
 	}
-	k := act(c, resp)
+	k := act(c, resp, nil)
 	if k == 0 && p.sync != nil {
 		synced(site, p.sync)
 	}

@@ -293,6 +293,15 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 	case catalog.PeerAccept:
 		hook = fmt.Sprintf("%s.Accept(%s)", agentAlias, idx)
 	}
+	if done := doneArg(in, call); done != "" && s.Kind.Has(catalog.KindDelay) {
+		switch s.Peer {
+		case catalog.PeerDial:
+			hook = fmt.Sprintf("%s.DialCtx(%s, %s, %s)", agentAlias, idx, peerAddr(in, call), done)
+		case catalog.PeerAccept: // its first call serves a peer's request: no context of its own
+		default:
+			hook = fmt.Sprintf("%s.FaultCtx(%s, %s)", agentAlias, idx, done)
+		}
+	}
 	disk, narrowed := diskEdit(in, call, s, res)
 	if narrowed != "" {
 		s.Kind &^= catalog.KindCorrupt | catalog.KindTorn
@@ -527,6 +536,43 @@ func plainExpr(in fileInput, x ast.Expr) (string, bool) {
 			return "", false
 		}
 	}
+}
+
+// doneArg returns a Go expression for the context a call takes, for an
+// injected delay to end when it is done (agent.FaultCtx): its first
+// context.Context argument, else its first *http.Request's Context()
+// (nil-safe); "" when it takes none, or the argument is not a plain name
+// (evaluating it again could have effects).
+func doneArg(in fileInput, call *ast.CallExpr) string {
+	tv, ok := in.info.Types[call.Fun]
+	if !ok || tv.Type == nil {
+		return ""
+	}
+	sig, ok := tv.Type.Underlying().(*types.Signature)
+	if !ok {
+		return ""
+	}
+	req := ""
+	for i, arg := range call.Args {
+		if i >= sig.Params().Len() {
+			break
+		}
+		t := sig.Params().At(i).Type()
+		named, isNamed := t.(*types.Named)
+		isCtx := isNamed && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == "context" && named.Obj().Name() == "Context"
+		if !isCtx && (req != "" || !isPointerTo(t, "net/http", "Request")) {
+			continue
+		}
+		text, plain := plainExpr(in, arg)
+		if !plain {
+			continue
+		}
+		if isCtx {
+			return text
+		}
+		req = fmt.Sprintf(`func() interface{ Done() <-chan struct{} } { if gofaultR := %s; gofaultR != nil { return gofaultR.Context() }; return nil }()`, text)
+	}
+	return req
 }
 
 // isAddrName reports whether a parameter's name says it is an address.

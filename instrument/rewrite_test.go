@@ -328,6 +328,67 @@ func send(t *transport, req *http.Request, l layer, a ServerAddress) error {
 			callees: []string{"t.c.Do", "net.Dial", "l.Dial", "net.DialTimeout"},
 		},
 		{
+			// A delay at a call that takes a context ends when it is done
+			// (agent.FaultCtx, DialCtx): the context argument, or a
+			// request's Context() (nil-safe); none when the argument is
+			// not a plain name, or the site has no delay kind.
+			name: "context_delays",
+			src: `package p
+
+import (
+	"context"
+	"net/http"
+	"os"
+)
+
+type rt interface {
+	RoundTrip(*http.Request) (*http.Response, error)
+}
+
+type store interface {
+	Get(ctx context.Context, key string) (string, error)
+}
+
+func fetch(ctx context.Context, t rt, req *http.Request, s store) error {
+	resp, err := t.RoundTrip(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if _, err := s.Get(ctx, "k"); err != nil {
+		return err
+	}
+	if _, err := s.Get(context.Background(), "k"); err != nil {
+		return err
+	}
+	_, err = os.ReadFile("f")
+	return err
+}
+`,
+			kind:    catalog.KindError | catalog.KindDelay,
+			callees: []string{"t.RoundTrip", "s.Get", "s.Get", "os.ReadFile"},
+		},
+		{
+			// A peer dial that takes a request: its delay ends with the
+			// request's context too (agent.DialCtx).
+			name: "context_dial",
+			src: `package p
+
+import "net/http"
+
+func send(c *http.Client, req *http.Request) error {
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	return resp.Body.Close()
+}
+`,
+			kind:    catalog.KindError | catalog.KindDelay | catalog.KindPartition,
+			peer:    catalog.PeerDial,
+			callees: []string{"c.Do"},
+		},
+		{
 			// The first peer call of a handler of peers' requests tells
 			// the agent the goroutine serves a peer (agent.Accept).
 			name: "peer_accept",
@@ -453,6 +514,7 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Dial", types.NewSignatureType(nil, nil, nil,
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)))
+	insertCtxHooks(agentPkg)
 	agentPkg.Scope().Insert(types.NewVar(token.NoPos, agentPkg, "Cov", types.NewArray(types.Typ[types.Byte], maxBlocks)))
 	std := importer.ForCompiler(fset, "source", nil)
 	insertDiskHooks(t, agentPkg, std)
@@ -466,6 +528,21 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 	if _, err := conf.Check("example.com/p", fset, files, nil); err != nil {
 		t.Fatalf("rewritten file does not type-check: %v\n%s", err, src)
 	}
+}
+
+// insertCtxHooks adds the hooks of calls that take a context
+// (agent.FaultCtx, agent.DialCtx) to the stand-in agent package.
+func insertCtxHooks(agentPkg *types.Package) {
+	doneSig := types.NewSignatureType(nil, nil, nil, nil,
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.NewChan(types.RecvOnly, types.NewStruct(nil, nil)))), false)
+	done := types.NewInterfaceType([]*types.Func{types.NewFunc(token.NoPos, agentPkg, "Done", doneSig)}, nil).Complete()
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "FaultCtx", types.NewSignatureType(nil, nil, nil,
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32]), types.NewVar(token.NoPos, agentPkg, "ctx", done)),
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)))
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "DialCtx", types.NewSignatureType(nil, nil, nil,
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String]),
+			types.NewVar(token.NoPos, agentPkg, "ctx", done)),
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)))
 }
 
 // insertDiskHooks adds the disk fault hooks (agent/disk.go) to the

@@ -151,6 +151,7 @@ func checkCompilesWithTimeout(t *testing.T, src []byte) {
 	v := func(name string, t types.Type) *types.Var { return types.NewVar(token.NoPos, agentPkg, name, t) }
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Fault", types.NewSignatureType(nil, nil, nil,
 		types.NewTuple(v("site", types.Typ[types.Uint32])), types.NewTuple(v("", types.Typ[types.Int])), false)))
+	insertCtxHooks(agentPkg)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Timeout", types.NewSignatureType(nil, nil, nil,
 		types.NewTuple(v("site", types.Typ[types.Uint32]), v("d", dur)), types.NewTuple(v("", dur)), false)))
 	agentPkg.MarkComplete()
