@@ -495,7 +495,9 @@ func pathArgs(in fileInput, call *ast.CallExpr, s *catalog.Site) []string {
 		}
 		text, plain := plainExpr(in, arg)
 		if !plain {
-			return nil
+			if text, plain = fileName(in, arg); !plain {
+				return nil
+			}
 		}
 		if tv, ok := in.info.Types[arg]; !ok || !types.Identical(tv.Type, types.Typ[types.String]) {
 			text = "string(" + text + ")"
@@ -503,6 +505,28 @@ func pathArgs(in fileInput, call *ast.CallExpr, s *catalog.Site) []string {
 		out = append(out, text)
 	}
 	return out
+}
+
+// fileName returns a nil-safe Go expression for an argument that is an
+// *os.File's Name() (os.Rename(f.Name(), dst), etcd's snapshotter): the
+// file's name, read again without effects.
+func fileName(in fileInput, arg ast.Expr) (string, bool) {
+	call, ok := ast.Unparen(arg).(*ast.CallExpr)
+	if !ok || len(call.Args) != 0 {
+		return "", false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "Name" {
+		return "", false
+	}
+	if tv, ok := in.info.Types[sel.X]; !ok || tv.IsType() || !isPointerTo(tv.Type, "os", "File") {
+		return "", false
+	}
+	recv, ok := plainExpr(in, sel.X)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf(`func() string { if gofaultF := %s; gofaultF != nil { return gofaultF.Name() }; return "" }()`, recv), true
 }
 
 // isPointerTo reports whether t is *pkg.name (*os.File: "os", "File").

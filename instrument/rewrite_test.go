@@ -369,6 +369,27 @@ func fetch(ctx context.Context, t rt, req *http.Request, s store) error {
 			callees: []string{"t.RoundTrip", "s.Get", "s.Get", "os.ReadFile"},
 		},
 		{
+			// An injected *os.LinkError or *fs.PathError carries the
+			// call's file names, an *os.File's Name() among them
+			// (nil-safe); none when an argument is another call.
+			name: "file_name_args",
+			src: `package p
+
+import "os"
+
+func save(f *os.File, dst string) error {
+	if err := os.Rename(f.Name(), dst); err != nil {
+		return err
+	}
+	return os.Remove(name())
+}
+
+func name() string { return "x" }
+`,
+			kind:    catalog.KindError,
+			callees: []string{"os.Rename", "os.Remove"},
+		},
+		{
 			// A peer dial that takes a request: its delay ends with the
 			// request's context too (agent.DialCtx).
 			name: "context_dial",
