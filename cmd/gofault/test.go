@@ -60,6 +60,8 @@ flags:
 	race := fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
+	parallel := fs.Int("parallel", 1, "test processes run at once, each its own trial (fault-free pass and fault trials)")
+	resume := fs.Bool("resume", false, "continue the newest campaign of the store made with the same flags (--trials aside): measured tests are not run again, fault trials go on from the next index with the policy's state, up to --trials in all")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	member := fs.String("member", "", "member rule `pkg/path.Type.field`: the field that tells an in-process cluster's members apart (default: test.member of the config)")
 	cfgPath := fs.String("config", "", "config `file` whose test section is read (default: gofault.yaml in --module, if there)")
@@ -76,6 +78,10 @@ flags:
 		Module: *module, Package: rest[0], Packages: []string(pkgs), Env: []string(env), WorkDir: *workDir, DB: *db,
 		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang, Timeout: *timeout,
 		Helpers: *helpers, Rebuild: *rebuild, Progress: os.Stderr, Member: *member, Config: *cfgPath,
+		Parallel: *parallel, Resume: *resume,
+	}
+	if *parallel < 1 {
+		return fmt.Errorf("%w: --parallel %d: at least 1", errUsage, *parallel)
 	}
 	rest = rest[1:]
 	if len(rest) > 0 && rest[0] != "--" {
@@ -162,7 +168,16 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", group.what, strings.Join(names, ", "))
 	}
-	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed)
+	if s.ResumedTests > 0 || s.ResumedTrials > 0 {
+		fmt.Fprintf(w, "  resumed: %d tests measured and %d fault trials stored by earlier runs\n", s.ResumedTests, s.ResumedTrials)
+	}
+	if len(s.Shares) > 0 {
+		fmt.Fprintf(w, "  trials by test (weight: each site it reached counts 1/k, k the chosen tests that reached it):\n")
+		for _, sh := range s.Shares {
+			fmt.Fprintf(w, "    %-40s %3d trials  weight %5.2f  %d sites, %d its own\n", sh.Test, sh.Trials, sh.Weight, sh.Sites, sh.Own)
+		}
+	}
+	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault); %d at once\n", s.Trials, s.Injected, s.Failed, s.FaultFailed, max(1, s.Parallel))
 	if s.Member != "" {
 		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d of %d requests named a member, at most %d members in a run; the others are n1's\n",
 			s.Member, s.MemberMethods, s.MemberRequests, s.Requests, s.MostMembers)
