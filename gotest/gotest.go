@@ -172,6 +172,10 @@ type Summary struct {
 	FaultFailed int     `json:"fault_failed"`
 	Seconds     float64 `json:"seconds"`
 	BuildSecs   float64 `json:"build_seconds"`
+	// MeasureSecs and FaultSecs are the wall time of this run's
+	// fault-free pass and fault trials.
+	MeasureSecs float64 `json:"measure_seconds"`
+	FaultSecs   float64 `json:"fault_seconds"`
 }
 
 // defaults fills in what o leaves zero.
@@ -334,15 +338,19 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			o.Log.Warn("campaign status", "err", err)
 		}
 	}()
+	t1 := time.Now()
 	if sum.Measured, err = c.measureAll(ctx, tests, sum); err != nil {
 		return nil, err
 	}
+	sum.MeasureSecs = time.Since(t1).Seconds()
 	sum.Selection = Select(sum.Measured)
+	t2 := time.Now()
 	if len(sum.Selection.Chosen) > 0 {
 		if err := c.faultTrials(ctx, sum); err != nil {
 			return nil, err
 		}
 	}
+	sum.FaultSecs = time.Since(t2).Seconds()
 	status = store.StatusDone
 	sum.Seconds = time.Since(t0).Seconds()
 	sum.SetupRequests = int(c.setup.Load())

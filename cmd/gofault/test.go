@@ -185,7 +185,7 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	if s.SetupRequests > 0 {
 		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)
 	}
-	fmt.Fprintf(w, "  %.0fs (build %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.DB)
+	fmt.Fprintf(w, "  %.0fs (build %.0fs, fault-free pass %.0fs, fault trials %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.MeasureSecs, s.FaultSecs, s.DB)
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  see them with: gofault report --db %s\n", s.DB)
 	}
