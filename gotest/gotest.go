@@ -36,6 +36,7 @@ import (
 
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/build"
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
@@ -101,7 +102,8 @@ type Options struct {
 	// the same package sources is there.
 	Rebuild bool `json:"-"`
 	// Parallel is how many test processes run at once, each its own
-	// trial (0 or 1: one at a time).
+	// trial (0 or 1: one at a time; ParallelAuto: the fault-free pass
+	// one at a time, the fault trials as AutoParallel decides from it).
 	Parallel int `json:"-"`
 	// Resume continues the newest campaign of the store made with the
 	// same options (Trials aside): the tests its fault-free pass
@@ -157,8 +159,10 @@ type Summary struct {
 	// Shares are the fault trials each chosen test got, and its weight
 	// (Allot), in chosen order.
 	Shares []Share `json:"shares,omitempty"`
-	// Parallel is how many test processes ran at once.
-	Parallel int `json:"parallel"`
+	// Parallel is how many test processes ran the fault trials at once,
+	// ParallelHow why.
+	Parallel    int    `json:"parallel"`
+	ParallelHow string `json:"parallel_how,omitempty"`
 	// Resumed counts the tests measured and the fault trials stored by
 	// earlier runs of a resumed campaign (counted in Measured and
 	// Trials too).
@@ -194,7 +198,9 @@ func (o *Options) defaults() {
 	if o.Runs == 0 {
 		o.Runs = 2
 	}
-	o.Parallel = max(1, o.Parallel)
+	if o.Parallel == 0 {
+		o.Parallel = 1
+	}
 	o.HangFloor = cmp.Or(o.HangFloor, 30*time.Second)
 	o.Timeout = cmp.Or(o.Timeout, 3*time.Minute)
 	if o.Log == nil {
@@ -283,6 +289,7 @@ type campaignRun struct {
 	faults   *controller.Controller
 	sockDirs []string
 	prior    prior // what earlier runs of a resumed campaign stored
+	parallel int   // test processes run at once now
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
 	memberMethods int
@@ -328,7 +335,11 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := c.open(ctx); err != nil {
 		return nil, err
 	}
-	sum.Campaign, sum.Parallel = c.id, o.Parallel
+	sum.Campaign = c.id
+	c.parallel, sum.ParallelHow = o.Parallel, "set by --parallel"
+	if o.Parallel == ParallelAuto {
+		c.parallel = 1 // the fault-free pass measures one process at a time
+	}
 	status := store.StatusFailed
 	defer func() {
 		if ctx.Err() != nil {
@@ -338,11 +349,22 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			o.Log.Warn("campaign status", "err", err)
 		}
 	}()
-	t1 := time.Now()
+	t1, cpu := time.Now(), campaign.CPUUsed()
 	if sum.Measured, err = c.measureAll(ctx, tests, sum); err != nil {
 		return nil, err
 	}
 	sum.MeasureSecs = time.Since(t1).Seconds()
+	if o.Parallel == ParallelAuto {
+		cores := 0.0
+		if sum.ResumedTests < len(tests) && sum.MeasureSecs > 0 {
+			cores = (campaign.CPUUsed() - cpu).Seconds() / sum.MeasureSecs
+		}
+		cpus, mem := campaign.ThisMachine()
+		c.parallel, sum.ParallelHow = AutoParallel(cpus, mem, cores, o.Trials-len(c.prior.fault))
+		sum.ParallelHow = "auto: " + sum.ParallelHow
+		o.Log.Info(fmt.Sprintf("parallel auto: %d test processes at once (%s)", c.parallel, sum.ParallelHow))
+	}
+	sum.Parallel = c.parallel
 	sum.Selection = Select(sum.Measured)
 	t2 := time.Now()
 	if len(sum.Selection.Chosen) > 0 {

@@ -36,7 +36,7 @@ type ran struct {
 	res controller.Result
 }
 
-// runJobs runs jobs, o.Parallel at a time, each under ctl, and hands each
+// runJobs runs jobs, c.parallel at a time, each under ctl, and hands each
 // one that ran to commit in the order of the jobs (a job that ended early
 // waits for those before it), one at a time. Indices are taken from
 // c.next in order. The first error (a run that could not start, a commit
@@ -48,7 +48,7 @@ func (c *campaignRun) runJobs(ctx context.Context, ctl *controller.Controller, j
 		c.next++
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(c.o.Parallel)
+	g.SetLimit(max(1, c.parallel))
 	var order inOrder
 	if len(jobs) > 0 {
 		order.next = jobs[0].index

@@ -210,3 +210,30 @@ func split(trials []*record.Trial) (baseline, fault []*record.Trial) {
 	}
 	return baseline, fault
 }
+
+func TestAutoParallel(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		name   string
+		cpus   int
+		mem    uint64
+		cores  float64
+		trials int
+		want   int
+		why    string
+	}{
+		{"unmeasured: one per core", 4, 0, 0, 100, 4, "one test process per core"},
+		{"a light test: many", 2, 0, 0.1, 100, 15, "measured at 0.10 cores"},
+		{"a busy test: one", 2, 0, 1.8, 100, 1, "measured at 1.80 cores"},
+		{"memory bounds it", 16, gib, 0.1, 100, 4, "1024 MiB available holds 4"},
+		{"trials bound it", 8, 0, 0.5, 3, 3, "no more than the 3 trials"},
+		{"never none", 1, 1 << 20, 2, 10, 1, "holds 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, why := AutoParallel(tc.cpus, tc.mem, tc.cores, tc.trials)
+			if n != tc.want || !strings.Contains(why, tc.why) {
+				t.Errorf("AutoParallel = %d (%s), want %d (%s)", n, why, tc.want, tc.why)
+			}
+		})
+	}
+}

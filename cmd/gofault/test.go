@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,7 +61,7 @@ flags:
 	race := fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
-	parallel := fs.Int("parallel", 1, "test processes run at once, each its own trial (fault-free pass and fault trials)")
+	parallel := fs.String("parallel", "1", "test processes run at once, each its own trial (fault-free pass and fault trials); auto: the fault-free pass one at a time, measuring the cores one uses, then as many as fit in 75% of the cores")
 	resume := fs.Bool("resume", false, "continue the newest campaign of the store made with the same flags (--trials aside): measured tests are not run again, fault trials go on from the next index with the policy's state, up to --trials in all")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	member := fs.String("member", "", "member rule `pkg/path.Type.field`: the field that tells an in-process cluster's members apart (default: test.member of the config)")
@@ -78,10 +79,14 @@ flags:
 		Module: *module, Package: rest[0], Packages: []string(pkgs), Env: []string(env), WorkDir: *workDir, DB: *db,
 		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang, Timeout: *timeout,
 		Helpers: *helpers, Rebuild: *rebuild, Progress: os.Stderr, Member: *member, Config: *cfgPath,
-		Parallel: *parallel, Resume: *resume,
+		Resume: *resume,
 	}
-	if *parallel < 1 {
-		return fmt.Errorf("%w: --parallel %d: at least 1", errUsage, *parallel)
+	if *parallel == "auto" {
+		o.Parallel = gotest.ParallelAuto
+	} else if n, err := strconv.Atoi(*parallel); err != nil || n < 1 {
+		return fmt.Errorf("%w: --parallel %s: a number of at least 1, or auto", errUsage, *parallel)
+	} else {
+		o.Parallel = n
 	}
 	rest = rest[1:]
 	if len(rest) > 0 && rest[0] != "--" {
@@ -177,7 +182,7 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 			fmt.Fprintf(w, "    %-40s %3d trials  weight %5.2f  %d sites, %d its own\n", sh.Test, sh.Trials, sh.Weight, sh.Sites, sh.Own)
 		}
 	}
-	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault); %d at once\n", s.Trials, s.Injected, s.Failed, s.FaultFailed, max(1, s.Parallel))
+	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault); %d at once (%s)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed, max(1, s.Parallel), s.ParallelHow)
 	if s.Member != "" {
 		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d of %d requests named a member, at most %d members in a run; the others are n1's\n",
 			s.Member, s.MemberMethods, s.MemberRequests, s.Requests, s.MostMembers)

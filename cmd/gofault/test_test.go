@@ -41,7 +41,7 @@ func TestTestUsage(t *testing.T) {
 		{[]string{"test", "--", "-short"}, "name the package under test"},
 		{[]string{"test", "./a", "./b"}, "one package, then --"},
 		{[]string{"test", "--kinds", "crash", "."}, "not offered in-process"},
-		{[]string{"test", "--parallel", "0", "."}, "--parallel 0: at least 1"},
+		{[]string{"test", "--parallel", "0", "."}, "--parallel 0: a number of at least 1, or auto"},
 		{[]string{"test", "--module", "../../gotest/testdata/memcluster", "--member", "Member.id", "."}, "test.member: must be pkg/path.Type.field"},
 	} {
 		var out, errb bytes.Buffer
