@@ -277,7 +277,6 @@ type campaignRun struct {
 	reused   bool   // the test binary of an earlier build was reused
 	pkgDir   string
 	cat      *catalog.Catalog
-	siteOf   map[string]uint32 // site ID -> index in cat
 	st       *store.Store
 	id       int64
 	next     int // the next trial index
@@ -405,10 +404,6 @@ func (c *campaignRun) build(ctx context.Context) error {
 		return fmt.Errorf("build test binary of %s: %w", o.Package, err)
 	}
 	c.bin, c.cat, c.reused, c.key = res.Binary, res.Catalog, res.Reused, res.Key
-	c.siteOf = make(map[string]uint32, len(c.cat.Sites))
-	for _, s := range c.cat.Sites {
-		c.siteOf[s.ID] = s.Index
-	}
 	c.memberMethods = res.Stats.MemberMethods
 	if o.Member != "" && res.Stats.MemberMethods == 0 {
 		return fmt.Errorf("test.member %s: no method of the member type was hooked, so no request can name a member (does the type have methods in %s?)", o.Member, o.Package)

@@ -9,11 +9,13 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/record"
 )
@@ -191,13 +193,7 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 	var jobs []job
 	for _, i := range Remaining(order, chosen, c.prior.ranTests(), c.o.Trials) {
 		m := chosen[i]
-		reach := make([]uint32, 0, len(m.Sites))
-		for _, id := range m.Sites {
-			if idx, ok := c.siteOf[id]; ok {
-				reach = append(reach, idx)
-			}
-		}
-		jobs = append(jobs, job{test: m.Test, bound: HangBound(m, c.delay, c.o.HangFloor), reach: reach})
+		jobs = append(jobs, job{test: m.Test, bound: HangBound(m, c.delay, c.o.HangFloor), reach: Reach(c.cat, m)})
 	}
 	return c.runJobs(ctx, c.faults, jobs, func(d ran) error {
 		if err := c.save(ctx, d); err != nil {
@@ -213,6 +209,24 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 		fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", d.tr.ID, d.test, what, cmp.Or(d.r.Outcome(d.bound), "passed"))
 		return nil
 	})
+}
+
+// Reach is the live sites of a fault trial of m's test: the indices in
+// cat of the sites it reached fault-free, ascending (never nil: a test
+// whose sites cat no longer has gets none live).
+func Reach(cat *catalog.Catalog, m Measure) []uint32 {
+	want := make(map[string]bool, len(m.Sites))
+	for _, id := range m.Sites {
+		want[id] = true
+	}
+	out := []uint32{}
+	for _, s := range cat.Sites {
+		if want[s.ID] {
+			out = append(out, s.Index)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // count counts one fault trial.

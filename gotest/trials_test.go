@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
 )
@@ -233,6 +234,26 @@ func TestAutoParallel(t *testing.T) {
 			n, why := AutoParallel(tc.cpus, tc.mem, tc.cores, tc.trials)
 			if n != tc.want || !strings.Contains(why, tc.why) {
 				t.Errorf("AutoParallel = %d (%s), want %d (%s)", n, why, tc.want, tc.why)
+			}
+		})
+	}
+}
+
+func TestReach(t *testing.T) {
+	cat := &catalog.Catalog{Sites: []catalog.Site{{ID: "a", Index: 0}, {ID: "b", Index: 1}, {ID: "c", Index: 2}}}
+	for _, tc := range []struct {
+		name  string
+		sites []string
+		want  []uint32
+	}{
+		{"its sites, by index", []string{"c", "a"}, []uint32{0, 2}},
+		{"a site the catalog no longer has", []string{"b", "gone"}, []uint32{1}},
+		{"none the catalog has: none live, not every site", []string{"gone"}, []uint32{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Reach(cat, Measure{Test: "T", Sites: tc.sites})
+			if got == nil || !slices.Equal(got, tc.want) {
+				t.Errorf("Reach = %#v, want %v (never nil: nil would leave the plan whole)", got, tc.want)
 			}
 		})
 	}
