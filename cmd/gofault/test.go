@@ -35,8 +35,10 @@ sites each reaches), then runs --trials fault trials: each runs one test
 that passed every fault-free run and reached a site, as one node (n1) with
 the policy's faults; with a member rule (--member, or test.member in the
 module's gofault.yaml) the requests made by the methods of an in-process
-cluster's members are the members' nodes, n1, n2, ... A test that fails, hangs, panics or races with a fault
-is a finding. Trials go to the store: gofault report --db DB shows them.
+cluster's members are the members' nodes, n1, n2, ... Trials go to the
+tests by the sites they reach (each site counts 1/k to each of the k tests
+that reach it), and only a trial's own test's sites are live. A test that
+fails, hangs, panics or races with a fault is a finding. Trials go to the store: gofault report --db DB shows them.
 The go test flags after -- go to every run (-short, -test.short, ...);
 -run REGEXP keeps only the tests it matches.
 
