@@ -258,3 +258,41 @@ func TestReach(t *testing.T) {
 		})
 	}
 }
+
+// TestTrialReach runs testdata/setupreach, where TestPut writes with Put
+// itself and TestGet only in its setup (the helper Stored): TestGet's
+// fault trials must not make Put's write live, so no request of them is
+// answered "no fault" for being under the helper — without the narrowing
+// (TrialSpec.Reach) each TestGet trial asks at that write once. Errors of
+// Put still strike TestPut's trials.
+func TestTrialReach(t *testing.T) {
+	sum, err := Run(context.Background(), Options{
+		Module: "testdata/setupreach", Package: ".", WorkDir: t.TempDir(),
+		Policy: "random", Seed: 1, Trials: 8, Kinds: []catalog.Kind{catalog.KindError},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites := map[string][]string{}
+	for _, m := range sum.Selection.Chosen {
+		sites[m.Test] = m.Sites
+	}
+	const put, get = "example.com/setupreach.Put:os.WriteFile#0", "example.com/setupreach.Get:os.ReadFile#0"
+	if !slices.Equal(sites["TestPut"], []string{put}) || !slices.Equal(sites["TestGet"], []string{get}) {
+		t.Fatalf("chosen tests' sites = %v, want TestPut [%s] and TestGet [%s] (setup's write left out)", sites, put, get)
+	}
+	shares := map[string]int{}
+	for _, sh := range sum.Shares {
+		shares[sh.Test] = sh.Trials
+	}
+	if shares["TestGet"] == 0 || shares["TestPut"] == 0 {
+		t.Fatalf("shares %+v: both tests need trials", sum.Shares)
+	}
+	if sum.SetupRequests != 0 {
+		t.Errorf("%d requests under the helper in fault trials: Put's write was live in TestGet's trials", sum.SetupRequests)
+	}
+	if sum.Injected == 0 {
+		t.Error("no fault injected")
+	}
+}
