@@ -287,8 +287,9 @@ type campaignRun struct {
 	measure  *controller.Controller
 	faults   *controller.Controller
 	sockDirs []string
-	prior    prior // what earlier runs of a resumed campaign stored
-	parallel int   // test processes run at once now
+	tmpRoot  string // the runs' temp dirs are made here (exec)
+	prior    prior  // what earlier runs of a resumed campaign stored
+	parallel int    // test processes run at once now
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
 	memberMethods int
@@ -498,6 +499,9 @@ func (c *campaignRun) listen(pol policy.Policy) (*controller.Controller, error) 
 		return nil, err
 	}
 	c.sockDirs = append(c.sockDirs, sock)
+	if c.tmpRoot == "" {
+		c.tmpRoot = filepath.Dir(sock)
+	}
 	return controller.Listen("unix", sock, controller.Options{Catalog: c.cat, Policy: pol, Logger: c.o.Log})
 }
 
@@ -585,9 +589,10 @@ func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, test string, bound 
 	env := append(withoutGofault(os.Environ()), c.o.Env...)
 	// A temp dir of the run's own: what the test leaves there (a hung
 	// test killed before its t.TempDir cleanup) goes with it, and runs at
-	// once share none. Short, under the system's temp dir: tests put
-	// unix sockets in t.TempDir.
-	tmp, err := os.MkdirTemp("", "gofault-test-")
+	// once share none. It is in a controller's socket dir (c.tmpRoot),
+	// which is short (tests put unix sockets in t.TempDir) and which the
+	// next gofault removes if this one dies without cleaning up.
+	tmp, err := os.MkdirTemp(c.tmpRoot, "t")
 	if err != nil {
 		return Attempt{}, cluster.Exit{}, fmt.Errorf("run %s: temp dir: %w", test, err)
 	}
