@@ -105,6 +105,19 @@ func cpuUsed() time.Duration {
 	return total
 }
 
+// ThisMachine returns the cores gofault may use and the memory free for
+// new processes in bytes (0 when unknown), as auto parallelism sizes a
+// campaign for; gofault test sizes its test processes with them.
+func ThisMachine() (cpus int, memAvailable uint64) {
+	m := thisMachine()
+	return m.CPUs, m.MemAvailable
+}
+
+// CPUUsed returns the CPU time of this process and of its reaped children
+// (0 when the system cannot say): its growth over a span of wall time is
+// the cores used meanwhile.
+func CPUUsed() time.Duration { return cpuUsed() }
+
 // thisMachine measures the machine gofault runs on.
 func thisMachine() machine {
 	m := machine{CPUs: runtime.NumCPU()}

@@ -216,6 +216,10 @@ type TrialSpec struct {
 	// node "n<rank>" (MemberNode), rank 1 the member the process saw
 	// first; a request that names none stays its connection's node.
 	Members bool
+	// Reach, when not nil, narrows the policy's plan to these sites
+	// (policy.TrialInfo.Reach): the sites the trial's workload reached
+	// fault-free.
+	Reach []uint32
 }
 
 // Trial is a running trial: the shell around its session. Every call
@@ -243,8 +247,11 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 	plan := policy.Plan{States: true, Observe: learns && len(c.cat.ObservePoints) > 0}
 	if !spec.NoFaults {
 		c.pmu.Lock()
-		plan = c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes})
+		plan = c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes, Reach: spec.Reach})
 		c.pmu.Unlock()
+		if spec.Reach != nil {
+			plan = plan.Within(spec.Reach)
+		}
 	}
 	t := &Trial{c: c, id: spec.ID, peers: map[PeerID]*peer{}}
 	t.s = newSession(c.cat, spec, plan, func(r *policy.Request) policy.Decision {

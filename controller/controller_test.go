@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -357,4 +358,35 @@ func (w lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// TestBeginTrialReach: a trial spec's Reach narrows the policy's plan to
+// the sites the trial's workload reached fault-free; without it the plan
+// stands.
+func TestBeginTrialReach(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		reach []uint32
+		want  []uint32
+	}{
+		{"no reach: the plan", nil, []uint32{0, 1, 2}},
+		{"narrowed", []uint32{2, 0}, []uint32{0, 2}},
+		{"a reached site the plan does not hold stays out", []uint32{1, 7}, []uint32{1}},
+		{"reached nothing", []uint32{}, []uint32{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := start(t, &scripted{plan: policy.Plan{Sites: []uint32{0, 1, 2}, States: true}})
+			tr, err := c.BeginTrial(TrialSpec{ID: "t1", Index: 1, Nodes: []string{"n1"}, Reach: tc.reach})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.End()
+			if got := tr.s.plan.Sites; !slices.Equal(got, tc.want) && (len(got) != 0 || len(tc.want) != 0) {
+				t.Errorf("live sites = %v, want %v", got, tc.want)
+			}
+			if !tr.s.plan.States {
+				t.Error("narrowing dropped the plan's States")
+			}
+		})
+	}
 }

@@ -18,9 +18,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,12 +28,15 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/mod/modfile"
 
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/build"
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
@@ -101,6 +101,17 @@ type Options struct {
 	// Rebuild builds the test binary afresh even when an earlier build of
 	// the same package sources is there.
 	Rebuild bool `json:"-"`
+	// Parallel is how many test processes run at once, each its own
+	// trial (0 or 1: one at a time; ParallelAuto: the fault-free pass
+	// one at a time, the fault trials as AutoParallel decides from it).
+	Parallel int `json:"-"`
+	// Resume continues the newest campaign of the store made with the
+	// same options (Trials aside): the tests its fault-free pass
+	// measured are not run again, fault trials go on from its next index
+	// with the policy's stored state, until Trials fault trials are
+	// stored in all. A campaign whose test binary had other inputs is
+	// refused.
+	Resume bool `json:"-"`
 	// Member is the member rule, "pkg/path.Type.field" (gofault.yaml's
 	// test.member): the field that tells the members of an in-process
 	// cluster apart. Every method of Type tags the goroutine running it,
@@ -145,6 +156,18 @@ type Summary struct {
 	// Measured are the tests of the fault-free pass, in list order.
 	Measured  []Measure `json:"measured"`
 	Selection Selection `json:"selection"`
+	// Shares are the fault trials each chosen test got, and its weight
+	// (Allot), in chosen order.
+	Shares []Share `json:"shares,omitempty"`
+	// Parallel is how many test processes ran the fault trials at once,
+	// ParallelHow why.
+	Parallel    int    `json:"parallel"`
+	ParallelHow string `json:"parallel_how,omitempty"`
+	// Resumed counts the tests measured and the fault trials stored by
+	// earlier runs of a resumed campaign (counted in Measured and
+	// Trials too).
+	ResumedTests  int `json:"resumed_tests,omitempty"`
+	ResumedTrials int `json:"resumed_trials,omitempty"`
 	// Trials counts the fault trials run, Injected those with a fault,
 	// Failed those whose test failed, FaultFailed those with a fault.
 	Trials      int     `json:"trials"`
@@ -153,6 +176,10 @@ type Summary struct {
 	FaultFailed int     `json:"fault_failed"`
 	Seconds     float64 `json:"seconds"`
 	BuildSecs   float64 `json:"build_seconds"`
+	// MeasureSecs and FaultSecs are the wall time of this run's
+	// fault-free pass and fault trials.
+	MeasureSecs float64 `json:"measure_seconds"`
+	FaultSecs   float64 `json:"fault_seconds"`
 }
 
 // absolute turns o's directories and files into absolute paths. The
@@ -188,6 +215,9 @@ func (o *Options) defaults() {
 	}
 	if o.Runs == 0 {
 		o.Runs = 2
+	}
+	if o.Parallel == 0 {
+		o.Parallel = 1
 	}
 	o.HangFloor = cmp.Or(o.HangFloor, 30*time.Second)
 	o.Timeout = cmp.Or(o.Timeout, 3*time.Minute)
@@ -261,7 +291,8 @@ func importPath(mod, pattern string) string {
 type campaignRun struct {
 	o        Options
 	bin      string
-	reused   bool // the test binary of an earlier build was reused
+	key      string // the test binary's build key (build.Result.Key)
+	reused   bool   // the test binary of an earlier build was reused
 	pkgDir   string
 	cat      *catalog.Catalog
 	st       *store.Store
@@ -269,11 +300,14 @@ type campaignRun struct {
 	next     int // the next trial index
 	delay    time.Duration
 	helpers  map[uint32]string // sites no fault may strike (HelperSites)
-	setup    int               // requests under a test helper, answered "no fault" (withoutHelpers)
+	setup    atomic.Int64      // requests under a test helper, answered "no fault" (withoutHelpers)
 	reach    *reach            // the measuring pass's policy
 	measure  *controller.Controller
 	faults   *controller.Controller
 	sockDirs []string
+	tmpRoot  string // the runs' temp dirs are made here (exec)
+	prior    prior  // what earlier runs of a resumed campaign stored
+	parallel int    // test processes run at once now
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
 	memberMethods int
@@ -323,6 +357,10 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.Campaign = c.id
+	c.parallel, sum.ParallelHow = o.Parallel, "set by --parallel"
+	if o.Parallel == ParallelAuto {
+		c.parallel = 1 // the fault-free pass measures one process at a time
+	}
 	status := store.StatusFailed
 	defer func() {
 		if ctx.Err() != nil {
@@ -332,63 +370,34 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			o.Log.Warn("campaign status", "err", err)
 		}
 	}()
-	if sum.Measured, err = c.measureAll(ctx, tests); err != nil {
+	t1, cpu := time.Now(), campaign.CPUUsed()
+	if sum.Measured, err = c.measureAll(ctx, tests, sum); err != nil {
 		return nil, err
 	}
+	sum.MeasureSecs = time.Since(t1).Seconds()
+	if o.Parallel == ParallelAuto {
+		cores := 0.0
+		if sum.ResumedTests < len(tests) && sum.MeasureSecs > 0 {
+			cores = (campaign.CPUUsed() - cpu).Seconds() / sum.MeasureSecs
+		}
+		cpus, mem := campaign.ThisMachine()
+		c.parallel, sum.ParallelHow = AutoParallel(cpus, mem, cores, o.Trials-len(c.prior.fault))
+		sum.ParallelHow = "auto: " + sum.ParallelHow
+		o.Log.Info(fmt.Sprintf("parallel auto: %d test processes at once (%s)", c.parallel, sum.ParallelHow))
+	}
+	sum.Parallel = c.parallel
 	sum.Selection = Select(sum.Measured)
+	t2 := time.Now()
 	if len(sum.Selection.Chosen) > 0 {
 		if err := c.faultTrials(ctx, sum); err != nil {
 			return nil, err
 		}
 	}
+	sum.FaultSecs = time.Since(t2).Seconds()
 	status = store.StatusDone
 	sum.Seconds = time.Since(t0).Seconds()
-	sum.SetupRequests = c.setup
+	sum.SetupRequests = int(c.setup.Load())
 	return sum, nil
-}
-
-// measureAll runs every test o.Runs times fault-free and measures it.
-func (c *campaignRun) measureAll(ctx context.Context, tests []string) ([]Measure, error) {
-	var ms []Measure
-	for _, test := range tests {
-		var runs []Attempt
-		for range c.o.Runs {
-			r, err := c.trial(ctx, c.measure, test, c.o.Timeout, true)
-			if err != nil {
-				return nil, err
-			}
-			// The sites a fault may strike: reached outside test setup.
-			r.Sites = c.reach.reached()
-			runs = append(runs, r)
-		}
-		m := Measured(test, runs)
-		ms = append(ms, m)
-		fmt.Fprintf(c.o.Progress, "measured %s: %d of %d runs passed, slowest %s, %d sites reached\n", test, m.Passed, m.Runs, m.Slowest.Round(time.Millisecond), len(m.Sites))
-	}
-	return ms, nil
-}
-
-// faultTrials runs o.Trials fault trials of the chosen tests, counting
-// them in sum.
-func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
-	for i := range c.o.Trials {
-		m := sum.Selection.TestFor(i)
-		r, inj, err := c.faultTrial(ctx, m)
-		if err != nil {
-			return err
-		}
-		sum.Trials++
-		if inj > 0 {
-			sum.Injected++
-		}
-		if out := r.Outcome(HangBound(m, c.delay, c.o.HangFloor)); out != "" {
-			sum.Failed++
-			if inj > 0 {
-				sum.FaultFailed++
-			}
-		}
-	}
-	return nil
 }
 
 // build analyses, instruments and builds the test binary.
@@ -416,7 +425,7 @@ func (c *campaignRun) build(ctx context.Context) error {
 		}
 		return fmt.Errorf("build test binary of %s: %w", o.Package, err)
 	}
-	c.bin, c.cat, c.reused = res.Binary, res.Catalog, res.Reused
+	c.bin, c.cat, c.reused, c.key = res.Binary, res.Catalog, res.Reused, res.Key
 	c.memberMethods = res.Stats.MemberMethods
 	if o.Member != "" && res.Stats.MemberMethods == 0 {
 		return fmt.Errorf("test.member %s: no method of the member type was hooked, so no request can name a member (does the type have methods in %s?)", o.Member, o.Package)
@@ -487,17 +496,13 @@ func (c *campaignRun) open(ctx context.Context) error {
 	if c.st, err = store.Open(o.DB); err != nil {
 		return err
 	}
-	conf, err := json.Marshal(stored{GoTest: &o})
-	if err != nil {
-		return fmt.Errorf("campaign config: %w", err)
-	}
-	h := sha256.Sum256(conf)
-	c.id, err = c.st.CreateCampaign(ctx, store.Campaign{Name: "test " + o.Package, ConfigHash: hex.EncodeToString(h[:]), Policy: o.Policy, Seed: o.Seed, Config: string(conf)})
-	if err != nil {
+	if err := c.campaign(ctx); err != nil {
 		return err
 	}
-	c.next = 1
-	c.reach = &reach{sites: env.CandidateSites()}
+	if err := restorePolicy(ctx, c.st, c.id, pol); err != nil {
+		return err
+	}
+	c.reach = &reach{sites: env.CandidateSites(), reachedIDs: map[int]map[string]bool{}}
 	if !o.Helpers {
 		c.reach.isHelper = helperFiles()
 	}
@@ -515,6 +520,9 @@ func (c *campaignRun) listen(pol policy.Policy) (*controller.Controller, error) 
 		return nil, err
 	}
 	c.sockDirs = append(c.sockDirs, sock)
+	if c.tmpRoot == "" {
+		c.tmpRoot = filepath.Dir(sock)
+	}
 	return controller.Listen("unix", sock, controller.Options{Catalog: c.cat, Policy: pol, Logger: c.o.Log})
 }
 
@@ -532,57 +540,14 @@ func (c *campaignRun) close() {
 	}
 }
 
-// faultTrial runs one fault trial of m's test and returns the run and
-// how many faults it injected.
-func (c *campaignRun) faultTrial(ctx context.Context, m Measure) (Attempt, int, error) {
-	index := c.next
-	bound := HangBound(m, c.delay, c.o.HangFloor)
-	r, tr, res, err := c.run(ctx, c.faults, m.Test, bound, false)
-	if err != nil {
-		return r, 0, err
-	}
-	c.faults.Judge(index, res, tr.Status == record.StatusFailed, 0)
-	what := "no fault"
-	if len(tr.Injections) > 0 {
-		in := tr.Injections[0]
-		what = in.Kind.String() + " at " + in.SiteID
-	}
-	fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", tr.ID, m.Test, what, cmp.Or(r.Outcome(bound), "passed"))
-	return r, len(tr.Injections), nil
-}
-
-// trial runs one fault-free measuring run of test under bound.
-func (c *campaignRun) trial(ctx context.Context, ctl *controller.Controller, test string, bound time.Duration, baseline bool) (Attempt, error) {
-	r, _, _, err := c.run(ctx, ctl, test, bound, baseline)
-	return r, err
-}
-
-// run runs test once as trial c.next under ctl, judges and stores it
-// (as a baseline trial when baseline).
-func (c *campaignRun) run(ctx context.Context, ctl *controller.Controller, test string, bound time.Duration, baseline bool) (Attempt, *record.Trial, controller.Result, error) {
-	index := c.next
-	c.next++
-	id := record.TrialID(c.id, index)
-	r, tr, res, err := c.attempt(ctx, ctl, id, index, test, bound)
-	if err != nil {
-		return r, nil, res, err
-	}
-	if baseline {
-		tr.Policy = record.BaselinePolicy
-	}
-	if err := c.st.SaveTrial(context.WithoutCancel(ctx), c.id, tr); err != nil {
-		return r, tr, res, err
-	}
-	return r, tr, res, nil
-}
-
-// attempt runs test once as trial id (index) under ctl and judges it.
-func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, id string, index int, test string, bound time.Duration) (Attempt, *record.Trial, controller.Result, error) {
+// attempt runs test once as trial id (index) under ctl and judges it;
+// reach, when not nil, are the only sites live (TrialSpec.Reach).
+func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, id string, index int, test string, bound time.Duration, reach []uint32) (Attempt, *record.Trial, controller.Result, error) {
 	dir := filepath.Join(c.o.WorkDir, "trials", id)
 	if err := os.RemoveAll(dir); err != nil {
 		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
 	}
-	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{Node}, Members: c.o.Member != ""})
+	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{Node}, Members: c.o.Member != "", Reach: reach})
 	if err != nil {
 		return Attempt{}, nil, controller.Result{}, err
 	}
@@ -604,11 +569,6 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		}
 	}
 	r.Requested = res.Requests
-	if c.sum != nil {
-		c.sum.Requests += res.Requests
-		c.sum.MemberRequests += res.MemberRequests
-		c.sum.MostMembers = max(c.sum.MostMembers, len(res.Members))
-	}
 	tr := &record.Trial{
 		ID: id, Campaign: "test " + c.o.Package, Index: index, Policy: ctl.Policy().Name(), Seed: c.o.Seed,
 		Start: start, End: time.Now(), Dir: dir, Status: record.StatusOK,
@@ -648,6 +608,17 @@ func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, test string, bound 
 		"-test.timeout=" + bound.String()}
 	args = append(args, TestFlags(c.o.TestFlags)...)
 	env := append(withoutGofault(os.Environ()), c.o.Env...)
+	// A temp dir of the run's own: what the test leaves there (a hung
+	// test killed before its t.TempDir cleanup) goes with it, and runs at
+	// once share none. It is in a controller's socket dir (c.tmpRoot),
+	// which is short (tests put unix sockets in t.TempDir) and which the
+	// next gofault removes if this one dies without cleaning up.
+	tmp, err := os.MkdirTemp(c.tmpRoot, "t")
+	if err != nil {
+		return Attempt{}, cluster.Exit{}, fmt.Errorf("run %s: temp dir: %w", test, err)
+	}
+	defer os.RemoveAll(tmp)
+	env = append(env, "TMPDIR="+tmp)
 	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+Node, wire.EnvTrial+"="+id)
 	start := time.Now()
 	p, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Timeout: bound + 10*time.Second})
@@ -702,33 +673,47 @@ func withoutGofault(env []string) []string {
 
 // reach is the measuring pass's policy: every site at which a fault of
 // the campaign's kinds may strike is live, so its requests reach the
-// controller, and none is granted. It keeps the sites the current trial
-// reached, outside test setup (underHelper) when isHelper is set (it then
-// asks for stacks): the sites a fault trial of the test can strike.
+// controller, and none is granted. It keeps, per trial, the sites the
+// trial reached, outside test setup (underHelper) when isHelper is set (it
+// then asks for stacks): the sites a fault trial of the test can strike.
+// The controller serialises Begin and Decide; reached is called by the
+// trials' goroutines, so the sets are guarded.
 type reach struct {
-	sites      []uint32 // live: the sites a fault of the campaign's kinds may strike
-	isHelper   func(string) bool
-	reachedIDs map[string]bool
+	sites    []uint32 // live: the sites a fault of the campaign's kinds may strike
+	isHelper func(string) bool
+
+	mu         sync.Mutex
+	reachedIDs map[int]map[string]bool // by trial index
 }
 
 func (*reach) Name() string { return "measure" }
 
-func (p *reach) Begin(policy.TrialInfo) policy.Plan {
-	p.reachedIDs = map[string]bool{}
+func (p *reach) Begin(info policy.TrialInfo) policy.Plan {
+	p.mu.Lock()
+	p.reachedIDs[info.Index] = map[string]bool{}
+	p.mu.Unlock()
 	return policy.Plan{Sites: p.sites, Stacks: p.isHelper != nil}
 }
 
 func (p *reach) Decide(req *policy.Request) policy.Decision {
 	if req.Site != nil && (p.isHelper == nil || !underHelper(req.Stack, p.isHelper)) {
-		p.reachedIDs[req.Site.ID] = true
+		p.mu.Lock()
+		if ids := p.reachedIDs[req.Trial]; ids != nil {
+			ids[req.Site.ID] = true
+		}
+		p.mu.Unlock()
 	}
 	return policy.Decision{}
 }
 
 func (*reach) End(policy.Outcome) {}
 
-// reached returns the sites the last trial reached outside test setup,
-// sorted.
-func (p *reach) reached() []string {
-	return slices.Sorted(maps.Keys(p.reachedIDs))
+// reached returns the sites trial index reached outside test setup,
+// sorted, and forgets the trial.
+func (p *reach) reached(index int) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ids := p.reachedIDs[index]
+	delete(p.reachedIDs, index)
+	return slices.Sorted(maps.Keys(ids))
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/policy"
@@ -60,7 +61,24 @@ type withoutHelpers struct {
 	policy.Policy
 	drop     map[uint32]string
 	isHelper func(file string) bool
-	setup    *int
+	setup    *atomic.Int64
+}
+
+// Snapshot passes the wrapped policy's state on (policy.Stateful), so that
+// a resumed campaign restores it; nil when it keeps none.
+func (p withoutHelpers) Snapshot() ([]byte, error) {
+	if s, ok := p.Policy.(policy.Stateful); ok {
+		return s.Snapshot()
+	}
+	return nil, nil
+}
+
+// Restore gives the wrapped policy its stored state, if it keeps any.
+func (p withoutHelpers) Restore(data []byte) error {
+	if s, ok := p.Policy.(policy.Stateful); ok {
+		return s.Restore(data)
+	}
+	return nil
 }
 
 func (p withoutHelpers) Begin(info policy.TrialInfo) policy.Plan {
@@ -74,7 +92,7 @@ func (p withoutHelpers) Begin(info policy.TrialInfo) policy.Plan {
 
 func (p withoutHelpers) Decide(req *policy.Request) policy.Decision {
 	if underHelper(req.Stack, p.isHelper) {
-		*p.setup++
+		p.setup.Add(1)
 		return policy.Decision{}
 	}
 	return p.Policy.Decide(req)

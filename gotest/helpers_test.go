@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/gofault/gofault/catalog"
@@ -32,7 +33,7 @@ func TestHelperSites(t *testing.T) {
 	if len(got) != 1 || got[1] != helper {
 		t.Errorf("HelperSites = %v, want only site 1 in %s", got, helper)
 	}
-	setup := 0
+	var setup atomic.Int64
 	var p policy.Policy = withoutHelpers{Policy: grantAll{[]uint32{0, 1, 2}}, drop: got, isHelper: helperFiles(), setup: &setup}
 	if plan := p.Begin(policy.TrialInfo{}); !slices.Equal(plan.Sites, []uint32{0, 2}) {
 		t.Errorf("plan sites = %v, want [0 2]: the helper's site is never live", plan.Sites)
@@ -51,8 +52,8 @@ func TestHelperSites(t *testing.T) {
 			t.Errorf("%s: fault %v, want %v", tc.name, got, tc.fault)
 		}
 	}
-	if setup != 1 {
-		t.Errorf("setup requests = %d, want 1", setup)
+	if setup.Load() != 1 {
+		t.Errorf("setup requests = %d, want 1", setup.Load())
 	}
 }
 

@@ -2,6 +2,8 @@ package gotest
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -195,10 +197,69 @@ func Select(ms []Measure) Selection {
 	return s
 }
 
-// TestFor is the chosen test that fault trial index (from 0) runs: the
-// chosen tests in turn, so each gets trials/len(chosen) of them.
-func (s Selection) TestFor(index int) Measure {
-	return s.Chosen[index%len(s.Chosen)]
+// Share is what one chosen test gets of the fault trials, and why.
+type Share struct {
+	Test string `json:"test"`
+	// Sites counts the sites the test reached fault-free, Own those no
+	// other chosen test reached.
+	Sites int `json:"sites"`
+	Own   int `json:"own"`
+	// Weight is what the test can give: each site it reached counts
+	// 1/k, k the chosen tests that reached it, so the weights add up to
+	// the sites the chosen tests reach, and a test that reaches only
+	// sites others reach too weighs less than one with sites of its own.
+	Weight float64 `json:"weight"`
+	// Trials is the number of fault trials it gets.
+	Trials int `json:"trials"`
+}
+
+// Allot decides which chosen test each of trials fault trials runs: the
+// tests share the trials in proportion to their Weight, spread evenly
+// over the campaign (smooth weighted round robin: each turn every test
+// gains its weight, the one with the most runs and gives the total back),
+// ties broken in an order drawn from seed. order[k] is the index in
+// chosen of fault trial k's test. The same inputs give the same order, so
+// a resumed campaign continues the schedule it started.
+func Allot(chosen []Measure, trials int, seed int64) (order []int, shares []Share) {
+	reachers := map[string]int{}
+	for _, m := range chosen {
+		for _, s := range m.Sites {
+			reachers[s]++
+		}
+	}
+	shares = make([]Share, len(chosen))
+	total := 0.0
+	for i, m := range chosen {
+		sh := Share{Test: m.Test, Sites: len(m.Sites)}
+		for _, s := range m.Sites {
+			sh.Weight += 1 / float64(reachers[s])
+			if reachers[s] == 1 {
+				sh.Own++
+			}
+		}
+		shares[i] = sh
+		total += sh.Weight
+	}
+	if len(chosen) == 0 || total == 0 {
+		return nil, shares
+	}
+	// rank breaks ties: a permutation of the tests drawn from seed.
+	rank := rand.New(rand.NewPCG(uint64(seed), uint64(len(chosen)))).Perm(len(chosen))
+	current := make([]float64, len(chosen))
+	for range trials {
+		best := -1
+		for i := range chosen {
+			current[i] += shares[i].Weight
+			if best < 0 || current[i] > current[best]+1e-9 ||
+				(math.Abs(current[i]-current[best]) <= 1e-9 && rank[i] < rank[best]) {
+				best = i
+			}
+		}
+		current[best] -= total
+		shares[best].Trials++
+		order = append(order, best)
+	}
+	return order, shares
 }
 
 // HangBound is how long a fault trial of m may run before it is a hang:

@@ -1,6 +1,7 @@
 package gotest
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -98,9 +99,6 @@ func TestSelect(t *testing.T) {
 		{"failing", names(s.Failing), "TestFail,TestSkipOnce"},
 		{"skipped", names(s.Skipped), "TestSkip"},
 		{"no sites", names(s.NoSites), "TestNoIO"},
-		{"trial 0", s.TestFor(0).Test, "TestA"},
-		{"trial 1", s.TestFor(1).Test, "TestB"},
-		{"trial 2", s.TestFor(2).Test, "TestA"},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
@@ -108,6 +106,76 @@ func TestSelect(t *testing.T) {
 	}
 	if m := ms[0]; m.Slowest != time.Second || !slices.Equal(m.Sites, []string{"s1", "s2"}) {
 		t.Errorf("Measured = %+v, want slowest 1s, sites s1 s2", m)
+	}
+}
+
+func TestAllot(t *testing.T) {
+	m := func(name string, sites ...string) Measure { return Measure{Test: name, Sites: sites} }
+	for _, tc := range []struct {
+		name   string
+		chosen []Measure
+		trials int
+		// want are the trials each test gets, in chosen order; weights
+		// their Weight.
+		want    []int
+		weights []float64
+		own     []int
+	}{
+		{"equal tests share evenly", []Measure{m("A", "s1"), m("B", "s2")}, 10, []int{5, 5}, []float64{1, 1}, []int{1, 1}},
+		// B reaches only a site A reaches too: A 1 + 1/2, B 1/2.
+		{"a test reaching only shared sites gets fewer", []Measure{m("A", "s1", "s2"), m("B", "s2")}, 20, []int{15, 5}, []float64{1.5, 0.5}, []int{1, 0}},
+		{"sites of its own weigh most", []Measure{m("A", "s1"), m("B", "s1", "s2", "s3", "s4"), m("C", "s1")}, 30, []int{3, 25, 2}, []float64{1.0 / 3, 3 + 1.0/3, 1.0 / 3}, []int{0, 3, 0}},
+		{"a test with the same sites as another", []Measure{m("A", "s1", "s2"), m("B", "s1", "s2")}, 7, []int{3, 4}, []float64{1, 1}, []int{0, 0}},
+		{"fewer trials than tests: the heaviest first", []Measure{m("A", "s1"), m("B", "s2", "s3"), m("C", "s4", "s5", "s6")}, 2, []int{0, 1, 1}, []float64{1, 2, 3}, []int{1, 2, 3}},
+		{"no trials", []Measure{m("A", "s1")}, 0, []int{0}, []float64{1}, []int{1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			order, shares := Allot(tc.chosen, tc.trials, 1)
+			if len(order) != tc.trials {
+				t.Fatalf("order has %d trials, want %d", len(order), tc.trials)
+			}
+			count := make([]int, len(tc.chosen))
+			for _, i := range order {
+				count[i]++
+			}
+			for i, sh := range shares {
+				if sh.Test != tc.chosen[i].Test || sh.Trials != tc.want[i] || count[i] != tc.want[i] ||
+					math.Abs(sh.Weight-tc.weights[i]) > 1e-9 || sh.Own != tc.own[i] || sh.Sites != len(tc.chosen[i].Sites) {
+					t.Errorf("share %d = %+v (ordered %d), want %s: %d trials, weight %.3f, %d own", i, sh, count[i], tc.chosen[i].Test, tc.want[i], tc.weights[i], tc.own[i])
+				}
+			}
+			// Each gets its proportional share, rounded one way or the other.
+			total := 0.0
+			for _, sh := range shares {
+				total += sh.Weight
+			}
+			for _, sh := range shares {
+				if d := float64(sh.Trials) - float64(tc.trials)*sh.Weight/total; math.Abs(d) >= 1 {
+					t.Errorf("%s gets %d trials, %.2f off its share of %d", sh.Test, sh.Trials, d, tc.trials)
+				}
+			}
+			// Spread, not in blocks: no test runs twice in a row while
+			// another with at least as much weight waits.
+			for k := 1; k < len(order); k++ {
+				if order[k] == order[k-1] && shares[order[k]].Weight <= 1 {
+					t.Errorf("trials %d and %d both run %s (weight %.2f): %v", k-1, k, shares[order[k]].Test, shares[order[k]].Weight, order)
+				}
+			}
+			again, _ := Allot(tc.chosen, tc.trials, 1)
+			if !slices.Equal(order, again) {
+				t.Errorf("Allot is not deterministic: %v then %v", order, again)
+			}
+		})
+	}
+	// The seed breaks ties: some seed puts B first among equals.
+	eq := []Measure{m("A", "s1"), m("B", "s2")}
+	firsts := map[int]bool{}
+	for seed := range int64(8) {
+		order, _ := Allot(eq, 1, seed)
+		firsts[order[0]] = true
+	}
+	if len(firsts) != 2 {
+		t.Errorf("the first trial of two equal tests is the same test for 8 seeds: the seed does not break ties")
 	}
 }
 

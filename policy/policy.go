@@ -153,10 +153,28 @@ func (p *Plan) LiveOn(node string) bool {
 	return false
 }
 
+// Within returns the plan with only the live sites that reach also
+// holds (ascending, as Sites): a trial whose workload is known to reach
+// only some sites (a gofault test trial runs one test, whose sites the
+// fault-free pass measured) spends no decision on the others.
+func (p Plan) Within(reach []uint32) Plan {
+	in := make(map[uint32]bool, len(reach))
+	for _, s := range reach {
+		in[s] = true
+	}
+	p.Sites = slices.DeleteFunc(slices.Clone(p.Sites), func(s uint32) bool { return !in[s] })
+	return p
+}
+
 // TrialInfo describes a trial about to start.
 type TrialInfo struct {
 	Index int
 	Nodes []string
+	// Reach, when not nil, are the sites the trial's workload reached
+	// fault-free (a gofault test trial's test): the controller makes
+	// only those of the plan live (Plan.Within). Nil: not known, the
+	// plan stands.
+	Reach []uint32
 }
 
 // Outcome summarises a finished trial for the policy.

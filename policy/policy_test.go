@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -384,5 +385,28 @@ func TestRebootOnlyWhenListed(t *testing.T) {
 	f, err := faultOf(&cat.Sites[0], record.Injection{Kind: catalog.KindReboot})
 	if err != nil || f.Kind != catalog.KindReboot {
 		t.Errorf("faultOf(reboot) = %v, %v", f, err)
+	}
+}
+
+func TestPlanWithin(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		sites, reach []uint32
+		want         []uint32
+	}{
+		{"kept in order", []uint32{1, 3, 5, 7}, []uint32{7, 3}, []uint32{3, 7}},
+		{"reach outside the plan", []uint32{1}, []uint32{2}, []uint32{}},
+		{"empty reach", []uint32{1, 2}, nil, []uint32{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Plan{Sites: tc.sites, Stacks: true}
+			got := p.Within(tc.reach)
+			if len(got.Sites) != len(tc.want) || (len(tc.want) > 0 && !slices.Equal(got.Sites, tc.want)) || !got.Stacks {
+				t.Errorf("Within = %+v, want sites %v and Stacks kept", got, tc.want)
+			}
+			if len(tc.sites) > 0 && len(p.Sites) != len(tc.sites) {
+				t.Errorf("Within changed the plan it was called on: %v", p.Sites)
+			}
+		})
 	}
 }

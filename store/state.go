@@ -26,6 +26,7 @@ const (
 	blobInvariants = "invariants" // the invariants a cofi campaign mined
 	blobCoverage   = "coverage"   // the coverage union (record.Coverage)
 	blobPaused     = "paused"     // the pause flag (SetPaused)
+	blobTestPass   = "test_pass"  // a gofault test campaign's fault-free pass (TestPass)
 	// blobCalibration is the progress bound a campaign's calibration
 	// trial measured, with the key of the build and scenario it holds for
 	// (Calibration).
@@ -94,6 +95,18 @@ func (s *Store) PutPolicyState(ctx context.Context, campaignID int64, snapshot [
 // ErrNotFound when none was stored (a new campaign, a stateless policy).
 func (s *Store) PolicyState(ctx context.Context, campaignID int64) ([]byte, error) {
 	return s.getBlob(ctx, campaignID, blobPolicy)
+}
+
+// PutTestPass stores what the fault-free pass of a gofault test campaign
+// measured so far (gotest's measures, JSON), replacing the last one, so
+// that a resumed campaign does not run those tests again.
+func (s *Store) PutTestPass(ctx context.Context, campaignID int64, data []byte) error {
+	return s.putBlob(ctx, campaignID, blobTestPass, data)
+}
+
+// TestPass returns what PutTestPass stored last, or ErrNotFound.
+func (s *Store) TestPass(ctx context.Context, campaignID int64) ([]byte, error) {
+	return s.getBlob(ctx, campaignID, blobTestPass)
 }
 
 // PutBaseline stores a campaign's log baseline, replacing the last one.

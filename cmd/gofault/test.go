@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,8 +35,10 @@ sites each reaches), then runs --trials fault trials: each runs one test
 that passed every fault-free run and reached a site, as one node (n1) with
 the policy's faults; with a member rule (--member, or test.member in the
 module's gofault.yaml) the requests made by the methods of an in-process
-cluster's members are the members' nodes, n1, n2, ... A test that fails, hangs, panics or races with a fault
-is a finding. Trials go to the store: gofault report --db DB shows them.
+cluster's members are the members' nodes, n1, n2, ... Trials go to the
+tests by the sites they reach (each site counts 1/k to each of the k tests
+that reach it), and only a trial's own test's sites are live. A test that
+fails, hangs, panics or races with a fault is a finding. Trials go to the store: gofault report --db DB shows them.
 The go test flags after -- go to every run (-short, -test.short, ...);
 -run REGEXP keeps only the tests it matches.
 
@@ -60,6 +63,8 @@ flags:
 	race := fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	workDir := fs.String("workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	db := fs.String("db", "", "database file (default WORKDIR/gofault.db)")
+	parallel := fs.String("parallel", "1", "test processes run at once, each its own trial (fault-free pass and fault trials); auto: the fault-free pass one at a time, measuring the cores one uses, then as many as fit in 75% of the cores")
+	resume := fs.Bool("resume", false, "continue the newest campaign of the store made with the same flags (--trials aside): measured tests are not run again, fault trials go on from the next index with the policy's state, up to --trials in all")
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	member := fs.String("member", "", "member rule `pkg/path.Type.field`: the field that tells an in-process cluster's members apart (default: test.member of the config)")
 	cfgPath := fs.String("config", "", "config `file` whose test section is read (default: gofault.yaml in --module, if there)")
@@ -76,6 +81,14 @@ flags:
 		Module: *module, Package: rest[0], Packages: []string(pkgs), Env: []string(env), WorkDir: *workDir, DB: *db,
 		Policy: *pol, Seed: *seed, Trials: *trials, Runs: *runs, Delay: *delay, HangFloor: *hang, Timeout: *timeout,
 		Helpers: *helpers, Rebuild: *rebuild, Progress: os.Stderr, Member: *member, Config: *cfgPath,
+		Resume: *resume,
+	}
+	if *parallel == "auto" {
+		o.Parallel = gotest.ParallelAuto
+	} else if n, err := strconv.Atoi(*parallel); err != nil || n < 1 {
+		return fmt.Errorf("%w: --parallel %s: a number of at least 1, or auto", errUsage, *parallel)
+	} else {
+		o.Parallel = n
 	}
 	rest = rest[1:]
 	if len(rest) > 0 && rest[0] != "--" {
@@ -162,7 +175,16 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", group.what, strings.Join(names, ", "))
 	}
-	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed)
+	if s.ResumedTests > 0 || s.ResumedTrials > 0 {
+		fmt.Fprintf(w, "  resumed: %d tests measured and %d fault trials stored by earlier runs\n", s.ResumedTests, s.ResumedTrials)
+	}
+	if len(s.Shares) > 0 {
+		fmt.Fprintf(w, "  trials by test (weight: each site it reached counts 1/k, k the chosen tests that reached it):\n")
+		for _, sh := range s.Shares {
+			fmt.Fprintf(w, "    %-40s %3d trials  weight %5.2f  %d sites, %d its own\n", sh.Test, sh.Trials, sh.Weight, sh.Sites, sh.Own)
+		}
+	}
+	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault); %d at once (%s)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed, max(1, s.Parallel), s.ParallelHow)
 	if s.Member != "" {
 		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d of %d requests named a member, at most %d members in a run; the others are n1's\n",
 			s.Member, s.MemberMethods, s.MemberRequests, s.Requests, s.MostMembers)
@@ -170,7 +192,7 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	if s.SetupRequests > 0 {
 		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)
 	}
-	fmt.Fprintf(w, "  %.0fs (build %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.DB)
+	fmt.Fprintf(w, "  %.0fs (build %.0fs, fault-free pass %.0fs, fault trials %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.MeasureSecs, s.FaultSecs, s.DB)
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  see them with: gofault report --db %s\n", s.DB)
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/gotest"
 )
 
 func TestSplitRun(t *testing.T) {
@@ -41,6 +43,8 @@ func TestTestUsage(t *testing.T) {
 		{[]string{"test", "--", "-short"}, "name the package under test"},
 		{[]string{"test", "./a", "./b"}, "one package, then --"},
 		{[]string{"test", "--kinds", "crash", "."}, "not offered in-process"},
+		{[]string{"test", "--parallel", "0", "."}, "--parallel 0: a number of at least 1, or auto"},
+		{[]string{"test", "--parallel", "many", "."}, "--parallel many: a number of at least 1, or auto"},
 		{[]string{"test", "--module", "../../gotest/testdata/memcluster", "--member", "Member.id", "."}, "test.member: must be pkg/path.Type.field"},
 	} {
 		var out, errb bytes.Buffer
@@ -57,5 +61,31 @@ func TestTestHelp(t *testing.T) {
 	var out, errb bytes.Buffer
 	if code := run([]string{"test", "-h"}, &out, &errb); code != 0 {
 		t.Errorf("gofault test -h: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// TestWriteTestSummary checks that the summary says which test got how
+// many trials and why, what a resume took over, and how many ran at once.
+func TestWriteTestSummary(t *testing.T) {
+	s := &gotest.Summary{
+		Campaign: 3, Binary: "pkg.test", Sites: 4, Trials: 20, Injected: 19, Parallel: 2, ParallelHow: "set by --parallel",
+		ResumedTests: 3, ResumedTrials: 7,
+		Shares: []gotest.Share{
+			{Test: "TestSaveLoad", Sites: 2, Own: 1, Weight: 1.5, Trials: 15},
+			{Test: "TestLoadMissing", Sites: 1, Own: 0, Weight: 0.5, Trials: 5},
+		},
+	}
+	var out bytes.Buffer
+	writeTestSummary(&out, s)
+	for _, want := range []string{
+		"resumed: 3 tests measured and 7 fault trials stored by earlier runs",
+		"each site it reached counts 1/k",
+		"TestSaveLoad                              15 trials  weight  1.50  2 sites, 1 its own",
+		"TestLoadMissing                            5 trials  weight  0.50  1 sites, 0 its own",
+		"fault trials: 20 (19 with a fault), 0 failed (0 with a fault); 2 at once (set by --parallel)",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary lacks %q:\n%s", want, out.String())
+		}
 	}
 }

@@ -1,0 +1,3 @@
+module example.com/setupreach
+
+go 1.22

@@ -1,0 +1,269 @@
+package gotest
+
+// The runs of a campaign: the fault-free pass and the fault trials, each a
+// list of jobs that Options.Parallel test processes run at once, stored in
+// the order of their trial indices.
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/record"
+)
+
+// job is one run of the test binary: a trial of the campaign.
+type job struct {
+	index    int
+	test     string
+	bound    time.Duration
+	baseline bool     // a fault-free run of the measuring pass
+	reach    []uint32 // a fault trial's live sites (TrialSpec.Reach)
+}
+
+// ran is a job that ran: the test's run, its trial record and the
+// controller's result.
+type ran struct {
+	job
+	r   Attempt
+	tr  *record.Trial
+	res controller.Result
+}
+
+// runJobs runs jobs, c.parallel at a time, each under ctl, and hands each
+// one that ran to commit in the order of the jobs (a job that ended early
+// waits for those before it), one at a time. Indices are taken from
+// c.next in order. The first error (a run that could not start, a commit
+// that failed, ctx done) stops the others; the jobs not committed then
+// are not stored.
+func (c *campaignRun) runJobs(ctx context.Context, ctl *controller.Controller, jobs []job, commit func(ran) error) error {
+	for i := range jobs {
+		jobs[i].index = c.next
+		c.next++
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(1, c.parallel))
+	var order inOrder
+	if len(jobs) > 0 {
+		order.next = jobs[0].index
+	}
+	for _, j := range jobs {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			id := record.TrialID(c.id, j.index)
+			r, tr, res, err := c.attempt(gctx, ctl, id, j.index, j.test, j.bound, j.reach)
+			if err != nil {
+				return err
+			}
+			if !j.baseline {
+				ctl.Judge(j.index, res, tr.Status == record.StatusFailed, 0)
+			} else {
+				tr.Policy = record.BaselinePolicy
+			}
+			return order.done(j.index, func() error { return commit(ran{job: j, r: r, tr: tr, res: res}) })
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// inOrder runs the commits of jobs in the order of their indices, from
+// next, whatever order the jobs end in.
+type inOrder struct {
+	mu    sync.Mutex
+	next  int
+	ready map[int]func() error
+}
+
+// done hands over the commit of job index and runs every commit whose
+// turn has come.
+func (o *inOrder) done(index int, commit func() error) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ready == nil {
+		o.ready = map[int]func() error{}
+	}
+	o.ready[index] = commit
+	for {
+		f, ok := o.ready[o.next]
+		if !ok {
+			return nil
+		}
+		delete(o.ready, o.next)
+		o.next++
+		if err := f(); err != nil {
+			return err
+		}
+	}
+}
+
+// save stores a trial that ran and counts its requests in c.sum; a fault
+// trial's save stores the policy's state after it too, so a resumed
+// campaign goes on from here.
+func (c *campaignRun) save(ctx context.Context, d ran) error {
+	sctx := context.WithoutCancel(ctx) // a trial that ran is stored whole
+	if err := c.st.SaveTrial(sctx, c.id, d.tr); err != nil {
+		return err
+	}
+	if c.sum != nil {
+		c.sum.Requests += d.res.Requests
+		c.sum.MemberRequests += d.res.MemberRequests
+		c.sum.MostMembers = max(c.sum.MostMembers, len(d.res.Members))
+	}
+	if d.baseline {
+		return nil
+	}
+	data, err := c.faults.SnapshotPolicy()
+	if err != nil {
+		return fmt.Errorf("snapshot policy: %w", err)
+	}
+	if data != nil {
+		return c.st.PutPolicyState(sctx, c.id, data)
+	}
+	return nil
+}
+
+// measureAll runs every test o.Runs times fault-free and measures it;
+// the tests a resumed campaign measured before keep their measure. Each
+// measure is stored once its test's runs are.
+func (c *campaignRun) measureAll(ctx context.Context, tests []string, sum *Summary) ([]Measure, error) {
+	done := map[string]Measure{}
+	for _, m := range c.prior.measured {
+		done[m.Test] = m
+	}
+	var jobs []job
+	for _, test := range tests {
+		if _, ok := done[test]; ok {
+			sum.ResumedTests++
+			continue
+		}
+		for range c.o.Runs {
+			jobs = append(jobs, job{test: test, bound: c.o.Timeout, baseline: true})
+		}
+	}
+	runs := map[string][]Attempt{}
+	err := c.runJobs(ctx, c.measure, jobs, func(d ran) error {
+		// The sites a fault may strike: reached outside test setup.
+		d.r.Sites = c.reach.reached(d.index)
+		if err := c.save(ctx, d); err != nil {
+			return err
+		}
+		runs[d.test] = append(runs[d.test], d.r)
+		if len(runs[d.test]) < c.o.Runs {
+			return nil
+		}
+		m := Measured(d.test, runs[d.test])
+		done[m.Test] = m
+		fmt.Fprintf(c.o.Progress, "measured %s: %d of %d runs passed, slowest %s, %d sites reached\n", m.Test, m.Passed, m.Runs, m.Slowest.Round(time.Millisecond), len(m.Sites))
+		return c.putMeasured(ctx, done)
+	})
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]Measure, 0, len(tests))
+	for _, test := range tests {
+		ms = append(ms, done[test])
+	}
+	return ms, nil
+}
+
+// faultTrials runs the fault trials of the chosen tests that o.Trials
+// still owes after a resumed campaign's stored ones, each chosen test
+// getting its share (Allot), counting them in sum.
+func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
+	chosen := sum.Selection.Chosen
+	order, shares := Allot(chosen, c.o.Trials, c.o.Seed)
+	sum.Shares = shares
+	for _, tr := range c.prior.fault {
+		sum.count(tr.Status == record.StatusFailed, len(tr.Injections))
+	}
+	sum.ResumedTrials = len(c.prior.fault)
+	var jobs []job
+	for _, i := range Remaining(order, chosen, c.prior.ranTests(), c.o.Trials) {
+		m := chosen[i]
+		jobs = append(jobs, job{test: m.Test, bound: HangBound(m, c.delay, c.o.HangFloor), reach: Reach(c.cat, m)})
+	}
+	return c.runJobs(ctx, c.faults, jobs, func(d ran) error {
+		if err := c.save(ctx, d); err != nil {
+			return err
+		}
+		failed := d.tr.Status == record.StatusFailed
+		sum.count(failed, len(d.tr.Injections))
+		what := "no fault"
+		if len(d.tr.Injections) > 0 {
+			in := d.tr.Injections[0]
+			what = in.Kind.String() + " at " + in.SiteID
+		}
+		fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", d.tr.ID, d.test, what, cmp.Or(d.r.Outcome(d.bound), "passed"))
+		return nil
+	})
+}
+
+// Reach is the live sites of a fault trial of m's test: the indices in
+// cat of the sites it reached fault-free, ascending (never nil: a test
+// whose sites cat no longer has gets none live).
+func Reach(cat *catalog.Catalog, m Measure) []uint32 {
+	want := make(map[string]bool, len(m.Sites))
+	for _, id := range m.Sites {
+		want[id] = true
+	}
+	out := []uint32{}
+	for _, s := range cat.Sites {
+		if want[s.ID] {
+			out = append(out, s.Index)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// count counts one fault trial.
+func (s *Summary) count(failed bool, injections int) {
+	s.Trials++
+	if injections > 0 {
+		s.Injected++
+	}
+	if failed {
+		s.Failed++
+		if injections > 0 {
+			s.FaultFailed++
+		}
+	}
+}
+
+// Remaining is the part of a fault-trial schedule (order, from Allot,
+// indices into chosen) still to run when the tests in ran (test name ->
+// fault trials an earlier run stored) have run: the schedule with each
+// test's first ran[test] turns taken out, at most trials-len(ran) turns,
+// so the campaign ends with trials fault trials in all.
+func Remaining(order []int, chosen []Measure, ran map[string]int, trials int) []int {
+	left := maps.Clone(ran)
+	owed := trials
+	for _, n := range ran {
+		owed -= n
+	}
+	var out []int
+	for _, i := range order {
+		if len(out) >= owed {
+			break
+		}
+		if t := chosen[i].Test; left[t] > 0 {
+			left[t]--
+			continue
+		}
+		out = append(out, i)
+	}
+	return out
+}
