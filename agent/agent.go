@@ -166,6 +166,22 @@ func Dial(site uint32, addr string) int {
 	return decide(site, p, addr, true)
 }
 
+// Send is Fault at the entry of an in-process transport's send to the
+// member whose address is addr (catalog.PeerSend; gofault test's
+// test.transport.send): the request names the member sending (the
+// goroutine's, MemberEnter) and, when the plan tags members, the member
+// addr belongs to (MemberEnterAt), so that a cut between two members of
+// one process fails their sends to each other and no others. A result
+// k ≥ 1 makes the send return the transport's error for an unreachable
+// peer.
+func Send(site uint32, addr string) int {
+	p := current.Load()
+	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
+		return 0
+	}
+	return decide(site, p, addr, true)
+}
+
 // Accept is Fault at the first peer-network call of a handler of peers'
 // requests (catalog.PeerAccept): when the plan asks (wire.FlagPeers) it
 // also forgets what the calling goroutine dialled before, since the request it
@@ -226,6 +242,9 @@ func ask(site uint32, p *plan, peer string, dial bool) (wire.Response, *conn) {
 			// The member's own role, not the last one any member wrote.
 			req.Member, req.MemberSeq = v, seq
 			req.Role, req.HasRole = roleOfMember(seq)
+		}
+		if req.Peer != "" {
+			req.PeerSeq = memberAt(req.Peer)
 		}
 	}
 	if p.flags&wire.FlagStacks != 0 {
@@ -389,6 +408,7 @@ var hookFuncs = map[string]bool{
 	"github.com/gofault/gofault/agent.Fault":   true,
 	"github.com/gofault/gofault/agent.Dial":    true,
 	"github.com/gofault/gofault/agent.Accept":  true,
+	"github.com/gofault/gofault/agent.Send":    true,
 	"github.com/gofault/gofault/agent.ask":     true,
 	"github.com/gofault/gofault/agent.Disk":    true,
 }

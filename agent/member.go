@@ -34,6 +34,25 @@ func MemberEnter(v string) uint32 {
 	return enterMember(goroutine(), v)
 }
 
+// MemberEnterAt is MemberEnter for a member whose transport address is
+// addr (gofault test's test.transport.address, e.g. hashicorp/raft's
+// Raft.localAddr): the agent also learns that addr is this member's, so
+// that a send of an in-process transport to addr (Send) names the member
+// it goes to (wire.Request.PeerSeq).
+func MemberEnterAt(v, addr string) uint32 {
+	if current.Load().flags&wire.FlagMembers == 0 {
+		return noMember
+	}
+	g := goroutine()
+	prev := enterMember(g, v)
+	if addr != "" {
+		if _, seq := memberOf(g); seq != 0 {
+			memberAddr(addr, seq)
+		}
+	}
+	return prev
+}
+
 // MemberExit gives the calling goroutine back the member it ran before
 // the method whose entry called MemberEnter (prev, what that returned).
 func MemberExit(prev uint32) {
@@ -78,6 +97,8 @@ var memberRanks struct {
 	// role is each member's role, by rank, once its goroutines wrote
 	// one (Role).
 	role map[uint32]int64
+	// addr is each member's transport address (MemberEnterAt) → rank.
+	addr map[string]uint32
 }
 
 // rankOf returns member value v's rank, giving it the next one at first
@@ -213,6 +234,29 @@ func roleOfMember(seq uint32) (int64, bool) {
 	return v, ok
 }
 
+// memberAddr records that member rank seq's transport address is addr.
+func memberAddr(addr string, seq uint32) {
+	memberRanks.mu.Lock()
+	defer memberRanks.mu.Unlock()
+	if memberRanks.addr[addr] == seq {
+		return
+	}
+	if memberRanks.addr == nil {
+		memberRanks.addr = map[string]uint32{}
+	}
+	if len(memberRanks.addr) < maxMembers {
+		memberRanks.addr[addr] = seq
+	}
+}
+
+// memberAt returns the rank of the member whose transport address is
+// addr, 0 when no member announced it.
+func memberAt(addr string) uint32 {
+	memberRanks.mu.Lock()
+	defer memberRanks.mu.Unlock()
+	return memberRanks.addr[addr]
+}
+
 // resetMembers forgets every tag, rank and member role: a new connection
 // is a new trial, whose members are ranked afresh.
 func resetMembers() {
@@ -223,6 +267,6 @@ func resetMembers() {
 		sh.mu.Unlock()
 	}
 	memberRanks.mu.Lock()
-	memberRanks.rank, memberRanks.values, memberRanks.role = nil, nil, nil
+	memberRanks.rank, memberRanks.values, memberRanks.role, memberRanks.addr = nil, nil, nil, nil
 	memberRanks.mu.Unlock()
 }

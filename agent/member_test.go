@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gofault/gofault/agent/wire"
@@ -130,5 +131,51 @@ func BenchmarkMemberMethod(b *testing.B) {
 				MemberExit(MemberEnter("node-a"))
 			}
 		})
+	}
+}
+
+// TestSendNamesPeerMember: a send of an in-process transport names the
+// member whose address it goes to once that member announced it
+// (MemberEnterAt), none for an address no member announced, and does
+// what the controller answers (the error variant); a site that is not
+// live asks nothing.
+func TestSendNamesPeerMember(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1}, Flags: wire.FlagMembers}, func(r *wire.Request) (wire.Response, bool) {
+		if r.MemberSeq == 1 && r.PeerSeq == 2 {
+			return wire.Response{Action: wire.ActError, Arg: 1}, true // the arc a→b is cut
+		}
+		return wire.Response{}, true
+	})
+	attach(t, f)
+	run := func(fn func()) {
+		done := make(chan struct{})
+		go func() { fn(); close(done) }()
+		<-done
+	}
+	member := func(v, addr string, body func()) { defer MemberExit(MemberEnterAt(v, addr)); body() }
+	var got []int
+	run(func() { member("a", "addr-a", func() {}) })
+	run(func() { member("b", "addr-b", func() {}) })
+	run(func() {
+		member("a", "addr-a", func() {
+			got = append(got, Send(1, "addr-b"), Send(1, "addr-c"), Send(2, "addr-b"))
+		})
+	})
+	run(func() { member("b", "addr-b", func() { got = append(got, Send(1, "addr-a")) }) })
+	if want := []int{1, 0, 0, 0}; !slices.Equal(got, want) {
+		t.Errorf("sends returned %v, want %v (a→b cut only)", got, want)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	type pair struct {
+		from, to uint32
+		peer     string
+	}
+	var pairs []pair
+	for _, r := range f.requests {
+		pairs = append(pairs, pair{r.MemberSeq, r.PeerSeq, r.Peer})
+	}
+	if want := []pair{{1, 2, "addr-b"}, {1, 0, "addr-c"}, {2, 1, "addr-a"}}; !slices.Equal(pairs, want) {
+		t.Errorf("requests (member, peer member, peer) %v, want %v", pairs, want)
 	}
 }
