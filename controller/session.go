@@ -102,6 +102,7 @@ type session struct {
 	tearing  map[string]bool    // nodes told to tear a write, not yet killed (disk.go)
 	inproc   map[uint32]*Member // in-process cluster members seen, by rank (TrialSpec.Members)
 	inprocN  int                // requests that named one
+	sends    int                // requests at peer sites that named a member and the member they go to
 }
 
 type instKey struct {
@@ -169,7 +170,7 @@ func (s *session) wirePlan(m member) wire.Plan {
 	if s.armed && !s.done && !s.ended && (s.plan.LiveOn(m.node) || s.spec.Members) {
 		wp.Sites = s.plan.Sites
 	}
-	if _, cut := s.cuts[m.node]; (cut || s.linked(m.node)) && !s.ended {
+	if s.peersLive(m.node) && !s.ended {
 		wp.Sites = s.withPeers(wp.Sites)
 	}
 	return wp
@@ -250,13 +251,19 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 	}
 	m.node = s.memberOf(m.node, r)
 	site := s.cat.Site(r.Site)
-	if act, arg, effs, cut := s.cutRequest(m.node, site, now); cut {
-		resp.Action, resp.Arg = act, arg
-		return resp, effs
-	}
 	var peer string
 	if site != nil && site.Peer != "" {
 		peer = s.peerNode(r.Peer)
+		if s.spec.Members && r.PeerSeq != 0 {
+			peer = MemberNode(r.PeerSeq) // a send to another member of the process
+			if r.MemberSeq != 0 {
+				s.sends++
+			}
+		}
+	}
+	if act, arg, effs, cut := s.cutRequest(m.node, peer, site, now); cut {
+		resp.Action, resp.Arg = act, arg
+		return resp, effs
 	}
 	if act, arg, effs, cut := s.linkRequest(m.node, peer, site, now); cut {
 		resp.Action, resp.Arg = act, arg
@@ -265,7 +272,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 	if s.done || site == nil {
 		return resp, nil
 	}
-	if site.Peer != "" && s.linked(m.node) && !s.policyLive(m.node, site.Index) {
+	if site.Peer != "" && s.peersLive(m.node) && !s.policyLive(m.node, site.Index) {
 		return resp, nil // live for the disconnect only: a call to another member
 	}
 	if s.spec.Members && !s.plan.LiveOn(m.node) {
@@ -285,7 +292,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		Inst:       r.Inst,
 		State:      r.State,
 		Peer:       peer,
-		Members:    s.spec.Nodes,
+		Members:    s.nodes(),
 	}
 	if r.HasRole {
 		req.Role = s.roleName(r.Role)
@@ -333,6 +340,34 @@ func (s *session) memberOf(node string, r *wire.Request) string {
 	mb.Requests++
 	s.inprocN++
 	return mb.Node
+}
+
+// nodes returns the trial's nodes: TrialSpec.Nodes, and when processes
+// hold members (TrialSpec.Members) the members seen so far too, by rank.
+func (s *session) nodes() []string {
+	if !s.spec.Members || len(s.inproc) == 0 {
+		return s.spec.Nodes
+	}
+	out := slices.Clone(s.spec.Nodes)
+	for _, mb := range s.memberList() {
+		if !slices.Contains(out, mb.Node) {
+			out = append(out, mb.Node)
+		}
+	}
+	return out
+}
+
+// peersLive reports whether node's peer sites are live whatever the
+// policy's plan says: node is cut off (partition.go) or the calling side
+// of a cut arc (disconnect.go); when processes hold members
+// (TrialSpec.Members), whether any member is, since one process sends
+// for them all and a send to a cut member is cut too.
+func (s *session) peersLive(node string) bool {
+	if s.spec.Members {
+		return len(s.cuts) > 0 || len(s.arcs) > 0
+	}
+	_, cut := s.cuts[node]
+	return cut || s.linked(node)
 }
 
 // memberList returns the in-process cluster members seen, by rank.
@@ -395,9 +430,9 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		act, arg := cutAction(site, f.Delay)
 		return inj, act, arg, s.startArcs([]arc{{req.Node, req.Peer}}, f.Delay, now), true
 	case catalog.KindSplit:
-		struck, ok := splitSide(req.Node, req.Peer, f.Side, s.spec.Nodes)
+		struck, ok := splitSide(req.Node, req.Peer, f.Side, s.nodes())
 		if f.Delay <= 0 || site.Peer == "" || !ok {
-			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a split where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "side", f.Side, "members", s.spec.Nodes, "length", f.Delay}}}, false
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a split where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "side", f.Side, "members", s.nodes(), "length", f.Delay}}}, false
 		}
 		inj.Delay, inj.Peer = f.Delay, req.Peer
 		inj.Side = slices.DeleteFunc(struck, func(n string) bool { return n == req.Node })
@@ -547,6 +582,7 @@ func (s *session) end() (Result, []Effect) {
 
 		Members:        s.memberList(),
 		MemberRequests: s.inprocN,
+		MemberSends:    s.sends,
 
 		Observations: s.obs,
 	}
