@@ -256,6 +256,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		peer = s.peerNode(r.Peer)
 		if s.spec.Members && r.PeerSeq != 0 {
 			peer = MemberNode(r.PeerSeq) // a send to another member of the process
+			s.seeMember(r.PeerSeq)
 			if r.MemberSeq != 0 {
 				s.sends++
 			}
@@ -337,6 +338,7 @@ func (s *session) memberOf(node string, r *wire.Request) string {
 		mb = &Member{Node: MemberNode(r.MemberSeq), Value: r.Member}
 		s.inproc[r.MemberSeq] = mb
 	}
+	mb.Value = r.Member // known now if it was only sent to before
 	mb.Requests++
 	s.inprocN++
 	return mb.Node
@@ -368,6 +370,18 @@ func (s *session) peersLive(node string) bool {
 	}
 	_, cut := s.cuts[node]
 	return cut || s.linked(node)
+}
+
+// seeMember records member rank seq, the member a send goes to, among
+// the members seen (its value is known once it makes a request itself),
+// so that a split can put it on a side.
+func (s *session) seeMember(seq uint32) {
+	if s.inproc == nil {
+		s.inproc = map[uint32]*Member{}
+	}
+	if s.inproc[seq] == nil {
+		s.inproc[seq] = &Member{Node: MemberNode(seq)}
+	}
 }
 
 // memberList returns the in-process cluster members seen, by rank.

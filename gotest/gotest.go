@@ -107,6 +107,11 @@ type Options struct {
 	// and a request from a tagged goroutine is its member's node. Empty:
 	// Config's test.member, if any; none, the process is one node.
 	Member string `json:"member,omitempty"`
+	// Transport is the in-process transport the members send through
+	// (gofault.yaml's test.transport, read with Member): with its sends
+	// the cut kinds (partition, disconnect, oneway, split, leadercut)
+	// are offered, between members.
+	Transport config.Transport `json:"transport,omitempty"`
 	// Config is the config file whose test section Run reads when
 	// Member is empty (default: gofault.yaml in Module, if there).
 	Config string `json:"-"`
@@ -142,6 +147,11 @@ type Summary struct {
 	MemberRequests int    `json:"member_requests,omitempty"`
 	MostMembers    int    `json:"most_members,omitempty"`
 	MemberMethods  int    `json:"member_methods,omitempty"`
+	// Sends are the transport's send methods hooked (Options.Transport),
+	// MemberSends the requests at them that named both the member sending
+	// and the member sent to: the sends a cut between members can strike.
+	Sends       int `json:"sends,omitempty"`
+	MemberSends int `json:"member_sends,omitempty"`
 	// Measured are the tests of the fault-free pass, in list order.
 	Measured  []Measure `json:"measured"`
 	Selection Selection `json:"selection"`
@@ -197,9 +207,33 @@ func (o *Options) memberRule() error {
 			return err
 		}
 		o.Member = t.Member
+		if len(o.Transport.Send) == 0 {
+			o.Transport = t.Transport
+		}
 	}
-	if err := (config.Test{Member: o.Member}).Validate(); err != nil {
+	if err := (config.Test{Member: o.Member, Transport: o.Transport}).Validate(); err != nil {
 		return err
+	}
+	return nil
+}
+
+// cutKinds are the fault kinds that cut members apart: offered in-process
+// only with a transport rule (Options.Transport), between members.
+const cutKinds = catalog.KindPartition | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut
+
+// checkKinds refuses the fault kinds a test process cannot take: crash
+// and power loss always (every member would die at once), the cuts
+// without a transport rule.
+func checkKinds(kinds []catalog.Kind, t config.Test) error {
+	for _, k := range kinds {
+		switch {
+		case k&(catalog.KindError|catalog.KindDelay) != 0:
+		case k&cutKinds != 0 && t.Partitions() && t.Member != "":
+		case k&cutKinds != 0:
+			return fmt.Errorf("fault kind %s needs test.transport in gofault.yaml (with test.member): the in-process transport's sends between members are what a cut fails (docs/gotest.md)", k)
+		default:
+			return fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are, and the cuts with test.transport)", k)
+		}
 	}
 	return nil
 }
@@ -259,6 +293,7 @@ type campaignRun struct {
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
 	memberMethods int
+	sends         int // the transport's send sites in the catalog
 }
 
 // Run builds the test binary of o.Package, measures its tests fault-free
@@ -266,15 +301,13 @@ type campaignRun struct {
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	t0 := time.Now()
 	o.defaults()
-	for _, k := range o.Kinds {
-		if k&(catalog.KindError|catalog.KindDelay) == 0 {
-			return nil, fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are)", k)
-		}
-	}
 	if err := o.importPaths(); err != nil {
 		return nil, err
 	}
 	if err := o.memberRule(); err != nil {
+		return nil, err
+	}
+	if err := checkKinds(o.Kinds, config.Test{Member: o.Member, Transport: o.Transport}); err != nil {
 		return nil, err
 	}
 	release, err := workdir.Lock(o.WorkDir, "gofault test "+o.Package)
@@ -287,7 +320,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Binary: c.bin, Reused: c.reused, Sites: len(c.cat.Sites), BuildSecs: time.Since(t0).Seconds(), DB: o.DB,
-		Member: o.Member, MemberMethods: c.memberMethods}
+		Member: o.Member, MemberMethods: c.memberMethods, Sends: c.sends}
 	c.sum = sum
 	tests, err := c.list(ctx)
 	if err != nil {
@@ -388,6 +421,7 @@ func (c *campaignRun) build(ctx context.Context) error {
 	// The build key hashes the test files too (go list -test): an
 	// unchanged package's test binary is reused.
 	t.Member = o.Member
+	t.Transport = instrument.Transport{Address: o.Transport.Address, Send: o.Transport.Send, Error: o.Transport.Error}
 	res, err := build.Node(ctx, t, out, nil, build.Options{Rebuild: o.Rebuild})
 	if err != nil {
 		if o.Member != "" {
@@ -397,6 +431,14 @@ func (c *campaignRun) build(ctx context.Context) error {
 	}
 	c.bin, c.cat, c.reused = res.Binary, res.Catalog, res.Reused
 	c.memberMethods = res.Stats.MemberMethods
+	for _, st := range c.cat.Sites {
+		if st.Peer == catalog.PeerSend {
+			c.sends++
+		}
+	}
+	if len(o.Transport.Send) > 0 && c.sends == 0 {
+		return fmt.Errorf("test.transport: no send method was hooked (%s), so no cut can strike", strings.Join(o.Transport.Send, ", "))
+	}
 	if o.Member != "" && res.Stats.MemberMethods == 0 {
 		return fmt.Errorf("test.member %s: no method of the member type was hooked, so no request can name a member (does the type have methods in %s?)", o.Member, o.Package)
 	}
@@ -586,6 +628,7 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	if c.sum != nil {
 		c.sum.Requests += res.Requests
 		c.sum.MemberRequests += res.MemberRequests
+		c.sum.MemberSends += res.MemberSends
 		c.sum.MostMembers = max(c.sum.MostMembers, len(res.Members))
 	}
 	tr := &record.Trial{

@@ -34,7 +34,10 @@ sites each reaches), then runs --trials fault trials: each runs one test
 that passed every fault-free run and reached a site, as one node (n1) with
 the policy's faults; with a member rule (--member, or test.member in the
 module's gofault.yaml) the requests made by the methods of an in-process
-cluster's members are the members' nodes, n1, n2, ... A test that fails, hangs, panics or races with a fault
+cluster's members are the members' nodes, n1, n2, ...; with test.transport
+too (the in-process transport's sends) --kinds may name the cuts
+(partition, disconnect, oneway, split, leadercut), which fail the sends
+between members. A test that fails, hangs, panics or races with a fault
 is a finding. Trials go to the store: gofault report --db DB shows them.
 The go test flags after -- go to every run (-short, -test.short, ...);
 -run REGEXP keeps only the tests it matches.
@@ -51,7 +54,7 @@ flags:
 	seed := fs.Int64("seed", 1, "the policy's seed")
 	trials := fs.Int("trials", 20, "fault trials to run")
 	runs := fs.Int("runs", 2, "fault-free runs of every test (a test that fails in any is left out)")
-	kinds := fs.String("kinds", "error,delay", "fault kinds, comma-separated (crash and the cuts are not offered in-process)")
+	kinds := fs.String("kinds", "error,delay", "fault kinds, comma-separated (crash is not offered in-process; the cuts only with test.transport)")
 	delay := fs.Duration("delay", 2*time.Second, "length of an injected delay")
 	hang := fs.Duration("hang", 30*time.Second, "least time a fault trial runs before it is a hang (else 4 x the test's slowest fault-free run plus --delay)")
 	helpers := fs.Bool("helpers", false, "let faults strike test setup: sites in the package's files that import testing (test helpers such as raft's testing.go) and calls made under them (left out by default)")
@@ -166,6 +169,9 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	if s.Member != "" {
 		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d of %d requests named a member, at most %d members in a run; the others are n1's\n",
 			s.Member, s.MemberMethods, s.MemberRequests, s.Requests, s.MostMembers)
+	}
+	if s.Sends > 0 {
+		fmt.Fprintf(w, "  transport: %d send methods hooked; %d sends named the member sending and the member sent to\n", s.Sends, s.MemberSends)
 	}
 	if s.SetupRequests > 0 {
 		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)
