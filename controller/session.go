@@ -344,17 +344,17 @@ func (s *session) memberOf(node string, r *wire.Request) string {
 	return mb.Node
 }
 
-// nodes returns the trial's nodes: TrialSpec.Nodes, and when processes
-// hold members (TrialSpec.Members) the members seen so far too, by rank.
+// nodes returns the trial's members, which a split divides:
+// TrialSpec.Nodes, or when processes hold members (TrialSpec.Members) the
+// members seen so far (those that made a request or were sent to), by
+// rank; the process itself is none of them.
 func (s *session) nodes() []string {
 	if !s.spec.Members || len(s.inproc) == 0 {
 		return s.spec.Nodes
 	}
-	out := slices.Clone(s.spec.Nodes)
+	var out []string
 	for _, mb := range s.memberList() {
-		if !slices.Contains(out, mb.Node) {
-			out = append(out, mb.Node)
-		}
+		out = append(out, mb.Node)
 	}
 	return out
 }

@@ -52,8 +52,24 @@ import (
 // Node is the name of the node a test process is; with a member rule
 // (Options.Member) the requests that name a member of an in-process
 // cluster are that member's node instead (controller.MemberNode: n1, n2,
-// ... in the order the process first saw them).
+// ... in the order the process first saw them), and the process is
+// ProcessNode.
 const Node = "n1"
+
+// ProcessNode is the node a test process is with a member rule: the
+// requests made outside every member's method (test code, package
+// functions). It is controller.MemberNode(0), rank 0 being "no member",
+// so that it is never taken for the first member, n1.
+const ProcessNode = "n0"
+
+// node returns the node the test process is: ProcessNode with a member
+// rule, else Node.
+func (o *Options) node() string {
+	if o.Member != "" {
+		return ProcessNode
+	}
+	return Node
+}
 
 // Options is what a gofault test campaign runs.
 type Options struct {
@@ -232,10 +248,15 @@ func checkKinds(kinds []catalog.Kind, t config.Test) error {
 		case k&cutKinds != 0:
 			return fmt.Errorf("fault kind %s needs test.transport in gofault.yaml (with test.member): the in-process transport's sends between members are what a cut fails (docs/gotest.md)", k)
 		default:
-			return fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are, and the cuts with test.transport)", k)
+			return notOffered(k)
 		}
 	}
 	return nil
+}
+
+// notOffered is the error of a fault kind a test process never takes.
+func notOffered(k catalog.Kind) error {
+	return fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are, and the cuts with test.transport)", k)
 }
 
 // importPaths turns the relative directories among o.Package and
@@ -301,6 +322,11 @@ type campaignRun struct {
 func Run(ctx context.Context, o Options) (*Summary, error) {
 	t0 := time.Now()
 	o.defaults()
+	for _, k := range o.Kinds {
+		if k&(catalog.KindError|catalog.KindDelay|cutKinds) == 0 {
+			return nil, notOffered(k) // before reading the module: a usage error
+		}
+	}
 	if err := o.importPaths(); err != nil {
 		return nil, err
 	}
@@ -603,13 +629,14 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	if err := os.RemoveAll(dir); err != nil {
 		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
 	}
-	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{Node}, Members: c.o.Member != ""})
+	node := c.o.node()
+	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{node}, Members: c.o.Member != ""})
 	if err != nil {
 		return Attempt{}, nil, controller.Result{}, err
 	}
 	ct.Arm()
 	start := time.Now()
-	r, exit, err := c.exec(ctx, ctl.Addr(), id, test, bound, filepath.Join(dir, Node+".log"))
+	r, exit, err := c.exec(ctx, ctl.Addr(), id, node, test, bound, filepath.Join(dir, node+".log"))
 	res := ct.End()
 	if err != nil {
 		return r, nil, res, err
@@ -635,13 +662,14 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		ID: id, Campaign: "test " + c.o.Package, Index: index, Policy: ctl.Policy().Name(), Seed: c.o.Seed,
 		Start: start, End: time.Now(), Dir: dir, Status: record.StatusOK,
 		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States, Roles: res.Roles,
-		Nodes: []record.Node{{Name: Node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
-			Signal: exit.Signal, Log: filepath.Join(dir, Node+".log")}},
-		Client:   []record.ClientEvent{{Time: start, Client: Node + "/test", Node: Node, Kind: record.EvPhase, Msg: ranPrefix + test}},
+		Nodes: []record.Node{{Name: node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
+			Signal: exit.Signal, Log: filepath.Join(dir, node+".log")}},
+		Client:   []record.ClientEvent{{Time: start, Client: node + "/test", Node: node, Kind: record.EvPhase, Msg: ranPrefix + test}},
 		Verdicts: []record.Verdict{Verdict(r, bound)},
 	}
 	if tr.Verdicts[0].Failed {
 		tr.Status = record.StatusFailed
+		tr.Verdicts[0].Nodes = []string{node}
 	}
 	return r, tr, res, nil
 }
@@ -653,7 +681,7 @@ const ranPrefix = "ran "
 // trial.
 func testOf(tr *record.Trial) string {
 	for _, e := range tr.Client {
-		if e.Kind == record.EvPhase && e.Client == Node+"/test" {
+		if e.Kind == record.EvPhase && (e.Client == Node+"/test" || e.Client == ProcessNode+"/test") {
 			if t, ok := strings.CutPrefix(e.Msg, ranPrefix); ok {
 				return t
 			}
@@ -662,15 +690,15 @@ func testOf(tr *record.Trial) string {
 	return ""
 }
 
-// exec runs the test binary once for test, as trial id's node, killed
+// exec runs the test binary once for test, as trial id's node node, killed
 // past bound (plus a grace for the test's own timeout report), its
 // output in log.
-func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, test string, bound time.Duration, log string) (Attempt, cluster.Exit, error) {
+func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, node, test string, bound time.Duration, log string) (Attempt, cluster.Exit, error) {
 	args := []string{c.bin, "-test.run", "^" + regexp.QuoteMeta(test) + "$", "-test.v", "-test.count=1",
 		"-test.timeout=" + bound.String()}
 	args = append(args, TestFlags(c.o.TestFlags)...)
 	env := append(withoutGofault(os.Environ()), c.o.Env...)
-	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+Node, wire.EnvTrial+"="+id)
+	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+node, wire.EnvTrial+"="+id)
 	start := time.Now()
 	p, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Timeout: bound + 10*time.Second})
 	if err != nil {
