@@ -158,11 +158,14 @@ func TestSendNamesPeerMember(t *testing.T) {
 	run(func() { member("b", "addr-b", func() {}) })
 	run(func() {
 		member("a", "addr-a", func() {
-			got = append(got, Send(1, "addr-b"), Send(1, "addr-c"), Send(2, "addr-b"))
+			got = append(got, Send(1, "", "addr-b"), Send(1, "", "addr-c"), Send(2, "", "addr-b"))
 		})
 	})
-	run(func() { member("b", "addr-b", func() { got = append(got, Send(1, "addr-a")) }) })
-	if want := []int{1, 0, 0, 0}; !slices.Equal(got, want) {
+	run(func() { member("b", "addr-b", func() { got = append(got, Send(1, "", "addr-a")) }) })
+	// A goroutine of no member sends for a by a's address; an unknown
+	// sender address leaves the goroutine's member (none).
+	run(func() { got = append(got, Send(1, "addr-a", "addr-b"), Send(1, "addr-x", "addr-b")) })
+	if want := []int{1, 0, 0, 0, 1, 0}; !slices.Equal(got, want) {
 		t.Errorf("sends returned %v, want %v (a→b cut only)", got, want)
 	}
 	f.mu.Lock()
@@ -175,7 +178,7 @@ func TestSendNamesPeerMember(t *testing.T) {
 	for _, r := range f.requests {
 		pairs = append(pairs, pair{r.MemberSeq, r.PeerSeq, r.Peer})
 	}
-	if want := []pair{{1, 2, "addr-b"}, {1, 0, "addr-c"}, {2, 1, "addr-a"}}; !slices.Equal(pairs, want) {
+	if want := []pair{{1, 2, "addr-b"}, {1, 0, "addr-c"}, {2, 1, "addr-a"}, {1, 2, "addr-b"}, {0, 2, "addr-b"}}; !slices.Equal(pairs, want) {
 		t.Errorf("requests (member, peer member, peer) %v, want %v", pairs, want)
 	}
 }

@@ -30,11 +30,13 @@ type Transport struct {
 	// hashicorp/raft's Raft: a send to that address goes to that member.
 	Address string `yaml:"address" json:"address,omitempty"`
 	// Send lists the transport's send methods, each
-	// "pkg/path.Type.method(peer)" with peer the parameter (or
-	// receiver.field) that holds the address sent to, e.g.
-	// "github.com/hashicorp/raft.InmemTransport.makeRPC(target)". While
-	// the sender is cut from the member at that address, the method
-	// returns at once with Error.
+	// "pkg/path.Type.method(peer)" or "pkg/path.Type.method(from, peer)"
+	// with peer the parameter (or receiver.field) that holds the address
+	// sent to and from the one that holds the sender's own address (else
+	// the sender is the member whose method the sending goroutine runs),
+	// e.g. "github.com/hashicorp/raft.InmemTransport.makeRPC(i.localAddr,
+	// target)". While the sender is cut from the member at that address,
+	// the method returns at once with Error.
 	Send []string `yaml:"send" json:"send,omitempty"`
 	// Error is the text of the error a cut send returns (the method's
 	// last result must be an error), as the transport says a peer is
@@ -43,8 +45,13 @@ type Transport struct {
 	Error string `yaml:"error" json:"error,omitempty"`
 }
 
-// sendRule matches a test.transport.send entry: pkg/path.Type.method(peer).
-var sendRule = regexp.MustCompile(`^[^\s]*[^\s./][.][A-Za-z_][A-Za-z0-9_]*[.][A-Za-z_][A-Za-z0-9_]*[(][A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)?[)]$`)
+// sendRule matches a test.transport.send entry:
+// pkg/path.Type.method(peer) or pkg/path.Type.method(from, peer).
+var sendRule = regexp.MustCompile(`^[^\s]*[^\s./][.][A-Za-z_][A-Za-z0-9_]*[.][A-Za-z_][A-Za-z0-9_]*[(]` + addrExpr + `(, *` + addrExpr + `)?[)]$`)
+
+// addrExpr matches an address expression of a send rule: a parameter or
+// receiver.field (x.a.b too).
+const addrExpr = `[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*`
 
 // ident matches a Go identifier.
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -70,8 +77,8 @@ func (t Test) Validate() error {
 	}
 	for i, s := range tr.Send {
 		if !sendRule.MatchString(s) {
-			return &FieldError{Field: fmt.Sprintf("test.transport.send[%d]", i), Msg: fmt.Sprintf("must be pkg/path.Type.method(peer) (got %q)", s),
-				Fix: `name the method and the parameter (or receiver.field) holding the address it sends to, e.g. "github.com/hashicorp/raft.InmemTransport.makeRPC(target)"`}
+			return &FieldError{Field: fmt.Sprintf("test.transport.send[%d]", i), Msg: fmt.Sprintf("must be pkg/path.Type.method(peer) or pkg/path.Type.method(from, peer) (got %q)", s),
+				Fix: `name the method, the parameter (or receiver.field) holding the sender's address and the one holding the address it sends to, e.g. "github.com/hashicorp/raft.InmemTransport.makeRPC(i.localAddr, target)"`}
 		}
 	}
 	if !ident.MatchString(tr.Address) {

@@ -121,7 +121,8 @@ func sendCatalog() *catalog.Catalog {
 // other; a one-way cut n1→n2 n1's sends to n2 only; a split with n1 alone
 // of three the same as a partition. A send to an address no member
 // announced (PeerSeq 0) and a file write are never cut; the first send
-// after the end heals it. Every send that named two members is counted.
+// after the end heals it. Every send that named two members is counted; a
+// send that named no sender never reaches the policy.
 func TestSessionMemberCuts(t *testing.T) {
 	const cut, run = wire.ActError, wire.ActNone
 	type send struct{ from, to uint32 } // ranks; to 0: an address no member announced
@@ -154,6 +155,11 @@ func TestSessionMemberCuts(t *testing.T) {
 			// Every member is seen before the cut (a split needs three).
 			for _, r := range []wire.Request{req(2, 0, 1), req(3, 0, 1)} {
 				s.request(p, &r, t0)
+			}
+			// A send of no known member is not the policy's to cut.
+			anon := req(0, 2, 0)
+			if resp, _ := s.request(p, &anon, t0); resp.Action != run || len(pol.seen) != 2 {
+				t.Fatalf("a send of no member: %+v, the policy asked %d times; want none, 2", resp, len(pol.seen))
 			}
 			pol.script, pol.done = []policy.Fault{{Kind: tc.kind, Delay: 3 * time.Second}}, true
 			first := req(1, 2, 0)

@@ -273,6 +273,11 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 	if s.done || site == nil {
 		return resp, nil
 	}
+	if s.spec.Members && site.Peer == catalog.PeerSend && r.MemberSeq == 0 {
+		// A send of no known member: a cut started there would cut the
+		// process, every member's unattributed sends at once.
+		return resp, nil
+	}
 	if site.Peer != "" && s.peersLive(m.node) && !s.policyLive(m.node, site.Index) {
 		return resp, nil // live for the disconnect only: a call to another member
 	}

@@ -34,9 +34,9 @@ type rewriter struct {
 	// member is the member type of w.Member, nil for none.
 	member *memberType
 	// sends are the transport's send methods (w.Transport.Send), and
-	// sendPeers their peer expressions by site ID.
+	// sendPeers their rules by site ID.
 	sends     []*sendMethod
-	sendPeers map[string]string
+	sendPeers map[string]sendRule
 }
 
 type fileRef struct {
@@ -147,14 +147,14 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool)
 			return nil, err
 		}
 		rw.member.addr = w.Transport.Address
-		rw.sendPeers = map[string]string{}
+		rw.sendPeers = map[string]sendRule{}
 		for _, r := range sendRules {
 			m, err := resolveSend(r, rw.pkgs)
 			if err != nil {
 				return nil, err
 			}
 			rw.sends = append(rw.sends, m)
-			rw.sendPeers[sendSite(m, "").ID] = r.peer
+			rw.sendPeers[sendSite(m, "").ID] = r
 		}
 	}
 	return rw, nil

@@ -103,9 +103,9 @@ type fileInput struct {
 	// member is the member type whose methods get the member hook (see
 	// memberEdits), nil for none.
 	member *memberType
-	// sendPeers are the peer expressions of the transport's send sites
+	// sendPeers are the rules of the transport's send sites
 	// (catalog.PeerSend, see sendEdits), by site ID.
-	sendPeers map[string]string
+	sendPeers map[string]sendRule
 }
 
 // fileOutput is a rewritten file and what happened to its sites.

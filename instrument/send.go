@@ -24,8 +24,10 @@ type Transport struct {
 	// the member's own transport address: the member hook announces it
 	// (agent.MemberEnterAt), so that a send to it names the member.
 	Address string `json:",omitempty"`
-	// Send are the send methods, "pkg/path.Type.method(peer)", peer the
-	// parameter or receiver.field that holds the address sent to.
+	// Send are the send methods, "pkg/path.Type.method(peer)" or
+	// "pkg/path.Type.method(from, peer)": peer the parameter or
+	// receiver.field that holds the address sent to, from the one that
+	// holds the sender's (else the sender is the goroutine's member).
 	Send []string `json:",omitempty"`
 	// Error is the text of the error a cut send returns; empty: a
 	// refused dial (*net.OpError with ECONNREFUSED).
@@ -34,37 +36,59 @@ type Transport struct {
 
 // sendRule is one parsed Transport.Send entry.
 type sendRule struct {
-	pkg, typ, method, peer string
+	pkg, typ, method string
+	// from and peer are the expressions of the sender's address ("": the
+	// goroutine's member) and of the address sent to.
+	from, peer string
 }
 
-func (r sendRule) String() string { return fmt.Sprintf("%s.%s.%s(%s)", r.pkg, r.typ, r.method, r.peer) }
+func (r sendRule) String() string {
+	args := r.peer
+	if r.from != "" {
+		args = r.from + ", " + r.peer
+	}
+	return fmt.Sprintf("%s.%s.%s(%s)", r.pkg, r.typ, r.method, args)
+}
 
-// parseSend parses "pkg/path.Type.method(peer)".
+// parseSend parses "pkg/path.Type.method(peer)" or
+// "pkg/path.Type.method(from, peer)".
 func parseSend(s string) (sendRule, error) {
-	bad := fmt.Errorf("transport send %q: want pkg/path.Type.method(peer), e.g. github.com/hashicorp/raft.InmemTransport.makeRPC(target)", s)
-	head, peer, ok := strings.Cut(s, "(")
-	if !ok || !strings.HasSuffix(peer, ")") {
+	bad := fmt.Errorf("transport send %q: want pkg/path.Type.method(peer) or pkg/path.Type.method(from, peer), e.g. github.com/hashicorp/raft.InmemTransport.makeRPC(i.localAddr, target)", s)
+	head, args, ok := strings.Cut(s, "(")
+	if !ok || !strings.HasSuffix(args, ")") {
 		return sendRule{}, bad
 	}
-	peer = strings.TrimSuffix(peer, ")")
 	m, err := parseMember(head) // the same shape: pkg/path.Type.name
 	if err != nil {
 		return sendRule{}, bad
 	}
-	if e, err := parser.ParseExpr(peer); err != nil || !peerShape(e) {
+	r := sendRule{pkg: m.pkg, typ: m.typ, method: m.field}
+	parts := strings.Split(strings.TrimSuffix(args, ")"), ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+		if e, err := parser.ParseExpr(parts[i]); err != nil || !peerShape(e) {
+			return sendRule{}, bad
+		}
+	}
+	switch len(parts) {
+	case 1:
+		r.peer = parts[0]
+	case 2:
+		r.from, r.peer = parts[0], parts[1]
+	default:
 		return sendRule{}, bad
 	}
-	return sendRule{pkg: m.pkg, typ: m.typ, method: m.field, peer: peer}, nil
+	return r, nil
 }
 
-// peerShape reports whether e is an identifier or x.field.
+// peerShape reports whether e is an identifier or a chain of field
+// selections on one (x.field, x.a.b).
 func peerShape(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.Ident:
 		return true
 	case *ast.SelectorExpr:
-		_, ok := e.X.(*ast.Ident)
-		return ok
+		return peerShape(e.X)
 	}
 	return false
 }
@@ -108,13 +132,18 @@ func resolveSend(rule sendRule, pkgs map[string]*packages.Package) (*sendMethod,
 			if !ok || fd.Body == nil || p.TypesInfo.Defs[fd.Name] != fn {
 				continue
 			}
-			e, _ := parser.ParseExpr(rule.peer)
-			info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
-			if err := types.CheckExpr(p.Fset, p.Types, fd.Body.Lbrace+1, e, info); err != nil {
-				return nil, fmt.Errorf("transport send %s: peer %s: %v (name a parameter of %s, or a field of its receiver)", rule, rule.peer, err, rule.method)
-			}
-			if b, ok := info.Types[e].Type.Underlying().(*types.Basic); !ok || b.Info()&types.IsString == 0 {
-				return nil, fmt.Errorf("transport send %s: peer %s is a %s, not a string type (name the address the send goes to)", rule, rule.peer, info.Types[e].Type)
+			for _, x := range []string{rule.from, rule.peer} {
+				if x == "" {
+					continue
+				}
+				e, _ := parser.ParseExpr(x)
+				info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}}
+				if err := types.CheckExpr(p.Fset, p.Types, fd.Body.Lbrace+1, e, info); err != nil {
+					return nil, fmt.Errorf("transport send %s: %s: %v (name a parameter of %s, or a field of its receiver)", rule, x, err, rule.method)
+				}
+				if b, ok := info.Types[e].Type.Underlying().(*types.Basic); !ok || b.Info()&types.IsString == 0 {
+					return nil, fmt.Errorf("transport send %s: %s is a %s, not a string type (name an address)", rule, x, info.Types[e].Type)
+				}
 			}
 			recv := obj.Name()
 			if _, ptr := fn.Type().(*types.Signature).Recv().Type().(*types.Pointer); ptr {
@@ -194,10 +223,10 @@ func withSends(cat *catalog.Catalog, sends []*sendMethod, errText string) *catal
 // sendEdits builds the hooks of the send sites of one file: right after
 // the "{" of the method's body comes, on the same line,
 //
-//	if gofaultagent.Send(N, string(peer)) != 0 { return *new(T1), ..., gofaultErrN(1) }; /*line f:L:C*/
+//	if gofaultagent.Send(N, string(from), string(peer)) != 0 { return *new(T1), ..., gofaultErrN(1) }; /*line f:L:C*/
 //
 // so that a send the controller cuts returns the transport's error at
-// once. peers gives each site's peer expression, by site ID.
+// once (from is "" when the rule names no sender address).
 func sendEdits(in fileInput, sites []*catalog.Site) (edits []siteEdit, skipped map[uint32]string) {
 	skipped = map[uint32]string{}
 	tf := in.fset.File(in.file.Pos())
@@ -210,10 +239,14 @@ func sendEdits(in fileInput, sites []*catalog.Site) (edits []siteEdit, skipped m
 	}
 	for _, s := range sites {
 		fd := at[[2]int{s.Line, s.Col}]
-		peer := in.sendPeers[s.ID]
-		if fd == nil || peer == "" {
+		r, ok := in.sendPeers[s.ID]
+		if fd == nil || !ok {
 			skipped[s.Index] = SkipNotFound
 			continue
+		}
+		from := `""`
+		if r.from != "" {
+			from = "string(" + r.from + ")"
 		}
 		var zeros strings.Builder
 		res := fd.Type.Results.List
@@ -233,8 +266,8 @@ func sendEdits(in fileInput, sites []*catalog.Site) (edits []siteEdit, skipped m
 		after := tf.Position(fd.Body.Lbrace + 1)
 		off := tf.Offset(fd.Body.Lbrace) + 1
 		edits = append(edits, siteEdit{site: s, start: off, end: off, errBranch: true,
-			prefix: fmt.Sprintf(" if %s.Send(%d, string(%s)) != 0 { return %sgofaultErr%d(1) }; /*line %s:%d:%d*/",
-				agentAlias, s.Index, peer, zeros.String(), s.Index, in.lineName, after.Line, after.Column),
+			prefix: fmt.Sprintf(" if %s.Send(%d, %s, string(%s)) != 0 { return %sgofaultErr%d(1) }; /*line %s:%d:%d*/",
+				agentAlias, s.Index, from, r.peer, zeros.String(), s.Index, in.lineName, after.Line, after.Column),
 			startLine: after.Line, endLine: after.Line})
 	}
 	return edits, skipped

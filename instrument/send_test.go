@@ -89,9 +89,9 @@ func TestSendEdits(t *testing.T) {
 	}
 	mt.addr = "localAddr"
 	in.member = mt
-	in.sendPeers = map[string]string{}
+	in.sendPeers = map[string]sendRule{}
 	var methods []*sendMethod
-	for _, s := range []string{"example.com/p.InmemTransport.makeRPC(target)", "example.com/p.inmemPipeline.AppendEntries(p.peerAddr)"} {
+	for _, s := range []string{"example.com/p.InmemTransport.makeRPC(i.localAddr, target)", "example.com/p.inmemPipeline.AppendEntries(p.peerAddr)"} {
 		r, err := parseSend(s)
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +101,7 @@ func TestSendEdits(t *testing.T) {
 			t.Fatal(err)
 		}
 		methods = append(methods, m)
-		in.sendPeers[sendSite(m, "").ID] = r.peer
+		in.sendPeers[sendSite(m, "").ID] = r
 	}
 	cat := withSends(&catalog.Catalog{Sites: []catalog.Site{{Index: 0, ID: "other"}}}, methods, "failed to connect to peer")
 	var ids []string
@@ -128,8 +128,8 @@ func TestSendEdits(t *testing.T) {
 	}
 	want := []string{
 		" if r != nil { defer gofaultagent.MemberExit(gofaultagent.MemberEnterAt(string(r.localID), string(r.localAddr))) }; ",
-		" if gofaultagent.Send(1, string(target)) != 0 { return *new(RPCResponse), gofaultErr1(1) }; ",
-		" if gofaultagent.Send(2, string(p.peerAddr)) != 0 { return *new(*RPCResponse), *new(int), gofaultErr2(1) }; ",
+		" if gofaultagent.Send(1, string(i.localAddr), string(target)) != 0 { return *new(RPCResponse), gofaultErr1(1) }; ",
+		" if gofaultagent.Send(2, \"\", string(p.peerAddr)) != 0 { return *new(*RPCResponse), *new(int), gofaultErr2(1) }; ",
 	}
 	if strings.Join(hooks, "\n") != strings.Join(want, "\n") {
 		t.Errorf("hooks\n%s\nwant\n%s", strings.Join(hooks, "\n"), strings.Join(want, "\n"))
@@ -155,15 +155,18 @@ func TestResolveSend(t *testing.T) {
 		rule, wantErr string
 	}{
 		{"example.com/p.InmemTransport.makeRPC(target)", ""},
+		{"example.com/p.InmemTransport.makeRPC(i.localAddr, target)", ""},
+		{"example.com/p.InmemTransport.makeRPC(i.peers, target)", "i.peers is a map[example.com/p.ServerAddress]*example.com/p.InmemTransport, not a string type"},
+		{"example.com/p.InmemTransport.makeRPC(a, b, c)", "want pkg/path.Type.method(peer)"},
 		{"example.com/p.inmemPipeline.AppendEntries(p.peerAddr)", ""},
 		{"example.com/q.InmemTransport.makeRPC(target)", "package example.com/q is not among the packages instrumented"},
 		{"example.com/p.Transport.makeRPC(target)", "declares no type Transport"},
 		{"example.com/p.InmemTransport.send(target)", "type InmemTransport has no method send"},
 		{"example.com/p.inmemPipeline.Close(p.peerAddr)", "last result is not an error"},
 		{"example.com/p.InmemTransport.makeRPC(addr)", "undefined: addr"},
-		{"example.com/p.InmemTransport.makeRPC(args)", "peer args is a any, not a string type"},
+		{"example.com/p.InmemTransport.makeRPC(args)", "args is a any, not a string type"},
 		{"example.com/p.InmemTransport.makeRPC", "want pkg/path.Type.method(peer)"},
-		{"example.com/p.InmemTransport.makeRPC(a.b.c)", "want pkg/path.Type.method(peer)"},
+		{"example.com/p.InmemTransport.makeRPC(peers[0])", "want pkg/path.Type.method(peer)"},
 	} {
 		r, err := parseSend(tc.rule)
 		if err == nil {

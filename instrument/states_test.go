@@ -219,7 +219,7 @@ func checkStatesCompile(t *testing.T, src []byte, more ...[]byte) {
 	enterAtSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "v", types.Typ[types.String]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", u32)), false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "MemberEnterAt", enterAtSig))
-	sendSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", u32), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
+	sendSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", u32), types.NewVar(token.NoPos, agentPkg, "from", types.Typ[types.String]), types.NewVar(token.NoPos, agentPkg, "to", types.Typ[types.String])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Send", sendSig))
 	agentPkg.MarkComplete()
