@@ -167,7 +167,7 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	}
 	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed)
 	if s.Member != "" {
-		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d of %d requests named a member, at most %d members in a run; the others are the process's, n0\n",
+		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d requests named a member (the policy was asked %d times; a request of no member is the process's, n0), at most %d members in a run\n",
 			s.Member, s.MemberMethods, s.MemberRequests, s.Requests, s.MostMembers)
 	}
 	if s.Sends > 0 {
