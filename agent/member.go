@@ -31,7 +31,7 @@ func MemberEnter(v string) uint32 {
 	if current.Load().flags&wire.FlagMembers == 0 {
 		return noMember
 	}
-	return enterMember(goroutine(), v)
+	return enterMember(goroutine(), v, "")
 }
 
 // MemberEnterAt is MemberEnter for a member whose transport address is
@@ -43,14 +43,7 @@ func MemberEnterAt(v, addr string) uint32 {
 	if current.Load().flags&wire.FlagMembers == 0 {
 		return noMember
 	}
-	g := goroutine()
-	prev := enterMember(g, v)
-	if addr != "" {
-		if _, seq := memberOf(g); seq != 0 {
-			memberAddr(addr, seq)
-		}
-	}
-	return prev
+	return enterMember(goroutine(), v, addr)
 }
 
 // MemberExit gives the calling goroutine back the member it ran before
@@ -131,9 +124,12 @@ func valueOf(r uint32) string {
 	return memberRanks.values[r-1]
 }
 
-// enterMember tags goroutine g, entering a method of member v, and
-// returns the rank it was tagged with before (0 for none).
-func enterMember(g uint64, v string) uint32 {
+// enterMember tags goroutine g, entering a method of member v whose
+// transport address is addr ("" unknown), and returns the rank it was
+// tagged with before (0 for none). The address is recorded when the
+// goroutine is tagged anew, not on the common path (the goroutine stays
+// with its member).
+func enterMember(g uint64, v, addr string) uint32 {
 	sh := memberShardOf(g)
 	sh.mu.Lock()
 	old, ok := sh.m[g]
@@ -150,6 +146,9 @@ func enterMember(g uint64, v string) uint32 {
 	if seq == 0 || root == 0 {
 		untagMember(g)
 		return prev
+	}
+	if addr != "" {
+		memberAddr(addr, seq)
 	}
 	setMember(sh, g, memberTag{value: v, seq: seq, root: root})
 	return prev
