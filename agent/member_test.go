@@ -115,20 +115,26 @@ func TestMemberRole(t *testing.T) {
 
 // BenchmarkMemberMethod is the member hook of one method call (enter and
 // exit), with members not tagged (the plan does not ask) and tagged (the
-// goroutine already runs the member: the common case).
+// goroutine already runs the member: the common case), without and with
+// the member's address (MemberEnterAt, a transport rule).
 func BenchmarkMemberMethod(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		flags uint32
-	}{{"off", 0}, {"on", wire.FlagMembers}} {
+		addr  string // MemberEnterAt's, "" for MemberEnter
+	}{{"off", 0, ""}, {"on", wire.FlagMembers, ""}, {"on-addr", wire.FlagMembers, "addr-a"}} {
 		b.Run(bc.name, func(b *testing.B) {
 			current.Store(&plan{flags: bc.flags})
 			resetMembers()
 			b.Cleanup(func() { current.Store(emptyPlan); resetMembers() })
-			defer MemberExit(MemberEnter("node-a"))
+			enter := func() uint32 { return MemberEnter("node-a") }
+			if bc.addr != "" {
+				enter = func() uint32 { return MemberEnterAt("node-a", bc.addr) }
+			}
+			defer MemberExit(enter())
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				MemberExit(MemberEnter("node-a"))
+				MemberExit(enter())
 			}
 		})
 	}
