@@ -184,7 +184,7 @@ func sendError(text string) catalog.ErrorValue {
 // partition of members can start.
 func sendSite(m *sendMethod, errText string) catalog.Site {
 	return catalog.Site{
-		ID:     m.pkg.Types.Name() + "." + m.fn + ":send",
+		ID:     m.rule.pkg + "." + m.fn + ":send", // as analysis names sites: the package's path, the function
 		Kind:   catalog.KindError | catalog.KindPartition,
 		Pkg:    m.rule.pkg,
 		Func:   m.fn,

@@ -114,7 +114,7 @@ func TestSendEdits(t *testing.T) {
 			t.Errorf("site %+v: want a send site (error|partition) of index %d with the transport's error", s, i+1)
 		}
 	}
-	if want := "p.(*InmemTransport).makeRPC:send@(*InmemTransport).makeRPC p.(*inmemPipeline).AppendEntries:send@(*inmemPipeline).AppendEntries"; strings.Join(ids, " ") != want {
+	if want := "example.com/p.(*InmemTransport).makeRPC:send@(*InmemTransport).makeRPC example.com/p.(*inmemPipeline).AppendEntries:send@(*inmemPipeline).AppendEntries"; strings.Join(ids, " ") != want {
 		t.Errorf("send sites %s, want %s", strings.Join(ids, " "), want)
 	}
 	out := rewriteFile(in, sites)
