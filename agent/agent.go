@@ -268,6 +268,7 @@ func askFrom(site uint32, p *plan, peer string, dial bool, from string) (wire.Re
 		if req.Peer != "" {
 			req.PeerSeq = memberAt(req.Peer)
 		}
+		req.Ranked = ranked.Load()
 	}
 	if p.flags&wire.FlagStacks != 0 {
 		req.Stack = callers()

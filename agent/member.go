@@ -2,6 +2,7 @@ package agent
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gofault/gofault/agent/wire"
 )
@@ -94,6 +95,9 @@ var memberRanks struct {
 	addr map[string]uint32
 }
 
+// ranked is how many member values are ranked (wire.Request.Ranked).
+var ranked atomic.Uint32
+
 // rankOf returns member value v's rank, giving it the next one at first
 // sight; 0 when maxMembers values are ranked already.
 func rankOf(v string) uint32 {
@@ -110,6 +114,7 @@ func rankOf(v string) uint32 {
 	}
 	r := uint32(len(memberRanks.rank) + 1)
 	memberRanks.rank[v] = r
+	ranked.Store(r)
 	memberRanks.values = append(memberRanks.values, v)
 	return r
 }
@@ -267,5 +272,6 @@ func resetMembers() {
 	}
 	memberRanks.mu.Lock()
 	memberRanks.rank, memberRanks.values, memberRanks.role, memberRanks.addr = nil, nil, nil, nil
+	ranked.Store(0)
 	memberRanks.mu.Unlock()
 }

@@ -183,6 +183,9 @@ func TestSendNamesPeerMember(t *testing.T) {
 	var pairs []pair
 	for _, r := range f.requests {
 		pairs = append(pairs, pair{r.MemberSeq, r.PeerSeq, r.Peer})
+		if r.Ranked != 2 {
+			t.Errorf("request %+v: Ranked %d, want 2 (a and b)", r, r.Ranked)
+		}
 	}
 	if want := []pair{{1, 2, "addr-b"}, {1, 0, "addr-c"}, {2, 1, "addr-a"}, {1, 2, "addr-b"}, {0, 2, "addr-b"}}; !slices.Equal(pairs, want) {
 		t.Errorf("requests (member, peer member, peer) %v, want %v", pairs, want)

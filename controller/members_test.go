@@ -119,7 +119,8 @@ func sendCatalog() *catalog.Catalog {
 // them, and nothing else: a partition of n1 cuts n1's sends and the
 // others' sends to n1; a disconnect n1–n2 both of their sends to each
 // other; a one-way cut n1→n2 n1's sends to n2 only; a split with n1 alone
-// of three the same as a partition. A send to an address no member
+// of three the same as a partition, also when n3 made no request yet (the
+// agent said it ranked three members). A send to an address no member
 // announced (PeerSeq 0) and a file write are never cut; the first send
 // after the end heals it. Every send that named two members is counted; a
 // send that named no sender never reaches the policy.
@@ -128,14 +129,16 @@ func TestSessionMemberCuts(t *testing.T) {
 	type send struct{ from, to uint32 } // ranks; to 0: an address no member announced
 	sends := []send{{1, 2}, {2, 1}, {1, 3}, {3, 1}, {2, 3}, {3, 2}, {1, 0}}
 	for _, tc := range []struct {
-		name string
-		kind catalog.Kind
-		want []wire.Action // for sends, in order
+		name   string
+		kind   catalog.Kind
+		byRank bool          // the members are known from Request.Ranked only, not seen before the cut
+		want   []wire.Action // for sends, in order
 	}{
-		{"partition", catalog.KindPartition, []wire.Action{cut, cut, cut, cut, run, run, cut}},
-		{"disconnect", catalog.KindDisconnect, []wire.Action{cut, cut, run, run, run, run, run}},
-		{"one-way", catalog.KindOneWay, []wire.Action{cut, run, run, run, run, run, run}},
-		{"split", catalog.KindSplit, []wire.Action{cut, cut, cut, cut, run, run, run}},
+		{"partition", catalog.KindPartition, false, []wire.Action{cut, cut, cut, cut, run, run, cut}},
+		{"disconnect", catalog.KindDisconnect, false, []wire.Action{cut, cut, run, run, run, run, run}},
+		{"one-way", catalog.KindOneWay, false, []wire.Action{cut, run, run, run, run, run, run}},
+		{"split", catalog.KindSplit, false, []wire.Action{cut, cut, cut, cut, run, run, run}},
+		{"split, members by rank", catalog.KindSplit, true, []wire.Action{cut, cut, cut, cut, run, run, run}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}}
@@ -144,7 +147,7 @@ func TestSessionMemberCuts(t *testing.T) {
 			s.attach(p, "n1", wire.RoleAgent, true)
 			s.arm()
 			req := func(from, to uint32, site uint32) wire.Request {
-				r := wire.Request{Site: site, Member: fmt.Sprint("m", from), MemberSeq: from}
+				r := wire.Request{Site: site, Member: fmt.Sprint("m", from), MemberSeq: from, Ranked: 3}
 				if to != 0 {
 					r.Peer, r.PeerSeq = fmt.Sprint("addr-", to), to
 				} else if site == 0 {
@@ -152,14 +155,19 @@ func TestSessionMemberCuts(t *testing.T) {
 				}
 				return r
 			}
-			// Every member is seen before the cut (a split needs three).
-			for _, r := range []wire.Request{req(2, 0, 1), req(3, 0, 1)} {
-				s.request(p, &r, t0)
+			// Every member is seen before the cut (a split needs three),
+			// or known by its rank only.
+			asked := 0
+			if !tc.byRank {
+				for _, r := range []wire.Request{req(2, 0, 1), req(3, 0, 1)} {
+					s.request(p, &r, t0)
+				}
+				asked = 2
 			}
 			// A send of no known member is not the policy's to cut.
 			anon := req(0, 2, 0)
-			if resp, _ := s.request(p, &anon, t0); resp.Action != run || len(pol.seen) != 2 {
-				t.Fatalf("a send of no member: %+v, the policy asked %d times; want none, 2", resp, len(pol.seen))
+			if resp, _ := s.request(p, &anon, t0); resp.Action != run || len(pol.seen) != asked {
+				t.Fatalf("a send of no member: %+v, the policy asked %d times; want none, %d", resp, len(pol.seen), asked)
 			}
 			pol.script, pol.done = []policy.Fault{{Kind: tc.kind, Delay: 3 * time.Second}}, true
 			first := req(1, 2, 0)

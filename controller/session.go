@@ -103,7 +103,12 @@ type session struct {
 	inproc   map[uint32]*Member // in-process cluster members seen, by rank (TrialSpec.Members)
 	inprocN  int                // requests that named one
 	sends    int                // requests at peer sites that named a member and the member they go to
+	ranked   uint32             // the members the agents said they ranked (wire.Request.Ranked), all seen
 }
+
+// maxRanked bounds the members a session records from wire.Request.Ranked
+// (the agent ranks at most 1,024).
+const maxRanked = 1 << 10
 
 type instKey struct {
 	node string
@@ -250,6 +255,11 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		return resp, nil
 	}
 	m.node = s.memberOf(m.node, r)
+	if s.spec.Members {
+		for ; s.ranked < r.Ranked && s.ranked < maxRanked; s.ranked++ {
+			s.seeMember(s.ranked + 1) // every member the process ranked, for a split
+		}
+	}
 	site := s.cat.Site(r.Site)
 	var peer string
 	if site != nil && site.Peer != "" {
@@ -351,8 +361,9 @@ func (s *session) memberOf(node string, r *wire.Request) string {
 
 // nodes returns the trial's members, which a split divides:
 // TrialSpec.Nodes, or when processes hold members (TrialSpec.Members) the
-// members seen so far (those that made a request or were sent to), by
-// rank; the process itself is none of them.
+// members seen so far (those that made a request or were sent to, and
+// every rank the agent said it gave, wire.Request.Ranked), by rank; the
+// process itself is none of them.
 func (s *session) nodes() []string {
 	if !s.spec.Members || len(s.inproc) == 0 {
 		return s.spec.Nodes

@@ -281,6 +281,11 @@ type Request struct {
 	// announced it, agent.MemberEnterAt), 0 when none: a send of an
 	// in-process transport to another member.
 	PeerSeq uint32
+	// Ranked is, when the plan asks (FlagMembers), how many members the
+	// process has ranked so far (ranks 1..Ranked exist), so that the
+	// controller knows every member a split may divide before each of
+	// them made a request.
+	Ranked uint32
 }
 
 // Response answers a Request.
@@ -497,6 +502,7 @@ func AppendRequest(buf []byte, m *Request) []byte {
 	buf = appendString(buf, m.Member)
 	buf = binary.AppendUvarint(buf, uint64(m.MemberSeq))
 	buf = binary.AppendUvarint(buf, uint64(m.PeerSeq))
+	buf = binary.AppendUvarint(buf, uint64(m.Ranked))
 	return EndFrame(buf, off)
 }
 
@@ -526,6 +532,7 @@ func DecodeRequest(p []byte, m *Request) error {
 	m.Member = d.string()
 	m.MemberSeq = d.u32()
 	m.PeerSeq = d.u32()
+	m.Ranked = d.u32()
 	return d.done()
 }
 
