@@ -204,6 +204,31 @@ func DialCtx(site uint32, addr string, ctx Done) int {
 	return decide(site, p, addr, true, ctx)
 }
 
+// Send is Fault at the entry of an in-process transport's send from the
+// member whose address is from to the member whose address is to
+// (catalog.PeerSend; gofault test's test.transport.send): when the plan
+// tags members, the request names both (the members that announced those
+// addresses, MemberEnterAt; the sender is the goroutine's member when
+// from is "" or no member announced it), so that a cut between two
+// members of one process fails their sends to each other and no others.
+// A result k ≥ 1 makes the send return the transport's error for an
+// unreachable peer.
+func Send(site uint32, from, to string) int {
+	p := current.Load()
+	if w := site / 64; w >= uint32(len(p.bits)) || p.bits[w]&(1<<(site%64)) == 0 {
+		return 0
+	}
+	return sendSlow(site, p, from, to)
+}
+
+// sendSlow is Send's slow path, for a live site.
+//
+//go:noinline
+func sendSlow(site uint32, p *plan, from, to string) int {
+	resp, c := askFrom(site, p, to, true, from)
+	return act(c, resp, nil)
+}
+
 // Accept is Fault at the first peer-network call of a handler of peers'
 // requests (catalog.PeerAccept): when the plan asks (wire.FlagPeers) it
 // also forgets what the calling goroutine dialled before, since the request it
@@ -259,6 +284,13 @@ func sleep(d time.Duration, ctx Done) {
 // answer (ActNone when there is none) and the connection that gave it.
 // A stall is waited out here.
 func ask(site uint32, p *plan, peer string, dial bool) (wire.Response, *conn) {
+	return askFrom(site, p, peer, dial, "")
+}
+
+// askFrom is ask for a call made by the member whose address is from
+// (Send), when that member announced it; "" or an unknown address: the
+// goroutine's member.
+func askFrom(site uint32, p *plan, peer string, dial bool, from string) (wire.Response, *conn) {
 	c := client.Load()
 	if c == nil {
 		return wire.Response{}, nil
@@ -276,11 +308,21 @@ func ask(site uint32, p *plan, peer string, dial bool) (wire.Response, *conn) {
 		req.HasRole, req.Role = true, role.value.Load()
 	}
 	if p.flags&wire.FlagMembers != 0 {
-		if v, seq := memberOf(req.Goroutine); seq != 0 {
+		v, seq := memberOf(req.Goroutine)
+		if from != "" {
+			if fs := memberAt(from); fs != 0 {
+				v, seq = valueOf(fs), fs
+			}
+		}
+		if seq != 0 {
 			// The member's own role, not the last one any member wrote.
 			req.Member, req.MemberSeq = v, seq
 			req.Role, req.HasRole = roleOfMember(seq)
 		}
+		if req.Peer != "" {
+			req.PeerSeq = memberAt(req.Peer)
+		}
+		req.Ranked = ranked.Load()
 	}
 	if p.flags&wire.FlagStacks != 0 {
 		req.Stack = callers()
@@ -447,6 +489,9 @@ var hookFuncs = map[string]bool{
 	"github.com/gofault/gofault/agent.Disk":     true,
 	"github.com/gofault/gofault/agent.FaultCtx": true,
 	"github.com/gofault/gofault/agent.DialCtx":  true,
+	"github.com/gofault/gofault/agent.Send":     true,
+	"github.com/gofault/gofault/agent.sendSlow": true,
+	"github.com/gofault/gofault/agent.askFrom":  true,
 }
 
 // callers returns the stack of the goroutine in a hook, from the hook's

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gofault/gofault/agent/wire"
 )
@@ -31,7 +32,19 @@ func MemberEnter(v string) uint32 {
 	if current.Load().flags&wire.FlagMembers == 0 {
 		return noMember
 	}
-	return enterMember(goroutine(), v)
+	return enterMember(goroutine(), v, "")
+}
+
+// MemberEnterAt is MemberEnter for a member whose transport address is
+// addr (gofault test's test.transport.address, e.g. hashicorp/raft's
+// Raft.localAddr): the agent also learns that addr is this member's, so
+// that a send of an in-process transport to addr (Send) names the member
+// it goes to (wire.Request.PeerSeq).
+func MemberEnterAt(v, addr string) uint32 {
+	if current.Load().flags&wire.FlagMembers == 0 {
+		return noMember
+	}
+	return enterMember(goroutine(), v, addr)
 }
 
 // MemberExit gives the calling goroutine back the member it ran before
@@ -78,7 +91,12 @@ var memberRanks struct {
 	// role is each member's role, by rank, once its goroutines wrote
 	// one (Role).
 	role map[uint32]int64
+	// addr is each member's transport address (MemberEnterAt) → rank.
+	addr map[string]uint32
 }
+
+// ranked is how many member values are ranked (wire.Request.Ranked).
+var ranked atomic.Uint32
 
 // rankOf returns member value v's rank, giving it the next one at first
 // sight; 0 when maxMembers values are ranked already.
@@ -96,6 +114,7 @@ func rankOf(v string) uint32 {
 	}
 	r := uint32(len(memberRanks.rank) + 1)
 	memberRanks.rank[v] = r
+	ranked.Store(r)
 	memberRanks.values = append(memberRanks.values, v)
 	return r
 }
@@ -110,9 +129,12 @@ func valueOf(r uint32) string {
 	return memberRanks.values[r-1]
 }
 
-// enterMember tags goroutine g, entering a method of member v, and
-// returns the rank it was tagged with before (0 for none).
-func enterMember(g uint64, v string) uint32 {
+// enterMember tags goroutine g, entering a method of member v whose
+// transport address is addr ("" unknown), and returns the rank it was
+// tagged with before (0 for none). The address is recorded when the
+// goroutine is tagged anew, not on the common path (the goroutine stays
+// with its member).
+func enterMember(g uint64, v, addr string) uint32 {
 	sh := memberShardOf(g)
 	sh.mu.Lock()
 	old, ok := sh.m[g]
@@ -129,6 +151,9 @@ func enterMember(g uint64, v string) uint32 {
 	if seq == 0 || root == 0 {
 		untagMember(g)
 		return prev
+	}
+	if addr != "" {
+		memberAddr(addr, seq)
 	}
 	setMember(sh, g, memberTag{value: v, seq: seq, root: root})
 	return prev
@@ -213,6 +238,29 @@ func roleOfMember(seq uint32) (int64, bool) {
 	return v, ok
 }
 
+// memberAddr records that member rank seq's transport address is addr.
+func memberAddr(addr string, seq uint32) {
+	memberRanks.mu.Lock()
+	defer memberRanks.mu.Unlock()
+	if memberRanks.addr[addr] == seq {
+		return
+	}
+	if memberRanks.addr == nil {
+		memberRanks.addr = map[string]uint32{}
+	}
+	if len(memberRanks.addr) < maxMembers {
+		memberRanks.addr[addr] = seq
+	}
+}
+
+// memberAt returns the rank of the member whose transport address is
+// addr, 0 when no member announced it.
+func memberAt(addr string) uint32 {
+	memberRanks.mu.Lock()
+	defer memberRanks.mu.Unlock()
+	return memberRanks.addr[addr]
+}
+
 // resetMembers forgets every tag, rank and member role: a new connection
 // is a new trial, whose members are ranked afresh.
 func resetMembers() {
@@ -223,6 +271,7 @@ func resetMembers() {
 		sh.mu.Unlock()
 	}
 	memberRanks.mu.Lock()
-	memberRanks.rank, memberRanks.values, memberRanks.role = nil, nil, nil
+	memberRanks.rank, memberRanks.values, memberRanks.role, memberRanks.addr = nil, nil, nil, nil
+	ranked.Store(0)
 	memberRanks.mu.Unlock()
 }

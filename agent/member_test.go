@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/gofault/gofault/agent/wire"
@@ -114,21 +115,79 @@ func TestMemberRole(t *testing.T) {
 
 // BenchmarkMemberMethod is the member hook of one method call (enter and
 // exit), with members not tagged (the plan does not ask) and tagged (the
-// goroutine already runs the member: the common case).
+// goroutine already runs the member: the common case), without and with
+// the member's address (MemberEnterAt, a transport rule).
 func BenchmarkMemberMethod(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		flags uint32
-	}{{"off", 0}, {"on", wire.FlagMembers}} {
+		addr  string // MemberEnterAt's, "" for MemberEnter
+	}{{"off", 0, ""}, {"on", wire.FlagMembers, ""}, {"on-addr", wire.FlagMembers, "addr-a"}} {
 		b.Run(bc.name, func(b *testing.B) {
 			current.Store(&plan{flags: bc.flags})
 			resetMembers()
 			b.Cleanup(func() { current.Store(emptyPlan); resetMembers() })
-			defer MemberExit(MemberEnter("node-a"))
+			enter := func() uint32 { return MemberEnter("node-a") }
+			if bc.addr != "" {
+				enter = func() uint32 { return MemberEnterAt("node-a", bc.addr) }
+			}
+			defer MemberExit(enter())
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
-				MemberExit(MemberEnter("node-a"))
+				MemberExit(enter())
 			}
 		})
+	}
+}
+
+// TestSendNamesPeerMember: a send of an in-process transport names the
+// member whose address it goes to once that member announced it
+// (MemberEnterAt), none for an address no member announced, and does
+// what the controller answers (the error variant); a site that is not
+// live asks nothing.
+func TestSendNamesPeerMember(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{1}, Flags: wire.FlagMembers}, func(r *wire.Request) (wire.Response, bool) {
+		if r.MemberSeq == 1 && r.PeerSeq == 2 {
+			return wire.Response{Action: wire.ActError, Arg: 1}, true // the arc a→b is cut
+		}
+		return wire.Response{}, true
+	})
+	attach(t, f)
+	run := func(fn func()) {
+		done := make(chan struct{})
+		go func() { fn(); close(done) }()
+		<-done
+	}
+	member := func(v, addr string, body func()) { defer MemberExit(MemberEnterAt(v, addr)); body() }
+	var got []int
+	run(func() { member("a", "addr-a", func() {}) })
+	run(func() { member("b", "addr-b", func() {}) })
+	run(func() {
+		member("a", "addr-a", func() {
+			got = append(got, Send(1, "", "addr-b"), Send(1, "", "addr-c"), Send(2, "", "addr-b"))
+		})
+	})
+	run(func() { member("b", "addr-b", func() { got = append(got, Send(1, "", "addr-a")) }) })
+	// A goroutine of no member sends for a by a's address; an unknown
+	// sender address leaves the goroutine's member (none).
+	run(func() { got = append(got, Send(1, "addr-a", "addr-b"), Send(1, "addr-x", "addr-b")) })
+	if want := []int{1, 0, 0, 0, 1, 0}; !slices.Equal(got, want) {
+		t.Errorf("sends returned %v, want %v (a→b cut only)", got, want)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	type pair struct {
+		from, to uint32
+		peer     string
+	}
+	var pairs []pair
+	for _, r := range f.requests {
+		pairs = append(pairs, pair{r.MemberSeq, r.PeerSeq, r.Peer})
+		if r.Ranked != 2 {
+			t.Errorf("request %+v: Ranked %d, want 2 (a and b)", r, r.Ranked)
+		}
+	}
+	if want := []pair{{1, 2, "addr-b"}, {1, 0, "addr-c"}, {2, 1, "addr-a"}, {1, 2, "addr-b"}, {0, 2, "addr-b"}}; !slices.Equal(pairs, want) {
+		t.Errorf("requests (member, peer member, peer) %v, want %v", pairs, want)
 	}
 }

@@ -204,8 +204,9 @@ type Site struct {
 	Block string `json:"block,omitempty"`
 	Rep   bool   `json:"rep,omitempty"`
 	// Peer is set on the calls of the peer network (PartitionPass): how
-	// the call talks to another member — PeerDial, PeerRead, PeerWrite or
-	// PeerAccept — and so how a partition of the node acts on it.
+	// the call talks to another member — PeerDial, PeerRead, PeerWrite,
+	// PeerAccept or PeerSend — and so how a partition of the node acts on
+	// it.
 	Peer string `json:"peer,omitempty"`
 	// FileRole is, at a file read or write whose bytes a disk fault can
 	// reach (KindCorrupt, KindTorn), the role of the file the call reads
@@ -220,6 +221,11 @@ const (
 	PeerRead   = "read"   // a read from a peer connection: stalls until the heal
 	PeerWrite  = "write"  // a write to a peer connection: stalls until the heal
 	PeerAccept = "accept" // a peer's request being accepted: stalls until the heal
+	// PeerSend is the entry of an in-process transport's send to another
+	// member of the same process (gofault test's test.transport.send):
+	// while cut it returns the transport's error for an unreachable peer
+	// (the site's first error) at once.
+	PeerSend = "send"
 )
 
 // TimeoutPoint is an expression whose value is a timeout: the duration

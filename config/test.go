@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"regexp"
+)
 
 // Test is the test section: what gofault test (a project's own Go tests
 // as the workload) needs to know of the project beyond its flags.
@@ -12,7 +15,46 @@ type Test struct {
 	// test process being n1. E.g. "github.com/hashicorp/raft.Raft.localID".
 	// Empty: the test process is one node.
 	Member string `yaml:"member"`
+	// Transport names the in-process transport the members send through,
+	// so that partitions between members can cut their sends (needs
+	// Member). Empty: only errors and delays are offered.
+	Transport Transport `yaml:"transport"`
 }
+
+// Transport is test.transport: the sends of an in-process transport
+// between the members of one process, which a partition, disconnect,
+// one-way cut or split of members fails.
+type Transport struct {
+	// Address is the field of the member type (test.member's type) that
+	// holds the member's own transport address, e.g. "localAddr" for
+	// hashicorp/raft's Raft: a send to that address goes to that member.
+	Address string `yaml:"address" json:"address,omitempty"`
+	// Send lists the transport's send methods, each
+	// "pkg/path.Type.method(peer)" or "pkg/path.Type.method(from, peer)"
+	// with peer the parameter (or receiver.field) that holds the address
+	// sent to and from the one that holds the sender's own address (else
+	// the sender is the member whose method the sending goroutine runs),
+	// e.g. "github.com/hashicorp/raft.InmemTransport.makeRPC(i.localAddr,
+	// target)". While the sender is cut from the member at that address,
+	// the method returns at once with Error.
+	Send []string `yaml:"send" json:"send,omitempty"`
+	// Error is the text of the error a cut send returns (the method's
+	// last result must be an error), as the transport says a peer is
+	// unreachable, e.g. "failed to connect to peer". Empty: a
+	// *net.OpError of a refused dial (ECONNREFUSED).
+	Error string `yaml:"error" json:"error,omitempty"`
+}
+
+// sendRule matches a test.transport.send entry:
+// pkg/path.Type.method(peer) or pkg/path.Type.method(from, peer).
+var sendRule = regexp.MustCompile(`^[^\s]*[^\s./][.][A-Za-z_][A-Za-z0-9_]*[.][A-Za-z_][A-Za-z0-9_]*[(]` + addrExpr + `(, *` + addrExpr + `)?[)]$`)
+
+// addrExpr matches an address expression of a send rule: a parameter or
+// receiver.field (x.a.b too).
+const addrExpr = `[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*`
+
+// ident matches a Go identifier.
+var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate checks the test section; each problem is a *FieldError naming
 // the field and the fix.
@@ -21,8 +63,34 @@ func (t Test) Validate() error {
 		return &FieldError{Field: "test.member", Msg: fmt.Sprintf("must be pkg/path.Type.field (got %q)", t.Member),
 			Fix: `set it to the struct field that tells the members of an in-process cluster apart, e.g. "member: github.com/hashicorp/raft.Raft.localID", or leave it out`}
 	}
+	tr := t.Transport
+	if tr.Address == "" && len(tr.Send) == 0 && tr.Error == "" {
+		return nil
+	}
+	if t.Member == "" {
+		return &FieldError{Field: "test.transport", Msg: "needs test.member: a send is cut between two members, so the members must be told apart",
+			Fix: `set test.member (e.g. "github.com/hashicorp/raft.Raft.localID"), or leave test.transport out`}
+	}
+	if len(tr.Send) == 0 {
+		return &FieldError{Field: "test.transport.send", Msg: "is empty",
+			Fix: `list the transport's send methods with their peer-address parameter, e.g. "- github.com/hashicorp/raft.InmemTransport.makeRPC(target)"`}
+	}
+	for i, s := range tr.Send {
+		if !sendRule.MatchString(s) {
+			return &FieldError{Field: fmt.Sprintf("test.transport.send[%d]", i), Msg: fmt.Sprintf("must be pkg/path.Type.method(peer) or pkg/path.Type.method(from, peer) (got %q)", s),
+				Fix: `name the method, the parameter (or receiver.field) holding the sender's address and the one holding the address it sends to, e.g. "github.com/hashicorp/raft.InmemTransport.makeRPC(i.localAddr, target)"`}
+		}
+	}
+	if !ident.MatchString(tr.Address) {
+		return &FieldError{Field: "test.transport.address", Msg: fmt.Sprintf("must be a field name of the member type (got %q)", tr.Address),
+			Fix: `name the field of test.member's type that holds the member's own transport address, e.g. "address: localAddr" for hashicorp/raft's Raft`}
+	}
 	return nil
 }
+
+// Partitions reports whether the section lets gofault test cut the
+// members' sends (test.transport.send is set).
+func (t Test) Partitions() bool { return len(t.Transport.Send) > 0 }
 
 // LoadTest reads the test section of the config file at path, the only
 // one gofault test uses (the rest need not be complete), and validates it.

@@ -21,6 +21,12 @@ func TestLoadTest(t *testing.T) {
 		{"test:\n  member: Raft.localID\n", "", "test.member: must be pkg/path.Type.field"},
 		{"test:\n  member: github.com/hashicorp/raft.Raft\n", "", "e.g. \"member: github.com/hashicorp/raft.Raft.localID\""},
 		{"test:\n  membre: x.T.f\n", "", "membre"},
+		{"test:\n  transport:\n    address: localAddr\n    send: [github.com/hashicorp/raft.InmemTransport.makeRPC(target)]\n", "", "test.transport: needs test.member"},
+		{"test:\n  member: a/b.T.id\n  transport:\n    address: addr\n", "", "test.transport.send: is empty"},
+		{"test:\n  member: a/b.T.id\n  transport:\n    address: addr\n    send: [a/b.Tr.send]\n", "", "test.transport.send[0]: must be pkg/path.Type.method(peer)"},
+		{"test:\n  member: a/b.T.id\n  transport:\n    address: addr\n    send: ['a/b.Tr.send(t.from, to)', a/b.Tr.send(p.to())]\n", "", "test.transport.send[1]"},
+		{"test:\n  member: a/b.T.id\n  transport:\n    send: [a/b.Tr.send(to)]\n", "", "test.transport.address: must be a field name"},
+		{"test:\n  member: a/b.T.id\n  transport:\n    address: addr\n    send: [a/b.Tr.send(to), a/b.pipe.send(p.peer)]\n    error: no route\n", "a/b.T.id", ""},
 	} {
 		path := filepath.Join(t.TempDir(), "gofault.yaml")
 		if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {

@@ -304,6 +304,11 @@ type Result struct {
 	// that named one.
 	Members        []Member
 	MemberRequests int
+	// MemberSends counts the requests at peer sites (an in-process
+	// transport's sends, catalog.PeerSend) that named both the member
+	// sending and the member the send goes to: the sends a cut between
+	// two members can strike.
+	MemberSends int
 }
 
 // Member is one member of an in-process cluster as a trial saw it.

@@ -54,11 +54,13 @@ func (s *session) startCut(node string, d time.Duration, now time.Time) []Effect
 	return s.replanNode(node)
 }
 
-// replanNode gives every agent connection of node its current plan.
+// replanNode gives every agent connection of node its current plan
+// (every agent's, when processes hold members, TrialSpec.Members: any
+// process may hold node).
 func (s *session) replanNode(node string) []Effect {
 	var effs []Effect
 	for _, id := range s.sortedMembers() {
-		if m := s.members[id]; m.node == node && m.role == wire.RoleAgent {
+		if m := s.members[id]; (m.node == node || s.spec.Members) && m.role == wire.RoleAgent {
 			effs = append(effs, s.planFor(id))
 		}
 	}
@@ -67,16 +69,27 @@ func (s *session) replanNode(node string) []Effect {
 
 // cutRequest answers a request at a peer site of a cut node; handled is
 // false when the request is not one (the node is not cut, or the site is
-// no peer site), and the policy decides it as usual.
-func (s *session) cutRequest(node string, site *catalog.Site, now time.Time) (act wire.Action, arg int64, effs []Effect, handled bool) {
+// no peer site), and the policy decides it as usual. Members of one
+// process (TrialSpec.Members) only send: a cut member's sends fail, and so
+// do the others' sends to it (peer, the member a send goes to), which is
+// what cuts it both ways.
+func (s *session) cutRequest(node, peer string, site *catalog.Site, now time.Time) (act wire.Action, arg int64, effs []Effect, handled bool) {
+	if site == nil || site.Peer == "" {
+		return wire.ActNone, 0, nil, false
+	}
+	cutNode := node
 	c, ok := s.cuts[node]
-	if !ok || site == nil || site.Peer == "" {
+	if !ok && s.spec.Members && peer != "" {
+		cutNode = peer
+		c, ok = s.cuts[peer]
+	}
+	if !ok {
 		return wire.ActNone, 0, nil, false
 	}
 	if !now.Before(c.until) {
 		// Healed: the node's plan loses the peer sites.
-		delete(s.cuts, node)
-		return wire.ActNone, 0, s.replanNode(node), true
+		delete(s.cuts, cutNode)
+		return wire.ActNone, 0, s.replanNode(cutNode), true
 	}
 	act, arg = cutAction(site, c.until.Sub(now))
 	return act, arg, nil, true
@@ -84,8 +97,12 @@ func (s *session) cutRequest(node string, site *catalog.Site, now time.Time) (ac
 
 // cutAction is what a peer-network call does while its node is cut off
 // for left more: a dial fails with the site's connection error (if it has
-// one), everything else stalls for the rest of the partition.
+// one), an in-process send fails with the transport's error, everything
+// else stalls for the rest of the partition.
 func cutAction(site *catalog.Site, left time.Duration) (wire.Action, int64) {
+	if site.Peer == catalog.PeerSend && len(site.Errors) > 0 {
+		return wire.ActError, 1 // the transport's error for an unreachable peer
+	}
 	if site.Peer == catalog.PeerDial {
 		if k := connectionError(site); k > 0 {
 			return wire.ActError, int64(k)

@@ -102,7 +102,13 @@ type session struct {
 	tearing  map[string]bool    // nodes told to tear a write, not yet killed (disk.go)
 	inproc   map[uint32]*Member // in-process cluster members seen, by rank (TrialSpec.Members)
 	inprocN  int                // requests that named one
+	sends    int                // requests at peer sites that named a member and the member they go to
+	ranked   uint32             // the members the agents said they ranked (wire.Request.Ranked), all seen
 }
+
+// maxRanked bounds the members a session records from wire.Request.Ranked
+// (the agent ranks at most 1,024).
+const maxRanked = 1 << 10
 
 type instKey struct {
 	node string
@@ -169,7 +175,7 @@ func (s *session) wirePlan(m member) wire.Plan {
 	if s.armed && !s.done && !s.ended && (s.plan.LiveOn(m.node) || s.spec.Members) {
 		wp.Sites = s.plan.Sites
 	}
-	if _, cut := s.cuts[m.node]; (cut || s.linked(m.node)) && !s.ended {
+	if s.peersLive(m.node) && !s.ended {
 		wp.Sites = s.withPeers(wp.Sites)
 	}
 	return wp
@@ -249,14 +255,26 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		return resp, nil
 	}
 	m.node = s.memberOf(m.node, r)
-	site := s.cat.Site(r.Site)
-	if act, arg, effs, cut := s.cutRequest(m.node, site, now); cut {
-		resp.Action, resp.Arg = act, arg
-		return resp, effs
+	if s.spec.Members {
+		for ; s.ranked < r.Ranked && s.ranked < maxRanked; s.ranked++ {
+			s.seeMember(s.ranked + 1) // every member the process ranked, for a split
+		}
 	}
+	site := s.cat.Site(r.Site)
 	var peer string
 	if site != nil && site.Peer != "" {
 		peer = s.peerNode(r.Peer)
+		if s.spec.Members && r.PeerSeq != 0 {
+			peer = MemberNode(r.PeerSeq) // a send to another member of the process
+			s.seeMember(r.PeerSeq)
+			if r.MemberSeq != 0 {
+				s.sends++
+			}
+		}
+	}
+	if act, arg, effs, cut := s.cutRequest(m.node, peer, site, now); cut {
+		resp.Action, resp.Arg = act, arg
+		return resp, effs
 	}
 	if act, arg, effs, cut := s.linkRequest(m.node, peer, site, now); cut {
 		resp.Action, resp.Arg = act, arg
@@ -265,7 +283,12 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 	if s.done || site == nil {
 		return resp, nil
 	}
-	if site.Peer != "" && s.linked(m.node) && !s.policyLive(m.node, site.Index) {
+	if s.spec.Members && site.Peer == catalog.PeerSend && r.MemberSeq == 0 {
+		// A send of no known member: a cut started there would cut the
+		// process, every member's unattributed sends at once.
+		return resp, nil
+	}
+	if site.Peer != "" && s.peersLive(m.node) && !s.policyLive(m.node, site.Index) {
 		return resp, nil // live for the disconnect only: a call to another member
 	}
 	if s.spec.Members && !s.plan.LiveOn(m.node) {
@@ -285,7 +308,7 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		Inst:       r.Inst,
 		State:      r.State,
 		Peer:       peer,
-		Members:    s.spec.Nodes,
+		Members:    s.nodes(),
 	}
 	if r.HasRole {
 		req.Role = s.roleName(r.Role)
@@ -330,9 +353,51 @@ func (s *session) memberOf(node string, r *wire.Request) string {
 		mb = &Member{Node: MemberNode(r.MemberSeq), Value: r.Member}
 		s.inproc[r.MemberSeq] = mb
 	}
+	mb.Value = r.Member // known now if it was only sent to before
 	mb.Requests++
 	s.inprocN++
 	return mb.Node
+}
+
+// nodes returns the trial's members, which a split divides:
+// TrialSpec.Nodes, or when processes hold members (TrialSpec.Members) the
+// members seen so far (those that made a request or were sent to, and
+// every rank the agent said it gave, wire.Request.Ranked), by rank; the
+// process itself is none of them.
+func (s *session) nodes() []string {
+	if !s.spec.Members || len(s.inproc) == 0 {
+		return s.spec.Nodes
+	}
+	var out []string
+	for _, mb := range s.memberList() {
+		out = append(out, mb.Node)
+	}
+	return out
+}
+
+// peersLive reports whether node's peer sites are live whatever the
+// policy's plan says: node is cut off (partition.go) or the calling side
+// of a cut arc (disconnect.go); when processes hold members
+// (TrialSpec.Members), whether any member is, since one process sends
+// for them all and a send to a cut member is cut too.
+func (s *session) peersLive(node string) bool {
+	if s.spec.Members {
+		return len(s.cuts) > 0 || len(s.arcs) > 0
+	}
+	_, cut := s.cuts[node]
+	return cut || s.linked(node)
+}
+
+// seeMember records member rank seq, the member a send goes to, among
+// the members seen (its value is known once it makes a request itself),
+// so that a split can put it on a side.
+func (s *session) seeMember(seq uint32) {
+	if s.inproc == nil {
+		s.inproc = map[uint32]*Member{}
+	}
+	if s.inproc[seq] == nil {
+		s.inproc[seq] = &Member{Node: MemberNode(seq)}
+	}
 }
 
 // memberList returns the in-process cluster members seen, by rank.
@@ -395,9 +460,9 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		act, arg := cutAction(site, f.Delay)
 		return inj, act, arg, s.startArcs([]arc{{req.Node, req.Peer}}, f.Delay, now), true
 	case catalog.KindSplit:
-		struck, ok := splitSide(req.Node, req.Peer, f.Side, s.spec.Nodes)
+		struck, ok := splitSide(req.Node, req.Peer, f.Side, s.nodes())
 		if f.Delay <= 0 || site.Peer == "" || !ok {
-			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a split where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "side", f.Side, "members", s.spec.Nodes, "length", f.Delay}}}, false
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a split where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "side", f.Side, "members", s.nodes(), "length", f.Delay}}}, false
 		}
 		inj.Delay, inj.Peer = f.Delay, req.Peer
 		inj.Side = slices.DeleteFunc(struck, func(n string) bool { return n == req.Node })
@@ -547,6 +612,7 @@ func (s *session) end() (Result, []Effect) {
 
 		Members:        s.memberList(),
 		MemberRequests: s.inprocN,
+		MemberSends:    s.sends,
 
 		Observations: s.obs,
 	}

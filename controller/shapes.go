@@ -69,7 +69,7 @@ func splitSide(node, peer string, side, members []string) ([]string, bool) {
 // startSplit cuts the struck side from the other members, both ways, from
 // now for d.
 func (s *session) startSplit(struck []string, d time.Duration, now time.Time) []Effect {
-	return s.startArcs(splitArcs(struck, s.spec.Nodes), d, now)
+	return s.startArcs(splitArcs(struck, s.nodes()), d, now)
 }
 
 // leads reports whether role, a request's role, is the catalog's leader.

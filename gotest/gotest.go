@@ -52,8 +52,24 @@ import (
 // Node is the name of the node a test process is; with a member rule
 // (Options.Member) the requests that name a member of an in-process
 // cluster are that member's node instead (controller.MemberNode: n1, n2,
-// ... in the order the process first saw them).
+// ... in the order the process first saw them), and the process is
+// ProcessNode.
 const Node = "n1"
+
+// ProcessNode is the node a test process is with a member rule: the
+// requests made outside every member's method (test code, package
+// functions). It is controller.MemberNode(0), rank 0 being "no member",
+// so that it is never taken for the first member, n1.
+const ProcessNode = "n0"
+
+// node returns the node the test process is: ProcessNode with a member
+// rule, else Node.
+func (o *Options) node() string {
+	if o.Member != "" {
+		return ProcessNode
+	}
+	return Node
+}
 
 // Options is what a gofault test campaign runs.
 type Options struct {
@@ -118,6 +134,11 @@ type Options struct {
 	// and a request from a tagged goroutine is its member's node. Empty:
 	// Config's test.member, if any; none, the process is one node.
 	Member string `json:"member,omitempty"`
+	// Transport is the in-process transport the members send through
+	// (gofault.yaml's test.transport, read with Member): with its sends
+	// the cut kinds (partition, disconnect, oneway, split, leadercut)
+	// are offered, between members.
+	Transport config.Transport `json:"transport,omitempty"`
 	// Config is the config file whose test section Run reads when
 	// Member is empty (default: gofault.yaml in Module, if there).
 	Config string `json:"-"`
@@ -153,6 +174,11 @@ type Summary struct {
 	MemberRequests int    `json:"member_requests,omitempty"`
 	MostMembers    int    `json:"most_members,omitempty"`
 	MemberMethods  int    `json:"member_methods,omitempty"`
+	// Sends are the transport's send methods hooked (Options.Transport),
+	// MemberSends the requests at them that named both the member sending
+	// and the member sent to: the sends a cut between members can strike.
+	Sends       int `json:"sends,omitempty"`
+	MemberSends int `json:"member_sends,omitempty"`
 	// Measured are the tests of the fault-free pass, in list order.
 	Measured  []Measure `json:"measured"`
 	Selection Selection `json:"selection"`
@@ -245,11 +271,40 @@ func (o *Options) memberRule() error {
 			return err
 		}
 		o.Member = t.Member
+		if len(o.Transport.Send) == 0 {
+			o.Transport = t.Transport
+		}
 	}
-	if err := (config.Test{Member: o.Member}).Validate(); err != nil {
+	if err := (config.Test{Member: o.Member, Transport: o.Transport}).Validate(); err != nil {
 		return err
 	}
 	return nil
+}
+
+// cutKinds are the fault kinds that cut members apart: offered in-process
+// only with a transport rule (Options.Transport), between members.
+const cutKinds = catalog.KindPartition | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut
+
+// checkKinds refuses the fault kinds a test process cannot take: crash
+// and power loss always (every member would die at once), the cuts
+// without a transport rule.
+func checkKinds(kinds []catalog.Kind, t config.Test) error {
+	for _, k := range kinds {
+		switch {
+		case k&(catalog.KindError|catalog.KindDelay) != 0:
+		case k&cutKinds != 0 && t.Partitions() && t.Member != "":
+		case k&cutKinds != 0:
+			return fmt.Errorf("fault kind %s needs test.transport in gofault.yaml (with test.member): the in-process transport's sends between members are what a cut fails (docs/gotest.md)", k)
+		default:
+			return notOffered(k)
+		}
+	}
+	return nil
+}
+
+// notOffered is the error of a fault kind a test process never takes.
+func notOffered(k catalog.Kind) error {
+	return fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are, and the cuts with test.transport)", k)
 }
 
 // importPaths turns the relative directories among o.Package and
@@ -311,6 +366,7 @@ type campaignRun struct {
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
 	memberMethods int
+	sends         int // the transport's send sites in the catalog
 }
 
 // Run builds the test binary of o.Package, measures its tests fault-free
@@ -322,14 +378,17 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	for _, k := range o.Kinds {
-		if k&(catalog.KindError|catalog.KindDelay) == 0 {
-			return nil, fmt.Errorf("fault kind %s is not offered in-process: a test process is one node (error and delay are)", k)
+		if k&(catalog.KindError|catalog.KindDelay|cutKinds) == 0 {
+			return nil, notOffered(k) // before reading the module: a usage error
 		}
 	}
 	if err := o.importPaths(); err != nil {
 		return nil, err
 	}
 	if err := o.memberRule(); err != nil {
+		return nil, err
+	}
+	if err := checkKinds(o.Kinds, config.Test{Member: o.Member, Transport: o.Transport}); err != nil {
 		return nil, err
 	}
 	release, err := workdir.Lock(o.WorkDir, "gofault test "+o.Package)
@@ -342,7 +401,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Binary: c.bin, Reused: c.reused, Sites: len(c.cat.Sites), BuildSecs: time.Since(t0).Seconds(), DB: o.DB,
-		Member: o.Member, MemberMethods: c.memberMethods}
+		Member: o.Member, MemberMethods: c.memberMethods, Sends: c.sends}
 	c.sum = sum
 	tests, err := c.list(ctx)
 	if err != nil {
@@ -418,6 +477,7 @@ func (c *campaignRun) build(ctx context.Context) error {
 	// The build key hashes the test files too (go list -test): an
 	// unchanged package's test binary is reused.
 	t.Member = o.Member
+	t.Transport = instrument.Transport{Address: o.Transport.Address, Send: o.Transport.Send, Error: o.Transport.Error}
 	res, err := build.Node(ctx, t, out, nil, build.Options{Rebuild: o.Rebuild})
 	if err != nil {
 		if o.Member != "" {
@@ -427,6 +487,14 @@ func (c *campaignRun) build(ctx context.Context) error {
 	}
 	c.bin, c.cat, c.reused, c.key = res.Binary, res.Catalog, res.Reused, res.Key
 	c.memberMethods = res.Stats.MemberMethods
+	for _, st := range c.cat.Sites {
+		if st.Peer == catalog.PeerSend {
+			c.sends++
+		}
+	}
+	if len(o.Transport.Send) > 0 && c.sends == 0 {
+		return fmt.Errorf("test.transport: no send method was hooked (%s), so no cut can strike", strings.Join(o.Transport.Send, ", "))
+	}
 	if o.Member != "" && res.Stats.MemberMethods == 0 {
 		return fmt.Errorf("test.member %s: no method of the member type was hooked, so no request can name a member (does the type have methods in %s?)", o.Member, o.Package)
 	}
@@ -547,13 +615,14 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	if err := os.RemoveAll(dir); err != nil {
 		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
 	}
-	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{Node}, Members: c.o.Member != "", Reach: reach})
+	node := c.o.node()
+	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{node}, Members: c.o.Member != "", Reach: reach})
 	if err != nil {
 		return Attempt{}, nil, controller.Result{}, err
 	}
 	ct.Arm()
 	start := time.Now()
-	r, exit, err := c.exec(ctx, ctl.Addr(), id, test, bound, filepath.Join(dir, Node+".log"))
+	r, exit, err := c.exec(ctx, ctl.Addr(), id, node, test, bound, filepath.Join(dir, node+".log"))
 	res := ct.End()
 	if err != nil {
 		return r, nil, res, err
@@ -573,13 +642,14 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		ID: id, Campaign: "test " + c.o.Package, Index: index, Policy: ctl.Policy().Name(), Seed: c.o.Seed,
 		Start: start, End: time.Now(), Dir: dir, Status: record.StatusOK,
 		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States, Roles: res.Roles,
-		Nodes: []record.Node{{Name: Node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
-			Signal: exit.Signal, Log: filepath.Join(dir, Node+".log")}},
-		Client:   []record.ClientEvent{{Time: start, Client: Node + "/test", Node: Node, Kind: record.EvPhase, Msg: ranPrefix + test}},
+		Nodes: []record.Node{{Name: node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
+			Signal: exit.Signal, Log: filepath.Join(dir, node+".log")}},
+		Client:   []record.ClientEvent{{Time: start, Client: node + "/test", Node: node, Kind: record.EvPhase, Msg: ranPrefix + test}},
 		Verdicts: []record.Verdict{Verdict(r, bound)},
 	}
 	if tr.Verdicts[0].Failed {
 		tr.Status = record.StatusFailed
+		tr.Verdicts[0].Nodes = []string{node}
 	}
 	return r, tr, res, nil
 }
@@ -591,7 +661,7 @@ const ranPrefix = "ran "
 // trial.
 func testOf(tr *record.Trial) string {
 	for _, e := range tr.Client {
-		if e.Kind == record.EvPhase && e.Client == Node+"/test" {
+		if e.Kind == record.EvPhase && (e.Client == Node+"/test" || e.Client == ProcessNode+"/test") {
 			if t, ok := strings.CutPrefix(e.Msg, ranPrefix); ok {
 				return t
 			}
@@ -600,10 +670,10 @@ func testOf(tr *record.Trial) string {
 	return ""
 }
 
-// exec runs the test binary once for test, as trial id's node, killed
+// exec runs the test binary once for test, as trial id's node node, killed
 // past bound (plus a grace for the test's own timeout report), its
 // output in log.
-func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, test string, bound time.Duration, log string) (Attempt, cluster.Exit, error) {
+func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, node, test string, bound time.Duration, log string) (Attempt, cluster.Exit, error) {
 	args := []string{c.bin, "-test.run", "^" + regexp.QuoteMeta(test) + "$", "-test.v", "-test.count=1",
 		"-test.timeout=" + bound.String()}
 	args = append(args, TestFlags(c.o.TestFlags)...)
@@ -619,7 +689,7 @@ func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, test string, bound 
 	}
 	defer os.RemoveAll(tmp)
 	env = append(env, "TMPDIR="+tmp)
-	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+Node, wire.EnvTrial+"="+id)
+	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+node, wire.EnvTrial+"="+id)
 	start := time.Now()
 	p, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Timeout: bound + 10*time.Second})
 	if err != nil {

@@ -66,6 +66,13 @@ func TestInProcessMembers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			wantProcess := "n1"
+			if tc.members > 0 {
+				wantProcess = ProcessNode // never the first member's name
+			}
+			if got := trials[0].Nodes[0].Name; got != wantProcess || testOf(trials[0]) == "" {
+				t.Errorf("the test process's node %s (test %q), want %s", got, testOf(trials[0]), wantProcess)
+			}
 			struck := map[string]int{}
 			for _, tr := range trials {
 				for _, in := range tr.Injections {

@@ -120,6 +120,7 @@ func (c *campaignRun) save(ctx context.Context, d ran) error {
 	if c.sum != nil {
 		c.sum.Requests += d.res.Requests
 		c.sum.MemberRequests += d.res.MemberRequests
+		c.sum.MemberSends += d.res.MemberSends
 		c.sum.MostMembers = max(c.sum.MostMembers, len(d.res.Members))
 	}
 	if d.baseline {

@@ -81,6 +81,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 	if err != nil {
 		return nil, err
 	}
+	cat = withSends(cat, rw.sends, w.Transport.Error)
 	res.Stats.Seconds.Instrument += time.Since(t0).Seconds()
 	skipped := res.Skipped               // ID -> reason
 	compileErrs := map[string][]string{} // ID -> the compiler's messages

@@ -33,6 +33,10 @@ type rewriter struct {
 	noCover map[string]bool
 	// member is the member type of w.Member, nil for none.
 	member *memberType
+	// sends are the transport's send methods (w.Transport.Send), and
+	// sendPeers their rules by site ID.
+	sends     []*sendMethod
+	sendPeers map[string]sendRule
 }
 
 type fileRef struct {
@@ -68,6 +72,21 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool)
 		if !seen[rule.pkg] {
 			seen[rule.pkg] = true
 			paths = append(paths, rule.pkg)
+		}
+	}
+	var sendRules []sendRule
+	for _, send := range w.Transport.Send {
+		if w.Member == "" {
+			return nil, fmt.Errorf("transport send %s: needs a member rule (the members a send goes between)", send)
+		}
+		r, err := parseSend(send)
+		if err != nil {
+			return nil, err
+		}
+		sendRules = append(sendRules, r)
+		if !seen[r.pkg] {
+			seen[r.pkg] = true
+			paths = append(paths, r.pkg)
 		}
 	}
 	errImports := map[string]bool{}
@@ -121,6 +140,21 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool)
 	if w.Member != "" {
 		if rw.member, err = resolveMember(rule, rw.pkgs); err != nil {
 			return nil, err
+		}
+	}
+	if len(sendRules) > 0 {
+		if err := resolveAddress(rw.member, w.Transport.Address); err != nil {
+			return nil, err
+		}
+		rw.member.addr = w.Transport.Address
+		rw.sendPeers = map[string]sendRule{}
+		for _, r := range sendRules {
+			m, err := resolveSend(r, rw.pkgs)
+			if err != nil {
+				return nil, err
+			}
+			rw.sends = append(rw.sends, m)
+			rw.sendPeers[sendSite(m, "").ID] = r
 		}
 	}
 	return rw, nil

@@ -40,6 +40,9 @@ func cutLast(s, sep string) (before, after string, ok bool) {
 type memberType struct {
 	rule memberRule
 	obj  *types.TypeName
+	// addr is the field holding the member's transport address
+	// (Transport.Address), "" for none.
+	addr string
 }
 
 // resolveMember checks rule against the loaded packages: the package is
@@ -122,6 +125,9 @@ func memberEdits(in fileInput, mt *memberType) (edits []siteEdit, blank int) {
 			name = recv.Names[0].Name
 		}
 		call := fmt.Sprintf("defer %[1]s.MemberExit(%[1]s.MemberEnter(string(%[2]s.%[3]s)))", agentAlias, name, mt.rule.field)
+		if mt.addr != "" {
+			call = fmt.Sprintf("defer %[1]s.MemberExit(%[1]s.MemberEnterAt(string(%[2]s.%[3]s), string(%[2]s.%[4]s)))", agentAlias, name, mt.rule.field, mt.addr)
+		}
 		if ptr {
 			call = fmt.Sprintf("if %s != nil { %s }", name, call)
 		}

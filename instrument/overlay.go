@@ -83,7 +83,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], observe: observe[name],
-			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks, member: rw.member,
+			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
 		}, sites[name])
 		ov.blankMembers += out.blankMembers
 		if len(out.blocks) > 0 {

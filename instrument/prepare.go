@@ -58,6 +58,8 @@ type Work struct {
 	Role string
 	// Member is Target.Member.
 	Member string
+	// Transport is Target.Transport.
+	Transport Transport
 	// PeerPackages is Target.PeerPackages.
 	PeerPackages []string
 	// NoCoverage is Target.NoCoverage.
@@ -191,6 +193,10 @@ type Target struct {
 	// every method of Type then tags the goroutine running it with its
 	// receiver's field while it runs (agent.MemberEnter). Empty: none.
 	Member string `json:",omitempty"`
+	// Transport names the sends of the in-process transport between the
+	// members (gofault test's test.transport; needs Member): each gets a
+	// fault site where a cut between two members fails it (send.go).
+	Transport Transport `json:",omitempty"`
 	// PeerPackages name the peer-transport packages whose network calls a
 	// partition cuts (analysis.Options.PeerPackages); empty lets the
 	// analysis use its default.
@@ -246,6 +252,7 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		Env:        goEnv(os.Environ()),
 		Role:       t.Role,
 		Member:     t.Member,
+		Transport:  t.Transport,
 
 		PeerPackages:   t.PeerPackages,
 		ObserveSend:    t.ObserveSend,

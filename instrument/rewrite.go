@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"maps"
 	"path"
 	"slices"
 	"sort"
@@ -102,6 +103,9 @@ type fileInput struct {
 	// member is the member type whose methods get the member hook (see
 	// memberEdits), nil for none.
 	member *memberType
+	// sendPeers are the rules of the transport's send sites
+	// (catalog.PeerSend, see sendEdits), by site ID.
+	sendPeers map[string]sendRule
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -143,6 +147,14 @@ type fileOutput struct {
 func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	out := fileOutput{skipped: map[uint32]string{}}
 	tf := in.fset.File(in.file.Pos())
+	var sends []*catalog.Site
+	sites = slices.DeleteFunc(slices.Clone(sites), func(s *catalog.Site) bool {
+		if s.Peer == catalog.PeerSend {
+			sends = append(sends, s)
+			return true
+		}
+		return false
+	})
 	want := map[[2]int]*catalog.Site{}
 	for _, s := range sites {
 		want[[2]int{s.Line, s.Col}] = s
@@ -155,6 +167,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 		_, out.skippedStates = stateEdits(in, in.states)
 		_, out.skippedRoles = roleEdits(in, in.roles)
 		_, out.skippedObserve = observeEdits(in, in.observe)
+		for _, s := range sends {
+			out.skipped[s.Index] = SkipCgo
+		}
 		return out
 	}
 	deferred := map[*ast.CallExpr]bool{}
@@ -206,6 +221,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	var me []siteEdit
 	me, out.blankMembers = memberEdits(in, in.member)
 	out.edits = append(out.edits, me...)
+	se, skippedSends := sendEdits(in, sends)
+	out.edits = append(out.edits, se...)
+	maps.Copy(out.skipped, skippedSends)
 	if in.cover {
 		var be []siteEdit
 		be, out.blocks = blockEdits(in, in.firstBlock)

@@ -188,12 +188,20 @@ func TestStateEditsNotFound(t *testing.T) {
 
 // checkStatesCompile type-checks a rewritten file with a stand-in agent
 // package holding State.
-func checkStatesCompile(t *testing.T, src []byte) {
+func checkStatesCompile(t *testing.T, src []byte, more ...[]byte) {
 	t.Helper()
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "/src/p/p.go", src, parser.ParseComments)
 	if err != nil {
 		t.Fatalf("rewritten file does not parse: %v\n%s", err, src)
+	}
+	files := []*ast.File{f}
+	for i, m := range more {
+		g, err := parser.ParseFile(fset, fmt.Sprintf("/src/p/more%d.go", i), m, parser.ParseComments)
+		if err != nil {
+			t.Fatalf("generated file does not parse: %v\n%s", err, m)
+		}
+		files = append(files, g)
 	}
 	agentPkg := types.NewPackage(AgentModule, "agent")
 	u32, uptr := types.Typ[types.Uint32], types.Typ[types.Uintptr]
@@ -208,6 +216,12 @@ func checkStatesCompile(t *testing.T, src []byte) {
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "MemberEnter", enterSig))
 	exitSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "prev", u32)), nil, false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "MemberExit", exitSig))
+	enterAtSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "v", types.Typ[types.String]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", u32)), false)
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "MemberEnterAt", enterAtSig))
+	sendSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", u32), types.NewVar(token.NoPos, agentPkg, "from", types.Typ[types.String]), types.NewVar(token.NoPos, agentPkg, "to", types.Typ[types.String])),
+		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)
+	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Send", sendSig))
 	agentPkg.MarkComplete()
 	std := importer.ForCompiler(fset, "source", nil)
 	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {
@@ -216,7 +230,7 @@ func checkStatesCompile(t *testing.T, src []byte) {
 		}
 		return std.Import(path)
 	})}
-	if _, err := conf.Check("example.com/p", fset, []*ast.File{f}, nil); err != nil {
+	if _, err := conf.Check("example.com/p", fset, files, nil); err != nil {
 		t.Fatalf("rewritten file does not type-check: %v\n%s", err, src)
 	}
 }

@@ -27,8 +27,9 @@ import (
 // of Request and FlagPeers (disconnects); version 6 the disk faults'
 // ActCorrupt and ActTear and the EvDisk event; version 7 the number of
 // the read a corruption changed (EvDisk's D >> 8); version 8 the member of
-// Request and FlagMembers (members of an in-process cluster).
-const Version = 8
+// Request and FlagMembers (members of an in-process cluster); version 9
+// the peer member of Request (PeerSeq: in-process transport sends).
+const Version = 9
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -275,6 +276,16 @@ type Request struct {
 	// first saw them, from 1 (0 with no member).
 	Member    string
 	MemberSeq uint32
+	// PeerSeq is, when the plan asks (FlagMembers), the rank of the
+	// in-process cluster member whose address is Peer (the member that
+	// announced it, agent.MemberEnterAt), 0 when none: a send of an
+	// in-process transport to another member.
+	PeerSeq uint32
+	// Ranked is, when the plan asks (FlagMembers), how many members the
+	// process has ranked so far (ranks 1..Ranked exist), so that the
+	// controller knows every member a split may divide before each of
+	// them made a request.
+	Ranked uint32
 }
 
 // Response answers a Request.
@@ -490,6 +501,8 @@ func AppendRequest(buf []byte, m *Request) []byte {
 	buf = appendString(buf, m.Peer)
 	buf = appendString(buf, m.Member)
 	buf = binary.AppendUvarint(buf, uint64(m.MemberSeq))
+	buf = binary.AppendUvarint(buf, uint64(m.PeerSeq))
+	buf = binary.AppendUvarint(buf, uint64(m.Ranked))
 	return EndFrame(buf, off)
 }
 
@@ -518,6 +531,8 @@ func DecodeRequest(p []byte, m *Request) error {
 	m.Peer = d.string()
 	m.Member = d.string()
 	m.MemberSeq = d.u32()
+	m.PeerSeq = d.u32()
+	m.Ranked = d.u32()
 	return d.done()
 }
 

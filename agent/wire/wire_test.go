@@ -96,10 +96,11 @@ func TestRoundTrip(t *testing.T) {
 func TestDecodeValues(t *testing.T) {
 	for _, want := range []Request{
 		{ID: 1, Site: 2, Goroutine: 3, Task: 4, Inst: 5, State: 6, Stack: []Frame{{"f", "g", 7}}},
-		{ID: 1, Site: 2, HasRole: true, Role: 0},         // a known role of value 0 (etcd's StateFollower)
-		{ID: 1, Site: 2, HasRole: true, Role: -3},        // any int64
-		{ID: 1, Site: 2, Peer: "127.0.0.1:40123"},        // a peer-network call's peer
-		{ID: 1, Site: 2, Member: "node-2", MemberSeq: 2}, // an in-process cluster's member
+		{ID: 1, Site: 2, HasRole: true, Role: 0},                                                // a known role of value 0 (etcd's StateFollower)
+		{ID: 1, Site: 2, HasRole: true, Role: -3},                                               // any int64
+		{ID: 1, Site: 2, Peer: "127.0.0.1:40123"},                                               // a peer-network call's peer
+		{ID: 1, Site: 2, Member: "node-2", MemberSeq: 2},                                        // an in-process cluster's member
+		{ID: 1, Site: 2, Member: "node-2", MemberSeq: 2, Peer: "addr-3", PeerSeq: 3, Ranked: 3}, // a send to another member
 	} {
 		b := AppendRequest(nil, &want)
 		got := Request{HasRole: true, Role: 9} // decoding resets a reused request

@@ -35,10 +35,13 @@ sites each reaches), then runs --trials fault trials: each runs one test
 that passed every fault-free run and reached a site, as one node (n1) with
 the policy's faults; with a member rule (--member, or test.member in the
 module's gofault.yaml) the requests made by the methods of an in-process
-cluster's members are the members' nodes, n1, n2, ... Trials go to the
-tests by the sites they reach (each site counts 1/k to each of the k tests
-that reach it), and only a trial's own test's sites are live. A test that
-fails, hangs, panics or races with a fault is a finding. Trials go to the store: gofault report --db DB shows them.
+cluster's members are the members' nodes, n1, n2, ...; with test.transport
+too (the in-process transport's sends) --kinds may name the cuts
+(partition, disconnect, oneway, split, leadercut), which fail the sends
+between members. Trials go to the tests by the sites they reach (each
+site counts 1/k to each of the k tests that reach it), and only a trial's
+own test's sites are live. A test that fails, hangs, panics or races with
+a fault is a finding. Trials go to the store: gofault report --db DB shows them.
 The go test flags after -- go to every run (-short, -test.short, ...);
 -run REGEXP keeps only the tests it matches.
 
@@ -54,7 +57,7 @@ flags:
 	seed := fs.Int64("seed", 1, "the policy's seed")
 	trials := fs.Int("trials", 20, "fault trials to run")
 	runs := fs.Int("runs", 2, "fault-free runs of every test (a test that fails in any is left out)")
-	kinds := fs.String("kinds", "error,delay", "fault kinds, comma-separated (crash and the cuts are not offered in-process)")
+	kinds := fs.String("kinds", "error,delay", "fault kinds, comma-separated (crash is not offered in-process; the cuts only with test.transport)")
 	delay := fs.Duration("delay", 2*time.Second, "length of an injected delay")
 	hang := fs.Duration("hang", 30*time.Second, "least time a fault trial runs before it is a hang (else 4 x the test's slowest fault-free run plus --delay)")
 	helpers := fs.Bool("helpers", false, "let faults strike test setup: sites in the package's files that import testing (test helpers such as raft's testing.go) and calls made under them (left out by default)")
@@ -186,8 +189,11 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	}
 	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault); %d at once (%s)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed, max(1, s.Parallel), s.ParallelHow)
 	if s.Member != "" {
-		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d of %d requests named a member, at most %d members in a run; the others are n1's\n",
+		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d requests named a member (the policy was asked %d times; a request of no member is the process's, n0), at most %d members in a run\n",
 			s.Member, s.MemberMethods, s.MemberRequests, s.Requests, s.MostMembers)
+	}
+	if s.Sends > 0 {
+		fmt.Fprintf(w, "  transport: %d send methods hooked; %d sends named the member sending and the member sent to\n", s.Sends, s.MemberSends)
 	}
 	if s.SetupRequests > 0 {
 		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)

@@ -1,0 +1,3 @@
+module example.com/memnet
+
+go 1.22
