@@ -131,6 +131,10 @@ func Judge(campaign int64, trials []*record.Trial, m Matcher, opts report.Option
 	if err != nil {
 		return Result{}, fmt.Errorf("match.symptom: %w", err)
 	}
+	ev, err := regexp.Compile(m.Evidence)
+	if err != nil {
+		return Result{}, fmt.Errorf("match.evidence: %w", err)
+	}
 	res := Result{Campaign: campaign}
 	ts := slices.Clone(trials)
 	sort.SliceStable(ts, func(i, j int) bool { return ts[i].Index < ts[j].Index })
@@ -162,12 +166,27 @@ func Judge(campaign int64, trials []*record.Trial, m Matcher, opts report.Option
 		}
 		when[t.ID] = at{res.Trials, t.End.Sub(start).Minutes()}
 	}
+	signed := func(id string) bool { return true }
+	if m.Evidence != "" {
+		byID := make(map[string]*record.Trial, len(ts))
+		for _, t := range ts {
+			byID[t.ID] = t
+		}
+		signed = func(id string) bool { return hasEvidence(byID[id], m.Checker, ev) }
+	}
 	rep := report.New(ts, opts)
 	for _, f := range rep.FaultFree {
-		res.FaultFree += len(matching(f, m.Checker, re))
+		for id := range matching(f, m.Checker, re) {
+			if signed(id) {
+				res.FaultFree++
+			}
+		}
 	}
 	for _, f := range rep.Findings {
 		for id, symptom := range matching(f, m.Checker, re) {
+			if !signed(id) {
+				continue
+			}
 			w, ok := when[id]
 			if ok && (res.Hit == nil || w.n < res.Hit.Trial) {
 				res.Hit = &Hit{Trial: w.n, TrialID: id, Minutes: w.minutes, Symptom: symptom}
@@ -175,6 +194,25 @@ func Judge(campaign int64, trials []*record.Trial, m Matcher, opts report.Option
 		}
 	}
 	return res, nil
+}
+
+// hasEvidence reports whether trial t has a failed verdict of checker with
+// an evidence line that re matches.
+func hasEvidence(t *record.Trial, checker string, re *regexp.Regexp) bool {
+	if t == nil {
+		return false
+	}
+	for _, v := range t.Verdicts {
+		if v.Checker != checker || !v.Failed {
+			continue
+		}
+		for _, line := range v.Evidence {
+			if re.MatchString(line) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // matching returns the trials of finding f that show a symptom of checker

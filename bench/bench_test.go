@@ -121,7 +121,7 @@ bugs:
   - id: dup
     affected: v1.0.0
     fixed: {set: [target.version=v1.0.1]}
-    match: {checker: hang, symptom: x}
+    match: {checker: hang, symptom: x, evidence: "[x"}
 `, []string{
 			`bugs[0] (Bad_ID).id: "Bad_ID" is not a valid bug ID`,
 			"bugs[0] (Bad_ID).affected.version: must be a module version starting with v",
@@ -133,6 +133,7 @@ bugs:
 			"bugs[0] (Bad_ID).match.symptom: error parsing regexp",
 			"bugs[1] (dup).match.symptom: must be set",
 			`bugs[2] (dup).id: "dup" is used by an earlier bug`,
+			"bugs[2] (dup).match.evidence: error parsing regexp",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -342,5 +343,51 @@ func TestJudgeCoOccurring(t *testing.T) {
 				t.Errorf("hit at trial %d (%+v), want %d", got, res.Hit, tc.trial)
 			}
 		})
+	}
+}
+
+// TestJudgeEvidence: a matcher with evidence takes only the trials whose
+// checker's evidence has the bug's signature — raft-493's leader refusing
+// writes, not hashicorp/raft #697's follower stuck re-installing a
+// snapshot, both "saw recovery violated".
+func TestJudgeEvidence(t *testing.T) {
+	withEvidence := func(index int, injected bool, lines ...string) *record.Trial {
+		tr := trial(index, "fuzz", injected, "violations", "workload saw recovery violated")
+		tr.Verdicts[0].Evidence = lines
+		return tr
+	}
+	ts := []*record.Trial{
+		withEvidence(1, true, "n1/0 [recovery]: node n1 served no linearizable read and write within 8s after the load stopped; last error: 503 context deadline exceeded"),
+		withEvidence(2, true, "n2/0 [recovery]: node n2 served no linearizable read and write within 8s after the load stopped; last error: 503 leadership transfer in progress"),
+		withEvidence(3, false, "n3/0 [recovery]: node n3 served no linearizable read and write within 8s after the load stopped; last error: 503 leadership transfer in progress"),
+	}
+	transfer := Matcher{Checker: "violations", Symptom: "recovery", Evidence: "leadership transfer in progress"}
+	for _, tc := range []struct {
+		name      string
+		m         Matcher
+		hit       int
+		faultFree int
+	}{
+		{"signature", transfer, 2, 1},
+		{"no evidence asked", Matcher{Checker: "violations", Symptom: "recovery"}, 1, 1},
+		{"signature absent", Matcher{Checker: "violations", Symptom: "recovery", Evidence: "snapshot"}, 0, 0},
+		{"another checker's evidence", Matcher{Checker: "hang", Symptom: ".", Evidence: "transfer"}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Judge(1, ts, tc.m, report.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			if res.Hit != nil {
+				got = res.Hit.Trial
+			}
+			if got != tc.hit || res.FaultFree != tc.faultFree {
+				t.Errorf("hit at trial %d, %d without faults; want %d, %d", got, res.FaultFree, tc.hit, tc.faultFree)
+			}
+		})
+	}
+	if _, err := Judge(1, ts, Matcher{Checker: "violations", Symptom: ".", Evidence: "("}, report.Options{}); err == nil {
+		t.Error("a bad evidence regexp judged")
 	}
 }

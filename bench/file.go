@@ -68,10 +68,16 @@ func (r Release) String() string {
 }
 
 // Matcher picks the finding that shows a bug: a finding of Checker whose
-// symptom matches the Go regular expression Symptom.
+// symptom matches the Go regular expression Symptom and, when Evidence is
+// set, in a trial where one of Checker's evidence lines matches the Go
+// regular expression Evidence — the bug's own signature, where its symptom
+// is one other bugs share (a cluster that stops serving: raft-493's leader
+// answers "leadership transfer in progress", hashicorp/raft #697's
+// follower keeps re-installing a snapshot).
 type Matcher struct {
-	Checker string `yaml:"checker"`
-	Symptom string `yaml:"symptom"`
+	Checker  string `yaml:"checker"`
+	Symptom  string `yaml:"symptom"`
+	Evidence string `yaml:"evidence,omitempty" json:",omitempty"`
 }
 
 // Side is the release a bench run runs: the affected or the fixed one.
@@ -136,7 +142,7 @@ var (
 	fileFields    = []string{"bugs"}
 	bugFields     = []string{"id", "title", "link", "affected", "fixed", "scenario", "match"}
 	releaseFields = []string{"version", "set"}
-	matchFields   = []string{"checker", "symptom"}
+	matchFields   = []string{"checker", "symptom", "evidence"}
 )
 
 func decodeFile(n *yaml.Node) (*File, error) {
@@ -176,8 +182,11 @@ func decodeBug(n *yaml.Node, path string) (Bug, error) {
 			return list(v, p, &b.Scenario)
 		case "match":
 			return fields(v, p, matchFields, func(k string, v *yaml.Node) error {
-				if k == "checker" {
+				switch k {
+				case "checker":
 					return scalar(v, p+".checker", &b.Match.Checker)
+				case "evidence":
+					return scalar(v, p+".evidence", &b.Match.Evidence)
 				}
 				return scalar(v, p+".symptom", &b.Match.Symptom)
 			})
@@ -313,6 +322,9 @@ func (f *File) Validate(checkers []string) error {
 			bad(p+".match.symptom", `set a regular expression over the finding's symptom, e.g. "members' data differ" ('.' for any symptom of the checker)`, "must be set")
 		} else if _, err := regexp.Compile(b.Match.Symptom); err != nil {
 			bad(p+".match.symptom", "write a Go regular expression (https://pkg.go.dev/regexp/syntax)", "%v", err)
+		}
+		if _, err := regexp.Compile(b.Match.Evidence); err != nil {
+			bad(p+".match.evidence", "write a Go regular expression over one evidence line (https://pkg.go.dev/regexp/syntax), or leave it out", "%v", err)
 		}
 	}
 	return errors.Join(errs...)

@@ -258,10 +258,21 @@ func (c *KVClient) Read(ctx context.Context, key string, rd Read) {
 	}
 }
 
+// recoveryDetail is a CheckRecovery violation's text: the node, what it
+// did not serve within bound, and the last error it answered (none when
+// every request hung to the bound).
+func recoveryDetail(node, read string, bound time.Duration, last error) string {
+	msg := fmt.Sprintf("node %s served no %s and write within %s after the load stopped", node, read, bound)
+	if last != nil {
+		msg += "; last error: " + last.Error()
+	}
+	return msg
+}
+
 // Put writes a fresh value to key and reports whether it was acknowledged.
 func (c *KVClient) Put(ctx context.Context, key string) bool {
-	_, ok := c.write(ctx, record.Op{Kind: "put", Key: key}, http.MethodPut, c.svc.KeyPath(key))
-	return ok
+	_, err := c.write(ctx, record.Op{Kind: "put", Key: key}, http.MethodPut, c.svc.KeyPath(key))
+	return err == nil
 }
 
 // Delete deletes key.
@@ -276,9 +287,9 @@ func (c *KVClient) CAS(ctx context.Context, key string) {
 }
 
 // write sends one write with a fresh ID, recorded in the history; it
-// returns the answer ("true" or "false" for a cas) and whether it was
-// received.
-func (c *KVClient) write(ctx context.Context, op record.Op, method, path string) (string, bool) {
+// returns the answer ("true" or "false" for a cas), or the error when
+// none was received.
+func (c *KVClient) write(ctx context.Context, op record.Op, method, path string) (string, error) {
 	id := c.nextID()
 	if op.Kind != "delete" {
 		op.Value = id
@@ -297,7 +308,7 @@ func (c *KVClient) write(ctx context.Context, op record.Op, method, path string)
 		return "", err
 	})
 	if err != nil {
-		return "", false
+		return "", err
 	}
 	if c.svc.Acked != nil {
 		c.svc.Acked(id)
@@ -310,7 +321,7 @@ func (c *KVClient) write(ctx context.Context, op record.Op, method, path string)
 	case op.Kind == "cas":
 		delete(c.last, op.Key) // learn the value with the next get
 	}
-	return out, true
+	return out, nil
 }
 
 // reportHealth reports what the node says of itself (KVService.Status):
@@ -332,20 +343,29 @@ func (c *KVClient) reportHealth(ctx context.Context) {
 }
 
 // Verify checks that the node serves a linearizable read and a write
-// again within bound, else reports a CheckRecovery violation; then it
-// reads every key once more, so a write acknowledged and then lost shows
-// in the history.
+// again within bound, else reports a CheckRecovery violation that names
+// the last error the node answered (its refusal tells one stall from
+// another: a leader stuck in a transfer, a member that cannot catch up);
+// then it reads every key once more, so a write acknowledged and then
+// lost shows in the history.
 func (c *KVClient) Verify(ctx context.Context, bound time.Duration) {
 	vctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	start := time.Now()
+	var last error
 	for {
-		if c.Get(vctx, "k0") == nil && c.Put(vctx, "k0") {
-			break
+		err := c.Get(vctx, "k0")
+		if err == nil {
+			if _, err = c.write(vctx, record.Op{Kind: "put", Key: "k0"}, http.MethodPut, c.svc.KeyPath("k0")); err == nil {
+				break
+			}
+		}
+		if vctx.Err() == nil || last == nil {
+			last = err
 		}
 		if vctx.Err() != nil {
 			if ctx.Err() == nil {
-				c.wc.Violation(CheckRecovery, fmt.Sprintf("node %s served no %s and write within %s after the load stopped", c.wc.Node(), c.svc.VerifyRead, bound))
+				c.wc.Violation(CheckRecovery, recoveryDetail(c.wc.Node(), c.svc.VerifyRead, bound, last))
 			}
 			return
 		}

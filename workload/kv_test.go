@@ -390,7 +390,7 @@ func TestVerify(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := kinds(evs)
-			violation := "n1/0 violation node n1 served no linearizable read and write within 150ms after the load stopped [recovery]"
+			violation := "n1/0 violation node n1 served no linearizable read and write within 150ms after the load stopped; last error: 503 no leader [recovery]"
 			if tc.name == "never serves" {
 				if len(got) == 0 || got[len(got)-1] != violation {
 					t.Errorf("events %q, want the recovery violation last", got)
