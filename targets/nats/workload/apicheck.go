@@ -84,8 +84,9 @@ func (r apiRemoval) covers(m apiMsg) bool {
 //   - message-lost: a message that no purge or delete can have taken
 //     away (every one of its subject was applied before its publish was
 //     sent, or definitely not at all) is not read back at the sequence its
-//     ack named. A removal whose outcome is unknown, or that ran while the
-//     message was being published, may or may not have taken it.
+//     ack named. A removal that ran while the message was being published
+//     may or may not have taken it; so may one whose outcome is unknown,
+//     whenever the message was published (it may take effect late).
 func judgeAPI(stream string, msgs []apiMsg, rms []apiRemoval, read streamRead) []finding {
 	var purged, deleted, lost []string
 	for _, r := range rms {
@@ -102,7 +103,13 @@ func judgeAPI(stream string, msgs []apiMsg, rms []apiRemoval, read streamRead) [
 			if !r.covers(m) {
 				continue
 			}
-			if r.seq != 0 || r.ret.After(m.call) {
+			// A delete's sequence is its message's; a removal that
+			// returned after the publish was sent may have run after it
+			// was stored; one of unknown outcome may have run at any time
+			// after it was sent, also long after it timed out (a purge
+			// proposed before a crash, committed after the election), so
+			// it may have taken any message of its subject.
+			if r.seq != 0 || !r.ok || r.ret.After(m.call) {
 				mayGo = true
 			}
 			if r.ok && r.seq == 0 && r.call.After(m.ret) && gone == nil {

@@ -101,6 +101,19 @@ func TestJudgeAPI(t *testing.T) {
 			read: streamRead{first: 2, last: 1, ids: ids(2)},
 		},
 		{
+			name: "a purge of unknown outcome may take effect after it timed out",
+			msgs: []apiMsg{msg("a", "a.n1.0", 1, 0, 10), msg("b", "a.n1.0", 2, 60, 70), msg("c", "a.n1.0", 3, 80, 90)},
+			rms:  []apiRemoval{purge("", 40, 50, false)},
+			read: streamRead{first: 3, last: 3, ids: ids(3, "c")},
+		},
+		{
+			name: "an acknowledged purge does not take a message published after it returned",
+			msgs: []apiMsg{msg("a", "a.n1.0", 1, 0, 10), msg("b", "a.n1.0", 2, 60, 70), msg("c", "a.n1.0", 3, 80, 90)},
+			rms:  []apiRemoval{purge("", 40, 50, true)},
+			read: streamRead{first: 3, last: 3, ids: ids(3, "c")},
+			want: []string{"message-lost: b acknowledged at 2"},
+		},
+		{
 			name: "a purge of unknown outcome is no proof the message went",
 			msgs: []apiMsg{msg("a", "a.n1.0", 1, 0, 10)},
 			rms:  []apiRemoval{purge("", 40, 50, false)},
