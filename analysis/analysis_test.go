@@ -106,6 +106,9 @@ func TestExpectations(t *testing.T) {
 		{st + "(*Store).Load:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCorrupt, "disk", []string{"EIO", "ErrUnexpectedEOF"}},
 		{st + "(*Store).Load:store.verify#0", catalog.KindError, "", []string{"CorruptError"}},
 		{st + "(*Log[T]).Append:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		// io/ioutil's wrappers are disk primitives too, corrupt and torn.
+		{st + "ReadMeta:ioutil.ReadFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCorrupt, "disk", []string{"EIO", "EMFILE"}},
+		{st + "WriteMeta:ioutil.WriteFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
 		// A function value bound to a file's WriteAt (bolt's page writes).
 		{st + "(*pager).WritePage:(*os.File).WriteAt#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},

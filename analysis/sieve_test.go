@@ -180,9 +180,13 @@ func TestSieveEtcd(t *testing.T) {
 	if tot[CountLockHeldSites] == 0 || tot[CountTimeoutSites] == 0 || tot[CountTimeoutPoints] == 0 {
 		t.Errorf("want lock-held sites, timeout sites and timeout points: %v", tot)
 	}
-	if tot[CountGroupedSites] >= tot[CountLockHeldSites]+tot[CountTimeoutSites] {
-		t.Errorf("grouped_sites=%d, want < lock_held_sites+timeout_sites=%d", tot[CountGroupedSites],
-			tot[CountLockHeldSites]+tot[CountTimeoutSites])
+	// Grouping merges sites: fewer groups than Sieve's sites (the union
+	// of lock-held, barrier and timeout sites). It compared against
+	// lock-held + timeout sites, leaving the barrier sites out of one side
+	// only; with io/ioutil's wrappers as primitives (etcd's snapshotter)
+	// that read 36 groups against 29 + 7, of a union of 43.
+	if tot[CountGroupedSites] >= tot[CountSieveSites] {
+		t.Errorf("grouped_sites=%d, want < sieve_sites=%d", tot[CountGroupedSites], tot[CountSieveSites])
 	}
 	byID := map[string]catalog.Site{}
 	for _, s := range res.Catalog.Sites {

@@ -40,6 +40,9 @@ func main() {
 	}
 	_ = peer.Serve(ln, s)
 	_, _ = peer.Send("127.0.0.1:1", nil)
+	if b, err := store.ReadMeta(os.Args[1] + "/meta"); err == nil {
+		_ = store.WriteMeta(os.Args[1]+"/meta", b)
+	}
 	_ = s.Close()
 	_ = peer.ErrClosed
 	_ = peer.Handler(s)
