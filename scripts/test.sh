@@ -48,7 +48,7 @@ step "gofault module"
 go test -count=1 -timeout 40m "${short[@]}" ./...
 
 step "race detector on the concurrent packages"
-go test -race -short -count=1 ./controller ./policy ./cluster ./workload ./store ./campaign ./fleet
+go test -race -short -count=1 ./controller ./policy ./cluster ./workload ./store ./campaign ./fleet ./gotest
 
 step "etcd target module"
 (cd targets/etcd && go test -count=1 -timeout 20m "${short[@]}" ./...)
