@@ -92,7 +92,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
 		return nil, err
 	}
-	if err := restorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
+	if err := RestorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
 		return nil, err
 	}
 	if s.reruns.m, err = s.st.Reruns(ctx, s.camp.ID); err != nil {

@@ -73,9 +73,9 @@ func noteBuild(ctx context.Context, st *store.Store, campaign int64, key string)
 	return nil
 }
 
-// restorePolicy gives a stateful policy the snapshot a resumed campaign
-// stored (none for a new one).
-func restorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
+// RestorePolicy gives a stateful policy the snapshot a resumed campaign
+// stored (none for a new one); gofault run's and gofault test's resume.
+func RestorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
 	s, ok := pol.(policy.Stateful)
 	if !ok {
 		return nil

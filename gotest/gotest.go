@@ -567,7 +567,7 @@ func (c *campaignRun) open(ctx context.Context) error {
 	if err := c.campaign(ctx); err != nil {
 		return err
 	}
-	if err := restorePolicy(ctx, c.st, c.id, pol); err != nil {
+	if err := campaign.RestorePolicy(ctx, c.st, c.id, pol); err != nil {
 		return err
 	}
 	c.reach = &reach{sites: env.CandidateSites(), reachedIDs: map[int]map[string]bool{}}

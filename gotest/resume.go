@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
 )
@@ -127,21 +126,4 @@ func (c *campaignRun) putMeasured(ctx context.Context, done map[string]Measure) 
 		return fmt.Errorf("encode fault-free pass: %w", err)
 	}
 	return c.st.PutTestPass(context.WithoutCancel(ctx), c.id, data)
-}
-
-// restorePolicy gives a stateful policy the state a resumed campaign
-// stored (none for a new one).
-func restorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
-	s, ok := pol.(policy.Stateful)
-	if !ok {
-		return nil
-	}
-	data, err := st.PolicyState(ctx, campaign)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return s.Restore(data)
 }
