@@ -56,6 +56,8 @@ type Spec struct {
 	Trials int `json:"trials"`
 	// StopAtMatch: the campaign ends at its first matching finding.
 	StopAtMatch bool `json:"stop_at_match"`
+	// Test is a test bug's test section (absent for a cluster bug).
+	Test *Test `json:"test,omitempty"`
 }
 
 // Key returns the spec as a string, equal for equal specs.

@@ -10,10 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 	"go.yaml.in/yaml/v3"
 )
@@ -38,6 +42,64 @@ type Bug struct {
 	Scenario []string `yaml:"scenario"`
 	// Match says which finding is the bug.
 	Match Matcher `yaml:"match"`
+	// Test, when set, makes the bug's campaigns gofault test campaigns of
+	// a package's own Go tests (docs/gotest.md) instead of cluster
+	// campaigns: its scenario and releases are then env.KEY=VALUE
+	// settings of the test runs, and its checker is TestChecker.
+	Test *Test `yaml:"test,omitempty" json:",omitempty"`
+}
+
+// TestChecker is the checker of a test bug's findings: the test's own
+// outcome (gotest.Checker).
+const TestChecker = "test"
+
+// EnvPrefix starts an override of a test bug (scenario, release set):
+// env.KEY=VALUE sets KEY=VALUE for every run of the test binary.
+const EnvPrefix = "env."
+
+// Test is what a test bug's campaigns run: gofault test on Package of
+// the module in Module, the tests Run matches, with faults of Kinds.
+type Test struct {
+	// Module is the directory of the module that holds the package, as
+	// written relative to the known-bug file's directory (Load makes it
+	// absolute). Its gofault.yaml's test section (member and transport
+	// rules), if any, is read as gofault test reads it.
+	Module string `yaml:"module" json:"module"`
+	// Package is the package under test, relative to Module (default ".").
+	Package string `yaml:"package" json:"package"`
+	// Run, if set, keeps only the tests this Go regexp matches (go test's -run).
+	Run string `yaml:"run" json:"run,omitempty"`
+	// Kinds are the fault kinds (default error and delay, as gofault test's).
+	Kinds []string `yaml:"kinds" json:"kinds,omitempty"`
+	// Delay is an injected delay's length (default gofault test's, 2s).
+	Delay time.Duration `yaml:"delay" json:"delay,omitempty"`
+	// Runs is the fault-free runs of every test (default gofault test's, 2).
+	Runs int `yaml:"runs" json:"runs,omitempty"`
+}
+
+// FaultKinds returns the test's fault kinds, parsed (Validate checked them).
+func (t *Test) FaultKinds() ([]catalog.Kind, error) {
+	var out []catalog.Kind
+	for _, k := range t.Kinds {
+		kind, err := catalog.ParseKind(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, kind)
+	}
+	return out, nil
+}
+
+// Env returns the environment of a test bug's runs on side s: the
+// scenario's env.KEY=VALUE settings, then the release's, as KEY=VALUE.
+func (b *Bug) Env(s Side) []string {
+	var out []string
+	for _, o := range b.Overrides(s) {
+		if kv, ok := strings.CutPrefix(strings.TrimSpace(o), EnvPrefix); ok {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // Release is one side of a bug: a target version (target.version) and
@@ -114,6 +176,15 @@ func Load(path string, checkers []string) (*File, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("known-bug file %s: %w", path, err)
 	}
+	for _, b := range f.Bugs {
+		if b.Test != nil && !filepath.IsAbs(b.Test.Module) {
+			abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), b.Test.Module))
+			if err != nil {
+				return nil, nil, fmt.Errorf("known-bug file %s: bug %s: test.module: %w", path, b.ID, err)
+			}
+			b.Test.Module = abs
+		}
+	}
 	return f, data, nil
 }
 
@@ -140,7 +211,8 @@ func Parse(data []byte, checkers []string) (*File, error) {
 // Fields of each mapping of the file, in the order docs/bench.md gives.
 var (
 	fileFields    = []string{"bugs"}
-	bugFields     = []string{"id", "title", "link", "affected", "fixed", "scenario", "match"}
+	bugFields     = []string{"id", "title", "link", "test", "affected", "fixed", "scenario", "match"}
+	testFields    = []string{"module", "package", "run", "kinds", "delay", "runs"}
 	releaseFields = []string{"version", "set"}
 	matchFields   = []string{"checker", "symptom", "evidence"}
 )
@@ -180,6 +252,9 @@ func decodeBug(n *yaml.Node, path string) (Bug, error) {
 			return decodeRelease(v, p, &b.Fixed)
 		case "scenario":
 			return list(v, p, &b.Scenario)
+		case "test":
+			b.Test = &Test{}
+			return decodeTest(v, p, b.Test)
 		case "match":
 			return fields(v, p, matchFields, func(k string, v *yaml.Node) error {
 				switch k {
@@ -194,6 +269,53 @@ func decodeBug(n *yaml.Node, path string) (Bug, error) {
 		return nil
 	})
 	return b, err
+}
+
+func decodeTest(n *yaml.Node, path string, t *Test) error {
+	return fields(n, path, testFields, func(k string, v *yaml.Node) error {
+		p := path + "." + k
+		switch k {
+		case "module":
+			return scalar(v, p, &t.Module)
+		case "package":
+			return scalar(v, p, &t.Package)
+		case "run":
+			return scalar(v, p, &t.Run)
+		case "kinds":
+			if v.Kind != yaml.SequenceNode {
+				return wrong(v, p, "a list of fault kinds such as [error, delay]")
+			}
+			for i, e := range v.Content {
+				var s string
+				if err := scalar(e, fmt.Sprintf("%s[%d]", p, i), &s); err != nil {
+					return err
+				}
+				t.Kinds = append(t.Kinds, s)
+			}
+			return nil
+		case "delay":
+			var s string
+			if err := scalar(v, p, &s); err != nil {
+				return err
+			}
+			d, err := time.ParseDuration(s)
+			if err != nil || d <= 0 {
+				return wrong(v, p, fmt.Sprintf("a positive duration such as 50ms (got %q)", s))
+			}
+			t.Delay = d
+			return nil
+		}
+		var s string
+		if err := scalar(v, p, &s); err != nil {
+			return err
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return wrong(v, p, fmt.Sprintf("a number of fault-free runs of at least 1 (got %q)", s))
+		}
+		t.Runs = n
+		return nil
+	})
 }
 
 func decodeRelease(n *yaml.Node, path string, r *Release) error {
@@ -299,20 +421,27 @@ func (f *File) Validate(checkers []string) error {
 			bad(p+".id", "give each bug its own ID", "%q is used by an earlier bug", b.ID)
 		}
 		seen[b.ID] = true
-		for _, s := range []Side{Affected, Fixed} {
-			r := b.Release(s)
-			rp := p + "." + string(s)
-			if r.Version != "" && !strings.HasPrefix(r.Version, "v") {
-				bad(rp+".version", `set e.g. "v3.5.14"`, "must be a module version starting with v (got %q)", r.Version)
+		if b.Test != nil {
+			validateTest(bad, p, &b)
+		} else {
+			for _, s := range []Side{Affected, Fixed} {
+				r := b.Release(s)
+				rp := p + "." + string(s)
+				if r.Version != "" && !strings.HasPrefix(r.Version, "v") {
+					bad(rp+".version", `set e.g. "v3.5.14"`, "must be a module version starting with v (got %q)", r.Version)
+				}
+				checkOverrides(bad, rp+".set", r.Set, "target.version")
 			}
-			checkOverrides(bad, rp+".set", r.Set, "target.version")
+			checkOverrides(bad, p+".scenario", b.Scenario, "")
 		}
 		if slices.Equal(b.Affected.Overrides(), b.Fixed.Overrides()) {
 			bad(p+".fixed", `name the release with the fix, e.g. "fixed: v3.5.14", or for a planted bug "affected: {set: [ENV=on]}" and "fixed: {set: []}"`,
 				"is the same release as affected (%s), so it cannot be the false-positive control", b.Affected)
 		}
-		checkOverrides(bad, p+".scenario", b.Scenario, "")
 		switch {
+		case b.Test != nil && b.Match.Checker != TestChecker:
+			bad(p+".match.checker", `a test bug's findings are the test's own outcome: set "checker: test"`, "is %q", b.Match.Checker)
+		case b.Test != nil:
 		case b.Match.Checker == "":
 			bad(p+".match.checker", "name the checker that sees the bug, e.g. \"checker: violations\"", "must be set")
 		case len(checkers) > 0 && !slices.Contains(checkers, b.Match.Checker):
@@ -328,6 +457,51 @@ func (f *File) Validate(checkers []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// inProcess are the fault kinds a test process may take (gotest: the cuts
+// need the module's test.transport rule, which gofault test checks).
+var inProcess = catalog.KindError | catalog.KindDelay | catalog.KindPartition | catalog.KindDisconnect |
+	catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut
+
+// validateTest checks the test section of test bug b (field path p) and
+// its overrides, which are env.KEY=VALUE settings of the test runs.
+func validateTest(bad func(field, fix, format string, args ...any), p string, b *Bug) {
+	t := b.Test
+	if t.Module == "" {
+		bad(p+".test.module", "set the directory of the module that holds the package, relative to the known-bug file, e.g. \"module: ../gotest/testdata/retrystore\"", "must be set")
+	}
+	if _, err := regexp.Compile(t.Run); err != nil {
+		bad(p+".test.run", "write a Go regular expression over test names, as go test's -run takes", "%v", err)
+	}
+	for i, k := range t.Kinds {
+		kind, err := catalog.ParseKind(k)
+		switch {
+		case err != nil:
+			bad(fmt.Sprintf("%s.test.kinds[%d]", p, i), "use error, delay, or with test.transport partition, disconnect, oneway, split, leadercut", "%v", err)
+		case kind == catalog.KindNone || kind&^inProcess != 0:
+			bad(fmt.Sprintf("%s.test.kinds[%d]", p, i), "use error, delay, or with test.transport partition, disconnect, oneway, split, leadercut", "fault kind %q is not offered in-process (a test process is one process: a crash would kill every member)", k)
+		}
+	}
+	for _, s := range []Side{Affected, Fixed} {
+		r := b.Release(s)
+		if r.Version != "" {
+			bad(p+"."+string(s)+".version", `a test bug's sides are env settings for now: write "`+string(s)+`: {set: [env.KEY=VALUE]}"`, "module versions of the package under test are not supported yet (got %q)", r.Version)
+		}
+		checkEnv(bad, p+"."+string(s)+".set", r.Set)
+	}
+	checkEnv(bad, p+".scenario", b.Scenario)
+}
+
+// checkEnv checks that each of a test bug's overrides is env.KEY=VALUE.
+func checkEnv(bad func(field, fix, format string, args ...any), field string, overrides []string) {
+	for i, o := range overrides {
+		kv, ok := strings.CutPrefix(strings.TrimSpace(o), EnvPrefix)
+		key, _, hasValue := strings.Cut(kv, "=")
+		if !ok || !hasValue || key == "" || strings.ContainsAny(key, " \t") {
+			bad(fmt.Sprintf("%s[%d]", field, i), "a test bug's overrides set the test runs' environment: write env.KEY=VALUE, e.g. env.RETRYSTORE_BUG=drop", "%q is not env.KEY=VALUE", o)
+		}
+	}
 }
 
 // checkOverrides checks each override's path and value against the config

@@ -142,6 +142,19 @@ type Options struct {
 	// Config is the config file whose test section Run reads when
 	// Member is empty (default: gofault.yaml in Module, if there).
 	Config string `json:"-"`
+	// Campaign, if set, is the campaign to continue (as Resume, but this
+	// one; it must have been made with the same options, Trials aside):
+	// gofault bench resumes its own runs by ID.
+	Campaign int64 `json:"-"`
+	// Opened, if set, is called with the campaign's ID once it is made or
+	// found, before any test runs.
+	Opened func(id int64) error `json:"-"`
+	// Until, if set, is called with every trial of the campaign so far
+	// (an earlier run's included) before the fault trials and after each
+	// of them is stored; once it returns true no further trial begins,
+	// those under way are stopped and not stored, and the campaign is
+	// done (Summary.Ended). gofault bench stops at a known bug's finding.
+	Until func(trials []*record.Trial) bool `json:"-"`
 
 	// Log receives gofault's own log; Progress a line per test measured
 	// and per trial (both may be nil).
@@ -206,6 +219,8 @@ type Summary struct {
 	// fault-free pass and fault trials.
 	MeasureSecs float64 `json:"measure_seconds"`
 	FaultSecs   float64 `json:"fault_seconds"`
+	// Ended: Options.Until ended the campaign before its trial count.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // absolute turns o's directories and files into absolute paths. The
@@ -360,9 +375,10 @@ type campaignRun struct {
 	measure  *controller.Controller
 	faults   *controller.Controller
 	sockDirs []string
-	tmpRoot  string // the runs' temp dirs are made here (exec)
-	prior    prior  // what earlier runs of a resumed campaign stored
-	parallel int    // test processes run at once now
+	tmpRoot  string          // the runs' temp dirs are made here (exec)
+	prior    prior           // what earlier runs of a resumed campaign stored
+	trials   []*record.Trial // every trial stored so far, for Options.Until
+	parallel int             // test processes run at once now
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
 	memberMethods int

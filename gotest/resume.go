@@ -60,7 +60,7 @@ func (c *campaignRun) campaign(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if !o.Resume {
+	if !o.Resume && o.Campaign == 0 {
 		conf, err := json.Marshal(stored{GoTest: &o})
 		if err != nil {
 			return fmt.Errorf("campaign config: %w", err)
@@ -69,16 +69,24 @@ func (c *campaignRun) campaign(ctx context.Context) error {
 			return err
 		}
 		c.next = 1
-		return c.st.PutBuildKey(ctx, c.id, c.key)
+		if err := c.st.PutBuildKey(ctx, c.id, c.key); err != nil {
+			return err
+		}
+		if o.Opened != nil {
+			return o.Opened(c.id)
+		}
+		return nil
 	}
-	camp, err := c.st.FindCampaign(ctx, campaignName(o), hash)
-	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("no gofault test campaign of %s with these options in %s to resume (were flags other than --trials changed? run without --resume to start a new one)", o.Package, o.DB)
-	}
+	camp, err := c.find(ctx, hash)
 	if err != nil {
 		return err
 	}
 	c.id = camp.ID
+	if o.Opened != nil {
+		if err := o.Opened(c.id); err != nil {
+			return err
+		}
+	}
 	key, err := c.st.BuildKey(ctx, c.id)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
@@ -94,6 +102,7 @@ func (c *campaignRun) campaign(ctx context.Context) error {
 		return err
 	}
 	c.next = 1
+	c.trials = trials
 	for _, tr := range trials {
 		c.next = max(c.next, tr.Index+1)
 		if tr.Policy != record.BaselinePolicy {
@@ -112,6 +121,28 @@ func (c *campaignRun) campaign(ctx context.Context) error {
 	}
 	c.o.Log.Info("resuming campaign", "campaign", c.id, "measured", len(c.prior.measured), "fault_trials", len(c.prior.fault), "next", c.next)
 	return nil
+}
+
+// find returns the campaign to continue: Options.Campaign, which must
+// have been made with options of hash, or the newest one of the store
+// made with them.
+func (c *campaignRun) find(ctx context.Context, hash string) (*store.Campaign, error) {
+	o := c.o
+	if o.Campaign != 0 {
+		camp, err := c.st.Campaign(ctx, o.Campaign)
+		if err != nil {
+			return nil, err
+		}
+		if camp.Name != campaignName(o) || camp.ConfigHash != hash {
+			return nil, fmt.Errorf("campaign %d (%s) was not made with these options, so it cannot be continued with them; start a new one", camp.ID, camp.Name)
+		}
+		return camp, nil
+	}
+	camp, err := c.st.FindCampaign(ctx, campaignName(o), hash)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("no gofault test campaign of %s with these options in %s to resume (were flags other than --trials changed? run without --resume to start a new one)", o.Package, o.DB)
+	}
+	return camp, err
 }
 
 // putMeasured stores the measures of the tests measured so far.

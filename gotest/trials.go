@@ -7,6 +7,7 @@ package gotest
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -117,6 +118,7 @@ func (c *campaignRun) save(ctx context.Context, d ran) error {
 	if err := c.st.SaveTrial(sctx, c.id, d.tr); err != nil {
 		return err
 	}
+	c.trials = append(c.trials, d.tr)
 	if c.sum != nil {
 		c.sum.Requests += d.res.Requests
 		c.sum.MemberRequests += d.res.MemberRequests
@@ -191,12 +193,16 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 		sum.count(tr.Status == record.StatusFailed, len(tr.Injections))
 	}
 	sum.ResumedTrials = len(c.prior.fault)
+	if c.until() {
+		sum.Ended = true
+		return nil
+	}
 	var jobs []job
 	for _, i := range Remaining(order, chosen, c.prior.ranTests(), c.o.Trials) {
 		m := chosen[i]
 		jobs = append(jobs, job{test: m.Test, bound: HangBound(m, c.delay, c.o.HangFloor), reach: Reach(c.cat, m)})
 	}
-	return c.runJobs(ctx, c.faults, jobs, func(d ran) error {
+	err := c.runJobs(ctx, c.faults, jobs, func(d ran) error {
 		if err := c.save(ctx, d); err != nil {
 			return err
 		}
@@ -208,8 +214,24 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 			what = in.Kind.String() + " at " + in.SiteID
 		}
 		fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", d.tr.ID, d.test, what, cmp.Or(d.r.Outcome(d.bound), "passed"))
+		if c.until() {
+			return errEnded
+		}
 		return nil
 	})
+	if errors.Is(err, errEnded) && ctx.Err() == nil {
+		sum.Ended = true
+		return nil
+	}
+	return err
+}
+
+// errEnded stops the fault trials once Options.Until said enough.
+var errEnded = errors.New("ended by Options.Until")
+
+// until asks Options.Until about the trials stored so far.
+func (c *campaignRun) until() bool {
+	return c.o.Until != nil && c.o.Until(c.trials)
 }
 
 // Reach is the live sites of a fault trial of m's test: the indices in

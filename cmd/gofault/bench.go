@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/fleet"
+	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -91,13 +93,6 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if *seeds == 0 {
 		*seeds = 3
 	}
-	base, err := config.Open(*cf.path, known(), cf.sets...)
-	if err != nil {
-		return err
-	}
-	if *trials == 0 {
-		*trials = count(base.Trials.Count)
-	}
 	file, bugsData, err := bench.Load(*bugsPath, check.Names())
 	if err != nil {
 		return err
@@ -106,10 +101,33 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%w: --bug: %v", errUsage, err)
 	}
+	tests := slices.ContainsFunc(bugs, func(b bench.Bug) bool { return b.Test != nil })
+	if tests && (*bundle != "" || *q.url != "") {
+		return fmt.Errorf("%w: --bundle and --queue do not take test bugs (a bug with a test section) yet; choose the cluster bugs with --bug", errUsage)
+	}
+	// A file of test bugs alone needs no cluster config: the work dir and
+	// store are --set workdir and store.db's, relative to the file.
+	configGiven := false
+	fs.Visit(func(f *flag.Flag) { configGiven = configGiven || f.Name == "config" })
+	testsOnly := !configGiven && !slices.ContainsFunc(bugs, func(b bench.Bug) bool { return b.Test == nil })
+	var base *config.Config
+	if testsOnly {
+		base, err = testBenchConfig(*bugsPath, cf.sets)
+	} else {
+		base, err = config.Open(*cf.path, known(), cf.sets...)
+	}
+	if err != nil {
+		return err
+	}
+	if *trials == 0 {
+		*trials = count(base.Trials.Count)
+	}
 	if *name == "" {
-		configData, err := os.ReadFile(*cf.path)
-		if err != nil {
-			return err
+		var configData []byte
+		if !testsOnly {
+			if configData, err = os.ReadFile(*cf.path); err != nil {
+				return err
+			}
 		}
 		var ids []string
 		for _, b := range bugs {
@@ -125,6 +143,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	b := &benchRunner{
 		name: *name, configPath: *cf.path, sets: cf.sets, trials: int(*trials), parallel: parallel.n,
 		rebuild: *rebuild, bundle: *bundle, built: map[string]*build.Built{}, slots: *slots,
+		workDir: base.Path(base.WorkDir), testBuilt: map[string]bool{},
 	}
 	if *q.url != "" {
 		if b.queue, err = fleet.Dial(*q.url, q.auth(), filepath.Join(base.Path(base.WorkDir), "nats"), slog.Default()); err != nil {
@@ -161,6 +180,29 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	return benchResults(*fail, sum)
+}
+
+// testBench are the overrides a bench of test bugs alone takes (it reads
+// no config file), and why.
+var testBench = []string{"workdir", "store.db"}
+
+// testBenchConfig is the config of a bench of test bugs alone: no file,
+// only the --set overrides of testBench, paths relative to the known-bug
+// file's directory.
+func testBenchConfig(bugsPath string, sets []string) (*config.Config, error) {
+	for _, o := range sets {
+		path, _, _ := strings.Cut(o, "=")
+		if !slices.Contains(testBench, strings.TrimSpace(path)) {
+			return nil, fmt.Errorf("%w: --set %s: a bench of test bugs alone reads no config, so only --set %s apply (give --config for cluster bugs)", errUsage, o, strings.Join(testBench, "=..., --set ")+"=...")
+		}
+	}
+	cfg, err := config.Parse(nil, sets...)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Dir = filepath.Dir(bugsPath)
+	cfg.Defaults()
+	return cfg, nil
 }
 
 // parsePolicies splits --policies and checks each name.
@@ -207,6 +249,11 @@ type benchRunner struct {
 	// through (a coordinator per campaign); slots bounds them.
 	queue *fleet.Conn
 	slots int
+	// workDir is the bench's work dir: a test bug's campaigns build and
+	// keep their trials in workDir/test/<bug>; testBuilt are the bugs
+	// whose test binary this bench built (--rebuild builds it once).
+	workDir   string
+	testBuilt map[string]bool
 }
 
 // runAll runs every run of the matrix that has no result yet (a run left
@@ -233,6 +280,10 @@ func (b *benchRunner) runAll(ctx context.Context, bugs []bench.Bug, runs []bench
 			Match:       bug.Match,
 			Trials:      b.trials,
 			StopAtMatch: run.Side == bench.Affected,
+			Test:        bug.Test,
+		}
+		if bug.Test != nil {
+			spec.Overrides = bug.Overrides(run.Side) // env settings; --set is the clusters'
 		}
 		row := stored[run]
 		if row != nil && row.Spec != spec.Key() {
@@ -253,7 +304,12 @@ func (b *benchRunner) runAll(ctx context.Context, bugs []bench.Bug, runs []bench
 			resume = row.Campaign
 		}
 		fmt.Fprintf(os.Stderr, "bench: run %d of %d, %s (%s)\n", i+1, len(runs), run, bug.Release(run.Side))
-		res, err := b.run(ctx, run, spec, resume)
+		var res bench.Result
+		if bug.Test != nil {
+			res, err = b.runTest(ctx, run, bug, spec, resume)
+		} else {
+			res, err = b.run(ctx, run, spec, resume)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -318,11 +374,17 @@ func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, r
 	case sum.Stopped || ctx.Err() != nil:
 		return bench.Result{}, context.Canceled
 	}
-	ts, err := b.st.Trials(ctx, sum.Campaign)
+	return b.finish(ctx, run, row, sum.Campaign, spec.Match, ropts, baselineFails)
+}
+
+// finish judges the ended campaign of run and records the result in its
+// row as done.
+func (b *benchRunner) finish(ctx context.Context, run bench.Run, row store.BenchRun, campaign int64, m bench.Matcher, ropts report.Options, baselineFails bool) (bench.Result, error) {
+	ts, err := b.st.Trials(ctx, campaign)
 	if err != nil {
 		return bench.Result{}, err
 	}
-	res, err := bench.Judge(sum.Campaign, ts, spec.Match, ropts)
+	res, err := bench.Judge(campaign, ts, m, ropts)
 	if err != nil {
 		return bench.Result{}, err
 	}
@@ -331,7 +393,7 @@ func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, r
 	if err != nil {
 		return bench.Result{}, err
 	}
-	row.Status, row.Result = store.StatusDone, string(data)
+	row.Campaign, row.Status, row.Result = campaign, store.StatusDone, string(data)
 	if err := b.st.PutBenchRun(context.WithoutCancel(ctx), row); err != nil {
 		return bench.Result{}, err
 	}
@@ -339,8 +401,70 @@ func (b *benchRunner) run(ctx context.Context, run bench.Run, spec bench.Spec, r
 	if res.Hit != nil {
 		how = fmt.Sprintf("matching finding at fault trial %d (%s): %s", res.Hit.Trial, res.Hit.TrialID, res.Hit.Symptom)
 	}
-	fmt.Fprintf(os.Stderr, "bench: %s: campaign %d, %d fault trials, %s\n", run, sum.Campaign, res.Trials, how)
+	fmt.Fprintf(os.Stderr, "bench: %s: campaign %d, %d fault trials, %s\n", run, campaign, res.Trials, how)
 	return res, nil
+}
+
+// runTest runs (or continues) one gofault test campaign of a test bug
+// (gotest.Run) and records its result as run does a cluster campaign's:
+// the run's env is the scenario's and the side's, its work dir
+// workDir/test/<bug> (both sides share the test binary: they differ only
+// in env), its store the bench's.
+func (b *benchRunner) runTest(ctx context.Context, run bench.Run, bug *bench.Bug, spec bench.Spec, resume int64) (bench.Result, error) {
+	t := bug.Test
+	kinds, err := t.FaultKinds()
+	if err != nil {
+		return bench.Result{}, fmt.Errorf("bench run %s: %w", run, err)
+	}
+	if resume != 0 {
+		if _, err := b.st.Campaign(ctx, resume); errors.Is(err, store.ErrNotFound) {
+			resume = 0 // deleted since: start afresh
+		}
+	}
+	row := store.BenchRun{Bench: b.name, Bug: run.Bug, Side: string(run.Side), Policy: run.Policy, Seed: run.Seed, Spec: spec.Key(), Status: store.StatusRunning}
+	var ropts report.Options
+	o := gotest.Options{
+		Module: t.Module, Package: t.Package, Run: t.Run, Kinds: kinds, Delay: t.Delay, Runs: t.Runs,
+		Env: bug.Env(run.Side), WorkDir: filepath.Join(b.workDir, "test", bug.ID), DB: b.st.Path(),
+		Policy: run.Policy, Seed: run.Seed, Trials: spec.Trials, Parallel: testParallel(b.parallel),
+		Rebuild: b.rebuild && !b.testBuilt[bug.ID], Campaign: resume, Log: slog.Default(), Progress: os.Stderr,
+		Opened: func(id int64) error {
+			row.Campaign = id
+			return b.st.PutBenchRun(context.WithoutCancel(ctx), row)
+		},
+	}
+	if spec.StopAtMatch {
+		o.Until = func(ts []*record.Trial) bool {
+			res, err := bench.Judge(0, ts, spec.Match, ropts)
+			return err == nil && res.Hit != nil
+		}
+	}
+	sum, err := gotest.Run(ctx, o)
+	switch {
+	case ctx.Err() != nil:
+		return bench.Result{}, context.Canceled
+	case err != nil:
+		return bench.Result{}, fmt.Errorf("bench run %s: %w", run, err)
+	}
+	b.testBuilt[bug.ID] = true
+	if len(sum.Selection.Chosen) == 0 {
+		fmt.Fprintf(os.Stderr, "bench: %s: campaign %d chose no test (of %d measured, %d failing and %d flaky fault-free): no fault trial ran\n",
+			run, sum.Campaign, len(sum.Measured), len(sum.Selection.Failing), len(sum.Selection.Flaky))
+	}
+	return b.finish(ctx, run, row, sum.Campaign, spec.Match, ropts, false)
+}
+
+// testParallel is a test campaign's gotest.Options.Parallel for the
+// bench's --parallel n (0, not given: one test process at a time, as
+// gofault test's default).
+func testParallel(n int) int {
+	switch {
+	case n == campaign.ParallelAuto:
+		return gotest.ParallelAuto
+	case n < 1:
+		return 1
+	}
+	return n
 }
 
 // coordinator hands the fault trials of a campaign of cfg (the config
@@ -425,6 +549,10 @@ func writeBenchBundles(ctx context.Context, stdout io.Writer, cf configFlags, di
 	}
 	done := map[string]bool{}
 	for _, bug := range file.Bugs {
+		if bug.Test != nil {
+			fmt.Fprintf(os.Stderr, "bug %s is a test bug: no bundle (bundles of gofault test campaigns are not done yet)\n", bug.ID)
+			continue
+		}
 		for _, side := range []bench.Side{bench.Affected, bench.Fixed} {
 			sets := append(slices.Clone(cf.sets), bug.Overrides(side)...)
 			cfg, err := config.Open(*cf.path, known(), sets...)
