@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -158,6 +159,105 @@ bugs:
 	_, err = Parse([]byte("bugs:\n  - id: x\n    affected: v1\n    fixed: {set: [target.version=v2]}\n    scenario: [target.version=v3]\n    match: {checker: hang, symptom: x}\n"), checkers)
 	if err == nil || !strings.Contains(err.Error(), "scenario[0]: target.version may not be set here") || strings.Contains(err.Error(), "fixed.set") {
 		t.Errorf("target.version: %v", err)
+	}
+}
+
+// TestParseTestBugs: a bug with a test section is a test bug: its module is
+// made absolute against the file's directory, its sides and scenario are
+// env settings (Env strips the env. prefix), its kinds parse.
+func TestParseTestBugs(t *testing.T) {
+	f, _, err := Load("../gotest/testdata/bugs.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Bugs) != 2 || f.Bugs[0].ID != "retrystore-drop" || f.Bugs[1].ID != "memnet-ack" {
+		t.Fatalf("bugs %+v, want retrystore-drop and memnet-ack", f.Bugs)
+	}
+	b := f.Bugs[0]
+	abs, _ := filepath.Abs("../gotest/testdata/retrystore")
+	if b.Test == nil || b.Test.Module != abs || b.Test.Package != "." || b.Test.Delay != 50*time.Millisecond {
+		t.Errorf("test section %+v, want module %s, package ., delay 50ms", b.Test, abs)
+	}
+	if got := b.Env(Affected); !slices.Equal(got, []string{"RETRYSTORE_BUG=drop"}) {
+		t.Errorf("affected env %q, want RETRYSTORE_BUG=drop", got)
+	}
+	if got := b.Env(Fixed); len(got) != 0 {
+		t.Errorf("fixed env %q, want none", got)
+	}
+	kinds, err := f.Bugs[1].Test.FaultKinds()
+	if err != nil || !slices.Equal(kinds, []catalog.Kind{catalog.KindPartition}) || f.Bugs[1].Test.Runs != 1 || f.Bugs[1].Test.Run != "^TestQuorum$" {
+		t.Errorf("memnet-ack: kinds %v (%v), test %+v", kinds, err, f.Bugs[1].Test)
+	}
+	withScenario, err := Parse([]byte(`
+bugs:
+  - id: x
+    test: {module: m}
+    scenario: [env.A=1]
+    affected: {set: [env.B=2]}
+    fixed: {set: []}
+    match: {checker: test, symptom: x}
+`), checkers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := withScenario.Bugs[0].Env(Affected); !slices.Equal(got, []string{"A=1", "B=2"}) {
+		t.Errorf("env %q, want the scenario's then the side's", got)
+	}
+}
+
+// TestParseTestBugErrors: a test bug's fields are checked as strictly as a
+// cluster bug's, each error naming the field and the fix.
+func TestParseTestBugErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"unknown test field", "bugs:\n  - id: a\n    test: {modul: m}\n",
+			[]string{`line 3: bugs[0].test: unknown field "modul"; did you mean "module"?`, "valid fields: module, package, run, kinds, delay, runs"}},
+		{"bad delay", "bugs:\n  - id: a\n    test: {module: m, delay: soon}\n", []string{`bugs[0].test.delay: want a positive duration such as 50ms (got "soon")`}},
+		{"bad runs", "bugs:\n  - id: a\n    test: {module: m, runs: 0}\n", []string{`bugs[0].test.runs: want a number of fault-free runs of at least 1`}},
+		{"kinds not a list", "bugs:\n  - id: a\n    test: {module: m, kinds: error}\n", []string{`bugs[0].test.kinds: want a list of fault kinds`}},
+		{"validation", `
+bugs:
+  - id: a
+    test: {run: "(", kinds: [crash, nope, error]}
+    scenario: [workload.env.X=1]
+    affected: v1.2.3
+    fixed: {set: [env.=1, env.X]}
+    match: {checker: violations, symptom: x}
+  - id: b
+    test: {module: m}
+    affected: {set: [env.X=1]}
+    fixed: {set: [env.X=1]}
+    match: {checker: test, symptom: x}
+`, []string{
+			"bugs[0] (a).test.module: must be set",
+			"bugs[0] (a).test.run: error parsing regexp",
+			`bugs[0] (a).test.kinds[0]: fault kind "crash" is not offered in-process`,
+			`bugs[0] (a).test.kinds[1]: unknown fault kind "nope"`,
+			`bugs[0] (a).affected.version: module versions of the package under test are not supported yet (got "v1.2.3"); a test bug's sides are env settings for now`,
+			`bugs[0] (a).fixed.set[0]: "env.=1" is not env.KEY=VALUE`,
+			`bugs[0] (a).fixed.set[1]: "env.X" is not env.KEY=VALUE`,
+			`bugs[0] (a).scenario[0]: "workload.env.X=1" is not env.KEY=VALUE`,
+			`bugs[0] (a).match.checker: is "violations"; a test bug's findings are the test's own outcome: set "checker: test"`,
+			"bugs[1] (b).fixed: is the same release as affected",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yaml), checkers)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+	// A cluster bug may not name the test checker, which only test bugs have.
+	if _, err := Parse([]byte("bugs:\n  - id: a\n    affected: v1\n    fixed: v2\n    match: {checker: test, symptom: x}\n"), checkers); err == nil || !strings.Contains(err.Error(), `unknown checker "test"`) {
+		t.Errorf("cluster bug with checker test: %v", err)
 	}
 }
 

@@ -296,3 +296,79 @@ func TestTrialReach(t *testing.T) {
 		t.Error("no fault injected")
 	}
 }
+
+// TestUntilAndCampaign: Options.Until ends the planted bug's campaign at
+// its first failed fault trial (as gofault bench does at a bug's first
+// finding), Opened names the campaign before it runs, and Options.Campaign
+// continues that campaign by ID up to Trials; a campaign made with other
+// options is refused, and Until already true runs no further trial.
+func TestUntilAndCampaign(t *testing.T) {
+	dir := t.TempDir()
+	opts := func() Options {
+		return Options{
+			Module: "testdata/retrystore", Package: ".", Env: []string{"RETRYSTORE_BUG=drop"}, WorkDir: dir,
+			Policy: "random", Seed: 1, Trials: 20, Delay: 50 * time.Millisecond,
+			Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		}
+	}
+	failed := func(ts []*record.Trial) bool {
+		for _, tr := range ts {
+			if tr.Policy != record.BaselinePolicy && tr.Status == record.StatusFailed {
+				return true
+			}
+		}
+		return false
+	}
+	ctx := context.Background()
+	o := opts()
+	var opened int64
+	o.Opened = func(id int64) error { opened = id; return nil }
+	o.Until = failed
+	sum, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenExisting(filepath.Join(dir, "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(ctx, sum.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fault := split(trials)
+	if !sum.Ended || opened != sum.Campaign || len(fault) != sum.Trials || sum.Trials >= 20 {
+		t.Fatalf("ended %v, opened %d of campaign %d, %d fault trials stored of %d run; want ended, the same campaign, fewer than 20", sum.Ended, opened, sum.Campaign, len(fault), sum.Trials)
+	}
+	for i, tr := range fault {
+		if last := i == len(fault)-1; (tr.Status == record.StatusFailed) != last {
+			t.Errorf("fault trial %s (%d of %d) status %s: want only the last one failed", tr.ID, i+1, len(fault), tr.Status)
+		}
+	}
+	stopped := len(fault)
+
+	o = opts()
+	o.Campaign = sum.Campaign
+	cont, err := Run(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cont.Campaign != sum.Campaign || cont.Ended || cont.Trials != 20 || cont.ResumedTrials != stopped || cont.ResumedTests != 3 {
+		t.Errorf("continued: campaign %d, ended %v, %d trials (%d resumed, %d tests); want campaign %d, 20 trials, %d resumed, 3 tests",
+			cont.Campaign, cont.Ended, cont.Trials, cont.ResumedTrials, cont.ResumedTests, sum.Campaign, stopped)
+	}
+
+	o = opts()
+	o.Campaign, o.Trials, o.Until = sum.Campaign, 30, failed
+	again, err := Run(ctx, o)
+	if err != nil || !again.Ended || again.Trials != 20 {
+		t.Errorf("until already true: %v, ended %v, %d trials; want ended with the 20 stored", err, again.Ended, again.Trials)
+	}
+
+	o = opts()
+	o.Campaign, o.Seed = sum.Campaign, 2
+	if _, err := Run(ctx, o); err == nil || !strings.Contains(err.Error(), "not made with these options") {
+		t.Errorf("another seed on campaign %d: %v, want a refusal", sum.Campaign, err)
+	}
+}

@@ -182,8 +182,8 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	return benchResults(*fail, sum)
 }
 
-// testBench are the overrides a bench of test bugs alone takes (it reads
-// no config file), and why.
+// testBench are the overrides a bench of test bugs alone takes: it reads
+// no config file, so only where its work dir and store are.
 var testBench = []string{"workdir", "store.db"}
 
 // testBenchConfig is the config of a bench of test bugs alone: no file,

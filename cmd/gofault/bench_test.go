@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/gofault/gofault/bench"
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/store"
 )
 
 // TestBenchUsage checks what gofault bench refuses before it runs
@@ -19,6 +22,7 @@ import (
 func TestBenchUsage(t *testing.T) {
 	cfg := "../../examples/minikv/gofault.yaml"
 	bugs := "../../examples/minikv/bugs.yaml"
+	testBugs := "../../gotest/testdata/bugs.yaml"
 	bad := filepath.Join(t.TempDir(), "bugs.yaml")
 	if err := os.WriteFile(bad, []byte("bugs:\n  - id: x\n    matcher: {checker: hang}\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -37,6 +41,8 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--config", cfg, "--bugs", bugs, "--bundle", "x", "--rebuild"}, 2, "--rebuild and --bundle"},
 		{[]string{"--config", cfg, "--bugs", bad}, 1, `bugs[0]: unknown field "matcher"; did you mean "match"?`},
 		{[]string{"--config", cfg, "--bugs", bugs, "--set", "workdir=" + work, "--bundle", filepath.Join(work, "none")}, 1, "gofault build --config"},
+		{[]string{"--bugs", testBugs, "--bundle", "x"}, 2, "--bundle and --queue do not take test bugs"},
+		{[]string{"--bugs", testBugs, "--set", "policy.seed=2"}, 2, "a bench of test bugs alone reads no config, so only --set workdir=..., --set store.db=... apply"},
 	} {
 		var out, errb bytes.Buffer
 		args := tc.args
@@ -71,4 +77,76 @@ func TestBenchBuildsEachReleaseAgain(t *testing.T) {
 	if want := []string{"v3.5.13", "v3.5.12", "v3.5.13"}; !slices.Equal(builds, want) {
 		t.Errorf("builds %v, want %v", builds, want)
 	}
+}
+
+// TestBenchTestBugs runs gofault bench on the planted test bugs of
+// gotest/testdata (gotest/testdata/bugs.yaml: retrystore's dropped write
+// error, memnet's leader that counts a cut follower's send as
+// acknowledged), one seed of random, at most 10 fault trials: each is found
+// on its affected side, its fixed side's campaign injects and shows no
+// matching finding; run again, with the affected memnet run left running
+// (an interrupted bench), the bench resumes by name: the done runs are
+// kept and the running one continues its own campaign, which had shown
+// the bug already and ends at once.
+func TestBenchTestBugs(t *testing.T) {
+	work := t.TempDir()
+	args := []string{"bench", "--bugs", "../../gotest/testdata/bugs.yaml", "--policies", "random", "--seeds", "1", "--trials", "10",
+		"--set", "workdir=" + work, "--json"}
+	var sums []bench.Summary
+	for i := range 2 {
+		if i == 1 {
+			leaveRunning(t, filepath.Join(work, "gofault.db"), sums[0].Name, "memnet-ack")
+		}
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("gofault %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
+		}
+		var sum bench.Summary
+		if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+			t.Fatalf("decode %s: %v", out.String(), err)
+		}
+		sums = append(sums, sum)
+	}
+	sum := sums[0]
+	if len(sum.Rows) != 2 || sum.Rows[0].Bug != "retrystore-drop" || sum.Rows[1].Bug != "memnet-ack" {
+		t.Fatalf("rows %+v, want retrystore-drop and memnet-ack", sum.Rows)
+	}
+	for _, r := range sum.Rows {
+		t.Logf("%s: found %d/%d at median trial %.0f, %d fault trials (%.0f%% injected), %d false positives", r.Bug, r.Found, r.Seeds, r.MedianTrials, r.FaultTrials, 100*r.InjectionRate, r.FalsePositives)
+		// The fixed side runs all its 10 trials; most inject.
+		if r.Found != 1 || r.FalsePositives != 0 || r.FaultTrials < 11 || r.InjectionRate < 0.5 || r.FaultFreeAffected+r.FaultFreeFixed != 0 {
+			t.Errorf("%s: %+v; want found 1/1, no false positive, 11 or more fault trials mostly injected, nothing without faults", r.Bug, r)
+		}
+	}
+	// The second bench made no campaign: its rows are the first one's.
+	for i, r := range sums[1].Rows {
+		if sums[1].Name != sum.Name || !slices.Equal(r.Campaigns, sum.Rows[i].Campaigns) || r.Found != sum.Rows[i].Found {
+			t.Errorf("second bench %s: %s with campaigns %v, want %s's %v", sums[1].Name, r.Bug, r.Campaigns, sum.Name, sum.Rows[i].Campaigns)
+		}
+	}
+}
+
+// leaveRunning marks bench's affected run of bug (random, seed 1) as
+// running again, as an interrupted bench leaves it.
+func leaveRunning(t *testing.T, db, name, bug string) {
+	t.Helper()
+	st, err := store.OpenExisting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	rows, err := st.BenchRuns(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Bug == bug && r.Side == "affected" {
+			r.Status, r.Result = store.StatusRunning, ""
+			if err := st.PutBenchRun(context.Background(), *r); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+	}
+	t.Fatalf("bench %s has no affected run of %s", name, bug)
 }
