@@ -54,7 +54,7 @@ func (l *stringList) Set(s string) error {
 func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("bench", os.Stderr)
 	cf := addConfigFlags(fs, "trials.parallel=2")
-	bugsPath := fs.String("bugs", "", "the known-bug file (e.g. targets/etcd/bugs.yaml; see docs/bench.md)")
+	bugsPath := fs.String("bugs", "", "the known-bug file (e.g. targets/etcd/bugs.yaml; see docs/bench.md); one of test bugs alone (gotest/testdata/bugs.yaml) needs no --config")
 	var only stringList
 	fs.Var(&only, "bug", "run only this bug of the file (repeatable; default all)")
 	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")

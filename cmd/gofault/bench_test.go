@@ -150,3 +150,31 @@ func leaveRunning(t *testing.T, db, name, bug string) {
 	}
 	t.Fatalf("bench %s has no affected run of %s", name, bug)
 }
+
+// TestTestBenchConfig: a bench of test bugs alone reads no config; its
+// work dir and store are beside the known-bug file unless --set moves them.
+func TestTestBenchConfig(t *testing.T) {
+	for _, tc := range []struct {
+		sets          []string
+		work, db, err string
+	}{
+		{nil, "b/.gofault", "b/.gofault/gofault.db", ""},
+		{[]string{"workdir=/w"}, "/w", "/w/gofault.db", ""},
+		{[]string{"workdir=w", "store.db=/s.db"}, "b/w", "/s.db", ""},
+		{[]string{"trials.count=3"}, "", "", "only --set workdir=..., --set store.db=... apply"},
+	} {
+		cfg, err := testBenchConfig("b/bugs.yaml", tc.sets)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("sets %q: err %v, want %q", tc.sets, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w, db := cfg.Path(cfg.WorkDir), cfg.Path(cfg.Store.DB); w != tc.work || db != tc.db {
+			t.Errorf("sets %q: work dir %s, store %s; want %s, %s", tc.sets, w, db, tc.work, tc.db)
+		}
+	}
+}
