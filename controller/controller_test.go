@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -66,9 +67,23 @@ func (s *scripted) requests() int {
 	return len(s.seen)
 }
 
+// sockPath returns a unix socket path in a short temp dir of its own: a
+// subtest's t.TempDir holds the test's name, and under a long TMPDIR (the
+// clean clone of scripts/fresh-check.sh) it passed the 108-byte limit of a
+// socket's path ("bind: invalid argument").
+func sockPath(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "ctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return filepath.Join(d, "ctl.sock")
+}
+
 func start(t testing.TB, pol policy.Policy) *Controller {
 	t.Helper()
-	c, err := Listen("unix", filepath.Join(t.TempDir(), "ctl.sock"), Options{Catalog: testCatalog(), Policy: pol})
+	c, err := Listen("unix", sockPath(t), Options{Catalog: testCatalog(), Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +324,7 @@ func TestLateConnection(t *testing.T) {
 	var logs strings.Builder
 	var mu sync.Mutex
 	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: catalog.KindError, Error: 1}}}
-	c, err := Listen("unix", filepath.Join(t.TempDir(), "ctl.sock"), Options{Catalog: testCatalog(), Policy: pol,
+	c, err := Listen("unix", sockPath(t), Options{Catalog: testCatalog(), Policy: pol,
 		Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package controller
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -166,7 +165,7 @@ func TestObservationCutsItsOwnNode(t *testing.T) {
 	cat.ObservePoints = []catalog.ObservePoint{{Index: 0, ID: "observe:p.Step", When: catalog.ObserveHandled, Vars: []catalog.ObserveVar{{Name: "msg.Term"}}}}
 	cat.Hash = cat.ComputeHash()
 	pol := &observer{scripted: scripted{plan: policy.Plan{Observe: true}}}
-	c, err := Listen("unix", filepath.Join(t.TempDir(), "ctl.sock"), Options{Catalog: cat, Policy: pol})
+	c, err := Listen("unix", sockPath(t), Options{Catalog: cat, Policy: pol})
 	if err != nil {
 		t.Fatal(err)
 	}
