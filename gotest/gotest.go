@@ -133,7 +133,7 @@ type Options struct {
 	// fleet's coordinator). A fault trial runs there whenever none of
 	// the Parallel local processes is free. The fault-free pass stays
 	// here: it measures the sites each test reaches.
-	Queue func(ctx context.Context, bundle string, cat *catalog.Catalog) (campaign.Remote, error) `json:"-"`
+	Queue func(ctx context.Context, q Queued) (campaign.Remote, error) `json:"-"`
 	// Resume continues the newest campaign of the store made with the
 	// same options (Trials aside): the tests its fault-free pass
 	// measured are not run again, fault trials go on from its next index
@@ -440,6 +440,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	c.parallel, sum.ParallelHow = o.Parallel, "set by --parallel"
+	if o.Queue != nil && o.Parallel == 0 {
+		sum.ParallelHow = "--queue: the workers run every fault trial"
+	}
 	if o.Parallel == ParallelAuto {
 		c.parallel = 1 // the fault-free pass measures one process at a time
 	}

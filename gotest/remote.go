@@ -16,10 +16,19 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
+
+// Queued is what Options.Queue is handed: the directory of the bundle
+// written, the campaign's work dir and its catalog (a worker's requests
+// name sites by their index in it).
+type Queued struct {
+	Bundle, WorkDir string
+	Catalog         *catalog.Catalog
+}
 
 // distribute writes the campaign's bundle when Options.Bundle or
 // Options.Queue asks for one, and sets up Options.Queue's remote.
@@ -40,7 +49,7 @@ func (c *campaignRun) distribute(ctx context.Context, sum *Summary) error {
 	if c.o.Queue == nil {
 		return nil
 	}
-	if c.remote, err = c.o.Queue(ctx, dir, c.cat); err != nil {
+	if c.remote, err = c.o.Queue(ctx, Queued{Bundle: dir, WorkDir: c.o.WorkDir, Catalog: c.cat}); err != nil {
 		return err
 	}
 	return nil

@@ -82,7 +82,7 @@ func TestWriteTestSummary(t *testing.T) {
 		"each site it reached counts 1/k",
 		"TestSaveLoad                              15 trials  weight  1.50  2 sites, 1 its own",
 		"TestLoadMissing                            5 trials  weight  0.50  1 sites, 0 its own",
-		"fault trials: 20 (19 with a fault), 0 failed (0 with a fault); 2 at once (set by --parallel)",
+		"fault trials: 20 (19 with a fault), 0 failed (0 with a fault); 2 at once here (set by --parallel)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
