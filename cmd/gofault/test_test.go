@@ -43,8 +43,10 @@ func TestTestUsage(t *testing.T) {
 		{[]string{"test", "--", "-short"}, "name the package under test"},
 		{[]string{"test", "./a", "./b"}, "one package, then --"},
 		{[]string{"test", "--kinds", "crash", "."}, "not offered in-process"},
-		{[]string{"test", "--parallel", "0", "."}, "--parallel 0: a number of at least 1, or auto"},
-		{[]string{"test", "--parallel", "many", "."}, "--parallel many: a number of at least 1, or auto"},
+		{[]string{"test", "--parallel", "0", "."}, "--parallel 0: a number of at least 1 (0 with --queue), or auto"},
+		{[]string{"test", "--parallel", "many", "."}, "--parallel many: a number of at least 1 (0 with --queue), or auto"},
+		{[]string{"test", "--queue", "nats://127.0.0.1:1", "--parallel", "-1", "."}, "--parallel -1: a number of at least 1 (0 with --queue)"},
+		{[]string{"test", "--queue", "nats://127.0.0.1:1", "--queue-slots", "0", "."}, "--queue-slots must be at least 1"},
 		{[]string{"test", "--module", "../../gotest/testdata/memcluster", "--member", "Member.id", "."}, "test.member: must be pkg/path.Type.field"},
 	} {
 		var out, errb bytes.Buffer
