@@ -45,13 +45,18 @@ type Bundle struct {
 	Options Options
 }
 
-// WriteBundle writes the bundle of c's campaign into dir: the test
+// writeBundle writes the bundle of c's campaign into dir: the test
 // binary, its catalog, the package directory's files (PackageFiles) and
 // the options, then the manifest (written last: a bundle without one is
 // unfinished). It returns the bytes written.
 func (c *campaignRun) writeBundle(dir string) (int64, error) {
-	if err := os.RemoveAll(dir); err != nil {
-		return 0, fmt.Errorf("test bundle: %w", err)
+	// An earlier bundle's manifest goes first (a bundle without one is
+	// unfinished), and its package files (the package may have lost
+	// some); nothing else of dir is removed.
+	for _, old := range []string{build.BundleManifest, BundlePackage} {
+		if err := os.RemoveAll(filepath.Join(dir, old)); err != nil {
+			return 0, fmt.Errorf("test bundle: %w", err)
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, fmt.Errorf("test bundle: %w", err)
