@@ -30,29 +30,35 @@ func packDir(dir string) ([]byte, error) { return pack(dir, false) }
 func packTree(dir string) ([]byte, error) { return pack(dir, true) }
 
 func pack(dir string, tree bool) ([]byte, error) {
+	// The files' walk starts below dir itself, which may be a symbolic
+	// link (a bundle given as one).
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("pack %s: %w", dir, err)
+	}
 	var buf bytes.Buffer
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	tw := tar.NewWriter(zw)
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	for _, e := range ents {
+		path := filepath.Join(dir, e.Name())
 		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			if path != dir && !tree {
-				return filepath.SkipDir
-			}
-			return nil
-		case !d.Type().IsRegular():
-			return nil
+		case e.Type().IsRegular():
+			err = addFile(tw, path, e.Name())
+		case e.IsDir() && tree:
+			err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return err
+				}
+				rel, err := filepath.Rel(dir, p)
+				if err != nil {
+					return err
+				}
+				return addFile(tw, p, filepath.ToSlash(rel))
+			})
 		}
-		rel, err := filepath.Rel(dir, path)
 		if err != nil {
-			return err
+			return nil, fmt.Errorf("pack %s: %w", dir, err)
 		}
-		return addFile(tw, path, filepath.ToSlash(rel))
-	})
-	if err != nil {
-		return nil, fmt.Errorf("pack %s: %w", dir, err)
 	}
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("pack %s: %w", dir, err)

@@ -49,14 +49,19 @@ func TestPackDirRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPackTreeRoundTrip: a test bundle's tree travels whole, and a tree's
-// archive is refused where a flat one is expected.
+// TestPackTreeRoundTrip: a test bundle's tree travels whole (from a
+// bundle dir given as a symbolic link too), and a tree's archive is
+// refused where a flat one is expected.
 func TestPackTreeRoundTrip(t *testing.T) {
 	src := t.TempDir()
 	os.WriteFile(filepath.Join(src, "pkg.test"), []byte("bin"), 0o755)
 	os.MkdirAll(filepath.Join(src, "pkg", "testdata", "in"), 0o755)
 	os.WriteFile(filepath.Join(src, "pkg", "testdata", "in", "x.json"), []byte("{}"), 0o644)
-	data, err := packTree(src)
+	link := filepath.Join(t.TempDir(), "bundle") // a bundle given as a link
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	data, err := packTree(link)
 	if err != nil {
 		t.Fatal(err)
 	}
