@@ -48,7 +48,14 @@ type Manifest struct {
 	Node     string    `json:"node"`
 	Workload string    `json:"workload,omitempty"`
 	Built    time.Time `json:"built"`
+	// Kind is what the bundle runs: "" a cluster campaign (gofault build
+	// --bundle), KindTest a test campaign (gofault test --bundle, whose
+	// Node is the test binary).
+	Kind string `json:"kind,omitempty"`
 }
+
+// KindTest is the Manifest.Kind of a test campaign's bundle.
+const KindTest = "test"
 
 // Bundle is an opened bundle.
 type Bundle struct {
@@ -154,33 +161,48 @@ func WriteBundle(ctx context.Context, cfg, raw *config.Config, dir string, opts 
 // gofault version or for another platform.
 var ErrBundleMismatch = errors.New("bundle does not match this gofault")
 
-// OpenBundle opens the bundle in dir and checks that the running gofault
-// can run it: the same gofault version, GOOS and GOARCH, and the catalog
-// the node binary was built with.
-func OpenBundle(dir string) (*Bundle, error) {
+// ReadManifest reads the manifest of the bundle in dir, absolute, and
+// checks that the running gofault can run it: the same gofault version,
+// GOOS and GOARCH. It returns dir made absolute.
+func ReadManifest(dir string) (string, Manifest, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, fmt.Errorf("bundle: %w", err)
+		return "", Manifest{}, fmt.Errorf("bundle: %w", err)
 	}
 	data, err := os.ReadFile(filepath.Join(dir, BundleManifest))
 	if err != nil {
-		return nil, fmt.Errorf("bundle %s: %w (write one with gofault build --bundle)", dir, err)
+		return "", Manifest{}, fmt.Errorf("bundle %s: %w (write one with gofault build --bundle or gofault test --bundle)", dir, err)
 	}
 	var m Manifest
 	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("bundle %s: manifest: %w", dir, err)
+		return "", Manifest{}, fmt.Errorf("bundle %s: manifest: %w", dir, err)
 	}
 	version, err := Version()
 	if err != nil {
-		return nil, err
+		return "", Manifest{}, err
 	}
 	if m.Gofault != version {
-		return nil, fmt.Errorf("%w: bundle %s was built by gofault %s, this is gofault %s; rebuild it with this gofault (gofault build --bundle)",
+		return "", Manifest{}, fmt.Errorf("%w: bundle %s was built by gofault %s, this is gofault %s; rebuild it with this gofault",
 			ErrBundleMismatch, dir, m.Gofault, version)
 	}
 	if m.GOOS != runtime.GOOS || m.GOARCH != runtime.GOARCH {
-		return nil, fmt.Errorf("%w: bundle %s is for %s/%s, this machine runs %s/%s",
+		return "", Manifest{}, fmt.Errorf("%w: bundle %s is for %s/%s, this machine runs %s/%s",
 			ErrBundleMismatch, dir, m.GOOS, m.GOARCH, runtime.GOOS, runtime.GOARCH)
+	}
+	return dir, m, nil
+}
+
+// OpenBundle opens the cluster bundle in dir and checks that the running
+// gofault can run it (ReadManifest) and the catalog the node binary was
+// built with; a test campaign's bundle is refused (gotest.OpenBundle
+// opens it).
+func OpenBundle(dir string) (*Bundle, error) {
+	dir, m, err := ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.Kind != "" {
+		return nil, fmt.Errorf("bundle %s is a %s campaign's (gofault %s --bundle), not a cluster's", dir, m.Kind, m.Kind)
 	}
 	b := &Bundle{Dir: dir, Manifest: m, Node: filepath.Join(dir, m.Node), Config: filepath.Join(dir, BundleConfig)}
 	if m.Workload != "" {

@@ -36,6 +36,7 @@ func TestOpenBundle(t *testing.T) {
 		{"other catalog", func(m *Manifest) { m.CatalogHash = "0123" }, "", false, "catalog.json has hash"},
 		{"no node binary", func(*Manifest) {}, "t", false, "no such file"},
 		{"no manifest", func(*Manifest) {}, BundleManifest, false, "gofault build --bundle"},
+		{"a test campaign's", func(m *Manifest) { m.Kind = KindTest }, "", false, "a test campaign's"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,11 @@ type RemoteJob struct {
 	// name.
 	Policy     PolicyCalls
 	PolicyName string
+	// Test and Reach are a test campaign's (gofault test): the test the
+	// trial runs and its live sites (controller.TrialSpec.Reach, never
+	// nil there); empty for a cluster campaign's trial.
+	Test  string
+	Reach []uint32
 }
 
 // PolicyCalls are a policy's per-trial calls made on behalf of a trial run

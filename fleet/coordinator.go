@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/policy"
@@ -32,7 +33,8 @@ type CoordinatorOptions struct {
 	// Config is the campaign's resolved config as YAML (what a bundle
 	// holds as gofault.yaml: overrides applied, no defaults, no work
 	// dir); the workers run it instead of the bundle's, so a campaign of
-	// a bundle keeps its --set overrides.
+	// a bundle keeps its --set overrides. A test campaign's bundle
+	// (gofault test --queue) has none: its options are in the bundle.
 	Config []byte
 	// Catalog is the bundle's catalog: a worker's requests name sites and
 	// observation points by index.
@@ -74,11 +76,18 @@ type pending struct {
 // NewCoordinator publishes the bundle and answers the workers' calls
 // until Close.
 func NewCoordinator(ctx context.Context, conn *Conn, opts CoordinatorOptions) (*Coordinator, error) {
+	if len(opts.Config) == 0 && bundleKind(opts.Bundle) != build.KindTest {
+		return nil, fmt.Errorf("queue: no config to publish")
+	}
 	st, obj, err := setup(ctx, conn.JS)
 	if err != nil {
 		return nil, err
 	}
-	data, err := packDir(opts.Bundle)
+	pack := packDir
+	if bundleKind(opts.Bundle) == build.KindTest {
+		pack = packTree // the package dir's files and testdata
+	}
+	data, err := pack(opts.Bundle)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +100,12 @@ func NewCoordinator(ctx context.Context, conn *Conn, opts CoordinatorOptions) (*
 	if c.log == nil {
 		c.log = slog.Default()
 	}
-	if len(opts.Config) == 0 {
-		return nil, fmt.Errorf("queue: no config to publish")
+	objects := map[string][]byte{c.bundle: data}
+	if len(opts.Config) > 0 {
+		c.config = "config-" + digest(opts.Config)
+		objects[c.config] = opts.Config
 	}
-	c.config = "config-" + digest(opts.Config)
-	for name, data := range map[string][]byte{c.bundle: data, c.config: opts.Config} {
+	for name, data := range objects {
 		if _, err := obj.GetInfo(ctx, name); err == nil {
 			continue // published before, by this or an earlier campaign
 		}
@@ -113,6 +123,17 @@ func NewCoordinator(ctx context.Context, conn *Conn, opts CoordinatorOptions) (*
 		c.subs = append(c.subs, sub)
 	}
 	return c, nil
+}
+
+// bundleKind is the Manifest.Kind of the bundle in dir ("" when its
+// manifest cannot be read: the workers' OpenBundle says why).
+func bundleKind(dir string) string {
+	var m build.Manifest
+	data, err := os.ReadFile(filepath.Join(dir, build.BundleManifest))
+	if err != nil || json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	return m.Kind
 }
 
 // Close stops answering and drops the coordinator's trials still queued.
@@ -141,7 +162,8 @@ func (c *Coordinator) Run(ctx context.Context, job campaign.RemoteJob) (*campaig
 	c.pending[job.Index] = p
 	c.mu.Unlock()
 	task, err := json.Marshal(Task{Coordinator: c.key, Campaign: job.Campaign, Index: job.Index, ID: job.ID,
-		Policy: job.PolicyName, Bundle: c.bundle, Config: c.config, Baseline: base, Bound: job.Bound})
+		Policy: job.PolicyName, Bundle: c.bundle, Config: c.config, Baseline: base, Bound: job.Bound,
+		Test: job.Test, Reach: job.Reach})
 	if err != nil {
 		return nil, fmt.Errorf("queue: trial %s: %w", job.ID, err)
 	}
@@ -224,7 +246,7 @@ func (c *Coordinator) begin(m *nats.Msg) {
 		c.log.Warn("queue: trial redelivered; planned afresh", "trial", p.job.ID, "delivery", req.Attempt, "worker", req.Worker)
 	}
 	p.attempt = req.Attempt
-	p.plan = p.job.Policy.PlanTrial(policy.TrialInfo{Index: req.Index, Nodes: req.Nodes})
+	p.plan = p.job.Policy.PlanTrial(policy.TrialInfo{Index: req.Index, Nodes: req.Nodes, Reach: p.job.Reach})
 	plan := p.plan
 	c.mu.Unlock()
 	reply(m, BeginReply{Plan: plan}, c.log)

@@ -1,9 +1,10 @@
 package fleet
 
-// A flat directory as a gzip'd tar: a bundle's files, a trial dir's
-// files (its logs and its data pack). Only regular files at the top of the
-// directory travel; unpacking writes through an os.Root, so no name leads
-// out of the destination.
+// A directory as a gzip'd tar: a bundle's files, a trial dir's files (its
+// logs and its data pack). Only regular files travel: for a trial dir those
+// at its top (flat), for a bundle its whole tree (a test bundle's package
+// dir and testdata); unpacking writes through an os.Root, so no name leads
+// out of the destination, and refuses nested names unless asked for a tree.
 
 import (
 	"archive/tar"
@@ -14,13 +15,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 )
 
 // packDir writes the regular files at the top of dir as a gzip'd tar.
-func packDir(dir string) ([]byte, error) {
+func packDir(dir string) ([]byte, error) { return pack(dir, false) }
+
+// packTree writes the regular files of dir's whole tree as a gzip'd tar,
+// named by their slash-separated paths in dir.
+func packTree(dir string) ([]byte, error) { return pack(dir, true) }
+
+func pack(dir string, tree bool) ([]byte, error) {
+	// The files' walk starts below dir itself, which may be a symbolic
+	// link (a bundle given as one).
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("pack %s: %w", dir, err)
@@ -29,10 +40,23 @@ func packDir(dir string) ([]byte, error) {
 	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	tw := tar.NewWriter(zw)
 	for _, e := range ents {
-		if !e.Type().IsRegular() {
-			continue
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type().IsRegular():
+			err = addFile(tw, path, e.Name())
+		case e.IsDir() && tree:
+			err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return err
+				}
+				rel, err := filepath.Rel(dir, p)
+				if err != nil {
+					return err
+				}
+				return addFile(tw, p, filepath.ToSlash(rel))
+			})
 		}
-		if err := addFile(tw, filepath.Join(dir, e.Name()), e.Name()); err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("pack %s: %w", dir, err)
 		}
 	}
@@ -70,7 +94,14 @@ func addFile(tw *tar.Writer, path, name string) error {
 // unpackDir writes the files of a packDir archive into dest (made if
 // missing), keeping their modes. An entry that is not a regular file
 // named by one path element is an error.
-func unpackDir(data []byte, dest string) error {
+func unpackDir(data []byte, dest string) error { return unpack(data, dest, false) }
+
+// unpackTree writes the files of a packTree archive into dest, as
+// unpackDir does, making their directories; an entry that is not a
+// regular file with a local name is an error.
+func unpackTree(data []byte, dest string) error { return unpack(data, dest, true) }
+
+func unpack(data []byte, dest string, tree bool) error {
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return fmt.Errorf("unpack into %s: %w", dest, err)
 	}
@@ -92,8 +123,13 @@ func unpackDir(data []byte, dest string) error {
 		if err != nil {
 			return fmt.Errorf("unpack into %s: %w", dest, err)
 		}
-		if err := flatName(hdr); err != nil {
+		if err := entryName(hdr, tree); err != nil {
 			return fmt.Errorf("unpack into %s: %w", dest, err)
+		}
+		if d := path.Dir(hdr.Name); tree && d != "." {
+			if err := root.MkdirAll(d, 0o755); err != nil {
+				return fmt.Errorf("unpack into %s: %w", dest, err)
+			}
 		}
 		f, err := root.OpenFile(hdr.Name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, hdr.FileInfo().Mode().Perm())
 		if err != nil {
@@ -109,13 +145,17 @@ func unpackDir(data []byte, dest string) error {
 	}
 }
 
-// flatName checks that an archive entry is a regular file named by one
-// local path element.
-func flatName(hdr *tar.Header) error {
+// entryName checks that an archive entry is a regular file named by a
+// local path: one element unless tree, slash-separated if tree.
+func entryName(hdr *tar.Header, tree bool) error {
 	if hdr.Typeflag != tar.TypeReg {
 		return fmt.Errorf("entry %q is not a regular file", hdr.Name)
 	}
-	if !filepath.IsLocal(hdr.Name) || strings.ContainsAny(hdr.Name, `/\`) {
+	sep := `/\`
+	if tree {
+		sep = `\`
+	}
+	if !filepath.IsLocal(hdr.Name) || strings.ContainsAny(hdr.Name, sep) {
 		return fmt.Errorf("entry %q is not a plain file name", hdr.Name)
 	}
 	return nil

@@ -49,8 +49,39 @@ func TestPackDirRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPackTreeRoundTrip: a test bundle's tree travels whole (from a
+// bundle dir given as a symbolic link too), and a tree's archive is
+// refused where a flat one is expected.
+func TestPackTreeRoundTrip(t *testing.T) {
+	src := t.TempDir()
+	os.WriteFile(filepath.Join(src, "pkg.test"), []byte("bin"), 0o755)
+	os.MkdirAll(filepath.Join(src, "pkg", "testdata", "in"), 0o755)
+	os.WriteFile(filepath.Join(src, "pkg", "testdata", "in", "x.json"), []byte("{}"), 0o644)
+	link := filepath.Join(t.TempDir(), "bundle") // a bundle given as a link
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	data, err := packTree(link)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "d")
+	if err := unpackTree(data, dest); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"pkg.test": "bin", "pkg/testdata/in/x.json": "{}"} {
+		got, err := os.ReadFile(filepath.Join(dest, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if err := unpackDir(data, t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a plain file name") {
+		t.Errorf("a tree unpacked as a flat dir: %v", err)
+	}
+}
+
 // TestUnpackDirRefuses: no entry of a result's archive leads out of the
-// trial dir or makes anything but a plain file.
+// trial dir or makes anything but a plain file; a bundle's tree may nest.
 func TestUnpackDirRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -74,6 +105,10 @@ func TestUnpackDirRefuses(t *testing.T) {
 			dest := t.TempDir()
 			if err := unpackDir(buf.Bytes(), dest); err == nil {
 				t.Errorf("unpacked %q", tc.hdr.Name)
+			}
+			// A bundle's tree takes a nested name, nothing else.
+			if err := unpackTree(buf.Bytes(), t.TempDir()); (err == nil) != (tc.name == "nested") {
+				t.Errorf("unpackTree %q: %v", tc.hdr.Name, err)
 			}
 		})
 	}

@@ -60,8 +60,15 @@ type Task struct {
 	Bundle   string `json:"bundle"`
 	Config   string `json:"config"`
 	Baseline string `json:"baseline"`
-	// Bound is the hang and gray checkers' progress bound.
+	// Bound is the hang and gray checkers' progress bound (a test
+	// campaign's: the test's hang bound).
 	Bound time.Duration `json:"bound"`
+	// Test and Reach are a test campaign's trial's (gofault test
+	// --queue; its bundle is a test bundle and Config empty): the test
+	// to run and its live sites, the catalog indices it reached
+	// fault-free (never nil there: an empty Reach leaves none live).
+	Test  string   `json:"test,omitempty"`
+	Reach []uint32 `json:"reach"`
 }
 
 // Delivery names one delivery of a trial: Index and the delivery's

@@ -24,6 +24,7 @@ import (
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
@@ -57,9 +58,14 @@ type worker struct {
 	hosts map[string]*host // by coordinator and campaign
 }
 
-// host is a campaign's runner on this worker and its policy's proxy.
+// host is a campaign's runner on this worker, a cluster campaign's
+// (campaign.Host) or a test campaign's (gotest.Host), and its policy's
+// proxy.
 type host struct {
-	h     *campaign.Host
+	// trial runs one trial of the task's and judges it: its record, whose
+	// Dir holds its files, and the coverage blocks it covered.
+	trial func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, []uint32, error)
+	close func()
 	proxy *proxy
 }
 
@@ -135,7 +141,7 @@ func (w *worker) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, h := range w.hosts {
-		h.h.Close()
+		h.close()
 	}
 }
 
@@ -228,7 +234,7 @@ func (w *worker) run(ctx context.Context, task Task, d Delivery, log *slog.Logge
 	h.proxy.started(d, begin.Plan)
 	defer h.proxy.ended(d.Index)
 	log.Info("queue: trial started", "sites", len(begin.Plan.Sites))
-	tr, blocks, err := h.h.Trial(ctx, task.Index, baseline, task.Bound)
+	tr, blocks, err := h.trial(ctx, task, baseline)
 	if err != nil {
 		return err
 	}
@@ -279,6 +285,21 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := &proxy{nc: w.conn.NC, coordinator: task.Coordinator, name: task.Policy, timeout: w.opts.CallTimeout,
+		log: w.opts.Log, live: map[int]live{}}
+	work := filepath.Join(w.opts.Dir, "work", task.Coordinator+"-"+strconv.FormatInt(task.Campaign, 10))
+	_, m, err := build.ReadManifest(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.Kind == build.KindTest {
+		h, err := testHost(dir, work, p, w.opts.Log)
+		if err != nil {
+			return nil, err
+		}
+		w.hosts[key] = h
+		return h, nil
+	}
 	bd, err := build.OpenBundle(dir)
 	if err != nil {
 		return nil, err
@@ -298,7 +319,6 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 			return nil, fmt.Errorf("config %s: %w", task.Config, err)
 		}
 	}
-	work := filepath.Join(w.opts.Dir, "work", task.Coordinator+"-"+strconv.FormatInt(task.Campaign, 10))
 	cfg, err := config.Open(confFile, config.Known{Policies: policy.Names(), Checkers: check.Names()}, "workdir="+work)
 	if err != nil {
 		return nil, err
@@ -307,8 +327,6 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{nc: w.conn.NC, coordinator: task.Coordinator, name: task.Policy, timeout: w.opts.CallTimeout,
-		log: w.opts.Log, live: map[int]live{}}
 	for i := 1; i <= cfg.Cluster.Nodes; i++ {
 		p.nodes = append(p.nodes, cluster.NodeName(i))
 	}
@@ -316,8 +334,34 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.hosts[key] = &host{h: h, proxy: p}
+	w.hosts[key] = &host{proxy: p, close: h.Close,
+		trial: func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, []uint32, error) {
+			return h.Trial(ctx, task.Index, baseline, task.Bound)
+		}}
 	return w.hosts[key], nil
+}
+
+// testHost sets up the runs of a test campaign's trials from the test
+// bundle in dir, under work, their policy p: each task names its test,
+// its hang bound and its live sites.
+func testHost(dir, work string, p *proxy, log *slog.Logger) (*host, error) {
+	b, err := gotest.OpenBundle(dir)
+	if err != nil {
+		return nil, err
+	}
+	h, err := gotest.NewHost(b, work, p, log)
+	if err != nil {
+		return nil, err
+	}
+	p.nodes = []string{h.Node()}
+	return &host{proxy: p, close: h.Close,
+		trial: func(ctx context.Context, task Task, _ *check.Baseline) (*record.Trial, []uint32, error) {
+			if task.Test == "" || task.Reach == nil {
+				return nil, nil, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
+			}
+			tr, err := h.Trial(ctx, task.Index, task.ID, task.Test, task.Bound, task.Reach)
+			return tr, nil, err
+		}}, nil
 }
 
 // bundle returns the directory of the bundle object name, fetched and
@@ -336,7 +380,7 @@ func (w *worker) bundle(ctx context.Context, name string) (string, error) {
 	}
 	tmp := dir + ".tmp"
 	os.RemoveAll(tmp)
-	if err := unpackDir(data, tmp); err != nil {
+	if err := unpackTree(data, tmp); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, dir); err != nil {

@@ -120,7 +120,20 @@ type Options struct {
 	// Parallel is how many test processes run at once, each its own
 	// trial (0 or 1: one at a time; ParallelAuto: the fault-free pass
 	// one at a time, the fault trials as AutoParallel decides from it).
+	// With Queue, it is how many fault trials also run here (0: none,
+	// the workers run them all; the fault-free pass runs one at a time).
 	Parallel int `json:"-"`
+	// Bundle, if set, is the directory the campaign's bundle is written
+	// into once the test binary is built (OpenBundle opens it); with
+	// Queue it defaults to <WorkDir>/bundle.
+	Bundle string `json:"-"`
+	// Queue, if set, hands the fault trials to other machines: it is
+	// called once with the bundle's directory and catalog, after the
+	// fault-free pass's build, and returns what runs them (package
+	// fleet's coordinator). A fault trial runs there whenever none of
+	// the Parallel local processes is free. The fault-free pass stays
+	// here: it measures the sites each test reaches.
+	Queue func(ctx context.Context, q Queued) (campaign.Remote, error) `json:"-"`
 	// Resume continues the newest campaign of the store made with the
 	// same options (Trials aside): the tests its fault-free pass
 	// measured are not run again, fault trials go on from its next index
@@ -209,12 +222,18 @@ type Summary struct {
 	ResumedTrials int `json:"resumed_trials,omitempty"`
 	// Trials counts the fault trials run, Injected those with a fault,
 	// Failed those whose test failed, FaultFailed those with a fault.
-	Trials      int     `json:"trials"`
-	Injected    int     `json:"injected"`
-	Failed      int     `json:"failed"`
-	FaultFailed int     `json:"fault_failed"`
-	Seconds     float64 `json:"seconds"`
-	BuildSecs   float64 `json:"build_seconds"`
+	Trials      int `json:"trials"`
+	Injected    int `json:"injected"`
+	Failed      int `json:"failed"`
+	FaultFailed int `json:"fault_failed"`
+	// Bundle is the bundle written (Options.Bundle), BundleBytes its
+	// binary's and package files' size; RemoteTrials counts the fault
+	// trials other machines ran (Options.Queue).
+	Bundle       string  `json:"bundle,omitempty"`
+	BundleBytes  int64   `json:"bundle_bytes,omitempty"`
+	RemoteTrials int     `json:"remote_trials,omitempty"`
+	Seconds      float64 `json:"seconds"`
+	BuildSecs    float64 `json:"build_seconds"`
 	// MeasureSecs and FaultSecs are the wall time of this run's
 	// fault-free pass and fault trials.
 	MeasureSecs float64 `json:"measure_seconds"`
@@ -257,7 +276,7 @@ func (o *Options) defaults() {
 	if o.Runs == 0 {
 		o.Runs = 2
 	}
-	if o.Parallel == 0 {
+	if o.Parallel == 0 && o.Queue == nil {
 		o.Parallel = 1
 	}
 	o.HangFloor = cmp.Or(o.HangFloor, 30*time.Second)
@@ -379,6 +398,7 @@ type campaignRun struct {
 	prior    prior           // what earlier runs of a resumed campaign stored
 	trials   []*record.Trial // every trial stored so far, for Options.Until
 	parallel int             // test processes run at once now
+	remote   campaign.Remote // runs fault trials elsewhere (Options.Queue)
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
 	memberMethods int
@@ -432,7 +452,13 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	sum.Campaign = c.id
+	if err := c.distribute(ctx, sum); err != nil {
+		return nil, err
+	}
 	c.parallel, sum.ParallelHow = o.Parallel, "set by --parallel"
+	if o.Queue != nil && o.Parallel == 0 {
+		sum.ParallelHow = "--queue: the workers run every fault trial"
+	}
 	if o.Parallel == ParallelAuto {
 		c.parallel = 1 // the fault-free pass measures one process at a time
 	}

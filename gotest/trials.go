@@ -5,12 +5,12 @@ package gotest
 // the order of their trial indices.
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -37,21 +37,31 @@ type ran struct {
 	r   Attempt
 	tr  *record.Trial
 	res controller.Result
+	// remote is set when another machine ran it (Options.Queue).
+	remote bool
 }
 
 // runJobs runs jobs, c.parallel at a time, each under ctl, and hands each
 // one that ran to commit in the order of the jobs (a job that ended early
 // waits for those before it), one at a time. Indices are taken from
-// c.next in order. The first error (a run that could not start, a commit
-// that failed, ctx done) stops the others; the jobs not committed then
-// are not stored.
+// c.next in order. With c.remote, fault jobs run there too: a job runs
+// here when one of the c.parallel local processes is free, else remotely,
+// up to the remote's slots more at once. The first error (a run that
+// could not start, a commit that failed, ctx done) stops the others; the
+// jobs not committed then are not stored.
 func (c *campaignRun) runJobs(ctx context.Context, ctl *controller.Controller, jobs []job, commit func(ran) error) error {
 	for i := range jobs {
 		jobs[i].index = c.next
 		c.next++
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(max(1, c.parallel))
+	limit := max(1, c.parallel)
+	var local chan struct{} // the free local processes, when jobs may go remote
+	if c.remote != nil && len(jobs) > 0 && !jobs[0].baseline {
+		limit = max(0, c.parallel) + c.remote.Slots()
+		local = make(chan struct{}, max(0, c.parallel))
+	}
+	g.SetLimit(limit)
 	var order inOrder
 	if len(jobs) > 0 {
 		order.next = jobs[0].index
@@ -61,23 +71,41 @@ func (c *campaignRun) runJobs(ctx context.Context, ctl *controller.Controller, j
 			break
 		}
 		g.Go(func() error {
-			id := record.TrialID(c.id, j.index)
-			r, tr, res, err := c.attempt(gctx, ctl, id, j.index, j.test, j.bound, j.reach)
+			d, err := c.runJob(gctx, ctl, j, local)
 			if err != nil {
 				return err
 			}
-			if !j.baseline {
-				ctl.Judge(j.index, res, tr.Status == record.StatusFailed, 0)
-			} else {
-				tr.Policy = record.BaselinePolicy
-			}
-			return order.done(j.index, func() error { return commit(ran{job: j, r: r, tr: tr, res: res}) })
+			return order.done(j.index, func() error { return commit(d) })
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
 	return ctx.Err()
+}
+
+// runJob runs j under ctl: here, or on c.remote when local is set and
+// none of its slots is free.
+func (c *campaignRun) runJob(ctx context.Context, ctl *controller.Controller, j job, local chan struct{}) (ran, error) {
+	id := record.TrialID(c.id, j.index)
+	if local != nil {
+		select {
+		case local <- struct{}{}:
+			defer func() { <-local }()
+		default:
+			return c.runRemote(ctx, ctl, id, j)
+		}
+	}
+	r, tr, res, err := c.attempt(ctx, ctl, id, j.index, j.test, j.bound, j.reach)
+	if err != nil {
+		return ran{}, err
+	}
+	if !j.baseline {
+		ctl.Judge(j.index, res, tr.Status == record.StatusFailed, 0)
+	} else {
+		tr.Policy = record.BaselinePolicy
+	}
+	return ran{job: j, r: r, tr: tr, res: res}, nil
 }
 
 // inOrder runs the commits of jobs in the order of their indices, from
@@ -124,6 +152,9 @@ func (c *campaignRun) save(ctx context.Context, d ran) error {
 		c.sum.MemberRequests += d.res.MemberRequests
 		c.sum.MemberSends += d.res.MemberSends
 		c.sum.MostMembers = max(c.sum.MostMembers, len(d.res.Members))
+		if d.remote {
+			c.sum.RemoteTrials++
+		}
 	}
 	if d.baseline {
 		return nil
@@ -213,7 +244,11 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 			in := d.tr.Injections[0]
 			what = in.Kind.String() + " at " + in.SiteID
 		}
-		fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", d.tr.ID, d.test, what, cmp.Or(d.r.Outcome(d.bound), "passed"))
+		outcome := "passed"
+		if v := d.tr.Verdicts; len(v) > 0 && v[0].Failed {
+			outcome = strings.TrimPrefix(v[0].Symptom, d.test+" ")
+		}
+		fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", d.tr.ID, d.test, what, outcome)
 		if c.until() {
 			return errEnded
 		}

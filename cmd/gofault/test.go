@@ -4,12 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/fleet"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/store"
@@ -45,6 +49,13 @@ a fault is a finding. Trials go to the store: gofault report --db DB shows them.
 The go test flags after -- go to every run (-short, -test.short, ...);
 -run REGEXP keeps only the tests it matches.
 
+With --queue nats://HOST:PORT the fault-free pass runs here and the fault
+trials go to gofault workers (docs/distributed.md): the campaign's bundle
+(--bundle, default WORKDIR/bundle) is published, each trial names its
+test, its hang bound and its live sites, and the workers' requests are
+decided by this campaign's policy; --parallel K (default 0 with --queue)
+also runs K here.
+
 flags:
 `)
 		fs.PrintDefaults()
@@ -71,6 +82,9 @@ flags:
 	asJSON := fs.Bool("json", false, "print the summary as JSON")
 	member := fs.String("member", "", "member rule `pkg/path.Type.field`: the field that tells an in-process cluster's members apart (default: test.member of the config)")
 	cfgPath := fs.String("config", "", "config `file` whose test section is read (default: gofault.yaml in --module, if there)")
+	bundle := fs.String("bundle", "", "write the campaign's bundle into `DIR` once the test binary is built (test binary, catalog, the package dir's files and testdata, options): what gofault worker runs (default with --queue: WORKDIR/bundle)")
+	q := addQueueFlags(fs)
+	slots := fs.Int("queue-slots", 16, "with --queue: the fault trials queued or running at once at most")
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -86,10 +100,16 @@ flags:
 		Helpers: *helpers, Rebuild: *rebuild, Progress: os.Stderr, Member: *member, Config: *cfgPath,
 		Resume: *resume,
 	}
-	if *parallel == "auto" {
+	if *slots < 1 {
+		return fmt.Errorf("%w: --queue-slots must be at least 1", errUsage)
+	}
+	o.Bundle = *bundle
+	if *q.url != "" && !flagSet(fs, "parallel") {
+		o.Parallel = 0 // the workers run every fault trial
+	} else if *parallel == "auto" {
 		o.Parallel = gotest.ParallelAuto
-	} else if n, err := strconv.Atoi(*parallel); err != nil || n < 1 {
-		return fmt.Errorf("%w: --parallel %s: a number of at least 1, or auto", errUsage, *parallel)
+	} else if n, err := strconv.Atoi(*parallel); err != nil || n < 0 || (n == 0 && *q.url == "") {
+		return fmt.Errorf("%w: --parallel %s: a number of at least 1 (0 with --queue), or auto", errUsage, *parallel)
 	} else {
 		o.Parallel = n
 	}
@@ -112,6 +132,23 @@ flags:
 			return fmt.Errorf("%w: --kinds: %w", errUsage, err)
 		}
 		o.Kinds = append(o.Kinds, kind)
+	}
+	if *q.url != "" {
+		closeQueue := func() {}
+		defer func() { closeQueue() }()
+		o.Queue = func(ctx context.Context, qd gotest.Queued) (campaign.Remote, error) {
+			conn, err := fleet.Dial(*q.url, q.auth(), filepath.Join(qd.WorkDir, "nats"), slog.Default())
+			if err != nil {
+				return nil, err
+			}
+			co, err := fleet.NewCoordinator(ctx, conn, fleet.CoordinatorOptions{Bundle: qd.Bundle, Catalog: qd.Catalog, Slots: *slots, Log: slog.Default()})
+			if err != nil {
+				conn.Close()
+				return nil, err
+			}
+			closeQueue = func() { co.Close(); conn.Close() }
+			return co, nil
+		}
 	}
 	sum, err := gotest.Run(ctx, o)
 	if sum != nil {
@@ -187,7 +224,10 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 			fmt.Fprintf(w, "    %-40s %3d trials  weight %5.2f  %d sites, %d its own\n", sh.Test, sh.Trials, sh.Weight, sh.Sites, sh.Own)
 		}
 	}
-	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault); %d at once (%s)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed, max(1, s.Parallel), s.ParallelHow)
+	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault); %d at once here (%s)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed, s.Parallel, s.ParallelHow)
+	if s.Bundle != "" {
+		fmt.Fprintf(w, "  bundle %s (%d bytes); %d fault trials ran on workers\n", s.Bundle, s.BundleBytes, s.RemoteTrials)
+	}
 	if s.Member != "" {
 		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d requests named a member (the policy was asked %d times; a request of no member is the process's, n0), at most %d members in a run\n",
 			s.Member, s.MemberMethods, s.MemberRequests, s.Requests, s.MostMembers)

@@ -43,8 +43,10 @@ func TestTestUsage(t *testing.T) {
 		{[]string{"test", "--", "-short"}, "name the package under test"},
 		{[]string{"test", "./a", "./b"}, "one package, then --"},
 		{[]string{"test", "--kinds", "crash", "."}, "not offered in-process"},
-		{[]string{"test", "--parallel", "0", "."}, "--parallel 0: a number of at least 1, or auto"},
-		{[]string{"test", "--parallel", "many", "."}, "--parallel many: a number of at least 1, or auto"},
+		{[]string{"test", "--parallel", "0", "."}, "--parallel 0: a number of at least 1 (0 with --queue), or auto"},
+		{[]string{"test", "--parallel", "many", "."}, "--parallel many: a number of at least 1 (0 with --queue), or auto"},
+		{[]string{"test", "--queue", "nats://127.0.0.1:1", "--parallel", "-1", "."}, "--parallel -1: a number of at least 1 (0 with --queue)"},
+		{[]string{"test", "--queue", "nats://127.0.0.1:1", "--queue-slots", "0", "."}, "--queue-slots must be at least 1"},
 		{[]string{"test", "--module", "../../gotest/testdata/memcluster", "--member", "Member.id", "."}, "test.member: must be pkg/path.Type.field"},
 	} {
 		var out, errb bytes.Buffer
@@ -82,7 +84,7 @@ func TestWriteTestSummary(t *testing.T) {
 		"each site it reached counts 1/k",
 		"TestSaveLoad                              15 trials  weight  1.50  2 sites, 1 its own",
 		"TestLoadMissing                            5 trials  weight  0.50  1 sites, 0 its own",
-		"fault trials: 20 (19 with a fault), 0 failed (0 with a fault); 2 at once (set by --parallel)",
+		"fault trials: 20 (19 with a fault), 0 failed (0 with a fault); 2 at once here (set by --parallel)",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, out.String())
