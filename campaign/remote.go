@@ -54,6 +54,9 @@ type RemoteJob struct {
 	// nil there); empty for a cluster campaign's trial.
 	Test  string
 	Reach []uint32
+	// Expected is the trial's policy.TrialInfo.Expected (the
+	// coordinator's policy plans the trial; it does not travel).
+	Expected int
 }
 
 // PolicyCalls are a policy's per-trial calls made on behalf of a trial run

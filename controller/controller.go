@@ -220,6 +220,9 @@ type TrialSpec struct {
 	// (policy.TrialInfo.Reach): the sites the trial's workload reached
 	// fault-free.
 	Reach []uint32
+	// Expected is policy.TrialInfo.Expected: the requests the trial's
+	// workload made fault-free at its live sites, 0 when not known.
+	Expected int
 }
 
 // Trial is a running trial: the shell around its session. Every call
@@ -247,7 +250,7 @@ func (c *Controller) BeginTrial(spec TrialSpec) (*Trial, error) {
 	plan := policy.Plan{States: true, Observe: learns && len(c.cat.ObservePoints) > 0}
 	if !spec.NoFaults {
 		c.pmu.Lock()
-		plan = c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes, Reach: spec.Reach})
+		plan = c.policy.Begin(policy.TrialInfo{Index: spec.Index, Nodes: spec.Nodes, Reach: spec.Reach, Expected: spec.Expected})
 		c.pmu.Unlock()
 		if spec.Reach != nil {
 			plan = plan.Within(spec.Reach)

@@ -246,7 +246,7 @@ func (c *Coordinator) begin(m *nats.Msg) {
 		c.log.Warn("queue: trial redelivered; planned afresh", "trial", p.job.ID, "delivery", req.Attempt, "worker", req.Worker)
 	}
 	p.attempt = req.Attempt
-	p.plan = p.job.Policy.PlanTrial(policy.TrialInfo{Index: req.Index, Nodes: req.Nodes, Reach: p.job.Reach})
+	p.plan = p.job.Policy.PlanTrial(policy.TrialInfo{Index: req.Index, Nodes: req.Nodes, Reach: p.job.Reach, Expected: p.job.Expected})
 	plan := p.plan
 	c.mu.Unlock()
 	reply(m, BeginReply{Plan: plan}, c.log)

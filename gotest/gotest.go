@@ -612,7 +612,7 @@ func (c *campaignRun) open(ctx context.Context) error {
 	if err := campaign.RestorePolicy(ctx, c.st, c.id, pol); err != nil {
 		return err
 	}
-	c.reach = &reach{sites: env.CandidateSites(), reachedIDs: map[int]map[string]bool{}}
+	c.reach = &reach{sites: env.CandidateSites(), reachedIDs: map[int]map[string]bool{}, requests: map[int]int{}}
 	if !o.Helpers {
 		c.reach.isHelper = helperFiles()
 	}
@@ -652,13 +652,13 @@ func (c *campaignRun) close() {
 
 // attempt runs test once as trial id (index) under ctl and judges it;
 // reach, when not nil, are the only sites live (TrialSpec.Reach).
-func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, id string, index int, test string, bound time.Duration, reach []uint32) (Attempt, *record.Trial, controller.Result, error) {
+func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, id string, index int, test string, bound time.Duration, reach []uint32, expected int) (Attempt, *record.Trial, controller.Result, error) {
 	dir := filepath.Join(c.o.WorkDir, "trials", id)
 	if err := os.RemoveAll(dir); err != nil {
 		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
 	}
 	node := c.o.node()
-	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{node}, Members: c.o.Member != "", Reach: reach})
+	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{node}, Members: c.o.Member != "", Reach: reach, Expected: expected})
 	if err != nil {
 		return Attempt{}, nil, controller.Result{}, err
 	}
@@ -796,6 +796,7 @@ type reach struct {
 
 	mu         sync.Mutex
 	reachedIDs map[int]map[string]bool // by trial index
+	requests   map[int]int             // requests outside setup, by trial index
 }
 
 func (*reach) Name() string { return "measure" }
@@ -812,6 +813,7 @@ func (p *reach) Decide(req *policy.Request) policy.Decision {
 		p.mu.Lock()
 		if ids := p.reachedIDs[req.Trial]; ids != nil {
 			ids[req.Site.ID] = true
+			p.requests[req.Trial]++
 		}
 		p.mu.Unlock()
 	}
@@ -821,11 +823,12 @@ func (p *reach) Decide(req *policy.Request) policy.Decision {
 func (*reach) End(policy.Outcome) {}
 
 // reached returns the sites trial index reached outside test setup,
-// sorted, and forgets the trial.
-func (p *reach) reached(index int) []string {
+// sorted, and how many requests it made there, and forgets the trial.
+func (p *reach) reached(index int) ([]string, int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ids := p.reachedIDs[index]
+	ids, n := p.reachedIDs[index], p.requests[index]
 	delete(p.reachedIDs, index)
-	return slices.Sorted(maps.Keys(ids))
+	delete(p.requests, index)
+	return slices.Sorted(maps.Keys(ids)), n
 }

@@ -34,6 +34,9 @@ type Attempt struct {
 	Output    string // the test's combined stdout and stderr
 	Sites     []string
 	Requested int // requests the agent made (sites reached, counted)
+	// Eligible counts the requests outside test setup at sites a fault
+	// may strike (a fault-free run's: what a fault trial's policy sees).
+	Eligible int
 }
 
 // Outcome names how a run failed: "" when it passed or skipped itself,
@@ -134,6 +137,11 @@ type Measure struct {
 	// Sites are the IDs of the fault sites the test reached in any run,
 	// sorted.
 	Sites []string `json:"sites,omitempty"`
+	// Requests is the fewest requests outside test setup at those sites
+	// in one run (of the passed runs, if any passed): what a fault trial
+	// of the test is expected to ask its policy (policy.TrialInfo.Expected;
+	// 0 when not measured, e.g. a measure stored before it was kept).
+	Requests int `json:"requests,omitempty"`
 }
 
 // Flaky reports whether the test passed in some runs and not in others.
@@ -151,6 +159,9 @@ func Measured(test string, runs []Attempt) Measure {
 		if r.Passed {
 			m.Passed++
 		}
+		if r.Eligible > 0 && (m.Requests == 0 || r.Eligible < m.Requests) && (r.Passed || !anyPassed(runs)) {
+			m.Requests = r.Eligible
+		}
 		if r.Skipped {
 			m.Skipped++
 		}
@@ -164,6 +175,11 @@ func Measured(test string, runs []Attempt) Measure {
 	}
 	slices.Sort(m.Sites)
 	return m
+}
+
+// anyPassed reports whether one of runs passed.
+func anyPassed(runs []Attempt) bool {
+	return slices.ContainsFunc(runs, func(r Attempt) bool { return r.Passed })
 }
 
 // Selection is which tests get fault trials, and why the others do not.

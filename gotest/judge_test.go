@@ -213,3 +213,25 @@ func TestImportPath(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasuredRequests: a test's expected requests are its leanest passed
+// run's outside setup (a failed run's only when none passed; a run that
+// made none, e.g. a measure stored before they were counted, is no
+// estimate).
+func TestMeasuredRequests(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		runs []Attempt
+		want int
+	}{
+		{"leanest passed run", []Attempt{{Passed: true, Eligible: 40}, {Passed: true, Eligible: 25}}, 25},
+		{"a failed run is no estimate beside a passed one", []Attempt{{Passed: true, Eligible: 40}, {Eligible: 3}}, 40},
+		{"none passed", []Attempt{{Eligible: 9}, {Eligible: 12}}, 9},
+		{"none counted", []Attempt{{Passed: true}, {Passed: true, Eligible: 0}}, 0},
+		{"a run without requests is skipped", []Attempt{{Passed: true}, {Passed: true, Eligible: 7}}, 7},
+	} {
+		if got := Measured("TestX", tc.runs).Requests; got != tc.want {
+			t.Errorf("%s: Requests = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}

@@ -60,7 +60,7 @@ func (c *campaignRun) distribute(ctx context.Context, sum *Summary) error {
 func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller, id string, j job) (ran, error) {
 	res, err := c.remote.Run(ctx, campaign.RemoteJob{
 		Campaign: c.id, Index: j.index, ID: id, Dir: filepath.Join(c.o.WorkDir, "trials", id),
-		Bound: j.bound, Policy: ctl, PolicyName: ctl.Policy().Name(), Test: j.test, Reach: j.reach,
+		Bound: j.bound, Policy: ctl, PolicyName: ctl.Policy().Name(), Test: j.test, Reach: j.reach, Expected: j.expected,
 	})
 	if err != nil {
 		return ran{}, err
@@ -105,7 +105,7 @@ func (h *Host) Node() string { return h.c.o.node() }
 // live sites, and returns its judged record; its Dir holds the test's
 // log.
 func (h *Host) Trial(ctx context.Context, index int, id, test string, bound time.Duration, reach []uint32) (*record.Trial, error) {
-	_, tr, _, err := h.c.attempt(ctx, h.c.faults, id, index, test, bound, reach)
+	_, tr, _, err := h.c.attempt(ctx, h.c.faults, id, index, test, bound, reach, 0)
 	return tr, err
 }
 

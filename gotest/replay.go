@@ -101,7 +101,7 @@ func Replay(ctx context.Context, st *store.Store, id string, runs int, progress 
 	res := &ReplayResult{Trial: id, Test: test, Missing: len(pol.Missing())}
 	for k := range runs {
 		rid := fmt.Sprintf("replay-%s-%d-%d", id, k+1, time.Now().UnixNano())
-		r, _, _, err := c.attempt(ctx, ctl, rid, k+1, test, bound, nil)
+		r, _, _, err := c.attempt(ctx, ctl, rid, k+1, test, bound, nil, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -28,6 +28,7 @@ type job struct {
 	bound    time.Duration
 	baseline bool     // a fault-free run of the measuring pass
 	reach    []uint32 // a fault trial's live sites (TrialSpec.Reach)
+	expected int      // its test's requests there fault-free (TrialSpec.Expected)
 }
 
 // ran is a job that ran: the test's run, its trial record and the
@@ -96,7 +97,7 @@ func (c *campaignRun) runJob(ctx context.Context, ctl *controller.Controller, j 
 			return c.runRemote(ctx, ctl, id, j)
 		}
 	}
-	r, tr, res, err := c.attempt(ctx, ctl, id, j.index, j.test, j.bound, j.reach)
+	r, tr, res, err := c.attempt(ctx, ctl, id, j.index, j.test, j.bound, j.reach, j.expected)
 	if err != nil {
 		return ran{}, err
 	}
@@ -190,7 +191,7 @@ func (c *campaignRun) measureAll(ctx context.Context, tests []string, sum *Summa
 	runs := map[string][]Attempt{}
 	err := c.runJobs(ctx, c.measure, jobs, func(d ran) error {
 		// The sites a fault may strike: reached outside test setup.
-		d.r.Sites = c.reach.reached(d.index)
+		d.r.Sites, d.r.Eligible = c.reach.reached(d.index)
 		if err := c.save(ctx, d); err != nil {
 			return err
 		}
@@ -231,7 +232,7 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 	var jobs []job
 	for _, i := range Remaining(order, chosen, c.prior.ranTests(), c.o.Trials) {
 		m := chosen[i]
-		jobs = append(jobs, job{test: m.Test, bound: HangBound(m, c.delay, c.o.HangFloor), reach: Reach(c.cat, m)})
+		jobs = append(jobs, job{test: m.Test, bound: HangBound(m, c.delay, c.o.HangFloor), reach: Reach(c.cat, m), expected: m.Requests})
 	}
 	err := c.runJobs(ctx, c.faults, jobs, func(d ran) error {
 		if err := c.save(ctx, d); err != nil {

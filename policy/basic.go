@@ -89,6 +89,8 @@ func (r *random) Name() string { return "random" }
 func (r *random) Begin(info TrialInfo) Plan {
 	c := 20 // requests expected in a trial before any was seen
 	switch {
+	case info.Expected > 0: // this trial's own workload, measured
+		c = info.Expected
 	case len(r.mem.Counts) > 0:
 		c = lowCount(r.mem.Counts)
 	case r.mem.Trials > 0: // a snapshot from before Counts

@@ -420,3 +420,56 @@ func TestNothingToInject(t *testing.T) {
 		t.Error("sieve with delays allowed is exhausted before its first trial")
 	}
 }
+
+// TestRandomExpected replays a gofault test campaign's mix through random:
+// tests whose requests outside setup differ a hundredfold (6 beside 600,
+// in turn), each trial also making 60 requests in the test's setup, which
+// gofault test answers itself (no fault there) without asking the policy
+// — the trial's Outcome.Requests counts them, the policy never sees them.
+// Sized on earlier trials' counts, random takes a small test for 66
+// requests and mostly misses it; told each trial's own count
+// (TrialInfo.Expected, the test's fault-free measure outside setup), it
+// injects in at least 95% of both (each trial's chance to miss is 1%).
+// Measured over 3 seeds × 200 trials: 35–41% of the small tests'
+// trials injected without Expected, 96–100% with.
+func TestRandomExpected(t *testing.T) {
+	cat := etcdLikeCatalog()
+	sizes := []int{6, 600}
+	const setup = 60
+	run := func(seed int64, tell bool) (small, big float64) {
+		p := mustNew(t, "random", Env{Catalog: cat, Seed: seed})
+		var inj [2]int
+		const trials = 200
+		for tr := 0; tr < trials; tr++ {
+			n := sizes[tr%2]
+			info := TrialInfo{Index: tr, Nodes: []string{"n1"}}
+			if tell {
+				info.Expected = n
+			}
+			p.Begin(info)
+			got := false
+			for i := 0; i < n; i++ {
+				r := Request{Trial: tr, Seq: i, Node: "n1", Site: &cat.Sites[i%30], Task: 1, State: 1}
+				if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
+					got = true
+				}
+			}
+			p.End(Outcome{Index: tr, Requests: n + setup})
+			if got {
+				inj[tr%2]++
+			}
+		}
+		return float64(inj[0]) / (trials / 2), float64(inj[1]) / (trials / 2)
+	}
+	for seed := int64(1); seed <= 3; seed++ {
+		s0, b0 := run(seed, false)
+		s1, b1 := run(seed, true)
+		t.Logf("seed %d: small tests injected %.0f%% without Expected, %.0f%% with; big %.0f%%, %.0f%%", seed, 100*s0, 100*s1, 100*b0, 100*b1)
+		if s1 < 0.95 || b1 < 0.95 {
+			t.Errorf("seed %d: with Expected, small %.0f%%, big %.0f%% injected; want at least 95%% each", seed, 100*s1, 100*b1)
+		}
+		if s0 >= s1 {
+			t.Errorf("seed %d: Expected did not help the small tests (%.0f%% without, %.0f%% with)", seed, 100*s0, 100*s1)
+		}
+	}
+}

@@ -175,6 +175,12 @@ type TrialInfo struct {
 	// only those of the plan live (Plan.Within). Nil: not known, the
 	// plan stands.
 	Reach []uint32
+	// Expected, when above 0, is how many requests the trial's workload
+	// made fault-free at its live sites (a gofault test trial's test, in
+	// its leanest measured run): a policy that sizes its odds on a
+	// trial's requests takes it over what earlier trials (other tests,
+	// of other sizes) made.
+	Expected int
 }
 
 // Outcome summarises a finished trial for the policy.
