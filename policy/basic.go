@@ -88,9 +88,10 @@ func (r *random) Name() string { return "random" }
 
 func (r *random) Begin(info TrialInfo) Plan {
 	c := 20 // requests expected in a trial before any was seen
+	miss := 0.01
 	switch {
 	case info.Expected > 0: // this trial's own workload, measured
-		c = info.Expected
+		c, miss = info.Expected, measuredMiss
 	case len(r.mem.Counts) > 0:
 		c = lowCount(r.mem.Counts)
 	case r.mem.Trials > 0: // a snapshot from before Counts
@@ -99,7 +100,7 @@ func (r *random) Begin(info TrialInfo) Plan {
 	r.trials.begin(info.Index, &randomTrial{
 		rng: trialRand(r.env.Seed, info.Index),
 		q:   newQuota(r.env.perTrial(), true), // the request count needs every request
-		p:   min(1, injectProbability(c)*float64(r.env.perTrial())),
+		p:   min(1, injectProbabilityMissing(c, miss)*float64(r.env.perTrial())),
 	})
 	return Plan{Sites: r.sites, Stacks: true, States: true}
 }
