@@ -131,7 +131,7 @@ func WriteBundle(ctx context.Context, cfg, raw *config.Config, dir string, opts 
 			return nil, fmt.Errorf("bundle: %w", err)
 		}
 	}
-	if err := writeJSONFile(filepath.Join(dir, BundleDropped), nonNil(res.Dropped)); err != nil {
+	if err := WriteJSONFile(filepath.Join(dir, BundleDropped), nonNil(res.Dropped)); err != nil {
 		return nil, err
 	}
 	conf := *raw
@@ -145,7 +145,7 @@ func WriteBundle(ctx context.Context, cfg, raw *config.Config, dir string, opts 
 	if err := os.WriteFile(filepath.Join(dir, BundleConfig), append([]byte(head), data...), 0o644); err != nil {
 		return nil, fmt.Errorf("bundle: config: %w", err)
 	}
-	if err := writeJSONFile(filepath.Join(dir, BundleManifest), m); err != nil {
+	if err := WriteJSONFile(filepath.Join(dir, BundleManifest), m); err != nil {
 		return nil, err
 	}
 	br.Manifest = m
@@ -225,7 +225,9 @@ func OpenBundle(dir string) (*Bundle, error) {
 	return b, nil
 }
 
-func writeJSONFile(file string, v any) error {
+// WriteJSONFile writes v as indented JSON, with a final newline, into
+// file (a bundle's manifest and side files; gofault test's bundle too).
+func WriteJSONFile(file string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", file, err)

@@ -43,7 +43,7 @@ func TestOpenBundle(t *testing.T) {
 			dir := t.TempDir()
 			m := good
 			tt.change(&m)
-			if err := writeJSONFile(filepath.Join(dir, BundleManifest), m); err != nil {
+			if err := WriteJSONFile(filepath.Join(dir, BundleManifest), m); err != nil {
 				t.Fatal(err)
 			}
 			if err := cat.Save(filepath.Join(dir, BundleCatalog)); err != nil {

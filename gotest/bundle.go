@@ -90,12 +90,12 @@ func (c *campaignRun) writeBundle(dir string) (int64, error) {
 	}
 	o := c.o
 	o.Module, o.WorkDir, o.DB, o.Config = "", "", "", ""
-	if err := writeJSON(filepath.Join(dir, BundleOptions), o); err != nil {
+	if err := build.WriteJSONFile(filepath.Join(dir, BundleOptions), o); err != nil {
 		return 0, err
 	}
 	m := build.Manifest{Gofault: version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Target: "test " + c.o.Package,
 		CatalogHash: c.cat.Hash, Node: BundleBinary, Built: time.Now().UTC(), Kind: build.KindTest}
-	if err := writeJSON(filepath.Join(dir, build.BundleManifest), m); err != nil {
+	if err := build.WriteJSONFile(filepath.Join(dir, build.BundleManifest), m); err != nil {
 		return 0, err
 	}
 	return total, nil
@@ -220,16 +220,4 @@ func copyFile(src, dst string, perm os.FileMode) (int64, error) {
 		err = cerr
 	}
 	return n, err
-}
-
-// writeJSON writes v indented into file.
-func writeJSON(file string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	if err := os.WriteFile(file, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", file, err)
-	}
-	return nil
 }

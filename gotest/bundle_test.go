@@ -120,7 +120,7 @@ func setManifest(dir string, change func(*build.Manifest)) error {
 		return err
 	}
 	change(&m)
-	return writeJSON(file, m)
+	return build.WriteJSONFile(file, m)
 }
 
 func mustCatalog(t *testing.T) *catalog.Catalog {
