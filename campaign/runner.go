@@ -344,6 +344,7 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *check
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
 		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,
+		LogDowngraded:          r.cfg.Checkers.LogDowngraded,
 		NetSites:               r.netSites,
 		SlowWaits:              r.slowWaits,
 		WorkloadTimedOut:       wres.TimedOut,

@@ -53,6 +53,12 @@ type Input struct {
 	// LogIgnore are extra regular expressions; log lines matching one are
 	// never reported as new.
 	LogIgnore []string
+	// LogDowngraded are regular expressions of the marks a target's own
+	// program appends to the errors it logs below warning because it knows
+	// their cause (raft's node program during an admin call): the log
+	// checker lists the lines carrying one as dismissed (RuleDowngraded),
+	// so that the report shows what the program hid.
+	LogDowngraded []string
 	// NetSites holds the stable IDs of the catalog's network sites
 	// (catalog.Site.IO "net"): any error injected at one breaks that
 	// connection, whatever its value (an EOF on a route's read as much

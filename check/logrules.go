@@ -26,6 +26,7 @@ const (
 	RuleLeaderError       = "leader-error"
 	RuleMachine           = "machine"
 	RuleLogIgnore         = "log-ignore"
+	RuleDowngraded        = "downgraded"
 )
 
 // LogRule describes one rule by which the log checker dismisses a new
@@ -62,6 +63,8 @@ var LogRules = []LogRule{
 		"every member, the whole trial: with parallel trials on a busy host they come and go, fault or not"},
 	{RuleLogIgnore, "lines matching one of the target's log_ignore patterns",
 		"every member, the whole trial"},
+	{RuleDowngraded, "lines the target's own program logged below warning in place of an error because it knew their cause, marked so (a log_downgraded pattern): listed, never reported (the program scopes them, not gofault)",
+		"every member, the whole trial, whether or not the baseline saw them"},
 }
 
 // fault is one fault of a trial as the log rules see it: the members it

@@ -12,6 +12,7 @@ import (
 	"os"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -576,6 +577,17 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 		}
 		ignore = append(ignore, re)
 	}
+	var downgraded []*regexp.Regexp
+	for _, p := range in.LogDowngraded {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			v.Unknown = true
+			v.Symptom = "bad log downgraded pattern"
+			v.Evidence = []string{err.Error()}
+			return v
+		}
+		downgraded = append(downgraded, re)
+	}
 	bound := in.RecoveryBound
 	if bound <= 0 {
 		bound = DefaultRecoveryBound
@@ -587,16 +599,32 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 	var order []string
 	gone := map[string]*dismissed{} // by rule, node and template
 	var goneOrder []string
+	// note counts line l of node as dismissed by rule.
+	note := func(rule, why, node string, l LogLine) {
+		key := rule + "\x00" + node + "\x00" + l.Template
+		if g, ok := gone[key]; ok {
+			g.d.Count++
+			return
+		}
+		gone[key] = &dismissed{d: record.Dismissal{Rule: rule, Node: node, Template: l.Template, Count: 1, Example: l.Raw, Why: why}, line: l}
+		goneOrder = append(goneOrder, key)
+	}
 	for _, n := range in.Trial.Nodes {
 		var placed time.Time // the last timestamp seen in this log
 		err := scanLog(n.Log, func(l LogLine) {
 			if !l.Time.IsZero() {
 				placed = l.Time
 			}
-			if severity[l.Level] < severity[LevelWarn] || in.Baseline.Known(l.Template) {
+			if !l.Time.IsZero() && !from.IsZero() && (l.Time.Before(from) || l.Time.After(to)) {
 				return
 			}
-			if !l.Time.IsZero() && !from.IsZero() && (l.Time.Before(from) || l.Time.After(to)) {
+			if severity[l.Level] < severity[LevelWarn] {
+				if m := markedDowngraded(downgraded, l.Raw); m != "" {
+					note(RuleDowngraded, "its program's mark "+strconv.Quote(m), n.Name, l)
+				}
+				return
+			}
+			if in.Baseline.Known(l.Template) {
 				return
 			}
 			rule, why := "", ""
@@ -613,13 +641,7 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 				rule, why = RuleMachine, "about a slow or overloaded machine"
 			}
 			if rule != "" {
-				key := rule + "\x00" + n.Name + "\x00" + l.Template
-				if g, ok := gone[key]; ok {
-					g.d.Count++
-					return
-				}
-				gone[key] = &dismissed{d: record.Dismissal{Rule: rule, Node: n.Name, Template: l.Template, Count: 1, Example: l.Raw, Why: why}, line: l}
-				goneOrder = append(goneOrder, key)
+				note(rule, why, n.Name, l)
 				return
 			}
 			late := !closed.IsZero() && !placed.IsZero() && placed.After(closed)
@@ -669,13 +691,17 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 	for _, k := range goneOrder {
 		g := gone[k]
 		v.Dismissed = append(v.Dismissed, g.d)
+		if g.d.Rule == RuleDowngraded {
+			v.Evidence = append(v.Evidence, fmt.Sprintf("listed, %s (%s): %s on %s (%d×): %s", g.d.Rule, g.d.Why, g.line.Level, g.d.Node, g.d.Count, g.d.Example))
+			continue
+		}
 		v.Evidence = append(v.Evidence, fmt.Sprintf("informational, %s (%s): new %s on %s (%d×): %s", g.d.Rule, g.d.Why, g.line.Level, g.d.Node, g.d.Count, g.d.Example))
 	}
 	switch {
 	case len(order) > 0:
 		v.Symptom = logSymptom(found[order[0]].line)
 		v.Nodes = sortedSet(nodes)
-	case len(goneOrder) > 0:
+	case len(goneOrder) > 0 && gone[goneOrder[0]].d.Rule != RuleDowngraded:
 		v.Symptom = "informational: " + logSymptom(gone[goneOrder[0]].line)
 	}
 	v.Evidence = capEvidence(v.Evidence)
@@ -694,4 +720,15 @@ func windowsClosed(faults []fault) time.Time {
 		}
 	}
 	return last
+}
+
+// markedDowngraded returns the text of line that matches one of the
+// downgraded marks, or "".
+func markedDowngraded(marks []*regexp.Regexp, line string) string {
+	for _, re := range marks {
+		if m := re.FindString(line); m != "" {
+			return m
+		}
+	}
+	return ""
 }

@@ -591,3 +591,62 @@ func heartbeatBaseline(t *testing.T) *Baseline {
 	}
 	return &bl
 }
+
+// TestLogDowngraded: a line the target's program logged at info with a
+// log_downgraded mark is listed (rule downgraded) and never reported; a
+// marked line at error is still judged as any error; an info line without
+// the mark, or marked outside the judged window, is not listed; a line with
+// the mark does not make the verdict informational by itself.
+func TestLogDowngraded(t *testing.T) {
+	base := newTrial("n1")
+	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[INFO] up`))
+	var bl Baseline
+	if err := bl.Learn(&base.tr); err != nil {
+		t.Fatal(err)
+	}
+	mark := `\(the consequence of an admin \w+, logged at info by the node program\)`
+	marked := stamp(1200, `[INFO]  raft: failed to take snapshot (the consequence of an admin transfer, logged at info by the node program): error="leadership transfer in progress"`)
+	tests := []struct {
+		name      string
+		log       []string
+		marks     []string
+		failed    bool
+		dismissed []record.Dismissal
+	}{
+		{"listed", []string{marked, stamp(1300, `[INFO]  raft: failed to take snapshot (the consequence of an admin transfer, logged at info by the node program): error="leadership transfer in progress"`)}, []string{mark}, false,
+			[]record.Dismissal{{Rule: RuleDowngraded, Node: "n1", Template: mustTemplate(t, marked), Count: 2, Example: marked,
+				Why: `its program's mark "(the consequence of an admin transfer, logged at info by the node program)"`}}},
+		{"no pattern", []string{marked}, nil, false, nil},
+		{"info without the mark", []string{stamp(1200, `[INFO]  raft: failed to take snapshot: error="leadership transfer in progress"`)}, []string{mark}, false, nil},
+		{"error with the mark is judged", []string{stamp(1200, `[ERROR] raft: failed to take snapshot (the consequence of an admin transfer, logged at info by the node program)`)}, []string{mark}, true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := healthy()
+			b.tr.Nodes[0].Log = writeLog(t, tc.log...)
+			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, RecoveryBound: time.Second, LogDowngraded: tc.marks})
+			if v.Failed != tc.failed {
+				t.Errorf("failed = %v, want %v (%s)", v.Failed, tc.failed, v.Symptom)
+			}
+			if !tc.failed && v.Symptom != "" {
+				t.Errorf("symptom %q, want none", v.Symptom)
+			}
+			if !reflect.DeepEqual(v.Dismissed, tc.dismissed) {
+				t.Errorf("dismissed\n%+v\nwant\n%+v", v.Dismissed, tc.dismissed)
+			}
+		})
+	}
+	v := runOne(t, NameLog, &Input{Trial: &healthy().tr, Baseline: &bl, LogDowngraded: []string{"("}})
+	if !v.Unknown {
+		t.Errorf("a bad pattern: verdict %+v, want unknown", v)
+	}
+}
+
+func mustTemplate(t *testing.T, raw string) string {
+	t.Helper()
+	l, ok := ParseLogLine(raw)
+	if !ok {
+		t.Fatalf("ParseLogLine(%q): not a log line", raw)
+	}
+	return l.Template
+}

@@ -158,6 +158,12 @@ type Checkers struct {
 	// checker never reports: warnings known to be harmless that the
 	// baseline trials happened not to see.
 	LogIgnore []string `yaml:"log_ignore"`
+	// LogDowngraded are regular expressions (Go syntax) of the marks the
+	// target's own program appends to errors it logs below warning because
+	// it knows their cause (the raft target's node program during an admin
+	// call): the log checker lists the marked lines as dismissed (rule
+	// downgraded), so the report shows what the program hid.
+	LogDowngraded []string `yaml:"log_downgraded"`
 	// GenericSites: a new log line that followed faults at this many
 	// unrelated sites or more is a generic consequence of faults
 	// (informational in the report), not a finding (default 3; -1 never).

@@ -202,6 +202,10 @@ checkers:
   # log_ignore: regular expressions of log lines the log checker never
   # reports (harmless warnings the baseline trials did not happen to see).
   # log_ignore: ['slow fdatasync']
+  # log_downgraded: regular expressions of the marks your node program
+  # appends to errors it logs below warning because it knows their cause;
+  # the report lists the marked lines (rule downgraded).
+  # log_downgraded: ['\(logged at info by the node program\)']
   # generic_sites: a new log line that followed faults at this many
   # unrelated sites is a generic consequence of faults, not a finding
   # (-1: report every new log line).

@@ -204,6 +204,11 @@ func (c *Config) Validate(known Known) error {
 			bad(fmt.Sprintf("checkers.log_ignore[%d]", i), `write a Go regular expression, e.g. 'slow fdatasync', and quote it in YAML`, "is not a valid regular expression: %v", err)
 		}
 	}
+	for i, p := range c.Checkers.LogDowngraded {
+		if _, err := regexp.Compile(p); err != nil {
+			bad(fmt.Sprintf("checkers.log_downgraded[%d]", i), `write a Go regular expression of the mark, e.g. '\(logged at info by the node program\)', and quote it in YAML`, "is not a valid regular expression: %v", err)
+		}
+	}
 	for i, w := range c.Checkers.WaitsForSlow {
 		at := fmt.Sprintf("checkers.waits_for_slow[%d]", i)
 		switch {

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -99,6 +103,38 @@ func TestLogAt(t *testing.T) {
 		out := buf.String()
 		if tc.want == "" && out != "" || tc.want != "" && !(strings.Contains(out, tc.want) && strings.Contains(out, " m: k=1")) {
 			t.Errorf("level %s: logged %q, want %q", tc.level, out, tc.want)
+		}
+	}
+}
+
+// TestAdminMarkListed: the target's gofault.yaml lists (checkers.
+// log_downgraded) every line adminLogger marks, so the report shows what
+// the node program logged at info in place of an error.
+func TestAdminMarkListed(t *testing.T) {
+	cfg, err := os.ReadFile(filepath.Join("..", "gofault.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var marks []*regexp.Regexp
+	in := false
+	for _, line := range strings.Split(string(cfg), "\n") {
+		trim := strings.TrimSpace(line)
+		switch {
+		case trim == "log_downgraded:":
+			in = true
+		case in && strings.HasPrefix(trim, "- '") && strings.HasSuffix(trim, "'"):
+			marks = append(marks, regexp.MustCompile(strings.ReplaceAll(trim[3:len(trim)-1], "''", "'")))
+		case in && trim != "" && !strings.HasPrefix(trim, "#"):
+			in = false
+		}
+	}
+	if len(marks) == 0 {
+		t.Fatal("gofault.yaml has no checkers.log_downgraded pattern")
+	}
+	for _, op := range []string{opTransfer, opMembership, opRestore} {
+		line := "raft: failed to take snapshot" + fmt.Sprintf(adminMark, op)
+		if !slices.ContainsFunc(marks, func(re *regexp.Regexp) bool { return re.MatchString(line) }) {
+			t.Errorf("no log_downgraded pattern matches %q", line)
 		}
 	}
 }
