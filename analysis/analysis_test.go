@@ -109,6 +109,9 @@ func TestExpectations(t *testing.T) {
 		// io/ioutil's wrappers are disk primitives too, corrupt and torn.
 		{st + "ReadMeta:ioutil.ReadFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCorrupt, "disk", []string{"EIO", "EMFILE"}},
 		{st + "WriteMeta:ioutil.WriteFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
+		// A method named init is a method; a package's func init is not analysed.
+		{st + "(*journal).init:os.MkdirAll#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "init#1:os.Remove#0", 0, "", nil},
 		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
 		// A function value bound to a file's WriteAt (bolt's page writes).
 		{st + "(*pager).WritePage:(*os.File).WriteAt#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},

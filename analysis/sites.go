@@ -78,7 +78,7 @@ func targetFunctions(sp *ssa.Package) []*ssa.Function {
 		}
 	}
 	for _, f := range packageFunctions(sp) {
-		if f.Name() == "init" || strings.HasPrefix(f.Name(), "init#") {
+		if isPackageInit(f) {
 			continue
 		}
 		if strings.HasSuffix(sp.Prog.Fset.File(f.Pos()).Name(), "_test.go") {
@@ -394,3 +394,10 @@ func calleeName(c *ssa.CallCommon) string {
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
+
+// isPackageInit reports whether f is a package's initializer or one of its
+// func init()s: they run before the node connects to its controller, so
+// they hold no sites. A method named init is an ordinary method.
+func isPackageInit(f *ssa.Function) bool {
+	return f.Signature.Recv() == nil && f.Parent() == nil && (f.Name() == "init" || strings.HasPrefix(f.Name(), "init#"))
+}

@@ -232,7 +232,7 @@ func (s *stateInfo) inUnboundedLoop(f *ssa.Function, pos token.Pos) bool {
 
 // collectWrites records the fields and globals f writes.
 func (s *stateInfo) collectWrites(f *ssa.Function) {
-	initFn := f.Name() == "init" || strings.HasPrefix(f.Name(), "init#")
+	initFn := isPackageInit(f)
 	mark := func(addr ssa.Value) {
 		switch a := addr.(type) {
 		case *ssa.FieldAddr:
