@@ -17,7 +17,9 @@ import (
 // recorded occurrence of a request at that site on that node — the 40th
 // log sync of the leader, not its first, when the original struck the
 // 40th. Sites are matched by their stable IDs, so a replay works on a
-// rebuilt binary.
+// rebuilt binary. A leadercut cuts the leader: it is replayed at the
+// member that leads at the recorded site in the re-run, whichever that is
+// (which member wins an election is not the trial's to repeat).
 type Replay struct {
 	cat     *catalog.Catalog
 	want    []replayed
@@ -49,6 +51,7 @@ func NewReplay(cat *catalog.Catalog, injections []record.Injection) *Replay {
 	}
 	live := map[uint32]bool{}
 	nodes := map[string]bool{}
+	anyNode := false // a leadercut: whichever member leads
 	for _, inj := range injections {
 		s := byID[inj.SiteID]
 		if s == nil && r.observed.add(cat, inj) {
@@ -66,15 +69,18 @@ func NewReplay(cat *catalog.Catalog, injections []record.Injection) *Replay {
 		r.want = append(r.want, replayed{inj: inj, site: s, fault: f, stack: StackKey(inj.Stack)})
 		live[s.Index] = true
 		nodes[inj.Node] = true
+		anyNode = anyNode || inj.Kind == catalog.KindLeaderCut
 	}
 	for s := range live {
 		r.sites = append(r.sites, s)
 	}
 	sort.Slice(r.sites, func(i, j int) bool { return r.sites[i] < r.sites[j] })
-	for n := range nodes {
-		r.nodes = append(r.nodes, n)
+	if !anyNode {
+		for n := range nodes {
+			r.nodes = append(r.nodes, n)
+		}
+		sort.Strings(r.nodes)
 	}
-	sort.Strings(r.nodes)
 	return r
 }
 
@@ -152,7 +158,7 @@ func (r *Replay) Decide(req *Request) Decision {
 		return Decision{Done: r.next >= len(r.want) && r.observed.done()}
 	}
 	w := &r.want[r.next]
-	if req.Node != w.inj.Node || req.Site.ID != w.site.ID {
+	if req.Site.ID != w.site.ID || (req.Node != w.inj.Node && w.inj.Kind != catalog.KindLeaderCut) {
 		return Decision{}
 	}
 	if req.Occurrence < w.inj.Occurrence {
@@ -165,7 +171,7 @@ func (r *Replay) Decide(req *Request) Decision {
 		}
 	case catalog.KindLeaderCut:
 		if req.Role != w.inj.Role {
-			return Decision{} // the same call, before the node leads
+			return Decision{} // the same call on a member that does not lead
 		}
 	}
 	if len(w.inj.Stack) > 0 && r.stackKey(req.Stack) != w.stack {

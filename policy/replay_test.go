@@ -27,6 +27,11 @@ func TestReplay(t *testing.T) {
 	req := func(node string, s int, st []record.Frame, occ int) Request {
 		return Request{Node: node, Site: &cat.Sites[s], Stack: st, Occurrence: occ}
 	}
+	// lead sets the role of the requesting member.
+	lead := func(r Request, role string) Request {
+		r.Role = role
+		return r
+	}
 	tests := []struct {
 		name     string
 		recorded []record.Injection
@@ -76,6 +81,23 @@ func TestReplay(t *testing.T) {
 			want:     "[2:error:1 3:error:1]",
 		},
 		{
+			name:     "a leadercut cuts whichever member leads at the site, at its recorded occurrence or later",
+			recorded: []record.Injection{{Node: "n3", Role: "StateLeader", SiteID: wal.ID, Kind: catalog.KindLeaderCut, Delay: 3 * time.Second, Stack: sync, Occurrence: 2}},
+			requests: []Request{
+				lead(req("n3", 0, sync, 2), "StateFollower"), // the original's member, not leading now
+				lead(req("n1", 0, sync, 1), "StateLeader"),   // leading, before the occurrence
+				lead(req("n1", 0, snap, 2), "StateLeader"),   // another stack
+				lead(req("n1", 0, sync, 2), "StateLeader"),
+			},
+			want: "[3:leadercut:3s]",
+		},
+		{
+			name:     "an error stays on its member whatever the roles",
+			recorded: []record.Injection{{Node: "n3", Role: "StateLeader", SiteID: wal.ID, Kind: catalog.KindError, Error: "EIO", Stack: sync, Occurrence: 1}},
+			requests: []Request{lead(req("n1", 0, sync, 1), "StateLeader"), lead(req("n3", 0, sync, 1), "StateFollower")},
+			want:     "[1:error:1]",
+		},
+		{
 			name: "a site or error gone from the catalog is reported and skipped",
 			recorded: []record.Injection{
 				{Node: "n1", SiteID: "gone#0", Kind: catalog.KindError, Error: "EIO"},
@@ -107,5 +129,24 @@ func TestReplay(t *testing.T) {
 				t.Errorf("missing %v, want %d", r.Missing(), tt.missing)
 			}
 		})
+	}
+}
+
+// TestReplayPlanNodes: a replay's plan reaches the recorded members only,
+// except for a leadercut, which may strike whichever member leads.
+func TestReplayPlanNodes(t *testing.T) {
+	cat := testCatalog()
+	wal := &cat.Sites[0]
+	for _, tc := range []struct {
+		kind catalog.Kind
+		want string
+	}{
+		{catalog.KindDelay, "[n3]"},
+		{catalog.KindLeaderCut, "[]"},
+	} {
+		r := NewReplay(cat, []record.Injection{{Node: "n3", Role: "StateLeader", SiteID: wal.ID, Kind: tc.kind, Delay: time.Second, Occurrence: 1}})
+		if got := fmt.Sprint(r.Begin(TrialInfo{}).Nodes); got != tc.want {
+			t.Errorf("%s: plan nodes %s, want %s", tc.kind, got, tc.want)
+		}
 	}
 }

@@ -36,7 +36,7 @@ func Recurrence(orig, replayed *record.Trial) (recurred, missing []string) {
 
 // NotInjected lists the original's injected faults that the replayed
 // trial did not inject at the same site on the same node ("crash at SITE
-// on n2, occurrence 195"). A replay injects at the recorded occurrence or
+// on n2, occurrence 195"; a leadercut on whichever member leads). A replay injects at the recorded occurrence or
 // the first matching request after it, so a replay whose workload ran
 // slower may never get there, and then it says nothing about the bug.
 func NotInjected(orig, replayed *record.Trial) []string {
@@ -44,13 +44,21 @@ func NotInjected(orig, replayed *record.Trial) []string {
 		site, node string
 		kind       catalog.Kind
 	}
+	// A leadercut strikes whichever member leads (policy.Replay): its
+	// member is not part of what must match.
+	node := func(inj record.Injection) string {
+		if inj.Kind == catalog.KindLeaderCut {
+			return "(the leader)"
+		}
+		return inj.Node
+	}
 	got := map[key]int{}
 	for _, inj := range replayed.Injections {
-		got[key{inj.SiteID, inj.Node, inj.Kind}]++
+		got[key{inj.SiteID, node(inj), inj.Kind}]++
 	}
 	var missing []string
 	for _, inj := range orig.Injections {
-		k := key{inj.SiteID, inj.Node, inj.Kind}
+		k := key{inj.SiteID, node(inj), inj.Kind}
 		if got[k] > 0 {
 			got[k]--
 			continue

@@ -41,6 +41,9 @@ func TestNotInjected(t *testing.T) {
 	inj := func(site, node string, occ int) record.Injection {
 		return record.Injection{Kind: catalog.KindCrash, SiteID: site, Node: node, Occurrence: occ}
 	}
+	cut := func(site, node string) record.Injection {
+		return record.Injection{Kind: catalog.KindLeaderCut, SiteID: site, Node: node, Occurrence: 1}
+	}
 	trial := func(injs ...record.Injection) *record.Trial { return &record.Trial{Injections: injs} }
 	tests := []struct {
 		name           string
@@ -53,6 +56,8 @@ func TestNotInjected(t *testing.T) {
 		{"other node", trial(inj("a", "n2", 1)), trial(inj("a", "n3", 1)), "[crash at a on n2, occurrence 1]"},
 		{"second of a sequence", trial(inj("a", "n2", 3), inj("a", "n2", 9)), trial(inj("a", "n2", 3)), "[crash at a on n2, occurrence 9]"},
 		{"no faults", trial(), trial(), "[]"},
+		{"a leadercut on another leader", trial(cut("a", "n2")), trial(cut("a", "n1")), "[]"},
+		{"a leadercut never reached", trial(cut("a", "n2")), trial(inj("a", "n2", 1)), "[leadercut at a on n2, occurrence 1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
