@@ -34,7 +34,14 @@ type Campaign struct {
 	// Paused: no new trial begins until the campaign is resumed
 	// (store.SetPaused).
 	Paused bool
+	// Tests are the Go tests of a `gofault test` campaign, each with its
+	// runs; none for a campaign of `gofault run`.
+	Tests []TestRow
 }
+
+// IsTest reports whether c is a `gofault test` campaign: its trials ran
+// Go tests, one a trial, in one process.
+func (c *Campaign) IsTest() bool { return len(c.Tests) > 0 }
 
 // Counts are a campaign's trial counts, as the campaign page shows them.
 type Counts struct {
@@ -78,6 +85,7 @@ func Load(ctx context.Context, st *store.Store, id int64) (*Campaign, error) {
 		return nil, err
 	}
 	v.Counts = count(trials, rep)
+	v.Tests = testRows(trials, rep)
 	kinds, sites, pols := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, t := range trials {
 		pols[t.Policy] = true

@@ -35,6 +35,11 @@ var (
 		"faultLine": faultLine,
 		"dismissed": dismissed,
 		"frames":    Frames,
+		// processNode: node is the process of test trial t (no member
+		// rule names it a member).
+		"processNode": func(t *record.Trial, node string) bool {
+			return t.Test() != "" && len(t.Nodes) == 1 && t.Nodes[0].Name == node
+		},
 		"kinds": func(t *record.Trial) string {
 			if len(t.Injections) == 0 {
 				return "none"

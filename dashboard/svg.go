@@ -108,6 +108,10 @@ func fmtSeconds(s float64) string {
 		return fmt.Sprintf("%.1fh", s/3600)
 	case s >= 120:
 		return fmt.Sprintf("%.0fm", s/60)
+	case s < 10 && s != math.Trunc(s):
+		// A short campaign (gofault test's trials last milliseconds):
+		// whole seconds would label its ticks 0s, 0s, 0s, 1s.
+		return fmt.Sprintf("%.2gs", s)
 	}
 	return fmt.Sprintf("%.0fs", s)
 }
