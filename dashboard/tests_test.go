@@ -113,7 +113,7 @@ func TestTestPages(t *testing.T) {
 		`(left out: failed 1 of 2 fault-free runs)`, `(left out: reached no fault site)`)
 	_, body = get(t, h, base+"trials.html")
 	mustContain(t, "trial list", body, `<select name="test">`, `<option>TestFlaky</option>`, `<th>test</th>`,
-		fmt.Sprintf(`data-test="TestSave"`), `<td class="mono">TestLoad</td>`)
+		`data-test="TestSave"`, `<td class="mono">TestLoad</td>`)
 	_, body = get(t, h, base+"finding-"+c.Report.Findings[0].ID+".html")
 	mustContain(t, "finding page", body, `<code id="fault-test">TestSave</code>`, `n1 <span class="muted">(the test's process)</span>`)
 	if strings.Contains(body, "<th>role</th>") || strings.Contains(body, "<th>abstract state</th>") {
