@@ -30,7 +30,7 @@ var (
 		"nodeRole":  record.NodeRole,
 		"firstLine": func(s string) string { l, _, _ := strings.Cut(s, "\n"); return l },
 		"seconds":   func(t *record.Trial) float64 { return t.End.Sub(t.Start).Seconds() },
-		"offset":    func(t *record.Trial, at time.Time) string { return fmt.Sprintf("%.2fs", at.Sub(t.Start).Seconds()) },
+		"offset":    func(t *record.Trial, at time.Time) string { return tlTime(at.Sub(t.Start), t.End.Sub(t.Start)) },
 		"list":      func(v ...any) []any { return v },
 		"faultLine": faultLine,
 		"dismissed": dismissed,

@@ -157,3 +157,14 @@ func TestFmtSeconds(t *testing.T) {
 		}
 	}
 }
+
+// TestTimelineShort: a test trial of 5 ms is drawn over 5 ms, ticked in
+// milliseconds, not at the left edge of a second; a cluster trial's in
+// seconds.
+func TestTimelineShort(t *testing.T) {
+	evs := []Event{{At: 2500 * time.Microsecond, Lane: "n1", Kind: "error", Label: "EIO"}}
+	svg := string(TimelineSVG(evs, 5*time.Millisecond))
+	mustContain(t, "short timeline", svg, ">0ms<", ">2ms<", ">5ms<", "2.5ms error EIO", `x1="490.0"`)
+	svg = string(TimelineSVG(evs, 20*time.Second))
+	mustContain(t, "long timeline", svg, ">0s<", ">4s<", ">20s<", "0.0025s error EIO")
+}
