@@ -43,6 +43,12 @@ type Campaign struct {
 // Go tests, one a trial, in one process.
 func (c *Campaign) IsTest() bool { return len(c.Tests) > 0 }
 
+// ShowStates reports whether the campaign page shows the abstract states
+// entered: always for a cluster campaign, for a test campaign when its
+// test processes entered any (a package without state tasks has none, and
+// a card and plot of zeros say nothing there).
+func (c *Campaign) ShowStates() bool { return !c.IsTest() || c.Counts.StatesEntered > 0 }
+
 // Counts are a campaign's trial counts, as the campaign page shows them.
 type Counts struct {
 	Trials, Baseline, OK, Failed, Error, NoFault, Injected int

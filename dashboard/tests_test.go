@@ -111,6 +111,9 @@ func TestTestPages(t *testing.T) {
 	_, body := get(t, h, base+"index.html")
 	mustContain(t, "campaign page", body, `<table id="tests">`, `<td class="mono">TestSave</td><td>2 of 2</td><td>2</td><td>3</td><td>2</td><td class="status-failed">2</td><td>1</td>`,
 		`(left out: failed 1 of 2 fault-free runs)`, `(left out: reached no fault site)`)
+	if strings.Contains(body, `id="count-states"`) || strings.Contains(body, "abstract states entered over time") {
+		t.Errorf("campaign page of a test campaign without states shows the abstract states entered")
+	}
 	_, body = get(t, h, base+"trials.html")
 	mustContain(t, "trial list", body, `<select name="test">`, `<option>TestFlaky</option>`, `<th>test</th>`,
 		`data-test="TestSave"`, `<td class="mono">TestLoad</td>`)
@@ -138,6 +141,9 @@ func TestTestPages(t *testing.T) {
 		_, body := get(t, ch, cbase+page)
 		if strings.Contains(body, absent) {
 			t.Errorf("cluster campaign's %s shows %s", page, absent)
+		}
+		if page == "index.html" {
+			mustContain(t, "cluster campaign page", body, `id="count-states"`, "abstract states entered over time")
 		}
 		if page != "index.html" && page != "trials.html" {
 			mustContain(t, "cluster finding page", body, "<th>role</th><td>leader</td>")
