@@ -34,7 +34,20 @@ type Campaign struct {
 	// Paused: no new trial begins until the campaign is resumed
 	// (store.SetPaused).
 	Paused bool
+	// Tests are the Go tests of a `gofault test` campaign, each with its
+	// runs; none for a campaign of `gofault run`.
+	Tests []TestRow
 }
+
+// IsTest reports whether c is a `gofault test` campaign: its trials ran
+// Go tests, one a trial, in one process.
+func (c *Campaign) IsTest() bool { return len(c.Tests) > 0 }
+
+// ShowStates reports whether the campaign page shows the abstract states
+// entered: always for a cluster campaign, for a test campaign when its
+// test processes entered any (a package without state tasks has none, and
+// a card and plot of zeros say nothing there).
+func (c *Campaign) ShowStates() bool { return !c.IsTest() || c.Counts.StatesEntered > 0 }
 
 // Counts are a campaign's trial counts, as the campaign page shows them.
 type Counts struct {
@@ -78,6 +91,7 @@ func Load(ctx context.Context, st *store.Store, id int64) (*Campaign, error) {
 		return nil, err
 	}
 	v.Counts = count(trials, rep)
+	v.Tests = testRows(trials, rep)
 	kinds, sites, pols := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, t := range trials {
 		pols[t.Policy] = true

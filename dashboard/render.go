@@ -30,11 +30,16 @@ var (
 		"nodeRole":  record.NodeRole,
 		"firstLine": func(s string) string { l, _, _ := strings.Cut(s, "\n"); return l },
 		"seconds":   func(t *record.Trial) float64 { return t.End.Sub(t.Start).Seconds() },
-		"offset":    func(t *record.Trial, at time.Time) string { return fmt.Sprintf("%.2fs", at.Sub(t.Start).Seconds()) },
+		"offset":    func(t *record.Trial, at time.Time) string { return tlTime(at.Sub(t.Start), t.End.Sub(t.Start)) },
 		"list":      func(v ...any) []any { return v },
 		"faultLine": faultLine,
 		"dismissed": dismissed,
 		"frames":    Frames,
+		// processNode: node is the process of test trial t (no member
+		// rule names it a member).
+		"processNode": func(t *record.Trial, node string) bool {
+			return t.Test() != "" && len(t.Nodes) == 1 && t.Nodes[0].Name == node
+		},
 		"kinds": func(t *record.Trial) string {
 			if len(t.Injections) == 0 {
 				return "none"

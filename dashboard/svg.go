@@ -108,6 +108,10 @@ func fmtSeconds(s float64) string {
 		return fmt.Sprintf("%.1fh", s/3600)
 	case s >= 120:
 		return fmt.Sprintf("%.0fm", s/60)
+	case s < 10 && s != math.Trunc(s):
+		// A short campaign (gofault test's trials last milliseconds):
+		// whole seconds would label its ticks 0s, 0s, 0s, 1s.
+		return fmt.Sprintf("%.2gs", s)
 	}
 	return fmt.Sprintf("%.0fs", s)
 }
@@ -346,7 +350,9 @@ func TimelineSVG(evs []Event, span time.Duration) template.HTML {
 		}
 	}
 	sort.Strings(lanes)
-	span = max(span, time.Second)
+	// A floor for an empty trial; a test trial lasts milliseconds, and
+	// a floor of a second drew all its events at the left edge.
+	span = max(span, time.Millisecond)
 	h := float64(len(lanes))*tlLane + 24
 	iw := tlW - tlPadL - 10
 	px := func(d time.Duration) float64 { return tlPadL + float64(d)/float64(span)*iw }
@@ -363,7 +369,7 @@ func TimelineSVG(evs []Event, span time.Duration) template.HTML {
 	for _, e := range evs {
 		y := laneY[e.Lane]
 		x := px(e.At)
-		title := template.HTMLEscapeString(fmt.Sprintf("%.2fs %s %s", e.At.Seconds(), e.Kind, e.Label))
+		title := template.HTMLEscapeString(fmt.Sprintf("%s %s %s", tlTime(e.At, span), e.Kind, e.Label))
 		if e.Dur > 0 {
 			fmt.Fprintf(&b, `<rect class="ev %s" x="%.1f" y="%g" width="%.1f" height="%g"><title>%s</title></rect>`,
 				e.Class(), x, y+5, max(2, px(e.At+e.Dur)-x), tlLane-10, title)
@@ -384,8 +390,17 @@ func TimelineSVG(evs []Event, span time.Duration) template.HTML {
 	axisY := float64(len(lanes))*tlLane + 16
 	for i := 0; i <= 5; i++ {
 		d := span * time.Duration(i) / 5
-		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%g" text-anchor="middle">%.1fs</text>`, px(d), axisY, d.Seconds())
+		fmt.Fprintf(&b, `<text class="tick" x="%.1f" y="%g" text-anchor="middle">%s</text>`, px(d), axisY, tlTime(d, span))
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// tlTime labels time d of a timeline span long: in seconds, or in
+// milliseconds when the span is under a second.
+func tlTime(d, span time.Duration) string {
+	if span < time.Second {
+		return fmt.Sprintf("%.3gms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.3gs", d.Seconds())
 }

@@ -686,7 +686,7 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		Injections: res.Injections, Requests: res.Requests, Reached: res.Reached, States: res.States, Roles: res.Roles,
 		Nodes: []record.Node{{Name: node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
 			Signal: exit.Signal, Log: filepath.Join(dir, node+".log")}},
-		Client:   []record.ClientEvent{{Time: start, Client: node + "/test", Node: node, Kind: record.EvPhase, Msg: ranPrefix + test}},
+		Client:   []record.ClientEvent{record.TestEvent(start, node, test)},
 		Verdicts: []record.Verdict{Verdict(r, bound)},
 	}
 	if tr.Verdicts[0].Failed {
@@ -696,21 +696,9 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	return r, tr, res, nil
 }
 
-// ranPrefix starts the phase event that names a trial's test.
-const ranPrefix = "ran "
-
 // testOf returns the test trial tr ran, "" if it is not a gofault test
 // trial.
-func testOf(tr *record.Trial) string {
-	for _, e := range tr.Client {
-		if e.Kind == record.EvPhase && (e.Client == Node+"/test" || e.Client == ProcessNode+"/test") {
-			if t, ok := strings.CutPrefix(e.Msg, ranPrefix); ok {
-				return t
-			}
-		}
-	}
-	return ""
-}
+func testOf(tr *record.Trial) string { return tr.Test() }
 
 // exec runs the test binary once for test, as trial id's node node, killed
 // past bound (plus a grace for the test's own timeout report), its

@@ -72,12 +72,7 @@ func replayer(st *store.Store) func(ctx context.Context, trial string) (dashboar
 		var text, all bytes.Buffer
 		if gotest.IsTrial(ctx, st, trial) {
 			r, err := gotest.Replay(ctx, st, trial, 1, &all)
-			res := dashboard.ReplayResult{Trial: trial, Output: all.String()}
-			if r != nil {
-				res.Reproduced = r.Recurred == len(r.Outcomes)
-				res.Summary = fmt.Sprintf("%s failed again in %d of %d runs", r.Test, r.Recurred, len(r.Outcomes))
-			}
-			return res, err
+			return testReplayShown(r, all.String()), err
 		}
 		r, err := campaign.Replay(ctx, st, campaign.ReplayOptions{
 			Trial: trial, Lock: lockWork,
@@ -99,6 +94,29 @@ func replayShown(r *campaign.Replayed, text, all string) dashboard.ReplayResult 
 	}
 	if r != nil && len(r.Results) > 0 {
 		res.Reproduced = r.Results[0].Reproduced
+	}
+	return res
+}
+
+// testReplayShown is what the Replay button shows of a gofault test
+// trial's replay r (nil when it failed before running the test) that
+// printed all: how often the test failed again, and whether the rebuilt
+// test binary lacks sites the trial's faults struck (then a replay that
+// passed says little).
+func testReplayShown(r *gotest.ReplayResult, all string) dashboard.ReplayResult {
+	res := dashboard.ReplayResult{Output: all}
+	if r == nil {
+		return res
+	}
+	res.Trial = r.Trial
+	res.Reproduced = len(r.Outcomes) > 0 && r.Recurred == len(r.Outcomes)
+	if r.Recurred > 0 {
+		res.Summary = fmt.Sprintf("%s failed again in %d of %d runs", r.Test, r.Recurred, len(r.Outcomes))
+	} else {
+		res.Summary = fmt.Sprintf("%s did not fail again: passed in %d of %d runs", r.Test, len(r.Outcomes), len(r.Outcomes))
+	}
+	if r.Missing > 0 {
+		res.Summary += fmt.Sprintf("; %d of its injections name sites the rebuilt test binary no longer has (the source changed)", r.Missing)
 	}
 	return res
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
 )
@@ -99,6 +100,35 @@ func TestReplayShown(t *testing.T) {
 			got := replayShown(tt.r, tt.text, tt.all)
 			if got.Summary != tt.summary || got.Reproduced != tt.reproduced || got.Output != tt.all {
 				t.Errorf("replayShown = %+v; want summary %q, reproduced %v, output %q", got, tt.summary, tt.reproduced, tt.all)
+			}
+		})
+	}
+}
+
+// TestTestReplayShown: the Replay button on a gofault test trial says how
+// often the test failed again, that it did not, and that the rebuilt test
+// binary lacks sites of the trial's faults.
+func TestTestReplayShown(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		r          *gotest.ReplayResult
+		summary    string
+		reproduced bool
+	}{
+		{"recurred", &gotest.ReplayResult{Trial: "1-7", Test: "TestSaveLoad", Outcomes: []string{"failed"}, Recurred: 1},
+			"TestSaveLoad failed again in 1 of 1 runs", true},
+		{"some runs", &gotest.ReplayResult{Trial: "1-7", Test: "TestSaveLoad", Outcomes: []string{"failed", ""}, Recurred: 1},
+			"TestSaveLoad failed again in 1 of 2 runs", false},
+		{"did not recur", &gotest.ReplayResult{Trial: "1-7", Test: "TestSaveLoad", Outcomes: []string{""}},
+			"TestSaveLoad did not fail again: passed in 1 of 1 runs", false},
+		{"source changed", &gotest.ReplayResult{Trial: "1-7", Test: "TestSaveLoad", Outcomes: []string{""}, Missing: 1},
+			"TestSaveLoad did not fail again: passed in 1 of 1 runs; 1 of its injections name sites the rebuilt test binary no longer has (the source changed)", false},
+		{"failed before running", nil, "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := testReplayShown(tt.r, "out\n")
+			if got.Summary != tt.summary || got.Reproduced != tt.reproduced || got.Output != "out\n" {
+				t.Errorf("testReplayShown = %+v; want summary %q, reproduced %v", got, tt.summary, tt.reproduced)
 			}
 		})
 	}
