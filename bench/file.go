@@ -83,6 +83,12 @@ type Test struct {
 	Delay time.Duration `yaml:"delay" json:"delay,omitempty"`
 	// Runs is the fault-free runs of every test (default gofault test's, 2).
 	Runs int `yaml:"runs" json:"runs,omitempty"`
+	// Config, if set, is the gofault.yaml whose test section (member and
+	// transport rules) the campaigns read instead of the module's own, as
+	// gofault test --config: written relative to the known-bug file's
+	// directory (Load makes it absolute). A module fetched at a version
+	// has no gofault.yaml of its own.
+	Config string `yaml:"config" json:"config,omitempty"`
 }
 
 // FaultKinds returns the test's fault kinds, parsed (Validate checked them).
@@ -192,12 +198,21 @@ func Load(path string, checkers []string) (*File, []byte, error) {
 		return nil, nil, fmt.Errorf("known-bug file %s: %w", path, err)
 	}
 	for _, b := range f.Bugs {
-		if b.Test != nil && !b.Versioned() && !filepath.IsAbs(b.Test.Module) {
-			abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), b.Test.Module))
-			if err != nil {
-				return nil, nil, fmt.Errorf("known-bug file %s: bug %s: test.module: %w", path, b.ID, err)
+		if b.Test == nil {
+			continue
+		}
+		for _, fp := range []struct {
+			name string
+			p    *string
+		}{{"module", &b.Test.Module}, {"config", &b.Test.Config}} {
+			if *fp.p == "" || filepath.IsAbs(*fp.p) || (fp.name == "module" && b.Versioned()) {
+				continue
 			}
-			b.Test.Module = abs
+			abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), *fp.p))
+			if err != nil {
+				return nil, nil, fmt.Errorf("known-bug file %s: bug %s: test.%s: %w", path, b.ID, fp.name, err)
+			}
+			*fp.p = abs
 		}
 	}
 	return f, data, nil
@@ -227,7 +242,7 @@ func Parse(data []byte, checkers []string) (*File, error) {
 var (
 	fileFields    = []string{"bugs"}
 	bugFields     = []string{"id", "title", "link", "test", "affected", "fixed", "scenario", "match"}
-	testFields    = []string{"module", "package", "run", "kinds", "delay", "runs"}
+	testFields    = []string{"module", "package", "run", "kinds", "delay", "runs", "config"}
 	releaseFields = []string{"version", "set"}
 	matchFields   = []string{"checker", "symptom", "evidence"}
 )
@@ -296,6 +311,8 @@ func decodeTest(n *yaml.Node, path string, t *Test) error {
 			return scalar(v, p, &t.Package)
 		case "run":
 			return scalar(v, p, &t.Run)
+		case "config":
+			return scalar(v, p, &t.Config)
 		case "kinds":
 			if v.Kind != yaml.SequenceNode {
 				return wrong(v, p, "a list of fault kinds such as [error, delay]")

@@ -13,7 +13,7 @@ import (
 const versioned = `
 bugs:
   - id: raft-restore
-    test: {module: github.com/hashicorp/raft, package: ., run: '^TestRaft_UserRestore$'}
+    test: {module: github.com/hashicorp/raft, package: ., run: '^TestRaft_UserRestore$', config: raft/gofault.yaml}
     scenario: [env.A=1]
     affected: {version: v1.3.7, set: [env.B=2]}
     fixed: v1.8.0
@@ -21,8 +21,9 @@ bugs:
 `
 
 // TestParseVersionedTestBug: a test bug whose sides name versions keeps
-// its module path as written (Load makes only a directory absolute), is
-// Versioned, and its sides' env is the scenario's and the side's set.
+// its module path as written (Load makes only a directory absolute, and
+// test.config), is Versioned, and its sides' env is the scenario's and
+// the side's set.
 func TestParseVersionedTestBug(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bugs.yaml")
 	if err := os.WriteFile(path, []byte(versioned), 0o644); err != nil {
@@ -35,6 +36,9 @@ func TestParseVersionedTestBug(t *testing.T) {
 	b := f.Bugs[0]
 	if !b.Versioned() || b.Test.Module != "github.com/hashicorp/raft" || b.Affected.Version != "v1.3.7" || b.Fixed.Version != "v1.8.0" {
 		t.Errorf("bug %+v (test %+v): want versioned, module github.com/hashicorp/raft, v1.3.7 and v1.8.0", b, b.Test)
+	}
+	if want := filepath.Join(filepath.Dir(path), "raft", "gofault.yaml"); b.Test.Config != want {
+		t.Errorf("test.config %s, want %s", b.Test.Config, want)
 	}
 	if got := b.Env(Affected); !slices.Equal(got, []string{"A=1", "B=2"}) {
 		t.Errorf("affected env %q, want A=1 B=2", got)

@@ -441,7 +441,7 @@ func (b *benchRunner) runTest(ctx context.Context, run bench.Run, bug *bench.Bug
 	var ropts report.Options
 	o := gotest.Options{
 		Module: module, Package: t.Package, Run: t.Run, Kinds: kinds, Delay: t.Delay, Runs: t.Runs,
-		Env: bug.Env(run.Side), WorkDir: work, DB: b.st.Path(),
+		Env: bug.Env(run.Side), WorkDir: work, DB: b.st.Path(), Config: t.Config,
 		Policy: run.Policy, Seed: run.Seed, Trials: spec.Trials, Parallel: testParallel(b.parallel),
 		Rebuild: b.rebuild && !b.testBuilt[work], Campaign: resume, Log: slog.Default(), Progress: os.Stderr,
 		Opened: func(id int64) error {

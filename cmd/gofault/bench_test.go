@@ -186,9 +186,11 @@ func TestTestBenchConfig(t *testing.T) {
 // only v2.0.2 has. Each side's campaign runs in a copy of its own version
 // (the stored campaign's module is workDir/modules/...@<version>, holding
 // that version's go.mod) and measured that version's tests; the fixed
-// side's env setting reaches its runs. Run again, the bench is done: the
-// same campaigns. (3 s with a warm build cache, 2 cores.)
+// side's env setting reaches its runs, and both sides' the member rule
+// of test.config. Run again, the bench is done: the same campaigns. (3–6 s
+// with a warm Go build cache, 2 shared cores.)
 func TestBenchTestVersions(t *testing.T) {
+	const member = "github.com/google/renameio/v2.PendingFile.path"
 	work := t.TempDir()
 	bugs := filepath.Join(work, "bugs.yaml")
 	if err := os.WriteFile(bugs, []byte(`bugs:
@@ -200,10 +202,15 @@ func TestBenchTestVersions(t *testing.T) {
       kinds: [delay]
       delay: 10ms
       runs: 1
+      config: renameio.yaml
     affected: v2.0.0
     fixed: {version: v2.0.2, set: [env.GOFAULT_BENCH_SIDE=fixed]}
     match: {checker: test, symptom: '^TestSymlinkRoot failed$'}
 `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The fetched module has no gofault.yaml: test.config gives the rules.
+	if err := os.WriteFile(filepath.Join(work, "renameio.yaml"), []byte("test:\n  member: "+member+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"bench", "--bugs", bugs, "--policies", "random", "--seeds", "1", "--trials", "2", "--json"}
@@ -244,6 +251,7 @@ func TestBenchTestVersions(t *testing.T) {
 			GoTest struct {
 				Module string   `json:"module"`
 				Env    []string `json:"env"`
+				Member string   `json:"member"`
 			} `json:"gofault_test"`
 		}
 		if err := json.Unmarshal([]byte(c.Config), &conf); err != nil {
@@ -255,6 +263,9 @@ func TestBenchTestVersions(t *testing.T) {
 		}
 		if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.Contains(string(mod), want.goLine) {
 			t.Errorf("%s: go.mod %q (%v), want %q", want.version, mod, err, want.goLine)
+		}
+		if conf.GoTest.Member != member {
+			t.Errorf("%s: member rule %q, want test.config's %q", want.version, conf.GoTest.Member, member)
 		}
 		if got := strings.Join(conf.GoTest.Env, " "); got != want.env {
 			t.Errorf("%s: env %q, want %q", want.version, got, want.env)
