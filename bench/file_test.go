@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/config"
 )
 
 // versioned is a test bug whose sides are versions of its module, one of
@@ -119,5 +121,38 @@ func TestParseVersionedTestBugErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestShippedTestBugFiles: the shipped files of versioned test bugs load,
+// and their test.config's test section is valid.
+func TestShippedTestBugFiles(t *testing.T) {
+	for _, tc := range []struct {
+		bugs string
+		ids  []string
+	}{
+		{"../targets/raft/testbugs.yaml", []string{"raft-493-tests"}},
+	} {
+		f, _, err := Load(tc.bugs, checkers)
+		if err != nil {
+			t.Errorf("%s: %v", tc.bugs, err)
+			continue
+		}
+		var ids []string
+		for _, b := range f.Bugs {
+			ids = append(ids, b.ID)
+			if !b.Versioned() {
+				t.Errorf("%s: bug %s: sides are not versions", tc.bugs, b.ID)
+			}
+			if b.Test.Config == "" {
+				continue
+			}
+			if _, err := config.LoadTest(b.Test.Config); err != nil {
+				t.Errorf("%s: bug %s: test.config: %v", tc.bugs, b.ID, err)
+			}
+		}
+		if !slices.Equal(ids, tc.ids) {
+			t.Errorf("%s holds %v, want %v", tc.bugs, ids, tc.ids)
+		}
 	}
 }
