@@ -235,7 +235,7 @@ bugs:
 			"bugs[0] (a).test.run: error parsing regexp",
 			`bugs[0] (a).test.kinds[0]: fault kind "crash" is not offered in-process`,
 			`bugs[0] (a).test.kinds[1]: unknown fault kind "nope"`,
-			`bugs[0] (a).affected.version: module versions of the package under test are not supported yet (got "v1.2.3"); a test bug's sides are env settings for now`,
+			"bugs[0] (a).fixed.version: must be set; the other side names a version of the module",
 			`bugs[0] (a).fixed.set[0]: "env.=1" is not env.KEY=VALUE`,
 			`bugs[0] (a).fixed.set[1]: "env.X" is not env.KEY=VALUE`,
 			`bugs[0] (a).scenario[0]: "workload.env.X=1" is not env.KEY=VALUE`,

@@ -20,6 +20,8 @@ import (
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 	"go.yaml.in/yaml/v3"
+	"golang.org/x/mod/module"
+	"golang.org/x/mod/semver"
 )
 
 // File is a known-bug file (targets/<t>/bugs.yaml).
@@ -44,8 +46,10 @@ type Bug struct {
 	Match Matcher `yaml:"match"`
 	// Test, when set, makes the bug's campaigns gofault test campaigns of
 	// a package's own Go tests (docs/gotest.md) instead of cluster
-	// campaigns: its scenario and releases are then env.KEY=VALUE
-	// settings of the test runs, and its checker is TestChecker.
+	// campaigns: its scenario and releases' sets are then env.KEY=VALUE
+	// settings of the test runs, its releases' versions (both or
+	// neither) versions of Test.Module (Versioned), and its checker is
+	// TestChecker.
 	Test *Test `yaml:"test,omitempty" json:",omitempty"`
 }
 
@@ -60,10 +64,14 @@ const EnvPrefix = "env."
 // Test is what a test bug's campaigns run: gofault test on Package of
 // the module in Module, the tests Run matches, with faults of Kinds.
 type Test struct {
-	// Module is the directory of the module that holds the package, as
-	// written relative to the known-bug file's directory (Load makes it
-	// absolute). Its gofault.yaml's test section (member and transport
-	// rules), if any, is read as gofault test reads it.
+	// Module is the module that holds the package. For a bug whose sides
+	// are env settings alone it is the module's directory, as written
+	// relative to the known-bug file's directory (Load makes it
+	// absolute); its gofault.yaml's test section (member and transport
+	// rules), if any, is read as gofault test reads it. For a bug whose
+	// sides name versions (Bug.Versioned) it is the module path
+	// (github.com/hashicorp/raft): each side runs the module's source at
+	// its version, fetched from the module proxy.
 	Module string `yaml:"module" json:"module"`
 	// Package is the package under test, relative to Module (default ".").
 	Package string `yaml:"package" json:"package"`
@@ -75,6 +83,12 @@ type Test struct {
 	Delay time.Duration `yaml:"delay" json:"delay,omitempty"`
 	// Runs is the fault-free runs of every test (default gofault test's, 2).
 	Runs int `yaml:"runs" json:"runs,omitempty"`
+	// Config, if set, is the gofault.yaml whose test section (member and
+	// transport rules) the campaigns read instead of the module's own, as
+	// gofault test --config: written relative to the known-bug file's
+	// directory (Load makes it absolute). A module fetched at a version
+	// has no gofault.yaml of its own.
+	Config string `yaml:"config" json:"config,omitempty"`
 }
 
 // FaultKinds returns the test's fault kinds, parsed (Validate checked them).
@@ -88,6 +102,13 @@ func (t *Test) FaultKinds() ([]catalog.Kind, error) {
 		out = append(out, kind)
 	}
 	return out, nil
+}
+
+// Versioned reports whether b is a test bug whose sides are versions of
+// its module (Test.Module a module path): a side's campaigns run the
+// module's source at the side's Release.Version.
+func (b *Bug) Versioned() bool {
+	return b.Test != nil && (b.Affected.Version != "" || b.Fixed.Version != "")
 }
 
 // Env returns the environment of a test bug's runs on side s: the
@@ -177,12 +198,21 @@ func Load(path string, checkers []string) (*File, []byte, error) {
 		return nil, nil, fmt.Errorf("known-bug file %s: %w", path, err)
 	}
 	for _, b := range f.Bugs {
-		if b.Test != nil && !filepath.IsAbs(b.Test.Module) {
-			abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), b.Test.Module))
-			if err != nil {
-				return nil, nil, fmt.Errorf("known-bug file %s: bug %s: test.module: %w", path, b.ID, err)
+		if b.Test == nil {
+			continue
+		}
+		for _, fp := range []struct {
+			name string
+			p    *string
+		}{{"module", &b.Test.Module}, {"config", &b.Test.Config}} {
+			if *fp.p == "" || filepath.IsAbs(*fp.p) || (fp.name == "module" && b.Versioned()) {
+				continue
 			}
-			b.Test.Module = abs
+			abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), *fp.p))
+			if err != nil {
+				return nil, nil, fmt.Errorf("known-bug file %s: bug %s: test.%s: %w", path, b.ID, fp.name, err)
+			}
+			*fp.p = abs
 		}
 	}
 	return f, data, nil
@@ -212,7 +242,7 @@ func Parse(data []byte, checkers []string) (*File, error) {
 var (
 	fileFields    = []string{"bugs"}
 	bugFields     = []string{"id", "title", "link", "test", "affected", "fixed", "scenario", "match"}
-	testFields    = []string{"module", "package", "run", "kinds", "delay", "runs"}
+	testFields    = []string{"module", "package", "run", "kinds", "delay", "runs", "config"}
 	releaseFields = []string{"version", "set"}
 	matchFields   = []string{"checker", "symptom", "evidence"}
 )
@@ -281,6 +311,8 @@ func decodeTest(n *yaml.Node, path string, t *Test) error {
 			return scalar(v, p, &t.Package)
 		case "run":
 			return scalar(v, p, &t.Run)
+		case "config":
+			return scalar(v, p, &t.Config)
 		case "kinds":
 			if v.Kind != yaml.SequenceNode {
 				return wrong(v, p, "a list of fault kinds such as [error, delay]")
@@ -468,7 +500,10 @@ var inProcess = catalog.KindError | catalog.KindDelay | catalog.KindPartition | 
 // its overrides, which are env.KEY=VALUE settings of the test runs.
 func validateTest(bad func(field, fix, format string, args ...any), p string, b *Bug) {
 	t := b.Test
-	if t.Module == "" {
+	switch {
+	case b.Versioned():
+		validateVersions(bad, p, b)
+	case t.Module == "":
 		bad(p+".test.module", "set the directory of the module that holds the package, relative to the known-bug file, e.g. \"module: ../gotest/testdata/retrystore\"", "must be set")
 	}
 	if _, err := regexp.Compile(t.Run); err != nil {
@@ -484,13 +519,48 @@ func validateTest(bad func(field, fix, format string, args ...any), p string, b 
 		}
 	}
 	for _, s := range []Side{Affected, Fixed} {
-		r := b.Release(s)
-		if r.Version != "" {
-			bad(p+"."+string(s)+".version", `a test bug's sides are env settings for now: write "`+string(s)+`: {set: [env.KEY=VALUE]}"`, "module versions of the package under test are not supported yet (got %q)", r.Version)
-		}
-		checkEnv(bad, p+"."+string(s)+".set", r.Set)
+		checkEnv(bad, p+"."+string(s)+".set", b.Release(s).Set)
 	}
 	checkEnv(bad, p+".scenario", b.Scenario)
+}
+
+// validateVersions checks a test bug whose sides name versions: its
+// module is a module path (not a directory: a local tree has no
+// versions to fetch) and each side names a version of it.
+func validateVersions(bad func(field, fix, format string, args ...any), p string, b *Bug) {
+	mod := b.Test.Module
+	pathErr := module.CheckPath(mod)
+	switch {
+	case mod == "":
+		bad(p+".test.module", `set the module path whose versions the sides name, e.g. "module: github.com/hashicorp/raft"`, "must be set")
+	case pathErr != nil && localDir(mod):
+		bad(p+".test.module", `a side's version is fetched from the module proxy: give the module path (e.g. "module: github.com/hashicorp/raft"), or for this local directory make the sides env settings ("affected: {set: [env.KEY=VALUE]}") and leave out version`,
+			"%q is a directory, and a local module has no versions to fetch", mod)
+	case pathErr != nil:
+		bad(p+".test.module", `give the module path as its go.mod's module line writes it, e.g. "module: github.com/hashicorp/raft"`, "%q is not a module path: %v", mod, pathErr)
+	}
+	for _, s := range []Side{Affected, Fixed} {
+		v := b.Release(s).Version
+		f := p + "." + string(s) + ".version"
+		switch {
+		case v == "":
+			bad(f, fmt.Sprintf(`the other side names a version of the module, so this one must too (e.g. "%s: {version: v1.8.0}"); for sides that differ only in env, leave out version on both`, s),
+				"must be set")
+		case !semver.IsValid(v) || semver.Canonical(v) != strings.TrimSuffix(v, "+incompatible"):
+			bad(f, `write a full module version such as "v1.8.0" (go list -m -versions MODULE lists them)`, "%q is not a module version", v)
+		case pathErr == nil:
+			if err := module.Check(mod, v); err != nil {
+				bad(f, "name a version of this module path (a /vN path takes vN.x.y versions; go list -m -versions "+mod+" lists them)", "%v", err)
+			}
+		}
+	}
+}
+
+// localDir reports whether a test.module that is not a module path is
+// written as a directory: relative (., ..), absolute, or one element.
+func localDir(mod string) bool {
+	return mod == "." || mod == ".." || strings.HasPrefix(mod, "./") || strings.HasPrefix(mod, "../") ||
+		filepath.IsAbs(mod) || !strings.Contains(mod, "/")
 }
 
 // checkEnv checks that each of a test bug's overrides is env.KEY=VALUE.

@@ -23,6 +23,7 @@ import (
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/fleet"
 	"github.com/gofault/gofault/gotest"
+	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -250,10 +251,14 @@ type benchRunner struct {
 	queue *fleet.Conn
 	slots int
 	// workDir is the bench's work dir: a test bug's campaigns build and
-	// keep their trials in workDir/test/<bug>; testBuilt are the bugs
-	// whose test binary this bench built (--rebuild builds it once).
+	// keep their trials in workDir/test/<bug> (workDir/test/<bug>/<version>
+	// for a side that names a version); testBuilt are the work dirs whose
+	// test binary this bench built (--rebuild builds each once).
 	workDir   string
 	testBuilt map[string]bool
+	// sources are the module copies of versioned test bugs' sides made
+	// (or found) by this bench, by module@version (testSource).
+	sources map[string]string
 }
 
 // runAll runs every run of the matrix that has no result yet (a run left
@@ -407,14 +412,25 @@ func (b *benchRunner) finish(ctx context.Context, run bench.Run, row store.Bench
 
 // runTest runs (or continues) one gofault test campaign of a test bug
 // (gotest.Run) and records its result as run does a cluster campaign's:
-// the run's env is the scenario's and the side's, its work dir
-// workDir/test/<bug> (both sides share the test binary: they differ only
-// in env), its store the bench's.
+// the run's env is the scenario's and the side's, its store the bench's.
+// Its module is the bug's directory, whose test binary both sides share
+// in work dir workDir/test/<bug> (they differ only in env), or for a side
+// that names a version the module's source at that version (testSource),
+// built in workDir/test/<bug>/<version>.
 func (b *benchRunner) runTest(ctx context.Context, run bench.Run, bug *bench.Bug, spec bench.Spec, resume int64) (bench.Result, error) {
 	t := bug.Test
 	kinds, err := t.FaultKinds()
 	if err != nil {
 		return bench.Result{}, fmt.Errorf("bench run %s: %w", run, err)
+	}
+	module, work := t.Module, filepath.Join(b.workDir, "test", bug.ID)
+	if bug.Versioned() {
+		version := bug.Release(run.Side).Version
+		if module, err = b.testSource(ctx, t.Module, version); err != nil {
+			return bench.Result{}, fmt.Errorf("bench run %s: bug %s: %s.version %s: %w (is %s a version of %s? go list -m -versions %s lists them)",
+				run, bug.ID, run.Side, version, err, version, t.Module, t.Module)
+		}
+		work = filepath.Join(work, version)
 	}
 	if resume != 0 {
 		if _, err := b.st.Campaign(ctx, resume); errors.Is(err, store.ErrNotFound) {
@@ -424,10 +440,10 @@ func (b *benchRunner) runTest(ctx context.Context, run bench.Run, bug *bench.Bug
 	row := store.BenchRun{Bench: b.name, Bug: run.Bug, Side: string(run.Side), Policy: run.Policy, Seed: run.Seed, Spec: spec.Key(), Status: store.StatusRunning}
 	var ropts report.Options
 	o := gotest.Options{
-		Module: t.Module, Package: t.Package, Run: t.Run, Kinds: kinds, Delay: t.Delay, Runs: t.Runs,
-		Env: bug.Env(run.Side), WorkDir: filepath.Join(b.workDir, "test", bug.ID), DB: b.st.Path(),
+		Module: module, Package: t.Package, Run: t.Run, Kinds: kinds, Delay: t.Delay, Runs: t.Runs,
+		Env: bug.Env(run.Side), WorkDir: work, DB: b.st.Path(), Config: t.Config,
 		Policy: run.Policy, Seed: run.Seed, Trials: spec.Trials, Parallel: testParallel(b.parallel),
-		Rebuild: b.rebuild && !b.testBuilt[bug.ID], Campaign: resume, Log: slog.Default(), Progress: os.Stderr,
+		Rebuild: b.rebuild && !b.testBuilt[work], Campaign: resume, Log: slog.Default(), Progress: os.Stderr,
 		Opened: func(id int64) error {
 			row.Campaign = id
 			return b.st.PutBenchRun(context.WithoutCancel(ctx), row)
@@ -446,12 +462,33 @@ func (b *benchRunner) runTest(ctx context.Context, run bench.Run, bug *bench.Bug
 	case err != nil:
 		return bench.Result{}, fmt.Errorf("bench run %s: %w", run, err)
 	}
-	b.testBuilt[bug.ID] = true
+	b.testBuilt[work] = true
 	if len(sum.Selection.Chosen) == 0 {
 		fmt.Fprintf(os.Stderr, "bench: %s: campaign %d chose no test (of %d measured, %d failing and %d flaky fault-free): no fault trial ran\n",
 			run, sum.Campaign, len(sum.Measured), len(sum.Selection.Failing), len(sum.Selection.Flaky))
 	}
 	return b.finish(ctx, run, row, sum.Campaign, spec.Match, ropts, false)
+}
+
+// testSource returns the directory of a writable copy of module at
+// version, the source a versioned test bug's side runs:
+// workDir/modules/<module>@<version>, fetched from the module proxy
+// (checksum-verified, instrument.FetchModule) once and shared by every
+// campaign of that version, in this bench and the next.
+func (b *benchRunner) testSource(ctx context.Context, module, version string) (string, error) {
+	key := module + "@" + version
+	if dir, ok := b.sources[key]; ok {
+		return dir, nil
+	}
+	c, err := instrument.FetchModule(ctx, module, version, filepath.Join(b.workDir, "modules"))
+	if err != nil {
+		return "", err
+	}
+	if b.sources == nil {
+		b.sources = map[string]string{}
+	}
+	b.sources[key] = c.Dir
+	return c.Dir, nil
 }
 
 // testParallel is a test campaign's gotest.Options.Parallel for the

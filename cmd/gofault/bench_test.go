@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -175,6 +176,144 @@ func TestTestBenchConfig(t *testing.T) {
 		}
 		if w, db := cfg.Path(cfg.WorkDir), cfg.Path(cfg.Store.DB); w != tc.work || db != tc.db {
 			t.Errorf("sets %q: work dir %s, store %s; want %s, %s", tc.sets, w, db, tc.work, tc.db)
+		}
+	}
+}
+
+// TestBenchTestVersions runs gofault bench on a test bug whose sides are
+// two versions of a real module from the module proxy:
+// github.com/google/renameio/v2 v2.0.0 and v2.0.2, whose TestSymlinkRoot
+// only v2.0.2 has. Each side's campaign runs in a copy of its own version
+// (the stored campaign's module is workDir/modules/...@<version>, holding
+// that version's go.mod) and measured that version's tests; the fixed
+// side's env setting reaches its runs, and both sides' the member rule
+// of test.config. Run again, the bench is done: the same campaigns. (3–6 s
+// with a warm Go build cache, 2 shared cores.)
+func TestBenchTestVersions(t *testing.T) {
+	const member = "github.com/google/renameio/v2.PendingFile.path"
+	work := t.TempDir()
+	bugs := filepath.Join(work, "bugs.yaml")
+	if err := os.WriteFile(bugs, []byte(`bugs:
+  - id: renameio-symlink
+    test:
+      module: github.com/google/renameio/v2
+      package: .
+      run: '^TestSymlink(Root)?$'
+      kinds: [delay]
+      delay: 10ms
+      runs: 1
+      config: renameio.yaml
+    affected: v2.0.0
+    fixed: {version: v2.0.2, set: [env.GOFAULT_BENCH_SIDE=fixed]}
+    match: {checker: test, symptom: '^TestSymlinkRoot failed$'}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The fetched module has no gofault.yaml: test.config gives the rules.
+	if err := os.WriteFile(filepath.Join(work, "renameio.yaml"), []byte("test:\n  member: "+member+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"bench", "--bugs", bugs, "--policies", "random", "--seeds", "1", "--trials", "2", "--json"}
+	var sums []bench.Summary
+	for range 2 {
+		var out, errb bytes.Buffer
+		if code := run(args, &out, &errb); code != 0 {
+			t.Fatalf("gofault %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
+		}
+		var sum bench.Summary
+		if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
+			t.Fatalf("decode %s: %v", out.String(), err)
+		}
+		sums = append(sums, sum)
+	}
+	row := sums[0].Rows[0]
+	if len(row.Campaigns) != 2 || !slices.Equal(sums[1].Rows[0].Campaigns, row.Campaigns) {
+		t.Fatalf("campaigns %v, then %v: want two, the same both times", row.Campaigns, sums[1].Rows[0].Campaigns)
+	}
+	st, err := store.OpenExisting(filepath.Join(work, ".gofault", "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i, want := range []struct {
+		version, goLine string
+		tests           []string
+		env             string
+	}{
+		{"v2.0.0", "go 1.13", []string{"TestSymlink"}, ""},
+		{"v2.0.2", "go 1.25", []string{"TestSymlink", "TestSymlinkRoot"}, "GOFAULT_BENCH_SIDE=fixed"},
+	} {
+		c, err := st.Campaign(context.Background(), row.Campaigns[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conf struct {
+			GoTest struct {
+				Module string   `json:"module"`
+				Env    []string `json:"env"`
+				Member string   `json:"member"`
+			} `json:"gofault_test"`
+		}
+		if err := json.Unmarshal([]byte(c.Config), &conf); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(work, ".gofault", "modules", "github.com", "google", "renameio", "v2@"+want.version)
+		if conf.GoTest.Module != dir {
+			t.Errorf("%s: campaign %d ran module %s, want %s", want.version, c.ID, conf.GoTest.Module, dir)
+		}
+		if mod, err := os.ReadFile(filepath.Join(dir, "go.mod")); err != nil || !strings.Contains(string(mod), want.goLine) {
+			t.Errorf("%s: go.mod %q (%v), want %q", want.version, mod, err, want.goLine)
+		}
+		if conf.GoTest.Member != member {
+			t.Errorf("%s: member rule %q, want test.config's %q", want.version, conf.GoTest.Member, member)
+		}
+		if got := strings.Join(conf.GoTest.Env, " "); got != want.env {
+			t.Errorf("%s: env %q, want %q", want.version, got, want.env)
+		}
+		trials, err := st.Trials(context.Background(), c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := map[string]bool{}
+		for _, tr := range trials {
+			for _, e := range tr.Client {
+				if test, ok := strings.CutPrefix(e.Msg, "ran "); ok {
+					ran[test] = true
+				}
+			}
+		}
+		if got := slices.Sorted(maps.Keys(ran)); !slices.Equal(got, want.tests) {
+			t.Errorf("%s: campaign %d ran %v, want %v", want.version, c.ID, got, want.tests)
+		}
+	}
+}
+
+// TestBenchTestVersionUnknown: a side's version the go command cannot
+// fetch stops the bench with an error naming the run, the field, the
+// module@version and where to look for its versions.
+func TestBenchTestVersionUnknown(t *testing.T) {
+	t.Setenv("GOPROXY", "off") // the module cache alone answers: v2.99.99 is in none
+	work := t.TempDir()
+	bugs := filepath.Join(work, "bugs.yaml")
+	if err := os.WriteFile(bugs, []byte(`bugs:
+  - id: renameio-none
+    test: {module: github.com/google/renameio/v2}
+    affected: v2.99.99
+    fixed: v2.0.2
+    match: {checker: test, symptom: x}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := run([]string{"bench", "--bugs", bugs, "--policies", "random", "--seeds", "1", "--trials", "1"}, &out, &errb); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, errb.String())
+	}
+	for _, w := range []string{
+		"bench run renameio-none affected, policy random, seed 1: bug renameio-none: affected.version v2.99.99: fetch module github.com/google/renameio/v2@v2.99.99",
+		"is v2.99.99 a version of github.com/google/renameio/v2? go list -m -versions github.com/google/renameio/v2 lists them",
+	} {
+		if !strings.Contains(errb.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errb.String())
 		}
 	}
 }
