@@ -1,23 +1,81 @@
 package cluster
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // ports hands out free loopback ports and remembers the ones handed out in
-// this process, so parallel trials never get the same port.
-var ports = portAllocator{inUse: map[int]bool{}}
+// this process, so parallel trials never get the same port, and locks each
+// in a directory every gofault process on the machine shares, so that
+// another one (a second campaign, the packages of go test ./... run at
+// once) never takes a killed member's port while it is down.
+var ports = portAllocator{inUse: map[int]*os.File{}, dir: portLockDir()}
 
 type portAllocator struct {
-	mu    sync.Mutex
-	inUse map[int]bool
+	mu sync.Mutex
+	// inUse are the ports handed out, each with its lock file (nil where
+	// dir could not be used).
+	inUse map[int]*os.File
+	// dir holds a lock file per port handed out by a live process.
+	dir string
+	// floor and ceil bound the ports drawn at random (0: portFloor and
+	// the kernel's ephemeral range).
+	floor, ceil int
+}
+
+// portLockDir is the directory of the machine's port locks: GOFAULT_PORT_LOCKS
+// or gofault-ports-UID in the temp dir (one per user and TMPDIR).
+func portLockDir() string {
+	if d := os.Getenv("GOFAULT_PORT_LOCKS"); d != "" {
+		return d
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("gofault-ports-%d", os.Getuid()))
+}
+
+// lock takes port p's lock in a.dir: false when another process holds it.
+// Without a usable dir, every port is this process's to check (nil, true).
+// A lock file is removed when its port is given back; a lock taken on a file
+// removed meanwhile (another process gave the port back between our open and
+// our flock) is not a lock: the path names another file by then.
+func (a *portAllocator) lock(p int) (*os.File, bool) {
+	if a.dir == "" || os.MkdirAll(a.dir, 0o700) != nil {
+		return nil, true
+	}
+	path := filepath.Join(a.dir, strconv.Itoa(p))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, true
+	}
+	if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
+		f.Close()
+		return nil, false
+	}
+	held, err1 := f.Stat()
+	now, err2 := os.Stat(path)
+	if err1 != nil || err2 != nil || !os.SameFile(held, now) {
+		f.Close()
+		return nil, false
+	}
+	return f, true
+}
+
+// unlock gives a port's lock back: its file goes first, then the lock.
+func unlock(f *os.File) {
+	if f == nil {
+		return
+	}
+	os.Remove(f.Name())
+	f.Close()
 }
 
 // AllocPorts returns n distinct free TCP ports on 127.0.0.1 that no other
@@ -60,7 +118,10 @@ func portCeiling() int {
 func (a *portAllocator) alloc(n int) ([]int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	ceil := portCeiling()
+	floor, ceil := cmp.Or(a.floor, portFloor), a.ceil
+	if ceil == 0 {
+		ceil = portCeiling()
+	}
 	out := make([]int, 0, n)
 	for tries := 0; len(out) < n; tries++ {
 		if tries > 100*n+100 {
@@ -68,11 +129,9 @@ func (a *portAllocator) alloc(n int) ([]int, error) {
 			return nil, fmt.Errorf("allocate %d ports: no free port found", n)
 		}
 		p := 0
-		if ceil-portFloor >= 1000 && tries < 50*n {
-			p = portFloor + rand.IntN(ceil-portFloor)
-			if a.inUse[p] || !free(p) {
-				continue
-			}
+		random := ceil-floor >= 1000 && tries < 50*n
+		if random {
+			p = floor + rand.IntN(ceil-floor)
 		} else {
 			l, err := net.Listen("tcp", "127.0.0.1:0")
 			if err != nil {
@@ -81,11 +140,19 @@ func (a *portAllocator) alloc(n int) ([]int, error) {
 			}
 			p = l.Addr().(*net.TCPAddr).Port
 			l.Close()
-			if a.inUse[p] {
-				continue
-			}
 		}
-		a.inUse[p] = true
+		if _, ok := a.inUse[p]; ok {
+			continue
+		}
+		f, ok := a.lock(p)
+		if !ok {
+			continue
+		}
+		if random && !free(p) {
+			unlock(f)
+			continue
+		}
+		a.inUse[p] = f
 		out = append(out, p)
 	}
 	return out, nil
@@ -109,7 +176,10 @@ func (a *portAllocator) release(ps []int) {
 
 func (a *portAllocator) releaseLocked(ps []int) {
 	for _, p := range ps {
-		delete(a.inUse, p)
+		if f, ok := a.inUse[p]; ok {
+			unlock(f)
+			delete(a.inUse, p)
+		}
 	}
 }
 
