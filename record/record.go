@@ -19,6 +19,42 @@ type Frame struct {
 	Line int    `json:"line"`
 }
 
+// CallerStack returns stack (an injection's, from the hook's caller down)
+// without the function literal the instrumentation wraps around a fault
+// site's call: that literal is called where it is written, so its frame,
+// named like a closure (Save.func1), has the very file and line of the
+// frame below it (Save), the site's own function. A stack without one is
+// returned as it is.
+func CallerStack(stack []Frame) []Frame {
+	if len(stack) < 2 {
+		return stack
+	}
+	top, next := stack[0], stack[1]
+	if top.File != next.File || top.Line != next.Line || !isClosure(top.Func) {
+		return stack
+	}
+	return stack[1:]
+}
+
+// isClosure reports whether fn names a function literal (pkg.F.func1,
+// pkg.(*T).M.func2.1).
+func isClosure(fn string) bool {
+	i := strings.LastIndex(fn, ".func")
+	if i < 0 {
+		return false
+	}
+	rest := fn[i+len(".func"):]
+	if rest == "" {
+		return false
+	}
+	for _, c := range rest {
+		if (c < '0' || c > '9') && c != '.' {
+			return false
+		}
+	}
+	return true
+}
+
 // Injection is one fault the controller injected.
 type Injection struct {
 	Time   time.Time    `json:"time"`

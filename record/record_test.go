@@ -26,3 +26,30 @@ func TestTrialID(t *testing.T) {
 		t.Errorf("TrialID(3, 17) = %q", TrialID(3, 17))
 	}
 }
+
+// TestCallerStack: the instrumentation's function literal at the top of
+// an injection's stack (a closure at its caller's very file and line) is
+// dropped; a user's closure on a line of its own, or a stack without one,
+// is kept.
+func TestCallerStack(t *testing.T) {
+	f := func(fn string, line int) Frame { return Frame{Func: fn, File: "/m/store.go", Line: line} }
+	tests := []struct {
+		name  string
+		stack []Frame
+		drop  int
+	}{
+		{"hook literal", []Frame{f("m.Save.func1", 24), f("m.Save", 24), f("m.TestSave", 11)}, 1},
+		{"hook literal in a method's closure", []Frame{f("m.(*S).Run.func2.1", 40), f("m.(*S).Run.func2", 40), f("m.(*S).Run", 38)}, 1},
+		{"a closure of its own line", []Frame{f("m.Save.func1", 30), f("m.Save", 24)}, 0},
+		{"no closure", []Frame{f("m.Save", 24), f("m.TestSave", 24)}, 0},
+		{"a name like a closure", []Frame{f("m.funcs", 24), f("m.Save", 24)}, 0},
+		{"one frame", []Frame{f("m.Save.func1", 24)}, 0},
+		{"none", nil, 0},
+	}
+	for _, tt := range tests {
+		got := CallerStack(tt.stack)
+		if len(got) != len(tt.stack)-tt.drop || (len(got) > 0 && got[0] != tt.stack[tt.drop]) {
+			t.Errorf("%s: CallerStack = %v, want %v", tt.name, got, tt.stack[tt.drop:])
+		}
+	}
+}

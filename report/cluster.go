@@ -337,7 +337,7 @@ func faultOf(t *record.Trial) Fault {
 	if inj.Delay > 0 {
 		f.Delay = inj.Delay.String()
 	}
-	for i, fr := range inj.Stack {
+	for i, fr := range record.CallerStack(inj.Stack) {
 		if i == stackDepth {
 			break
 		}
