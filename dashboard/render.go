@@ -35,6 +35,7 @@ var (
 		"faultLine": faultLine,
 		"dismissed": dismissed,
 		"frames":    Frames,
+		"callers":   record.CallerStack,
 		// processNode: node is the process of test trial t (no member
 		// rule names it a member).
 		"processNode": func(t *record.Trial, node string) bool {
