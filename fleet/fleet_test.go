@@ -261,7 +261,7 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rr ResultReply
-		call("result", ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Blocks: []uint32{3}}, &rr)
+		call("result", ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Outcome: Outcome{Blocks: []uint32{3}}}, &rr)
 		return rr
 	}
 	if rr := send(second, record.StatusFailed); rr.Err != "" {

@@ -63,8 +63,8 @@ type worker struct {
 // proxy.
 type host struct {
 	// trial runs one trial of the task's and judges it: its record, whose
-	// Dir holds its files, and the coverage blocks it covered.
-	trial func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, []uint32, error)
+	// Dir holds its files, and what the record does not carry.
+	trial func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error)
 	close func()
 	proxy *proxy
 }
@@ -234,17 +234,17 @@ func (w *worker) run(ctx context.Context, task Task, d Delivery, log *slog.Logge
 	h.proxy.started(d, begin.Plan)
 	defer h.proxy.ended(d.Index)
 	log.Info("queue: trial started", "sites", len(begin.Plan.Sites))
-	tr, blocks, err := h.trial(ctx, task, baseline)
+	tr, out, err := h.trial(ctx, task, baseline)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tr.Dir)
-	return w.send(ctx, h.proxy, task, d, tr, blocks)
+	return w.send(ctx, h.proxy, task, d, tr, out)
 }
 
 // send puts a trial's record and files in the object store and asks the
 // coordinator to record them.
-func (w *worker) send(ctx context.Context, p *proxy, task Task, d Delivery, tr *record.Trial, blocks []uint32) error {
+func (w *worker) send(ctx context.Context, p *proxy, task Task, d Delivery, tr *record.Trial, out Outcome) error {
 	rec, err := json.Marshal(tr)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -254,7 +254,7 @@ func (w *worker) send(ctx context.Context, p *proxy, task Task, d Delivery, tr *
 		return err
 	}
 	name := fmt.Sprintf("result-%s-%d-%d", task.Coordinator, task.Index, d.Attempt)
-	req := ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Blocks: blocks}
+	req := ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Outcome: out}
 	if _, err := w.obj.PutBytes(ctx, req.Record, rec); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
@@ -335,8 +335,9 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 		return nil, err
 	}
 	w.hosts[key] = &host{proxy: p, close: h.Close,
-		trial: func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, []uint32, error) {
-			return h.Trial(ctx, task.Index, baseline, task.Bound)
+		trial: func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error) {
+			tr, blocks, err := h.Trial(ctx, task.Index, baseline, task.Bound)
+			return tr, Outcome{Blocks: blocks}, err
 		}}
 	return w.hosts[key], nil
 }
@@ -355,12 +356,12 @@ func testHost(dir, work string, p *proxy, log *slog.Logger) (*host, error) {
 	}
 	p.nodes = []string{h.Node()}
 	return &host{proxy: p, close: h.Close,
-		trial: func(ctx context.Context, task Task, _ *check.Baseline) (*record.Trial, []uint32, error) {
+		trial: func(ctx context.Context, task Task, _ *check.Baseline) (*record.Trial, Outcome, error) {
 			if task.Test == "" || task.Reach == nil {
-				return nil, nil, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
+				return nil, Outcome{}, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
 			}
-			tr, err := h.Trial(ctx, task.Index, task.ID, task.Test, task.Bound, task.Reach)
-			return tr, nil, err
+			tr, res, err := h.Trial(ctx, task.Index, task.ID, task.Test, task.Bound, task.Reach)
+			return tr, Outcome{Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}, err
 		}}, nil
 }
 
