@@ -234,8 +234,8 @@ type Summary struct {
 	BundleBytes  int64          `json:"bundle_bytes,omitempty"`
 	RemoteTrials int            `json:"remote_trials,omitempty"`
 	Workers      map[string]int `json:"workers,omitempty"`
-	Seconds      float64 `json:"seconds"`
-	BuildSecs    float64 `json:"build_seconds"`
+	Seconds      float64        `json:"seconds"`
+	BuildSecs    float64        `json:"build_seconds"`
 	// MeasureSecs and FaultSecs are the wall time of this run's
 	// fault-free pass and fault trials.
 	MeasureSecs float64 `json:"measure_seconds"`
