@@ -231,10 +231,18 @@ func (w *worker) run(ctx context.Context, task Task, d Delivery, log *slog.Logge
 	if err := json.Unmarshal(data, baseline); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	h.proxy.started(d, begin.Plan)
+	tctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	h.proxy.started(d, begin.Plan, stop)
 	defer h.proxy.ended(d.Index)
 	log.Info("queue: trial started", "sites", len(begin.Plan.Sites))
-	tr, out, err := h.trial(ctx, task, baseline)
+	tr, out, err := h.trial(tctx, task, baseline)
+	if cause := context.Cause(tctx); ctx.Err() == nil && errors.Is(cause, errGone) {
+		if err == nil {
+			os.RemoveAll(tr.Dir)
+		}
+		return fmt.Errorf("%w: %w: stopped while it ran", errDrop, cause)
+	}
 	if err != nil {
 		return err
 	}
@@ -259,17 +267,35 @@ func (w *worker) send(ctx context.Context, p *proxy, task Task, d Delivery, tr *
 		return fmt.Errorf("record: %w", err)
 	}
 	if _, err := w.obj.PutBytes(ctx, req.Files, files); err != nil {
+		w.deleteObjects(req.Record, req.Files)
 		return fmt.Errorf("trial files: %w", err)
 	}
 	var res ResultReply
-	if err := p.call(ctx, "result", req, &res); err != nil {
+	err = p.call(ctx, "result", req, &res)
+	if err == nil && res.Err == "" {
+		w.opts.Log.Info("queue: trial recorded", "trial", tr.ID, "status", tr.Status, "files", len(files))
+		return nil
+	}
+	// A result not recorded leaves nothing behind: no coordinator will
+	// read it (it is gone, or it answered that it could not), and a
+	// later delivery of the trial sends its own. (A coordinator that
+	// recorded it but whose answer was lost deleted it already.)
+	w.deleteObjects(req.Record, req.Files)
+	if err != nil {
 		return gone(err)
 	}
-	if res.Err != "" {
-		return fmt.Errorf("the coordinator did not record it: %s", res.Err)
+	return fmt.Errorf("the coordinator did not record it: %s", res.Err)
+}
+
+// deleteObjects deletes objects of the bucket this worker put.
+func (w *worker) deleteObjects(names ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range names {
+		if err := w.obj.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			w.opts.Log.Warn("queue: delete a result's object", "object", name, "err", err)
+		}
 	}
-	w.opts.Log.Info("queue: trial recorded", "trial", tr.ID, "status", tr.Status, "files", len(files))
-	return nil
 }
 
 // host returns the runner of a task's campaign, fetching its bundle first
