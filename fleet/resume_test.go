@@ -143,6 +143,8 @@ func TestQueueResumeAfterKill(t *testing.T) {
 		for wconn == nil {
 			if wconn, err = Dial(addr, Auth{}, "", quiet); err != nil {
 				if ctx.Err() != nil {
+					cmd.Process.Kill()
+					cmd.Wait()
 					t.Fatalf("no server at %s: %v; the coordinator's log:\n%s", addr, err, stderr.String())
 				}
 				time.Sleep(100 * time.Millisecond)
@@ -183,20 +185,18 @@ func TestQueueResumeAfterKill(t *testing.T) {
 	o.Resume = true
 	var done func()
 	o.Queue, done = queue(addr, quiet)
+	defer done()
 	sum, err := gotest.Run(ctx, o)
 	if err != nil {
-		done()
 		t.Fatal(err)
 	}
 	st, err = store.OpenExisting(filepath.Join(work, "gofault.db"))
 	if err != nil {
-		done()
 		t.Fatal(err)
 	}
 	defer st.Close()
 	trials, err := st.Trials(ctx, sum.Campaign)
 	if err != nil {
-		done()
 		t.Fatal(err)
 	}
 	fault := 0
@@ -238,7 +238,6 @@ func TestQueueResumeAfterKill(t *testing.T) {
 	for {
 		left, err = resultObjects(ctx, addr)
 		if err != nil {
-			done()
 			t.Fatal(err)
 		}
 		if len(left) == 0 || time.Now().After(deadline) {
@@ -246,7 +245,6 @@ func TestQueueResumeAfterKill(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	done()
 	if len(left) > 0 {
 		t.Errorf("result objects left in the bucket: %v", left)
 	}
