@@ -73,8 +73,14 @@ type PolicyCalls interface {
 type RemoteResult struct {
 	Trial  *record.Trial
 	Blocks []uint32
-	// Worker names the worker that ran it, for the log.
+	// Worker names the worker that ran it.
 	Worker string
+	// Members, MemberRequests and MemberSends are a test trial's
+	// in-process member counts (controller.Result's, gofault test with a
+	// member rule), which its record does not carry.
+	Members        []controller.Member
+	MemberRequests int
+	MemberSends    int
 }
 
 // runRemote runs fault trial index on opts.Remote and lets the campaign

@@ -360,7 +360,8 @@ func (c *Coordinator) fetch(job campaign.RemoteJob, req ResultRequest) (*campaig
 		return nil, err
 	}
 	relocate(tr, job.Dir)
-	return &campaign.RemoteResult{Trial: tr, Blocks: req.Blocks, Worker: req.Worker}, nil
+	return &campaign.RemoteResult{Trial: tr, Blocks: req.Blocks, Worker: req.Worker,
+		Members: req.Members, MemberRequests: req.MemberRequests, MemberSends: req.MemberSends}, nil
 }
 
 // relocate points a worker's record at the trial dir it was unpacked in:

@@ -6,6 +6,9 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
@@ -261,7 +266,7 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rr ResultReply
-		call("result", ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Blocks: []uint32{3}}, &rr)
+		call("result", ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Outcome: Outcome{Blocks: []uint32{3}}}, &rr)
 		return rr
 	}
 	if rr := send(second, record.StatusFailed); rr.Err != "" {
@@ -321,12 +326,50 @@ func BenchmarkDecide(b *testing.B) {
 	d := Delivery{Index: 1, Attempt: 1}
 	co.pending[1] = &pending{job: campaign.RemoteJob{Index: 1, Policy: &fakePolicy{}}, attempt: 1}
 	p := &proxy{nc: conn.NC, coordinator: co.key, timeout: 5 * time.Second, live: map[int]live{}}
-	p.started(d, policy.Plan{})
+	p.started(d, policy.Plan{}, nil)
 	req := &policy.Request{Trial: 1, Node: "n1", Site: &cat.Sites[0], Stack: []record.Frame{{Func: "main.f"}}}
 	b.ResetTimer()
 	for range b.N {
 		if dec := p.Decide(req); dec.Fault.Kind != catalog.KindError {
 			b.Fatalf("decision %+v", dec)
 		}
+	}
+}
+
+// TestProxyStopsOrphan: a delivery whose calls find no coordinator
+// listening (it ended, or was killed) is stopped with errGone, and
+// granted nothing; one whose coordinator only failed to answer in time
+// runs on.
+func TestProxyStopsOrphan(t *testing.T) {
+	conn := testServer(t, nil)
+	cat := &catalog.Catalog{Sites: []catalog.Site{{Index: 0, ID: "s0"}}}
+	req := &policy.Request{Trial: 1, Node: "n1", Site: &cat.Sites[0]}
+
+	p := &proxy{nc: conn.NC, coordinator: "nobody", timeout: 2 * time.Second, live: map[int]live{}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	ctx, stop := context.WithCancelCause(context.Background())
+	defer stop(nil)
+	p.started(Delivery{Index: 1, Attempt: 1}, policy.Plan{}, stop)
+	if dec := p.Decide(req); dec.Fault.Kind != 0 {
+		t.Errorf("no coordinator: decision %+v, want none", dec)
+	}
+	if !errors.Is(context.Cause(ctx), errGone) {
+		t.Errorf("no coordinator: the delivery's cause %v, want errGone", context.Cause(ctx))
+	}
+
+	// A coordinator that listens but does not answer in time.
+	sub, err := conn.NC.Subscribe(callSubject("slow", "decide"), func(*nats.Msg) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	p.coordinator, p.timeout = "slow", 100*time.Millisecond
+	ctx2, stop2 := context.WithCancelCause(context.Background())
+	defer stop2(nil)
+	p.started(Delivery{Index: 1, Attempt: 1}, policy.Plan{}, stop2)
+	if dec := p.Decide(req); dec.Fault.Kind != 0 {
+		t.Errorf("slow coordinator: decision %+v, want none", dec)
+	}
+	if ctx2.Err() != nil {
+		t.Errorf("slow coordinator: the delivery was stopped (%v), want it to run on", context.Cause(ctx2))
 	}
 }

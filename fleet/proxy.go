@@ -5,6 +5,7 @@ package fleet
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -20,7 +21,8 @@ import (
 // trial's delivery, Decide and Observe ask it, End is left to the
 // coordinator (it learns the outcome when the result arrives). A call that
 // fails grants nothing: the trial runs on, fail-open, as the agent does
-// when its controller is gone.
+// when its controller is gone. A call that no coordinator listens to (it
+// ended, or was killed) stops the delivery: its result would be dropped.
 type proxy struct {
 	nc          *nats.Conn
 	coordinator string
@@ -33,22 +35,27 @@ type proxy struct {
 	live map[int]live // by trial index
 }
 
-// live is a running delivery and its plan.
+// live is a running delivery, its plan and what stops it.
 type live struct {
 	d    Delivery
 	plan policy.Plan
+	stop context.CancelCauseFunc
 }
+
+// errGone stops a delivery whose coordinator no longer listens.
+var errGone = errors.New("its coordinator is gone")
 
 var (
 	_ policy.Policy   = (*proxy)(nil)
 	_ policy.Observer = (*proxy)(nil)
 )
 
-// started records the plan of a delivery about to run.
-func (p *proxy) started(d Delivery, plan policy.Plan) {
+// started records the plan of a delivery about to run, and stop, which
+// cancels it with errGone when a call finds no coordinator listening.
+func (p *proxy) started(d Delivery, plan policy.Plan, stop context.CancelCauseFunc) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.live[d.Index] = live{d: d, plan: plan}
+	p.live[d.Index] = live{d: d, plan: plan, stop: stop}
 }
 
 // ended forgets a delivery.
@@ -84,6 +91,7 @@ func (p *proxy) Decide(req *policy.Request) policy.Decision {
 	r.Site = nil
 	var out DecideReply
 	if err := p.call(context.Background(), "decide", DecideRequest{Delivery: l.d, Site: req.Site.Index, Request: r}, &out); err != nil {
+		p.failed(l, err)
 		p.log.Warn("queue: the coordinator did not decide; nothing injected", "index", req.Trial, "err", err)
 		return policy.Decision{}
 	}
@@ -98,10 +106,18 @@ func (p *proxy) Observe(ob *policy.Observation) policy.Partition {
 	}
 	var out ObserveReply
 	if err := p.call(context.Background(), "observe", ObserveRequest{Delivery: l.d, Point: ob.Point.Index, Observation: ob.Observation}, &out); err != nil {
+		p.failed(l, err)
 		p.log.Warn("queue: the coordinator did not answer an observation", "index", ob.Trial, "err", err)
 		return policy.Partition{}
 	}
 	return out.Partition
+}
+
+// failed stops delivery l when err says no coordinator listens.
+func (p *proxy) failed(l live, err error) {
+	if errors.Is(err, nats.ErrNoResponders) && l.stop != nil {
+		l.stop(errGone)
+	}
 }
 
 // End does nothing here: the coordinator tells its policy the outcome.

@@ -19,6 +19,7 @@ package fleet
 import (
 	"time"
 
+	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
@@ -125,8 +126,18 @@ type ResultRequest struct {
 	Delivery
 	Record string `json:"record"`
 	Files  string `json:"files"`
-	// Blocks are the coverage blocks the trial covered.
-	Blocks []uint32 `json:"blocks,omitempty"`
+	Outcome
+}
+
+// Outcome is what a trial's judged record does not carry and the
+// coordinator needs: the coverage blocks it covered, and a test trial's
+// in-process member counts (controller.Result's, for gofault test's
+// summary).
+type Outcome struct {
+	Blocks         []uint32            `json:"blocks,omitempty"`
+	Members        []controller.Member `json:"members,omitempty"`
+	MemberRequests int                 `json:"member_requests,omitempty"`
+	MemberSends    int                 `json:"member_sends,omitempty"`
 }
 
 // ResultReply acknowledges a ResultRequest: Err empty once the trial is

@@ -63,8 +63,8 @@ type worker struct {
 // proxy.
 type host struct {
 	// trial runs one trial of the task's and judges it: its record, whose
-	// Dir holds its files, and the coverage blocks it covered.
-	trial func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, []uint32, error)
+	// Dir holds its files, and what the record does not carry.
+	trial func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error)
 	close func()
 	proxy *proxy
 }
@@ -231,20 +231,28 @@ func (w *worker) run(ctx context.Context, task Task, d Delivery, log *slog.Logge
 	if err := json.Unmarshal(data, baseline); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	h.proxy.started(d, begin.Plan)
+	tctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	h.proxy.started(d, begin.Plan, stop)
 	defer h.proxy.ended(d.Index)
 	log.Info("queue: trial started", "sites", len(begin.Plan.Sites))
-	tr, blocks, err := h.trial(ctx, task, baseline)
+	tr, out, err := h.trial(tctx, task, baseline)
+	if cause := context.Cause(tctx); ctx.Err() == nil && errors.Is(cause, errGone) {
+		if err == nil {
+			os.RemoveAll(tr.Dir)
+		}
+		return fmt.Errorf("%w: %w: stopped while it ran", errDrop, cause)
+	}
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tr.Dir)
-	return w.send(ctx, h.proxy, task, d, tr, blocks)
+	return w.send(ctx, h.proxy, task, d, tr, out)
 }
 
 // send puts a trial's record and files in the object store and asks the
 // coordinator to record them.
-func (w *worker) send(ctx context.Context, p *proxy, task Task, d Delivery, tr *record.Trial, blocks []uint32) error {
+func (w *worker) send(ctx context.Context, p *proxy, task Task, d Delivery, tr *record.Trial, out Outcome) error {
 	rec, err := json.Marshal(tr)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
@@ -254,22 +262,40 @@ func (w *worker) send(ctx context.Context, p *proxy, task Task, d Delivery, tr *
 		return err
 	}
 	name := fmt.Sprintf("result-%s-%d-%d", task.Coordinator, task.Index, d.Attempt)
-	req := ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Blocks: blocks}
+	req := ResultRequest{Delivery: d, Record: name + ".json", Files: name + ".tar.gz", Outcome: out}
 	if _, err := w.obj.PutBytes(ctx, req.Record, rec); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
 	if _, err := w.obj.PutBytes(ctx, req.Files, files); err != nil {
+		w.deleteObjects(req.Record, req.Files)
 		return fmt.Errorf("trial files: %w", err)
 	}
 	var res ResultReply
-	if err := p.call(ctx, "result", req, &res); err != nil {
+	err = p.call(ctx, "result", req, &res)
+	if err == nil && res.Err == "" {
+		w.opts.Log.Info("queue: trial recorded", "trial", tr.ID, "status", tr.Status, "files", len(files))
+		return nil
+	}
+	// A result not recorded leaves nothing behind: no coordinator will
+	// read it (it is gone, or it answered that it could not), and a
+	// later delivery of the trial sends its own. (A coordinator that
+	// recorded it but whose answer was lost deleted it already.)
+	w.deleteObjects(req.Record, req.Files)
+	if err != nil {
 		return gone(err)
 	}
-	if res.Err != "" {
-		return fmt.Errorf("the coordinator did not record it: %s", res.Err)
+	return fmt.Errorf("the coordinator did not record it: %s", res.Err)
+}
+
+// deleteObjects deletes objects of the bucket this worker put.
+func (w *worker) deleteObjects(names ...string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range names {
+		if err := w.obj.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+			w.opts.Log.Warn("queue: delete a result's object", "object", name, "err", err)
+		}
 	}
-	w.opts.Log.Info("queue: trial recorded", "trial", tr.ID, "status", tr.Status, "files", len(files))
-	return nil
 }
 
 // host returns the runner of a task's campaign, fetching its bundle first
@@ -335,8 +361,9 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 		return nil, err
 	}
 	w.hosts[key] = &host{proxy: p, close: h.Close,
-		trial: func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, []uint32, error) {
-			return h.Trial(ctx, task.Index, baseline, task.Bound)
+		trial: func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error) {
+			tr, blocks, err := h.Trial(ctx, task.Index, baseline, task.Bound)
+			return tr, Outcome{Blocks: blocks}, err
 		}}
 	return w.hosts[key], nil
 }
@@ -355,12 +382,12 @@ func testHost(dir, work string, p *proxy, log *slog.Logger) (*host, error) {
 	}
 	p.nodes = []string{h.Node()}
 	return &host{proxy: p, close: h.Close,
-		trial: func(ctx context.Context, task Task, _ *check.Baseline) (*record.Trial, []uint32, error) {
+		trial: func(ctx context.Context, task Task, _ *check.Baseline) (*record.Trial, Outcome, error) {
 			if task.Test == "" || task.Reach == nil {
-				return nil, nil, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
+				return nil, Outcome{}, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
 			}
-			tr, err := h.Trial(ctx, task.Index, task.ID, task.Test, task.Bound, task.Reach)
-			return tr, nil, err
+			tr, res, err := h.Trial(ctx, task.Index, task.ID, task.Test, task.Bound, task.Reach)
+			return tr, Outcome{Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}, err
 		}}, nil
 }
 

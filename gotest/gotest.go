@@ -228,12 +228,14 @@ type Summary struct {
 	FaultFailed int `json:"fault_failed"`
 	// Bundle is the bundle written (Options.Bundle), BundleBytes its
 	// binary's and package files' size; RemoteTrials counts the fault
-	// trials other machines ran (Options.Queue).
-	Bundle       string  `json:"bundle,omitempty"`
-	BundleBytes  int64   `json:"bundle_bytes,omitempty"`
-	RemoteTrials int     `json:"remote_trials,omitempty"`
-	Seconds      float64 `json:"seconds"`
-	BuildSecs    float64 `json:"build_seconds"`
+	// trials other machines ran (Options.Queue), Workers those by the
+	// worker that ran them (campaign.RemoteResult.Worker).
+	Bundle       string         `json:"bundle,omitempty"`
+	BundleBytes  int64          `json:"bundle_bytes,omitempty"`
+	RemoteTrials int            `json:"remote_trials,omitempty"`
+	Workers      map[string]int `json:"workers,omitempty"`
+	Seconds      float64        `json:"seconds"`
+	BuildSecs    float64        `json:"build_seconds"`
 	// MeasureSecs and FaultSecs are the wall time of this run's
 	// fault-free pass and fault trials.
 	MeasureSecs float64 `json:"measure_seconds"`

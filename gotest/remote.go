@@ -70,9 +70,10 @@ func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller,
 		return ran{}, fmt.Errorf("remote trial %s: the worker %s sent back another trial", id, res.Worker)
 	}
 	c.o.Log.Info("remote trial recorded", "trial", id, "worker", res.Worker, "status", tr.Status)
-	out := controller.Result{Requests: tr.Requests, Injections: tr.Injections, Timeouts: tr.Timeouts, Reached: tr.Reached, States: tr.States}
+	out := controller.Result{Requests: tr.Requests, Injections: tr.Injections, Timeouts: tr.Timeouts, Reached: tr.Reached, States: tr.States,
+		Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}
 	ctl.Judge(j.index, out, tr.Status == record.StatusFailed, 0)
-	return ran{job: j, r: Attempt{Test: j.test}, tr: tr, res: out, remote: true}, nil
+	return ran{job: j, r: Attempt{Test: j.test}, tr: tr, res: out, worker: cmp.Or(res.Worker, "?")}, nil
 }
 
 // Host runs the fault trials of a test campaign's bundle on a worker
@@ -102,11 +103,12 @@ func NewHost(b *Bundle, workDir string, pol policy.Policy, log *slog.Logger) (*H
 func (h *Host) Node() string { return h.c.o.node() }
 
 // Trial runs trial id (index) of test, hung past bound, with reach its
-// live sites, and returns its judged record; its Dir holds the test's
-// log.
-func (h *Host) Trial(ctx context.Context, index int, id, test string, bound time.Duration, reach []uint32) (*record.Trial, error) {
-	_, tr, _, err := h.c.attempt(ctx, h.c.faults, id, index, test, bound, reach, 0)
-	return tr, err
+// live sites, and returns its judged record, whose Dir holds the test's
+// log, and its controller's result (the member counts the record does
+// not carry: Members, MemberRequests, MemberSends).
+func (h *Host) Trial(ctx context.Context, index int, id, test string, bound time.Duration, reach []uint32) (*record.Trial, controller.Result, error) {
+	_, tr, res, err := h.c.attempt(ctx, h.c.faults, id, index, test, bound, reach, 0)
+	return tr, res, err
 }
 
 // Close stops the host's controller.

@@ -38,8 +38,9 @@ type ran struct {
 	r   Attempt
 	tr  *record.Trial
 	res controller.Result
-	// remote is set when another machine ran it (Options.Queue).
-	remote bool
+	// worker names the worker that ran it when another machine did
+	// (Options.Queue); "" for a run here.
+	worker string
 }
 
 // runJobs runs jobs, c.parallel at a time, each under ctl, and hands each
@@ -153,8 +154,12 @@ func (c *campaignRun) save(ctx context.Context, d ran) error {
 		c.sum.MemberRequests += d.res.MemberRequests
 		c.sum.MemberSends += d.res.MemberSends
 		c.sum.MostMembers = max(c.sum.MostMembers, len(d.res.Members))
-		if d.remote {
+		if d.worker != "" {
 			c.sum.RemoteTrials++
+			if c.sum.Workers == nil {
+				c.sum.Workers = map[string]int{}
+			}
+			c.sum.Workers[d.worker]++
 		}
 	}
 	if d.baseline {

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -226,7 +228,7 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	}
 	fmt.Fprintf(w, "  fault trials: %d (%d with a fault), %d failed (%d with a fault); %d at once here (%s)\n", s.Trials, s.Injected, s.Failed, s.FaultFailed, s.Parallel, s.ParallelHow)
 	if s.Bundle != "" {
-		fmt.Fprintf(w, "  bundle %s (%d bytes); %d fault trials ran on workers\n", s.Bundle, s.BundleBytes, s.RemoteTrials)
+		fmt.Fprintf(w, "  bundle %s (%d bytes); %d fault trials ran on workers%s\n", s.Bundle, s.BundleBytes, s.RemoteTrials, byWorker(s.Workers))
 	}
 	if s.Member != "" {
 		fmt.Fprintf(w, "  members (%s, %d methods hooked): %d requests named a member (the policy was asked %d times; a request of no member is the process's, n0), at most %d members in a run\n",
@@ -242,6 +244,19 @@ func writeTestSummary(w io.Writer, s *gotest.Summary) {
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  see them with: gofault report --db %s\n", s.DB)
 	}
+}
+
+// byWorker says how many fault trials each worker ran, " (w0 12, w1 8)"
+// in the workers' order, "" for none.
+func byWorker(workers map[string]int) string {
+	if len(workers) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(workers)) {
+		parts = append(parts, fmt.Sprintf("%s %d", name, workers[name]))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // replayTest replays trial id of a gofault test campaign runs times
