@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -113,35 +112,8 @@ func TestBrowserGoTest(t *testing.T) {
 		failedRuns += m.Runs - m.Passed
 	}
 
-	ui := exec.Command(bin, "ui", "--db", sum.DB, "--addr", "127.0.0.1:0")
-	out, err := ui.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ui.Stderr = os.Stderr
-	if err := ui.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { ui.Process.Signal(os.Interrupt); ui.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("gofault ui: %v", err)
-	}
-	i := strings.Index(line, "http://")
-	if i < 0 {
-		t.Fatalf("gofault ui said %q", line)
-	}
-	url := strings.Fields(line[i:])[0]
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 1000), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	b := &tab{t: t, ctx: ctx, shots: shots}
+	url := serveUI(t, bin, sum.DB)
+	b := openTab(t, browser, shots, 3*time.Minute)
 
 	// The campaign page: the counts of gofault test's summary and of
 	// gofault report, and a row per test.

@@ -147,35 +147,8 @@ func TestBrowser(t *testing.T) {
 	}
 
 	// gofault ui on a free port; its first line names the URL.
-	ui := exec.Command(bin, "ui", "--db", db, "--addr", "127.0.0.1:0")
-	out, err := ui.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ui.Stderr = os.Stderr
-	if err := ui.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { ui.Process.Signal(os.Interrupt); ui.Wait() }()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("gofault ui: %v", err)
-	}
-	i := strings.Index(line, "http://")
-	if i < 0 {
-		t.Fatalf("gofault ui said %q", line)
-	}
-	url := strings.Fields(line[i:])[0]
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 1000), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
-	b := &tab{t: t, ctx: ctx, shots: shots}
+	url := serveUI(t, bin, db)
+	b := openTab(t, browser, shots, 4*time.Minute)
 
 	// The campaign page: counts, plots, findings.
 	b.do("open the campaign page", chromedp.Navigate(url), chromedp.WaitVisible(chromedp.ID("count-trials")))
@@ -292,6 +265,43 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("static finding page fetched %d resources from outside its directory", n)
 	}
 	b.shot("static-finding.png")
+}
+
+// serveUI starts gofault ui on db on a free port, stopped when the test
+// ends, and returns its URL (the line it prints first names it).
+func serveUI(t *testing.T, bin, db string) string {
+	t.Helper()
+	ui := exec.Command(bin, "ui", "--db", db, "--addr", "127.0.0.1:0")
+	out, err := ui.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui.Stderr = os.Stderr
+	if err := ui.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ui.Process.Signal(os.Interrupt); ui.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("gofault ui: %v", err)
+	}
+	i := strings.Index(line, "http://")
+	if i < 0 {
+		t.Fatalf("gofault ui said %q", line)
+	}
+	return strings.Fields(line[i:])[0]
+}
+
+// openTab starts the browser headless and returns a tab on it, closed
+// when the test ends; every step must end within timeout.
+func openTab(t *testing.T, browser, shots string, timeout time.Duration) *tab {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 1000), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
+	return &tab{t: t, ctx: ctx, shots: shots}
 }
 
 // tab drives one browser tab for a test.
