@@ -404,57 +404,23 @@ type gstate struct {
 	inst        uintptr
 }
 
-// stateShard is one shard of the goroutine → state table.
-type stateShard struct {
-	mu sync.Mutex
-	m  map[uint64]gstate
-	_  [40]byte // keep shards on separate cache lines
-}
-
-const maxShardEntries = 1 << 12
-
-var states [64]stateShard
-
-func shardOf(g uint64) *stateShard { return &states[(g>>6)%uint64(len(states))] }
+// states is the state each goroutine last entered.
+var states = newGTable[gstate](64)
 
 func recordState(task, state uint32, inst uintptr) {
 	g := goroutine()
-	s := gstate{task: task, state: state, inst: inst}
-	sh := shardOf(g)
-	sh.mu.Lock()
-	if old, ok := sh.m[g]; ok && old == s {
-		sh.mu.Unlock()
+	if !states.set(g, gstate{task: task, state: state, inst: inst}) {
 		return
 	}
-	if sh.m == nil || len(sh.m) >= maxShardEntries {
-		// Goroutine identities are reused; a full shard is mostly dead
-		// goroutines, so start afresh rather than grow without bound.
-		sh.m = make(map[uint64]gstate)
-	}
-	sh.m[g] = s
-	sh.mu.Unlock()
 	if c := client.Load(); c != nil {
 		c.event(wire.Event{Kind: wire.EvState, Time: time.Now().UnixNano(),
 			A: uint64(task), B: uint64(state), C: uint64(inst), D: g})
 	}
 }
 
-func resetStates() {
-	for i := range states {
-		sh := &states[i]
-		sh.mu.Lock()
-		sh.m = nil
-		sh.mu.Unlock()
-	}
-}
+func resetStates() { states.reset() }
 
-func lookupState(g uint64) (gstate, bool) {
-	sh := shardOf(g)
-	sh.mu.Lock()
-	s, ok := sh.m[g]
-	sh.mu.Unlock()
-	return s, ok
-}
+func lookupState(g uint64) (gstate, bool) { return states.get(g) }
 
 var timeouts struct {
 	mu   sync.Mutex

@@ -66,16 +66,8 @@ type memberTag struct {
 	root  uintptr
 }
 
-// memberShard is one shard of the goroutine → member table.
-type memberShard struct {
-	mu sync.Mutex
-	m  map[uint64]memberTag
-	_  [40]byte // keep shards on separate cache lines
-}
-
-var memberTags [16]memberShard
-
-func memberShardOf(g uint64) *memberShard { return &memberTags[(g>>6)%uint64(len(memberTags))] }
+// memberTags is the member each goroutine serves.
+var memberTags = newGTable[memberTag](16)
 
 // maxMembers bounds the distinct member values a process ranks; values
 // past it tag no goroutine.
@@ -135,10 +127,7 @@ func valueOf(r uint32) string {
 // goroutine is tagged anew, not on the common path (the goroutine stays
 // with its member).
 func enterMember(g uint64, v, addr string) uint32 {
-	sh := memberShardOf(g)
-	sh.mu.Lock()
-	old, ok := sh.m[g]
-	sh.mu.Unlock()
+	old, ok := memberTags.get(g)
 	root := goroutineRoot()
 	var prev uint32
 	if ok && old.root == root {
@@ -155,17 +144,14 @@ func enterMember(g uint64, v, addr string) uint32 {
 	if addr != "" {
 		memberAddr(addr, seq)
 	}
-	setMember(sh, g, memberTag{value: v, seq: seq, root: root})
+	memberTags.set(g, memberTag{value: v, seq: seq, root: root})
 	return prev
 }
 
 // exitMember gives goroutine g back member rank prev (none for 0) as it
 // leaves a member's method.
 func exitMember(g uint64, prev uint32) {
-	sh := memberShardOf(g)
-	sh.mu.Lock()
-	cur, ok := sh.m[g]
-	sh.mu.Unlock()
+	cur, ok := memberTags.get(g)
 	switch {
 	case ok && cur.seq == prev:
 		return // back to the same member (the common case)
@@ -177,37 +163,17 @@ func exitMember(g uint64, prev uint32) {
 			untagMember(g)
 			return
 		}
-		setMember(sh, g, memberTag{value: valueOf(prev), seq: prev, root: root})
+		memberTags.set(g, memberTag{value: valueOf(prev), seq: prev, root: root})
 	}
-}
-
-// setMember records t as goroutine g's tag in its shard sh.
-func setMember(sh *memberShard, g uint64, t memberTag) {
-	sh.mu.Lock()
-	if sh.m == nil || len(sh.m) >= maxShardEntries {
-		// Goroutine identities are reused; a full shard is mostly dead
-		// goroutines, so start afresh rather than grow.
-		sh.m = make(map[uint64]memberTag)
-	}
-	sh.m[g] = t
-	sh.mu.Unlock()
 }
 
 // untagMember forgets goroutine g's member.
-func untagMember(g uint64) {
-	sh := memberShardOf(g)
-	sh.mu.Lock()
-	delete(sh.m, g)
-	sh.mu.Unlock()
-}
+func untagMember(g uint64) { memberTags.del(g) }
 
 // memberOf returns the member goroutine g last entered a method of, and
 // its rank; rank 0 when none (or the tag is a dead goroutine's).
 func memberOf(g uint64) (string, uint32) {
-	sh := memberShardOf(g)
-	sh.mu.Lock()
-	t, ok := sh.m[g]
-	sh.mu.Unlock()
+	t, ok := memberTags.get(g)
 	if !ok || t.root != goroutineRoot() {
 		return "", 0
 	}
@@ -264,12 +230,7 @@ func memberAt(addr string) uint32 {
 // resetMembers forgets every tag, rank and member role: a new connection
 // is a new trial, whose members are ranked afresh.
 func resetMembers() {
-	for i := range memberTags {
-		sh := &memberTags[i]
-		sh.mu.Lock()
-		sh.m = nil
-		sh.mu.Unlock()
-	}
+	memberTags.reset()
 	memberRanks.mu.Lock()
 	memberRanks.rank, memberRanks.values, memberRanks.role, memberRanks.addr = nil, nil, nil, nil
 	ranked.Store(0)

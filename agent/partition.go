@@ -51,13 +51,6 @@ func stall(d time.Duration, changed <-chan struct{}) {
 // controller that keeps answering ActStall cannot hold it forever.
 const maxStalls = 64
 
-// peerShard is one shard of the goroutine → peer table.
-type peerShard struct {
-	mu sync.Mutex
-	m  map[uint64]peerTag
-	_  [40]byte // keep shards on separate cache lines
-}
-
 // peerTag is the address a goroutine last dialled, with the entry of the
 // function the goroutine runs: where goroutine identities are reused once
 // a goroutine exits (uniqueIDs false), a new goroutine on a reused
@@ -68,17 +61,11 @@ type peerTag struct {
 }
 
 // peerTags is what each goroutine last dialled (Dial).
-var peerTags [16]peerShard
-
-func peerShardOf(g uint64) *peerShard { return &peerTags[(g>>6)%uint64(len(peerTags))] }
+var peerTags = newGTable[peerTag](16)
 
 // tagPeer records that goroutine g just dialled addr.
 func tagPeer(g uint64, addr string) {
-	sh := peerShardOf(g)
-	sh.mu.Lock()
-	same := sh.m[g].addr == addr
-	sh.mu.Unlock()
-	if same {
+	if cur, _ := peerTags.get(g); cur.addr == addr {
 		return // the goroutine dials the same peer again (or a dead one's did: then lookups miss, never mislead)
 	}
 	t := peerTag{addr: addr, root: goroutineRoot()}
@@ -86,35 +73,20 @@ func tagPeer(g uint64, addr string) {
 		untagPeer(g)
 		return
 	}
-	sh.mu.Lock()
-	if sh.m[g] != t {
-		if sh.m == nil || len(sh.m) >= maxShardEntries {
-			// Goroutine identities are reused; a full shard is mostly
-			// dead goroutines, so start afresh rather than grow.
-			sh.m = make(map[uint64]peerTag)
-		}
-		sh.m[g] = t
-	}
-	sh.mu.Unlock()
+	peerTags.set(g, t)
 }
 
 // untagPeer forgets what goroutine g dialled: it is serving a peer's
 // request (Accept), whose peer no dial of its own names.
 func untagPeer(g uint64) {
-	sh := peerShardOf(g)
-	sh.mu.Lock()
-	delete(sh.m, g)
-	sh.mu.Unlock()
+	peerTags.del(g)
 }
 
 // peerOf returns the address goroutine g last dialled, or "" when it
 // dialled none (or the tag is a dead goroutine's: it ran another
 // function).
 func peerOf(g uint64) string {
-	sh := peerShardOf(g)
-	sh.mu.Lock()
-	t, ok := sh.m[g]
-	sh.mu.Unlock()
+	t, ok := peerTags.get(g)
 	if !ok || t.root != goroutineRoot() {
 		return ""
 	}
