@@ -20,20 +20,29 @@ type Frame struct {
 }
 
 // CallerStack returns stack (an injection's, from the hook's caller down)
-// without the function literal the instrumentation wraps around a fault
-// site's call: that literal is called where it is written, so its frame,
-// named like a closure (Save.func1), has the very file and line of the
-// frame below it (Save), the site's own function. A stack without one is
-// returned as it is.
+// without the function literals the instrumentation wraps around the calls
+// of fault sites: such a literal is called where it is written, so its
+// frame, named like a closure (Save.func1), has the very file and line of
+// the frame below it (Save). The struck site's own literal tops the stack;
+// an enclosing site's (a Commit that is a site itself, on the way to the
+// struck write) is further down. A stack without one is returned as it is.
 func CallerStack(stack []Frame) []Frame {
-	if len(stack) < 2 {
+	var out []Frame
+	for i, f := range stack {
+		if i+1 < len(stack) && f.File == stack[i+1].File && f.Line == stack[i+1].Line && isClosure(f.Func) {
+			if out == nil {
+				out = slices.Clone(stack[:i])
+			}
+			continue
+		}
+		if out != nil {
+			out = append(out, f)
+		}
+	}
+	if out == nil {
 		return stack
 	}
-	top, next := stack[0], stack[1]
-	if top.File != next.File || top.Line != next.Line || !isClosure(top.Func) {
-		return stack
-	}
-	return stack[1:]
+	return out
 }
 
 // isClosure reports whether fn names a function literal (pkg.F.func1,
