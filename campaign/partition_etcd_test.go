@@ -11,7 +11,6 @@ import (
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/store"
 )
 
 // cutFirst is a test policy: it cuts node n1 off from its peers for
@@ -205,15 +204,7 @@ func etcdCutTrial(t *testing.T, policyName, kind string) *record.Trial {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(sum.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	trials, err := st.Trials(context.Background(), sum.Campaign)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trials := storedTrials(t, sum)
 	for _, x := range trials {
 		if len(x.Injections) > 0 {
 			return x

@@ -455,7 +455,7 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 			return nil, res, wres, fmt.Errorf("trial %s: %w", t.id, err)
 		}
 		tr.Nodes = se.Nodes
-		tr.Err = "cluster did not start: " + se.Error()
+		tr.Err = "cluster did not start: " + err.Error()
 		t.notStarted = true
 	} else {
 		t.mu.Lock()
@@ -521,11 +521,10 @@ func (r *runner) startCluster(ctx context.Context, spec cluster.Spec) (*cluster.
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var se *cluster.StartError
-		if !errors.As(err, &se) {
-			se = &cluster.StartError{Node: "(all)"}
+		if se := (*cluster.StartError)(nil); errors.As(err, &se) {
+			return nil, err // a node of the template did not start: cluster.Form says which
 		}
-		return nil, &cluster.StartError{Node: se.Node, Err: err, Nodes: se.Nodes}
+		return nil, &cluster.StartError{Node: "(all)", Err: err}
 	}
 	spec.Reserved, spec.From = s.res, s.dir
 	cl, err := cluster.Start(ctx, spec)

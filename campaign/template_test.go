@@ -42,16 +42,7 @@ func TestTemplateStart(t *testing.T) {
 	if sum.Trials != 3 || sum.InjectedTrials != 3 || sum.ErrorTrials != 0 {
 		t.Errorf("summary %+v; want 3 fault trials, each injected, none that could not run", sum)
 	}
-	st, err := store.Open(sum.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	trials, err := st.Trials(context.Background(), sum.Campaign)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tr := range trials {
+	for _, tr := range storedTrials(t, sum) {
 		if tr.Status == record.StatusError || tr.Err != "" {
 			t.Errorf("trial %s: %s %s", tr.ID, tr.Status, tr.Err)
 		}
@@ -67,4 +58,19 @@ func TestTemplateStart(t *testing.T) {
 	if procs := running(t, filepath.Join(work, "bin", cfg.Name)); len(procs) > 0 {
 		t.Errorf("node processes left: %v", procs)
 	}
+}
+
+// storedTrials returns the trials campaign sum stored.
+func storedTrials(t *testing.T, sum *Summary) []*record.Trial {
+	t.Helper()
+	st, err := store.Open(sum.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(context.Background(), sum.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trials
 }
