@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -45,7 +46,12 @@ type WorkerOptions struct {
 	AckWait time.Duration
 	// CallTimeout bounds each call to the coordinator (default 10s).
 	CallTimeout time.Duration
-	Log         *slog.Logger
+	// HostIdle is how long a campaign's runner (its controller, its work
+	// dir, its bundle) is kept after its last trial here (default 10m): a
+	// worker that serves campaign after campaign keeps the recent ones, not
+	// every one it ever served.
+	HostIdle time.Duration
+	Log      *slog.Logger
 }
 
 // worker runs trials from the queue.
@@ -67,6 +73,13 @@ type host struct {
 	trial func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error)
 	close func()
 	proxy *proxy
+	// bundle and work are the bundle's and the work dir's paths, removed
+	// with the host (the bundle once no other host runs from it).
+	bundle, work string
+	// running counts its trials running here; last is when the last one
+	// ended (worker.mu).
+	running int
+	last    time.Time
 }
 
 // Work runs trials from the queue until ctx is done.
@@ -79,6 +92,9 @@ func Work(ctx context.Context, conn *Conn, opts WorkerOptions) error {
 	}
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 10 * time.Second
+	}
+	if opts.HostIdle <= 0 {
+		opts.HostIdle = 10 * time.Minute
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
@@ -213,6 +229,7 @@ func (w *worker) run(ctx context.Context, task Task, d Delivery, log *slog.Logge
 	if err != nil {
 		return err
 	}
+	defer w.done(h)
 	var begin BeginReply
 	if err := h.proxy.call(ctx, "begin", BeginRequest{Delivery: d, Nodes: h.proxy.nodes}, &begin); err != nil {
 		return gone(err)
@@ -298,15 +315,67 @@ func (w *worker) deleteObjects(names ...string) {
 	}
 }
 
+// done marks one trial of h ended.
+func (w *worker) done(h *host) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h.running--
+	h.last = time.Now()
+}
+
+// evict closes and forgets the hosts that ran no trial for HostIdle before
+// now (none runs one now), with their work dirs and the bundles no host
+// left runs from, and returns their keys.
+func (w *worker) evict(now time.Time) []string {
+	var gone []string
+	for key, h := range w.hosts {
+		if h.running > 0 || now.Sub(h.last) < w.opts.HostIdle {
+			continue
+		}
+		h.close()
+		delete(w.hosts, key)
+		gone = append(gone, key)
+		if h.work != "" {
+			os.RemoveAll(h.work)
+		}
+		used := false
+		for _, o := range w.hosts {
+			used = used || o.bundle == h.bundle
+		}
+		if h.bundle != "" && !used {
+			os.RemoveAll(h.bundle)
+		}
+	}
+	sort.Strings(gone)
+	if len(gone) > 0 {
+		w.opts.Log.Info("queue: idle campaigns closed", "campaigns", gone, "idle", w.opts.HostIdle)
+	}
+	return gone
+}
+
 // host returns the runner of a task's campaign, fetching its bundle first
-// when it is not cached.
+// when it is not cached, and counts the task's trial as running on it
+// (done ends it). The hosts idle for HostIdle go first.
 func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 	key := task.Coordinator + "/" + strconv.FormatInt(task.Campaign, 10)
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.evict(time.Now())
 	if h := w.hosts[key]; h != nil {
+		h.running++
 		return h, nil
 	}
+	h, err := w.newHost(ctx, task)
+	if err != nil {
+		return nil, err
+	}
+	h.running++
+	w.hosts[key] = h
+	return h, nil
+}
+
+// newHost sets up the runner of a task's campaign (worker.mu held).
+func (w *worker) newHost(ctx context.Context, task Task) (*host, error) {
 	dir, err := w.bundle(ctx, task.Bundle)
 	if err != nil {
 		return nil, err
@@ -323,7 +392,7 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.hosts[key] = h
+		h.bundle, h.work = dir, work
 		return h, nil
 	}
 	bd, err := build.OpenBundle(dir)
@@ -360,12 +429,11 @@ func (w *worker) host(ctx context.Context, task Task) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.hosts[key] = &host{proxy: p, close: h.Close,
+	return &host{proxy: p, close: h.Close, bundle: dir, work: work,
 		trial: func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error) {
 			tr, blocks, err := h.Trial(ctx, task.Index, baseline, task.Bound)
 			return tr, Outcome{Blocks: blocks}, err
-		}}
-	return w.hosts[key], nil
+		}}, nil
 }
 
 // testHost sets up the runs of a test campaign's trials from the test

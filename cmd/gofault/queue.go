@@ -95,11 +95,15 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 	dir := fs.String("dir", "", "where bundles and trials go (default: the user's cache dir, gofault/worker)")
 	name := fs.String("name", "", "the worker's name in the coordinator's log (default host:pid)")
 	ackWait := fs.Duration("ack-wait", 30*time.Second, "a trial whose worker shows no sign of life this long goes to another worker (shared by all the workers of a server: the last one started sets it)")
+	hostIdle := fs.Duration("host-idle", 10*time.Minute, "a campaign that sent no trial here this long has its runner, work dir and bundle removed (a later trial of it fetches them again)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *q.url == "" {
 		return fmt.Errorf("%w: --queue nats://HOST:PORT is required", errUsage)
+	}
+	if *hostIdle <= 0 {
+		return fmt.Errorf("%w: --host-idle must be positive (got %s), e.g. --host-idle 10m", errUsage, *hostIdle)
 	}
 	if *dir == "" {
 		cache, err := os.UserCacheDir()
@@ -113,7 +117,7 @@ func runWorker(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer conn.Close()
-	err = fleet.Work(ctx, conn, fleet.WorkerOptions{Parallel: int(*parallel), Dir: *dir, Name: *name, AckWait: *ackWait, Log: slog.Default()})
+	err = fleet.Work(ctx, conn, fleet.WorkerOptions{Parallel: int(*parallel), Dir: *dir, Name: *name, AckWait: *ackWait, HostIdle: *hostIdle, Log: slog.Default()})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
