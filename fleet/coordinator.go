@@ -83,11 +83,8 @@ func NewCoordinator(ctx context.Context, conn *Conn, opts CoordinatorOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	pack := packDir
-	if bundleKind(opts.Bundle) == build.KindTest {
-		pack = packTree // the package dir's files and testdata
-	}
-	data, err := pack(opts.Bundle)
+	// A test bundle's whole tree: the package dir's files and testdata.
+	data, err := packBundle(opts.Bundle, bundleKind(opts.Bundle) == build.KindTest)
 	if err != nil {
 		return nil, err
 	}

@@ -20,16 +20,18 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // packDir writes the regular files at the top of dir as a gzip'd tar.
-func packDir(dir string) ([]byte, error) { return pack(dir, false) }
+func packDir(dir string) ([]byte, error) { return pack(dir, false, false) }
 
-// packTree writes the regular files of dir's whole tree as a gzip'd tar,
-// named by their slash-separated paths in dir.
-func packTree(dir string) ([]byte, error) { return pack(dir, true) }
+// packBundle packs a bundle dir (its whole tree when tree) as its content
+// alone: names, modes and bytes, no times or owners, so that the same
+// bundle written again (a resumed campaign) has the same digest.
+func packBundle(dir string, tree bool) ([]byte, error) { return pack(dir, tree, true) }
 
-func pack(dir string, tree bool) ([]byte, error) {
+func pack(dir string, tree, content bool) ([]byte, error) {
 	// The files' walk starts below dir itself, which may be a symbolic
 	// link (a bundle given as one).
 	ents, err := os.ReadDir(dir)
@@ -43,7 +45,7 @@ func pack(dir string, tree bool) ([]byte, error) {
 		path := filepath.Join(dir, e.Name())
 		switch {
 		case e.Type().IsRegular():
-			err = addFile(tw, path, e.Name())
+			err = addFile(tw, path, e.Name(), content)
 		case e.IsDir() && tree:
 			err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 				if err != nil || !d.Type().IsRegular() {
@@ -53,7 +55,7 @@ func pack(dir string, tree bool) ([]byte, error) {
 				if err != nil {
 					return err
 				}
-				return addFile(tw, p, filepath.ToSlash(rel))
+				return addFile(tw, p, filepath.ToSlash(rel), content)
 			})
 		}
 		if err != nil {
@@ -69,7 +71,9 @@ func pack(dir string, tree bool) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func addFile(tw *tar.Writer, path, name string) error {
+// addFile writes the file at path into tw as name; with content alone, its
+// header has no times and no owner.
+func addFile(tw *tar.Writer, path, name string, content bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -84,6 +88,10 @@ func addFile(tw *tar.Writer, path, name string) error {
 		return err
 	}
 	hdr.Name = name
+	if content {
+		hdr.ModTime, hdr.AccessTime, hdr.ChangeTime = time.Unix(0, 0), time.Time{}, time.Time{}
+		hdr.Uid, hdr.Gid, hdr.Uname, hdr.Gname = 0, 0, "", ""
+	}
 	if err := tw.WriteHeader(hdr); err != nil {
 		return err
 	}
@@ -96,7 +104,7 @@ func addFile(tw *tar.Writer, path, name string) error {
 // named by one path element is an error.
 func unpackDir(data []byte, dest string) error { return unpack(data, dest, false) }
 
-// unpackTree writes the files of a packTree archive into dest, as
+// unpackTree writes the files of a packBundle tree archive into dest, as
 // unpackDir does, making their directories; an entry that is not a
 // regular file with a local name is an error.
 func unpackTree(data []byte, dest string) error { return unpack(data, dest, true) }

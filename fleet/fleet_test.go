@@ -66,10 +66,26 @@ func TestPackTreeRoundTrip(t *testing.T) {
 	if err := os.Symlink(src, link); err != nil {
 		t.Fatal(err)
 	}
-	data, err := packTree(link)
+	data, err := packBundle(link, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same bundle written again (new file times) packs to the same
+	// bytes: a resumed campaign's bundle keeps its digest.
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(src, "pkg.test"), later, later)
+	again, err := packBundle(link, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if digest(again) != digest(data) {
+		t.Errorf("a bundle touched again packs to digest %s, was %s", digest(again), digest(data))
+	}
+	os.WriteFile(filepath.Join(src, "pkg.test"), []byte("bin2"), 0o755)
+	if changed, _ := packBundle(link, true); digest(changed) == digest(data) {
+		t.Error("a bundle whose binary changed kept its digest")
+	}
+	os.WriteFile(filepath.Join(src, "pkg.test"), []byte("bin"), 0o755)
 	dest := filepath.Join(t.TempDir(), "d")
 	if err := unpackTree(data, dest); err != nil {
 		t.Fatal(err)

@@ -90,11 +90,19 @@ func (c *campaignRun) writeBundle(dir string) (int64, error) {
 	}
 	o := c.o
 	o.Module, o.WorkDir, o.DB, o.Config = "", "", "", ""
+	o.Trials = 0 // the coordinator's: a resume to more trials is the same bundle
 	if err := build.WriteJSONFile(filepath.Join(dir, BundleOptions), o); err != nil {
 		return 0, err
 	}
+	// Built is the test binary's build time, not the bundle's: a bundle
+	// written again from the same binary (a resumed campaign) is the same
+	// bundle, with the same digest on the queue.
+	built := time.Now()
+	if info, err := os.Stat(c.bin); err == nil {
+		built = info.ModTime()
+	}
 	m := build.Manifest{Gofault: version, GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, Target: "test " + c.o.Package,
-		CatalogHash: c.cat.Hash, Node: BundleBinary, Built: time.Now().UTC(), Kind: build.KindTest}
+		CatalogHash: c.cat.Hash, Node: BundleBinary, Built: built.UTC(), Kind: build.KindTest}
 	if err := build.WriteJSONFile(filepath.Join(dir, build.BundleManifest), m); err != nil {
 		return 0, err
 	}
