@@ -111,7 +111,9 @@ func NewCoordinator(ctx context.Context, conn *Conn, opts CoordinatorOptions) (*
 		}
 	}
 	c.log.Info("queue: bundle published", "object", c.bundle, "bytes", len(data), "coordinator", c.key)
-	for call, h := range map[string]nats.MsgHandler{"begin": c.begin, "decide": c.decide, "observe": c.observe, "result": c.result} {
+	sweepResults(ctx, conn.NC, obj, c.log)
+	ping := func(m *nats.Msg) { m.Respond(nil) }
+	for call, h := range map[string]nats.MsgHandler{"begin": c.begin, "decide": c.decide, "observe": c.observe, "result": c.result, "ping": ping} {
 		sub, err := conn.NC.Subscribe(callSubject(c.key, call), h)
 		if err != nil {
 			c.Close()
@@ -393,4 +395,52 @@ func reply(m *nats.Msg, v any, log *slog.Logger) {
 	if err != nil {
 		log.Warn("queue: reply", "subject", m.Subject, "err", err)
 	}
+}
+
+// sweepResults deletes the result objects (result-<coordinator>-…) of
+// coordinators that no longer listen: a worker deletes a result its
+// coordinator did not record, but not when the server went down with the
+// coordinator in the middle of the worker's put (a coordinator that ran an
+// embedded server, killed); the next coordinator on the server removes
+// them. A coordinator that answers its ping, or whose ping times out, keeps
+// its objects.
+func sweepResults(ctx context.Context, nc *nats.Conn, obj jetstream.ObjectStore, log *slog.Logger) {
+	infos, err := obj.List(ctx)
+	if err != nil {
+		return // none (jetstream.ErrNoObjectsFound), or nothing to be done now
+	}
+	byKey := map[string][]string{}
+	for _, in := range infos {
+		if key, ok := resultCoordinator(in.Name); ok {
+			byKey[key] = append(byKey[key], in.Name)
+		}
+	}
+	for key, names := range byKey {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		_, err := nc.RequestWithContext(pctx, callSubject(key, "ping"), nil)
+		cancel()
+		if !errors.Is(err, nats.ErrNoResponders) {
+			continue
+		}
+		for _, name := range names {
+			if err := obj.Delete(ctx, name); err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+				log.Warn("queue: delete a gone coordinator's result", "object", name, "err", err)
+			}
+		}
+		log.Info("queue: a gone coordinator's results deleted", "coordinator", key, "objects", len(names))
+	}
+}
+
+// resultCoordinator returns the coordinator key of result object name
+// (result-<key>-<index>-<delivery>.json or .tar.gz).
+func resultCoordinator(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "result-")
+	if !ok {
+		return "", false
+	}
+	key, _, ok := strings.Cut(rest, "-")
+	if !ok || key == "" {
+		return "", false
+	}
+	return key, true
 }

@@ -7,11 +7,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -387,5 +389,67 @@ func TestProxyStopsOrphan(t *testing.T) {
 	}
 	if ctx2.Err() != nil {
 		t.Errorf("slow coordinator: the delivery was stopped (%v), want it to run on", context.Cause(ctx2))
+	}
+}
+
+func TestResultCoordinator(t *testing.T) {
+	for name, want := range map[string]string{
+		"result-dn698nscz1xb-16-1.json":  "dn698nscz1xb",
+		"result-dn698nscz1xb-3-2.tar.gz": "dn698nscz1xb",
+		"bundle-abc":                     "",
+		"result-":                        "",
+		"result-x":                       "",
+	} {
+		got, ok := resultCoordinator(name)
+		if got != want || ok != (want != "") {
+			t.Errorf("resultCoordinator(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+}
+
+// TestSweepResults: a coordinator starting on a server deletes the result
+// objects of coordinators nobody answers for (one killed with the server
+// in the middle of a worker's put), and keeps a live coordinator's and
+// every other object.
+func TestSweepResults(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "nats://" + l.Addr().String()
+	l.Close()
+	conn, err := Dial(addr, Auth{}, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, obj, err := setup(ctx, conn.JS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub, err := conn.NC.Subscribe(callSubject("live", "ping"), func(m *nats.Msg) { m.Respond(nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	for _, name := range []string{"result-dead-16-1.json", "result-dead-3-2.tar.gz", "result-live-4-1.json", "bundle-x"} {
+		if _, err := obj.PutBytes(ctx, name, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweepResults(ctx, conn.NC, obj, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	infos, err := obj.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, in := range infos {
+		left = append(left, in.Name)
+	}
+	sort.Strings(left)
+	if got := fmt.Sprint(left); got != "[bundle-x result-live-4-1.json]" {
+		t.Errorf("objects left %s, want [bundle-x result-live-4-1.json]", got)
 	}
 }
