@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -63,23 +62,7 @@ const saveSite = "example.com/retrystore.Save:os.WriteFile#0"
 // list shows each trial's test and filters on it; a trial's page names its
 // test. Screenshots go to $GOFAULT_SCREENSHOTS, or the test's temp dir.
 func TestBrowserGoTest(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: a gofault test campaign in a real browser")
-	}
-	browser := chromium()
-	if browser == "" {
-		t.Skip("no Chromium found (looked for chromium, chromium-browser, google-chrome, headless-shell on PATH): apt-get install chromium, as .ci/run does")
-	}
-	shots := os.Getenv("GOFAULT_SCREENSHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	}
-	os.MkdirAll(shots, 0o755)
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "gofault")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/gofault").CombinedOutput(); err != nil {
-		t.Fatalf("build gofault: %v\n%s", err, out)
-	}
+	browser, shots, tmp, bin := browserTest(t, "a gofault test campaign")
 	module, err := filepath.Abs(filepath.Join("..", "gotest", "testdata", "retrystore"))
 	if err != nil {
 		t.Fatal(err)

@@ -112,23 +112,7 @@ func (l *logBuffer) waitFor(substr string, timeout time.Duration) bool {
 // it opens the static pages of `gofault report --html` from the disk.
 // Screenshots go to $GOFAULT_SCREENSHOTS, or the test's temp dir.
 func TestBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: a minikv campaign in a real browser")
-	}
-	browser := chromium()
-	if browser == "" {
-		t.Skip("no Chromium found (looked for chromium, chromium-browser, google-chrome, headless-shell on PATH): apt-get install chromium, as .ci/run does")
-	}
-	shots := os.Getenv("GOFAULT_SCREENSHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	}
-	os.MkdirAll(shots, 0o755)
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "gofault")
-	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/gofault").CombinedOutput(); err != nil {
-		t.Fatalf("build gofault: %v\n%s", err, out)
-	}
+	browser, shots, tmp, bin := browserTest(t, "a minikv campaign")
 	work := filepath.Join(tmp, "work")
 	db := filepath.Join(work, "gofault.db")
 	// A few trials with crash faults find the planted bug; more if they
@@ -265,6 +249,31 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("static finding page fetched %d resources from outside its directory", n)
 	}
 	b.shot("static-finding.png")
+}
+
+// browserTest skips the test under -short or without a Chromium, and
+// returns the browser, the screenshots' dir ($GOFAULT_SCREENSHOTS or a
+// temp dir), a temp dir and a gofault built into it.
+func browserTest(t *testing.T, what string) (browser, shots, tmp, bin string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end: " + what + " in a real browser")
+	}
+	browser = chromium()
+	if browser == "" {
+		t.Skip("no Chromium found (looked for chromium, chromium-browser, google-chrome, headless-shell on PATH): apt-get install chromium, as .ci/run does")
+	}
+	shots = os.Getenv("GOFAULT_SCREENSHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	os.MkdirAll(shots, 0o755)
+	tmp = t.TempDir()
+	bin = filepath.Join(tmp, "gofault")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/gofault").CombinedOutput(); err != nil {
+		t.Fatalf("build gofault: %v\n%s", err, out)
+	}
+	return browser, shots, tmp, bin
 }
 
 // serveUI starts gofault ui on db on a free port, stopped when the test

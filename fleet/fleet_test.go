@@ -322,17 +322,7 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 // request adds over a local controller's.
 func BenchmarkDecide(b *testing.B) {
 	ctx := context.Background()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	addr := "nats://" + l.Addr().String()
-	l.Close()
-	conn, err := Dial(addr, Auth{}, b.TempDir(), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer conn.Close()
+	conn := testServer(b, nil)
 	bundle := b.TempDir()
 	os.WriteFile(filepath.Join(bundle, "manifest.json"), []byte("{}"), 0o644)
 	cat := &catalog.Catalog{Sites: []catalog.Site{{Index: 0, ID: "s0"}}}
@@ -414,17 +404,7 @@ func TestResultCoordinator(t *testing.T) {
 func TestSweepResults(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := "nats://" + l.Addr().String()
-	l.Close()
-	conn, err := Dial(addr, Auth{}, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := testServer(t, nil)
 	_, obj, err := setup(ctx, conn.JS)
 	if err != nil {
 		t.Fatal(err)

@@ -137,7 +137,7 @@ func TestDistributedTestCampaign(t *testing.T) {
 
 // testServer starts an embedded NATS server with JetStream on a free
 // port and returns the coordinator's connection to it.
-func testServer(t *testing.T, log *slog.Logger) *Conn {
+func testServer(t testing.TB, log *slog.Logger) *Conn {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
