@@ -355,7 +355,12 @@ var targeted = []struct {
 		symptoms: []string{"hang", "violations"}},
 	{bug: server.BugRotate, args: []string{"--policy", "random", "--trials", "16", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"},
 		symptoms: []string{"violations"}},
-	{bug: server.BugFence, args: []string{"--policy", "random", "--trials", "14", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"},
+	// random's fixed 3 s delay fences the leader when it lands on a
+	// snapshot sync under n.mu: 6 of 42 trials failed in three 14-trial
+	// campaigns (2026-11-27, one finding each), and one clean-clone CI run
+	// found nothing in 14 (a miss of 0.857^14 ≈ 11 %); 36 trials miss
+	// 0.857^36 ≈ 0.4 %.
+	{bug: server.BugFence, args: []string{"--policy", "random", "--trials", "36", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=3s"},
 		symptoms: []string{"violations"}},
 	// Sieve delays the forwarded write's timeout-protected RPC early.
 	{bug: server.BugRetry, args: []string{"--policy", "sieve", "--trials", "12"}, symptoms: []string{"linearizability"}},
