@@ -566,27 +566,19 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 		v.Symptom = "no fault-free baseline to judge logs against"
 		return v
 	}
-	var ignore []*regexp.Regexp
-	for _, p := range in.LogIgnore {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			v.Unknown = true
-			v.Symptom = "bad log ignore pattern"
-			v.Evidence = []string{err.Error()}
-			return v
-		}
-		ignore = append(ignore, re)
+	ignore, err := compileAll(in.LogIgnore)
+	if err != nil {
+		v.Unknown = true
+		v.Symptom = "bad log ignore pattern"
+		v.Evidence = []string{err.Error()}
+		return v
 	}
-	var downgraded []*regexp.Regexp
-	for _, p := range in.LogDowngraded {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			v.Unknown = true
-			v.Symptom = "bad log downgraded pattern"
-			v.Evidence = []string{err.Error()}
-			return v
-		}
-		downgraded = append(downgraded, re)
+	downgraded, err := compileAll(in.LogDowngraded)
+	if err != nil {
+		v.Unknown = true
+		v.Symptom = "bad log downgraded pattern"
+		v.Evidence = []string{err.Error()}
+		return v
 	}
 	bound := in.RecoveryBound
 	if bound <= 0 {
@@ -731,4 +723,17 @@ func markedDowngraded(marks []*regexp.Regexp, line string) string {
 		}
 	}
 	return ""
+}
+
+// compileAll compiles every pattern of ps, or returns the first error.
+func compileAll(ps []string) ([]*regexp.Regexp, error) {
+	var out []*regexp.Regexp
+	for _, p := range ps {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, re)
+	}
+	return out, nil
 }

@@ -278,6 +278,7 @@ func TestValidate(t *testing.T) {
 		{"unknown checker", []string{"checkers.enabled=crash,hang,lin"}, []string{`checkers.enabled[2]: unknown name "lin"`, `"linearizability"`}},
 		{"log ignore", []string{"checkers.log_ignore=slow fdatasync,lost leader [0-9a-f]+"}, nil},
 		{"bad log ignore", []string{"checkers.log_ignore=ok,took (too long"}, []string{"checkers.log_ignore[1]: is not a valid regular expression", "missing closing )"}},
+		{"bad log downgraded", []string{"checkers.log_downgraded=(by the node"}, []string{"checkers.log_downgraded[0]: is not a valid regular expression", "missing closing )"}},
 		{"unknown kind", []string{"faults.kinds=error,cut"}, []string{`faults.kinds[1]: unknown name "cut"`, `"corrupt", "crash", "delay", "disconnect", "error", "leadercut", "oneway", "partition", "powerloss", "reboot", "split", "torn"`}},
 		{"partition shapes", []string{"faults.kinds=[oneway, split, leadercut]"}, nil},
 		{"leader cut moments", []string{"faults.kinds=[leadercut]", "faults.partition.leader_at=[wal.(*WAL).Save]"}, nil},

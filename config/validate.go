@@ -199,14 +199,17 @@ func (c *Config) Validate(known Known) error {
 	if c.Checkers.Linearizability <= 0 {
 		bad("checkers.linearizability_timeout", `set e.g. "linearizability_timeout: 10s"`, "must be positive (got %s)", c.Checkers.Linearizability)
 	}
-	for i, p := range c.Checkers.LogIgnore {
-		if _, err := regexp.Compile(p); err != nil {
-			bad(fmt.Sprintf("checkers.log_ignore[%d]", i), `write a Go regular expression, e.g. 'slow fdatasync', and quote it in YAML`, "is not a valid regular expression: %v", err)
-		}
-	}
-	for i, p := range c.Checkers.LogDowngraded {
-		if _, err := regexp.Compile(p); err != nil {
-			bad(fmt.Sprintf("checkers.log_downgraded[%d]", i), `write a Go regular expression of the mark, e.g. '\(logged at info by the node program\)', and quote it in YAML`, "is not a valid regular expression: %v", err)
+	for _, f := range []struct {
+		field, fix string
+		patterns   []string
+	}{
+		{"checkers.log_ignore", `write a Go regular expression, e.g. 'slow fdatasync', and quote it in YAML`, c.Checkers.LogIgnore},
+		{"checkers.log_downgraded", `write a Go regular expression of the mark, e.g. '\(logged at info by the node program\)', and quote it in YAML`, c.Checkers.LogDowngraded},
+	} {
+		for i, p := range f.patterns {
+			if _, err := regexp.Compile(p); err != nil {
+				bad(fmt.Sprintf("%s[%d]", f.field, i), f.fix, "is not a valid regular expression: %v", err)
+			}
 		}
 	}
 	for i, w := range c.Checkers.WaitsForSlow {
