@@ -107,6 +107,7 @@ func Connect(addr, node, trial string) error {
 	resetStates()
 	resetCovered()
 	resetArmed()
+	resetAfter()
 	resetMembers()
 	c.start()
 	if role.known.Load() {
@@ -262,8 +263,79 @@ func act(c *conn, resp wire.Response, ctx Done) int {
 		sleep(time.Duration(resp.Arg), ctx)
 	case wire.ActCrash:
 		c.awaitKill()
+	case wire.ActCrashAfter:
+		armAfter(goroutine())
 	}
 	return 0
+}
+
+// afterArmed holds the goroutines whose current call got ActCrashAfter:
+// the call runs, and its deferred After asks for the crash. n lets After
+// return at once on the hot path when none is armed.
+var afterArmed struct {
+	n  atomic.Int32
+	mu sync.Mutex
+	g  map[uint64]bool
+}
+
+func armAfter(g uint64) {
+	afterArmed.mu.Lock()
+	defer afterArmed.mu.Unlock()
+	if afterArmed.g == nil {
+		afterArmed.g = map[uint64]bool{}
+	}
+	if !afterArmed.g[g] {
+		afterArmed.g[g] = true
+		afterArmed.n.Add(1)
+	}
+}
+
+// resetAfter disarms every goroutine (a new connection: a new trial).
+func resetAfter() {
+	afterArmed.mu.Lock()
+	defer afterArmed.mu.Unlock()
+	afterArmed.g = nil
+	afterArmed.n.Store(0)
+}
+
+// disarmAfter reports whether goroutine g was armed, and disarms it.
+func disarmAfter(g uint64) bool {
+	afterArmed.mu.Lock()
+	defer afterArmed.mu.Unlock()
+	if !afterArmed.g[g] {
+		return false
+	}
+	delete(afterArmed.g, g)
+	afterArmed.n.Add(-1)
+	return true
+}
+
+// After is deferred in the generated code of a disk site that can crash
+// after its call (catalog.KindCrashAfter): when the hook before the call
+// got ActCrashAfter on this goroutine, the call has now returned, and
+// After asks the controller for the crash (Request.After) and waits to be
+// killed before the caller's next instruction. Otherwise it returns at
+// once (one atomic load).
+func After(site uint32) {
+	if afterArmed.n.Load() == 0 {
+		return
+	}
+	afterSlow(site)
+}
+
+//go:noinline
+func afterSlow(site uint32) {
+	if !disarmAfter(goroutine()) {
+		return
+	}
+	c := client.Load()
+	if c == nil {
+		return
+	}
+	req := wire.Request{Site: site, Goroutine: goroutine(), After: true}
+	if resp, ok := c.roundTrip(&req); ok && resp.Action == wire.ActCrash {
+		c.awaitKill()
+	}
 }
 
 // sleep waits d, or until ctx is done when there is one.

@@ -69,12 +69,15 @@ type Result struct {
 // Counter names used by the built-in passes. Later passes add their own
 // (e.g. "state_machines", "lock_held_sites").
 const (
-	CountPackages      = "packages"
-	CountFunctions     = "functions"
-	CountErrorSites    = "error_sites"
-	CountDelaySites    = "delay_sites"
-	CountCrashSites    = "crash_sites"
-	CountPrunedInvalid = "pruned_invalid"
+	CountPackages   = "packages"
+	CountFunctions  = "functions"
+	CountErrorSites = "error_sites"
+	CountDelaySites = "delay_sites"
+	CountCrashSites = "crash_sites"
+	// CountCrashAfterSites counts the disk sites that can also crash
+	// right after their call returned (catalog.KindCrashAfter).
+	CountCrashAfterSites = "crash_after_sites"
+	CountPrunedInvalid   = "pruned_invalid"
 )
 
 // Counts maps a counter name to its value.
@@ -103,7 +106,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	for k, v := range s.Totals {
 		m[k] = v
 	}
-	for _, k := range append([]string{CountPackages, CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid, CountPartitionSites, CountObservationPoints}, SieveCounters...) {
+	for _, k := range append([]string{CountPackages, CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountCrashAfterSites, CountPrunedInvalid, CountPartitionSites, CountObservationPoints}, SieveCounters...) {
 		if _, ok := m[k]; !ok {
 			m[k] = 0
 		}
@@ -120,7 +123,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 // CounterNames returns the names of all counters in s, the built-in ones
 // first in a fixed order, then the others sorted.
 func (s Stats) CounterNames() []string {
-	fixed := []string{CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid}
+	fixed := []string{CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountCrashAfterSites, CountPrunedInvalid}
 	names := slices.Clone(fixed)
 	var extra []string
 	for k := range s.Totals {
@@ -272,7 +275,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	for _, sp := range prog.Targets {
 		path := sp.Pkg.Path()
 		c := counts[path]
-		for _, k := range []string{CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountPrunedInvalid} {
+		for _, k := range []string{CountFunctions, CountErrorSites, CountDelaySites, CountCrashSites, CountCrashAfterSites, CountPrunedInvalid} {
 			c[k] += 0
 		}
 		res.Stats.Packages = append(res.Stats.Packages, PackageStats{Package: path, Counts: c})

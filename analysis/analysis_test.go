@@ -91,30 +91,30 @@ func TestExpectations(t *testing.T) {
 		io     string
 		errors []string
 	}{
-		{st + "Open:os.MkdirAll#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
-		{st + "Open:os.OpenFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "Open:os.MkdirAll#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "Open:os.OpenFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "(*Store).Put:store.validate#0", catalog.KindError, "", []string{`"empty key"`}},
 		{st + "(*Store).Put:store.persist#0", 0, "", nil}, // persist only propagates
-		{st + "persist:(io.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "persist:(io.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "checksum:(io.Writer).Write#0", 0, "", nil}, // hash and bytes.Buffer: pruned
-		{st + "(*Store).Put:(*os.File).Sync#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
-		{st + "(*Store).PutBatch:(*bufio.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
-		{st + "(*Store).PutBatch:(*bufio.Writer).Flush#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "(*Store).Put:(*os.File).Sync#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter, "disk", []string{"EIO"}},
+		{st + "(*Store).PutBatch:(*bufio.Writer).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "(*Store).PutBatch:(*bufio.Writer).Flush#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "Render:(*bufio.Writer).Write#0", 0, "", nil}, // over bytes.Buffer: pruned
 		{st + "Render:(*bufio.Writer).Flush#0", 0, "", nil},
 		{st + "(*Store).Lookup:(*store.Store).Get#0", catalog.KindError, "", []string{"ErrNotFound"}},
-		{st + "(*Store).Load:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCorrupt, "disk", []string{"EIO", "ErrUnexpectedEOF"}},
+		{st + "(*Store).Load:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter | catalog.KindCorrupt, "disk", []string{"EIO", "ErrUnexpectedEOF"}},
 		{st + "(*Store).Load:store.verify#0", catalog.KindError, "", []string{"CorruptError"}},
-		{st + "(*Log[T]).Append:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "(*Log[T]).Append:fmt.Fprintf#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter, "disk", []string{"EIO", "ENOSPC"}},
 		// io/ioutil's wrappers are disk primitives too, corrupt and torn.
-		{st + "ReadMeta:ioutil.ReadFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCorrupt, "disk", []string{"EIO", "EMFILE"}},
-		{st + "WriteMeta:ioutil.WriteFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "ReadMeta:ioutil.ReadFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter | catalog.KindCorrupt, "disk", []string{"EIO", "EMFILE"}},
+		{st + "WriteMeta:ioutil.WriteFile#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
 		// A method named init is a method; a package's func init is not analysed.
-		{st + "(*journal).init:os.MkdirAll#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "(*journal).init:os.MkdirAll#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter, "disk", []string{"EIO", "ENOSPC"}},
 		{st + "init#1:os.Remove#0", 0, "", nil},
-		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "disk", []string{"EIO"}},
+		{st + "(*Store).Close:(*os.File).Close#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter, "disk", []string{"EIO"}},
 		// A function value bound to a file's WriteAt (bolt's page writes).
-		{st + "(*pager).WritePage:(*os.File).WriteAt#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
+		{st + "(*pager).WritePage:(*os.File).WriteAt#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindCrashAfter | catalog.KindTorn, "disk", []string{"EIO", "ENOSPC"}},
 		{pe + "Send:net.Dial#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNREFUSED", "ETIMEDOUT"}},
 		{pe + "Send:(net.Conn).Write#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"EPIPE", "ECONNRESET", "deadline"}},
 		{pe + "Send:io.ReadFull#0", catalog.KindError | catalog.KindDelay | catalog.KindCrash, "net", []string{"ECONNRESET", "deadline", "EOF", "ErrUnexpectedEOF"}},

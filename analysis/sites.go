@@ -165,6 +165,12 @@ func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 		}
 		pos := fset.Position(common.Pos())
 		file, _ := filepath.Abs(pos.Filename)
+		if r.io == ioDisk && kind.Has(catalog.KindCrash) {
+			// A disk call can crash after it returned too (its bytes
+			// written, its sync done): the rewrite hooks its return, or
+			// takes the kind back where it cannot.
+			kind |= catalog.KindCrashAfter
+		}
 		var role string
 		if d, ok := catalog.DiskCallOf(cl.callee); ok && r.io == ioDisk && kind.Has(catalog.KindCrash) {
 			// A file read or write whose bytes the hook reaches.
@@ -199,6 +205,9 @@ func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 		}
 		if kind.Has(catalog.KindCrash) {
 			u.Count(pkg.Path(), CountCrashSites, 1)
+		}
+		if kind.Has(catalog.KindCrashAfter) {
+			u.Count(pkg.Path(), CountCrashAfterSites, 1)
 		}
 	}
 }

@@ -39,6 +39,9 @@ func Binaries(ctx context.Context, cfg *config.Config, opts Options, log *slog.L
 			return nil, err
 		}
 	}
+	if cfg.Release != "" {
+		log.Info("target.version chooses a releases entry of the config", "version", cfg.Target.Version, "entry", cfg.Release)
+	}
 	log.Info("building instrumented target", "config", cfg.Name)
 	res, err := Node(ctx, Target(cfg), bin, nil, opts)
 	if err != nil {

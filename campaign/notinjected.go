@@ -35,6 +35,8 @@ func strikeKind(k catalog.Kind) catalog.Kind {
 	switch k {
 	case catalog.KindPowerLoss, catalog.KindReboot:
 		return catalog.KindCrash
+	case catalog.KindPowerLossAfter:
+		return catalog.KindCrashAfter
 	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
 		return catalog.KindPartition
 	case catalog.KindLeaderCut:

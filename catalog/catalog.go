@@ -81,17 +81,50 @@ const (
 	// boundary, reaches the file; then the node crashes, as at a power
 	// failure in the middle of the write.
 	KindTorn
+	// KindCrashAfter is a crash right after the call returns: the call
+	// runs to completion (its bytes written, its fsync, rename or commit
+	// returned) and the process is killed before the caller's next
+	// instruction, as a crash between two steps of a protocol (etcd's
+	// failpoints on each side of such calls: compactAfterCommitBatch).
+	// A disk site that can crash has it when its hook could be placed
+	// after the call (the rewrite's deferred agent.After).
+	KindCrashAfter
+	// KindPowerLossAfter is a power loss right after the call returns:
+	// a crash after the call, then what the node wrote but did not sync
+	// is lost (a call that synced keeps what it synced). A site's kinds
+	// never include it; a site with KindCrashAfter can take it.
+	KindPowerLossAfter
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}, {KindCorrupt, "corrupt"}, {KindTorn, "torn"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}, {KindCorrupt, "corrupt"}, {KindTorn, "torn"}, {KindCrashAfter, "crash-after"}, {KindPowerLossAfter, "powerloss-after"}}
 
 // Kills reports whether a fault of kind k ends the process (a crash, a
-// power loss, a reboot or a torn write), which is then restarted.
-func (k Kind) Kills() bool { return k&(KindCrash|KindPowerLoss|KindReboot|KindTorn) != 0 }
+// power loss, before or after the call, a reboot or a torn write), which
+// is then restarted.
+func (k Kind) Kills() bool {
+	return k&(KindCrash|KindPowerLoss|KindReboot|KindTorn|KindCrashAfter|KindPowerLossAfter) != 0
+}
+
+// After reports whether k strikes after its call returned (crash-after,
+// powerloss-after) rather than at or instead of it.
+func (k Kind) After() bool { return k&(KindCrashAfter|KindPowerLossAfter) != 0 }
+
+// Before returns the kind that strikes at the call for an after-call
+// kind (KindCrash for KindCrashAfter, KindPowerLoss for
+// KindPowerLossAfter), and k itself for any other.
+func (k Kind) Before() Kind {
+	switch k {
+	case KindCrashAfter:
+		return KindCrash
+	case KindPowerLossAfter:
+		return KindPowerLoss
+	}
+	return k
+}
 
 // Cuts reports whether k cuts members' peer traffic for a while (its
 // length is the fault's delay): a partition, disconnect, one-way cut,

@@ -115,7 +115,7 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			f.to = in.Time.Add(in.Delay + bound)
 		case catalog.KindCorrupt:
 			f.corrupt = true
-		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn:
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter:
 			// A reboot is a clean shutdown, but its peers lose the
 			// member's connections all the same. A torn write's node
 			// finds the torn record when it restarts.

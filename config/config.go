@@ -26,6 +26,14 @@ type Config struct {
 	// WorkDir holds builds, trial data and logs; default ".gofault" next to
 	// the config file.
 	WorkDir string `yaml:"workdir"`
+	// Releases are parts of the config for some releases of the target
+	// only (config/release.go): the first whose versions match
+	// target.version is laid over the rest, e.g. the package paths and
+	// flags of an older release line.
+	Releases []Release `yaml:"releases"`
+	// Release names the versions of the Releases entry that was applied
+	// ("" for none). Set by Parse, not read from YAML.
+	Release string `yaml:"-"`
 }
 
 // Target says what to analyse, instrument and build.

@@ -41,7 +41,7 @@ const (
 // DefaultFaultKinds are the fault kinds a campaign injects unless
 // faults.kinds says otherwise, and the kinds Validate accepts when
 // Known.FaultKinds is empty.
-var DefaultFaultKinds = []string{"error", "delay", "crash"}
+var DefaultFaultKinds = []string{"error", "delay", "crash", "crash-after"}
 
 // FaultKinds are all the fault kinds faults.kinds may name: the defaults
 // and those a campaign opts into: partition, disconnect (one pair of
@@ -51,8 +51,10 @@ var DefaultFaultKinds = []string{"error", "delay", "crash"}
 // crash that also loses what the node did not sync), reboot (a clean
 // restart), corrupt (a file read returns its bytes with one bit or one
 // sector changed) and torn (a file write keeps only a prefix cut at a
-// sector boundary, then the node crashes).
-var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn"}
+// sector boundary, then the node crashes), crash-after (a crash right
+// after a disk call returned: its bytes written, its sync done; a default)
+// and powerloss-after (a power loss right after it).
+var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn", "crash-after", "powerloss-after"}
 
 // FileRoles are the roles of the files faults.files may name, as the
 // analysis classifies a disk fault site's file (catalog.FileLog, ...).

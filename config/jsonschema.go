@@ -19,7 +19,7 @@ const SchemaURL = "https://raw.githubusercontent.com/gofault/gofault/main/docs/g
 // configSources are the files declaring the config types: their doc
 // comments are the schema's descriptions.
 //
-//go:embed config.go bound.go parallel.go
+//go:embed config.go bound.go parallel.go release.go
 var configSources embed.FS
 
 // JSONSchema returns the JSON Schema (draft-07) of gofault.yaml, generated

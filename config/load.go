@@ -46,8 +46,9 @@ func Open(path string, known Known, overrides ...string) (*Config, error) {
 	return c, nil
 }
 
-// Parse decodes YAML config data after applying the overrides. Dir is left
-// empty.
+// Parse decodes YAML config data after applying the overrides and the
+// releases entry that the resulting target.version chooses (Release). Dir
+// is left empty.
 func Parse(data []byte, overrides ...string) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
@@ -68,11 +69,25 @@ func Parse(data []byte, overrides ...string) (*Config, error) {
 	if err := checkNode(root, reflect.TypeFor[Config](), ""); err != nil {
 		return nil, err
 	}
+	// The release entry that target.version chooses, then the overrides
+	// again: --set wins over the entry.
+	release, err := applyRelease(root)
+	if err != nil {
+		return nil, err
+	}
+	if release != "" {
+		for _, o := range overrides {
+			if err := Set(&doc, o); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// checkNode has vetted every field name and value, with lines.
 	var c Config
 	if err := root.Decode(&c); err != nil {
 		return nil, fmt.Errorf("decode: %w", err)
 	}
+	c.Release = release
 	return &c, nil
 }
 

@@ -100,6 +100,7 @@ type session struct {
 	tagPeers bool               // agents tag goroutines with their dials' peers (wire.FlagPeers)
 	covered  blockSet           // the blocks any node covered (EvCover)
 	tearing  map[string]bool    // nodes told to tear a write, not yet killed (disk.go)
+	after    map[string]after   // per node: its crash after a call, armed, not yet struck
 	inproc   map[uint32]*Member // in-process cluster members seen, by rank (TrialSpec.Members)
 	inprocN  int                // requests that named one
 	sends    int                // requests at peer sites that named a member and the member they go to
@@ -255,6 +256,9 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		return resp, nil
 	}
 	m.node = s.memberOf(m.node, r)
+	if r.After {
+		return s.afterReturned(m.node, r)
+	}
 	if s.spec.Members {
 		for ; s.ranked < r.Ranked && s.ranked < maxRanked; s.ranked++ {
 			s.seeMember(s.ranked + 1) // every member the process ranked, for a split
@@ -484,6 +488,18 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, nil, false
 		}
 		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node, PowerLoss: true}}, true
+	case catalog.KindCrashAfter, catalog.KindPowerLossAfter:
+		pl := f.Kind == catalog.KindPowerLossAfter
+		if !site.Kind.Has(catalog.KindCrashAfter) || s.spec.Crash == nil || (pl && s.spec.PowerLoss == nil) {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a crash after a call where none can strike", Args: []any{"site", site.ID, "kind", f.Kind.String()}}}, false
+		}
+		// The call runs; its deferred hook asks again once it returned
+		// (afterReturned), and the node is killed then.
+		if s.after == nil {
+			s.after = map[string]after{}
+		}
+		s.after[req.Node] = after{site: site.Index, powerLoss: pl}
+		return inj, wire.ActCrashAfter, 0, nil, true
 	case catalog.KindCorrupt, catalog.KindTorn:
 		return s.diskInjection(inj, f)
 	case catalog.KindReboot:

@@ -84,6 +84,7 @@ func faultLine(f report.Fault) string {
 	s += " at " + f.Site + " on " + record.NodeRole(f.Node, f.Role)
 	if k, err := catalog.ParseKind(f.Kind); err == nil {
 		s += record.Injection{Kind: k, Node: f.Node, Peer: f.Peer, Side: f.Side}.CutPeers(nil)
+		s += record.AfterCall(k, f.Site)
 	}
 	return s
 }

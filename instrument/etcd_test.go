@@ -64,16 +64,18 @@ func everyErrorCall(ctx context.Context, w *Work) (*catalog.Catalog, error) {
 }
 
 // TestBuildEtcd instruments every error-returning call of the etcd server
-// packages, of the profile's release and of v3.5.2 (as --set
-// target.version=v3.5.2 gives: an old release built with its own
-// dependency graph, grpc v1.38 and OpenTelemetry v0.20), runs the binary
+// packages, of the profile's release (the v3.7 line), of v3.6.16 (the
+// other current line: same layout, raft v3.6.0) and of v3.5.2 (as --set
+// target.version=v3.5.2 gives: the profile's v3.5 releases entry, an old
+// release built with its own dependency graph, grpc v1.38 and
+// OpenTelemetry v0.20), runs the binary
 // as a one-node cluster without a controller and checks a put and a get,
 // and that neither targets/etcd nor the module cache changed.
 func TestBuildEtcd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds etcd")
 	}
-	for _, version := range []string{"", "v3.5.2"} {
+	for _, version := range []string{"", "v3.6.16", "v3.5.2"} {
 		t.Run("version="+version, func(t *testing.T) { testBuildEtcd(t, version) })
 	}
 }

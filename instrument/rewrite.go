@@ -324,15 +324,19 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 	if narrowed != "" {
 		s.Kind &^= catalog.KindCorrupt | catalog.KindTorn
 	}
+	// A crash after the call: the hook before it arms the goroutine, the
+	// deferred After runs once the call (and the results' evaluation)
+	// returned, before the caller's next instruction.
+	after := afterHook(s)
 	test := "k != 0"
 	if disk.ok {
 		// The disk hook's k < 0 is the disk fault, carried out below.
-		fmt.Fprintf(&b, "{ gofaultK, gofaultP := %s.Disk(%s); ", agentAlias, idx)
+		fmt.Fprintf(&b, "{ %sgofaultK, gofaultP := %s.Disk(%s); ", after, agentAlias, idx)
 		hook, test = "gofaultK", "k > 0"
 	}
 	if errBranch {
 		if !disk.ok {
-			b.WriteString("{ ")
+			b.WriteString("{ " + after)
 		}
 		fmt.Fprintf(&b, "if k := %s; %s { ", hook, test)
 		if recv, m := releaseCall(in, call); m != "" {
@@ -348,7 +352,7 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 			fmt.Fprintf(&b, "gofaultErr%s(k) }; ", idx)
 		}
 	} else if !disk.ok {
-		fmt.Fprintf(&b, "{ %s; ", hook)
+		fmt.Fprintf(&b, "{ %s%s; ", after, hook)
 	}
 	suffix := " }()"
 	switch {
@@ -378,6 +382,17 @@ func editCall(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Site) (
 		errBranch: errBranch,
 		narrowed:  narrowed,
 	}, ""
+}
+
+// afterHook is the statement that opens a site's hook function when the
+// site can crash after its call (catalog.KindCrashAfter): a deferred
+// agent.After, which asks for the crash once the call has returned; ""
+// for other sites.
+func afterHook(s *catalog.Site) string {
+	if !s.Kind.Has(catalog.KindCrashAfter) {
+		return ""
+	}
+	return fmt.Sprintf("defer %s.After(%d); ", agentAlias, s.Index)
 }
 
 // releaseOnError maps the methods whose real failures release their
@@ -700,8 +715,8 @@ func editDeferred(in fileInput, q *qualifier, call *ast.CallExpr, s *catalog.Sit
 		site:  s,
 		start: start.Offset,
 		end:   end.Offset,
-		prefix: fmt.Sprintf("func(%s) { %s.Fault(%d); gofaultF(%s) }(/*line %s:%d:%d*/",
-			strings.Join(params, ", "), agentAlias, s.Index, strings.Join(args, ", "), in.lineName, start.Line, start.Column),
+		prefix: fmt.Sprintf("func(%s) { %s%s.Fault(%d); gofaultF(%s) }(/*line %s:%d:%d*/",
+			strings.Join(params, ", "), afterHook(s), agentAlias, s.Index, strings.Join(args, ", "), in.lineName, start.Line, start.Column),
 		lparen:     lp.Offset,
 		lparenText: lpText,
 		startLine:  start.Line,
@@ -1041,9 +1056,17 @@ func errorFiles(pkgName, pkgPath string, sites []*catalog.Site, names map[string
 	var files []*errFile
 	sort.Slice(sites, func(i, j int) bool { return sites[i].Index < sites[j].Index })
 	bodies := map[*errFile][]*catalog.Site{}
+	renames := map[*catalog.Site][]map[string]string{} // per error: qualifier -> alias
 	for _, s := range sites {
+		// need maps the import paths of the site's errors to the names
+		// they are imported under. Two packages of one name in one site
+		// (etcd v3.6's etcdserver/errors beside the standard library's
+		// errors.New) cannot share a file under that name: the later is
+		// imported under an alias and its expressions renamed.
 		need := map[string]string{}
-		for _, e := range s.Errors {
+		taken := map[string]string{} // name -> path, within the site
+		ren := make([]map[string]string, len(s.Errors))
+		for i, e := range s.Errors {
 			used, err := qualifiers(e.Expr)
 			if err != nil {
 				return nil, fmt.Errorf("site %s error %s: %w", s.ID, e.Name, err)
@@ -1053,11 +1076,26 @@ func errorFiles(pkgName, pkgPath string, sites []*catalog.Site, names map[string
 				if n == "" {
 					n = importName(p)
 				}
-				if p != pkgPath && used[n] {
-					need[p] = n
+				if p == pkgPath || !used[n] {
+					continue
+				}
+				alias, ok := need[p]
+				if !ok {
+					alias = n
+					for k := 2; taken[alias] != "" && taken[alias] != p; k++ {
+						alias = fmt.Sprintf("gofault_%s%d", n, k)
+					}
+					need[p], taken[alias] = alias, p
+				}
+				if alias != n {
+					if ren[i] == nil {
+						ren[i] = map[string]string{}
+					}
+					ren[i][n] = alias
 				}
 			}
 		}
+		renames[s] = ren
 		var f *errFile
 	place:
 		for _, c := range files {
@@ -1101,7 +1139,7 @@ func errorFiles(pkgName, pkgPath string, sites []*catalog.Site, names map[string
 			var fb strings.Builder
 			fmt.Fprintf(&fb, "\nfunc gofaultErr%d(k int) error {\n\tswitch k {\n", s.Index)
 			for i, e := range s.Errors {
-				expr, err := localExpr(e.Expr, pkgName, pkgPath, e.Imports)
+				expr, err := localExpr(e.Expr, pkgName, pkgPath, e.Imports, renames[s][i])
 				if err != nil {
 					return nil, fmt.Errorf("site %s error %s: %w", s.ID, e.Name, err)
 				}
@@ -1142,7 +1180,7 @@ func qualifiers(expr string) (map[string]bool, error) {
 
 // localExpr parses an error expression and, when it names the package it
 // is generated into, drops that qualifier (a package cannot import itself).
-func localExpr(expr, pkgName, pkgPath string, imports []string) (string, error) {
+func localExpr(expr, pkgName, pkgPath string, imports []string, rename map[string]string) (string, error) {
 	self := false
 	for _, p := range imports {
 		if p == pkgPath {
@@ -1153,8 +1191,25 @@ func localExpr(expr, pkgName, pkgPath string, imports []string) (string, error) 
 	if err != nil {
 		return "", fmt.Errorf("parse %q: %w", expr, err)
 	}
-	if !self {
+	if !self && len(rename) == 0 {
 		return expr, nil
+	}
+	if len(rename) > 0 {
+		ast.Inspect(e, func(m ast.Node) bool {
+			if sel, ok := m.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && rename[id.Name] != "" {
+					id.Name = rename[id.Name]
+				}
+			}
+			return true
+		})
+	}
+	if !self {
+		var b bytes.Buffer
+		if err := format.Node(&b, token.NewFileSet(), e); err != nil {
+			return "", fmt.Errorf("print %q: %w", expr, err)
+		}
+		return b.String(), nil
 	}
 	e = unqualify(e, pkgName)
 	ast.Inspect(e, func(m ast.Node) bool {

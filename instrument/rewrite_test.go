@@ -681,7 +681,7 @@ func TestLocalExpr(t *testing.T) {
 		{`io.ErrUnexpectedEOF`, []string{"io"}, `io.ErrUnexpectedEOF`},
 	}
 	for _, tt := range tests {
-		got, err := localExpr(tt.expr, "raft", "go.etcd.io/raft", tt.imports)
+		got, err := localExpr(tt.expr, "raft", "go.etcd.io/raft", tt.imports, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -717,6 +717,13 @@ func TestErrorFiles(t *testing.T) {
 		}},
 		{Index: 7, ID: "c", Errors: []catalog.ErrorValue{
 			{Name: "wrapped", Expr: `errors.New("x")`, Imports: []string{"errors"}},
+		}},
+		// etcd v3.6's promoteMemberHTTP: its own errors package and the
+		// standard library's, both named errors, in one site.
+		{Index: 9, ID: "d", Errors: []catalog.ErrorValue{
+			{Name: "ErrX", Expr: `errors.ErrX`, Imports: []string{"example.com/pkg/errors"}},
+			{Name: "unknown", Expr: `errors.New("member promote: unknown error")`, Imports: []string{"errors"}},
+			{Name: "wrapped", Expr: `fmt.Errorf("%w: %w", errors.ErrX, raft.ErrCompacted)`, Imports: []string{"fmt", "example.com/pkg/errors", "example.com/raft"}},
 		}},
 	}
 	files, err := errorFiles("raft", "example.com/raft", sites, map[string]string{"example.com/pkg/errors": "errors"})

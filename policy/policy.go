@@ -227,7 +227,7 @@ type Env struct {
 	Catalog *catalog.Catalog
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all but
-	// KindPowerLoss, KindReboot, KindDisconnect, KindOneWay, KindSplit,
+	// KindPowerLoss, KindPowerLossAfter, KindReboot, KindDisconnect, KindOneWay, KindSplit,
 	// KindLeaderCut, KindCorrupt and KindTorn, which are only injected
 	// where listed.
 	Kinds []catalog.Kind
@@ -259,7 +259,7 @@ type Env struct {
 }
 
 // optIn are the kinds a campaign gets only where it lists them.
-const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut | catalog.KindCorrupt | catalog.KindTorn
+const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut | catalog.KindCorrupt | catalog.KindTorn | catalog.KindPowerLossAfter
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
@@ -295,10 +295,12 @@ func (e *Env) partition() time.Duration {
 }
 
 // faults returns every fault the environment allows at site s, in a fixed
-// order: each error variant, then a delay, then a crash, then a power
-// loss (at a disk call that can crash: where the node's unsynced writes
-// are in flight; at a network call it would be a crash that costs a
-// rollback), then a partition of the node, a disconnect of the node from
+// order: each error variant, then a delay, then a crash, then a crash
+// right after the call returned (at a disk call whose return is hooked,
+// catalog.KindCrashAfter), then a power loss (at a disk call that can
+// crash: where the node's unsynced writes are in flight; at a network
+// call it would be a crash that costs a rollback) and one after the call,
+// then a partition of the node, a disconnect of the node from
 // the call's peer, a one-way cut of the node from it and a split between
 // their sides (at the peer-network calls, catalog.Site.Peer, the moments
 // a partition can start; an accepted call's peer is unknown), then a
@@ -318,8 +320,14 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindCrash) {
 		fs = append(fs, Fault{Kind: catalog.KindCrash})
 	}
+	if s.Kind.Has(catalog.KindCrashAfter) && e.allows(catalog.KindCrashAfter) {
+		fs = append(fs, Fault{Kind: catalog.KindCrashAfter})
+	}
 	if s.Kind.Has(catalog.KindCrash) && s.IO == "disk" && e.allows(catalog.KindPowerLoss) {
 		fs = append(fs, Fault{Kind: catalog.KindPowerLoss})
+	}
+	if s.Kind.Has(catalog.KindCrashAfter) && e.allows(catalog.KindPowerLossAfter) {
+		fs = append(fs, Fault{Kind: catalog.KindPowerLossAfter})
 	}
 	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindReboot) {
 		fs = append(fs, Fault{Kind: catalog.KindReboot})

@@ -96,7 +96,7 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{}, fmt.Errorf("site %s no longer returns %s", s.ID, inj.Error)
 	case catalog.KindDelay:
 		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
-	case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot:
+	case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindCrashAfter, catalog.KindPowerLossAfter:
 		return Fault{Kind: inj.Kind}, nil
 	case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindLeaderCut:
 		return Fault{Kind: inj.Kind, Delay: inj.Delay}, nil

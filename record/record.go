@@ -112,6 +112,29 @@ type Injection struct {
 	Side []string `json:"side,omitempty"`
 }
 
+// AfterCall says, for a fault that struck right after its call returned
+// (catalog.KindCrashAfter, KindPowerLossAfter), when it struck, to follow
+// the site in a report: " (killed right after fileutil.Fdatasync
+// returned)", " (power lost right after (*os.File).Sync returned: what
+// was not synced is gone)"; "" for any other fault. The call is read
+// from the site's ID (pkg.func:callee#n).
+func AfterCall(k catalog.Kind, siteID string) string {
+	if !k.After() {
+		return ""
+	}
+	call := siteID
+	if i := strings.LastIndex(call, ":"); i >= 0 {
+		call = call[i+1:]
+	}
+	if i := strings.LastIndex(call, "#"); i >= 0 {
+		call = call[:i]
+	}
+	if k == catalog.KindPowerLossAfter {
+		return " (power lost right after " + call + " returned: what was not synced is gone)"
+	}
+	return " (killed right after " + call + " returned)"
+}
+
 // CutPeers says, for a cut that names other members, whom the node was
 // cut from and which way, to follow the node's name in a report: " from
 // n2" (a disconnect, both ways), " to n2, one way (n1 could not reach

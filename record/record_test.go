@@ -3,6 +3,8 @@ package record
 import (
 	"slices"
 	"testing"
+
+	"github.com/gofault/gofault/catalog"
 )
 
 func TestTrialID(t *testing.T) {
@@ -57,6 +59,22 @@ func TestCallerStack(t *testing.T) {
 		}
 		if got := CallerStack(tt.stack); !slices.Equal(got, want) {
 			t.Errorf("%s: CallerStack = %v, want %v", tt.name, got, want)
+		}
+	}
+}
+
+func TestAfterCall(t *testing.T) {
+	for _, tc := range []struct {
+		k    catalog.Kind
+		site string
+		want string
+	}{
+		{catalog.KindCrashAfter, "go.etcd.io/etcd/server/v3/storage/wal.(*WAL).sync:fileutil.Fdatasync#0", " (killed right after fileutil.Fdatasync returned)"},
+		{catalog.KindPowerLossAfter, "p.(*store).put:(*os.File).Sync#2", " (power lost right after (*os.File).Sync returned: what was not synced is gone)"},
+		{catalog.KindCrash, "p.(*store).put:(*os.File).Sync#2", ""},
+	} {
+		if got := AfterCall(tc.k, tc.site); got != tc.want {
+			t.Errorf("AfterCall(%v, %s) = %q, want %q", tc.k, tc.site, got, tc.want)
 		}
 	}
 }

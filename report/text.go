@@ -70,7 +70,8 @@ func faultLine(f Fault) string {
 		cut := record.Injection{Kind: k, Node: f.Node, Peer: f.Peer, Side: f.Side}.CutPeers(nil)
 		return fmt.Sprintf("%s %sat %s of %s%s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role), cut)
 	}
-	return fmt.Sprintf("%s %sat %s on %s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role))
+	k, _ := catalog.ParseKind(f.Kind)
+	return fmt.Sprintf("%s %sat %s on %s%s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role), record.AfterCall(k, f.Site))
 }
 
 // WriteText writes findings for humans: per finding its symptom, the
@@ -143,7 +144,7 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 				faults = append(faults, partitionLine(inj, t))
 				continue
 			}
-			faults = append(faults, fmt.Sprintf("%s %s at %s on %s", inj.Kind, detail, inj.SiteID, record.NodeRole(inj.Node, inj.Role)))
+			faults = append(faults, fmt.Sprintf("%s %s at %s on %s%s", inj.Kind, detail, inj.SiteID, record.NodeRole(inj.Node, inj.Role), record.AfterCall(inj.Kind, inj.SiteID)))
 		}
 		if len(faults) == 0 {
 			faults = []string{"no fault"}

@@ -28,8 +28,10 @@ import (
 // ActCorrupt and ActTear and the EvDisk event; version 7 the number of
 // the read a corruption changed (EvDisk's D >> 8); version 8 the member of
 // Request and FlagMembers (members of an in-process cluster); version 9
-// the peer member of Request (PeerSeq: in-process transport sends).
-const Version = 9
+// the peer member of Request (PeerSeq: in-process transport sends);
+// version 10 ActCrashAfter and Request.After (a crash right after the
+// call returned).
+const Version = 10
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -108,10 +110,15 @@ const (
 	// boundary as Arg chooses (agent.TornLength), report it (EvDisk) and
 	// block: the controller kills the process.
 	ActTear Action = 6
+	// ActCrashAfter: run the real call, and when it has returned ask
+	// again from the same goroutine (Request.After) before the caller
+	// goes on: the answer is ActCrash, and the controller kills the
+	// process then, right after the call.
+	ActCrashAfter Action = 7
 )
 
 // lastAction is the highest action DecodeResponse accepts.
-const lastAction = ActTear
+const lastAction = ActCrashAfter
 
 func (a Action) String() string {
 	switch a {
@@ -129,6 +136,8 @@ func (a Action) String() string {
 		return "corrupt"
 	case ActTear:
 		return "tear"
+	case ActCrashAfter:
+		return "crash-after"
 	}
 	return fmt.Sprintf("action(%d)", uint8(a))
 }
@@ -286,6 +295,9 @@ type Request struct {
 	// controller knows every member a split may divide before each of
 	// them made a request.
 	Ranked uint32
+	// After says the call of Site that got ActCrashAfter has returned:
+	// the goroutine waits for the crash before its caller goes on.
+	After bool
 }
 
 // Response answers a Request.
@@ -485,11 +497,17 @@ func AppendRequest(buf []byte, m *Request) []byte {
 	buf = binary.AppendUvarint(buf, uint64(m.Task))
 	buf = binary.AppendUvarint(buf, m.Inst)
 	buf = binary.AppendUvarint(buf, uint64(m.State))
+	// One byte of flags: bit 0 a role follows, bit 1 After.
+	var flags byte
 	if m.HasRole {
-		buf = append(buf, 1)
+		flags |= 1
+	}
+	if m.After {
+		flags |= 2
+	}
+	buf = append(buf, flags)
+	if m.HasRole {
 		buf = binary.AppendVarint(buf, m.Role)
-	} else {
-		buf = append(buf, 0)
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(m.Stack)))
 	for i := range m.Stack {
@@ -516,12 +534,13 @@ func DecodeRequest(p []byte, m *Request) error {
 	m.Inst = d.uvarint()
 	m.State = d.u32()
 	m.HasRole, m.Role = false, 0
-	switch d.byte() {
-	case 0:
-	case 1:
-		m.HasRole, m.Role = true, d.varint()
-	default:
+	flags := d.byte()
+	if flags&^3 != 0 {
 		d.fail()
+	}
+	m.After = flags&2 != 0
+	if flags&1 != 0 {
+		m.HasRole, m.Role = true, d.varint()
 	}
 	n := d.count(3)
 	m.Stack = m.Stack[:0]

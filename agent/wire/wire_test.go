@@ -101,6 +101,8 @@ func TestDecodeValues(t *testing.T) {
 		{ID: 1, Site: 2, Peer: "127.0.0.1:40123"},                                               // a peer-network call's peer
 		{ID: 1, Site: 2, Member: "node-2", MemberSeq: 2},                                        // an in-process cluster's member
 		{ID: 1, Site: 2, Member: "node-2", MemberSeq: 2, Peer: "addr-3", PeerSeq: 3, Ranked: 3}, // a send to another member
+		{ID: 1, Site: 2, After: true},                                                           // the call of a crash-after returned
+		{ID: 1, Site: 2, After: true, HasRole: true, Role: 2},
 	} {
 		b := AppendRequest(nil, &want)
 		got := Request{HasRole: true, Role: 9} // decoding resets a reused request
