@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
@@ -244,7 +243,7 @@ func calibrationKey(buildKey string, cfg *config.Config) string {
 		Cluster   config.Cluster
 		Workload  config.Workload
 		PowerLoss bool
-	}{buildKey, cfg.Cluster, cfg.Workload, slices.Contains(cfg.Faults.Kinds, catalog.KindPowerLoss.String())}
+	}{buildKey, cfg.Cluster, cfg.Workload, losesPower(cfg.Faults.Kinds)}
 	b, err := json.Marshal(v) // maps marshal with sorted keys: deterministic
 	if err != nil {
 		panic("campaign: calibration key: " + err.Error()) // plain data always marshals

@@ -40,10 +40,16 @@ func syncSites(cat *catalog.Catalog) []uint32 {
 	return out
 }
 
+// losesPower reports whether kinds names a power loss, at or after a call.
+func losesPower(kinds []string) bool {
+	return slices.Contains(kinds, catalog.KindPowerLoss.String()) || slices.Contains(kinds, catalog.KindPowerLossAfter.String())
+}
+
 // powerLossEnv adds to the nodes' environment what their agents need to
-// keep the durable image, when the campaign may inject a power loss.
+// keep the durable image, when the campaign may inject a power loss (at or
+// after a call).
 func powerLossEnv(nodes cluster.Nodes, kinds []string, cat *catalog.Catalog) cluster.Nodes {
-	if !slices.Contains(kinds, catalog.KindPowerLoss.String()) || cat == nil {
+	if !losesPower(kinds) || cat == nil {
 		return nodes
 	}
 	sites := syncSites(cat)
