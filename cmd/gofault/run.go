@@ -92,15 +92,8 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	sum.Seconds += bt.Seconds // built before the campaign began
 	rememberDB(sum.DB)
-	if *asJSON {
-		if err := writeJSON(stdout, struct {
-			Version versionInfo `json:"version"`
-			*campaign.Summary
-		}{gofaultVersion(), sum}); err != nil {
-			return err
-		}
-	} else {
-		sum.WriteText(stdout, cfg.Faults.Kinds)
+	if err := writeRunSummary(stdout, sum, *asJSON, cfg.Faults.Kinds); err != nil {
+		return err
 	}
 	if sum.Stopped {
 		again := ""
@@ -110,4 +103,17 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s%s\n", *cf.path, sum.Policy, again)
 	}
 	return runResults(*fail, sum)
+}
+
+// writeRunSummary prints what the campaign did, as JSON with gofault's
+// version or as text (kinds: the config's faults.kinds).
+func writeRunSummary(w io.Writer, sum *campaign.Summary, asJSON bool, kinds []string) error {
+	if asJSON {
+		return writeJSON(w, struct {
+			Version versionInfo `json:"version"`
+			*campaign.Summary
+		}{gofaultVersion(), sum})
+	}
+	sum.WriteText(w, kinds)
+	return nil
 }
