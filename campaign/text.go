@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"time"
 )
@@ -113,5 +114,48 @@ func coverageText(covered, blocks, recent int) string {
 func (p *ProgressBar) Finish() {
 	if p.drawn {
 		fmt.Fprintln(p.w)
+	}
+}
+
+// WriteText prints the comparison as gofault compare does: one row per
+// finding and a column per policy of names.
+func (cmp *Comparison) WriteText(w io.Writer, names []string) {
+	fmt.Fprintf(w, "%d seeds × %d trials per policy; store %s\n\n", cmp.Seeds, cmp.Trials, cmp.DB)
+	all := map[string]bool{}
+	for _, r := range cmp.Policies {
+		for f := range r.MedianTrialsToFinding {
+			all[f] = true
+		}
+	}
+	findings := make([]string, 0, len(all))
+	for f := range all {
+		findings = append(findings, f)
+	}
+	sort.Strings(findings)
+	fmt.Fprintf(w, "%-16s", "policy")
+	for _, n := range names {
+		fmt.Fprintf(w, " %18s", n)
+	}
+	fmt.Fprintf(w, "\n%-16s", "findings")
+	for _, n := range names {
+		fmt.Fprintf(w, " %18d", cmp.Policies[n].Findings)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "\nmedian trials to each finding (found in seeds/all; > trials means missed by most seeds):")
+	for _, f := range findings {
+		fmt.Fprintf(w, "  %s\n  %-14s", f, "")
+		for _, n := range names {
+			r := cmp.Policies[n]
+			if found := r.FoundIn[f]; found > 0 {
+				cell := fmt.Sprintf("%.1f (%d/%d)", r.MedianTrialsToFinding[f], found, cmp.Seeds)
+				if m := r.MedianMinutesToFinding[f]; m != nil {
+					cell += fmt.Sprintf(" %.1fm", *m)
+				}
+				fmt.Fprintf(w, " %18s", cell)
+			} else {
+				fmt.Fprintf(w, " %18s", "-")
+			}
+		}
+		fmt.Fprintln(w)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/dashboard"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/record"
@@ -217,13 +218,13 @@ func showReport(ctx context.Context, st *store.Store, f *reportFlags, camps []*s
 // junit names one, then its static pages (--html), if dir names one.
 func writePages(ctx context.Context, st *store.Store, id int64, rep report.Report, trials []*record.Trial, junit, dir string, stdout io.Writer) error {
 	if junit != "" {
-		if err := writeJUnit(ctx, st, id, rep, trials, junit); err != nil {
+		if err := dashboard.WriteJUnit(ctx, st, id, rep, trials, junit); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s (%d findings, %d fault-free failures)\n", junit, len(rep.Findings), len(rep.FaultFree))
 	}
 	if dir != "" {
-		return writeHTML(ctx, st, id, dir, stdout)
+		return dashboard.WriteHTML(ctx, st, id, dir, stdout)
 	}
 	return nil
 }
