@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/instrument"
 )
 
@@ -78,5 +79,30 @@ func writeCompileDropped(w io.Writer, ds []instrument.Dropped) {
 			continue
 		}
 		fmt.Fprintf(w, "  dropped    %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
+	}
+}
+
+// WriteDropped lists the sites the build of cfg's target dropped because
+// their rewrite did not compile (<work>/build/dropped.json): no fault
+// could strike there. Nothing when there are none or the build's work dir
+// is gone.
+func WriteDropped(w io.Writer, cfg *config.Config) {
+	ds, err := instrument.LoadDropped(instrument.DroppedFile(Target(cfg).WorkDir))
+	if err != nil {
+		fmt.Fprintf(w, "\ndropped sites: %v\n", err)
+		return
+	}
+	var compile []instrument.Dropped
+	for _, d := range ds {
+		if d.Reason == instrument.SkipCompile {
+			compile = append(compile, d)
+		}
+	}
+	if len(compile) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\ndropped sites: %d could not be instrumented (their rewrite did not compile), so no fault struck there:\n", len(compile))
+	for _, d := range compile {
+		fmt.Fprintf(w, "  %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
 	}
 }

@@ -3,7 +3,9 @@ package campaign
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -157,5 +159,19 @@ func (cmp *Comparison) WriteText(w io.Writer, names []string) {
 			}
 		}
 		fmt.Fprintln(w)
+	}
+}
+
+// WriteText says what Restore made of trial id in dest, as gofault report
+// --restore does: the data dirs' files, and the files of members that were
+// not kept.
+func (r *Restored) WriteText(w io.Writer, id, dest string) {
+	fmt.Fprintf(w, "restored trial %s into %s: %d files of the data dirs, and its logs\n", id, dest, len(r.Files))
+	if len(r.Omitted) > 0 {
+		names := slices.Sorted(maps.Keys(r.Omitted))
+		fmt.Fprintf(w, "not kept (members the faults did not hit; only their file list): %d files\n", len(names))
+		for _, n := range names {
+			fmt.Fprintf(w, "  %12d  %s\n", r.Omitted[n], n)
+		}
 	}
 }

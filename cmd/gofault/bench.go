@@ -15,7 +15,9 @@ import (
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/internal/version"
 	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/store"
 )
 
 func init() {
@@ -85,12 +87,12 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rememberDB(sum.DB)
+	store.Remember(sum.DB)
 	if *asJSON {
 		err = writeJSON(stdout, struct {
-			Version versionInfo `json:"version"`
+			Version version.Info `json:"version"`
 			*bench.Summary
-		}{gofaultVersion(), sum})
+		}{version.Current(), sum})
 	} else {
 		err = sum.WriteTable(stdout)
 	}

@@ -8,9 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,7 +17,7 @@ import (
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/dashboard"
 	"github.com/gofault/gofault/gotest"
-	"github.com/gofault/gofault/instrument"
+	"github.com/gofault/gofault/internal/version"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
@@ -60,7 +58,7 @@ func (s *storeFlags) open() (*store.Store, error) {
 	path := *s.db
 	if path == "" {
 		_, statErr := os.Stat(*s.path)
-		last := lastDB()
+		last := store.Last()
 		switch {
 		case os.IsNotExist(statErr) && *s.path == "gofault.yaml" && len(s.sets) == 0 && last != "":
 			path = last
@@ -138,7 +136,7 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		trials = append(trials, ts...)
 	}
-	return showReport(ctx, st, f, camps, ids, trials, report.Output{W: stdout, JSON: *f.asJSON, Version: gofaultVersion()})
+	return showReport(ctx, st, f, camps, ids, trials, report.Output{W: stdout, JSON: *f.asJSON, Version: version.Current()})
 }
 
 // reportCampaigns returns st's campaigns and those report shows: all,
@@ -206,7 +204,9 @@ func showReport(ctx context.Context, st *store.Store, f *reportFlags, camps []*s
 	if err := out.Findings(rep); err != nil || out.JSON || len(ids) != 1 {
 		return err
 	}
-	writeDropped(out.W, camps, ids[0])
+	if cfg := campaignConfig(camps, ids[0]); cfg != nil {
+		build.WriteDropped(out.W, cfg)
+	}
 	total := 0
 	if cov, err := st.Coverage(ctx, ids[0]); err == nil {
 		total = cov.Blocks
@@ -263,35 +263,6 @@ func campaignConfig(camps []*store.Campaign, id int64) *config.Config {
 		}
 	}
 	return nil
-}
-
-// writeDropped lists the sites the build of campaign id's target dropped
-// because their rewrite did not compile (<work>/build/dropped.json): no
-// fault could strike there. Nothing when there are none or the build's
-// work dir is gone.
-func writeDropped(w io.Writer, camps []*store.Campaign, id int64) {
-	cfg := campaignConfig(camps, id)
-	if cfg == nil {
-		return
-	}
-	ds, err := instrument.LoadDropped(instrument.DroppedFile(build.Target(cfg).WorkDir))
-	if err != nil {
-		fmt.Fprintf(w, "\ndropped sites: %v\n", err)
-		return
-	}
-	var compile []instrument.Dropped
-	for _, d := range ds {
-		if d.Reason == instrument.SkipCompile {
-			compile = append(compile, d)
-		}
-	}
-	if len(compile) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\ndropped sites: %d could not be instrumented (their rewrite did not compile), so no fault struck there:\n", len(compile))
-	for _, d := range compile {
-		fmt.Fprintf(w, "  %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
-	}
 }
 
 // latestCampaign returns the campaign that report shows by default: the
@@ -420,7 +391,7 @@ func replayTarget(ctx context.Context, st *store.Store, arg string) (string, err
 // writeReportJSON writes report's --json output: one object holding
 // gofault's version ("version") and the list the flags chose under key.
 func writeReportJSON(w io.Writer, key string, list any) error {
-	return writeJSON(w, map[string]any{"version": gofaultVersion(), key: list})
+	return writeJSON(w, map[string]any{"version": version.Current(), key: list})
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -432,39 +403,6 @@ func writeJSON(w io.Writer, v any) error {
 // errNotReproduced marks a replay that ran but showed none of the
 // original's failures; it exits with 3.
 var errNotReproduced = campaign.ErrNotReproduced
-
-// lastDBFile remembers the database of the last campaign run on this
-// machine, so "gofault report" works from anywhere right after "gofault run".
-func lastDBFile() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "gofault", "last-db")
-}
-
-// lastDB returns the remembered database path, or "".
-func lastDB() string {
-	f := lastDBFile()
-	if f == "" {
-		return ""
-	}
-	data, err := os.ReadFile(f)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(data))
-}
-
-// rememberDB records path as the last database used; failures are ignored,
-// it is only a convenience.
-func rememberDB(path string) {
-	f := lastDBFile()
-	if f == "" || os.MkdirAll(filepath.Dir(f), 0o755) != nil {
-		return
-	}
-	os.WriteFile(f, []byte(path+"\n"), 0o644)
-}
 
 // restoreTrial unpacks what failed trial id kept into dest
 // (campaign.Restore) and says what it made.
@@ -480,13 +418,6 @@ func restoreTrial(ctx context.Context, st *store.Store, id, dest string, asJSON 
 	if asJSON {
 		return writeReportJSON(stdout, "restored", res)
 	}
-	fmt.Fprintf(stdout, "restored trial %s into %s: %d files of the data dirs, and its logs\n", id, dest, len(res.Files))
-	if len(res.Omitted) > 0 {
-		names := slices.Sorted(maps.Keys(res.Omitted))
-		fmt.Fprintf(stdout, "not kept (members the faults did not hit; only their file list): %d files\n", len(names))
-		for _, n := range names {
-			fmt.Fprintf(stdout, "  %12d  %s\n", res.Omitted[n], n)
-		}
-	}
+	res.WriteText(stdout, id, dest)
 	return nil
 }

@@ -11,7 +11,9 @@ import (
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/internal/version"
 	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/store"
 )
 
 func init() {
@@ -91,7 +93,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	sum.Seconds += bt.Seconds // built before the campaign began
-	rememberDB(sum.DB)
+	store.Remember(sum.DB)
 	if err := writeRunSummary(stdout, sum, *asJSON, cfg.Faults.Kinds); err != nil {
 		return err
 	}
@@ -110,9 +112,9 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 func writeRunSummary(w io.Writer, sum *campaign.Summary, asJSON bool, kinds []string) error {
 	if asJSON {
 		return writeJSON(w, struct {
-			Version versionInfo `json:"version"`
+			Version version.Info `json:"version"`
 			*campaign.Summary
-		}{gofaultVersion(), sum})
+		}{version.Current(), sum})
 	}
 	sum.WriteText(w, kinds)
 	return nil

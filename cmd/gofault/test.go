@@ -16,6 +16,7 @@ import (
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/fleet"
 	"github.com/gofault/gofault/gotest"
+	"github.com/gofault/gofault/internal/version"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/store"
 )
@@ -86,16 +87,16 @@ func runTest(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	sum, err := gotest.Run(ctx, o)
 	if sum != nil {
-		rememberDB(sum.DB)
+		store.Remember(sum.DB)
 	}
 	if err != nil {
 		return err
 	}
 	if *f.asJSON {
 		return writeJSON(stdout, struct {
-			Version versionInfo `json:"version"`
+			Version version.Info `json:"version"`
 			*gotest.Summary
-		}{gofaultVersion(), sum})
+		}{version.Current(), sum})
 	}
 	sum.WriteText(stdout)
 	return nil
