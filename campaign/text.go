@@ -175,3 +175,44 @@ func (r *Restored) WriteText(w io.Writer, id, dest string) {
 		}
 	}
 }
+
+// Failures names the results of the campaign that gofault run --fail-on
+// findings fails on (its findings), and with all, --fail-on failures
+// (every other failure too: failed trials, fault-free failures, generic
+// consequences, trials that could not run); nil for none.
+func (s *Summary) Failures(all bool) []string {
+	var got []string
+	if s.Findings > 0 {
+		got = append(got, plural(s.Findings, "finding"))
+	}
+	if !all {
+		return got
+	}
+	// Failed trials include those that made the findings; name the rest
+	// by what they are.
+	if n := s.FailedTrials; n > 0 {
+		got = append(got, plural(n, "failed trial"))
+	}
+	if n := s.FaultFreeFailures; n > 0 {
+		got = append(got, plural(n, "fault-free failure"))
+	}
+	if n := s.GenericConsequences; n > 0 {
+		got = append(got, plural(n, "generic consequence"))
+	}
+	if n := s.ErrorTrials; n > 0 {
+		got = append(got, plural(n, "trial that could not run", "trials that could not run"))
+	}
+	return got
+}
+
+// plural says "1 finding" or "3 findings"; a second form is the plural
+// where adding "s" is wrong.
+func plural(n int, one string, many ...string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if len(many) > 0 {
+		return fmt.Sprintf("%d %s", n, many[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}

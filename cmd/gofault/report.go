@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -158,7 +157,7 @@ func reportCampaigns(ctx context.Context, st *store.Store, all bool, id int64) (
 		}
 		ids = []int64{id}
 	case len(camps) > 0:
-		latest, err := defaultCampaign(ctx, st, camps)
+		latest, err := st.DefaultCampaign(ctx, camps)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -265,35 +264,6 @@ func campaignConfig(camps []*store.Campaign, id int64) *config.Config {
 	return nil
 }
 
-// latestCampaign returns the campaign that report shows by default: the
-// newest campaign that is not a replay and ran trials (ran counts them by
-// campaign, trials that could not run left out), so a campaign that failed
-// before its first trial ran (its cluster could not start) does not hide
-// the one before it; with no such campaign, the newest that is not a
-// replay.
-func latestCampaign(camps []*store.Campaign, ran map[int64]int) int64 {
-	var id, withTrials int64
-	for _, c := range camps {
-		if c.Policy == "replay" {
-			continue
-		}
-		id = max(id, c.ID)
-		if ran[c.ID] > 0 {
-			withTrials = max(withTrials, c.ID)
-		}
-	}
-	return cmp.Or(withTrials, id)
-}
-
-// defaultCampaign is latestCampaign over the campaigns of st.
-func defaultCampaign(ctx context.Context, st *store.Store, camps []*store.Campaign) (int64, error) {
-	counts, err := st.TrialsRun(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return latestCampaign(camps, counts), nil
-}
-
 func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("replay", os.Stderr)
 	sf := addStoreFlags(fs)
@@ -366,7 +336,7 @@ func replayTarget(ctx context.Context, st *store.Store, arg string) (string, err
 	if err != nil {
 		return "", err
 	}
-	latest, err := defaultCampaign(ctx, st, camps)
+	latest, err := st.DefaultCampaign(ctx, camps)
 	if err != nil {
 		return "", err
 	}

@@ -62,31 +62,6 @@ func TestReportRefuses(t *testing.T) {
 	}
 }
 
-func TestLatestCampaign(t *testing.T) {
-	camp := func(id int64, policy string) *store.Campaign { return &store.Campaign{ID: id, Policy: policy} }
-	tests := []struct {
-		name  string
-		camps []*store.Campaign
-		ran   map[int64]int
-		want  int64
-	}{
-		{"none", nil, nil, 0},
-		{"newest with trials", []*store.Campaign{camp(1, "bsrr"), camp(2, "bsrr")}, map[int64]int{1: 5, 2: 3}, 2},
-		{"failed before any trial ran is skipped", []*store.Campaign{camp(1, "bsrr"), camp(2, "bsrr")}, map[int64]int{1: 5}, 1},
-		{"replays are skipped", []*store.Campaign{camp(1, "bsrr"), camp(2, "replay")}, map[int64]int{1: 5, 2: 1}, 1},
-		{"no campaign has trials: the newest", []*store.Campaign{camp(1, "bsrr"), camp(2, "random"), camp(3, "replay")}, nil, 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := latestCampaign(tt.camps, tt.ran); got != tt.want {
-				t.Errorf("latestCampaign = %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestReportDismissed: gofault report --dismissed lists what each log rule
-// dismissed in the campaign's stored trials, as text and as JSON.
 func TestReportDismissed(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	ctx := context.Background()

@@ -77,11 +77,12 @@ func runTest(ctx context.Context, args []string, stdout io.Writer) error {
 		closeQueue := func() {}
 		defer func() { closeQueue() }()
 		o.Queue = func(ctx context.Context, qd gotest.Queued) (campaign.Remote, error) {
-			co, closeCo, err := testCoordinator(ctx, f.q, *f.slots, qd)
+			co, stop, err := fleet.DialCoordinator(ctx, *f.q.url, f.q.auth(), filepath.Join(qd.WorkDir, "nats"),
+				fleet.CoordinatorOptions{Bundle: qd.Bundle, Catalog: qd.Catalog, Slots: *f.slots, Log: slog.Default()})
 			if err != nil {
 				return nil, err
 			}
-			closeQueue = closeCo
+			closeQueue = stop
 			return co, nil
 		}
 	}
@@ -183,22 +184,6 @@ func (f *testFlags) options(fs *flag.FlagSet, o *gotest.Options) error {
 		o.Kinds = append(o.Kinds, kind)
 	}
 	return nil
-}
-
-// testCoordinator hands the fault trials of a test campaign (its bundle
-// and catalog in qd) to the workers of the queue q; close closes the
-// coordinator and the connection.
-func testCoordinator(ctx context.Context, q *queueFlags, slots int, qd gotest.Queued) (*fleet.Coordinator, func(), error) {
-	conn, err := fleet.Dial(*q.url, q.auth(), filepath.Join(qd.WorkDir, "nats"), slog.Default())
-	if err != nil {
-		return nil, nil, err
-	}
-	co, err := fleet.NewCoordinator(ctx, conn, fleet.CoordinatorOptions{Bundle: qd.Bundle, Catalog: qd.Catalog, Slots: slots, Log: slog.Default()})
-	if err != nil {
-		conn.Close()
-		return nil, nil, err
-	}
-	return co, func() { co.Close(); conn.Close() }, nil
 }
 
 // splitRun takes -run/-test.run and its value out of go test flags: the
