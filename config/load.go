@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -64,14 +63,9 @@ func Parse(data []byte, overrides ...string) (*Config, error) {
 			return nil, err
 		}
 	}
-	root := doc.Content[0]
-	if err := checkNode(root, reflect.TypeFor[Config](), ""); err != nil {
-		return nil, err
-	}
-	// checkNode has vetted every field name and value, with lines.
 	var c Config
-	if err := root.Decode(&c); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+	if err := configStrict.Decode(doc.Content[0], &c); err != nil {
+		return nil, err
 	}
 	return &c, nil
 }
