@@ -31,6 +31,10 @@ import (
 // does not take); gofault bench exits 2 on it.
 var ErrUsage = errors.New("usage")
 
+// DefaultSeeds is a bench's seeds per bug, side and policy unless
+// Options.Seeds says otherwise.
+const DefaultSeeds = 3
+
 // DefaultRelease names the bundle subdirectory of a release without a
 // version (a bundle dir DIR holds DIR/<version>, or DIR/default).
 const DefaultRelease = "default"
@@ -53,7 +57,7 @@ type Options struct {
 	// Known are the names config validation accepts.
 	Known config.Known
 	// Policies and Seeds: each bug runs on each side under every policy
-	// with seeds 1..Seeds.
+	// with seeds 1..Seeds (0: DefaultSeeds).
 	Policies []string
 	Seeds    int
 	// Trials caps each campaign's fault trials (0: the config's
@@ -92,6 +96,7 @@ type Options struct {
 func Measure(ctx context.Context, o Options) (*Summary, error) {
 	o.Progress = cmp.Or[io.Writer](o.Progress, os.Stderr)
 	o.Log = cmp.Or(o.Log, slog.Default())
+	o.Seeds = cmp.Or(o.Seeds, DefaultSeeds)
 	file, bugsData, err := Load(o.BugsPath, o.Known.Checkers)
 	if err != nil {
 		return nil, err

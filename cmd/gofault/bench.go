@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -77,11 +76,9 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	configGiven := false
-	fs.Visit(func(f *flag.Flag) { configGiven = configGiven || f.Name == "config" })
 	sum, err := bench.Measure(ctx, bench.Options{
-		BugsPath: *bugsPath, Only: only, ConfigPath: *cf.path, ConfigGiven: configGiven, Sets: cf.sets, Known: known(),
-		Policies: names, Seeds: cmp.Or(int(*seeds), 3), Trials: int(*trials), Parallel: parallel.n, Name: *name,
+		BugsPath: *bugsPath, Only: only, ConfigPath: *cf.path, ConfigGiven: flagSet(fs, "config"), Sets: cf.sets, Known: known(),
+		Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: parallel.n, Name: *name,
 		Rebuild: *rebuild, Bundle: *bundle, Queue: *q.url, QueueAuth: q.auth(), QueueSlots: *slots, Lock: lockWork,
 	})
 	if err != nil {
