@@ -7,13 +7,13 @@
 package bench
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +26,7 @@ import (
 
 // File is a known-bug file (targets/<t>/bugs.yaml).
 type File struct {
-	Bugs []Bug `yaml:"bugs"`
+	Bugs []Bug `yaml:"bugs" want:"a list of bugs, each a mapping starting with \"- id: ...\""`
 }
 
 // Bug is one known bug of a target.
@@ -37,11 +37,11 @@ type Bug struct {
 	Link  string `yaml:"link"`
 	// Affected is a release that has the bug; Fixed one that does not
 	// (the false-positive control).
-	Affected Release `yaml:"affected"`
-	Fixed    Release `yaml:"fixed"`
+	Affected Release `yaml:"affected" want:"a version such as \"v3.5.13\", or a mapping {version: v3.5.13, set: [path=value, ...]}"`
+	Fixed    Release `yaml:"fixed" want:"a version such as \"v3.5.13\", or a mapping {version: v3.5.13, set: [path=value, ...]}"`
 	// Scenario are config overrides ("path=value", as --set takes) that
 	// make the bug reachable on both releases.
-	Scenario []string `yaml:"scenario"`
+	Scenario []string `yaml:"scenario" want:"a list of config overrides such as [faults.kinds=[crash]]"`
 	// Match says which finding is the bug.
 	Match Matcher `yaml:"match"`
 	// Test, when set, makes the bug's campaigns gofault test campaigns of
@@ -78,11 +78,11 @@ type Test struct {
 	// Run, if set, keeps only the tests this Go regexp matches (go test's -run).
 	Run string `yaml:"run" json:"run,omitempty"`
 	// Kinds are the fault kinds (default error and delay, as gofault test's).
-	Kinds []string `yaml:"kinds" json:"kinds,omitempty"`
+	Kinds []string `yaml:"kinds" json:"kinds,omitempty" want:"a list of fault kinds such as [error, delay]"`
 	// Delay is an injected delay's length (default gofault test's, 2s).
-	Delay time.Duration `yaml:"delay" json:"delay,omitempty"`
+	Delay time.Duration `yaml:"delay" json:"delay,omitempty" want:"a positive duration such as 50ms" min:"1"`
 	// Runs is the fault-free runs of every test (default gofault test's, 2).
-	Runs int `yaml:"runs" json:"runs,omitempty"`
+	Runs int `yaml:"runs" json:"runs,omitempty" want:"a number of fault-free runs of at least 1" min:"1"`
 	// Config, if set, is the gofault.yaml whose test section (member and
 	// transport rules) the campaigns read instead of the module's own, as
 	// gofault test --config: written relative to the known-bug file's
@@ -128,7 +128,18 @@ func (b *Bug) Env(s Side) []string {
 // mapping {version: v3.5.13, set: [...]}.
 type Release struct {
 	Version string   `yaml:"version"`
-	Set     []string `yaml:"set"`
+	Set     []string `yaml:"set" want:"a list of config overrides such as [faults.kinds=[crash]]"`
+}
+
+// UnmarshalYAML reads a release written as its version alone
+// ("v3.5.13") or as a mapping of its fields.
+func (r *Release) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		r.Version = n.Value
+		return nil
+	}
+	type fields Release // without this method
+	return n.Decode((*fields)(r))
 }
 
 // Overrides returns the release's config overrides: target.version first
@@ -228,8 +239,8 @@ func Parse(data []byte, checkers []string) (*File, error) {
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return nil, errors.New(`empty: want "bugs:" and a list of bugs (see docs/bench.md)`)
 	}
-	f, err := decodeFile(doc.Content[0])
-	if err != nil {
+	f := &File{}
+	if err := fileStrict.Decode(doc.Content[0], f); err != nil {
 		return nil, err
 	}
 	if err := f.Validate(checkers); err != nil {
@@ -238,183 +249,17 @@ func Parse(data []byte, checkers []string) (*File, error) {
 	return f, nil
 }
 
-// Fields of each mapping of the file, in the order docs/bench.md gives.
-var (
-	fileFields    = []string{"bugs"}
-	bugFields     = []string{"id", "title", "link", "test", "affected", "fixed", "scenario", "match"}
-	testFields    = []string{"module", "package", "run", "kinds", "delay", "runs", "config"}
-	releaseFields = []string{"version", "set"}
-	matchFields   = []string{"checker", "symptom", "evidence"}
-)
-
-func decodeFile(n *yaml.Node) (*File, error) {
-	f := &File{}
-	err := fields(n, "known-bug file", fileFields, func(k string, v *yaml.Node) error {
-		if v.Kind != yaml.SequenceNode {
-			return wrong(v, "bugs", "a list of bugs, each a mapping starting with \"- id: ...\"")
-		}
-		for i, e := range v.Content {
-			b, err := decodeBug(e, fmt.Sprintf("bugs[%d]", i))
-			if err != nil {
-				return err
-			}
-			f.Bugs = append(f.Bugs, b)
-		}
-		return nil
-	})
-	return f, err
+// fileStrict decodes a known-bug file: an unknown field names the valid
+// ones of its mapping.
+var fileStrict = config.Strict{
+	Root: "known-bug file",
+	Unknown: func(parent, key string, line int, valid []string) error {
+		return fmt.Errorf("line %d: %s: unknown field %q; did you mean %q? (valid fields: %s; see docs/bench.md)",
+			line, cmp.Or(parent, "known-bug file"), key, config.Closest(key, valid), strings.Join(valid, ", "))
+	},
 }
 
-func decodeBug(n *yaml.Node, path string) (Bug, error) {
-	var b Bug
-	err := fields(n, path, bugFields, func(k string, v *yaml.Node) error {
-		p := path + "." + k
-		switch k {
-		case "id":
-			return scalar(v, p, &b.ID)
-		case "title":
-			return scalar(v, p, &b.Title)
-		case "link":
-			return scalar(v, p, &b.Link)
-		case "affected":
-			return decodeRelease(v, p, &b.Affected)
-		case "fixed":
-			return decodeRelease(v, p, &b.Fixed)
-		case "scenario":
-			return list(v, p, &b.Scenario)
-		case "test":
-			b.Test = &Test{}
-			return decodeTest(v, p, b.Test)
-		case "match":
-			return fields(v, p, matchFields, func(k string, v *yaml.Node) error {
-				switch k {
-				case "checker":
-					return scalar(v, p+".checker", &b.Match.Checker)
-				case "evidence":
-					return scalar(v, p+".evidence", &b.Match.Evidence)
-				}
-				return scalar(v, p+".symptom", &b.Match.Symptom)
-			})
-		}
-		return nil
-	})
-	return b, err
-}
-
-func decodeTest(n *yaml.Node, path string, t *Test) error {
-	return fields(n, path, testFields, func(k string, v *yaml.Node) error {
-		p := path + "." + k
-		switch k {
-		case "module":
-			return scalar(v, p, &t.Module)
-		case "package":
-			return scalar(v, p, &t.Package)
-		case "run":
-			return scalar(v, p, &t.Run)
-		case "config":
-			return scalar(v, p, &t.Config)
-		case "kinds":
-			if v.Kind != yaml.SequenceNode {
-				return wrong(v, p, "a list of fault kinds such as [error, delay]")
-			}
-			for i, e := range v.Content {
-				var s string
-				if err := scalar(e, fmt.Sprintf("%s[%d]", p, i), &s); err != nil {
-					return err
-				}
-				t.Kinds = append(t.Kinds, s)
-			}
-			return nil
-		case "delay":
-			var s string
-			if err := scalar(v, p, &s); err != nil {
-				return err
-			}
-			d, err := time.ParseDuration(s)
-			if err != nil || d <= 0 {
-				return wrong(v, p, fmt.Sprintf("a positive duration such as 50ms (got %q)", s))
-			}
-			t.Delay = d
-			return nil
-		}
-		var s string
-		if err := scalar(v, p, &s); err != nil {
-			return err
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return wrong(v, p, fmt.Sprintf("a number of fault-free runs of at least 1 (got %q)", s))
-		}
-		t.Runs = n
-		return nil
-	})
-}
-
-func decodeRelease(n *yaml.Node, path string, r *Release) error {
-	if n.Kind == yaml.ScalarNode {
-		return scalar(n, path, &r.Version)
-	}
-	if n.Kind != yaml.MappingNode {
-		return wrong(n, path, `a version such as "v3.5.13", or a mapping {version: v3.5.13, set: [path=value, ...]}`)
-	}
-	return fields(n, path, releaseFields, func(k string, v *yaml.Node) error {
-		if k == "version" {
-			return scalar(v, path+".version", &r.Version)
-		}
-		return list(v, path+".set", &r.Set)
-	})
-}
-
-// fields calls set for each key of mapping n, refusing keys not in valid.
-func fields(n *yaml.Node, path string, valid []string, set func(k string, v *yaml.Node) error) error {
-	if n.Kind != yaml.MappingNode {
-		return wrong(n, path, "a mapping of fields ("+strings.Join(valid, ", ")+")")
-	}
-	seen := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		if !slices.Contains(valid, k.Value) {
-			return fmt.Errorf("line %d: %s: unknown field %q; did you mean %q? (valid fields: %s; see docs/bench.md)",
-				k.Line, path, k.Value, config.Closest(k.Value, valid), strings.Join(valid, ", "))
-		}
-		if seen[k.Value] {
-			return fmt.Errorf("line %d: %s: field %q given twice; remove one", k.Line, path, k.Value)
-		}
-		seen[k.Value] = true
-		if err := set(k.Value, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func scalar(n *yaml.Node, path string, out *string) error {
-	if n.Kind != yaml.ScalarNode {
-		return wrong(n, path, "a string")
-	}
-	*out = n.Value
-	return nil
-}
-
-func list(n *yaml.Node, path string, out *[]string) error {
-	if n.Kind != yaml.SequenceNode {
-		return wrong(n, path, "a list of config overrides such as [faults.kinds=[crash]]")
-	}
-	for i, e := range n.Content {
-		var s string
-		if err := scalar(e, fmt.Sprintf("%s[%d]", path, i), &s); err != nil {
-			return err
-		}
-		*out = append(*out, s)
-	}
-	return nil
-}
-
-func wrong(n *yaml.Node, path, want string) error {
-	return fmt.Errorf("line %d: %s: want %s", n.Line, path, want)
-}
-
-// closest returns the name in valid nearest to s (edit distance).
+// bugID is the form of a bug ID.
 var bugID = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
 
 // reserved are the config paths a bench sets itself, refused in a scenario

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"path/filepath"
 	"slices"
 	"time"
@@ -76,85 +77,35 @@ func (c *Config) Defaults() {
 	if c.Name == "" && c.Dir != "" {
 		c.Name = filepath.Base(c.Dir)
 	}
-	if c.Target.Module == "" {
-		c.Target.Module = "."
-	}
-	if c.Target.Main == "" {
-		c.Target.Main = "."
-	}
-	if c.Cluster.Nodes == 0 {
-		c.Cluster.Nodes = DefaultNodes
-	}
-	if c.Cluster.Ready.Timeout == 0 {
-		c.Cluster.Ready.Timeout = DefaultReadyTimeout
-	}
-	if c.Cluster.Shutdown.Signal == "" {
-		c.Cluster.Shutdown.Signal = DefaultSignal
-	}
-	if c.Cluster.Shutdown.Grace == 0 {
-		c.Cluster.Shutdown.Grace = DefaultGrace
-	}
-	if c.Cluster.Shutdown.Order == "" {
-		c.Cluster.Shutdown.Order = DefaultShutdownOrder
-	}
-	if c.Workload.Timeout == 0 {
-		c.Workload.Timeout = DefaultWorkloadTimeout
-	}
-	if c.Workload.MinDuration == 0 {
-		c.Workload.MinDuration = DefaultMinDuration
-	}
+	c.Target.Module = cmp.Or(c.Target.Module, ".")
+	c.Target.Main = cmp.Or(c.Target.Main, ".")
+	c.Cluster.Nodes = cmp.Or(c.Cluster.Nodes, DefaultNodes)
+	c.Cluster.Ready.Timeout = cmp.Or(c.Cluster.Ready.Timeout, DefaultReadyTimeout)
+	c.Cluster.Shutdown.Signal = cmp.Or(c.Cluster.Shutdown.Signal, DefaultSignal)
+	c.Cluster.Shutdown.Grace = cmp.Or(c.Cluster.Shutdown.Grace, DefaultGrace)
+	c.Cluster.Shutdown.Order = cmp.Or(c.Cluster.Shutdown.Order, DefaultShutdownOrder)
+	c.Workload.Timeout = cmp.Or(c.Workload.Timeout, DefaultWorkloadTimeout)
+	c.Workload.MinDuration = cmp.Or(c.Workload.MinDuration, DefaultMinDuration)
 	if len(c.Checkers.Enabled) == 0 {
 		c.Checkers.Enabled = slices.Clone(DefaultCheckers)
 	}
-	if c.Checkers.Baseline == 0 {
-		c.Checkers.Baseline = DefaultBaseline
-	}
-	if c.Checkers.Linearizability == 0 {
-		c.Checkers.Linearizability = DefaultLinearizability
-	}
-	if c.Checkers.GenericSites == 0 {
-		c.Checkers.GenericSites = DefaultGenericSites
-	}
-	if c.Checkers.RerunFaultFree == 0 {
-		c.Checkers.RerunFaultFree = DefaultRerunFaultFree
-	}
-	if c.Checkers.RecoveryBound == 0 {
-		c.Checkers.RecoveryBound = DefaultRecoveryBound
-	}
+	c.Checkers.Baseline = cmp.Or(c.Checkers.Baseline, DefaultBaseline)
+	c.Checkers.Linearizability = cmp.Or(c.Checkers.Linearizability, DefaultLinearizability)
+	c.Checkers.GenericSites = cmp.Or(c.Checkers.GenericSites, DefaultGenericSites)
+	c.Checkers.RerunFaultFree = cmp.Or(c.Checkers.RerunFaultFree, DefaultRerunFaultFree)
+	c.Checkers.RecoveryBound = cmp.Or(c.Checkers.RecoveryBound, DefaultRecoveryBound)
 	if len(c.Faults.Kinds) == 0 {
 		c.Faults.Kinds = slices.Clone(DefaultFaultKinds)
 	}
-	if c.Faults.Delay == 0 {
-		c.Faults.Delay = DefaultDelay
-	}
-	if c.Faults.Partition.Duration == 0 {
-		c.Faults.Partition.Duration = DefaultPartition
-	}
-	if c.Policy.Name == "" {
-		c.Policy.Name = DefaultPolicy
-	}
-	if c.Policy.PerTrial == 0 {
-		c.Policy.PerTrial = DefaultPerTrial
-	}
-	if c.Policy.Budget == 0 {
-		c.Policy.Budget = DefaultBudget
-	}
-	if c.Trials.Count == 0 {
-		c.Trials.Count = DefaultTrials
-	}
-	if c.Trials.Timeout == 0 {
-		c.Trials.Timeout = DefaultTrialTimeout
-	}
-	if c.Trials.StopAfterErrors == 0 {
-		c.Trials.StopAfterErrors = DefaultStopAfterErrors
-	}
-	if c.WorkDir == "" {
-		c.WorkDir = DefaultWorkDir
-	}
-	if c.Store.DB == "" {
-		c.Store.DB = filepath.Join(c.WorkDir, DefaultDBName)
-	}
-	if c.Store.KeepFailed == 0 {
-		c.Store.KeepFailed = DefaultKeepFailed
-	}
+	c.Faults.Delay = cmp.Or(c.Faults.Delay, DefaultDelay)
+	c.Faults.Partition.Duration = cmp.Or(c.Faults.Partition.Duration, DefaultPartition)
+	c.Policy.Name = cmp.Or(c.Policy.Name, DefaultPolicy)
+	c.Policy.PerTrial = cmp.Or(c.Policy.PerTrial, DefaultPerTrial)
+	c.Policy.Budget = cmp.Or(c.Policy.Budget, DefaultBudget)
+	c.Trials.Count = cmp.Or(c.Trials.Count, DefaultTrials)
+	c.Trials.Timeout = cmp.Or(c.Trials.Timeout, DefaultTrialTimeout)
+	c.Trials.StopAfterErrors = cmp.Or(c.Trials.StopAfterErrors, DefaultStopAfterErrors)
+	c.WorkDir = cmp.Or(c.WorkDir, DefaultWorkDir)
+	c.Store.DB = cmp.Or(c.Store.DB, filepath.Join(c.WorkDir, DefaultDBName))
+	c.Store.KeepFailed = cmp.Or(c.Store.KeepFailed, DefaultKeepFailed)
 }

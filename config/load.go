@@ -66,11 +66,12 @@ func Parse(data []byte, overrides ...string) (*Config, error) {
 		}
 	}
 	root := doc.Content[0]
-	if err := checkNode(root, reflect.TypeFor[Config](), ""); err != nil {
+	// The release entry that target.version chooses (its entries checked
+	// first, with lines), then the overrides again: --set wins over the
+	// entry.
+	if err := configStrict.check(root, reflect.TypeFor[Config](), "", field{}); err != nil {
 		return nil, err
 	}
-	// The release entry that target.version chooses, then the overrides
-	// again: --set wins over the entry.
 	release, err := applyRelease(root)
 	if err != nil {
 		return nil, err
@@ -82,10 +83,9 @@ func Parse(data []byte, overrides ...string) (*Config, error) {
 			}
 		}
 	}
-	// checkNode has vetted every field name and value, with lines.
 	var c Config
-	if err := root.Decode(&c); err != nil {
-		return nil, fmt.Errorf("decode: %w", err)
+	if err := configStrict.Decode(doc.Content[0], &c); err != nil {
+		return nil, err
 	}
 	c.Release = release
 	return &c, nil

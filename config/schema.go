@@ -23,6 +23,12 @@ type field struct {
 	name   string
 	typ    reflect.Type
 	goName string // the struct field's Go name
+	// want, from the struct field's `want` tag, says what the field's
+	// value looks like where its type's description (describe) would not
+	// say enough; min, from its `min` tag, is the least whole number (or
+	// duration in nanoseconds) it takes, if set.
+	want string
+	min  *int64
 }
 
 // fieldsOf lists the YAML fields of struct type t in declaration order.
@@ -40,7 +46,11 @@ func fieldsOf(t reflect.Type) []field {
 		if name == "" {
 			name = strings.ToLower(f.Name)
 		}
-		fs = append(fs, field{name, f.Type, f.Name})
+		fd := field{name: name, typ: f.Type, goName: f.Name, want: f.Tag.Get("want")}
+		if m, err := strconv.ParseInt(f.Tag.Get("min"), 10, 64); err == nil {
+			fd.min = &m
+		}
+		fs = append(fs, fd)
 	}
 	return fs
 }
@@ -160,84 +170,20 @@ func describe(t reflect.Type) string {
 		return "a list such as [a, b] (items: " + describe(t.Elem()) + ")"
 	case t.Kind() == reflect.Map:
 		return "a mapping such as {KEY: value}"
+	case t.Kind() == reflect.Pointer:
+		return describe(t.Elem())
 	case t.Kind() == reflect.Struct:
-		return "a mapping of fields"
+		var names []string
+		for _, f := range fieldsOf(t) {
+			names = append(names, f.name)
+		}
+		return "a mapping of fields (" + strings.Join(names, ", ") + ")"
 	}
 	return t.String()
 }
 
 func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
-}
-
-// checkNode checks YAML node n against type t at path, naming the field and
-// line of the first unknown field or ill-typed value.
-func checkNode(n *yaml.Node, t reflect.Type, path string) error {
-	for n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if isNull(n) {
-		return nil
-	}
-	wrong := func() error {
-		name := path
-		if name == "" {
-			name = "config"
-		}
-		if n.Line == 0 { // a --set value
-			return fmt.Errorf("%s: want %s, got %q", name, describe(t), nodeText(n))
-		}
-		return fmt.Errorf("line %d: %s: want %s, got %q", n.Line, name, describe(t), nodeText(n))
-	}
-	switch {
-	case isLeaf(t):
-		if n.Kind != yaml.ScalarNode {
-			return wrong()
-		}
-		if err := n.Decode(reflect.New(t).Interface()); err != nil {
-			return wrong()
-		}
-	case t.Kind() == reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return wrong()
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Value == "<<" { // merge key
-				if err := checkNode(v, t, path); err != nil {
-					return err
-				}
-				continue
-			}
-			p := join(path, k.Value)
-			f, ok := lookupField(t, k.Value)
-			if !ok {
-				return unknownFieldError(p, k.Line)
-			}
-			if err := checkNode(v, f.typ, p); err != nil {
-				return err
-			}
-		}
-	case t.Kind() == reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			return wrong()
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if err := checkNode(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
-				return err
-			}
-		}
-	case t.Kind() == reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return wrong()
-		}
-		for i, e := range n.Content {
-			if err := checkNode(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
 }
 
 func nodeText(n *yaml.Node) string {
@@ -300,7 +246,7 @@ func Set(doc *yaml.Node, override string) error {
 		return fmt.Errorf("--set %s: %w", path, err)
 	}
 	clearLines(v)
-	if err := checkNode(v, t, path); err != nil {
+	if err := configStrict.check(v, t, path, field{}); err != nil {
 		return fmt.Errorf("--set %s=%s: %w", path, value, err)
 	}
 	n := doc.Content[0]

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/build"
@@ -75,65 +73,11 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintln(stdout)
 	}
-	if err := writeStatsTable(stdout, res.Stats); err != nil {
+	if err := res.Stats.WriteTable(stdout); err != nil {
 		return err
 	}
-	if err := writeSieveTable(stdout, res.Stats); err != nil {
+	if err := res.Stats.WriteSieveTable(stdout); err != nil {
 		return err
 	}
 	return catalog.WriteRole(stdout, res.Catalog, "")
-}
-
-// writeStatsTable prints the statistics like Legolas's Table 2: one row
-// per package, then the totals and the time.
-func writeStatsTable(w io.Writer, s analysis.Stats) error {
-	names := s.CounterNames()
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := []string{"package"}
-	for _, n := range names {
-		header = append(header, strings.ReplaceAll(n, "_", " "))
-	}
-	fmt.Fprintln(tw, strings.Join(header, "\t")+"\t")
-	row := func(name string, c analysis.Counts) {
-		cells := []string{name}
-		for _, n := range names {
-			cells = append(cells, fmt.Sprint(c[n]))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
-	}
-	prefix := commonPrefix(s.Packages)
-	for _, p := range s.Packages {
-		name := strings.TrimPrefix(p.Package, prefix)
-		if name == "" {
-			name = p.Package
-		}
-		row(name, p.Counts)
-	}
-	row(fmt.Sprintf("total (%d packages)", s.Totals[analysis.CountPackages]), s.Totals)
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if prefix != "" {
-		fmt.Fprintf(w, "packages under %s\n", prefix)
-	}
-	_, err := fmt.Fprintf(w, "analysis took %.1fs\n", s.Seconds)
-	return err
-}
-
-// commonPrefix returns the longest common "a/b/" prefix of the package
-// paths, when there are at least two packages.
-func commonPrefix(rows []analysis.PackageStats) string {
-	if len(rows) < 2 {
-		return ""
-	}
-	prefix := rows[0].Package
-	for _, r := range rows[1:] {
-		for !strings.HasPrefix(r.Package, prefix) {
-			prefix = prefix[:len(prefix)-1]
-		}
-	}
-	if i := strings.LastIndex(prefix, "/"); i >= 0 {
-		return prefix[:i+1]
-	}
-	return ""
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
@@ -92,41 +91,7 @@ func runBuild(ctx context.Context, args []string, stdout io.Writer) error {
 			Dropped []instrument.Dropped `json:"dropped,omitempty"`
 		}{res.Binary, res.Reused, res.CatalogFile, catalogHash(res.Catalog), res.Stats, res.Dropped})
 	}
-	st := res.Stats
-	if res.Reused {
-		fmt.Fprintf(stdout, "reusing build %s (inputs unchanged; --rebuild builds afresh) in %.1fs\n", res.Binary, st.Seconds.Total)
-	}
-	if *plain {
-		if !res.Reused {
-			fmt.Fprintf(stdout, "built %s (uninstrumented) in %.1fs\n", res.Binary, st.Seconds.Total)
-		}
-		return nil
-	}
-	if !res.Reused {
-		fmt.Fprintf(stdout, "built %s\n", res.Binary)
-	}
-	fmt.Fprintf(stdout, "  catalog    %s (hash %s)\n", res.CatalogFile, res.Catalog.Hash)
-	fmt.Fprintf(stdout, "  sites      %d found, %d instrumented (%d with error branch, %d delay/crash hook only), %d skipped\n",
-		st.Sites, st.Instrumented, st.ErrorSites, st.HookOnly, st.Skipped)
-	if len(res.Catalog.States) > 0 {
-		fmt.Fprintf(stdout, "  states     %d hooks in %d task units\n", st.States, len(res.Catalog.Tasks))
-	}
-	if res.Catalog.Blocks > 0 {
-		fmt.Fprintf(stdout, "  coverage   %d basic blocks counted in %d files\n", res.Catalog.Blocks, len(res.Catalog.BlockFiles))
-	}
-	if st.Skipped > 0 {
-		fmt.Fprintf(stdout, "  skipped    %s\n", st.SkipSummary())
-	}
-	writeCompileDropped(stdout, res.Dropped)
-	fmt.Fprintf(stdout, "  rewritten  %d files in %d packages; %d dependency modules copied\n", st.Files, st.Packages, st.Copies)
-	if res.Reused {
-		return nil
-	}
-	fmt.Fprintf(stdout, "  seconds    prepare %.1f, analyse %.1f, instrument %.1f, build %.1f (%d go build runs), total %.1f\n",
-		st.Seconds.Prepare, st.Seconds.Analyze, st.Seconds.Instrument, st.Seconds.Build, st.Builds, st.Seconds.Total)
-	if st.PeakRSSMB > 0 {
-		fmt.Fprintf(stdout, "  memory     peak %.0f MiB (analysis and rewrite; go build not included)\n", st.PeakRSSMB)
-	}
+	res.WriteText(stdout, *plain)
 	return nil
 }
 
@@ -135,17 +100,6 @@ func catalogHash(c *catalog.Catalog) string {
 		return ""
 	}
 	return c.Hash
-}
-
-// writeCompileDropped names every site the build dropped because its
-// rewritten code did not compile, with the compiler's error.
-func writeCompileDropped(w io.Writer, ds []instrument.Dropped) {
-	for _, d := range ds {
-		if d.Reason != instrument.SkipCompile {
-			continue
-		}
-		fmt.Fprintf(w, "  dropped    %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
-	}
 }
 
 // writeBundle writes the bundle of the config cf names into dir and
@@ -175,21 +129,6 @@ func writeBundle(ctx context.Context, stdout io.Writer, cf configFlags, dir stri
 			Dropped  []instrument.Dropped `json:"dropped,omitempty"`
 		}{dir, res.Manifest, res.Node.Reused, res.Bytes, res.Node.Stats, res.Node.Dropped})
 	}
-	m := res.Manifest
-	how := "built"
-	if res.Node.Reused {
-		how = "reused (inputs unchanged)"
-	}
-	fmt.Fprintf(stdout, "bundle %s: %s for %s/%s, gofault %s\n", dir, strings.TrimSpace(m.Target+" "+m.TargetVersion), m.GOOS, m.GOARCH, m.Gofault)
-	fmt.Fprintf(stdout, "  node       %s (%s; %d sites, catalog %s)\n", m.Node, how, len(res.Node.Catalog.Sites), m.CatalogHash)
-	if m.Workload != "" {
-		how = "built"
-		if res.WorkloadReused {
-			how = "reused (inputs unchanged)"
-		}
-		fmt.Fprintf(stdout, "  workload   %s (%s)\n", m.Workload, how)
-	}
-	writeCompileDropped(stdout, res.Node.Dropped)
-	fmt.Fprintf(stdout, "  size       %.1f MiB; run it with: gofault run --bundle %s\n", float64(res.Bytes)/(1<<20), dir)
+	res.WriteText(stdout, dir)
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/gofault/gofault/internal/version"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,15 +61,15 @@ func TestBundle(t *testing.T) {
 		t.Fatalf("run --bundle: exit %d\n%s", code, errb.String())
 	}
 	var sum struct {
-		Version      versionInfo `json:"version"`
-		Campaign     int64       `json:"campaign"`
-		Trials       int         `json:"trials"`
-		FailedTrials int         `json:"failed_trials"`
-		Findings     int         `json:"findings"`
-		FaultFree    int         `json:"fault_free_failures"`
-		Generic      int         `json:"generic_consequences"`
-		ErrorTrials  int         `json:"error_trials"`
-		DB           string      `json:"db"`
+		Version      version.Info `json:"version"`
+		Campaign     int64        `json:"campaign"`
+		Trials       int          `json:"trials"`
+		FailedTrials int          `json:"failed_trials"`
+		Findings     int          `json:"findings"`
+		FaultFree    int          `json:"fault_free_failures"`
+		Generic      int          `json:"generic_consequences"`
+		ErrorTrials  int          `json:"error_trials"`
+		DB           string       `json:"db"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("%v: %s", err, out.String())

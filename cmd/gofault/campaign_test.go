@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/gofault/gofault/internal/version"
 	"os"
 	"path/filepath"
 	"testing"
@@ -62,7 +63,7 @@ func TestEtcdCampaign(t *testing.T) {
 		t.Fatalf("gofault report: exit %d\n%s", code, errb.String())
 	}
 	var rep struct {
-		Version  versionInfo `json:"version"`
+		Version  version.Info `json:"version"`
 		Findings []struct {
 			ID      string `json:"id"`
 			Checker string `json:"checker"`

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/gofault/gofault/campaign"
@@ -80,48 +79,6 @@ func runCompare(ctx context.Context, args []string, stdout io.Writer) error {
 	if *asJSON {
 		return writeJSON(stdout, cmp)
 	}
-	writeComparison(stdout, cmp, names)
+	cmp.WriteText(stdout, names)
 	return nil
-}
-
-// writeComparison prints one row per finding and a column per policy.
-func writeComparison(w io.Writer, cmp *campaign.Comparison, names []string) {
-	fmt.Fprintf(w, "%d seeds × %d trials per policy; store %s\n\n", cmp.Seeds, cmp.Trials, cmp.DB)
-	all := map[string]bool{}
-	for _, r := range cmp.Policies {
-		for f := range r.MedianTrialsToFinding {
-			all[f] = true
-		}
-	}
-	findings := make([]string, 0, len(all))
-	for f := range all {
-		findings = append(findings, f)
-	}
-	sort.Strings(findings)
-	fmt.Fprintf(w, "%-16s", "policy")
-	for _, n := range names {
-		fmt.Fprintf(w, " %18s", n)
-	}
-	fmt.Fprintf(w, "\n%-16s", "findings")
-	for _, n := range names {
-		fmt.Fprintf(w, " %18d", cmp.Policies[n].Findings)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "\nmedian trials to each finding (found in seeds/all; > trials means missed by most seeds):")
-	for _, f := range findings {
-		fmt.Fprintf(w, "  %s\n  %-14s", f, "")
-		for _, n := range names {
-			r := cmp.Policies[n]
-			if found := r.FoundIn[f]; found > 0 {
-				cell := fmt.Sprintf("%.1f (%d/%d)", r.MedianTrialsToFinding[f], found, cmp.Seeds)
-				if m := r.MedianMinutesToFinding[f]; m != nil {
-					cell += fmt.Sprintf(" %.1fm", *m)
-				}
-				fmt.Fprintf(w, " %18s", cell)
-			} else {
-				fmt.Fprintf(w, " %18s", "-")
-			}
-		}
-		fmt.Fprintln(w)
-	}
 }

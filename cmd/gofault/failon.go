@@ -68,27 +68,7 @@ func runResults(fail failOn, sum *campaign.Summary) error {
 	if fail == failNever {
 		return nil
 	}
-	var got []string
-	if sum.Findings > 0 {
-		got = append(got, plural(sum.Findings, "finding"))
-	}
-	if fail == failFailures {
-		// Failed trials include those that made the findings; name the
-		// rest by what they are.
-		if n := sum.FailedTrials; n > 0 {
-			got = append(got, plural(n, "failed trial"))
-		}
-		if n := sum.FaultFreeFailures; n > 0 {
-			got = append(got, plural(n, "fault-free failure"))
-		}
-		if n := sum.GenericConsequences; n > 0 {
-			got = append(got, plural(n, "generic consequence"))
-		}
-		if n := sum.ErrorTrials; n > 0 {
-			got = append(got, plural(n, "trial that could not run", "trials that could not run"))
-		}
-	}
-	return found(fail, got)
+	return found(fail, sum.Failures(fail == failFailures))
 }
 
 // benchResults decides whether a bench's summary has the results that
@@ -98,26 +78,7 @@ func benchResults(fail failOn, sum *bench.Summary) error {
 	if fail == failNever {
 		return nil
 	}
-	var got []string
-	for _, r := range sum.Rows {
-		row := r.Bug + "/" + r.Policy
-		if r.FalsePositives > 0 {
-			got = append(got, fmt.Sprintf("%s: %s on the fixed release", row, plural(r.FalsePositives, "false positive")))
-		}
-		if fail != failFailures {
-			continue
-		}
-		if r.Found < r.Seeds {
-			got = append(got, fmt.Sprintf("%s: missed in %d of %d seeds", row, r.Seeds-r.Found, r.Seeds))
-		}
-		if n := r.FaultFreeAffected + r.FaultFreeFixed; n > 0 {
-			got = append(got, fmt.Sprintf("%s: the symptom without faults in %s", row, plural(n, "campaign")))
-		}
-		if n := len(r.BaselineFails); n > 0 {
-			got = append(got, fmt.Sprintf("%s: %s whose baseline failed", row, plural(n, "campaign")))
-		}
-	}
-	return found(fail, got)
+	return found(fail, sum.Failures(fail == failFailures))
 }
 
 // found wraps errFound with the results got, or returns nil for none.
@@ -126,16 +87,4 @@ func found(fail failOn, got []string) error {
 		return nil
 	}
 	return fmt.Errorf("%w %s: %s", errFound, fail, strings.Join(got, "; "))
-}
-
-// plural says "1 finding" or "3 findings"; a second form is the plural
-// where adding "s" is wrong.
-func plural(n int, one string, many ...string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	if len(many) > 0 {
-		return fmt.Sprintf("%d %s", n, many[0])
-	}
-	return fmt.Sprintf("%d %ss", n, one)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"text/tabwriter"
 
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
@@ -36,15 +35,5 @@ func writeInvariants(ctx context.Context, cfg *config.Config, asJSON bool, stdou
 		}
 		return json.NewEncoder(stdout).Encode(map[string]any{"campaign": id, "invariants": invs})
 	}
-	if id == 0 {
-		fmt.Fprintln(stdout, "no invariants: no cofi campaign has run fault-free trials yet (gofault run --policy cofi)")
-		return nil
-	}
-	fmt.Fprintf(stdout, "%d invariants mined by campaign %d from its fault-free trials\n", len(invs), id)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "point\ttype\tinvariant\tobserved\ttrials")
-	for _, v := range invs {
-		fmt.Fprintf(tw, "%s\t%d\t%s == %s\t%d\t%d\n", v.Point, v.Type, v.A, v.B, v.Count, v.Trials)
-	}
-	return tw.Flush()
+	return invariant.WriteTable(stdout, invs, id)
 }

@@ -25,8 +25,10 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gofault/gofault/bench"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/scaffold"
 	"github.com/gofault/gofault/workdir"
 )
 
@@ -83,7 +85,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "gofault %s: %v\n", c.name, err)
-		if errors.Is(err, errUsage) {
+		if errors.Is(err, errUsage) || errors.Is(err, bench.ErrUsage) || errors.Is(err, scaffold.ErrUsage) {
 			return 2
 		}
 		if errors.Is(err, errNotReproduced) {

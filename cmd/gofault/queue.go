@@ -76,16 +76,11 @@ func coordinate(ctx context.Context, q *queueFlags, bf *buildFlags, cf *configFl
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	conn, err := fleet.Dial(*q.url, q.auth(), filepath.Join(work, "nats"), slog.Default())
+	co, stop, err := fleet.DialCoordinator(ctx, *q.url, q.auth(), filepath.Join(work, "nats"), fleet.CoordinatorOptions{Bundle: dir, Config: confYAML, Catalog: bt.Catalog, Slots: slots, Log: slog.Default()})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	co, err := fleet.NewCoordinator(ctx, conn, fleet.CoordinatorOptions{Bundle: dir, Config: confYAML, Catalog: bt.Catalog, Slots: slots, Log: slog.Default()})
-	if err != nil {
-		conn.Close()
-		return nil, nil, nil, err
-	}
-	return bt, co, func() { co.Close(); conn.Close() }, nil
+	return bt, co, stop, nil
 }
 
 func runWorker(ctx context.Context, args []string, stdout io.Writer) error {

@@ -1,24 +1,22 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/dashboard"
 	"github.com/gofault/gofault/gotest"
-	"github.com/gofault/gofault/instrument"
+	"github.com/gofault/gofault/internal/version"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
@@ -59,7 +57,7 @@ func (s *storeFlags) open() (*store.Store, error) {
 	path := *s.db
 	if path == "" {
 		_, statErr := os.Stat(*s.path)
-		last := lastDB()
+		last := store.Last()
 		switch {
 		case os.IsNotExist(statErr) && *s.path == "gofault.yaml" && len(s.sets) == 0 && last != "":
 			path = last
@@ -77,60 +75,57 @@ func (s *storeFlags) open() (*store.Store, error) {
 	return store.OpenExisting(path)
 }
 
+// reportFlags are gofault report's flags.
+type reportFlags struct {
+	store                                    *storeFlags
+	id                                       *int64
+	all, asJSON, trials, sites, errors       *bool
+	faultFree, notJudged, dismissed, generic *bool
+	html, junit, restore                     *string
+}
+
+func addReportFlags(fs *flag.FlagSet) *reportFlags {
+	return &reportFlags{
+		store:     addStoreFlags(fs),
+		id:        fs.Int64("campaign", 0, "campaign ID (default: the latest)"),
+		all:       fs.Bool("all", false, "report over every campaign in the database"),
+		asJSON:    fs.Bool("json", false, `print one JSON object: "version" (gofault's) and "findings" (or "trials", "sites", "fault_free", "generic" as the other flags choose)`),
+		trials:    fs.Bool("trials", false, "list every trial (fault, status, failed checkers) instead of findings"),
+		sites:     fs.Bool("sites", false, "list, per fault site, the node roles and abstract states in which its requests arrived, summed over the trials"),
+		errors:    fs.Bool("errors", false, "with --trials: show each trial's whole error, the nodes' role changes and, for trials that failed or could not run, the last lines of every node's log"),
+		faultFree: fs.Bool("fault-free", false, "list only the failures of trials in which no fault was injected (with --json: those instead of the findings)"),
+		html:      fs.String("html", "", "write the campaign's pages (campaign, trials, findings, timelines, logs) as a self-contained static directory `DIR`"),
+		junit:     fs.String("junit", "", "write the findings and fault-free failures as JUnit XML test cases to `FILE` (for a CI's test view)"),
+		notJudged: fs.Bool("not-judged", false, "list only the trials the workload could not judge, with its reasons (with --json: those instead of the findings)"),
+		dismissed: fs.Bool("dismissed", false, "list, per log rule, what it dismissed as a fault's expected consequence across the trials (templates, counts, trials, an example), to audit the rules"),
+		restore:   fs.String("restore", "", "unpack the data dirs failed trial `TRIAL` kept (its "+campaign.PackName+") and its logs into the directory named after the flags: gofault report --restore 3-12 /tmp/t3-12"),
+		generic:   fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)"),
+	}
+}
+
 func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	fs := newFlags("report", os.Stderr)
-	sf := addStoreFlags(fs)
-	id := fs.Int64("campaign", 0, "campaign ID (default: the latest)")
-	all := fs.Bool("all", false, "report over every campaign in the database")
-	asJSON := fs.Bool("json", false, `print one JSON object: "version" (gofault's) and "findings" (or "trials", "sites", "fault_free", "generic" as the other flags choose)`)
-	listTrials := fs.Bool("trials", false, "list every trial (fault, status, failed checkers) instead of findings")
-	listSites := fs.Bool("sites", false, "list, per fault site, the node roles and abstract states in which its requests arrived, summed over the trials")
-	withErrors := fs.Bool("errors", false, "with --trials: show each trial's whole error, the nodes' role changes and, for trials that failed or could not run, the last lines of every node's log")
-	faultFreeOnly := fs.Bool("fault-free", false, "list only the failures of trials in which no fault was injected (with --json: those instead of the findings)")
-	htmlDir := fs.String("html", "", "write the campaign's pages (campaign, trials, findings, timelines, logs) as a self-contained static directory `DIR`")
-	junitFile := fs.String("junit", "", "write the findings and fault-free failures as JUnit XML test cases to `FILE` (for a CI's test view)")
-	notJudgedOnly := fs.Bool("not-judged", false, "list only the trials the workload could not judge, with its reasons (with --json: those instead of the findings)")
-	listDismissed := fs.Bool("dismissed", false, "list, per log rule, what it dismissed as a fault's expected consequence across the trials (templates, counts, trials, an example), to audit the rules")
-	restore := fs.String("restore", "", "unpack the data dirs failed trial `TRIAL` kept (its "+campaign.PackName+") and its logs into the directory named after the flags: gofault report --restore 3-12 /tmp/t3-12")
-	genericOnly := fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)")
+	f := addReportFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return errors.Join(errUsage, err)
 	}
-	if *restore == "" && fs.NArg() > 0 {
+	if *f.restore == "" && fs.NArg() > 0 {
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
-	if *restore != "" && fs.NArg() != 1 {
+	if *f.restore != "" && fs.NArg() != 1 {
 		return fmt.Errorf("%w: --restore TRIAL DIR: name one directory to restore into, after the flags", errUsage)
 	}
-	st, err := sf.open()
+	st, err := f.store.open()
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if *restore != "" {
-		return restoreTrial(ctx, st, *restore, fs.Arg(0), *asJSON, stdout)
+	if *f.restore != "" {
+		return restoreTrial(ctx, st, *f.restore, fs.Arg(0), *f.asJSON, stdout)
 	}
-	camps, err := st.Campaigns(ctx)
+	camps, ids, err := reportCampaigns(ctx, st, *f.all, *f.id)
 	if err != nil {
 		return err
-	}
-	var ids []int64
-	switch {
-	case *all:
-		for _, c := range camps {
-			ids = append(ids, c.ID)
-		}
-	case *id != 0:
-		if !slices.ContainsFunc(camps, func(c *store.Campaign) bool { return c.ID == *id }) {
-			return fmt.Errorf("%w: no campaign %d in %s (%d campaigns; gofault report --all reports over every one)", errUsage, *id, st.Path(), len(camps))
-		}
-		ids = []int64{*id}
-	case len(camps) > 0:
-		latest, err := defaultCampaign(ctx, st, camps)
-		if err != nil {
-			return err
-		}
-		ids = []int64{latest}
 	}
 	var trials []*record.Trial
 	for _, c := range ids {
@@ -140,25 +135,47 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		trials = append(trials, ts...)
 	}
-	if *listTrials {
-		if *asJSON {
-			return writeReportJSON(stdout, "trials", trials)
-		}
-		return report.WriteTrials(stdout, trials, *withErrors)
+	return showReport(ctx, st, f, camps, ids, trials, report.Output{W: stdout, JSON: *f.asJSON, Version: version.Current()})
+}
+
+// reportCampaigns returns st's campaigns and those report shows: all,
+// the one id names, or the latest.
+func reportCampaigns(ctx context.Context, st *store.Store, all bool, id int64) ([]*store.Campaign, []int64, error) {
+	camps, err := st.Campaigns(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-	if *listDismissed {
-		rules := report.Dismissed(trials)
-		if *asJSON {
-			return writeJSON(stdout, rules)
+	var ids []int64
+	switch {
+	case all:
+		for _, c := range camps {
+			ids = append(ids, c.ID)
 		}
-		return report.WriteDismissed(stdout, rules)
+	case id != 0:
+		if !slices.ContainsFunc(camps, func(c *store.Campaign) bool { return c.ID == id }) {
+			return nil, nil, fmt.Errorf("%w: no campaign %d in %s (%d campaigns; gofault report --all reports over every one)", errUsage, id, st.Path(), len(camps))
+		}
+		ids = []int64{id}
+	case len(camps) > 0:
+		latest, err := st.DefaultCampaign(ctx, camps)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids = []int64{latest}
 	}
-	if *listSites {
-		sites := report.Reached(trials)
-		if *asJSON {
-			return writeReportJSON(stdout, "sites", sites)
-		}
-		return report.WriteReached(stdout, sites)
+	return camps, ids, nil
+}
+
+// showReport writes the mode of report that f chooses over the trials of
+// the campaigns ids.
+func showReport(ctx context.Context, st *store.Store, f *reportFlags, camps []*store.Campaign, ids []int64, trials []*record.Trial, out report.Output) error {
+	switch {
+	case *f.trials:
+		return out.Trials(trials, *f.errors)
+	case *f.dismissed:
+		return out.Dismissed(trials)
+	case *f.sites:
+		return out.Sites(trials)
 	}
 	var opts report.Options
 	if len(ids) > 0 {
@@ -170,76 +187,43 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	rep.Annotate(st.Path(), reruns)
-	if *htmlDir != "" || *junitFile != "" {
+	switch {
+	case *f.html != "" || *f.junit != "":
 		if len(ids) != 1 {
 			return fmt.Errorf("%w: --html and --junit write one campaign (name it with --campaign)", errUsage)
 		}
-		if *junitFile != "" {
-			if err := writeJUnit(ctx, st, ids[0], rep, trials, *junitFile); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "wrote %s (%d findings, %d fault-free failures)\n", *junitFile, len(rep.Findings), len(rep.FaultFree))
-		}
-		if *htmlDir != "" {
-			return writeHTML(ctx, st, ids[0], *htmlDir, stdout)
-		}
-		return nil
+		return writePages(ctx, st, ids[0], rep, trials, *f.junit, *f.html, out.W)
+	case *f.notJudged:
+		return out.NotJudged(rep)
+	case *f.faultFree:
+		return out.FaultFree(rep)
+	case *f.generic:
+		return out.Generic(rep)
 	}
-	show, key := rep.Findings, "findings"
-	switch {
-	case *faultFreeOnly:
-		show, key = rep.FaultFree, "fault_free"
-	case *genericOnly:
-		show, key = rep.Generic, "generic"
+	if err := out.Findings(rep); err != nil || out.JSON || len(ids) != 1 {
+		return err
 	}
-	if *notJudgedOnly {
-		if *asJSON {
-			if rep.NotJudged == nil {
-				rep.NotJudged = []report.Unjudged{}
-			}
-			return writeJSON(stdout, rep.NotJudged)
-		}
-		if len(rep.NotJudged) == 0 {
-			_, err := fmt.Fprintf(stdout, "every one of %d trials was judged\n", rep.Trials)
+	if cfg := campaignConfig(camps, ids[0]); cfg != nil {
+		build.WriteDropped(out.W, cfg)
+	}
+	total := 0
+	if cov, err := st.Coverage(ctx, ids[0]); err == nil {
+		total = cov.Blocks
+	}
+	return report.WriteCoverage(out.W, trials, total)
+}
+
+// writePages writes campaign id's JUnit XML file (report --junit), if
+// junit names one, then its static pages (--html), if dir names one.
+func writePages(ctx context.Context, st *store.Store, id int64, rep report.Report, trials []*record.Trial, junit, dir string, stdout io.Writer) error {
+	if junit != "" {
+		if err := dashboard.WriteJUnit(ctx, st, id, rep, trials, junit); err != nil {
 			return err
 		}
-		return report.WriteNotJudged(stdout, rep.NotJudged, rep.Trials)
+		fmt.Fprintf(stdout, "wrote %s (%d findings, %d fault-free failures)\n", junit, len(rep.Findings), len(rep.FaultFree))
 	}
-	if *asJSON {
-		if show == nil {
-			show = []report.Finding{}
-		}
-		return writeReportJSON(stdout, key, show)
-	}
-	switch {
-	case *faultFreeOnly && len(rep.FaultFree) == 0:
-		return report.WriteText(stdout, nil)
-	case *faultFreeOnly:
-		return report.WriteFaultFree(stdout, rep.FaultFree)
-	case *genericOnly:
-		return report.WriteGeneric(stdout, rep.Generic)
-	}
-	if err := report.WriteText(stdout, rep.Findings); err != nil {
-		return err
-	}
-	if err := report.WriteGeneric(stdout, rep.Generic); err != nil {
-		return err
-	}
-	if err := report.WriteNotJudged(stdout, rep.NotJudged, rep.Trials); err != nil {
-		return err
-	}
-	if err := report.WriteFaultFree(stdout, rep.FaultFree); err != nil {
-		return err
-	}
-	if len(ids) == 1 {
-		writeDropped(stdout, camps, ids[0])
-		total := 0
-		if cov, err := st.Coverage(ctx, ids[0]); err == nil {
-			total = cov.Blocks
-		}
-		if err := report.WriteCoverage(stdout, trials, total); err != nil {
-			return err
-		}
+	if dir != "" {
+		return dashboard.WriteHTML(ctx, st, id, dir, stdout)
 	}
 	return nil
 }
@@ -278,64 +262,6 @@ func campaignConfig(camps []*store.Campaign, id int64) *config.Config {
 		}
 	}
 	return nil
-}
-
-// writeDropped lists the sites the build of campaign id's target dropped
-// because their rewrite did not compile (<work>/build/dropped.json): no
-// fault could strike there. Nothing when there are none or the build's
-// work dir is gone.
-func writeDropped(w io.Writer, camps []*store.Campaign, id int64) {
-	cfg := campaignConfig(camps, id)
-	if cfg == nil {
-		return
-	}
-	ds, err := instrument.LoadDropped(instrument.DroppedFile(build.Target(cfg).WorkDir))
-	if err != nil {
-		fmt.Fprintf(w, "\ndropped sites: %v\n", err)
-		return
-	}
-	var compile []instrument.Dropped
-	for _, d := range ds {
-		if d.Reason == instrument.SkipCompile {
-			compile = append(compile, d)
-		}
-	}
-	if len(compile) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\ndropped sites: %d could not be instrumented (their rewrite did not compile), so no fault struck there:\n", len(compile))
-	for _, d := range compile {
-		fmt.Fprintf(w, "  %s %s at %s: %s\n", d.What, d.ID, d.Pos(), strings.Join(d.Errors, "; "))
-	}
-}
-
-// latestCampaign returns the campaign that report shows by default: the
-// newest campaign that is not a replay and ran trials (ran counts them by
-// campaign, trials that could not run left out), so a campaign that failed
-// before its first trial ran (its cluster could not start) does not hide
-// the one before it; with no such campaign, the newest that is not a
-// replay.
-func latestCampaign(camps []*store.Campaign, ran map[int64]int) int64 {
-	var id, withTrials int64
-	for _, c := range camps {
-		if c.Policy == "replay" {
-			continue
-		}
-		id = max(id, c.ID)
-		if ran[c.ID] > 0 {
-			withTrials = max(withTrials, c.ID)
-		}
-	}
-	return cmp.Or(withTrials, id)
-}
-
-// defaultCampaign is latestCampaign over the campaigns of st.
-func defaultCampaign(ctx context.Context, st *store.Store, camps []*store.Campaign) (int64, error) {
-	counts, err := st.TrialsRun(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return latestCampaign(camps, counts), nil
 }
 
 func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
@@ -410,7 +336,7 @@ func replayTarget(ctx context.Context, st *store.Store, arg string) (string, err
 	if err != nil {
 		return "", err
 	}
-	latest, err := defaultCampaign(ctx, st, camps)
+	latest, err := st.DefaultCampaign(ctx, camps)
 	if err != nil {
 		return "", err
 	}
@@ -435,7 +361,7 @@ func replayTarget(ctx context.Context, st *store.Store, arg string) (string, err
 // writeReportJSON writes report's --json output: one object holding
 // gofault's version ("version") and the list the flags chose under key.
 func writeReportJSON(w io.Writer, key string, list any) error {
-	return writeJSON(w, map[string]any{"version": gofaultVersion(), key: list})
+	return writeJSON(w, map[string]any{"version": version.Current(), key: list})
 }
 
 func writeJSON(w io.Writer, v any) error {
@@ -447,39 +373,6 @@ func writeJSON(w io.Writer, v any) error {
 // errNotReproduced marks a replay that ran but showed none of the
 // original's failures; it exits with 3.
 var errNotReproduced = campaign.ErrNotReproduced
-
-// lastDBFile remembers the database of the last campaign run on this
-// machine, so "gofault report" works from anywhere right after "gofault run".
-func lastDBFile() string {
-	dir, err := os.UserCacheDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "gofault", "last-db")
-}
-
-// lastDB returns the remembered database path, or "".
-func lastDB() string {
-	f := lastDBFile()
-	if f == "" {
-		return ""
-	}
-	data, err := os.ReadFile(f)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(data))
-}
-
-// rememberDB records path as the last database used; failures are ignored,
-// it is only a convenience.
-func rememberDB(path string) {
-	f := lastDBFile()
-	if f == "" || os.MkdirAll(filepath.Dir(f), 0o755) != nil {
-		return
-	}
-	os.WriteFile(f, []byte(path+"\n"), 0o644)
-}
 
 // restoreTrial unpacks what failed trial id kept into dest
 // (campaign.Restore) and says what it made.
@@ -495,13 +388,6 @@ func restoreTrial(ctx context.Context, st *store.Store, id, dest string, asJSON 
 	if asJSON {
 		return writeReportJSON(stdout, "restored", res)
 	}
-	fmt.Fprintf(stdout, "restored trial %s into %s: %d files of the data dirs, and its logs\n", id, dest, len(res.Files))
-	if len(res.Omitted) > 0 {
-		names := slices.Sorted(maps.Keys(res.Omitted))
-		fmt.Fprintf(stdout, "not kept (members the faults did not hit; only their file list): %d files\n", len(names))
-		for _, n := range names {
-			fmt.Fprintf(stdout, "  %12d  %s\n", res.Omitted[n], n)
-		}
-	}
+	res.WriteText(stdout, id, dest)
 	return nil
 }

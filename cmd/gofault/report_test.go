@@ -11,23 +11,10 @@ import (
 	"testing"
 
 	"github.com/gofault/gofault/check"
-	"github.com/gofault/gofault/config"
-	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 )
-
-func TestLastDBRemembered(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	if got := lastDB(); got != "" {
-		t.Fatalf("lastDB() = %q before any run", got)
-	}
-	rememberDB("/work/x/.gofault/gofault.db")
-	if got := lastDB(); got != "/work/x/.gofault/gofault.db" {
-		t.Fatalf("lastDB() = %q", got)
-	}
-}
 
 func TestReportWithoutDatabaseSaysWhatToDo(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
@@ -75,60 +62,6 @@ func TestReportRefuses(t *testing.T) {
 	}
 }
 
-func TestWriteDropped(t *testing.T) {
-	work := t.TempDir()
-	cfg, err := json.Marshal(config.Config{Name: "x", WorkDir: work})
-	if err != nil {
-		t.Fatal(err)
-	}
-	camps := []*store.Campaign{{ID: 4, Config: string(cfg)}}
-	var none bytes.Buffer
-	writeDropped(&none, camps, 4)
-	if none.Len() != 0 {
-		t.Errorf("no dropped.json, output %q", none.String())
-	}
-	ds := []instrument.Dropped{
-		{ID: "wal.go:10:3", What: "site", File: "wal.go", Line: 10, Reason: instrument.SkipCompile, Errors: []string{"wal.go:10:3: undefined: x"}},
-		{ID: "wal.go:20:3", What: "site", File: "wal.go", Line: 20, Reason: "go statement"},
-	}
-	data, _ := json.Marshal(ds)
-	os.MkdirAll(filepath.Join(work, "build"), 0o755)
-	if err := os.WriteFile(instrument.DroppedFile(filepath.Join(work, "build")), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	writeDropped(&out, camps, 4)
-	if !strings.Contains(out.String(), "dropped sites: 1 could not be instrumented") ||
-		!strings.Contains(out.String(), "site wal.go:10:3 at wal.go:10: wal.go:10:3: undefined: x") {
-		t.Errorf("output:\n%s", out.String())
-	}
-}
-
-func TestLatestCampaign(t *testing.T) {
-	camp := func(id int64, policy string) *store.Campaign { return &store.Campaign{ID: id, Policy: policy} }
-	tests := []struct {
-		name  string
-		camps []*store.Campaign
-		ran   map[int64]int
-		want  int64
-	}{
-		{"none", nil, nil, 0},
-		{"newest with trials", []*store.Campaign{camp(1, "bsrr"), camp(2, "bsrr")}, map[int64]int{1: 5, 2: 3}, 2},
-		{"failed before any trial ran is skipped", []*store.Campaign{camp(1, "bsrr"), camp(2, "bsrr")}, map[int64]int{1: 5}, 1},
-		{"replays are skipped", []*store.Campaign{camp(1, "bsrr"), camp(2, "replay")}, map[int64]int{1: 5, 2: 1}, 1},
-		{"no campaign has trials: the newest", []*store.Campaign{camp(1, "bsrr"), camp(2, "random"), camp(3, "replay")}, nil, 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := latestCampaign(tt.camps, tt.ran); got != tt.want {
-				t.Errorf("latestCampaign = %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestReportDismissed: gofault report --dismissed lists what each log rule
-// dismissed in the campaign's stored trials, as text and as JSON.
 func TestReportDismissed(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	ctx := context.Background()

@@ -1,32 +1,30 @@
-package main
+package analysis
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/gofault/gofault/analysis"
 )
 
 func TestWriteSieveTable(t *testing.T) {
 	tests := []struct {
 		name string
-		st   analysis.Stats
+		st   Stats
 		want []string
 		not  []string
 	}{
 		{
 			name: "none",
-			st:   analysis.Stats{Totals: analysis.Counts{}},
+			st:   Stats{Totals: Counts{}},
 			want: []string{"sieve: no lock-held, barrier or timeout I/O sites"},
 		},
 		{
 			name: "rows",
-			st: analysis.Stats{
-				Packages: []analysis.PackageStats{
-					{Package: "x.io/m/wal", Counts: analysis.Counts{"lock_held_sites": 3, "timeout_sites": 1, "sieve_sites": 4, "grouped_sites": 2}},
-					{Package: "x.io/m/raft", Counts: analysis.Counts{}},
+			st: Stats{
+				Packages: []PackageStats{
+					{Package: "x.io/m/wal", Counts: Counts{"lock_held_sites": 3, "timeout_sites": 1, "sieve_sites": 4, "grouped_sites": 2}},
+					{Package: "x.io/m/raft", Counts: Counts{}},
 				},
-				Totals: analysis.Counts{"lock_held_sites": 3, "timeout_sites": 1, "sieve_sites": 4, "grouped_sites": 2,
+				Totals: Counts{"lock_held_sites": 3, "timeout_sites": 1, "sieve_sites": 4, "grouped_sites": 2,
 					"timeout_points": 5, "timeout_uncaptured": 1},
 			},
 			want: []string{"lock held", "wal  ", "50%", "total", "timeout points: 5 captured, 1 deadlines"},
@@ -36,7 +34,7 @@ func TestWriteSieveTable(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b strings.Builder
-			if err := writeSieveTable(&b, tt.st); err != nil {
+			if err := tt.st.WriteSieveTable(&b); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tt.want {

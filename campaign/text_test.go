@@ -1,11 +1,10 @@
-package main
+package campaign
 
 import (
 	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/record"
 )
 
@@ -26,13 +25,13 @@ func TestCoverageText(t *testing.T) {
 
 func TestProgressBarShowsCoverage(t *testing.T) {
 	var b bytes.Buffer
-	p := &progressBar{w: &b, tty: true}
-	p.update(campaign.Tally{Done: 3, Total: 10, Trial: &record.Trial{ID: "1-3"}, Covered: 150, Blocks: 261, RecentNew: 14})
+	p := &ProgressBar{w: &b, tty: true}
+	p.Update(Tally{Done: 3, Total: 10, Trial: &record.Trial{ID: "1-3"}, Covered: 150, Blocks: 261, RecentNew: 14})
 	if !strings.Contains(b.String(), "3/10 trials, 0 failed, coverage 150/261 blocks (57.5%, +14 in the last 10 trials), ETA") {
 		t.Errorf("progress line %q", b.String())
 	}
 	b.Reset()
-	p.update(campaign.Tally{Done: 3, Total: 10, Trial: &record.Trial{ID: "1-3"}})
+	p.Update(Tally{Done: 3, Total: 10, Trial: &record.Trial{ID: "1-3"}})
 	if strings.Contains(b.String(), "coverage") {
 		t.Errorf("progress line without counters %q", b.String())
 	}
