@@ -44,7 +44,7 @@ type LogRule struct {
 // line no rule dismisses is reported.
 var LogRules = []LogRule{
 	{RuleEchoError, "lines containing the injected error's text (\"input/output error\", \"EIO\")",
-		"the node the error was injected into, from the injection to RecoveryBound after it"},
+		"the node the error was injected into and, for a system error no network call returns (EIO, ENOSPC at a disk call: a peer can only have its text from that node, which passed it on in a reply), its peers, by that text alone; from the injection to RecoveryBound after it"},
 	{RuleResourceExhausted, "after an injected ENOSPC, EDQUOT, EMFILE, ENFILE or ENOMEM, lines saying in the target's words that the resource ran out or the subsystem needing it is off",
 		"the node the error was injected into, from the injection to the end of the trial (a target keeps a subsystem it turned off off)"},
 	{RuleFaultSite, "lines logged from a file of the injection's stack (its first four frames)",
@@ -80,6 +80,10 @@ type fault struct {
 	// exhaustedTo ends the window of resource-exhausted.
 	exhaustedTo time.Time
 	texts       []string // injected error texts (echo-error)
+	// peerTexts are the texts a peer's line may echo (echo-error on a
+	// peer): the system error text of an injected errno that no network
+	// call returns, at a site that is no network call.
+	peerTexts []string
 	exhausted   []string // injected errnos that say a resource ran out
 	callers     []string // files of the injection's stack (fault-site)
 	delay       bool     // delay-words
@@ -148,6 +152,11 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			f.texts = errorTexts(in.Error)
 			if netErrors[errorName(in.Error)] || netSites[in.SiteID] {
 				f.connLost = true
+			} else if t := injectedText(errorName(in.Error)); t != "" {
+				// A peer that logs "input/output error" got it from this
+				// node: a reply that carried the error (NATS's stream
+				// leader answering its followers, raft's RPC errors).
+				f.peerTexts = []string{t}
 			}
 			if exhaustedWords[errorName(in.Error)] != nil {
 				f.exhausted = append(f.exhausted, errorName(in.Error))
@@ -264,12 +273,20 @@ func dismiss(faults []fault, l LogLine, node string, at time.Time) (rule, why st
 			inWindow := within(at, f.from, f.to)
 			switch r.Name {
 			case RuleEchoError:
-				if !f.on(node) || !inWindow {
+				if !inWindow {
 					continue
 				}
-				for _, t := range f.texts {
+				if f.on(node) {
+					for _, t := range f.texts {
+						if strings.Contains(l.Raw, t) {
+							return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on %s", t, f.desc, node)
+						}
+					}
+					continue
+				}
+				for _, t := range f.peerTexts {
 					if strings.Contains(l.Raw, t) {
-						return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on %s", t, f.desc, node)
+						return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on peer %s (it can only have the text from %s)", t, f.desc, node, strings.Join(f.hit, ","))
 					}
 				}
 			case RuleResourceExhausted:
