@@ -13,6 +13,7 @@ import (
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
@@ -30,8 +31,6 @@ type execution struct {
 	r        *runner
 	sum      *Summary
 	parallel int
-	// local holds a token per local cluster in use, with Options.Remote.
-	local chan struct{}
 	// autoParallel: trials.parallel is auto, and parallel is decided again
 	// once the baseline trials measured what one cluster uses.
 	autoParallel bool
@@ -92,7 +91,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
 		return nil, err
 	}
-	if err := RestorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
+	if err := restorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
 		return nil, err
 	}
 	if s.reruns.m, err = s.st.Reruns(ctx, s.camp.ID); err != nil {
@@ -137,11 +136,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 		// workers' machines are another's): the machine's rule alone.
 		s.parallel, s.sum.ParallelHow = max(0, opts.Parallel), "set by --parallel, with --queue"
 		if opts.Parallel == ParallelAuto {
-			s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, 0)
-		}
-		s.local = make(chan struct{}, max(1, s.parallel))
-		if s.parallel == 0 {
-			s.local <- struct{}{} // never free
+			s.parallel, s.sum.ParallelHow = autoParallel(engine.ThisMachine(), cfg.Cluster.Nodes, s.want, 0)
 		}
 	case opts.Parallel > 0:
 		s.parallel, s.sum.ParallelHow = opts.Parallel, "set by --parallel"
@@ -150,7 +145,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	default:
 		// Until the baseline trials measured a cluster (measureParallel).
 		s.autoParallel = true
-		s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, 0)
+		s.parallel, s.sum.ParallelHow = autoParallel(engine.ThisMachine(), cfg.Cluster.Nodes, s.want, 0)
 	}
 	s.sum.Parallel = s.parallel
 	return s, nil
@@ -159,16 +154,16 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 // measureParallel decides how many clusters run at once when
 // trials.parallel is auto, from the cores the trials since meter started
 // used (ran: some trial ran one at a time in that span), and logs it.
-func (s *execution) measureParallel(meter cpuMeter, ran bool) {
+func (s *execution) measureParallel(meter engine.Meter, ran bool) {
 	if !s.autoParallel {
 		return
 	}
 	cores := 0.0
 	if ran {
-		cores = meter.cores()
+		cores = meter.Cores()
 	}
 	cfg := s.opts.Config
-	s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, cores)
+	s.parallel, s.sum.ParallelHow = autoParallel(engine.ThisMachine(), cfg.Cluster.Nodes, s.want, cores)
 	s.sum.Parallel = s.parallel
 	s.opts.Logger.Info(fmt.Sprintf("parallel auto: %d clusters at once (%s)", s.parallel, s.sum.ParallelHow))
 }

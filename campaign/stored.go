@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/store"
 )
@@ -73,13 +74,9 @@ func noteBuild(ctx context.Context, st *store.Store, campaign int64, key string)
 	return nil
 }
 
-// RestorePolicy gives a stateful policy the snapshot a resumed campaign
-// stored (none for a new one); gofault run's and gofault test's resume.
-func RestorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
-	s, ok := pol.(policy.Stateful)
-	if !ok {
-		return nil
-	}
+// restorePolicy gives a stateful policy the snapshot a resumed campaign
+// stored (none for a new one).
+func restorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
 	data, err := st.PolicyState(ctx, campaign)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
@@ -87,5 +84,5 @@ func RestorePolicy(ctx context.Context, st *store.Store, campaign int64, pol pol
 	if err != nil {
 		return err
 	}
-	return s.Restore(data)
+	return engine.RestorePolicy(pol, data)
 }

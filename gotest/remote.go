@@ -2,7 +2,7 @@ package gotest
 
 // Fault trials on other machines (gofault test --queue): the
 // coordinator's side hands a trial to Options.Queue's remote as a
-// campaign.RemoteJob naming the test, its bound and its live sites; the
+// engine.RemoteJob naming the test, its bound and its live sites; the
 // worker's side (Host) runs it from the campaign's bundle under a
 // controller whose policy is the coordinator's, by proxy.
 
@@ -15,9 +15,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
@@ -58,7 +58,7 @@ func (c *campaignRun) distribute(ctx context.Context, sum *Summary) error {
 // runRemote runs fault job j, trial id, on c.remote and tells ctl's
 // policy its outcome as for a local trial.
 func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller, id string, j job) (ran, error) {
-	res, err := c.remote.Run(ctx, campaign.RemoteJob{
+	res, err := c.remote.Run(ctx, engine.RemoteJob{
 		Campaign: c.id, Index: j.index, ID: id, Dir: filepath.Join(c.o.WorkDir, "trials", id),
 		Bound: j.bound, Policy: ctl, PolicyName: ctl.Policy().Name(), Test: j.test, Reach: j.reach, Expected: j.expected,
 	})

@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gofault/gofault/engine"
+	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
 )
@@ -143,6 +145,19 @@ func (c *campaignRun) find(ctx context.Context, hash string) (*store.Campaign, e
 		return nil, fmt.Errorf("no gofault test campaign of %s with these options in %s to resume (were flags other than --trials changed? run without --resume to start a new one)", o.Package, o.DB)
 	}
 	return camp, err
+}
+
+// restorePolicy gives a stateful policy the snapshot a resumed campaign
+// stored (none for a new one).
+func restorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
+	data, err := st.PolicyState(ctx, campaign)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return engine.RestorePolicy(pol, data)
 }
 
 // putMeasured stores the measures of the tests measured so far.

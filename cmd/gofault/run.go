@@ -12,6 +12,7 @@ import (
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 )
 
@@ -65,7 +66,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	defer release()
 	var (
 		bt     *build.Built
-		remote campaign.Remote
+		remote engine.Remote
 	)
 	if *q.url != "" {
 		var closeQueue func()

@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/fleet"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/policy"
@@ -138,7 +138,7 @@ flags:
 	if *q.url != "" {
 		closeQueue := func() {}
 		defer func() { closeQueue() }()
-		o.Queue = func(ctx context.Context, qd gotest.Queued) (campaign.Remote, error) {
+		o.Queue = func(ctx context.Context, qd gotest.Queued) (engine.Remote, error) {
 			conn, err := fleet.Dial(*q.url, q.auth(), filepath.Join(qd.WorkDir, "nats"), slog.Default())
 			if err != nil {
 				return nil, err
