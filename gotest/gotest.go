@@ -610,7 +610,7 @@ func (c *campaignRun) open(ctx context.Context) error {
 	if err := c.campaign(ctx); err != nil {
 		return err
 	}
-	if err := restorePolicy(ctx, c.st, c.id, pol); err != nil {
+	if err := engine.RestorePolicy(pol, c.prior.policy); err != nil {
 		return err
 	}
 	c.reach = &reach{sites: env.CandidateSites(), reachedIDs: map[int]map[string]bool{}, requests: map[int]int{}}
