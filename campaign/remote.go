@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/check"
@@ -41,8 +40,8 @@ func (s *execution) runRemote(ctx context.Context, index int) (*record.Trial, er
 }
 
 // Host runs the trials of one campaign for its coordinator on a worker
-// machine: a runner whose controller asks pol (the coordinator's policy,
-// by proxy) and never learns.
+// machine (an engine.Host): a runner whose controller asks pol (the
+// coordinator's policy, by proxy) and never learns.
 type Host struct {
 	r *runner
 }
@@ -58,29 +57,29 @@ func NewHost(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Pol
 	return &Host{r: r}, nil
 }
 
-// Trial runs fault trial index and judges it against baseline with the
-// progress bound. A failed trial's data dirs are packed as a local
-// trial's (the members it hit whole); a passing trial's are removed. It
-// returns the record, whose Dir holds the trial's files (its logs and its
-// pack), and the coverage blocks it covered.
-func (h *Host) Trial(ctx context.Context, index int, baseline *check.Baseline, bound time.Duration) (*record.Trial, []uint32, error) {
-	t, err := h.r.begin(index, false)
+// Trial runs fault trial job.Index and judges it against job.Baseline
+// with the progress bound job.Bound. A failed trial's data dirs are
+// packed as a local trial's (the members it hit whole); a passing trial's
+// are removed. It returns the record, whose Dir holds the trial's files
+// (its logs and its pack), and the coverage blocks it covered.
+func (h *Host) Trial(ctx context.Context, job engine.RemoteJob) (*engine.RemoteResult, error) {
+	t, err := h.r.begin(job.Index, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	tr, res, err := h.r.judged(ctx, t, func() *check.Baseline { return baseline }, bound)
+	tr, res, err := h.r.judged(ctx, t, func() *check.Baseline { return job.Baseline }, job.Bound)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tr.Blocks = len(res.Blocks)
 	if tr.Status == record.StatusFailed {
 		if _, err := packTrial(tr.Dir, hitMembers(tr)); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	} else if err := pruneData(tr.Dir); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return tr, res.Blocks, nil
+	return &engine.RemoteResult{Trial: tr, Blocks: res.Blocks}, nil
 }
 
 // Close stops the host's controller.

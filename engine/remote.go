@@ -1,9 +1,9 @@
 package engine
 
 // Trials run on other machines: what a coordinator hands a worker
-// (RemoteJob), what comes back (RemoteResult), and the coordinator's side
-// of the transport (Remote, package fleet's). A cluster campaign's and a
-// test campaign's trials travel alike.
+// (RemoteJob), what comes back (RemoteResult), the coordinator's side of
+// the transport (Remote, package fleet's) and the worker's side (Host). A
+// cluster campaign's and a test campaign's trials travel alike.
 
 import (
 	"context"
@@ -53,6 +53,20 @@ type RemoteJob struct {
 	// Expected is the trial's policy.TrialInfo.Expected (the
 	// coordinator's policy plans the trial; it does not travel).
 	Expected int
+}
+
+// Host runs the trials of one campaign on a worker machine for its
+// coordinator (gofault worker): a cluster campaign's (campaign.NewHost)
+// or a test campaign's (gotest.NewHost), under a controller whose policy
+// is the coordinator's, by proxy; it never learns.
+type Host interface {
+	// Trial runs the trial job names (its Index, ID, Bound and Baseline;
+	// a test campaign's Test, Reach and Expected) and judges it; the
+	// result's Trial.Dir holds its files here. job.Policy is not asked:
+	// the host's own controller decides.
+	Trial(ctx context.Context, job RemoteJob) (*RemoteResult, error)
+	// Close stops the host's controller.
+	Close()
 }
 
 // PolicyCalls are a policy's per-trial calls made on behalf of a trial run

@@ -13,7 +13,6 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"time"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/controller"
@@ -77,8 +76,8 @@ func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller,
 }
 
 // Host runs the fault trials of a test campaign's bundle on a worker
-// machine (gofault worker), each under a controller whose policy is the
-// coordinator's by proxy; it never learns.
+// machine (gofault worker; an engine.Host), each under a controller whose
+// policy is the coordinator's by proxy; it never learns.
 type Host struct {
 	c *campaignRun
 }
@@ -102,13 +101,16 @@ func NewHost(b *Bundle, workDir string, pol policy.Policy, log *slog.Logger) (*H
 // member rule): a trial's nodes as the policy plans them.
 func (h *Host) Node() string { return h.c.o.node() }
 
-// Trial runs trial id (index) of test, hung past bound, with reach its
-// live sites, and returns its judged record, whose Dir holds the test's
-// log, and its controller's result (the member counts the record does
-// not carry: Members, MemberRequests, MemberSends).
-func (h *Host) Trial(ctx context.Context, index int, id, test string, bound time.Duration, reach []uint32) (*record.Trial, controller.Result, error) {
-	_, tr, res, err := h.c.attempt(ctx, h.c.faults, id, index, test, bound, reach, 0)
-	return tr, res, err
+// Trial runs trial job.ID (job.Index) of job.Test, hung past job.Bound,
+// with job.Reach its live sites, and returns its judged record, whose Dir
+// holds the test's log, and the member counts the record does not carry
+// (Members, MemberRequests, MemberSends).
+func (h *Host) Trial(ctx context.Context, job engine.RemoteJob) (*engine.RemoteResult, error) {
+	_, tr, res, err := h.c.attempt(ctx, h.c.faults, job.ID, job.Index, job.Test, job.Bound, job.Reach, job.Expected)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.RemoteResult{Trial: tr, Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}, nil
 }
 
 // Close stops the host's controller.
