@@ -275,17 +275,24 @@ func (s *Store) OpenCampaign(ctx context.Context, o Opening) (*CampaignState, er
 	case key != o.BuildKey:
 		key = MixedBuilds
 	}
+	// The run's start is recorded whole: the campaign running, with its
+	// build key.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open campaign %d: %w", id, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET status = ? WHERE id = ?`, StatusRunning, id); err != nil {
+		return nil, fmt.Errorf("open campaign %d: set status: %w", id, err)
+	}
 	if key != st.BuildKey {
-		if err := s.PutBuildKey(ctx, id, key); err != nil {
-			return nil, err
+		if _, err := tx.ExecContext(ctx, upsertBlob, id, blobBuild, []byte(key), time.Now().UnixNano()); err != nil {
+			return nil, fmt.Errorf("open campaign %d: put build key: %w", id, err)
 		}
-		st.BuildKey = key
 	}
-	if st.Campaign.Status != StatusRunning {
-		if err := s.SetCampaignStatus(ctx, id, StatusRunning); err != nil {
-			return nil, err
-		}
-		st.Campaign.Status = StatusRunning
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("open campaign %d: %w", id, err)
 	}
+	st.BuildKey, st.Campaign.Status = key, StatusRunning
 	return st, nil
 }
