@@ -18,7 +18,7 @@ import (
 // ErrEnded, returned by Schedule.Begin or Schedule.Done, says the
 // campaign has enough (its Until said so, its policy ran dry): no further
 // trial begins, and the trials under way finish.
-var ErrEnded = errors.New("ended by Options.Until")
+var ErrEnded = errors.New("the campaign has enough: no further trial begins")
 
 // Schedule is how a campaign's trials run: R is what a trial that ran
 // hands on (its record, and what the campaign counts of it).
