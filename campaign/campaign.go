@@ -16,15 +16,15 @@ import (
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
-	"golang.org/x/sync/errgroup"
 )
 
 // ParallelAuto is the Options.Parallel of --parallel auto.
-const ParallelAuto = -1
+const ParallelAuto = engine.ParallelAuto
 
 // Options tune a campaign run.
 type Options struct {
@@ -64,7 +64,7 @@ type Options struct {
 	// Remote, if set, runs fault trials on other machines whenever no
 	// local cluster is free; Parallel may then be 0 (none runs here but
 	// the calibration and baseline trials).
-	Remote Remote
+	Remote engine.Remote
 	// Baseline, if set, is the log checker's starting baseline, and no
 	// baseline trials are run unless the policy learns from them
 	// (policy.Learner: cofi).
@@ -106,7 +106,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		return nil, err
 	}
 	var observed [][]record.Observation
-	meter := startCPU() // the baseline trials run one at a time: what one cluster uses
+	meter := engine.StartMeter() // the baseline trials run one at a time: what one cluster uses
 	for s.priorBaseline+s.sum.BaselineTrials < s.wantBaseline && ctx.Err() == nil {
 		tr, err := s.r.trial(ctx, s.used.next(), true)
 		if ctx.Err() != nil {
@@ -172,123 +172,88 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	return s.sum, nil
 }
 
-// faultTrials runs the fault trials still owed, s.parallel at a time. Each
-// trial is begun (the policy plans it) only once a worker is free for it,
-// in index order, so the policy has learned from every trial that ended
-// before; the policy running dry ends the run early.
+// faultTrials runs the fault trials still owed, s.parallel at a time here
+// and, with Options.Remote, on its workers (engine.Run). Each trial is
+// begun (the policy plans it) only once a slot is free for it, in index
+// order, so the policy has learned from every trial that ended before;
+// the policy running dry ends the run early.
 func (s *execution) faultTrials(ctx context.Context) error {
 	if s.until() {
 		return nil
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(s.slots())
-	for i := 0; i < s.want && gctx.Err() == nil; i++ {
-		if f, ok := s.pol.(policy.Finite); ok && f.Exhausted() {
-			s.sum.Exhausted = true
-			break
-		}
+	return engine.Run(ctx, engine.Schedule[*record.Trial]{
+		Trials: s.want, Local: s.parallel, Remote: s.opts.Remote,
+		Begin: s.beginFault, Done: s.faultDone,
+	})
+}
+
+// beginFault begins the next fault trial once the campaign is not paused:
+// here (the policy plans it now), or with remote on Options.Remote (its
+// worker begins it). What it returns runs the trial, saves it and re-runs
+// it if it failed without a fault.
+func (s *execution) beginFault(ctx context.Context, _ int, remote bool) (func(context.Context) (*record.Trial, error), error) {
+	if f, ok := s.pol.(policy.Finite); ok && f.Exhausted() {
 		s.mu.Lock()
-		ended := s.ended
+		s.sum.Exhausted = true
 		s.mu.Unlock()
-		if ended {
-			break
-		}
-		begun := make(chan error, 1)
-		g.Go(func() error {
-			if err := gctx.Err(); err != nil { // stopped while waiting for a worker
-				begun <- err
-				return nil
-			}
-			s.mu.Lock()
-			ended := s.ended
-			s.mu.Unlock()
-			if ended { // Options.Until said enough while this waited for a worker
-				begun <- errEnded
-				return nil
-			}
-			if err := s.waitWhilePaused(gctx); err != nil { // paused from gofault ui
-				begun <- err
-				if gctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
-			t, err := s.faultTrial(gctx, begun)
-			if err == nil {
-				err = s.r.save(ctx, s.st, t)
-			}
-			if err == nil {
-				_, err = s.rerunFaultFree(gctx, t)
-			}
-			if err != nil {
-				return err
-			}
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.done++
-			s.trials = append(s.trials, t)
-			if s.opts.Until != nil && !s.ended && s.opts.Until(s.trials) {
-				s.ended, s.sum.Ended = true, true
-			}
-			switch t.Status {
-			case record.StatusFailed:
-				s.failures++
-			case record.StatusNotJudged:
-				s.notJudged++
-			}
-			if t.Status == record.StatusError {
-				s.errorsInRow++
-			} else {
-				s.errorsInRow = 0
-			}
-			if stop := s.opts.Config.Trials.StopAfterErrors; stop > 0 && s.errorsInRow >= stop {
-				s.reportTally(Tally{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
-				return fmt.Errorf("%d trials in a row could not run, the last (%s): %s\nthe setup is broken, not the target: check the cluster section of the config (gofault report --trials --errors %s shows every trial's error)",
-					s.errorsInRow, t.ID, t.Err, s.reportArgs())
-			}
-			s.reportTally(Tally{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
-			return nil
-		})
-		if <-begun != nil {
-			break
-		}
+		return nil, engine.ErrEnded
 	}
-	return g.Wait()
-}
-
-// slots is how many fault trials run at once: the local clusters and, with
-// Options.Remote, its slots.
-func (s *execution) slots() int {
-	if s.opts.Remote == nil {
-		return s.parallel
-	}
-	return s.parallel + s.opts.Remote.Slots()
-}
-
-// faultTrial begins the next fault trial, says so on begun, and runs it: on
-// a free local cluster, or else on Options.Remote. A local trial is begun
-// (the policy plans it) here; a remote one when its worker starts it.
-func (s *execution) faultTrial(ctx context.Context, begun chan<- error) (*record.Trial, error) {
-	if s.opts.Remote != nil {
-		select {
-		case s.local <- struct{}{}:
-			defer func() { <-s.local }()
-		default:
-			index := s.used.next()
-			begun <- nil
-			return s.runRemote(ctx, index)
-		}
-	}
-	tr, err := s.r.begin(s.used.next(), false)
-	begun <- err
-	if err != nil {
+	if err := s.waitWhilePaused(ctx); err != nil { // paused from gofault ui
 		return nil, err
 	}
-	return s.r.finish(ctx, tr)
+	index := s.used.next()
+	run := func(ctx context.Context) (*record.Trial, error) { return s.runRemote(ctx, index) }
+	if !remote {
+		t, err := s.r.begin(index, false)
+		if err != nil {
+			return nil, err
+		}
+		run = func(ctx context.Context) (*record.Trial, error) { return s.r.finish(ctx, t) }
+	}
+	return func(ctx context.Context) (*record.Trial, error) {
+		t, err := run(ctx)
+		if err == nil {
+			err = s.r.save(ctx, s.st, t)
+		}
+		if err == nil {
+			_, err = s.rerunFaultFree(ctx, t)
+		}
+		return t, err
+	}, nil
 }
 
-// errEnded stops beginning fault trials once Options.Until said enough.
-var errEnded = errors.New("ended by Options.Until")
+// faultDone counts fault trial t that ran and asks Options.Until about
+// the trials so far; it stops the campaign once StopAfterErrors trials in
+// a row could not run.
+func (s *execution) faultDone(t *record.Trial) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done++
+	s.trials = append(s.trials, t)
+	if s.opts.Until != nil && !s.ended && s.opts.Until(s.trials) {
+		s.ended, s.sum.Ended = true, true
+	}
+	switch t.Status {
+	case record.StatusFailed:
+		s.failures++
+	case record.StatusNotJudged:
+		s.notJudged++
+	}
+	if t.Status == record.StatusError {
+		s.errorsInRow++
+	} else {
+		s.errorsInRow = 0
+	}
+	s.reportTally(Tally{Done: s.done, Total: s.want, Failed: s.failures, NotJudged: s.notJudged, Trial: t})
+	if stop := s.opts.Config.Trials.StopAfterErrors; stop > 0 && s.errorsInRow >= stop {
+		return fmt.Errorf("%d trials in a row could not run, the last (%s): %s\nthe setup is broken, not the target: check the cluster section of the config (gofault report --trials --errors %s shows every trial's error)",
+			s.errorsInRow, t.ID, t.Err, s.reportArgs())
+	}
+	if s.ended {
+		return engine.ErrEnded
+	}
+	return nil
+}
 
 // until asks Options.Until about the trials so far, before the fault
 // trials, and records its answer.

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"sync"
 
@@ -23,20 +22,14 @@ type coverage struct {
 	u  *record.Coverage // nil when the build counts no blocks
 }
 
-// loadCoverage returns the campaign's coverage as stored, or an empty one;
-// a union over another catalog's blocks (a rebuild numbered them anew) is
-// dropped, with a warning.
-func loadCoverage(ctx context.Context, st *store.Store, campaign int64, cat *catalog.Catalog, log *slog.Logger) (*coverage, error) {
+// coverageFrom returns the campaign's coverage from the union stored
+// (nil: none), or an empty one; a union over another catalog's blocks (a
+// rebuild numbered them anew) is dropped, with a warning.
+func coverageFrom(u *record.Coverage, cat *catalog.Catalog, log *slog.Logger) *coverage {
 	if cat.Blocks == 0 {
-		return &coverage{}, nil
+		return &coverage{}
 	}
-	u, err := st.Coverage(ctx, campaign)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		u = nil
-	case err != nil:
-		return nil, err
-	case u.Catalog != cat.Hash || u.Blocks != cat.Blocks:
+	if u != nil && (u.Catalog != cat.Hash || u.Blocks != cat.Blocks) {
 		log.Warn("coverage: the build's blocks differ from the campaign's so far (rebuilt from other sources); starting the union afresh",
 			"catalog", cat.Hash, "was", u.Catalog)
 		u = nil
@@ -44,7 +37,7 @@ func loadCoverage(ctx context.Context, st *store.Store, campaign int64, cat *cat
 	if u == nil {
 		u = record.NewCoverage(cat.Hash, cat.Blocks)
 	}
-	return &coverage{u: u}, nil
+	return &coverage{u: u}
 }
 
 // add records the blocks trial tr covered: tr.Blocks and tr.NewBlocks

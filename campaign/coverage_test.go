@@ -24,8 +24,16 @@ func TestCoverageUnionResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// loadCoverage is the coverage a resumed run starts from.
+	loadCoverage := func(cat *catalog.Catalog) (*coverage, error) {
+		saved, err := st.CampaignState(ctx, cid)
+		if err != nil {
+			return nil, err
+		}
+		return coverageFrom(saved.Coverage, cat, log), nil
+	}
 	cat := &catalog.Catalog{Blocks: 100, Hash: "h1"}
-	cv, err := loadCoverage(ctx, st, cid, cat, log)
+	cv, err := loadCoverage(cat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +47,7 @@ func TestCoverageUnionResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A resumed run goes on from the stored union.
-	again, err := loadCoverage(ctx, st, cid, cat, log)
+	again, err := loadCoverage(cat)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +57,7 @@ func TestCoverageUnionResumes(t *testing.T) {
 		t.Errorf("after resume: %d/%d covered, trial new %d; want 6/100, 1", covered, blocks, t3.NewBlocks)
 	}
 	// A build whose blocks are numbered otherwise starts afresh.
-	other, err := loadCoverage(ctx, st, cid, &catalog.Catalog{Blocks: 120, Hash: "h2"}, log)
+	other, err := loadCoverage(&catalog.Catalog{Blocks: 120, Hash: "h2"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +65,7 @@ func TestCoverageUnionResumes(t *testing.T) {
 		t.Errorf("other catalog: %d/%d, want 0/120", covered, blocks)
 	}
 	// Without counters nothing is kept, but a trial's own blocks are.
-	none, err := loadCoverage(ctx, st, cid, &catalog.Catalog{}, log)
+	none, err := loadCoverage(&catalog.Catalog{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,7 @@ import (
 	"sync"
 
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
@@ -30,8 +29,6 @@ type execution struct {
 	r        *runner
 	sum      *Summary
 	parallel int
-	// local holds a token per local cluster in use, with Options.Remote.
-	local chan struct{}
 	// autoParallel: trials.parallel is auto, and parallel is decided again
 	// once the baseline trials measured what one cluster uses.
 	autoParallel bool
@@ -50,18 +47,20 @@ type execution struct {
 	reruns reruns // what the re-runs of fault-free failures showed
 }
 
-// openExecution sets a run up: store, build, campaign (new or resumed), policy and
-// log baseline (restored on resume), runner, and what is left to do.
+// openExecution sets a run up: store, build, campaign (new or resumed,
+// with what its earlier runs stored, read once) and the run over them
+// (newExecution).
 func openExecution(ctx context.Context, opts Options) (_ *execution, err error) {
 	cfg := opts.Config
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &execution{opts: opts}
 	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
-	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
+	st, err := store.Open(cfg.Path(cfg.Store.DB))
+	if err != nil {
 		return nil, err
 	}
+	s := &execution{opts: opts, st: st}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -72,103 +71,31 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 			return nil, err
 		}
 	}
-	if s.camp, err = openCampaign(ctx, s.st, cfg, polName, opts.Resume, opts.Campaign); err != nil {
+	saved, err := openCampaign(ctx, st, cfg, polName, opts.Resume, opts.Campaign, s.bt.Key)
+	if err != nil {
 		return nil, err
-	}
-	if err := noteBuild(ctx, s.st, s.camp.ID, s.bt.Key); err != nil {
-		return nil, err
-	}
-	if s.camp.Status != store.StatusRunning { // resumed: running again (gofault ui shows it live)
-		if err := s.st.SetCampaignStatus(ctx, s.camp.ID, store.StatusRunning); err != nil {
-			return nil, err
-		}
-		s.camp.Status = store.StatusRunning
 	}
 	if opts.Opened != nil {
-		if err := opts.Opened(s.camp.ID); err != nil {
+		if err := opts.Opened(saved.Campaign.ID); err != nil {
 			return nil, err
 		}
 	}
-	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
-		return nil, err
-	}
-	if err := RestorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
-		return nil, err
-	}
-	if s.reruns.m, err = s.st.Reruns(ctx, s.camp.ID); err != nil {
-		return nil, err
-	}
-	baseline, err := s.st.Baseline(ctx, s.camp.ID)
-	if err != nil {
-		return nil, err
-	}
-	s.wantBaseline = cfg.Checkers.Baseline
-	if opts.Baseline != nil && baseline.Trials == 0 {
-		baseline = opts.Baseline.Clone()
-		if _, learns := s.pol.(policy.Learner); !learns {
-			// A policy that learns from its fault-free trials (cofi)
-			// runs them still: the shared baseline has no observations.
-			s.wantBaseline = 0
-		}
-	}
-	if s.r, err = newRunner(cfg, s.bt, s.camp.ID, s.pol, baseline, opts.Logger); err != nil {
-		return nil, err
-	}
-	if s.r.cov, err = loadCoverage(ctx, s.st, s.camp.ID, s.bt.Catalog, opts.Logger); err != nil {
-		return nil, err
-	}
-	s.sum = &Summary{Campaign: s.camp.ID, Policy: polName, DB: s.st.Path(), BuildSeconds: s.bt.Seconds}
-	// Count what an earlier run of a resumed campaign already did.
-	prior, err := s.st.Trials(ctx, s.camp.ID)
-	if err != nil {
-		return nil, err
-	}
-	s.used = indices{}
-	for _, t := range prior {
-		s.used[t.Index] = true
-	}
-	s.priorBaseline = countBaseline(prior)
-	s.trials = prior
-	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
-	switch {
-	case opts.Remote != nil:
-		// Local clusters are what Parallel says, none at 0: the remote
-		// workers run the fault trials. Auto is not measured here (the
-		// workers' machines are another's): the machine's rule alone.
-		s.parallel, s.sum.ParallelHow = max(0, opts.Parallel), "set by --parallel, with --queue"
-		if opts.Parallel == ParallelAuto {
-			s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, 0)
-		}
-		s.local = make(chan struct{}, max(1, s.parallel))
-		if s.parallel == 0 {
-			s.local <- struct{}{} // never free
-		}
-	case opts.Parallel > 0:
-		s.parallel, s.sum.ParallelHow = opts.Parallel, "set by --parallel"
-	case opts.Parallel == 0 && !cfg.Trials.Parallel.Auto():
-		s.parallel, s.sum.ParallelHow = int(cfg.Trials.Parallel), "set by trials.parallel"
-	default:
-		// Until the baseline trials measured a cluster (measureParallel).
-		s.autoParallel = true
-		s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, 0)
-	}
-	s.sum.Parallel = s.parallel
-	return s, nil
+	return s, s.setUp(saved, polName)
 }
 
 // measureParallel decides how many clusters run at once when
 // trials.parallel is auto, from the cores the trials since meter started
 // used (ran: some trial ran one at a time in that span), and logs it.
-func (s *execution) measureParallel(meter cpuMeter, ran bool) {
+func (s *execution) measureParallel(meter engine.Meter, ran bool) {
 	if !s.autoParallel {
 		return
 	}
 	cores := 0.0
 	if ran {
-		cores = meter.cores()
+		cores = meter.Cores()
 	}
 	cfg := s.opts.Config
-	s.parallel, s.sum.ParallelHow = autoParallel(thisMachine(), cfg.Cluster.Nodes, s.want, cores)
+	s.parallel, s.sum.ParallelHow = autoParallel(engine.ThisMachine(), cfg.Cluster.Nodes, s.want, cores)
 	s.sum.Parallel = s.parallel
 	s.opts.Logger.Info(fmt.Sprintf("parallel auto: %d clusters at once (%s)", s.parallel, s.sum.ParallelHow))
 }
@@ -205,42 +132,4 @@ func (s *execution) reportTally(p Tally) {
 		p.RecentNew = recentNew(s.trials)
 		s.opts.AfterTrial(p)
 	}
-}
-
-// newPolicy makes the named policy for the catalog, tuned by cfg.
-func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Policy, error) {
-	kinds, err := faultKinds(cfg.Faults.Kinds)
-	if err != nil {
-		return nil, err
-	}
-	return policy.New(name, policy.Env{
-		Catalog:  cat,
-		Seed:     cfg.Policy.Seed,
-		Kinds:    kinds,
-		PerTrial: cfg.Policy.PerTrial,
-		Budget:   cfg.Policy.Budget,
-
-		MaxPerTrial: cfg.Faults.MaxPerTrial,
-		Key:         cfg.Policy.Key,
-		Delay:       cfg.Faults.Delay,
-
-		Partition: cfg.Faults.Partition.Duration,
-		LeaderAt:  cfg.Faults.Partition.LeaderAt,
-
-		TargetErrors: cfg.Faults.TargetErrors,
-		Files:        cfg.Faults.Files,
-	})
-}
-
-// faultKinds parses the config's faults.kinds.
-func faultKinds(names []string) ([]catalog.Kind, error) {
-	var ks []catalog.Kind
-	for _, n := range names {
-		k, err := catalog.ParseKind(n)
-		if err != nil {
-			return nil, fmt.Errorf("faults.kinds: %w", err)
-		}
-		ks = append(ks, k)
-	}
-	return ks, nil
 }

@@ -1,93 +1,29 @@
 package campaign
 
-// Trials run on other machines: what a coordinator hands a worker
-// (RemoteJob), what comes back (RemoteResult), and the worker's side
-// (Host). The transport is package fleet's; the run loop stays Run's.
+// Fault trials on other machines: the coordinator's side hands a trial to
+// Options.Remote (an engine.RemoteJob) and learns from what comes back as
+// from a local trial; the worker's side (Host) runs it. The transport is
+// package fleet's; the run loop is package engine's.
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
-
-// Remote runs fault trials of a campaign on other machines
-// (Options.Remote): Run hands it a trial when none of the campaign's
-// local clusters (Options.Parallel) is free.
-type Remote interface {
-	// Slots is how many trials it runs at once at most.
-	Slots() int
-	// Run runs job on some worker and returns its judged record once the
-	// trial's files are under job.Dir. It returns an error only when ctx
-	// is done or the trial cannot be run anywhere.
-	Run(ctx context.Context, job RemoteJob) (*RemoteResult, error)
-}
-
-// RemoteJob is one fault trial for a worker, with what it needs to judge
-// the trial as the coordinator would have.
-type RemoteJob struct {
-	Campaign int64
-	Index    int
-	ID       string
-	// Dir is where the coordinator keeps the trial's files (its trial
-	// dir), so reports, --restore and replay find them as a local
-	// trial's.
-	Dir string
-	// Bound is the hang and gray checkers' progress bound; Baseline the
-	// log baseline learned so far.
-	Bound    time.Duration
-	Baseline *check.Baseline
-	// Policy serves the worker's policy calls: the coordinator's policy,
-	// serialised with the calls of its local trials; PolicyName is its
-	// name.
-	Policy     PolicyCalls
-	PolicyName string
-	// Test and Reach are a test campaign's (gofault test): the test the
-	// trial runs and its live sites (controller.TrialSpec.Reach, never
-	// nil there); empty for a cluster campaign's trial.
-	Test  string
-	Reach []uint32
-	// Expected is the trial's policy.TrialInfo.Expected (the
-	// coordinator's policy plans the trial; it does not travel).
-	Expected int
-}
-
-// PolicyCalls are a policy's per-trial calls made on behalf of a trial run
-// elsewhere (*controller.Controller implements them); the outcome is told
-// when the result arrives.
-type PolicyCalls interface {
-	PlanTrial(info policy.TrialInfo) policy.Plan
-	Decide(req *policy.Request) policy.Decision
-	Observe(ob *policy.Observation) policy.Partition
-}
-
-// RemoteResult is what a worker ran: the judged trial (Dir rewritten to
-// the coordinator's RemoteJob.Dir) and the coverage blocks it covered.
-type RemoteResult struct {
-	Trial  *record.Trial
-	Blocks []uint32
-	// Worker names the worker that ran it.
-	Worker string
-	// Members, MemberRequests and MemberSends are a test trial's
-	// in-process member counts (controller.Result's, gofault test with a
-	// member rule), which its record does not carry.
-	Members        []controller.Member
-	MemberRequests int
-	MemberSends    int
-}
 
 // runRemote runs fault trial index on opts.Remote and lets the campaign
 // learn from it as from a local trial.
 func (s *execution) runRemote(ctx context.Context, index int) (*record.Trial, error) {
 	id := trialIDOf(s.r, index)
-	res, err := s.opts.Remote.Run(ctx, RemoteJob{
+	res, err := s.opts.Remote.Run(ctx, engine.RemoteJob{
 		Campaign: s.camp.ID, Index: index, ID: id, Dir: trialDir(s.opts.Config, id),
 		Bound: s.r.bound, Baseline: s.r.baselineNow(), Policy: s.r.ctl, PolicyName: s.pol.Name(),
 	})
@@ -104,8 +40,8 @@ func (s *execution) runRemote(ctx context.Context, index int) (*record.Trial, er
 }
 
 // Host runs the trials of one campaign for its coordinator on a worker
-// machine: a runner whose controller asks pol (the coordinator's policy,
-// by proxy) and never learns.
+// machine (an engine.Host): a runner whose controller asks pol (the
+// coordinator's policy, by proxy) and never learns.
 type Host struct {
 	r *runner
 }
@@ -121,29 +57,29 @@ func NewHost(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Pol
 	return &Host{r: r}, nil
 }
 
-// Trial runs fault trial index and judges it against baseline with the
-// progress bound. A failed trial's data dirs are packed as a local
-// trial's (the members it hit whole); a passing trial's are removed. It
-// returns the record, whose Dir holds the trial's files (its logs and its
-// pack), and the coverage blocks it covered.
-func (h *Host) Trial(ctx context.Context, index int, baseline *check.Baseline, bound time.Duration) (*record.Trial, []uint32, error) {
-	t, err := h.r.begin(index, false)
+// Trial runs fault trial job.Index and judges it against job.Baseline
+// with the progress bound job.Bound. A failed trial's data dirs are
+// packed as a local trial's (the members it hit whole); a passing trial's
+// are removed. It returns the record, whose Dir holds the trial's files
+// (its logs and its pack), and the coverage blocks it covered.
+func (h *Host) Trial(ctx context.Context, job engine.RemoteJob) (*engine.RemoteResult, error) {
+	t, err := h.r.begin(job.Index, false)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	tr, res, err := h.r.judged(ctx, t, func() *check.Baseline { return baseline }, bound)
+	tr, res, err := h.r.judged(ctx, t, func() *check.Baseline { return job.Baseline }, job.Bound)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	tr.Blocks = len(res.Blocks)
 	if tr.Status == record.StatusFailed {
 		if _, err := packTrial(tr.Dir, hitMembers(tr)); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	} else if err := pruneData(tr.Dir); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return tr, res.Blocks, nil
+	return &engine.RemoteResult{Trial: tr, Blocks: res.Blocks}, nil
 }
 
 // Close stops the host's controller.

@@ -21,6 +21,7 @@ import (
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -655,14 +656,8 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 	if err := r.cov.save(sctx, st, r.campaign); err != nil {
 		return err
 	}
-	data, err := r.ctl.SnapshotPolicy()
-	if err != nil {
-		return fmt.Errorf("snapshot policy: %w", err)
-	}
-	if data != nil {
-		if err := st.PutPolicyState(sctx, r.campaign, data); err != nil {
-			return err
-		}
+	if err := engine.SavePolicy(sctx, st, r.campaign, r.ctl); err != nil {
+		return err
 	}
 	r.bmu.Lock()
 	bl := r.baseline.Clone()

@@ -1,7 +1,7 @@
 package campaign
 
-// A campaign's record in the store: the campaign opened or made, the
-// build its trials ran, and the policy's state restored on resume.
+// A campaign's record in the store: the campaign a run opens or makes,
+// with what its earlier runs stored (read once: store.OpenCampaign).
 
 import (
 	"context"
@@ -10,82 +10,35 @@ import (
 	"fmt"
 
 	"github.com/gofault/gofault/config"
-	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/store"
 )
 
-// mixedBuilds is the build key of a campaign whose trials ran more than
-// one build: no build matches it.
-const mixedBuilds = "mixed"
-
-// openCampaign returns the campaign a run adds trials to: campaign id when
-// set (it must have been made with cfg and polName), else with resume the
-// newest of cfg's, else a new one.
-func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polName string, resume bool, id int64) (*store.Campaign, error) {
-	hash := cfg.Hash()
-	if id != 0 {
-		c, err := st.Campaign(ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		if c.ConfigHash != hash || c.Policy != polName {
-			return nil, fmt.Errorf("campaign %d was made with another config or policy (%s), so it cannot be continued with this one", id, c.Policy)
-		}
-		return c, nil
-	}
-	if resume {
-		c, err := st.FindCampaign(ctx, cfg.Name, hash)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, fmt.Errorf("no campaign of %q with this config to resume in %s (was the config changed? run without --resume to start a new one)", cfg.Name, st.Path())
-		}
-		if err != nil {
-			return nil, err
-		}
-		if c.Policy != polName {
-			return nil, fmt.Errorf("campaign %d ran policy %q; resume it with --policy %s", c.ID, c.Policy, c.Policy)
-		}
-		return c, nil
-	}
+// openCampaign opens the campaign a run of the build of key adds trials
+// to, and returns what it stored: campaign id when set (it must have been
+// made with cfg and polName), else with resume the newest of cfg's (it
+// must have run polName), else a new one.
+func openCampaign(ctx context.Context, st *store.Store, cfg *config.Config, polName string, resume bool, id int64, key string) (*store.CampaignState, error) {
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}
-	c := store.Campaign{Name: cfg.Name, ConfigHash: hash, Policy: polName, Seed: cfg.Policy.Seed, Config: string(data)}
-	newID, err := st.CreateCampaign(ctx, c)
-	if err != nil {
-		return nil, err
+	hash := cfg.Hash()
+	saved, err := st.OpenCampaign(ctx, store.Opening{
+		ID: id, Resume: resume, BuildKey: key,
+		New: store.Campaign{Name: cfg.Name, ConfigHash: hash, Policy: polName, Seed: cfg.Policy.Seed, Config: string(data)},
+		Check: func(saved *store.CampaignState) error {
+			c := saved.Campaign
+			switch {
+			case id != 0 && (c.ConfigHash != hash || c.Policy != polName):
+				return fmt.Errorf("campaign %d was made with another config or policy (%s), so it cannot be continued with this one", id, c.Policy)
+			case c.Policy != polName:
+				return fmt.Errorf("campaign %d ran policy %q; resume it with --policy %s", c.ID, c.Policy, c.Policy)
+			}
+			return nil
+		},
+	})
+	if id == 0 && resume && errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("no campaign of %q with this config to resume in %s (was the config changed? run without --resume to start a new one)", cfg.Name, st.Path())
 	}
-	return st.Campaign(ctx, newID)
-}
-
-// noteBuild records the build key of a campaign's trials: the first run's,
-// or mixedBuilds once a resume runs another build.
-func noteBuild(ctx context.Context, st *store.Store, campaign int64, key string) error {
-	old, err := st.BuildKey(ctx, campaign)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return st.PutBuildKey(ctx, campaign, key)
-	case err != nil:
-		return err
-	case old != key && old != mixedBuilds:
-		return st.PutBuildKey(ctx, campaign, mixedBuilds)
-	}
-	return nil
-}
-
-// RestorePolicy gives a stateful policy the snapshot a resumed campaign
-// stored (none for a new one); gofault run's and gofault test's resume.
-func RestorePolicy(ctx context.Context, st *store.Store, campaign int64, pol policy.Policy) error {
-	s, ok := pol.(policy.Stateful)
-	if !ok {
-		return nil
-	}
-	data, err := st.PolicyState(ctx, campaign)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return s.Restore(data)
+	return saved, err
 }

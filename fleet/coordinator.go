@@ -1,6 +1,6 @@
 package fleet
 
-// The coordinator's side: campaign.Remote over the work queue.
+// The coordinator's side: engine.Remote over the work queue.
 
 import (
 	"context"
@@ -19,8 +19,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
@@ -46,7 +46,7 @@ type CoordinatorOptions struct {
 }
 
 // Coordinator hands a campaign's fault trials to workers
-// (campaign.Remote).
+// (engine.Remote).
 type Coordinator struct {
 	conn   *Conn
 	stream jetstream.Stream
@@ -67,10 +67,10 @@ type Coordinator struct {
 
 // pending is a trial handed out and not yet recorded.
 type pending struct {
-	job     campaign.RemoteJob
+	job     engine.RemoteJob
 	attempt int         // the delivery planned last; its calls are answered
 	plan    policy.Plan // that delivery's plan
-	done    chan *campaign.RemoteResult
+	done    chan *engine.RemoteResult
 }
 
 // NewCoordinator publishes the bundle and answers the workers' calls
@@ -151,12 +151,12 @@ func (c *Coordinator) Close() {
 func (c *Coordinator) Slots() int { return c.slots }
 
 // Run queues job and waits for its result.
-func (c *Coordinator) Run(ctx context.Context, job campaign.RemoteJob) (*campaign.RemoteResult, error) {
+func (c *Coordinator) Run(ctx context.Context, job engine.RemoteJob) (*engine.RemoteResult, error) {
 	base, err := c.putBaseline(ctx, job)
 	if err != nil {
 		return nil, err
 	}
-	p := &pending{job: job, done: make(chan *campaign.RemoteResult, 1)}
+	p := &pending{job: job, done: make(chan *engine.RemoteResult, 1)}
 	c.mu.Lock()
 	c.pending[job.Index] = p
 	c.mu.Unlock()
@@ -182,7 +182,7 @@ func (c *Coordinator) Run(ctx context.Context, job campaign.RemoteJob) (*campaig
 
 // putBaseline stores the job's log baseline, named by its digest, unless
 // the last one sent was the same.
-func (c *Coordinator) putBaseline(ctx context.Context, job campaign.RemoteJob) (string, error) {
+func (c *Coordinator) putBaseline(ctx context.Context, job engine.RemoteJob) (string, error) {
 	data, err := json.Marshal(job.Baseline)
 	if err != nil {
 		return "", fmt.Errorf("queue: baseline: %w", err)
@@ -334,7 +334,7 @@ func (c *Coordinator) result(m *nats.Msg) {
 
 // fetch reads a result's record and unpacks its files into the job's
 // trial dir, where a local trial's would be.
-func (c *Coordinator) fetch(job campaign.RemoteJob, req ResultRequest) (*campaign.RemoteResult, error) {
+func (c *Coordinator) fetch(job engine.RemoteJob, req ResultRequest) (*engine.RemoteResult, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	data, err := c.obj.GetBytes(ctx, req.Record)
@@ -359,7 +359,7 @@ func (c *Coordinator) fetch(job campaign.RemoteJob, req ResultRequest) (*campaig
 		return nil, err
 	}
 	relocate(tr, job.Dir)
-	return &campaign.RemoteResult{Trial: tr, Blocks: req.Blocks, Worker: req.Worker,
+	return &engine.RemoteResult{Trial: tr, Blocks: req.Blocks, Worker: req.Worker,
 		Members: req.Members, MemberRequests: req.MemberRequests, MemberSends: req.MemberSends}, nil
 }
 

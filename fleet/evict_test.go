@@ -1,6 +1,8 @@
 package fleet
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,6 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/gofault/gofault/engine"
 )
 
 // TestEvictIdleHosts: a campaign's runner that ran no trial for HostIdle
@@ -25,7 +29,7 @@ func TestEvictIdleHosts(t *testing.T) {
 	}
 	closed := map[string]bool{}
 	mkHost := func(key, bundle string, running int, idle time.Duration) *host {
-		return &host{close: func() { closed[key] = true }, bundle: bundle, work: mk("work-" + key),
+		return &host{Host: closer(func() { closed[key] = true }), bundle: bundle, work: mk("work-" + key),
 			running: running, last: now.Add(-idle)}
 	}
 	shared, own, busy := mk("bundle-shared"), mk("bundle-own"), mk("bundle-busy")
@@ -54,3 +58,11 @@ func TestEvictIdleHosts(t *testing.T) {
 		t.Errorf("hosts left %v, want c/2 and e/1", w.hosts)
 	}
 }
+
+// closer is an engine.Host that only closes.
+type closer func()
+
+func (c closer) Trial(context.Context, engine.RemoteJob) (*engine.RemoteResult, error) {
+	return nil, errors.New("not used")
+}
+func (c closer) Close() { c() }

@@ -21,9 +21,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
@@ -207,9 +207,9 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 
 	pol := &fakePolicy{}
 	dir := filepath.Join(t.TempDir(), "trials", "1-1")
-	job := campaign.RemoteJob{Campaign: 1, Index: 1, ID: "1-1", Dir: dir, Bound: time.Second, Baseline: &check.Baseline{}, Policy: pol, PolicyName: "fake"}
+	job := engine.RemoteJob{Campaign: 1, Index: 1, ID: "1-1", Dir: dir, Bound: time.Second, Baseline: &check.Baseline{}, Policy: pol, PolicyName: "fake"}
 	type ran struct {
-		res *campaign.RemoteResult
+		res *engine.RemoteResult
 		err error
 	}
 	done := make(chan ran, 1)
@@ -332,7 +332,7 @@ func BenchmarkDecide(b *testing.B) {
 	}
 	defer co.Close()
 	d := Delivery{Index: 1, Attempt: 1}
-	co.pending[1] = &pending{job: campaign.RemoteJob{Index: 1, Policy: &fakePolicy{}}, attempt: 1}
+	co.pending[1] = &pending{job: engine.RemoteJob{Index: 1, Policy: &fakePolicy{}}, attempt: 1}
 	p := &proxy{nc: conn.NC, coordinator: co.key, timeout: 5 * time.Second, live: map[int]live{}}
 	p.started(d, policy.Plan{}, nil)
 	req := &policy.Request{Trial: 1, Node: "n1", Site: &cat.Sites[0], Stack: []record.Frame{{Func: "main.f"}}}

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -57,7 +57,7 @@ func TestDistributedTestCampaign(t *testing.T) {
 			sum, err := gotest.Run(ctx, gotest.Options{
 				Module: "../gotest/testdata/retrystore", Package: ".", Env: []string{"RETRYSTORE_BUG=drop"}, WorkDir: work,
 				Policy: "random", Seed: 1, Trials: 20, Delay: 50 * time.Millisecond, Log: quiet, Parallel: tc.local,
-				Queue: func(ctx context.Context, q gotest.Queued) (campaign.Remote, error) {
+				Queue: func(ctx context.Context, q gotest.Queued) (engine.Remote, error) {
 					c, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: q.Bundle, Catalog: q.Catalog, Slots: 4, Log: quiet})
 					co = c
 					return c, err
@@ -203,7 +203,7 @@ func TestDistributedMemberCounts(t *testing.T) {
 	}
 	var co *Coordinator
 	o.Trials, o.Resume, o.Parallel = 6, true, 0
-	o.Queue = func(ctx context.Context, q gotest.Queued) (campaign.Remote, error) {
+	o.Queue = func(ctx context.Context, q gotest.Queued) (engine.Remote, error) {
 		c, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: q.Bundle, Catalog: q.Catalog, Slots: 4, Log: quiet})
 		co = c
 		return c, err

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
@@ -43,9 +43,9 @@ func resumeOptions(work string, log *slog.Logger) gotest.Options {
 // queue is Options.Queue for a coordinator of the server at addr,
 // embedded (its data in the work dir's nats) when none answers; done
 // closes what it opened.
-func queue(addr string, log *slog.Logger) (q func(context.Context, gotest.Queued) (campaign.Remote, error), done func()) {
+func queue(addr string, log *slog.Logger) (q func(context.Context, gotest.Queued) (engine.Remote, error), done func()) {
 	var closers []func()
-	q = func(ctx context.Context, qd gotest.Queued) (campaign.Remote, error) {
+	q = func(ctx context.Context, qd gotest.Queued) (engine.Remote, error) {
 		conn, err := Dial(addr, Auth{}, filepath.Join(qd.WorkDir, "nats"), log)
 		if err != nil {
 			return nil, err

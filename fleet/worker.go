@@ -25,6 +25,7 @@ import (
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
@@ -68,10 +69,10 @@ type worker struct {
 // (campaign.Host) or a test campaign's (gotest.Host), and its policy's
 // proxy.
 type host struct {
-	// trial runs one trial of the task's and judges it: its record, whose
-	// Dir holds its files, and what the record does not carry.
-	trial func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error)
-	close func()
+	engine.Host
+	// test: a test campaign's, whose every task names a test and its
+	// live sites.
+	test  bool
 	proxy *proxy
 	// bundle and work are the bundle's and the work dir's paths, removed
 	// with the host (the bundle once no other host runs from it).
@@ -157,7 +158,7 @@ func (w *worker) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, h := range w.hosts {
-		h.close()
+		h.Close()
 	}
 }
 
@@ -332,7 +333,7 @@ func (w *worker) evict(now time.Time) []string {
 		if h.running > 0 || now.Sub(h.last) < w.opts.HostIdle {
 			continue
 		}
-		h.close()
+		h.Close()
 		delete(w.hosts, key)
 		gone = append(gone, key)
 		if h.work != "" {
@@ -429,11 +430,7 @@ func (w *worker) newHost(ctx context.Context, task Task) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &host{proxy: p, close: h.Close, bundle: dir, work: work,
-		trial: func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error) {
-			tr, blocks, err := h.Trial(ctx, task.Index, baseline, task.Bound)
-			return tr, Outcome{Blocks: blocks}, err
-		}}, nil
+	return &host{Host: h, proxy: p, bundle: dir, work: work}, nil
 }
 
 // testHost sets up the runs of a test campaign's trials from the test
@@ -449,14 +446,23 @@ func testHost(dir, work string, p *proxy, log *slog.Logger) (*host, error) {
 		return nil, err
 	}
 	p.nodes = []string{h.Node()}
-	return &host{proxy: p, close: h.Close,
-		trial: func(ctx context.Context, task Task, _ *check.Baseline) (*record.Trial, Outcome, error) {
-			if task.Test == "" || task.Reach == nil {
-				return nil, Outcome{}, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
-			}
-			tr, res, err := h.Trial(ctx, task.Index, task.ID, task.Test, task.Bound, task.Reach)
-			return tr, Outcome{Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}, err
-		}}, nil
+	return &host{Host: h, test: true, proxy: p}, nil
+}
+
+// trial runs task's trial on h and judges it against baseline: its
+// record, whose Dir holds its files, and what the record does not carry.
+func (h *host) trial(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error) {
+	if h.test && (task.Test == "" || task.Reach == nil) {
+		return nil, Outcome{}, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
+	}
+	res, err := h.Trial(ctx, engine.RemoteJob{
+		Campaign: task.Campaign, Index: task.Index, ID: task.ID, Bound: task.Bound, Baseline: baseline,
+		PolicyName: task.Policy, Test: task.Test, Reach: task.Reach,
+	})
+	if err != nil {
+		return nil, Outcome{}, err
+	}
+	return res.Trial, Outcome{Blocks: res.Blocks, Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}, nil
 }
 
 // bundle returns the directory of the bundle object name, fetched and

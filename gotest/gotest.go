@@ -36,11 +36,11 @@ import (
 
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/procgroup"
@@ -133,7 +133,7 @@ type Options struct {
 	// fleet's coordinator). A fault trial runs there whenever none of
 	// the Parallel local processes is free. The fault-free pass stays
 	// here: it measures the sites each test reaches.
-	Queue func(ctx context.Context, q Queued) (campaign.Remote, error) `json:"-"`
+	Queue func(ctx context.Context, q Queued) (engine.Remote, error) `json:"-"`
 	// Resume continues the newest campaign of the store made with the
 	// same options (Trials aside): the tests its fault-free pass
 	// measured are not run again, fault trials go on from its next index
@@ -165,8 +165,8 @@ type Options struct {
 	// Until, if set, is called with every trial of the campaign so far
 	// (an earlier run's included) before the fault trials and after each
 	// of them is stored; once it returns true no further trial begins,
-	// those under way are stopped and not stored, and the campaign is
-	// done (Summary.Ended). gofault bench stops at a known bug's finding.
+	// those under way finish and are stored, and the campaign is done
+	// (Summary.Ended). gofault bench stops at a known bug's finding.
 	Until func(trials []*record.Trial) bool `json:"-"`
 
 	// Log receives gofault's own log; Progress a line per test measured
@@ -229,7 +229,7 @@ type Summary struct {
 	// Bundle is the bundle written (Options.Bundle), BundleBytes its
 	// binary's and package files' size; RemoteTrials counts the fault
 	// trials other machines ran (Options.Queue), Workers those by the
-	// worker that ran them (campaign.RemoteResult.Worker).
+	// worker that ran them (engine.RemoteResult.Worker).
 	Bundle       string         `json:"bundle,omitempty"`
 	BundleBytes  int64          `json:"bundle_bytes,omitempty"`
 	RemoteTrials int            `json:"remote_trials,omitempty"`
@@ -400,7 +400,7 @@ type campaignRun struct {
 	prior    prior           // what earlier runs of a resumed campaign stored
 	trials   []*record.Trial // every trial stored so far, for Options.Until
 	parallel int             // test processes run at once now
-	remote   campaign.Remote // runs fault trials elsewhere (Options.Queue)
+	remote   engine.Remote   // runs fault trials elsewhere (Options.Queue)
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
 	memberMethods int
@@ -473,7 +473,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 			o.Log.Warn("campaign status", "err", err)
 		}
 	}()
-	t1, cpu := time.Now(), campaign.CPUUsed()
+	t1, meter := time.Now(), engine.StartMeter()
 	if sum.Measured, err = c.measureAll(ctx, tests, sum); err != nil {
 		return nil, err
 	}
@@ -481,10 +481,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if o.Parallel == ParallelAuto {
 		cores := 0.0
 		if sum.ResumedTests < len(tests) && sum.MeasureSecs > 0 {
-			cores = (campaign.CPUUsed() - cpu).Seconds() / sum.MeasureSecs
+			cores = meter.Cores()
 		}
-		cpus, mem := campaign.ThisMachine()
-		c.parallel, sum.ParallelHow = AutoParallel(cpus, mem, cores, o.Trials-len(c.prior.fault))
+		c.parallel, sum.ParallelHow = AutoParallel(engine.ThisMachine(), cores, o.Trials-len(c.prior.fault))
 		sum.ParallelHow = "auto: " + sum.ParallelHow
 		o.Log.Info(fmt.Sprintf("parallel auto: %d test processes at once (%s)", c.parallel, sum.ParallelHow))
 	}
@@ -611,7 +610,7 @@ func (c *campaignRun) open(ctx context.Context) error {
 	if err := c.campaign(ctx); err != nil {
 		return err
 	}
-	if err := campaign.RestorePolicy(ctx, c.st, c.id, pol); err != nil {
+	if err := engine.RestorePolicy(pol, c.prior.policy); err != nil {
 		return err
 	}
 	c.reach = &reach{sites: env.CandidateSites(), reachedIDs: map[int]map[string]bool{}, requests: map[int]int{}}

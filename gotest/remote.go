@@ -2,7 +2,7 @@ package gotest
 
 // Fault trials on other machines (gofault test --queue): the
 // coordinator's side hands a trial to Options.Queue's remote as a
-// campaign.RemoteJob naming the test, its bound and its live sites; the
+// engine.RemoteJob naming the test, its bound and its live sites; the
 // worker's side (Host) runs it from the campaign's bundle under a
 // controller whose policy is the coordinator's, by proxy.
 
@@ -13,11 +13,10 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
-	"time"
 
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
@@ -58,7 +57,7 @@ func (c *campaignRun) distribute(ctx context.Context, sum *Summary) error {
 // runRemote runs fault job j, trial id, on c.remote and tells ctl's
 // policy its outcome as for a local trial.
 func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller, id string, j job) (ran, error) {
-	res, err := c.remote.Run(ctx, campaign.RemoteJob{
+	res, err := c.remote.Run(ctx, engine.RemoteJob{
 		Campaign: c.id, Index: j.index, ID: id, Dir: filepath.Join(c.o.WorkDir, "trials", id),
 		Bound: j.bound, Policy: ctl, PolicyName: ctl.Policy().Name(), Test: j.test, Reach: j.reach, Expected: j.expected,
 	})
@@ -77,8 +76,8 @@ func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller,
 }
 
 // Host runs the fault trials of a test campaign's bundle on a worker
-// machine (gofault worker), each under a controller whose policy is the
-// coordinator's by proxy; it never learns.
+// machine (gofault worker; an engine.Host), each under a controller whose
+// policy is the coordinator's by proxy; it never learns.
 type Host struct {
 	c *campaignRun
 }
@@ -102,13 +101,16 @@ func NewHost(b *Bundle, workDir string, pol policy.Policy, log *slog.Logger) (*H
 // member rule): a trial's nodes as the policy plans them.
 func (h *Host) Node() string { return h.c.o.node() }
 
-// Trial runs trial id (index) of test, hung past bound, with reach its
-// live sites, and returns its judged record, whose Dir holds the test's
-// log, and its controller's result (the member counts the record does
-// not carry: Members, MemberRequests, MemberSends).
-func (h *Host) Trial(ctx context.Context, index int, id, test string, bound time.Duration, reach []uint32) (*record.Trial, controller.Result, error) {
-	_, tr, res, err := h.c.attempt(ctx, h.c.faults, id, index, test, bound, reach, 0)
-	return tr, res, err
+// Trial runs trial job.ID (job.Index) of job.Test, hung past job.Bound,
+// with job.Reach its live sites, and returns its judged record, whose Dir
+// holds the test's log, and the member counts the record does not carry
+// (Members, MemberRequests, MemberSends).
+func (h *Host) Trial(ctx context.Context, job engine.RemoteJob) (*engine.RemoteResult, error) {
+	_, tr, res, err := h.c.attempt(ctx, h.c.faults, job.ID, job.Index, job.Test, job.Bound, job.Reach, job.Expected)
+	if err != nil {
+		return nil, err
+	}
+	return &engine.RemoteResult{Trial: tr, Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}, nil
 }
 
 // Close stops the host's controller.

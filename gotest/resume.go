@@ -25,6 +25,8 @@ type prior struct {
 	measured []Measure
 	// fault are the fault trials.
 	fault []*record.Trial
+	// policy is the policy's last snapshot (nil: none).
+	policy []byte
 }
 
 // ranTests counts the fault trials stored by test.
@@ -52,97 +54,68 @@ func optionsHash(o Options) (string, error) {
 }
 
 // campaign makes the campaign in the store, or with o.Resume finds the
-// newest one of the same options and reads back what it stored; c.next is
-// then the index after its last trial.
+// newest one of the same options (or Options.Campaign, which must have
+// been made with them, on the same build) and reads back what it stored;
+// c.next is then the index after its last trial.
 func (c *campaignRun) campaign(ctx context.Context) error {
 	o := c.o
 	hash, err := optionsHash(o)
 	if err != nil {
 		return err
 	}
-	if !o.Resume && o.Campaign == 0 {
-		conf, err := json.Marshal(stored{GoTest: &o})
-		if err != nil {
-			return fmt.Errorf("campaign config: %w", err)
-		}
-		if c.id, err = c.st.CreateCampaign(ctx, store.Campaign{Name: campaignName(o), ConfigHash: hash, Policy: o.Policy, Seed: o.Seed, Config: string(conf)}); err != nil {
-			return err
-		}
-		c.next = 1
-		if err := c.st.PutBuildKey(ctx, c.id, c.key); err != nil {
-			return err
-		}
-		if o.Opened != nil {
-			return o.Opened(c.id)
-		}
-		return nil
+	conf, err := json.Marshal(stored{GoTest: &o})
+	if err != nil {
+		return fmt.Errorf("campaign config: %w", err)
 	}
-	camp, err := c.find(ctx, hash)
+	resume := o.Resume || o.Campaign != 0
+	saved, err := c.st.OpenCampaign(ctx, store.Opening{
+		ID: o.Campaign, Resume: resume, BuildKey: c.key,
+		New:   store.Campaign{Name: campaignName(o), ConfigHash: hash, Policy: o.Policy, Seed: o.Seed, Config: string(conf)},
+		Check: func(saved *store.CampaignState) error { return c.resumable(saved, hash) },
+	})
+	if o.Campaign == 0 && resume && errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("no gofault test campaign of %s with these options in %s to resume (were flags other than --trials changed? run without --resume to start a new one)", o.Package, o.DB)
+	}
 	if err != nil {
 		return err
 	}
-	c.id = camp.ID
+	c.id = saved.Campaign.ID
 	if o.Opened != nil {
 		if err := o.Opened(c.id); err != nil {
 			return err
 		}
 	}
-	key, err := c.st.BuildKey(ctx, c.id)
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	if err == nil && key != c.key {
-		return fmt.Errorf("campaign %d ran another build of %s's test binary (its sources, tests or build flags changed since: build key %.12s, now %.12s), so its sites and trials would not match this one's; run without --resume to start a new campaign", c.id, o.Package, key, c.key)
-	}
-	if err := c.st.SetCampaignStatus(ctx, c.id, store.StatusRunning); err != nil {
-		return err
-	}
-	trials, err := c.st.Trials(ctx, c.id)
-	if err != nil {
-		return err
-	}
 	c.next = 1
-	c.trials = trials
-	for _, tr := range trials {
+	c.trials = saved.Trials
+	for _, tr := range saved.Trials {
 		c.next = max(c.next, tr.Index+1)
 		if tr.Policy != record.BaselinePolicy {
 			c.prior.fault = append(c.prior.fault, tr)
 		}
 	}
-	data, err := c.st.TestPass(ctx, c.id)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-	case err != nil:
-		return err
-	default:
-		if err := json.Unmarshal(data, &c.prior.measured); err != nil {
+	c.prior.policy = saved.Policy
+	if saved.TestPass != nil {
+		if err := json.Unmarshal(saved.TestPass, &c.prior.measured); err != nil {
 			return fmt.Errorf("fault-free pass of campaign %d: %w", c.id, err)
 		}
 	}
-	c.o.Log.Info("resuming campaign", "campaign", c.id, "measured", len(c.prior.measured), "fault_trials", len(c.prior.fault), "next", c.next)
+	if resume {
+		c.o.Log.Info("resuming campaign", "campaign", c.id, "measured", len(c.prior.measured), "fault_trials", len(c.prior.fault), "next", c.next)
+	}
 	return nil
 }
 
-// find returns the campaign to continue: Options.Campaign, which must
-// have been made with options of hash, or the newest one of the store
-// made with them.
-func (c *campaignRun) find(ctx context.Context, hash string) (*store.Campaign, error) {
-	o := c.o
-	if o.Campaign != 0 {
-		camp, err := c.st.Campaign(ctx, o.Campaign)
-		if err != nil {
-			return nil, err
-		}
-		if camp.Name != campaignName(o) || camp.ConfigHash != hash {
-			return nil, fmt.Errorf("campaign %d (%s) was not made with these options, so it cannot be continued with them; start a new one", camp.ID, camp.Name)
-		}
-		return camp, nil
+// resumable says why the campaign that saved stored cannot be continued
+// with c's options, of hash, and build; nil when it can.
+func (c *campaignRun) resumable(saved *store.CampaignState, hash string) error {
+	camp := saved.Campaign
+	if camp.Name != campaignName(c.o) || camp.ConfigHash != hash {
+		return fmt.Errorf("campaign %d (%s) was not made with these options, so it cannot be continued with them; start a new one", camp.ID, camp.Name)
 	}
-	camp, err := c.st.FindCampaign(ctx, campaignName(o), hash)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("no gofault test campaign of %s with these options in %s to resume (were flags other than --trials changed? run without --resume to start a new one)", o.Package, o.DB)
+	if key := saved.BuildKey; key != "" && key != c.key {
+		return fmt.Errorf("campaign %d ran another build of %s's test binary (its sources, tests or build flags changed since: build key %.12s, now %.12s), so its sites and trials would not match this one's; run without --resume to start a new campaign", camp.ID, c.o.Package, key, c.key)
 	}
-	return camp, err
+	return nil
 }
 
 // putMeasured stores the measures of the tests measured so far.

@@ -1,23 +1,20 @@
 package gotest
 
 // The runs of a campaign: the fault-free pass and the fault trials, each a
-// list of jobs that Options.Parallel test processes run at once, stored in
-// the order of their trial indices.
+// list of jobs that Options.Parallel test processes run at once
+// (engine.Run), stored in the order of their trial indices.
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/controller"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/record"
 )
 
@@ -43,60 +40,42 @@ type ran struct {
 	worker string
 }
 
-// runJobs runs jobs, c.parallel at a time, each under ctl, and hands each
-// one that ran to commit in the order of the jobs (a job that ended early
-// waits for those before it), one at a time. Indices are taken from
-// c.next in order. With c.remote, fault jobs run there too: a job runs
-// here when one of the c.parallel local processes is free, else remotely,
-// up to the remote's slots more at once. The first error (a run that
-// could not start, a commit that failed, ctx done) stops the others; the
-// jobs not committed then are not stored.
+// runJobs runs jobs under ctl, c.parallel at a time (engine.Run), and
+// hands each one that ran to commit in the order of the jobs (a job that
+// ended early waits for those before it), one at a time; commit may say
+// engine.ErrEnded. Indices are taken from c.next in order. With c.remote,
+// fault jobs run there too: a job runs here when one of the c.parallel
+// local processes is free, else remotely, up to the remote's slots more
+// at once. The first error (a run that could not start, a commit that
+// failed, ctx done) stops the others; the jobs not committed then are not
+// stored.
 func (c *campaignRun) runJobs(ctx context.Context, ctl *controller.Controller, jobs []job, commit func(ran) error) error {
 	for i := range jobs {
 		jobs[i].index = c.next
 		c.next++
 	}
-	g, gctx := errgroup.WithContext(ctx)
-	limit := max(1, c.parallel)
-	var local chan struct{} // the free local processes, when jobs may go remote
+	var remote engine.Remote // the fault-free pass runs here
 	if c.remote != nil && len(jobs) > 0 && !jobs[0].baseline {
-		limit = max(0, c.parallel) + c.remote.Slots()
-		local = make(chan struct{}, max(0, c.parallel))
+		remote = c.remote
 	}
-	g.SetLimit(limit)
-	var order inOrder
-	if len(jobs) > 0 {
-		order.next = jobs[0].index
-	}
-	for _, j := range jobs {
-		if gctx.Err() != nil {
-			break
-		}
-		g.Go(func() error {
-			d, err := c.runJob(gctx, ctl, j, local)
-			if err != nil {
-				return err
-			}
-			return order.done(j.index, func() error { return commit(d) })
-		})
-	}
-	if err := g.Wait(); err != nil {
+	err := engine.Run(ctx, engine.Schedule[ran]{
+		Trials: len(jobs), Local: c.parallel, Remote: remote, InOrder: true,
+		Begin: func(_ context.Context, i int, remote bool) (func(context.Context) (ran, error), error) {
+			return func(ctx context.Context) (ran, error) { return c.runJob(ctx, ctl, jobs[i], remote) }, nil
+		},
+		Done: commit,
+	})
+	if err != nil {
 		return err
 	}
 	return ctx.Err()
 }
 
-// runJob runs j under ctl: here, or on c.remote when local is set and
-// none of its slots is free.
-func (c *campaignRun) runJob(ctx context.Context, ctl *controller.Controller, j job, local chan struct{}) (ran, error) {
+// runJob runs j under ctl: here, or on c.remote when remote.
+func (c *campaignRun) runJob(ctx context.Context, ctl *controller.Controller, j job, remote bool) (ran, error) {
 	id := record.TrialID(c.id, j.index)
-	if local != nil {
-		select {
-		case local <- struct{}{}:
-			defer func() { <-local }()
-		default:
-			return c.runRemote(ctx, ctl, id, j)
-		}
+	if remote {
+		return c.runRemote(ctx, ctl, id, j)
 	}
 	r, tr, res, err := c.attempt(ctx, ctl, id, j.index, j.test, j.bound, j.reach, j.expected)
 	if err != nil {
@@ -108,36 +87,6 @@ func (c *campaignRun) runJob(ctx context.Context, ctl *controller.Controller, j 
 		tr.Policy = record.BaselinePolicy
 	}
 	return ran{job: j, r: r, tr: tr, res: res}, nil
-}
-
-// inOrder runs the commits of jobs in the order of their indices, from
-// next, whatever order the jobs end in.
-type inOrder struct {
-	mu    sync.Mutex
-	next  int
-	ready map[int]func() error
-}
-
-// done hands over the commit of job index and runs every commit whose
-// turn has come.
-func (o *inOrder) done(index int, commit func() error) error {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.ready == nil {
-		o.ready = map[int]func() error{}
-	}
-	o.ready[index] = commit
-	for {
-		f, ok := o.ready[o.next]
-		if !ok {
-			return nil
-		}
-		delete(o.ready, o.next)
-		o.next++
-		if err := f(); err != nil {
-			return err
-		}
-	}
 }
 
 // save stores a trial that ran and counts its requests in c.sum; a fault
@@ -165,14 +114,7 @@ func (c *campaignRun) save(ctx context.Context, d ran) error {
 	if d.baseline {
 		return nil
 	}
-	data, err := c.faults.SnapshotPolicy()
-	if err != nil {
-		return fmt.Errorf("snapshot policy: %w", err)
-	}
-	if data != nil {
-		return c.st.PutPolicyState(sctx, c.id, data)
-	}
-	return nil
+	return engine.SavePolicy(sctx, c.st, c.id, c.faults)
 }
 
 // measureAll runs every test o.Runs times fault-free and measures it;
@@ -256,19 +198,13 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 		}
 		fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", d.tr.ID, d.test, what, outcome)
 		if c.until() {
-			return errEnded
+			sum.Ended = true
+			return engine.ErrEnded
 		}
 		return nil
 	})
-	if errors.Is(err, errEnded) && ctx.Err() == nil {
-		sum.Ended = true
-		return nil
-	}
 	return err
 }
-
-// errEnded stops the fault trials once Options.Until said enough.
-var errEnded = errors.New("ended by Options.Until")
 
 // until asks Options.Until about the trials stored so far.
 func (c *campaignRun) until() bool {

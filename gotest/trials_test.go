@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
 )
@@ -40,41 +41,6 @@ func TestRemaining(t *testing.T) {
 				t.Errorf("Remaining = %v, want %v", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestInOrder: commits run in index order whatever order the jobs end
-// in, each once, from goroutines at once (run with -race).
-func TestInOrder(t *testing.T) {
-	o := inOrder{next: 5}
-	var got []int
-	var wg sync.WaitGroup
-	for _, i := range []int{9, 7, 5, 8, 6} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			time.Sleep(time.Duration(9-i) * time.Millisecond)
-			if err := o.done(i, func() error { got = append(got, i); return nil }); err != nil {
-				t.Error(err)
-			}
-		}()
-	}
-	wg.Wait()
-	if !slices.Equal(got, []int{5, 6, 7, 8, 9}) {
-		t.Errorf("commits ran in order %v, want 5..9", got)
-	}
-	// A commit's error stops the ones after it.
-	o = inOrder{next: 1}
-	boom := errors.New("boom")
-	var ran []int
-	if err := o.done(2, func() error { ran = append(ran, 2); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.done(1, func() error { ran = append(ran, 1); return boom }); !errors.Is(err, boom) {
-		t.Errorf("done = %v, want the commit's error", err)
-	}
-	if !slices.Equal(ran, []int{1}) {
-		t.Errorf("after a failed commit ran %v, want only 1", ran)
 	}
 }
 
@@ -231,7 +197,7 @@ func TestAutoParallel(t *testing.T) {
 		{"never none", 1, 1 << 20, 2, 10, 1, "holds 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, why := AutoParallel(tc.cpus, tc.mem, tc.cores, tc.trials)
+			n, why := AutoParallel(engine.Machine{CPUs: tc.cpus, MemAvailable: tc.mem}, tc.cores, tc.trials)
 			if n != tc.want || !strings.Contains(why, tc.why) {
 				t.Errorf("AutoParallel = %d (%s), want %d (%s)", n, why, tc.want, tc.why)
 			}

@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gofault/gofault/check"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/report"
 )
 
 // Campaign statuses.
@@ -144,4 +148,151 @@ func (s *Store) SetCampaignProgress(ctx context.Context, id int64, bound time.Du
 		return fmt.Errorf("set campaign %d progress bound: %w", id, ErrNotFound)
 	}
 	return nil
+}
+
+// CampaignState is what a campaign's earlier runs stored: all that a run
+// needs to resume it, read at once (CampaignState). A new campaign's is
+// its record and nothing else.
+type CampaignState struct {
+	Campaign Campaign
+	// BuildKey is the build key of its trials (PutBuildKey); "" when none
+	// was stored.
+	BuildKey string
+	// Policy is its policy's last snapshot (PutPolicyState); nil when
+	// none was stored.
+	Policy []byte
+	// Baseline is its log baseline (PutBaseline); empty when none was
+	// stored.
+	Baseline *check.Baseline
+	// Reruns is what the re-runs of its fault-free failures showed, by
+	// trial ID (PutReruns); empty when there were none.
+	Reruns map[string]report.Rerun
+	// Coverage is its coverage union (PutCoverage); nil when none was
+	// stored.
+	Coverage *record.Coverage
+	// TestPass is a gofault test campaign's fault-free pass (PutTestPass);
+	// nil when none was stored.
+	TestPass []byte
+	// Trials are its trials in index order.
+	Trials []*record.Trial
+}
+
+// CampaignState reads what campaign id stored (ErrNotFound when there is
+// no such campaign).
+func (s *Store) CampaignState(ctx context.Context, id int64) (*CampaignState, error) {
+	c, err := s.Campaign(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &CampaignState{Campaign: *c}
+	// blob reads the blob under key into *into, leaving it alone when
+	// there is none.
+	blob := func(key string, into *[]byte) error {
+		data, err := s.getBlob(ctx, id, key)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		}
+		*into = append([]byte{}, data...) // found: never nil
+		return nil
+	}
+	var key []byte
+	if err := errors.Join(blob(blobBuild, &key), blob(blobPolicy, &out.Policy), blob(blobTestPass, &out.TestPass)); err != nil {
+		return nil, err
+	}
+	out.BuildKey = string(key)
+	if out.Baseline, err = s.Baseline(ctx, id); err != nil {
+		return nil, err
+	}
+	if out.Reruns, err = s.Reruns(ctx, id); err != nil {
+		return nil, err
+	}
+	if out.Coverage, err = s.Coverage(ctx, id); errors.Is(err, ErrNotFound) {
+		out.Coverage = nil
+	} else if err != nil {
+		return nil, err
+	}
+	if out.Trials, err = s.Trials(ctx, id); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MixedBuilds is the build key of a campaign whose trials ran more than
+// one build: no build matches it.
+const MixedBuilds = "mixed"
+
+// Opening says which campaign a run adds trials to (OpenCampaign), and
+// the build its trials run.
+type Opening struct {
+	// ID is the campaign; 0: with Resume the newest campaign made with
+	// New's Name and ConfigHash (ErrNotFound: none), else New, made now.
+	ID     int64
+	Resume bool
+	New    Campaign
+	// Check, if set, refuses the campaign found, from what it stored:
+	// its error is OpenCampaign's, and nothing is recorded.
+	Check func(*CampaignState) error
+	// BuildKey is the build key of the run's trials: a campaign's first
+	// run records it, a later run of another build MixedBuilds.
+	BuildKey string
+}
+
+// OpenCampaign opens the campaign o names for a run and returns what it
+// stored: the campaign is then running again (gofault ui shows it live),
+// its trials' build key as o.BuildKey says.
+func (s *Store) OpenCampaign(ctx context.Context, o Opening) (*CampaignState, error) {
+	id := o.ID
+	switch {
+	case id != 0:
+	case o.Resume:
+		c, err := s.FindCampaign(ctx, o.New.Name, o.New.ConfigHash)
+		if err != nil {
+			return nil, err
+		}
+		id = c.ID
+	default:
+		var err error
+		if id, err = s.CreateCampaign(ctx, o.New); err != nil {
+			return nil, err
+		}
+	}
+	st, err := s.CampaignState(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if o.Check != nil {
+		if err := o.Check(st); err != nil {
+			return nil, err
+		}
+	}
+	key := st.BuildKey
+	switch {
+	case key == "":
+		key = o.BuildKey
+	case key != o.BuildKey:
+		key = MixedBuilds
+	}
+	// The run's start is recorded whole: the campaign running, with its
+	// build key.
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open campaign %d: %w", id, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `UPDATE campaigns SET status = ? WHERE id = ?`, StatusRunning, id); err != nil {
+		return nil, fmt.Errorf("open campaign %d: set status: %w", id, err)
+	}
+	if key != st.BuildKey {
+		if _, err := tx.ExecContext(ctx, upsertBlob, id, blobBuild, []byte(key), time.Now().UnixNano()); err != nil {
+			return nil, fmt.Errorf("open campaign %d: put build key: %w", id, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return nil, fmt.Errorf("open campaign %d: %w", id, err)
+	}
+	st.BuildKey, st.Campaign.Status = key, StatusRunning
+	return st, nil
 }

@@ -33,16 +33,18 @@ const (
 	blobCalibration = "calibration"
 )
 
+// upsertBlob stores a blob (campaign_id, key, value, updated), replacing
+// any previous value.
+const upsertBlob = `INSERT INTO blobs (campaign_id, key, value, updated) VALUES (?, ?, ?, ?)
+	ON CONFLICT (campaign_id, key) DO UPDATE SET value = excluded.value, updated = excluded.updated`
+
 // putBlob stores value under key for a campaign, replacing any previous
 // value.
 func (s *Store) putBlob(ctx context.Context, campaignID int64, key string, value []byte) error {
 	if value == nil {
 		value = []byte{}
 	}
-	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO blobs (campaign_id, key, value, updated) VALUES (?, ?, ?, ?)
-		 ON CONFLICT (campaign_id, key) DO UPDATE SET value = excluded.value, updated = excluded.updated`,
-		campaignID, key, value, time.Now().UnixNano())
+	_, err := s.db.ExecContext(ctx, upsertBlob, campaignID, key, value, time.Now().UnixNano())
 	if err != nil {
 		return fmt.Errorf("put blob %q of campaign %d: %w", key, campaignID, err)
 	}

@@ -15,8 +15,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/fleet"
 )
 
@@ -49,7 +49,7 @@ func (q *queueFlags) auth() fleet.Auth { return fleet.Auth{Token: *q.token, Cred
 // the bundle (given, or written into the work dir), the server (embedded
 // when none answers), the coordinator. It returns what the campaign runs,
 // the remote, and a function that closes both.
-func coordinate(ctx context.Context, q *queueFlags, bf *buildFlags, cf *configFlags, path string, cfg *config.Config, slots int) (*build.Built, campaign.Remote, func(), error) {
+func coordinate(ctx context.Context, q *queueFlags, bf *buildFlags, cf *configFlags, path string, cfg *config.Config, slots int) (*build.Built, engine.Remote, func(), error) {
 	work := cfg.Path(cfg.WorkDir)
 	raw, err := config.Load(path, cf.sets...)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/internal/version"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/store"
@@ -66,7 +67,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 	defer release()
 	var (
 		bt     *build.Built
-		remote campaign.Remote
+		remote engine.Remote
 	)
 	if *q.url != "" {
 		var closeQueue func()

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/fleet"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/internal/version"
@@ -76,7 +76,7 @@ func runTest(ctx context.Context, args []string, stdout io.Writer) error {
 	if *f.q.url != "" {
 		closeQueue := func() {}
 		defer func() { closeQueue() }()
-		o.Queue = func(ctx context.Context, qd gotest.Queued) (campaign.Remote, error) {
+		o.Queue = func(ctx context.Context, qd gotest.Queued) (engine.Remote, error) {
 			co, stop, err := fleet.DialCoordinator(ctx, *f.q.url, f.q.auth(), filepath.Join(qd.WorkDir, "nats"),
 				fleet.CoordinatorOptions{Bundle: qd.Bundle, Catalog: qd.Catalog, Slots: *f.slots, Log: slog.Default()})
 			if err != nil {

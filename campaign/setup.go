@@ -1,0 +1,112 @@
+package campaign
+
+// A run set up over what its campaign stored (store.CampaignState): plain
+// construction, no store call.
+
+import (
+	"cmp"
+	"fmt"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
+	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/store"
+)
+
+// setUp sets the run up over what its campaign stored (saved): the
+// policy (polName) and the log baseline as they were, the runner, the
+// coverage so far, the trials still owed and how many run at once.
+func (s *execution) setUp(saved *store.CampaignState, polName string) (err error) {
+	opts, cfg := s.opts, s.opts.Config
+	s.camp = &saved.Campaign
+	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
+		return err
+	}
+	if err := engine.RestorePolicy(s.pol, saved.Policy); err != nil {
+		return err
+	}
+	s.reruns.m = saved.Reruns
+	baseline := saved.Baseline
+	s.wantBaseline = cfg.Checkers.Baseline
+	if opts.Baseline != nil && baseline.Trials == 0 {
+		baseline = opts.Baseline.Clone()
+		if _, learns := s.pol.(policy.Learner); !learns {
+			// A policy that learns from its fault-free trials (cofi)
+			// runs them still: the shared baseline has no observations.
+			s.wantBaseline = 0
+		}
+	}
+	if s.r, err = newRunner(cfg, s.bt, s.camp.ID, s.pol, baseline, opts.Logger); err != nil {
+		return err
+	}
+	s.r.cov = coverageFrom(saved.Coverage, s.bt.Catalog, opts.Logger)
+	s.sum = &Summary{Campaign: s.camp.ID, Policy: polName, DB: s.st.Path(), BuildSeconds: s.bt.Seconds}
+	// Count what an earlier run of a resumed campaign already did.
+	prior := saved.Trials
+	s.used = indices{}
+	for _, t := range prior {
+		s.used[t.Index] = true
+	}
+	s.priorBaseline = countBaseline(prior)
+	s.trials = prior
+	s.want = cmp.Or(opts.Trials, cfg.Trials.Count) - (len(prior) - s.priorBaseline)
+	switch {
+	case opts.Remote != nil:
+		// Local clusters are what Parallel says, none at 0: the remote
+		// workers run the fault trials. Auto is not measured here (the
+		// workers' machines are another's): the machine's rule alone.
+		s.parallel, s.sum.ParallelHow = max(0, opts.Parallel), "set by --parallel, with --queue"
+		if opts.Parallel == ParallelAuto {
+			s.parallel, s.sum.ParallelHow = autoParallel(engine.ThisMachine(), cfg.Cluster.Nodes, s.want, 0)
+		}
+	case opts.Parallel > 0:
+		s.parallel, s.sum.ParallelHow = opts.Parallel, "set by --parallel"
+	case opts.Parallel == 0 && !cfg.Trials.Parallel.Auto():
+		s.parallel, s.sum.ParallelHow = int(cfg.Trials.Parallel), "set by trials.parallel"
+	default:
+		// Until the baseline trials measured a cluster (measureParallel).
+		s.autoParallel = true
+		s.parallel, s.sum.ParallelHow = autoParallel(engine.ThisMachine(), cfg.Cluster.Nodes, s.want, 0)
+	}
+	s.sum.Parallel = s.parallel
+	return nil
+}
+
+// newPolicy makes the named policy for the catalog, tuned by cfg.
+func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Policy, error) {
+	kinds, err := faultKinds(cfg.Faults.Kinds)
+	if err != nil {
+		return nil, err
+	}
+	return policy.New(name, policy.Env{
+		Catalog:  cat,
+		Seed:     cfg.Policy.Seed,
+		Kinds:    kinds,
+		PerTrial: cfg.Policy.PerTrial,
+		Budget:   cfg.Policy.Budget,
+
+		MaxPerTrial: cfg.Faults.MaxPerTrial,
+		Key:         cfg.Policy.Key,
+		Delay:       cfg.Faults.Delay,
+
+		Partition: cfg.Faults.Partition.Duration,
+		LeaderAt:  cfg.Faults.Partition.LeaderAt,
+
+		TargetErrors: cfg.Faults.TargetErrors,
+		Files:        cfg.Faults.Files,
+	})
+}
+
+// faultKinds parses the config's faults.kinds.
+func faultKinds(names []string) ([]catalog.Kind, error) {
+	var ks []catalog.Kind
+	for _, n := range names {
+		k, err := catalog.ParseKind(n)
+		if err != nil {
+			return nil, fmt.Errorf("faults.kinds: %w", err)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
