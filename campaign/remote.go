@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/policy"
@@ -43,7 +42,7 @@ type RemoteJob struct {
 	// Bound is the hang and gray checkers' progress bound; Baseline the
 	// log baseline learned so far.
 	Bound    time.Duration
-	Baseline *check.Baseline
+	Baseline *record.LogBaseline
 	// Policy serves the worker's policy calls: the coordinator's policy,
 	// serialised with the calls of its local trials; PolicyName is its
 	// name.
@@ -114,7 +113,7 @@ type Host struct {
 // cfg is the bundle's config with this machine's work dir, bt its
 // binaries, pol the proxy of the coordinator's policy.
 func NewHost(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, log *slog.Logger) (*Host, error) {
-	r, err := newRunner(cfg, bt, campaign, pol, &check.Baseline{}, log)
+	r, err := newRunner(cfg, bt, campaign, pol, &record.LogBaseline{}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -126,12 +125,12 @@ func NewHost(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Pol
 // trial's (the members it hit whole); a passing trial's are removed. It
 // returns the record, whose Dir holds the trial's files (its logs and its
 // pack), and the coverage blocks it covered.
-func (h *Host) Trial(ctx context.Context, index int, baseline *check.Baseline, bound time.Duration) (*record.Trial, []uint32, error) {
+func (h *Host) Trial(ctx context.Context, index int, baseline *record.LogBaseline, bound time.Duration) (*record.Trial, []uint32, error) {
 	t, err := h.r.begin(index, false)
 	if err != nil {
 		return nil, nil, err
 	}
-	tr, res, err := h.r.judged(ctx, t, func() *check.Baseline { return baseline }, bound)
+	tr, res, err := h.r.judged(ctx, t, func() *record.LogBaseline { return baseline }, bound)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -23,7 +23,6 @@ import (
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 	"github.com/gofault/gofault/workload"
 )
@@ -48,7 +47,7 @@ type runner struct {
 	nodes    []string
 
 	bmu      sync.Mutex
-	baseline *check.Baseline
+	baseline *record.LogBaseline
 	// bound is the hang and gray checkers' progress bound: checkers.progress,
 	// or what calibrate measured (check.DefaultProgress while zero). Set
 	// before any trial is judged.
@@ -64,7 +63,7 @@ type runner struct {
 	tmpl *templates
 }
 
-func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
+func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, baseline *record.LogBaseline, log *slog.Logger) (*runner, error) {
 	// Orphans of the nodes' own children become gofault's, so a trial's
 	// end finds and reaps them (cluster.Cluster.Stop).
 	if err := cluster.BecomeSubreaper(); err != nil {
@@ -311,7 +310,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 
 // baselineNow is a copy of the log baseline as learned so far: other
 // trials keep learning into r.baseline.
-func (r *runner) baselineNow() *check.Baseline {
+func (r *runner) baselineNow() *record.LogBaseline {
 	r.bmu.Lock()
 	defer r.bmu.Unlock()
 	return r.baseline.Clone()
@@ -321,7 +320,7 @@ func (r *runner) baselineNow() *check.Baseline {
 // baseline returns once the trial ran, with the progress bound, learning
 // nothing: a worker of a remote campaign (Host) runs only this, its
 // coordinator learns (learn).
-func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *check.Baseline, bound time.Duration) (*record.Trial, controller.Result, error) {
+func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *record.LogBaseline, bound time.Duration) (*record.Trial, controller.Result, error) {
 	tr, res, wres, err := r.execute(ctx, t)
 	if err != nil {
 		return nil, res, err
@@ -353,7 +352,7 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *check
 	if err != nil {
 		return nil, res, fmt.Errorf("trial %s: checkers: %w", t.id, err)
 	}
-	reason, notJudged := report.NotJudgedReason(tr.Client)
+	reason, notJudged := check.NotJudgedReason(tr.Client)
 	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
 	if tr.Status == record.StatusNotJudged {
 		tr.Err = joinErr("not judged: "+reason, tr.Err)
@@ -378,7 +377,7 @@ func (r *runner) learn(index int, baseline bool, tr *record.Trial, res controlle
 		// nodes log without faults is never a fault's finding, even when
 		// the trial failed (it is then a fault-free failure).
 		r.bmu.Lock()
-		if err := r.baseline.Learn(tr); err != nil {
+		if err := check.Learn(r.baseline, tr); err != nil {
 			r.log.Warn("log baseline: learn", "trial", tr.ID, "err", err)
 		}
 		r.bmu.Unlock()

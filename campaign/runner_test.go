@@ -9,7 +9,6 @@ import (
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 )
 
 // TestClusterNodes checks the mapping of the config's cluster section to the
@@ -87,15 +86,15 @@ func TestBaselineBroken(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		tr    *record.Trial
-		rerun report.Rerun
+		rerun record.Rerun
 		want  string
 	}{
-		{"passed", &record.Trial{ID: "1-0", Status: record.StatusOK}, report.Rerun{}, ""},
-		{"could not run", &record.Trial{ID: "1-0", Status: record.StatusError, Err: "boom"}, report.Rerun{}, "could not run, so no fault trial can: boom"},
-		{"failed, reproducible", failed, report.Rerun{Runs: 2, Recurred: 2}, "did again in 2 of 2 re-runs (hang: stuck)"},
-		{"failed, flaky", failed, report.Rerun{Runs: 2, Recurred: 1}, ""},
-		{"failed, one-off", failed, report.Rerun{Runs: 2}, ""},
-		{"failed, not re-run", failed, report.Rerun{}, ""},
+		{"passed", &record.Trial{ID: "1-0", Status: record.StatusOK}, record.Rerun{}, ""},
+		{"could not run", &record.Trial{ID: "1-0", Status: record.StatusError, Err: "boom"}, record.Rerun{}, "could not run, so no fault trial can: boom"},
+		{"failed, reproducible", failed, record.Rerun{Runs: 2, Recurred: 2}, "did again in 2 of 2 re-runs (hang: stuck)"},
+		{"failed, flaky", failed, record.Rerun{Runs: 2, Recurred: 1}, ""},
+		{"failed, one-off", failed, record.Rerun{Runs: 2}, ""},
+		{"failed, not re-run", failed, record.Rerun{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := baselineBroken(tc.tr, tc.rerun, "db")

@@ -31,7 +31,7 @@ type Input struct {
 	Trial *record.Trial
 	// Baseline holds the log templates of fault-free trials; the log
 	// checker returns Unknown without one.
-	Baseline *Baseline
+	Baseline *record.LogBaseline
 	// Progress is how long a client may go without progress before the
 	// hang, gray and slow checkers count it as stalled (config
 	// checkers.progress); DefaultProgress when zero.

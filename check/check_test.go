@@ -2,7 +2,6 @@ package check
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -413,8 +412,8 @@ func TestFaultFreeTrialPasses(t *testing.T) {
 		`{"level":"warn","ts":"2026-11-21T06:10:00.900Z","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_RAFT_MESSAGE","remote-peer-id":"1c3d5e7f9a0b2c4d","rtt":"0s","error":"dial tcp 127.0.0.1:45001: connect: connection refused"}`)
 	base := newTrial("n1")
 	base.tr.Nodes[0].Log = logA
-	var bl Baseline
-	if err := bl.Learn(&base.tr); err != nil {
+	var bl record.LogBaseline
+	if err := Learn(&bl, &base.tr); err != nil {
 		t.Fatal(err)
 	}
 	b := healthy()
@@ -442,24 +441,4 @@ func opEv(client, kind, key, value, expect, out string, call, ret int, unknown b
 		Kind: kind, Key: key, Value: value, Expect: expect, Out: out, Unknown: unknown,
 		Call: at(call).UnixNano(), Return: at(ret).UnixNano(),
 	}}
-}
-
-func TestBaselineJSON(t *testing.T) {
-	b := Baseline{Trials: 2, Templates: map[string]int{"warn x.go a <n>": 2}}
-	data, err := json.Marshal(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Baseline
-	if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(back, b) {
-		t.Fatalf("round trip %s: %+v %v", data, back, err)
-	}
-	c := back.Clone()
-	c.Templates["other"] = 1
-	if back.Known("other") || !c.Known("warn x.go a <n>") {
-		t.Fatal("Clone shares its map")
-	}
-	if !back.Known("warn x.go a <n>") || back.Known("warn x.go b") || (*Baseline)(nil).Known("x") {
-		t.Fatal("Known")
-	}
 }

@@ -231,18 +231,9 @@ func mixedIDOnly(w string) string {
 	return w
 }
 
-// Baseline is the set of warning-or-worse log templates seen in fault-free
-// trials. Its JSON form is what the store persists.
-type Baseline struct {
-	// Trials counts the trials learned.
-	Trials int `json:"trials"`
-	// Templates counts, per template, the trials it appeared in.
-	Templates map[string]int `json:"templates"`
-}
-
 // Learn adds the warning-or-worse templates of a fault-free trial's node
-// logs to the baseline.
-func (b *Baseline) Learn(tr *record.Trial) error {
+// logs to baseline b.
+func Learn(b *record.LogBaseline, tr *record.Trial) error {
 	seen := map[string]bool{}
 	for _, n := range tr.Nodes {
 		err := scanLog(n.Log, func(l LogLine) {
@@ -263,19 +254,6 @@ func (b *Baseline) Learn(tr *record.Trial) error {
 	b.Trials++
 	return nil
 }
-
-// Clone returns a deep copy, for judging a trial while other goroutines
-// go on learning into b.
-func (b *Baseline) Clone() *Baseline {
-	c := &Baseline{Trials: b.Trials, Templates: make(map[string]int, len(b.Templates))}
-	for k, v := range b.Templates {
-		c.Templates[k] = v
-	}
-	return c
-}
-
-// Known reports whether template was seen in the baseline.
-func (b *Baseline) Known(template string) bool { return b != nil && b.Templates[template] > 0 }
 
 func scanLog(p string, fn func(LogLine)) error {
 	if p == "" {

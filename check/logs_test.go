@@ -223,8 +223,8 @@ func TestLog(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base := newTrial("n1")
 			base.tr.Nodes[0].Log = writeLog(t, baseLines...)
-			var bl Baseline
-			if err := bl.Learn(&base.tr); err != nil {
+			var bl record.LogBaseline
+			if err := Learn(&bl, &base.tr); err != nil {
 				t.Fatal(err)
 			}
 			if bl.Trials != 1 || len(bl.Templates) != 1 {
@@ -262,8 +262,8 @@ func TestLogNetSite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			base := newTrial("n1")
 			base.tr.Nodes[0].Log = writeLog(t, `[1] 2026/11/21 04:59:59.000000 [INF] Server is ready`)
-			var bl Baseline
-			if err := bl.Learn(&base.tr); err != nil {
+			var bl record.LogBaseline
+			if err := Learn(&bl, &base.tr); err != nil {
 				t.Fatal(err)
 			}
 			b := healthy()
@@ -508,8 +508,8 @@ func TestLogScope(t *testing.T) {
 func TestLogDismissedCounts(t *testing.T) {
 	base := newTrial("n1")
 	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[INF] up`))
-	var bl Baseline
-	if err := bl.Learn(&base.tr); err != nil {
+	var bl record.LogBaseline
+	if err := Learn(&bl, &base.tr); err != nil {
 		t.Fatal(err)
 	}
 	b := healthy()
@@ -581,12 +581,12 @@ func TestLogLasting(t *testing.T) {
 
 // heartbeatBaseline is a baseline of one fault-free trial whose only
 // warning is a heartbeat timeout, for the scoping tests.
-func heartbeatBaseline(t *testing.T) *Baseline {
+func heartbeatBaseline(t *testing.T) *record.LogBaseline {
 	t.Helper()
 	base := newTrial("n1")
 	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[WARN]  raft: heartbeat timeout reached`))
-	var bl Baseline
-	if err := bl.Learn(&base.tr); err != nil {
+	var bl record.LogBaseline
+	if err := Learn(&bl, &base.tr); err != nil {
 		t.Fatal(err)
 	}
 	return &bl
@@ -600,8 +600,8 @@ func heartbeatBaseline(t *testing.T) *Baseline {
 func TestLogDowngraded(t *testing.T) {
 	base := newTrial("n1")
 	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[INFO] up`))
-	var bl Baseline
-	if err := bl.Learn(&base.tr); err != nil {
+	var bl record.LogBaseline
+	if err := Learn(&bl, &base.tr); err != nil {
 		t.Fatal(err)
 	}
 	mark := `\(the consequence of an admin \w+, logged at info by the node program\)`

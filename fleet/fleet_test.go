@@ -23,7 +23,6 @@ import (
 
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
@@ -207,7 +206,7 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 
 	pol := &fakePolicy{}
 	dir := filepath.Join(t.TempDir(), "trials", "1-1")
-	job := campaign.RemoteJob{Campaign: 1, Index: 1, ID: "1-1", Dir: dir, Bound: time.Second, Baseline: &check.Baseline{}, Policy: pol, PolicyName: "fake"}
+	job := campaign.RemoteJob{Campaign: 1, Index: 1, ID: "1-1", Dir: dir, Bound: time.Second, Baseline: &record.LogBaseline{}, Policy: pol, PolicyName: "fake"}
 	type ran struct {
 		res *campaign.RemoteResult
 		err error

@@ -70,7 +70,7 @@ type worker struct {
 type host struct {
 	// trial runs one trial of the task's and judges it: its record, whose
 	// Dir holds its files, and what the record does not carry.
-	trial func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error)
+	trial func(ctx context.Context, task Task, baseline *record.LogBaseline) (*record.Trial, Outcome, error)
 	close func()
 	proxy *proxy
 	// bundle and work are the bundle's and the work dir's paths, removed
@@ -244,7 +244,7 @@ func (w *worker) run(ctx context.Context, task Task, d Delivery, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	baseline := &check.Baseline{}
+	baseline := &record.LogBaseline{}
 	if err := json.Unmarshal(data, baseline); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
@@ -430,7 +430,7 @@ func (w *worker) newHost(ctx context.Context, task Task) (*host, error) {
 		return nil, err
 	}
 	return &host{proxy: p, close: h.Close, bundle: dir, work: work,
-		trial: func(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error) {
+		trial: func(ctx context.Context, task Task, baseline *record.LogBaseline) (*record.Trial, Outcome, error) {
 			tr, blocks, err := h.Trial(ctx, task.Index, baseline, task.Bound)
 			return tr, Outcome{Blocks: blocks}, err
 		}}, nil
@@ -450,7 +450,7 @@ func testHost(dir, work string, p *proxy, log *slog.Logger) (*host, error) {
 	}
 	p.nodes = []string{h.Node()}
 	return &host{proxy: p, close: h.Close,
-		trial: func(ctx context.Context, task Task, _ *check.Baseline) (*record.Trial, Outcome, error) {
+		trial: func(ctx context.Context, task Task, _ *record.LogBaseline) (*record.Trial, Outcome, error) {
 			if task.Test == "" || task.Reach == nil {
 				return nil, Outcome{}, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
 			}

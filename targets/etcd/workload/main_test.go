@@ -245,7 +245,7 @@ func TestCluster(t *testing.T) {
 		t.Skip("starts real etcd clusters")
 	}
 	t.Setenv("ETCD_WORKLOAD_DURATION", "3s")
-	var bl check.Baseline
+	var bl record.LogBaseline
 	t.Run("fault-free", func(t *testing.T) {
 		nodes, recs, _ := startCluster(t)
 		tr, evs := runTrial(t, nodes, recs, nil)
@@ -293,7 +293,7 @@ func TestCluster(t *testing.T) {
 		if counts[record.EvDigest] != len(nodes) {
 			t.Errorf("%d digests, want one per member", counts[record.EvDigest])
 		}
-		if err := bl.Learn(tr); err != nil {
+		if err := check.Learn(&bl, tr); err != nil {
 			t.Fatal(err)
 		}
 		judge(t, tr, &bl)
@@ -391,7 +391,7 @@ func runTrial(t *testing.T, nodes []workload.Node, recs []record.Node, fault fun
 
 // judge runs every checker on tr and fails the test on any failed or
 // unknown verdict.
-func judge(t *testing.T, tr *record.Trial, bl *check.Baseline) {
+func judge(t *testing.T, tr *record.Trial, bl *record.LogBaseline) {
 	t.Helper()
 	vs, err := check.Run(context.Background(), &check.Input{Trial: tr, Baseline: bl, Visualize: true}, nil)
 	if err != nil {
