@@ -336,8 +336,9 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *recor
 		// A baseline trial teaches the log checker; it is not judged by it.
 		checkers = without(checkers, check.NameLog)
 	}
-	tr.Verdicts, err = check.Run(ctx, &check.Input{
+	j, err := check.Run(ctx, &check.Input{
 		Trial:                  tr,
+		Logs:                   os.DirFS(tr.Dir),
 		Baseline:               baseline(),
 		Progress:               bound,
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
@@ -352,6 +353,8 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *recor
 	if err != nil {
 		return nil, res, fmt.Errorf("trial %s: checkers: %w", t.id, err)
 	}
+	tr.Verdicts = j.Verdicts
+	writeVisuals(tr, j.Visuals)
 	reason, notJudged := check.NotJudgedReason(tr.Client)
 	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
 	if tr.Status == record.StatusNotJudged {
@@ -377,7 +380,7 @@ func (r *runner) learn(index int, baseline bool, tr *record.Trial, res controlle
 		// nodes log without faults is never a fault's finding, even when
 		// the trial failed (it is then a fault-free failure).
 		r.bmu.Lock()
-		if err := check.Learn(r.baseline, tr); err != nil {
+		if err := check.Learn(r.baseline, tr, os.DirFS(tr.Dir)); err != nil {
 			r.log.Warn("log baseline: learn", "trial", tr.ID, "err", err)
 		}
 		r.bmu.Unlock()
