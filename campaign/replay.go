@@ -263,7 +263,7 @@ func replayOnce(ctx context.Context, cfg *config.Config, st *store.Store, orig *
 	if err := st.SaveTrial(context.WithoutCancel(ctx), id, tr); err != nil {
 		return nil, nil, err
 	}
-	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
+	if err := r.keep.tidy(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
 		return nil, nil, err
 	}
 	if err := st.SetCampaignStatus(context.WithoutCancel(ctx), id, store.StatusDone); err != nil {

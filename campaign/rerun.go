@@ -79,5 +79,5 @@ func (r *runner) rerun(ctx context.Context, orig *record.Trial, k int) (*record.
 	if err != nil {
 		return nil, err
 	}
-	return tr, r.keep.judged(tr.Dir, false, nil)
+	return tr, r.keep.tidy(tr.Dir, false, nil)
 }

@@ -356,7 +356,7 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *recor
 	tr.Verdicts = j.Verdicts
 	writeVisuals(tr, j.Visuals)
 	reason, notJudged := check.NotJudgedReason(tr.Client)
-	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
+	tr.Status = check.TrialStatus(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
 	if tr.Status == record.StatusNotJudged {
 		tr.Err = joinErr("not judged: "+reason, tr.Err)
 	}
@@ -373,7 +373,7 @@ func (r *runner) learn(index int, baseline bool, tr *record.Trial, res controlle
 		// A trial that could not be judged or could not run still did not
 		// fail: the policy learns that (its states and coverage count),
 		// never that it found something.
-		r.ctl.Judge(index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
+		r.ctl.TellPolicy(index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
 	}
 	if len(tr.Injections) == 0 && tr.Status != record.StatusError {
 		// Any trial that ran without a fault is a baseline sample: what its
@@ -385,24 +385,6 @@ func (r *runner) learn(index int, baseline bool, tr *record.Trial, res controlle
 		}
 		r.bmu.Unlock()
 	}
-}
-
-// judge gives a trial its status: failed when a checker failed it; an
-// error when it did not run (tr.Err) although nothing was injected — the
-// setup is broken (ports, binary, config), not the target; not judged when
-// the workload said it could not judge the trial (notJudged: it could not
-// set up what its checks need), since passing checkers then prove nothing;
-// ok otherwise.
-func judge(verdicts []record.Verdict, runErr string, injections int, notJudged bool) record.Status {
-	switch {
-	case check.Failed(verdicts):
-		return record.StatusFailed
-	case runErr != "" && injections == 0:
-		return record.StatusError
-	case notJudged:
-		return record.StatusNotJudged
-	}
-	return record.StatusOK
 }
 
 // joinErr joins a trial's error lines, skipping empty ones.
@@ -651,7 +633,7 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 	if err := st.SaveTrial(sctx, r.campaign, tr); err != nil {
 		return err
 	}
-	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
+	if err := r.keep.tidy(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
 		return err
 	}
 	if err := r.cov.save(sctx, st, r.campaign); err != nil {
