@@ -336,7 +336,7 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 	if err != nil {
 		return calibration{}, fmt.Errorf("calibration trial: %w", err)
 	}
-	if err := r.keep.judged(tr.Dir, false, nil); err != nil {
+	if err := r.keep.tidy(tr.Dir, false, nil); err != nil {
 		return calibration{}, err
 	}
 	switch {

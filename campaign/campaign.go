@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
@@ -68,7 +67,7 @@ type Options struct {
 	// Baseline, if set, is the log checker's starting baseline, and no
 	// baseline trials are run unless the policy learns from them
 	// (policy.Learner: cofi).
-	Baseline *check.Baseline
+	Baseline *record.LogBaseline
 }
 
 // Tally is a run's count of its trials so far, reported after each
@@ -286,7 +285,7 @@ func (e *baselineFailure) Is(target error) bool { return target == ErrBaselineFa
 // baseline failure that did not recur is reported as a fault-free failure
 // and the campaign goes on. where is the report flags that name the
 // campaign (reportArgs).
-func baselineBroken(tr *record.Trial, rerun report.Rerun, where string) error {
+func baselineBroken(tr *record.Trial, rerun record.Rerun, where string) error {
 	switch {
 	case tr.Status == record.StatusError:
 		return fmt.Errorf("baseline trial %s could not run, so no fault trial can: %s\nfix the cluster section of the config (gofault report --trials --errors %s shows the trial)", tr.ID, tr.Err, where)

@@ -65,10 +65,11 @@ func newKeeper(root string, max int) (*keeper, error) {
 	return k, nil
 }
 
-// judged applies the rule to a trial dir once its trial is judged and
-// saved; full are the members a failed trial keeps whole (hitMembers; nil:
-// all).
-func (k *keeper) judged(dir string, failed bool, full []string) error {
+// tidy applies the rule to a trial dir once its trial is judged and
+// saved: it drops the data dirs of a trial that did not fail, packs a
+// failed one's; full are the members a failed trial keeps whole
+// (hitMembers; nil: all).
+func (k *keeper) tidy(dir string, failed bool, full []string) error {
 	if !failed {
 		return pruneData(dir)
 	}

@@ -69,7 +69,7 @@ func TestKeeper(t *testing.T) {
 	}
 	// A passing trial loses its data at once.
 	pass := trialDirWithData(t, root, "2-1", 0)
-	if err := k.judged(pass, false, nil); err != nil {
+	if err := k.tidy(pass, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !logsOnly(t, pass) {
@@ -77,14 +77,14 @@ func TestKeeper(t *testing.T) {
 	}
 	// A failed trial keeps its data; the oldest kept one loses it.
 	fail := trialDirWithData(t, root, "2-2", 0)
-	if err := k.judged(fail, true, []string{"n1"}); err != nil {
+	if err := k.tidy(fail, true, []string{"n1"}); err != nil {
 		t.Fatal(err)
 	}
 	if logsOnly(t, fail) || !logsOnly(t, old[1]) || logsOnly(t, old[2]) {
 		t.Error("want the new failure and 1-3 kept, 1-2 pruned")
 	}
 	// A trial dir that is gone (never started) is no error.
-	if err := k.judged(filepath.Join(root, "none"), false, nil); err != nil {
+	if err := k.tidy(filepath.Join(root, "none"), false, nil); err != nil {
 		t.Error(err)
 	}
 	// The new failure is packed: no data dir, its pack and list beside
@@ -101,7 +101,7 @@ func TestKeeper(t *testing.T) {
 	}
 	// A later failure prunes 1-3's data and then the pack of 2-2.
 	for _, id := range []string{"2-3", "2-4"} {
-		if err := k.judged(trialDirWithData(t, root, id, 0), true, nil); err != nil {
+		if err := k.tidy(trialDirWithData(t, root, id, 0), true, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/gofault/gofault/invariant"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
@@ -20,7 +19,7 @@ func (s *execution) learn(ctx context.Context, observed [][]record.Observation) 
 		return nil
 	}
 	l.Learn(observed)
-	inv, ok := s.pol.(interface{ Invariants() []invariant.Invariant })
+	inv, ok := s.pol.(interface{ Invariants() []record.Invariant })
 	if !ok {
 		return nil
 	}
@@ -34,7 +33,7 @@ func (s *execution) learn(ctx context.Context, observed [][]record.Observation) 
 
 // Invariants returns the invariants mined by the newest campaign in st
 // that mined any, and that campaign's ID; none is (nil, 0, nil).
-func Invariants(ctx context.Context, st *store.Store) ([]invariant.Invariant, int64, error) {
+func Invariants(ctx context.Context, st *store.Store) ([]record.Invariant, int64, error) {
 	cs, err := st.Campaigns(ctx)
 	if err != nil {
 		return nil, 0, err

@@ -11,7 +11,6 @@ import (
 	"log/slog"
 
 	"github.com/gofault/gofault/build"
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/engine"
@@ -50,7 +49,7 @@ type Host struct {
 // cfg is the bundle's config with this machine's work dir, bt its
 // binaries, pol the proxy of the coordinator's policy.
 func NewHost(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, log *slog.Logger) (*Host, error) {
-	r, err := newRunner(cfg, bt, campaign, pol, &check.Baseline{}, log)
+	r, err := newRunner(cfg, bt, campaign, pol, &record.LogBaseline{}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +66,7 @@ func (h *Host) Trial(ctx context.Context, job engine.RemoteJob) (*engine.RemoteR
 	if err != nil {
 		return nil, err
 	}
-	tr, res, err := h.r.judged(ctx, t, func() *check.Baseline { return job.Baseline }, job.Bound)
+	tr, res, err := h.r.judged(ctx, t, func() *record.LogBaseline { return job.Baseline }, job.Bound)
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 )
 
@@ -58,7 +57,7 @@ type ReplayRun struct {
 	Recurred      []string `json:"recurred,omitempty"`
 	NotReproduced []string `json:"not_reproduced,omitempty"`
 	// NotInjected are the original's faults this run did not inject
-	// (report.NotInjected): a run without them replayed nothing.
+	// (check.NotInjected): a run without them replayed nothing.
 	NotInjected []string      `json:"not_injected,omitempty"`
 	Trial       *record.Trial `json:"trial"`
 }
@@ -152,9 +151,9 @@ func Replay(ctx context.Context, st *store.Store, opts ReplayOptions) (*Replayed
 
 // judgeReplay says what of orig recurred in its replay tr.
 func judgeReplay(orig, tr *record.Trial) ReplayRun {
-	recurred, lost := report.Recurrence(orig, tr)
+	recurred, lost := check.Recurrence(orig, tr)
 	return ReplayRun{Original: orig.ID, Reproduced: len(recurred) > 0 && len(lost) == 0,
-		Recurred: recurred, NotReproduced: lost, NotInjected: report.NotInjected(orig, tr), Trial: tr}
+		Recurred: recurred, NotReproduced: lost, NotInjected: check.NotInjected(orig, tr), Trial: tr}
 }
 
 // countRuns counts the runs of orig's replay that reproduced it, wholly or in
@@ -244,7 +243,7 @@ func replayOnce(ctx context.Context, cfg *config.Config, st *store.Store, orig *
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := newRunner(cfg, bt, id, pol, &check.Baseline{}, log)
+	r, err := newRunner(cfg, bt, id, pol, &record.LogBaseline{}, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -264,7 +263,7 @@ func replayOnce(ctx context.Context, cfg *config.Config, st *store.Store, orig *
 	if err := st.SaveTrial(context.WithoutCancel(ctx), id, tr); err != nil {
 		return nil, nil, err
 	}
-	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
+	if err := r.keep.tidy(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
 		return nil, nil, err
 	}
 	if err := st.SetCampaignStatus(context.WithoutCancel(ctx), id, store.StatusDone); err != nil {

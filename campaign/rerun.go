@@ -5,26 +5,26 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 )
 
 // reruns records what the re-runs of a campaign's fault-free failures
 // showed, saved to the store after each.
 type reruns struct {
 	mu sync.Mutex
-	m  map[string]report.Rerun
+	m  map[string]record.Rerun
 }
 
 // wantsRerun reports whether tr is a fault-free failure that a re-run can
-// judge (report.RerunChecked): the log checker's failures cannot be, so a
+// judge (check.RerunChecked): the log checker's failures cannot be, so a
 // trial that failed only on logs is not run again.
 func wantsRerun(tr *record.Trial) bool {
 	if tr.Status != record.StatusFailed || len(tr.Injections) > 0 {
 		return false
 	}
 	for _, v := range tr.Verdicts {
-		if report.RerunChecked(v) {
+		if check.RerunChecked(v) {
 			return true
 		}
 	}
@@ -35,8 +35,8 @@ func wantsRerun(tr *record.Trial) bool {
 // checkers.rerun_fault_free times (under IDs of its own, "<trial>-rerun<k>",
 // never saved as trials), saves how often some of its failures recurred and
 // returns it; Runs is 0 when nothing was re-run.
-func (s *execution) rerunFaultFree(ctx context.Context, tr *record.Trial) (report.Rerun, error) {
-	var res report.Rerun
+func (s *execution) rerunFaultFree(ctx context.Context, tr *record.Trial) (record.Rerun, error) {
+	var res record.Rerun
 	n := s.opts.Config.Checkers.RerunFaultFree
 	if n <= 0 || !wantsRerun(tr) {
 		return res, nil
@@ -50,7 +50,7 @@ func (s *execution) rerunFaultFree(ctx context.Context, tr *record.Trial) (repor
 			return res, err
 		}
 		res.Runs++
-		if report.Recurs(tr, again) {
+		if check.Recurs(tr, again) {
 			res.Recurred++
 		}
 	}
@@ -79,5 +79,5 @@ func (r *runner) rerun(ctx context.Context, orig *record.Trial, k int) (*record.
 	if err != nil {
 		return nil, err
 	}
-	return tr, r.keep.judged(tr.Dir, false, nil)
+	return tr, r.keep.tidy(tr.Dir, false, nil)
 }

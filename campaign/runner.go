@@ -24,7 +24,6 @@ import (
 	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 	"github.com/gofault/gofault/workload"
 )
@@ -49,7 +48,7 @@ type runner struct {
 	nodes    []string
 
 	bmu      sync.Mutex
-	baseline *check.Baseline
+	baseline *record.LogBaseline
 	// bound is the hang and gray checkers' progress bound: checkers.progress,
 	// or what calibrate measured (check.DefaultProgress while zero). Set
 	// before any trial is judged.
@@ -65,7 +64,7 @@ type runner struct {
 	tmpl *templates
 }
 
-func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, baseline *check.Baseline, log *slog.Logger) (*runner, error) {
+func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.Policy, baseline *record.LogBaseline, log *slog.Logger) (*runner, error) {
 	// Orphans of the nodes' own children become gofault's, so a trial's
 	// end finds and reaps them (cluster.Cluster.Stop).
 	if err := cluster.BecomeSubreaper(); err != nil {
@@ -312,7 +311,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 
 // baselineNow is a copy of the log baseline as learned so far: other
 // trials keep learning into r.baseline.
-func (r *runner) baselineNow() *check.Baseline {
+func (r *runner) baselineNow() *record.LogBaseline {
 	r.bmu.Lock()
 	defer r.bmu.Unlock()
 	return r.baseline.Clone()
@@ -322,7 +321,7 @@ func (r *runner) baselineNow() *check.Baseline {
 // baseline returns once the trial ran, with the progress bound, learning
 // nothing: a worker of a remote campaign (Host) runs only this, its
 // coordinator learns (learn).
-func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *check.Baseline, bound time.Duration) (*record.Trial, controller.Result, error) {
+func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *record.LogBaseline, bound time.Duration) (*record.Trial, controller.Result, error) {
 	tr, res, wres, err := r.execute(ctx, t)
 	if err != nil {
 		return nil, res, err
@@ -338,8 +337,9 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *check
 		// A baseline trial teaches the log checker; it is not judged by it.
 		checkers = without(checkers, check.NameLog)
 	}
-	tr.Verdicts, err = check.Run(ctx, &check.Input{
+	j, err := check.Run(ctx, &check.Input{
 		Trial:                  tr,
+		Logs:                   os.DirFS(tr.Dir),
 		Baseline:               baseline(),
 		Progress:               bound,
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
@@ -354,8 +354,10 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *check
 	if err != nil {
 		return nil, res, fmt.Errorf("trial %s: checkers: %w", t.id, err)
 	}
-	reason, notJudged := report.NotJudgedReason(tr.Client)
-	tr.Status = judge(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
+	tr.Verdicts = j.Verdicts
+	writeVisuals(tr, j.Visuals)
+	reason, notJudged := check.NotJudgedReason(tr.Client)
+	tr.Status = check.TrialStatus(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
 	if tr.Status == record.StatusNotJudged {
 		tr.Err = joinErr("not judged: "+reason, tr.Err)
 	}
@@ -372,36 +374,18 @@ func (r *runner) learn(index int, baseline bool, tr *record.Trial, res controlle
 		// A trial that could not be judged or could not run still did not
 		// fail: the policy learns that (its states and coverage count),
 		// never that it found something.
-		r.ctl.Judge(index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
+		r.ctl.TellPolicy(index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
 	}
 	if len(tr.Injections) == 0 && tr.Status != record.StatusError {
 		// Any trial that ran without a fault is a baseline sample: what its
 		// nodes log without faults is never a fault's finding, even when
 		// the trial failed (it is then a fault-free failure).
 		r.bmu.Lock()
-		if err := r.baseline.Learn(tr); err != nil {
+		if err := check.Learn(r.baseline, tr, os.DirFS(tr.Dir)); err != nil {
 			r.log.Warn("log baseline: learn", "trial", tr.ID, "err", err)
 		}
 		r.bmu.Unlock()
 	}
-}
-
-// judge gives a trial its status: failed when a checker failed it; an
-// error when it did not run (tr.Err) although nothing was injected — the
-// setup is broken (ports, binary, config), not the target; not judged when
-// the workload said it could not judge the trial (notJudged: it could not
-// set up what its checks need), since passing checkers then prove nothing;
-// ok otherwise.
-func judge(verdicts []record.Verdict, runErr string, injections int, notJudged bool) record.Status {
-	switch {
-	case check.Failed(verdicts):
-		return record.StatusFailed
-	case runErr != "" && injections == 0:
-		return record.StatusError
-	case notJudged:
-		return record.StatusNotJudged
-	}
-	return record.StatusOK
 }
 
 // joinErr joins a trial's error lines, skipping empty ones.
@@ -650,7 +634,7 @@ func (r *runner) save(ctx context.Context, st *store.Store, tr *record.Trial) er
 	if err := st.SaveTrial(sctx, r.campaign, tr); err != nil {
 		return err
 	}
-	if err := r.keep.judged(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
+	if err := r.keep.tidy(tr.Dir, tr.Status == record.StatusFailed, hitMembers(tr)); err != nil {
 		return err
 	}
 	if err := r.cov.save(sctx, st, r.campaign); err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/gofault/gofault/cluster"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 )
 
 // TestClusterNodes checks the mapping of the config's cluster section to the
@@ -52,50 +51,20 @@ func TestClusterNodes(t *testing.T) {
 	}
 }
 
-func TestJudge(t *testing.T) {
-	failed := []record.Verdict{{Checker: "crash"}, {Checker: "hang", Failed: true}}
-	passed := []record.Verdict{{Checker: "crash"}, {Checker: "linearizability", Unknown: true}}
-	for _, tc := range []struct {
-		name       string
-		verdicts   []record.Verdict
-		err        string
-		injections int
-		notJudged  bool
-		want       record.Status
-	}{
-		{"all passed", passed, "", 0, false, record.StatusOK},
-		{"a checker failed", failed, "", 1, false, record.StatusFailed},
-		{"failed without faults is still failed", failed, "workload timed out", 0, false, record.StatusFailed},
-		{"did not run, nothing injected: the setup", passed, "cluster did not start: boom", 0, false, record.StatusError},
-		{"did not run after a fault: judged by the checkers", passed, "workload exited with status 1", 2, false, record.StatusOK},
-		{"no verdicts", nil, "", 0, false, record.StatusOK},
-		{"workload could not judge: never ok", passed, "", 1, true, record.StatusNotJudged},
-		{"workload could not judge, no fault: still not judged", passed, "", 0, true, record.StatusNotJudged},
-		{"workload could not judge but a checker failed: failed", failed, "", 1, true, record.StatusFailed},
-		{"not judged and the setup broke: the setup", passed, "cluster did not start: boom", 0, true, record.StatusError},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := judge(tc.verdicts, tc.err, tc.injections, tc.notJudged); got != tc.want {
-				t.Errorf("judge = %s, want %s", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestBaselineBroken(t *testing.T) {
 	failed := &record.Trial{ID: "1-0", Status: record.StatusFailed, Verdicts: []record.Verdict{{Checker: "hang", Failed: true, Symptom: "stuck"}}}
 	for _, tc := range []struct {
 		name  string
 		tr    *record.Trial
-		rerun report.Rerun
+		rerun record.Rerun
 		want  string
 	}{
-		{"passed", &record.Trial{ID: "1-0", Status: record.StatusOK}, report.Rerun{}, ""},
-		{"could not run", &record.Trial{ID: "1-0", Status: record.StatusError, Err: "boom"}, report.Rerun{}, "could not run, so no fault trial can: boom"},
-		{"failed, reproducible", failed, report.Rerun{Runs: 2, Recurred: 2}, "did again in 2 of 2 re-runs (hang: stuck)"},
-		{"failed, flaky", failed, report.Rerun{Runs: 2, Recurred: 1}, ""},
-		{"failed, one-off", failed, report.Rerun{Runs: 2}, ""},
-		{"failed, not re-run", failed, report.Rerun{}, ""},
+		{"passed", &record.Trial{ID: "1-0", Status: record.StatusOK}, record.Rerun{}, ""},
+		{"could not run", &record.Trial{ID: "1-0", Status: record.StatusError, Err: "boom"}, record.Rerun{}, "could not run, so no fault trial can: boom"},
+		{"failed, reproducible", failed, record.Rerun{Runs: 2, Recurred: 2}, "did again in 2 of 2 re-runs (hang: stuck)"},
+		{"failed, flaky", failed, record.Rerun{Runs: 2, Recurred: 1}, ""},
+		{"failed, one-off", failed, record.Rerun{Runs: 2}, ""},
+		{"failed, not re-run", failed, record.Rerun{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := baselineBroken(tc.tr, tc.rerun, "db")

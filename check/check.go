@@ -13,6 +13,8 @@ package check
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"sort"
 	"time"
 
@@ -26,12 +28,20 @@ const (
 	DefaultRecoveryBound          = 5 * time.Second
 )
 
-// Input is what a checker judges.
+// Input is what a checker judges: the recorded trial and the nodes' logs,
+// as values and a file system. A checker reads nothing else and writes
+// nothing: what it draws of its evidence comes back in Judgement.Visuals.
 type Input struct {
 	Trial *record.Trial
+	// Logs holds the nodes' logs, each under the base name of its path
+	// (record.Node.Log: "n1.log"): the runner passes os.DirFS of the
+	// trial's directory, a test an fstest.MapFS. A node whose Log is ""
+	// has no log; with Logs nil, a node's log cannot be read (the crash
+	// checker quotes nothing, the log checker says it could not read it).
+	Logs fs.FS
 	// Baseline holds the log templates of fault-free trials; the log
 	// checker returns Unknown without one.
-	Baseline *Baseline
+	Baseline *record.LogBaseline
 	// Progress is how long a client may go without progress before the
 	// hang, gray and slow checkers count it as stalled (config
 	// checkers.progress); DefaultProgress when zero.
@@ -47,8 +57,10 @@ type Input struct {
 	// WorkloadTimedOut is set by the runner when it had to kill the
 	// workload at its timeout.
 	WorkloadTimedOut bool
-	// Visualize makes the linearizability checker write porcupine's HTML
-	// visualization of a failing key into Trial.Dir.
+	// Visualize makes the linearizability checker draw porcupine's HTML
+	// visualization of a failing key (Judgement.Visuals) for the caller
+	// to write into Trial.Dir, where its evidence points; nothing is drawn
+	// for a trial without a Dir.
 	Visualize bool
 	// LogIgnore are extra regular expressions; log lines matching one are
 	// never reported as new.
@@ -84,6 +96,53 @@ type Checker interface {
 	Name() string
 	// Check judges in.Trial. It must not modify the trial.
 	Check(ctx context.Context, in *Input) record.Verdict
+}
+
+// A drawer is a checker that also draws its evidence when Input.Visualize
+// is set: Run calls check instead of Check.
+type drawer interface {
+	check(ctx context.Context, in *Input) (record.Verdict, []Visual)
+}
+
+// Visual is a drawing of a checker's evidence (porcupine's HTML of a key's
+// history that cannot be linearized), for the caller of Run to write as
+// the file Name of the trial's directory: the verdict's evidence names
+// that file.
+type Visual struct {
+	// Checker is the name of the checker that drew it.
+	Checker string
+	// Name is the file's name in Trial.Dir, e.g. "linearizability-k0.html".
+	Name string
+	// Data is the file's content.
+	Data []byte
+}
+
+// visualLine is the evidence line that names the file of a drawing in dir.
+func visualLine(dir string, vis Visual) string {
+	return "visualization: " + filepath.Join(dir, vis.Name)
+}
+
+// Unwritten tells the verdicts that vis, drawn of the evidence of one of
+// them, could not be written into the trial's directory dir: the evidence
+// line that names its file says why instead.
+func Unwritten(verdicts []record.Verdict, dir string, vis Visual, err error) {
+	for i, v := range verdicts {
+		if v.Checker != vis.Checker {
+			continue
+		}
+		for k, line := range v.Evidence {
+			if line == visualLine(dir, vis) {
+				verdicts[i].Evidence[k] = "visualization failed: " + err.Error()
+			}
+		}
+	}
+}
+
+// Judgement is what Run makes of a trial: the checkers' verdicts, in the
+// order they ran, and the drawings of their evidence.
+type Judgement struct {
+	Verdicts []record.Verdict
+	Visuals  []Visual
 }
 
 var registry = map[string]Checker{}
@@ -134,11 +193,11 @@ func init() {
 }
 
 // Run runs the named checkers (all registered ones when names is empty) on
-// in, in the order given, and returns their verdicts. An unknown name is an
-// error and no checker runs.
-func Run(ctx context.Context, in *Input, names []string) ([]record.Verdict, error) {
+// in, in the order given, and returns their verdicts and drawings. An
+// unknown name is an error and no checker runs.
+func Run(ctx context.Context, in *Input, names []string) (Judgement, error) {
 	if in == nil || in.Trial == nil {
-		return nil, fmt.Errorf("check: no trial")
+		return Judgement{}, fmt.Errorf("check: no trial")
 	}
 	if len(names) == 0 {
 		names = Names()
@@ -147,17 +206,24 @@ func Run(ctx context.Context, in *Input, names []string) ([]record.Verdict, erro
 	for _, n := range names {
 		c, ok := Lookup(n)
 		if !ok {
-			return nil, fmt.Errorf("check: unknown checker %q (known: %v)", n, Names())
+			return Judgement{}, fmt.Errorf("check: unknown checker %q (known: %v)", n, Names())
 		}
 		cs = append(cs, c)
 	}
-	out := make([]record.Verdict, 0, len(cs))
+	j := Judgement{Verdicts: make([]record.Verdict, 0, len(cs))}
 	for _, c := range cs {
-		v := c.Check(ctx, in)
+		var v record.Verdict
+		if d, ok := c.(drawer); ok {
+			var vis []Visual
+			v, vis = d.check(ctx, in)
+			j.Visuals = append(j.Visuals, vis...)
+		} else {
+			v = c.Check(ctx, in)
+		}
 		v.Checker = c.Name()
-		out = append(out, v)
+		j.Verdicts = append(j.Verdicts, v)
 	}
-	return out, nil
+	return j, nil
 }
 
 // Failed reports whether any verdict failed.

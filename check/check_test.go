@@ -2,12 +2,10 @@ package check
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/gofault/gofault/catalog"
@@ -19,7 +17,11 @@ var t0 = time.Date(2026, 11, 21, 5, 0, 0, 0, time.UTC)
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
 // trialB builds synthetic trials.
-type trialB struct{ tr record.Trial }
+type trialB struct {
+	tr record.Trial
+	// logs holds the nodes' logs (log), for Input.Logs.
+	logs fstest.MapFS
+}
 
 func newTrial(nodes ...string) *trialB {
 	b := &trialB{tr: record.Trial{ID: "t1", Start: t0, End: at(10000)}}
@@ -88,11 +90,11 @@ func healthy() *trialB {
 
 func runOne(t *testing.T, name string, in *Input) record.Verdict {
 	t.Helper()
-	vs, err := Run(context.Background(), in, []string{name})
+	j, err := Run(context.Background(), in, []string{name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return vs[0]
+	return j.Verdicts[0]
 }
 
 type verdictWant struct {
@@ -116,13 +118,20 @@ func checkVerdict(t *testing.T, v record.Verdict, w verdictWant) {
 	}
 }
 
-func writeLog(t *testing.T, lines ...string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "node.log")
-	if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+// log gives node its log: lines, as <node>.log in b.logs.
+func (b *trialB) log(node string, lines ...string) *trialB {
+	if b.logs == nil {
+		b.logs = fstest.MapFS{}
 	}
-	return p
+	name := node + ".log"
+	b.logs[name] = &fstest.MapFile{Data: []byte(strings.Join(lines, "\n") + "\n")}
+	return b.node(node, func(n *record.Node) { n.Log = name })
+}
+
+// input is in on b's trial and logs.
+func (b *trialB) input(in Input) *Input {
+	in.Trial, in.Logs = &b.tr, b.logs
+	return &in
 }
 
 const goPanic = `panic: runtime error: invalid memory address or nil pointer dereference
@@ -155,18 +164,15 @@ func TestCrash(t *testing.T) {
 				n.Exited, n.Signal, n.ExitCode, n.ExitTime = true, "SIGKILL", -1, at(110)
 			})
 		}, verdictWant{failed: true, symptom: "node was killed by SIGKILL", nodes: []string{"n2"}}},
-		{"go panic", func(t *testing.T) *trialB {
-			log := writeLog(t, `{"level":"info","msg":"serving"}`, goPanic)
-			return healthy().node("n3", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(3000), log })
+		{"go panic", func(*testing.T) *trialB {
+			return healthy().log("n3", `{"level":"info","msg":"serving"}`, goPanic).node("n3", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(3000) })
 		}, verdictWant{failed: true, symptom: "node panicked: runtime error: invalid memory address or nil pointer dereference in go.etcd.io/etcd/server/v3/etcdserver.(*EtcdServer).applyAll", nodes: []string{"n3"}, ev: "panic: runtime error"}},
-		{"zap fatal", func(t *testing.T) *trialB {
-			log := writeLog(t, `{"level":"fatal","ts":"2026-11-21T05:00:01.123Z","caller":"etcdserver/storage.go:42","msg":"failed to save hard state and entries","error":"write /tmp/x/wal: input/output error"}`)
-			return healthy().node("n1", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(3000), log })
+		{"zap fatal", func(*testing.T) *trialB {
+			return healthy().log("n1", `{"level":"fatal","ts":"2026-11-21T05:00:01.123Z","caller":"etcdserver/storage.go:42","msg":"failed to save hard state and entries","error":"write /tmp/x/wal: input/output error"}`).node("n1", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(3000) })
 		}, verdictWant{failed: true, symptom: "node fatal: failed to save hard state and entries", nodes: []string{"n1"}}},
-		{"did not come back after a crash fault", func(t *testing.T) *trialB {
-			log := writeLog(t, `{"level":"info","msg":"serving"}`, "=== gofault: restart 1 of node n2 ===", `{"level":"fatal","msg":"failed to open WAL","error":"wal: crc mismatch"}`)
-			return healthy().inject(100, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) {
-				n.Exited, n.ExitCode, n.ExitTime, n.Log, n.Restarts = true, 1, at(1200), log, 1
+		{"did not come back after a crash fault", func(*testing.T) *trialB {
+			return healthy().log("n2", `{"level":"info","msg":"serving"}`, "=== gofault: restart 1 of node n2 ===", `{"level":"fatal","msg":"failed to open WAL","error":"wal: crc mismatch"}`).inject(100, "n2", catalog.KindCrash, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.ExitCode, n.ExitTime, n.Restarts = true, 1, at(1200), 1
 				n.RestartErr = "restart n2: exited before it was ready (exit status 1)"
 			})
 		}, verdictWant{failed: true, symptom: "node did not come back after a crash fault", nodes: []string{"n2"}, ev: "wal: crc mismatch"}},
@@ -186,29 +192,25 @@ func TestCrash(t *testing.T) {
 		{"start-up exit without a fault", func(*testing.T) *trialB {
 			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(-1900) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1", nodes: []string{"n2"}}},
-		{"start-up panic on an injected error", func(t *testing.T) *trialB {
-			log := writeLog(t, goPanic)
-			return healthy().inject(-2000, "n2", catalog.KindError, nil).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(-1900), log })
+		{"start-up panic on an injected error", func(*testing.T) *trialB {
+			return healthy().log("n2", goPanic).inject(-2000, "n2", catalog.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(-1900) })
 		}, verdictWant{failed: true, symptom: "node panicked: runtime error: invalid memory address or nil pointer dereference in go.etcd.io/etcd/server/v3/etcdserver.(*EtcdServer).applyAll"}},
 		{"exit on an injected error while serving", func(*testing.T) *trialB {
 			return healthy().inject(2000, "n2", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1"}},
-		{"fail-stop: fatal with the injected error while serving", func(t *testing.T) *trialB {
-			log := writeLog(t, `{"level":"fatal","ts":"2026-11-21T05:00:02.123Z","caller":"backend/batch_tx.go:250","msg":"failed to commit tx","error":"input/output error"}`)
-			return healthy().inject(2000, "n2", catalog.KindError, nil).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2100), log })
+		{"fail-stop: fatal with the injected error while serving", func(*testing.T) *trialB {
+			return healthy().log("n2", `{"level":"fatal","ts":"2026-11-21T05:00:02.123Z","caller":"backend/batch_tx.go:250","msg":"failed to commit tx","error":"input/output error"}`).inject(2000, "n2", catalog.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
 		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "failed to commit tx"}},
-		{"fatal with an error but on another node than the fault", func(t *testing.T) *trialB {
-			log := writeLog(t, `{"level":"fatal","msg":"failed to commit tx","error":"input/output error"}`)
-			return healthy().inject(2000, "n1", catalog.KindError, nil).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2100), log })
+		{"fatal with an error but on another node than the fault", func(*testing.T) *trialB {
+			return healthy().log("n2", `{"level":"fatal","msg":"failed to commit tx","error":"input/output error"}`).inject(2000, "n1", catalog.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
 		}, verdictWant{failed: true, symptom: "node fatal: failed to commit tx", nodes: []string{"n2"}}},
-		{"logged panic without an error after a fault (an assertion)", func(t *testing.T) *trialB {
-			log := writeLog(t, `{"level":"panic","msg":"applied index is larger than commit index"}`)
-			return healthy().inject(2000, "n2", catalog.KindError, nil).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(2100), log })
+		{"logged panic without an error after a fault (an assertion)", func(*testing.T) *trialB {
+			return healthy().log("n2", `{"level":"panic","msg":"applied index is larger than commit index"}`).inject(2000, "n2", catalog.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(2100) })
 		}, verdictWant{failed: true, symptom: "node panicked: applied index is larger than commit index", nodes: []string{"n2"}}},
 		{"signal", func(*testing.T) *trialB {
 			return healthy().node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.Signal, n.ExitTime = true, -1, "SIGSEGV", at(3000) })
@@ -217,7 +219,7 @@ func TestCrash(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.b(t)
-			checkVerdict(t, runOne(t, NameCrash, &Input{Trial: &b.tr}), tc.want)
+			checkVerdict(t, runOne(t, NameCrash, b.input(Input{})), tc.want)
 		})
 	}
 }
@@ -406,26 +408,26 @@ func TestRun(t *testing.T) {
 // the warnings the baseline has seen — gets no failed verdict from any
 // checker.
 func TestFaultFreeTrialPasses(t *testing.T) {
-	logA := writeLog(t,
+	logA := []string{
 		`{"level":"info","ts":"2026-11-21T05:00:00.100Z","caller":"etcdmain/etcd.go:73","msg":"Running: "}`,
-		`{"level":"warn","ts":"2026-11-21T05:00:00.200Z","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_SNAPSHOT","remote-peer-id":"8e9e05c52164694d","rtt":"0s","error":"dial tcp 127.0.0.1:23801: connect: connection refused"}`)
-	logB := writeLog(t,
-		`{"level":"warn","ts":"2026-11-21T06:10:00.900Z","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_RAFT_MESSAGE","remote-peer-id":"1c3d5e7f9a0b2c4d","rtt":"0s","error":"dial tcp 127.0.0.1:45001: connect: connection refused"}`)
-	base := newTrial("n1")
-	base.tr.Nodes[0].Log = logA
-	var bl Baseline
-	if err := bl.Learn(&base.tr); err != nil {
+		`{"level":"warn","ts":"2026-11-21T05:00:00.200Z","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_SNAPSHOT","remote-peer-id":"8e9e05c52164694d","rtt":"0s","error":"dial tcp 127.0.0.1:23801: connect: connection refused"}`,
+	}
+	logB := `{"level":"warn","ts":"2026-11-21T06:10:00.900Z","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_RAFT_MESSAGE","remote-peer-id":"1c3d5e7f9a0b2c4d","rtt":"0s","error":"dial tcp 127.0.0.1:45001: connect: connection refused"}`
+	base := newTrial("n1").log("n1", logA...)
+	var bl record.LogBaseline
+	if err := Learn(&bl, &base.tr, base.logs); err != nil {
 		t.Fatal(err)
 	}
 	b := healthy()
-	for i := range b.tr.Nodes {
-		b.tr.Nodes[i].Log = logB
+	for _, n := range b.tr.Nodes {
+		b.log(n.Name, logB)
 	}
 	b.tr.Client = append(b.tr.Client, opEv("n1/0", "put", "k", "a", "", "", 100, 200, false), opEv("n2/0", "get", "k", "", "", "a", 300, 400, false))
-	vs, err := Run(context.Background(), &Input{Trial: &b.tr, Baseline: &bl}, nil)
+	j, err := Run(context.Background(), b.input(Input{Baseline: &bl}), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	vs := j.Verdicts
 	for _, v := range vs {
 		if v.Failed || v.Unknown {
 			t.Errorf("%s: failed=%v unknown=%v %q %v", v.Checker, v.Failed, v.Unknown, v.Symptom, v.Evidence)
@@ -442,24 +444,4 @@ func opEv(client, kind, key, value, expect, out string, call, ret int, unknown b
 		Kind: kind, Key: key, Value: value, Expect: expect, Out: out, Unknown: unknown,
 		Call: at(call).UnixNano(), Return: at(ret).UnixNano(),
 	}}
-}
-
-func TestBaselineJSON(t *testing.T) {
-	b := Baseline{Trials: 2, Templates: map[string]int{"warn x.go a <n>": 2}}
-	data, err := json.Marshal(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back Baseline
-	if err := json.Unmarshal(data, &back); err != nil || !reflect.DeepEqual(back, b) {
-		t.Fatalf("round trip %s: %+v %v", data, back, err)
-	}
-	c := back.Clone()
-	c.Templates["other"] = 1
-	if back.Known("other") || !c.Known("warn x.go a <n>") {
-		t.Fatal("Clone shares its map")
-	}
-	if !back.Known("warn x.go a <n>") || back.Known("warn x.go b") || (*Baseline)(nil).Known("x") {
-		t.Fatal("Known")
-	}
 }

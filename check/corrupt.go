@@ -22,21 +22,21 @@ var corruptionWords = regexp.MustCompile(`(?i)(corrupt|checksum|\bcrc|hash misma
 // its clients failing over) is judged by the other checkers. A runtime
 // panic, a death on another member, or a stop after any other fault is not
 // excused. It returns the line and the injection it is tied to.
-func detectedCorruption(tr *record.Trial, n record.Node) (string, record.Injection, bool) {
+func detectedCorruption(in *Input, n record.Node) (string, record.Injection, bool) {
 	if n.Signal != "" || n.ExitCode == 0 {
 		return "", record.Injection{}, false
 	}
 	var inj record.Injection
 	found := false
-	for _, in := range tr.Injections {
-		if in.Node == n.Name && in.Kind == catalog.KindCorrupt && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
-			inj, found = in, true
+	for _, i := range in.Trial.Injections {
+		if i.Node == n.Name && i.Kind == catalog.KindCorrupt && (n.ExitTime.IsZero() || !i.Time.After(n.ExitTime)) {
+			inj, found = i, true
 		}
 	}
 	if !found {
 		return "", inj, false
 	}
-	if d, ok := deathNote(n.Log); ok {
+	if d, ok := deathNote(in.Logs, n); ok {
 		if d.kind == "panicked" && strings.Contains(d.line, "runtime error") {
 			return "", inj, false
 		}
@@ -44,7 +44,7 @@ func detectedCorruption(tr *record.Trial, n record.Node) (string, record.Injecti
 			return d.line, inj, true
 		}
 	}
-	tail := strings.Split(logTail(n.Log, 3), "\n")
+	tail := strings.Split(logTail(in.Logs, n, 3), "\n")
 	for i := len(tail) - 1; i >= 0; i-- {
 		if strings.HasPrefix(tail[i], "panic: ") || strings.HasPrefix(tail[i], "goroutine ") {
 			return "", inj, false // a panic's trace, its note not about corruption

@@ -20,45 +20,37 @@ func TestCrashDetectedCorruption(t *testing.T) {
 		b    func(t *testing.T) *trialB
 		want verdictWant
 	}{
-		{"checksum refusal after a corrupt on the member", func(t *testing.T) *trialB {
-			log := writeLog(t, `time=2026-11-21T05:00:00.000Z level=INFO msg=serving`, refusal)
-			return healthy().inject(2000, "n2", catalog.KindCorrupt, corrupt).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2200), log })
+		{"checksum refusal after a corrupt on the member", func(*testing.T) *trialB {
+			return healthy().log("n2", `time=2026-11-21T05:00:00.000Z level=INFO msg=serving`, refusal).inject(2000, "n2", catalog.KindCorrupt, corrupt).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2200) })
 		}, verdictWant{symptom: "informational: node stopped on a corruption it detected", ev: "bit 1 of byte 40"}},
-		{"zap fatal naming the corruption", func(t *testing.T) *trialB {
-			log := writeLog(t, `{"level":"fatal","msg":"failed to read WAL","error":"walpb: crc mismatch"}`)
-			return healthy().inject(2000, "n2", catalog.KindCorrupt, corrupt).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2200), log })
+		{"zap fatal naming the corruption", func(*testing.T) *trialB {
+			return healthy().log("n2", `{"level":"fatal","msg":"failed to read WAL","error":"walpb: crc mismatch"}`).inject(2000, "n2", catalog.KindCorrupt, corrupt).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2200) })
 		}, verdictWant{symptom: "informational: node stopped on a corruption it detected", ev: "crc mismatch"}},
-		{"runtime panic on the corrupted bytes", func(t *testing.T) *trialB {
-			log := writeLog(t, goPanic)
-			return healthy().inject(2000, "n2", catalog.KindCorrupt, corrupt).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 2, at(2200), log })
+		{"runtime panic on the corrupted bytes", func(*testing.T) *trialB {
+			return healthy().log("n2", goPanic).inject(2000, "n2", catalog.KindCorrupt, corrupt).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(2200) })
 		}, verdictWant{failed: true, symptom: "node panicked: runtime error: invalid memory address or nil pointer dereference in go.etcd.io/etcd/server/v3/etcdserver.(*EtcdServer).applyAll", nodes: []string{"n2"}}},
-		{"refusal on another member than the corrupted one", func(t *testing.T) *trialB {
-			log := writeLog(t, refusal)
-			return healthy().inject(2000, "n1", catalog.KindCorrupt, corrupt).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2200), log })
+		{"refusal on another member than the corrupted one", func(*testing.T) *trialB {
+			return healthy().log("n2", refusal).inject(2000, "n1", catalog.KindCorrupt, corrupt).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2200) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1", nodes: []string{"n2"}}},
-		{"refusal after a delay, not a corruption", func(t *testing.T) *trialB {
-			log := writeLog(t, refusal)
-			return healthy().inject(2000, "n2", catalog.KindDelay, nil).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2200), log })
+		{"refusal after a delay, not a corruption", func(*testing.T) *trialB {
+			return healthy().log("n2", refusal).inject(2000, "n2", catalog.KindDelay, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2200) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1", nodes: []string{"n2"}}},
-		{"refusal before the corrupt fault", func(t *testing.T) *trialB {
-			log := writeLog(t, refusal)
-			return healthy().inject(2500, "n2", catalog.KindCorrupt, corrupt).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2200), log })
+		{"refusal before the corrupt fault", func(*testing.T) *trialB {
+			return healthy().log("n2", refusal).inject(2500, "n2", catalog.KindCorrupt, corrupt).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2200) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1", nodes: []string{"n2"}}},
-		{"exit after a corrupt without a word of corruption", func(t *testing.T) *trialB {
-			log := writeLog(t, `time=2026-11-21T05:00:02.200Z level=ERROR msg="minikv stopped" err="decode snapshot: invalid character"`)
-			return healthy().inject(2000, "n2", catalog.KindCorrupt, corrupt).
-				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime, n.Log = true, 1, at(2200), log })
+		{"exit after a corrupt without a word of corruption", func(*testing.T) *trialB {
+			return healthy().log("n2", `time=2026-11-21T05:00:02.200Z level=ERROR msg="minikv stopped" err="decode snapshot: invalid character"`).inject(2000, "n2", catalog.KindCorrupt, corrupt).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2200) })
 		}, verdictWant{failed: true, symptom: "node exited with status 1", nodes: []string{"n2"}}},
-		{"a torn write the member cannot restart from", func(t *testing.T) *trialB {
-			log := writeLog(t, "=== gofault: restart 1 of node n2 ===", `{"level":"fatal","msg":"failed to open WAL","error":"wal: crc mismatch"}`)
-			return healthy().inject(100, "n2", catalog.KindTorn, nil).node("n2", func(n *record.Node) {
-				n.Exited, n.ExitCode, n.ExitTime, n.Log, n.Restarts = true, 1, at(1200), log, 1
+		{"a torn write the member cannot restart from", func(*testing.T) *trialB {
+			return healthy().log("n2", "=== gofault: restart 1 of node n2 ===", `{"level":"fatal","msg":"failed to open WAL","error":"wal: crc mismatch"}`).inject(100, "n2", catalog.KindTorn, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.ExitCode, n.ExitTime, n.Restarts = true, 1, at(1200), 1
 				n.RestartErr = "restart n2: exited before it was ready (exit status 1)"
 			})
 		}, verdictWant{failed: true, symptom: "node did not come back after a crash fault", nodes: []string{"n2"}, ev: "wal: crc mismatch"}},
@@ -71,7 +63,7 @@ func TestCrashDetectedCorruption(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := tc.b(t)
-			checkVerdict(t, runOne(t, NameCrash, &Input{Trial: &b.tr}), tc.want)
+			checkVerdict(t, runOne(t, NameCrash, b.input(Input{})), tc.want)
 		})
 	}
 }

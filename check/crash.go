@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -57,7 +57,7 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 		v.Failed = true
 		v.Nodes = append(v.Nodes, n.Name)
 		ev := fmt.Sprintf("node %s did not come back after a crash fault: %s", n.Name, n.RestartErr)
-		if t := logTail(n.Log, 5); t != "" {
+		if t := logTail(in.Logs, n, 5); t != "" {
 			ev += "\n--- last lines of its log ---\n" + t
 		}
 		v.Evidence = append(v.Evidence, ev)
@@ -67,15 +67,15 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 		if !n.Exited || n.Killed || crashInjected(in.Trial, n) || n.RestartErr != "" {
 			continue
 		}
-		if startupExit(in.Trial, n, wlStart) {
+		if startupExit(in, n, wlStart) {
 			info = append(info, fmt.Sprintf("informational: node %s exited with status %d during start-up, after an error was injected into it: it refused to start, which is not a crash", n.Name, n.ExitCode))
 			continue
 		}
-		if d, ok := failStop(in.Trial, n); ok {
+		if d, ok := failStop(in, n); ok {
 			info = append(info, fmt.Sprintf("informational: node %s stopped on the error injected into it (%s): it failed fast, which is not a crash", n.Name, d.line))
 			continue
 		}
-		if line, inj, ok := detectedCorruption(in.Trial, n); ok {
+		if line, inj, ok := detectedCorruption(in, n); ok {
 			info = append(info, corruptionInfo(n, line, inj))
 			infoSymptom = "informational: node stopped on a corruption it detected"
 			continue
@@ -88,7 +88,7 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 		}
 		ev := fmt.Sprintf("node %s (pid %d) %s at %s", n.Name, n.PID, how, clock(n.ExitTime))
 		symptom := "node " + how
-		if d, ok := deathNote(n.Log); ok {
+		if d, ok := deathNote(in.Logs, n); ok {
 			ev += ": " + d.line
 			symptom = "node " + d.kind + ": " + d.template
 			if d.where != "" {
@@ -145,10 +145,10 @@ func faultDuringRestart(tr *record.Trial, n record.Node) (record.Injection, bool
 	return record.Injection{}, false
 }
 
-// logTail returns the last n non-empty lines of a log file ("" if it
-// cannot be read).
-func logTail(path string, n int) string {
-	data, err := os.ReadFile(path)
+// logTail returns the last k non-empty lines of node n's log in logs (""
+// if it has none or it cannot be read).
+func logTail(logs fs.FS, n record.Node, k int) string {
+	data, err := readLog(logs, n)
 	if err != nil {
 		return ""
 	}
@@ -158,7 +158,7 @@ func logTail(path string, n int) string {
 			lines = append(lines, l)
 		}
 	}
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return strings.Join(lines[max(0, len(lines)-k):], "\n")
 }
 
 // startupExit reports whether node n exited with an error status before the
@@ -166,20 +166,20 @@ func logTail(path string, n int) string {
 // error into it, without a panic or a signal: a node that refuses to start
 // on an error — a failed config check, an unreadable data dir — fails fast
 // as it should.
-func startupExit(tr *record.Trial, n record.Node, wlStart time.Time) bool {
+func startupExit(in *Input, n record.Node, wlStart time.Time) bool {
 	if n.Signal != "" || n.ExitCode == 0 || (!wlStart.IsZero() && !n.ExitTime.Before(wlStart)) {
 		return false
 	}
 	injected := false
-	for _, in := range tr.Injections {
-		if in.Node == n.Name && in.Kind == catalog.KindError && !in.Time.After(n.ExitTime) {
+	for _, inj := range in.Trial.Injections {
+		if inj.Node == n.Name && inj.Kind == catalog.KindError && !inj.Time.After(n.ExitTime) {
 			injected = true
 		}
 	}
 	if !injected {
 		return false
 	}
-	d, ok := deathNote(n.Log)
+	d, ok := deathNote(in.Logs, n)
 	return !ok || d.kind != "panicked"
 }
 
@@ -187,20 +187,20 @@ func startupExit(tr *record.Trial, n record.Node, wlStart time.Time) bool {
 // into it: after the injection, without a signal, its last words a fatal or
 // logged panic that carries an error (not a runtime panic, not an
 // assertion).
-func failStop(tr *record.Trial, n record.Node) (death, bool) {
+func failStop(in *Input, n record.Node) (death, bool) {
 	if n.Signal != "" || n.ExitCode == 0 {
 		return death{}, false
 	}
 	injected := false
-	for _, in := range tr.Injections {
-		if in.Node == n.Name && in.Kind == catalog.KindError && (n.ExitTime.IsZero() || !in.Time.After(n.ExitTime)) {
+	for _, inj := range in.Trial.Injections {
+		if inj.Node == n.Name && inj.Kind == catalog.KindError && (n.ExitTime.IsZero() || !inj.Time.After(n.ExitTime)) {
 			injected = true
 		}
 	}
 	if !injected {
 		return death{}, false
 	}
-	d, ok := deathNote(n.Log)
+	d, ok := deathNote(in.Logs, n)
 	return d, ok && d.cause != ""
 }
 
@@ -215,16 +215,14 @@ type death struct {
 	cause string
 }
 
-// deathNote scans a node log for a Go panic, a runtime fatal error or a
-// panic/fatal-level structured log line, and returns the last one.
-func deathNote(path string) (death, bool) {
+// deathNote scans node n's log in logs for a Go panic, a runtime fatal
+// error or a panic/fatal-level structured log line, and returns the last
+// one.
+func deathNote(logs fs.FS, n record.Node) (death, bool) {
 	var d death
 	found := false
-	if path == "" {
-		return d, false
-	}
-	f, err := os.Open(path)
-	if err != nil {
+	f, err := openLog(logs, n)
+	if err != nil || f == nil {
 		return d, false
 	}
 	defer f.Close()

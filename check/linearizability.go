@@ -1,11 +1,11 @@
 package check
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -141,12 +141,25 @@ func histories(tr *record.Trial) (keys []string, byKey map[string][]porcupine.Op
 	return keys, byKey, ops
 }
 
-// Check implements Checker.
+// Check implements Checker. It draws nothing, whatever in.Visualize: Run
+// draws.
 func (Linearizability) Check(ctx context.Context, in *Input) record.Verdict {
+	v, _ := judge(ctx, in, false)
+	return v
+}
+
+// check implements drawer.
+func (Linearizability) check(ctx context.Context, in *Input) (record.Verdict, []Visual) {
+	return judge(ctx, in, in.Visualize)
+}
+
+// judge judges in's history and, when draw is set and the trial has a
+// directory, draws the first key that cannot be linearized.
+func judge(ctx context.Context, in *Input, draw bool) (record.Verdict, []Visual) {
 	v := pass(NameLinearizability)
 	keys, byKey, n := histories(in.Trial)
 	if n == 0 {
-		return v
+		return v, nil
 	}
 	budget := in.LinearizabilityTimeout
 	if budget <= 0 {
@@ -179,22 +192,24 @@ func (Linearizability) Check(ctx context.Context, in *Input) record.Verdict {
 		for _, op := range min {
 			v.Evidence = append(v.Evidence, "  "+describeOp(op))
 		}
-		if in.Visualize && in.Trial.Dir != "" {
-			if p, err := visualize(in.Trial.Dir, key, byKey[key]); err == nil {
-				v.Evidence = append(v.Evidence, "visualization: "+p)
+		var visuals []Visual
+		if draw && in.Trial.Dir != "" {
+			if vis, err := visualize(key, byKey[key]); err == nil {
+				visuals = append(visuals, vis)
+				v.Evidence = append(v.Evidence, visualLine(in.Trial.Dir, vis))
 			} else {
 				v.Evidence = append(v.Evidence, "visualization failed: "+err.Error())
 			}
 		}
 		v.Evidence = capEvidence(v.Evidence)
-		return v
+		return v, visuals
 	}
 	if len(unknown) > 0 {
 		v.Unknown = true
 		v.Symptom = "linearizability search timed out"
 		v.Evidence = []string{fmt.Sprintf("no verdict within %s for keys %s", budget, strings.Join(unknown, ", "))}
 	}
-	return v
+	return v, nil
 }
 
 // shrink removes operations from an illegal history one at a time while it
@@ -234,9 +249,9 @@ func describeOp(o porcupine.Operation) string {
 	return fmt.Sprintf("%s %s, called %s, %s", m.client, kvModel.DescribeOperation(o.Input, o.Output), clock(time.Unix(0, m.op.Call)), ret)
 }
 
-// visualize writes porcupine's HTML visualization of key's history into
-// dir and returns the file's path.
-func visualize(dir, key string, ops []porcupine.Operation) (string, error) {
+// visualize draws porcupine's HTML visualization of key's history, to be
+// written as the returned Visual's Name into the trial's directory.
+func visualize(key string, ops []porcupine.Operation) (Visual, error) {
 	_, info := porcupine.CheckOperationsVerbose(kvModel, ops, 10*time.Second)
 	safe := strings.Map(func(r rune) rune {
 		if r == '/' || r == os.PathSeparator || r == ' ' {
@@ -244,9 +259,9 @@ func visualize(dir, key string, ops []porcupine.Operation) (string, error) {
 		}
 		return r
 	}, key)
-	p := filepath.Join(dir, "linearizability-"+safe+".html")
-	if err := porcupine.VisualizePath(kvModel, info, p); err != nil {
-		return "", fmt.Errorf("visualize %s: %w", key, err)
+	var html bytes.Buffer
+	if err := porcupine.Visualize(kvModel, info, &html); err != nil {
+		return Visual{}, fmt.Errorf("visualize %s: %w", key, err)
 	}
-	return p, nil
+	return Visual{Checker: NameLinearizability, Name: "linearizability-" + safe + ".html", Data: html.Bytes()}, nil
 }

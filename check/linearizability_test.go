@@ -1,9 +1,10 @@
 package check
 
 import (
+	"bytes"
 	"context"
-	"os"
-	"path/filepath"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,15 +75,22 @@ func TestLinearizability(t *testing.T) {
 	}
 }
 
+// TestLinearizabilityShrinksAndVisualizes: a failing verdict keeps a
+// handful of operations, and Run hands back porcupine's drawing of the key,
+// which the evidence names in the trial's directory; nothing is written.
 func TestLinearizabilityShrinksAndVisualizes(t *testing.T) {
 	b := newTrial("n1", "n2")
-	b.tr.Dir = t.TempDir()
+	b.tr.Dir = "/trials/1-3"
 	// Many fine operations around one stale read.
 	for i := 0; i < 30; i++ {
 		b.tr.Client = append(b.tr.Client, opEv("n1/0", "put", "a", string(rune('a'+i%26)), "", "", i*100, i*100+10, false))
 	}
 	b.tr.Client = append(b.tr.Client, opEv("n2/0", "get", "a", "", "", "a", 5000, 5010, false))
-	v := runOne(t, NameLinearizability, &Input{Trial: &b.tr, Visualize: true})
+	j, err := Run(context.Background(), b.input(Input{Visualize: true}), []string{NameLinearizability})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := j.Verdicts[0]
 	if !v.Failed {
 		t.Fatalf("not failed: %+v", v)
 	}
@@ -90,8 +98,22 @@ func TestLinearizabilityShrinksAndVisualizes(t *testing.T) {
 	if len(v.Evidence) > 6 {
 		t.Errorf("evidence not reduced:\n%v", v.Evidence)
 	}
-	if _, err := os.Stat(filepath.Join(b.tr.Dir, "linearizability-a.html")); err != nil {
-		t.Errorf("no visualization: %v", err)
+	if len(j.Visuals) != 1 || j.Visuals[0].Name != "linearizability-a.html" || j.Visuals[0].Checker != NameLinearizability ||
+		!bytes.Contains(j.Visuals[0].Data, []byte("<html")) {
+		t.Fatalf("visuals %+v, want one drawing of key a", j.Visuals)
+	}
+	const line = "visualization: /trials/1-3/linearizability-a.html"
+	if v.Evidence[len(v.Evidence)-1] != line {
+		t.Errorf("evidence ends %q, want %q", v.Evidence[len(v.Evidence)-1], line)
+	}
+	// A drawing the runner could not write: the verdict says why.
+	Unwritten(j.Verdicts, b.tr.Dir, j.Visuals[0], errors.New("disk full"))
+	if got := v.Evidence[len(v.Evidence)-1]; got != "visualization failed: disk full" {
+		t.Errorf("evidence ends %q after Unwritten", got)
+	}
+	// Check alone draws nothing, and names no file.
+	if v := (Linearizability{}).Check(context.Background(), b.input(Input{Visualize: true})); strings.Contains(strings.Join(v.Evidence, "\n"), "visualization") {
+		t.Errorf("Check drew: %v", v.Evidence)
 	}
 }
 

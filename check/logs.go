@@ -8,8 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -231,21 +234,12 @@ func mixedIDOnly(w string) string {
 	return w
 }
 
-// Baseline is the set of warning-or-worse log templates seen in fault-free
-// trials. Its JSON form is what the store persists.
-type Baseline struct {
-	// Trials counts the trials learned.
-	Trials int `json:"trials"`
-	// Templates counts, per template, the trials it appeared in.
-	Templates map[string]int `json:"templates"`
-}
-
 // Learn adds the warning-or-worse templates of a fault-free trial's node
-// logs to the baseline.
-func (b *Baseline) Learn(tr *record.Trial) error {
+// logs, read from logs (as Input.Logs), to baseline b.
+func Learn(b *record.LogBaseline, tr *record.Trial, logs fs.FS) error {
 	seen := map[string]bool{}
 	for _, n := range tr.Nodes {
-		err := scanLog(n.Log, func(l LogLine) {
+		err := scanLog(logs, n, func(l LogLine) {
 			if severity[l.Level] >= severity[LevelWarn] {
 				seen[l.Template] = true
 			}
@@ -264,26 +258,15 @@ func (b *Baseline) Learn(tr *record.Trial) error {
 	return nil
 }
 
-// Clone returns a deep copy, for judging a trial while other goroutines
-// go on learning into b.
-func (b *Baseline) Clone() *Baseline {
-	c := &Baseline{Trials: b.Trials, Templates: make(map[string]int, len(b.Templates))}
-	for k, v := range b.Templates {
-		c.Templates[k] = v
-	}
-	return c
-}
-
-// Known reports whether template was seen in the baseline.
-func (b *Baseline) Known(template string) bool { return b != nil && b.Templates[template] > 0 }
-
-func scanLog(p string, fn func(LogLine)) error {
-	if p == "" {
-		return nil
-	}
-	f, err := os.Open(p)
+// scanLog calls fn with each line of node n's log in logs that parses
+// (ParseLogLine); a node without a log has none.
+func scanLog(logs fs.FS, n record.Node, fn func(LogLine)) error {
+	f, err := openLog(logs, n)
 	if err != nil {
 		return fmt.Errorf("read log: %w", err)
+	}
+	if f == nil {
+		return nil
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -294,9 +277,42 @@ func scanLog(p string, fn func(LogLine)) error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read log %s: %w", p, err)
+		return fmt.Errorf("read log %s: %w", n.Log, err)
 	}
 	return nil
+}
+
+// logName is the name in Input.Logs of node n's log: the base name of its
+// path (record.Node.Log), "" when it has none.
+func logName(n record.Node) string {
+	if n.Log == "" {
+		return ""
+	}
+	return path.Base(filepath.ToSlash(n.Log))
+}
+
+// openLog opens node n's log in logs (logName); nil and no error for a
+// node without a log.
+func openLog(logs fs.FS, n record.Node) (fs.File, error) {
+	name := logName(n)
+	if name == "" {
+		return nil, nil
+	}
+	if logs == nil {
+		return nil, fmt.Errorf("no logs to open %s in (Input.Logs)", name)
+	}
+	return logs.Open(name)
+}
+
+// readLog returns the whole of node n's log in logs; nothing for a node
+// without a log.
+func readLog(logs fs.FS, n record.Node) ([]byte, error) {
+	f, err := openLog(logs, n)
+	if err != nil || f == nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 // environmental are messages about the machine rather than the system's
@@ -603,7 +619,7 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 	}
 	for _, n := range in.Trial.Nodes {
 		var placed time.Time // the last timestamp seen in this log
-		err := scanLog(n.Log, func(l LogLine) {
+		err := scanLog(in.Logs, n, func(l LogLine) {
 			if !l.Time.IsZero() {
 				placed = l.Time
 			}

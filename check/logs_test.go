@@ -222,20 +222,20 @@ func TestLog(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			base := newTrial("n1")
-			base.tr.Nodes[0].Log = writeLog(t, baseLines...)
-			var bl Baseline
-			if err := bl.Learn(&base.tr); err != nil {
+			base.log("n1", baseLines...)
+			var bl record.LogBaseline
+			if err := Learn(&bl, &base.tr, base.logs); err != nil {
 				t.Fatal(err)
 			}
 			if bl.Trials != 1 || len(bl.Templates) != 1 {
 				t.Fatalf("baseline %+v", bl)
 			}
 			b := healthy()
-			b.tr.Nodes[0].Log = writeLog(t, tc.lines...)
+			b.log("n1", tc.lines...)
 			if tc.mod != nil {
 				tc.mod(b)
 			}
-			in := &Input{Trial: &b.tr, Baseline: &bl, LogIgnore: tc.ignore}
+			in := b.input(Input{Baseline: &bl, LogIgnore: tc.ignore})
 			if tc.noBase {
 				in.Baseline = nil
 			}
@@ -261,15 +261,15 @@ func TestLogNetSite(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := newTrial("n1")
-			base.tr.Nodes[0].Log = writeLog(t, `[1] 2026/11/21 04:59:59.000000 [INF] Server is ready`)
-			var bl Baseline
-			if err := bl.Learn(&base.tr); err != nil {
+			base.log("n1", `[1] 2026/11/21 04:59:59.000000 [INF] Server is ready`)
+			var bl record.LogBaseline
+			if err := Learn(&bl, &base.tr, base.logs); err != nil {
 				t.Fatal(err)
 			}
 			b := healthy()
-			b.tr.Nodes[0].Log = writeLog(t, line)
+			b.log("n1", line)
 			b.inject(10, "n3", catalog.KindError, func(in *record.Injection) { in.Error = "EOF"; in.SiteID = site })
-			checkVerdict(t, runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, NetSites: tc.net}), tc.want)
+			checkVerdict(t, runOne(t, NameLog, b.input(Input{Baseline: &bl, NetSites: tc.net})), tc.want)
 		})
 	}
 }
@@ -481,13 +481,13 @@ func TestLogScope(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bl := heartbeatBaseline(t)
 			b := healthy()
-			for i, n := range b.tr.Nodes {
-				b.tr.Nodes[i].Log = writeLog(t, tc.logs[n.Name]...)
+			for _, n := range b.tr.Nodes {
+				b.log(n.Name, tc.logs[n.Name]...)
 			}
 			if tc.mod != nil {
 				tc.mod(b)
 			}
-			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: bl, RecoveryBound: time.Second})
+			v := runOne(t, NameLog, b.input(Input{Baseline: bl, RecoveryBound: time.Second}))
 			evidence := strings.Join(v.Evidence, "\n")
 			if tc.rule == "" {
 				if !v.Failed || !reflect.DeepEqual(v.Nodes, []string{tc.node}) || len(v.Dismissed) != 0 {
@@ -511,18 +511,18 @@ func TestLogScope(t *testing.T) {
 // node and reported on another is reported.
 func TestLogDismissedCounts(t *testing.T) {
 	base := newTrial("n1")
-	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[INF] up`))
-	var bl Baseline
-	if err := bl.Learn(&base.tr); err != nil {
+	base.log("n1", stamp(0, `[INF] up`))
+	var bl record.LogBaseline
+	if err := Learn(&bl, &base.tr, base.logs); err != nil {
 		t.Fatal(err)
 	}
 	b := healthy()
 	b.inject(10, "n2", catalog.KindCrash, nil)
 	b.node("n2", func(n *record.Node) { n.Killed, n.Restarts, n.Restarted = true, 1, []time.Time{at(1010)} })
-	b.tr.Nodes[0].Log = writeLog(t, stamp(1200, `[ERROR] peer 1 connection closed`), stamp(1300, `[ERROR] peer 2 connection closed`))
-	b.tr.Nodes[1].Log = writeLog(t, stamp(1200, `[ERROR] peer 3 connection closed`))
-	b.tr.Nodes[2].Log = writeLog(t, stamp(5000, `[ERROR] peer 4 connection closed`))
-	v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, RecoveryBound: time.Second})
+	b.log("n1", stamp(1200, `[ERROR] peer 1 connection closed`), stamp(1300, `[ERROR] peer 2 connection closed`))
+	b.log("n2", stamp(1200, `[ERROR] peer 3 connection closed`))
+	b.log("n3", stamp(5000, `[ERROR] peer 4 connection closed`))
+	v := runOne(t, NameLog, b.input(Input{Baseline: &bl, RecoveryBound: time.Second}))
 	if !v.Failed || !reflect.DeepEqual(v.Nodes, []string{"n3"}) {
 		t.Fatalf("failed=%v nodes=%v, want the line on n3 reported", v.Failed, v.Nodes)
 	}
@@ -568,11 +568,11 @@ func TestLogLasting(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			bl := heartbeatBaseline(t)
 			b := healthy()
-			b.tr.Nodes[0].Log = writeLog(t, tc.lines...) // n1, the leader
+			b.log("n1", tc.lines...) // n1, the leader
 			if tc.mod != nil {
 				tc.mod(b)
 			}
-			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: bl, RecoveryBound: time.Second})
+			v := runOne(t, NameLog, b.input(Input{Baseline: bl, RecoveryBound: time.Second}))
 			if !v.Failed {
 				t.Fatalf("not reported: %v", v.Evidence)
 			}
@@ -585,12 +585,12 @@ func TestLogLasting(t *testing.T) {
 
 // heartbeatBaseline is a baseline of one fault-free trial whose only
 // warning is a heartbeat timeout, for the scoping tests.
-func heartbeatBaseline(t *testing.T) *Baseline {
+func heartbeatBaseline(t *testing.T) *record.LogBaseline {
 	t.Helper()
 	base := newTrial("n1")
-	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[WARN]  raft: heartbeat timeout reached`))
-	var bl Baseline
-	if err := bl.Learn(&base.tr); err != nil {
+	base.log("n1", stamp(0, `[WARN]  raft: heartbeat timeout reached`))
+	var bl record.LogBaseline
+	if err := Learn(&bl, &base.tr, base.logs); err != nil {
 		t.Fatal(err)
 	}
 	return &bl
@@ -603,9 +603,9 @@ func heartbeatBaseline(t *testing.T) *Baseline {
 // the mark does not make the verdict informational by itself.
 func TestLogDowngraded(t *testing.T) {
 	base := newTrial("n1")
-	base.tr.Nodes[0].Log = writeLog(t, stamp(0, `[INFO] up`))
-	var bl Baseline
-	if err := bl.Learn(&base.tr); err != nil {
+	base.log("n1", stamp(0, `[INFO] up`))
+	var bl record.LogBaseline
+	if err := Learn(&bl, &base.tr, base.logs); err != nil {
 		t.Fatal(err)
 	}
 	mark := `\(the consequence of an admin \w+, logged at info by the node program\)`
@@ -627,8 +627,8 @@ func TestLogDowngraded(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			b := healthy()
-			b.tr.Nodes[0].Log = writeLog(t, tc.log...)
-			v := runOne(t, NameLog, &Input{Trial: &b.tr, Baseline: &bl, RecoveryBound: time.Second, LogDowngraded: tc.marks})
+			b.log("n1", tc.log...)
+			v := runOne(t, NameLog, b.input(Input{Baseline: &bl, RecoveryBound: time.Second, LogDowngraded: tc.marks}))
 			if v.Failed != tc.failed {
 				t.Errorf("failed = %v, want %v (%s)", v.Failed, tc.failed, v.Symptom)
 			}

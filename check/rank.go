@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -170,3 +171,12 @@ func ClassName(class int) string {
 	}
 	return fmt.Sprintf("class %d", class)
 }
+
+// nodeName matches node and client names ("n2", "n2/0") in symptoms.
+var nodeName = regexp.MustCompile(`\bn\d+(/\d+)?\b`)
+
+// SymptomKey is a verdict's symptom with its node and client names
+// replaced by "n*", so that the same failure on different nodes has one
+// key: the findings of a report are clustered by it, and a replay's
+// recurrence (Recurrence) is said with it.
+func SymptomKey(s string) string { return nodeName.ReplaceAllString(s, "n*") }

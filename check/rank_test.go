@@ -76,3 +76,16 @@ func TestRank(t *testing.T) {
 		}
 	}
 }
+
+func TestSymptomKey(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"client n2/0 made no progress for 3s", "client n* made no progress for 3s"},
+		{"node n13 exited with status 2", "node n* exited with status 2"},
+		{"panic in snapshot", "panic in snapshot"},
+	}
+	for _, tt := range tests {
+		if got := SymptomKey(tt.in); got != tt.want {
+			t.Errorf("SymptomKey(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

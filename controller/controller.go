@@ -347,7 +347,7 @@ func MemberNode(seq uint32) string { return "n" + strconv.FormatUint(uint64(seq)
 
 // End ends the trial: its agents get an empty plan and the trial's record
 // is returned. Events that arrive later are not recorded; calling End again
-// returns the same record. Tell the policy the outcome with Judge.
+// returns the same record. Tell the policy the outcome with Controller.TellPolicy.
 func (t *Trial) End() Result {
 	c := t.c
 	c.mu.Lock()
@@ -403,11 +403,11 @@ func (t *Trial) apply(self *peer, effs []Effect) (selfPlan *Effect) {
 	return selfPlan
 }
 
-// Judge tells the policy how the ended trial was judged: failed, and how
-// many coverage blocks it covered that no trial before it had (the
-// campaign keeps the union). Baseline trials (TrialSpec.NoFaults) are not
-// the policy's and are not judged.
-func (c *Controller) Judge(index int, res Result, failed bool, newBlocks int) {
+// TellPolicy tells the policy the outcome of ended trial index, as the
+// campaign judged it: failed, and how many coverage blocks it covered that
+// no trial before it had (the campaign keeps the union). Baseline trials
+// (TrialSpec.NoFaults) are not the policy's: it is not told of them.
+func (c *Controller) TellPolicy(index int, res Result, failed bool, newBlocks int) {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
 	c.policy.End(policy.Outcome{Index: index, Requests: res.Requests, Injections: res.Injections, Timeouts: res.Timeouts,

@@ -9,7 +9,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
@@ -39,7 +38,7 @@ type RemoteJob struct {
 	// Bound is the hang and gray checkers' progress bound; Baseline the
 	// log baseline learned so far.
 	Bound    time.Duration
-	Baseline *check.Baseline
+	Baseline *record.LogBaseline
 	// Policy serves the worker's policy calls: the coordinator's policy,
 	// serialised with the calls of its local trials; PolicyName is its
 	// name.

@@ -22,7 +22,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
@@ -207,7 +206,7 @@ func TestCoordinatorRecordsOnce(t *testing.T) {
 
 	pol := &fakePolicy{}
 	dir := filepath.Join(t.TempDir(), "trials", "1-1")
-	job := engine.RemoteJob{Campaign: 1, Index: 1, ID: "1-1", Dir: dir, Bound: time.Second, Baseline: &check.Baseline{}, Policy: pol, PolicyName: "fake"}
+	job := engine.RemoteJob{Campaign: 1, Index: 1, ID: "1-1", Dir: dir, Bound: time.Second, Baseline: &record.LogBaseline{}, Policy: pol, PolicyName: "fake"}
 	type ran struct {
 		res *engine.RemoteResult
 		err error

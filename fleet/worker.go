@@ -245,7 +245,7 @@ func (w *worker) run(ctx context.Context, task Task, d Delivery, log *slog.Logge
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	baseline := &check.Baseline{}
+	baseline := &record.LogBaseline{}
 	if err := json.Unmarshal(data, baseline); err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
@@ -451,7 +451,7 @@ func testHost(dir, work string, p *proxy, log *slog.Logger) (*host, error) {
 
 // trial runs task's trial on h and judges it against baseline: its
 // record, whose Dir holds its files, and what the record does not carry.
-func (h *host) trial(ctx context.Context, task Task, baseline *check.Baseline) (*record.Trial, Outcome, error) {
+func (h *host) trial(ctx context.Context, task Task, baseline *record.LogBaseline) (*record.Trial, Outcome, error) {
 	if h.test && (task.Test == "" || task.Reach == nil) {
 		return nil, Outcome{}, fmt.Errorf("%w: trial %s of a test bundle names no test or no live sites", errDrop, task.ID)
 	}

@@ -71,7 +71,7 @@ func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller,
 	c.o.Log.Info("remote trial recorded", "trial", id, "worker", res.Worker, "status", tr.Status)
 	out := controller.Result{Requests: tr.Requests, Injections: tr.Injections, Timeouts: tr.Timeouts, Reached: tr.Reached, States: tr.States,
 		Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}
-	ctl.Judge(j.index, out, tr.Status == record.StatusFailed, 0)
+	ctl.TellPolicy(j.index, out, tr.Status == record.StatusFailed, 0)
 	return ran{job: j, r: Attempt{Test: j.test}, tr: tr, res: out, worker: cmp.Or(res.Worker, "?")}, nil
 }
 

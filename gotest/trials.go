@@ -82,7 +82,7 @@ func (c *campaignRun) runJob(ctx context.Context, ctl *controller.Controller, j 
 		return ran{}, err
 	}
 	if !j.baseline {
-		ctl.Judge(j.index, res, tr.Status == record.StatusFailed, 0)
+		ctl.TellPolicy(j.index, res, tr.Status == record.StatusFailed, 0)
 	} else {
 		tr.Policy = record.BaselinePolicy
 	}

@@ -9,7 +9,7 @@
 // sender. It is kept when it held at every such observation of every
 // fault-free trial, and was observed at least MinCount times.
 //
-// An invariant of the other kind (A is Members) says that one of the
+// An invariant of the other kind (A is record.AllMembers) says that one of the
 // receivers' state variables is equal on all members after they handle a
 // message of that type: each member's value there equals the value the
 // others had after their latest such message (node.Term after a
@@ -28,33 +28,6 @@ import (
 // MinCount is how often an invariant must have been observed, over all
 // fault-free trials, to be kept.
 const MinCount = 20
-
-// Members is the A of an invariant that B is equal on all members.
-const Members = "members"
-
-// Invariant is one mined invariant: at Point, after a message of type
-// Type was handled, A equals B (or, when A is Members, B is equal on all
-// members).
-type Invariant struct {
-	// ID is "point|type|A==B", stable across rebuilds of the same source.
-	ID    string `json:"id"`
-	Point string `json:"point"` // the observation point's ID
-	Type  int64  `json:"type"`  // the message type
-	A     string `json:"a"`     // the sender's value the message carries, e.g. "msg.Term"
-	B     string `json:"b"`     // the receiver's state variable, e.g. "node.Term"
-	// Count is how often it held in the fault-free trials, Trials in how
-	// many of them it was observed.
-	Count  int `json:"count"`
-	Trials int `json:"trials"`
-}
-
-// String is "A == B after type T at point".
-func (v Invariant) String() string {
-	if v.A == Members {
-		return fmt.Sprintf("%s equal on all members after message type %d at %s", v.B, v.Type, v.Point)
-	}
-	return fmt.Sprintf("%s == %s after message type %d at %s", v.A, v.B, v.Type, v.Point)
-}
 
 // pair is a candidate: the indices of A and B in a point's values (-1 is
 // the message's sender, msg.From).
@@ -107,7 +80,7 @@ func name(pt *catalog.ObservePoint, i int) string {
 // Mine returns the invariants that hold in every one of trials (each the
 // observations of one fault-free trial) and were observed at least
 // minCount times (MinCount when ≤ 0), sorted by ID.
-func Mine(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []Invariant {
+func Mine(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []record.Invariant {
 	if minCount <= 0 {
 		minCount = MinCount
 	}
@@ -151,14 +124,14 @@ func Mine(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []I
 			}
 		}
 	}
-	var out []Invariant
+	var out []record.Invariant
 	for k, m := range stats {
 		pt := cat.Observe(k.point)
 		for p, st := range m {
 			if st.broken || st.count < minCount {
 				continue
 			}
-			v := Invariant{Point: pt.ID, Type: k.typ, A: name(pt, p.a), B: name(pt, p.b), Count: st.count, Trials: st.trials}
+			v := record.Invariant{Point: pt.ID, Type: k.typ, A: name(pt, p.a), B: name(pt, p.b), Count: st.count, Trials: st.trials}
 			v.ID = fmt.Sprintf("%s|%d|%s==%s", v.Point, v.Type, v.A, v.B)
 			out = append(out, v)
 		}
@@ -172,7 +145,7 @@ func Mine(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []I
 // on all members at a point and message type: at every observation there,
 // once two members or more were observed, the member's value equals every
 // other member's latest.
-func mineMembers(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []Invariant {
+func mineMembers(cat *catalog.Catalog, trials [][]record.Observation, minCount int) []record.Invariant {
 	type varKey struct {
 		key
 		v int
@@ -225,13 +198,13 @@ func mineMembers(cat *catalog.Catalog, trials [][]record.Observation, minCount i
 			}
 		}
 	}
-	var out []Invariant
+	var out []record.Invariant
 	for k, st := range stats {
 		if st.broken || st.count < minCount || len(st.members) < 2 {
 			continue
 		}
 		pt := cat.Observe(k.point)
-		v := Invariant{Point: pt.ID, Type: k.typ, A: Members, B: pt.Vars[k.v].Name, Count: st.count, Trials: st.trials}
+		v := record.Invariant{Point: pt.ID, Type: k.typ, A: record.AllMembers, B: pt.Vars[k.v].Name, Count: st.count, Trials: st.trials}
 		v.ID = fmt.Sprintf("%s|%d|%s==%s", v.Point, v.Type, v.A, v.B)
 		out = append(out, v)
 	}
@@ -241,19 +214,19 @@ func mineMembers(cat *catalog.Catalog, trials [][]record.Observation, minCount i
 // Set indexes invariants for checking observations against them.
 type Set struct {
 	by      map[key][]checkable
-	byType  map[int64][]*Invariant
+	byType  map[int64][]*record.Invariant
 	members map[key][]checkable
 }
 
 type checkable struct {
-	inv  *Invariant
+	inv  *record.Invariant
 	a, b int
 }
 
 // NewSet indexes invs by the observation points of cat; an invariant whose
 // point or variables cat no longer has is left out.
-func NewSet(cat *catalog.Catalog, invs []Invariant) *Set {
-	s := &Set{by: map[key][]checkable{}, byType: map[int64][]*Invariant{}, members: map[key][]checkable{}}
+func NewSet(cat *catalog.Catalog, invs []record.Invariant) *Set {
+	s := &Set{by: map[key][]checkable{}, byType: map[int64][]*record.Invariant{}, members: map[key][]checkable{}}
 	ids := map[string]*catalog.ObservePoint{}
 	for i := range cat.ObservePoints {
 		ids[cat.ObservePoints[i].ID] = &cat.ObservePoints[i]
@@ -264,7 +237,7 @@ func NewSet(cat *catalog.Catalog, invs []Invariant) *Set {
 		if pt == nil {
 			continue
 		}
-		if v.A == Members {
+		if v.A == record.AllMembers {
 			if b := varIndex(pt, v.B); b >= 0 {
 				k := key{pt.Index, v.Type}
 				s.members[k] = append(s.members[k], checkable{inv: v, a: -2, b: b})
@@ -306,11 +279,11 @@ func (s *Set) Len() int {
 	return n
 }
 
-// Diverged returns the all-members invariants (A is Members) that
+// Diverged returns the all-members invariants (A is record.AllMembers) that
 // observation o breaks: its value of B differs from another member's
 // latest value of B, in others (member → variable name → value).
-func (s *Set) Diverged(o *record.Observation, pt *catalog.ObservePoint, others map[string]map[string]int64) []*Invariant {
-	var out []*Invariant
+func (s *Set) Diverged(o *record.Observation, pt *catalog.ObservePoint, others map[string]map[string]int64) []*record.Invariant {
+	var out []*record.Invariant
 	for _, c := range s.members[key{o.Point, o.Type}] {
 		b, ok := value(o, c.b)
 		if !ok {
@@ -327,8 +300,8 @@ func (s *Set) Diverged(o *record.Observation, pt *catalog.ObservePoint, others m
 }
 
 // Violated returns the invariants that observation o breaks.
-func (s *Set) Violated(o *record.Observation) []*Invariant {
-	var out []*Invariant
+func (s *Set) Violated(o *record.Observation) []*record.Invariant {
+	var out []*record.Invariant
 	for _, c := range s.by[key{o.Point, o.Type}] {
 		a, okA := value(o, c.a)
 		b, okB := value(o, c.b)
@@ -348,8 +321,8 @@ func (s *Set) Violated(o *record.Observation) []*Invariant {
 // two members are inconsistent — the transient inconsistent states of
 // partition-free runs where CoFI starts its partitions (Algorithm 1,
 // Line 1). A B the receiver was never observed with is not compared.
-func (s *Set) Pending(o *record.Observation, pt *catalog.ObservePoint, receiver map[string]int64) []*Invariant {
-	var out []*Invariant
+func (s *Set) Pending(o *record.Observation, pt *catalog.ObservePoint, receiver map[string]int64) []*record.Invariant {
+	var out []*record.Invariant
 	for _, v := range s.byType[o.Type] {
 		b, ok := receiver[v.B]
 		if !ok {
@@ -373,8 +346,8 @@ func (s *Set) Pending(o *record.Observation, pt *catalog.ObservePoint, receiver 
 // until it was handled; unlike Pending, which reads the receiver's state
 // at the sender's send, this needs no order between the two members'
 // observations.
-func (s *Set) Brought(o *record.Observation, pt *catalog.ObservePoint, prev map[string]int64) []*Invariant {
-	var out []*Invariant
+func (s *Set) Brought(o *record.Observation, pt *catalog.ObservePoint, prev map[string]int64) []*record.Invariant {
+	var out []*record.Invariant
 	for _, c := range s.by[key{o.Point, o.Type}] {
 		if c.a < 0 {
 			continue // msg.From: who sent it, not a value it brings

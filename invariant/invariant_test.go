@@ -44,7 +44,7 @@ func TestPending(t *testing.T) {
 		{Index: 0, ID: "step", When: catalog.ObserveHandled, Vars: []catalog.ObserveVar{{Name: "msg.Index"}, {Name: "node.lastIndex()"}}},
 		{Index: 1, ID: "send", When: catalog.ObserveSend, Vars: []catalog.ObserveVar{{Name: "msg.Index"}}},
 	}}
-	s := NewSet(cat, []Invariant{{ID: "i", Point: "step", Type: 1, A: "msg.Index", B: "node.lastIndex()"}})
+	s := NewSet(cat, []record.Invariant{{ID: "i", Point: "step", Type: 1, A: "msg.Index", B: "node.lastIndex()"}})
 	send := &cat.ObservePoints[1]
 	for _, tt := range []struct {
 		name     string
@@ -80,9 +80,9 @@ func TestMembers(t *testing.T) {
 		// while one lags.
 		trial = append(trial, obs("n2", i, 3, i), obs("n3", i+1, 3, i-1))
 	}
-	var members []Invariant
+	var members []record.Invariant
 	for _, v := range Mine(cat, [][]record.Observation{trial}, 0) {
-		if v.A == Members {
+		if v.A == record.AllMembers {
 			members = append(members, v)
 		}
 	}
@@ -116,7 +116,7 @@ func TestBrought(t *testing.T) {
 	cat := &catalog.Catalog{ObservePoints: []catalog.ObservePoint{
 		{Index: 0, ID: "step", When: catalog.ObserveHandled, Vars: []catalog.ObserveVar{{Name: "msg.Index"}, {Name: "node.lastIndex()"}}},
 	}}
-	s := NewSet(cat, []Invariant{{ID: "i", Point: "step", Type: 1, A: "msg.Index", B: "node.lastIndex()"}})
+	s := NewSet(cat, []record.Invariant{{ID: "i", Point: "step", Type: 1, A: "msg.Index", B: "node.lastIndex()"}})
 	for _, tt := range []struct {
 		name    string
 		vals    []int64 // msg.Index, node.lastIndex() after handling

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/gofault/gofault/record"
 )
 
 // WriteTable lists the invariants invs that campaign mined from its
 // fault-free trials, as gofault analyze --invariants does (campaign 0: no
 // cofi campaign mined any).
-func WriteTable(w io.Writer, invs []Invariant, campaign int64) error {
+func WriteTable(w io.Writer, invs []record.Invariant, campaign int64) error {
 	if campaign == 0 {
 		fmt.Fprintln(w, "no invariants: no cofi campaign has run fault-free trials yet (gofault run --policy cofi)")
 		return nil

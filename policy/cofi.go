@@ -66,7 +66,7 @@ const cofiFallback = 2000
 //     invariant I (it disagrees with the sender: an inconsistent state),
 //     cofi cuts that member off from its peers (Partition.Start); so it
 //     does when the member's value of a variable that is equal on all
-//     members (invariant.Members) differs from another's latest. So it
+//     members (record.AllMembers) differs from another's latest. So it
 //     does when a message is sent whose value the receiver does not have
 //     yet (I is pending, invariant.Set.Pending: the transient
 //     inconsistent states of partition-free runs, where the paper starts
@@ -107,8 +107,8 @@ type cofi struct {
 
 // cofiMemory is what cofi keeps across trials and resumes.
 type cofiMemory struct {
-	Invariants []invariant.Invariant `json:"invariants"`
-	Learned    bool                  `json:"learned"`
+	Invariants []record.Invariant `json:"invariants"`
+	Learned    bool               `json:"learned"`
 	// Types are, by invariant ID, the message types already tried as
 	// the partition's end.
 	Types map[string][]string `json:"types,omitempty"`
@@ -174,7 +174,7 @@ func (c *cofi) Learn(trials [][]record.Observation) {
 }
 
 // Invariants returns the invariants cofi works with.
-func (c *cofi) Invariants() []invariant.Invariant { return c.mem.Invariants }
+func (c *cofi) Invariants() []record.Invariant { return c.mem.Invariants }
 
 // Begin implements Policy: no live site, observations on.
 func (c *cofi) Begin(info TrialInfo) Plan {
@@ -207,7 +207,7 @@ func (c *cofi) Observe(o *Observation) Partition {
 	if _, ok := t.ids[o.Node]; !ok {
 		t.ids[o.Node] = o.To
 	}
-	var brought []*invariant.Invariant
+	var brought []*record.Invariant
 	if !t.started {
 		brought = c.set.Brought(&o.Observation, o.Point, t.state[o.Node])
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -54,13 +53,6 @@ func (p point) samePath(q point) bool {
 	}
 	return len(p.funcs) == 0 || len(q.funcs) == 0 || jaccard(p.funcs, q.funcs) >= similar
 }
-
-// nodeName matches node and client names ("n2", "n2/0") in symptoms, so the
-// same failure on different nodes is one finding.
-var nodeName = regexp.MustCompile(`\bn\d+(/\d+)?\b`)
-
-// Symptom normalises a verdict's symptom for clustering.
-func Symptom(s string) string { return nodeName.ReplaceAllString(s, "n*") }
 
 // withFaults returns the trials with (injected) or without injections.
 func withFaults(trials []*record.Trial, injected bool) []*record.Trial {
@@ -134,15 +126,15 @@ func failures(trials []*record.Trial) []failure {
 			if !v.Failed {
 				continue
 			}
-			f := failure{trial: t, checker: v.Checker, symptom: Symptom(v.Symptom), nodes: v.Nodes, evidence: v.Evidence}
+			f := failure{trial: t, checker: v.Checker, symptom: check.SymptomKey(v.Symptom), nodes: v.Nodes, evidence: v.Evidence}
 			for _, s := range v.Symptoms {
-				f.symptoms = append(f.symptoms, Symptom(s))
+				f.symptoms = append(f.symptoms, check.SymptomKey(s))
 			}
 			for _, s := range v.Lasting {
 				if f.lasting == nil {
 					f.lasting = map[string]bool{}
 				}
-				f.lasting[Symptom(s)] = true
+				f.lasting[check.SymptomKey(s)] = true
 			}
 			if gs := check.Guarantees(f.symptom); v.Checker == check.NameViolations && len(f.symptoms) == 0 && len(gs) > 1 {
 				// A trial stored before the violations checker ranked its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 )
 
@@ -17,18 +18,6 @@ func NotJudgedWarning(notJudged, total int) string {
 		return ""
 	}
 	return fmt.Sprintf("warning: %d of %d trials could not be judged (the workload could not set up its checks): this campaign proves little; see why with gofault report --trials", notJudged, total)
-}
-
-// NotJudgedReason is the reason of a trial's first record.EvNotJudged
-// event (the workload said it could not judge the trial), and whether
-// there was one.
-func NotJudgedReason(client []record.ClientEvent) (string, bool) {
-	for _, e := range client {
-		if e.Kind == record.EvNotJudged {
-			return e.Msg, true
-		}
-	}
-	return "", false
 }
 
 // Unjudged is a trial that ran but that its workload could not judge
@@ -48,7 +37,7 @@ func unjudged(trials []*record.Trial) []Unjudged {
 		if t.Status != record.StatusNotJudged {
 			continue
 		}
-		reason, ok := NotJudgedReason(t.Client)
+		reason, ok := check.NotJudgedReason(t.Client)
 		if !ok {
 			reason = t.Err
 		}

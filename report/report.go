@@ -69,7 +69,7 @@ type Finding struct {
 	Replay string `json:"replay"`
 	// Reruns are, for a fault-free failure, what re-running its trials
 	// without faults showed, by trial ID.
-	Reruns map[string]Rerun `json:"reruns,omitempty"`
+	Reruns map[string]record.Rerun `json:"reruns,omitempty"`
 	// CoOccurring are the other symptoms its trials showed beside the
 	// finding's primary one (check.Rank): what followed from the same
 	// fault, most trials first. They make no finding of their own.
@@ -187,12 +187,12 @@ func ReplayCommand(db, trial string) string {
 // fault-free failure's re-runs (reruns, by trial ID) and, for every finding
 // and every site inside one, the command that replays its first trial
 // from the database db.
-func (r *Report) Annotate(db string, reruns map[string]Rerun) {
+func (r *Report) Annotate(db string, reruns map[string]record.Rerun) {
 	for i, f := range r.FaultFree {
 		for _, t := range f.Trials {
 			if rr, ok := reruns[t]; ok {
 				if r.FaultFree[i].Reruns == nil {
-					r.FaultFree[i].Reruns = map[string]Rerun{}
+					r.FaultFree[i].Reruns = map[string]record.Rerun{}
 				}
 				r.FaultFree[i].Reruns[t] = rr
 			}

@@ -81,7 +81,7 @@ func TestCluster(t *testing.T) {
 	if len(ff) != 1 || ff[0].Fault.Kind != "none" || strings.Join(ff[0].Trials, " ") != "1-6 1-7" {
 		t.Fatalf("fault-free failures %+v", ff)
 	}
-	ff[0].Reruns = map[string]Rerun{"1-6": {Runs: 2, Recurred: 2}}
+	ff[0].Reruns = map[string]record.Rerun{"1-6": {Runs: 2, Recurred: 2}}
 	var ffText bytes.Buffer
 	if err := WriteFaultFree(&ffText, ff); err != nil || !strings.Contains(ffText.String(), "fault-free failures: 1") ||
 		!strings.Contains(ffText.String(), "re-runs  1-6 recurred in 2 of 2 re-runs (reproducible)") {
@@ -103,19 +103,6 @@ func TestCluster(t *testing.T) {
 	if err := WriteText(&buf, got); err != nil || !strings.Contains(buf.String(), "replay   gofault replay 1-1") ||
 		!strings.Contains(buf.String(), "sites    3 (the faults that led to this symptom") || !strings.Contains(buf.String(), "fault 2  error at snap.save on n2 (1 trials; gofault replay 1-3)") {
 		t.Fatalf("text report:\n%s", buf.String())
-	}
-}
-
-func TestSymptom(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"client n2/0 made no progress for 3s", "client n* made no progress for 3s"},
-		{"node n13 exited with status 2", "node n* exited with status 2"},
-		{"panic in snapshot", "panic in snapshot"},
-	}
-	for _, tt := range tests {
-		if got := Symptom(tt.in); got != tt.want {
-			t.Errorf("Symptom(%q) = %q, want %q", tt.in, got, tt.want)
-		}
 	}
 }
 

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 )
 
 // Campaign statuses.
@@ -163,10 +161,10 @@ type CampaignState struct {
 	Policy []byte
 	// Baseline is its log baseline (PutBaseline); empty when none was
 	// stored.
-	Baseline *check.Baseline
+	Baseline *record.LogBaseline
 	// Reruns is what the re-runs of its fault-free failures showed, by
 	// trial ID (PutReruns); empty when there were none.
-	Reruns map[string]report.Rerun
+	Reruns map[string]record.Rerun
 	// Coverage is its coverage union (PutCoverage); nil when none was
 	// stored.
 	Coverage *record.Coverage

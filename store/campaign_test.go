@@ -7,9 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 )
 
 // TestOpenCampaign: a new campaign is made with the run's build key and
@@ -38,8 +36,8 @@ func TestOpenCampaign(t *testing.T) {
 		t.Errorf("new campaign: %+v, want build key k1, running, nothing stored", fresh)
 	}
 
-	baseline := &check.Baseline{Trials: 2, Templates: map[string]int{"raft: lost leader": 1}}
-	reruns := map[string]report.Rerun{"1-3": {Runs: 2, Recurred: 1}}
+	baseline := &record.LogBaseline{Trials: 2, Templates: map[string]int{"raft: lost leader": 1}}
+	reruns := map[string]record.Rerun{"1-3": {Runs: 2, Recurred: 1}}
 	cov := record.NewCoverage("cat", 10)
 	tr := &record.Trial{ID: record.TrialID(id, 1), Campaign: "x", Index: 1, Policy: "random", Status: record.StatusOK}
 	for _, err := range []error{

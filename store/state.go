@@ -8,10 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gofault/gofault/check"
-	"github.com/gofault/gofault/invariant"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/report"
 )
 
 // A campaign's state between its runs (what a resumed campaign, a replay
@@ -20,9 +17,9 @@ import (
 // package names a key.
 const (
 	blobPolicy     = "policy"     // the policy's snapshot (policy.Stateful)
-	blobBaseline   = "baseline"   // the log checker's baseline (check.Baseline)
+	blobBaseline   = "baseline"   // the log checker's baseline (record.LogBaseline)
 	blobBuild      = "build_key"  // the build key of the campaign's trials
-	blobReruns     = "reruns"     // fault-free re-runs: map[trial ID]report.Rerun
+	blobReruns     = "reruns"     // fault-free re-runs: map[trial ID]record.Rerun
 	blobInvariants = "invariants" // the invariants a cofi campaign mined
 	blobCoverage   = "coverage"   // the coverage union (record.Coverage)
 	blobPaused     = "paused"     // the pause flag (SetPaused)
@@ -113,14 +110,14 @@ func (s *Store) TestPass(ctx context.Context, campaignID int64) ([]byte, error) 
 
 // PutBaseline stores a campaign's log baseline, replacing the last one.
 // The caller keeps b from changing meanwhile.
-func (s *Store) PutBaseline(ctx context.Context, campaignID int64, b *check.Baseline) error {
+func (s *Store) PutBaseline(ctx context.Context, campaignID int64, b *record.LogBaseline) error {
 	return s.putJSON(ctx, campaignID, blobBaseline, "log baseline", b)
 }
 
 // Baseline returns a campaign's log baseline: an empty one when none was
 // stored.
-func (s *Store) Baseline(ctx context.Context, campaignID int64) (*check.Baseline, error) {
-	b := &check.Baseline{}
+func (s *Store) Baseline(ctx context.Context, campaignID int64) (*record.LogBaseline, error) {
+	b := &record.LogBaseline{}
 	if err := s.getJSON(ctx, campaignID, blobBaseline, "log baseline", b); err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
@@ -142,14 +139,14 @@ func (s *Store) BuildKey(ctx context.Context, campaignID int64) (string, error) 
 
 // PutReruns stores what the re-runs of a campaign's fault-free failures
 // showed, by trial ID, replacing what was stored.
-func (s *Store) PutReruns(ctx context.Context, campaignID int64, reruns map[string]report.Rerun) error {
+func (s *Store) PutReruns(ctx context.Context, campaignID int64, reruns map[string]record.Rerun) error {
 	return s.putJSON(ctx, campaignID, blobReruns, "fault-free re-runs", reruns)
 }
 
 // Reruns returns what the re-runs of a campaign's fault-free failures
 // showed, by trial ID (empty when there were none).
-func (s *Store) Reruns(ctx context.Context, campaignID int64) (map[string]report.Rerun, error) {
-	m := map[string]report.Rerun{}
+func (s *Store) Reruns(ctx context.Context, campaignID int64) (map[string]record.Rerun, error) {
+	m := map[string]record.Rerun{}
 	if err := s.getJSON(ctx, campaignID, blobReruns, "fault-free re-runs", &m); err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, err
 	}
@@ -157,14 +154,14 @@ func (s *Store) Reruns(ctx context.Context, campaignID int64) (map[string]report
 }
 
 // PutInvariants stores the invariants a campaign's policy mined.
-func (s *Store) PutInvariants(ctx context.Context, campaignID int64, invs []invariant.Invariant) error {
+func (s *Store) PutInvariants(ctx context.Context, campaignID int64, invs []record.Invariant) error {
 	return s.putJSON(ctx, campaignID, blobInvariants, "invariants", invs)
 }
 
 // Invariants returns the invariants a campaign's policy mined, or
 // ErrNotFound when it mined none.
-func (s *Store) Invariants(ctx context.Context, campaignID int64) ([]invariant.Invariant, error) {
-	var out []invariant.Invariant
+func (s *Store) Invariants(ctx context.Context, campaignID int64) ([]record.Invariant, error) {
+	var out []record.Invariant
 	if err := s.getJSON(ctx, campaignID, blobInvariants, "invariants", &out); err != nil {
 		return nil, err
 	}

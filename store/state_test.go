@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gofault/gofault/check"
-	"github.com/gofault/gofault/invariant"
-	"github.com/gofault/gofault/report"
+	"github.com/gofault/gofault/record"
 )
 
 // TestCampaignState reads back every kind of campaign state: what a new
@@ -31,9 +29,9 @@ func TestCampaignState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	baseline := &check.Baseline{Trials: 2, Templates: map[string]int{"raft: lost leader": 1}}
-	reruns := map[string]report.Rerun{"1-3": {Runs: 2, Recurred: 1}}
-	invs := []invariant.Invariant{{ID: "p|1|a==b", Point: "p", Type: 1, A: "a", B: "b", Count: 3, Trials: 1}}
+	baseline := &record.LogBaseline{Trials: 2, Templates: map[string]int{"raft: lost leader": 1}}
+	reruns := map[string]record.Rerun{"1-3": {Runs: 2, Recurred: 1}}
+	invs := []record.Invariant{{ID: "p|1|a==b", Point: "p", Type: 1, A: "a", B: "b", Count: 3, Trials: 1}}
 	kinds := []struct {
 		name  string
 		put   func(id int64) error
@@ -45,11 +43,11 @@ func TestCampaignState(t *testing.T) {
 		{"policy state", func(id int64) error { return s.PutPolicyState(ctx, id, []byte("snap")) },
 			func(id int64) (any, error) { return s.PolicyState(ctx, id) }, nil, []byte("snap"), ErrNotFound},
 		{"log baseline", func(id int64) error { return s.PutBaseline(ctx, id, baseline) },
-			func(id int64) (any, error) { return s.Baseline(ctx, id) }, &check.Baseline{}, baseline, nil},
+			func(id int64) (any, error) { return s.Baseline(ctx, id) }, &record.LogBaseline{}, baseline, nil},
 		{"build key", func(id int64) error { return s.PutBuildKey(ctx, id, "k1") },
 			func(id int64) (any, error) { return s.BuildKey(ctx, id) }, nil, "k1", ErrNotFound},
 		{"reruns", func(id int64) error { return s.PutReruns(ctx, id, reruns) },
-			func(id int64) (any, error) { return s.Reruns(ctx, id) }, map[string]report.Rerun{}, reruns, nil},
+			func(id int64) (any, error) { return s.Reruns(ctx, id) }, map[string]record.Rerun{}, reruns, nil},
 		{"invariants", func(id int64) error { return s.PutInvariants(ctx, id, invs) },
 			func(id int64) (any, error) { return s.Invariants(ctx, id) }, nil, invs, ErrNotFound},
 		{"paused", func(id int64) error { return s.SetPaused(ctx, id, true) },

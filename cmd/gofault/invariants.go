@@ -10,6 +10,7 @@ import (
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/invariant"
+	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
 )
 
@@ -31,7 +32,7 @@ func writeInvariants(ctx context.Context, cfg *config.Config, asJSON bool, stdou
 	}
 	if asJSON {
 		if invs == nil {
-			invs = []invariant.Invariant{}
+			invs = []record.Invariant{}
 		}
 		return json.NewEncoder(stdout).Encode(map[string]any{"campaign": id, "invariants": invs})
 	}

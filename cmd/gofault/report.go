@@ -230,8 +230,8 @@ func writePages(ctx context.Context, st *store.Store, id int64, rep report.Repor
 
 // loadReruns returns what the re-runs of the fault-free failures of the
 // campaigns ids showed, by trial ID.
-func loadReruns(ctx context.Context, st *store.Store, ids []int64) (map[string]report.Rerun, error) {
-	all := map[string]report.Rerun{}
+func loadReruns(ctx context.Context, st *store.Store, ids []int64) (map[string]record.Rerun, error) {
+	all := map[string]record.Rerun{}
 	for _, id := range ids {
 		m, err := st.Reruns(ctx, id)
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -245,7 +246,7 @@ func TestCluster(t *testing.T) {
 		t.Skip("starts real etcd clusters")
 	}
 	t.Setenv("ETCD_WORKLOAD_DURATION", "3s")
-	var bl check.Baseline
+	var bl record.LogBaseline
 	t.Run("fault-free", func(t *testing.T) {
 		nodes, recs, _ := startCluster(t)
 		tr, evs := runTrial(t, nodes, recs, nil)
@@ -293,7 +294,7 @@ func TestCluster(t *testing.T) {
 		if counts[record.EvDigest] != len(nodes) {
 			t.Errorf("%d digests, want one per member", counts[record.EvDigest])
 		}
-		if err := bl.Learn(tr); err != nil {
+		if err := check.Learn(&bl, tr, nodeLogs(tr)); err != nil {
 			t.Fatal(err)
 		}
 		judge(t, tr, &bl)
@@ -339,11 +340,11 @@ func TestCluster(t *testing.T) {
 			time.Sleep(4500 * time.Millisecond)
 			_ = syscall.Kill(-pgids[2], syscall.SIGCONT)
 		})
-		vs, err := check.Run(context.Background(), &check.Input{Trial: tr, Baseline: &bl}, []string{check.NameHang, check.NameGray, check.NameViolations, check.NameLinearizability})
+		j, err := check.Run(context.Background(), &check.Input{Trial: tr, Logs: nodeLogs(tr), Baseline: &bl}, []string{check.NameHang, check.NameGray, check.NameViolations, check.NameLinearizability})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range vs {
+		for _, v := range j.Verdicts {
 			t.Logf("%s: failed=%v %s %v", v.Checker, v.Failed, v.Symptom, v.Nodes)
 			switch v.Checker {
 			case check.NameHang:
@@ -389,15 +390,25 @@ func runTrial(t *testing.T, nodes []workload.Node, recs []record.Node, fault fun
 	return tr, evs
 }
 
+// nodeLogs is the directory of tr's node logs (startCluster's), for
+// check.Input.Logs.
+func nodeLogs(tr *record.Trial) fs.FS { return os.DirFS(filepath.Dir(tr.Nodes[0].Log)) }
+
 // judge runs every checker on tr and fails the test on any failed or
-// unknown verdict.
-func judge(t *testing.T, tr *record.Trial, bl *check.Baseline) {
+// unknown verdict, writing what the checkers drew of their evidence into
+// tr.Dir.
+func judge(t *testing.T, tr *record.Trial, bl *record.LogBaseline) {
 	t.Helper()
-	vs, err := check.Run(context.Background(), &check.Input{Trial: tr, Baseline: bl, Visualize: true}, nil)
+	j, err := check.Run(context.Background(), &check.Input{Trial: tr, Logs: nodeLogs(tr), Baseline: bl, Visualize: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range vs {
+	for _, vis := range j.Visuals {
+		if err := os.WriteFile(filepath.Join(tr.Dir, vis.Name), vis.Data, 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, v := range j.Verdicts {
 		t.Logf("%s: failed=%v unknown=%v %s", v.Checker, v.Failed, v.Unknown, v.Symptom)
 		if v.Failed || v.Unknown {
 			t.Errorf("%s: %s\n%s", v.Checker, v.Symptom, strings.Join(v.Evidence, "\n"))

@@ -1,10 +1,9 @@
-package report
+package check
 
 import (
 	"fmt"
 
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 )
 
@@ -24,7 +23,7 @@ func Recurrence(orig, replayed *record.Trial) (recurred, missing []string) {
 		if !v.Failed {
 			continue
 		}
-		f := v.Checker + ": " + Symptom(v.Symptom)
+		f := v.Checker + ": " + SymptomKey(v.Symptom)
 		if again[v.Checker] {
 			recurred = append(recurred, f)
 		} else {
@@ -72,30 +71,10 @@ func NotInjected(orig, replayed *record.Trial) []string {
 	return missing
 }
 
-// Rerun is how a fault-free failure fared when its trial was run again
-// without faults: in how many of Runs re-runs some of its failures
-// recurred.
-type Rerun struct {
-	Runs     int `json:"runs"`
-	Recurred int `json:"recurred"`
-}
-
-// Kind says what the re-runs make of the failure: "reproducible" (it
-// recurred every time), "flaky" (sometimes) or "one-off" (never).
-func (r Rerun) Kind() string {
-	switch {
-	case r.Recurred == 0:
-		return "one-off"
-	case r.Recurred == r.Runs:
-		return "reproducible"
-	}
-	return "flaky"
-}
-
 // RerunChecked reports whether failure f of orig can be judged by a
 // fault-free re-run: the log checker's cannot, since every fault-free
 // trial teaches the log baseline what it logged.
-func RerunChecked(v record.Verdict) bool { return v.Failed && v.Checker != check.NameLog }
+func RerunChecked(v record.Verdict) bool { return v.Failed && v.Checker != NameLog }
 
 // Recurs reports whether some failure of orig that a re-run can judge
 // (RerunChecked) failed again in rerun.
