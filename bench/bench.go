@@ -124,11 +124,11 @@ type Result struct {
 // baselinePolicy is the policy of a campaign's fault-free baseline trials.
 const baselinePolicy = record.BaselinePolicy
 
-// Judge sums up a campaign's trials for a bench run: the fault trials run,
+// Score sums up a campaign's trials for a bench run: the fault trials run,
 // how many injected, and the first finding that matches m (report.New's
 // findings: faults' findings only, neither generic consequences nor
 // fault-free failures).
-func Judge(campaign int64, trials []*record.Trial, m Matcher, opts report.Options) (Result, error) {
+func Score(campaign int64, trials []*record.Trial, m Matcher, opts report.Options) (Result, error) {
 	re, err := regexp.Compile(m.Symptom)
 	if err != nil {
 		return Result{}, fmt.Errorf("match.symptom: %w", err)

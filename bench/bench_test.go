@@ -313,7 +313,7 @@ func trial(index int, policy string, injected bool, checker, symptom string) *re
 	return t
 }
 
-func TestJudge(t *testing.T) {
+func TestScore(t *testing.T) {
 	m := Matcher{Checker: "replicas", Symptom: "data differ"}
 	ts := []*record.Trial{
 		trial(3, "random", true, "replicas", `members' data differ at "end"`),
@@ -322,25 +322,25 @@ func TestJudge(t *testing.T) {
 		trial(2, "random", true, "hang", "members' data differ"),               // another checker
 		trial(4, "random", true, "replicas", `members' data differ at "x"`),
 	}
-	res, err := Judge(7, ts, m, report.Options{})
+	res, err := Score(7, ts, m, report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Hit{Trial: 3, TrialID: "1-3", Minutes: 4, Symptom: `replicas: members' data differ at "end"`}
 	if res.Campaign != 7 || res.Trials != 4 || res.Injected != 3 || res.Minutes != 5 || res.Hit == nil || *res.Hit != want {
-		t.Errorf("Judge = %+v, hit %+v; want 4 trials, 3 injected, 5 minutes, hit %+v", res, res.Hit, want)
+		t.Errorf("Score = %+v, hit %+v; want 4 trials, 3 injected, 5 minutes, hit %+v", res, res.Hit, want)
 	}
 	if res.FaultFree != 1 {
-		t.Errorf("Judge counted %d matching trials without faults, want 1 (trial 1)", res.FaultFree)
+		t.Errorf("Score counted %d matching trials without faults, want 1 (trial 1)", res.FaultFree)
 	}
-	res, _ = Judge(7, ts, Matcher{Checker: "replicas", Symptom: "nothing"}, report.Options{})
+	res, _ = Score(7, ts, Matcher{Checker: "replicas", Symptom: "nothing"}, report.Options{})
 	if res.Hit != nil {
 		t.Errorf("no match wanted, got %+v", res.Hit)
 	}
-	if _, err := Judge(7, ts, Matcher{Checker: "x", Symptom: "("}, report.Options{}); err == nil {
+	if _, err := Score(7, ts, Matcher{Checker: "x", Symptom: "("}, report.Options{}); err == nil {
 		t.Error("a bad regexp judged")
 	}
-	if res, err := Judge(7, nil, m, report.Options{}); err != nil || res.Trials != 0 || res.Hit != nil {
+	if res, err := Score(7, nil, m, report.Options{}); err != nil || res.Trials != 0 || res.Hit != nil {
 		t.Errorf("no trials: %+v, %v", res, err)
 	}
 }
@@ -405,11 +405,11 @@ split, bsrr: fixed seed 3, campaign 12: stopped before any fault, its baseline f
 	}
 }
 
-// TestJudgeCoOccurring: a known bug whose symptom is co-occurring — the
+// TestScoreCoOccurring: a known bug whose symptom is co-occurring — the
 // same fault also lost a watch event, the primary symptom — is still
 // found, at the first trial that showed it; a symptom no trial showed is
 // not.
-func TestJudgeCoOccurring(t *testing.T) {
+func TestScoreCoOccurring(t *testing.T) {
 	withOrder := func(index int) *record.Trial {
 		tr := trial(index, "random", true, "violations", "workload saw watch-lost-event violated")
 		tr.Verdicts[0].Symptoms = []string{"workload saw watch-lost-event violated", "workload saw revision-monotonic violated"}
@@ -431,7 +431,7 @@ func TestJudgeCoOccurring(t *testing.T) {
 		{"another checker's", Matcher{Checker: "hang", Symptom: "revision-monotonic"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Judge(1, ts, tc.m, report.Options{})
+			res, err := Score(1, ts, tc.m, report.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -446,11 +446,11 @@ func TestJudgeCoOccurring(t *testing.T) {
 	}
 }
 
-// TestJudgeEvidence: a matcher with evidence takes only the trials whose
+// TestScoreEvidence: a matcher with evidence takes only the trials whose
 // checker's evidence has the bug's signature — raft-493's leader refusing
 // writes, not hashicorp/raft #697's follower stuck re-installing a
 // snapshot, both "saw recovery violated".
-func TestJudgeEvidence(t *testing.T) {
+func TestScoreEvidence(t *testing.T) {
 	withEvidence := func(index int, injected bool, lines ...string) *record.Trial {
 		tr := trial(index, "fuzz", injected, "violations", "workload saw recovery violated")
 		tr.Verdicts[0].Evidence = lines
@@ -474,7 +474,7 @@ func TestJudgeEvidence(t *testing.T) {
 		{"another checker's evidence", Matcher{Checker: "hang", Symptom: ".", Evidence: "transfer"}, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			res, err := Judge(1, ts, tc.m, report.Options{})
+			res, err := Score(1, ts, tc.m, report.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -487,7 +487,7 @@ func TestJudgeEvidence(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Judge(1, ts, Matcher{Checker: "violations", Symptom: ".", Evidence: "("}, report.Options{}); err == nil {
+	if _, err := Score(1, ts, Matcher{Checker: "violations", Symptom: ".", Evidence: "("}, report.Options{}); err == nil {
 		t.Error("a bad evidence regexp judged")
 	}
 }

@@ -362,7 +362,7 @@ func (b *bencher) run(ctx context.Context, run Run, spec Spec, resume int64) (Re
 	}
 	if spec.StopAtMatch {
 		opts.Until = func(ts []*record.Trial) bool {
-			res, err := Judge(0, ts, spec.Match, ropts)
+			res, err := Score(0, ts, spec.Match, ropts)
 			return err == nil && res.Hit != nil
 		}
 	}
@@ -398,7 +398,7 @@ func (b *bencher) finish(ctx context.Context, run Run, row store.BenchRun, campa
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := Judge(campaign, ts, m, ropts)
+	res, err := Score(campaign, ts, m, ropts)
 	if err != nil {
 		return Result{}, err
 	}
@@ -460,7 +460,7 @@ func (b *bencher) runTest(ctx context.Context, run Run, bug *Bug, spec Spec, res
 	}
 	if spec.StopAtMatch {
 		o.Until = func(ts []*record.Trial) bool {
-			res, err := Judge(0, ts, spec.Match, ropts)
+			res, err := Score(0, ts, spec.Match, ropts)
 			return err == nil && res.Hit != nil
 		}
 	}

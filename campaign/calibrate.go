@@ -255,7 +255,7 @@ func calibrationKey(buildKey string, cfg *config.Config) string {
 // calibrate chooses the hang and gray checkers' progress bound for the
 // run's campaign (chooseBound), running the calibration trial when
 // it must be measured. It records the bound with the campaign and logs it.
-func (s *execution) calibrate(ctx context.Context) error {
+func (s *campaignRun) calibrate(ctx context.Context) error {
 	cfg := s.opts.Config
 	key := calibrationKey(s.bt.Key, cfg)
 	var prior priorBound

@@ -176,7 +176,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 // begun (the policy plans it) only once a slot is free for it, in index
 // order, so the policy has learned from every trial that ended before;
 // the policy running dry ends the run early.
-func (s *execution) faultTrials(ctx context.Context) error {
+func (s *campaignRun) faultTrials(ctx context.Context) error {
 	if s.until() {
 		return nil
 	}
@@ -190,7 +190,7 @@ func (s *execution) faultTrials(ctx context.Context) error {
 // here (the policy plans it now), or with remote on Options.Remote (its
 // worker begins it). What it returns runs the trial, saves it and re-runs
 // it if it failed without a fault.
-func (s *execution) beginFault(ctx context.Context, _ int, remote bool) (func(context.Context) (*record.Trial, error), error) {
+func (s *campaignRun) beginFault(ctx context.Context, _ int, remote bool) (func(context.Context) (*record.Trial, error), error) {
 	if f, ok := s.pol.(policy.Finite); ok && f.Exhausted() {
 		s.mu.Lock()
 		s.sum.Exhausted = true
@@ -224,7 +224,7 @@ func (s *execution) beginFault(ctx context.Context, _ int, remote bool) (func(co
 // faultDone counts fault trial t that ran and asks Options.Until about
 // the trials so far; it stops the campaign once StopAfterErrors trials in
 // a row could not run.
-func (s *execution) faultDone(t *record.Trial) error {
+func (s *campaignRun) faultDone(t *record.Trial) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.done++
@@ -256,7 +256,7 @@ func (s *execution) faultDone(t *record.Trial) error {
 
 // until asks Options.Until about the trials so far, before the fault
 // trials, and records its answer.
-func (s *execution) until() bool {
+func (s *campaignRun) until() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.opts.Until != nil && !s.ended && s.opts.Until(s.trials) {

@@ -13,7 +13,7 @@ import (
 // fault-free trials before the fault trials, and stores the invariants it
 // mined with the campaign; a resumed campaign's policy has what it learned
 // in its snapshot.
-func (s *execution) learn(ctx context.Context, observed [][]record.Observation) error {
+func (s *campaignRun) learn(ctx context.Context, observed [][]record.Observation) error {
 	l, ok := s.pol.(policy.Learner)
 	if !ok {
 		return nil

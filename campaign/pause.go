@@ -10,7 +10,7 @@ var pausePoll = 500 * time.Millisecond
 
 // waitWhilePaused returns once the campaign is not paused (store.SetPaused,
 // from gofault ui), or ctx is done; it logs the pause and the resume.
-func (s *execution) waitWhilePaused(ctx context.Context) error {
+func (s *campaignRun) waitWhilePaused(ctx context.Context) error {
 	logged := false
 	for {
 		paused, err := s.st.Paused(ctx, s.camp.ID)

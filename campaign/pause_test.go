@@ -28,7 +28,7 @@ func TestWaitWhilePaused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &execution{st: st, camp: &store.Campaign{ID: id}, opts: Options{Logger: slog.New(slog.DiscardHandler)}}
+	s := &campaignRun{st: st, camp: &store.Campaign{ID: id}, opts: Options{Logger: slog.New(slog.DiscardHandler)}}
 	if err := s.waitWhilePaused(ctx); err != nil {
 		t.Fatalf("not paused: %v", err)
 	}

@@ -20,7 +20,7 @@ import (
 
 // runRemote runs fault trial index on opts.Remote and lets the campaign
 // learn from it as from a local trial.
-func (s *execution) runRemote(ctx context.Context, index int) (*record.Trial, error) {
+func (s *campaignRun) runRemote(ctx context.Context, index int) (*record.Trial, error) {
 	id := trialIDOf(s.r, index)
 	res, err := s.opts.Remote.Run(ctx, engine.RemoteJob{
 		Campaign: s.camp.ID, Index: index, ID: id, Dir: trialDir(s.opts.Config, id),

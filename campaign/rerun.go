@@ -35,7 +35,7 @@ func wantsRerun(tr *record.Trial) bool {
 // checkers.rerun_fault_free times (under IDs of its own, "<trial>-rerun<k>",
 // never saved as trials), saves how often some of its failures recurred and
 // returns it; Runs is 0 when nothing was re-run.
-func (s *execution) rerunFaultFree(ctx context.Context, tr *record.Trial) (record.Rerun, error) {
+func (s *campaignRun) rerunFaultFree(ctx context.Context, tr *record.Trial) (record.Rerun, error) {
 	var res record.Rerun
 	n := s.opts.Config.Checkers.RerunFaultFree
 	if n <= 0 || !wantsRerun(tr) {

@@ -17,7 +17,7 @@ import (
 // setUp sets the run up over what its campaign stored (saved): the
 // policy (polName) and the log baseline as they were, the runner, the
 // coverage so far, the trials still owed and how many run at once.
-func (s *execution) setUp(saved *store.CampaignState, polName string) (err error) {
+func (s *campaignRun) setUp(saved *store.CampaignState, polName string) (err error) {
 	opts, cfg := s.opts, s.opts.Config
 	s.camp = &saved.Campaign
 	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {

@@ -17,10 +17,11 @@ import (
 	"github.com/gofault/gofault/store"
 )
 
-// execution is one run of a campaign: what Run set up and what it counts
+// campaignRun is one run of a campaign (gotest has its own of a test
+// campaign): what Run set up and what it counts
 // (a resumed campaign is run again; the controller's session is a trial's
 // state machine).
-type execution struct {
+type campaignRun struct {
 	opts     Options
 	st       *store.Store
 	bt       *build.Built
@@ -50,7 +51,7 @@ type execution struct {
 // openExecution sets a run up: store, build, campaign (new or resumed,
 // with what its earlier runs stored, read once) and the run over them
 // (newExecution).
-func openExecution(ctx context.Context, opts Options) (_ *execution, err error) {
+func openExecution(ctx context.Context, opts Options) (_ *campaignRun, err error) {
 	cfg := opts.Config
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -60,7 +61,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	if err != nil {
 		return nil, err
 	}
-	s := &execution{opts: opts, st: st}
+	s := &campaignRun{opts: opts, st: st}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -86,7 +87,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 // measureParallel decides how many clusters run at once when
 // trials.parallel is auto, from the cores the trials since meter started
 // used (ran: some trial ran one at a time in that span), and logs it.
-func (s *execution) measureParallel(meter engine.Meter, ran bool) {
+func (s *campaignRun) measureParallel(meter engine.Meter, ran bool) {
 	if !s.autoParallel {
 		return
 	}
@@ -103,13 +104,13 @@ func (s *execution) measureParallel(meter engine.Meter, ran bool) {
 // reportArgs are the flags of a gofault report command about this
 // campaign: a campaign that stopped before any trial ran is not the one
 // report shows by default.
-func (s *execution) reportArgs() string {
+func (s *campaignRun) reportArgs() string {
 	return fmt.Sprintf("--campaign %d --db %s", s.camp.ID, s.st.Path())
 }
 
 // markStopped records that the run stopped on an error: the campaign is
 // StatusFailed, or StatusInterrupted if ctx was cancelled.
-func (s *execution) markStopped(ctx context.Context) error {
+func (s *campaignRun) markStopped(ctx context.Context) error {
 	status := store.StatusFailed
 	if ctx.Err() != nil {
 		status = store.StatusInterrupted
@@ -117,7 +118,7 @@ func (s *execution) markStopped(ctx context.Context) error {
 	return s.st.SetCampaignStatus(context.WithoutCancel(ctx), s.camp.ID, status)
 }
 
-func (s *execution) close() {
+func (s *campaignRun) close() {
 	if s.r != nil {
 		s.r.close()
 	}
@@ -126,7 +127,7 @@ func (s *execution) close() {
 
 // reportTally reports to Options.AfterTrial, if set, with the coverage so
 // far; s.mu is held or no fault trial runs.
-func (s *execution) reportTally(p Tally) {
+func (s *campaignRun) reportTally(p Tally) {
 	if s.opts.AfterTrial != nil {
 		p.Covered, p.Blocks = s.r.cov.counts()
 		p.RecentNew = recentNew(s.trials)
