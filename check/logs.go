@@ -214,21 +214,31 @@ var mixedID = regexp.MustCompile(`\b[A-Za-z0-9]{6,}\b`)
 // timestamps, quoted values, URLs and addresses, before hex and numbers.
 const mixedIDAt = 5
 
-// mixedIDOnly replaces a word of upper- and lower-case letters and digits
-// by "<id>", and leaves any other word (English, hex, numbers) alone.
+// mixedIDOnly replaces by "<id>" a word of upper- and lower-case letters
+// and digits, or one of 8 or more letters and digits that switch between
+// the two at least three times (nats-server's "mwe1k837": a base-62 name
+// that drew no capital), and leaves any other word (English, hex, numbers,
+// "sha256", "utf8") alone. Without the second, one shutdown warning of
+// NATS v2.15.3 made a template per trial ("[C-R<n>F-mwe<n>k<n>]").
 func mixedIDOnly(w string) string {
 	var upper, lower, digit bool
-	for _, c := range w {
+	switches, wasDigit := 0, false
+	for i, c := range w {
+		isDigit := '0' <= c && c <= '9'
 		switch {
 		case 'A' <= c && c <= 'Z':
 			upper = true
 		case 'a' <= c && c <= 'z':
 			lower = true
-		case '0' <= c && c <= '9':
+		case isDigit:
 			digit = true
 		}
+		if i > 0 && isDigit != wasDigit {
+			switches++
+		}
+		wasDigit = isDigit
 	}
-	if upper && lower && digit {
+	if upper && lower && digit || len(w) >= 8 && switches >= 3 {
 		return "<id>"
 	}
 	return w

@@ -56,13 +56,14 @@ func TestNormalizeIsStableAcrossTrials(t *testing.T) {
 		{`member 550e8400-e29b-41d4-a716-446655440000 at http://127.0.0.1:2380`, `member 6ba7b810-9dad-11d1-80b4-00c04fd430c8 at https://localhost:12380/x`},
 		{`RAFT [fjFyEjc1 - _meta_] Falling behind in health check, commit 8 != applied 7`, `RAFT [BXScrY9i - _meta_] Falling behind in health check, commit 9 != applied 8`},
 		{`Filestore [S-R3F-pJgP3MAB] Critical write error`, `Filestore [S-R3F-X37BOGPx] Critical write error`},
+		{`Failed to install snapshot for '$G > S2 > c-n2' [C-R3F-mwe1k837]: store is closed`, `Failed to install snapshot for '$G > S2 > c-n1' [C-R3F-V4wp6mTa]: store is closed`},
 	}
 	for _, p := range pairs {
 		if a, b := normalize(p[0]), normalize(p[1]); a != b {
 			t.Errorf("templates differ:\n%q\n%q", a, b)
 		}
 	}
-	for _, w := range []string{"JetStream", "S3", "sha256", "deadbeef42"} {
+	for _, w := range []string{"JetStream", "S3", "sha256", "deadbeef42", "utf8mb4", "ipv4addr", "node12ab"} {
 		if got := normalize("x " + w + " y"); strings.Contains(got, "<id>") {
 			t.Errorf("normalize(%q) = %q: not a generated ID", w, got)
 		}
