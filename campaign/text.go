@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/gofault/gofault/report"
 )
 
 // WriteText prints what the campaign did, as gofault run does: its
@@ -183,7 +185,7 @@ func (r *Restored) WriteText(w io.Writer, id, dest string) {
 func (s *Summary) Failures(all bool) []string {
 	var got []string
 	if s.Findings > 0 {
-		got = append(got, plural(s.Findings, "finding"))
+		got = append(got, report.Plural(s.Findings, "finding"))
 	}
 	if !all {
 		return got
@@ -191,28 +193,17 @@ func (s *Summary) Failures(all bool) []string {
 	// Failed trials include those that made the findings; name the rest
 	// by what they are.
 	if n := s.FailedTrials; n > 0 {
-		got = append(got, plural(n, "failed trial"))
+		got = append(got, report.Plural(n, "failed trial"))
 	}
 	if n := s.FaultFreeFailures; n > 0 {
-		got = append(got, plural(n, "fault-free failure"))
+		got = append(got, report.Plural(n, "fault-free failure"))
 	}
 	if n := s.GenericConsequences; n > 0 {
-		got = append(got, plural(n, "generic consequence"))
+		got = append(got, report.Plural(n, "generic consequence"))
 	}
 	if n := s.ErrorTrials; n > 0 {
-		got = append(got, plural(n, "trial that could not run", "trials that could not run"))
+		got = append(got, report.Plural(n, "trial that could not run", "trials that could not run"))
 	}
 	return got
 }
 
-// plural says "1 finding" or "3 findings"; a second form is the plural
-// where adding "s" is wrong.
-func plural(n int, one string, many ...string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	if len(many) > 0 {
-		return fmt.Sprintf("%d %s", n, many[0])
-	}
-	return fmt.Sprintf("%d %ss", n, one)
-}

@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -13,27 +12,6 @@ import (
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/policy"
 )
-
-// kindPolicy makes one site live and injects one fault of its kind there,
-// at the first request.
-type kindPolicy struct {
-	site uint32
-	kind catalog.Kind
-	mu   sync.Mutex
-	got  int
-}
-
-func (p *kindPolicy) Name() string { return "kind" }
-func (p *kindPolicy) Begin(policy.TrialInfo) policy.Plan {
-	return policy.Plan{Sites: []uint32{p.site}}
-}
-func (p *kindPolicy) Decide(*policy.Request) policy.Decision {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.got++
-	return policy.Decision{Fault: policy.Fault{Kind: p.kind}, Done: true}
-}
-func (p *kindPolicy) End(policy.Outcome) {}
 
 // TestCrashAfterApp builds the testdata app with its first file write
 // (store.Put's f.Write) able to crash before and after the call, and
@@ -83,7 +61,7 @@ func TestCrashAfterApp(t *testing.T) {
 		{catalog.KindCrashAfter, "alpha\nbeta\n"},
 	} {
 		t.Run(tc.kind.String(), func(t *testing.T) {
-			pol := &kindPolicy{site: site.Index, kind: tc.kind}
+			pol := &onePolicy{site: site.Index, fault: policy.Fault{Kind: tc.kind}}
 			c, err := controller.Listen("unix", filepath.Join(t.TempDir(), "c.sock"), controller.Options{Catalog: res.Catalog, Policy: pol})
 			if err != nil {
 				t.Fatal(err)

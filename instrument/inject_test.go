@@ -14,11 +14,13 @@ import (
 	"github.com/gofault/gofault/policy"
 )
 
-// onePolicy makes one site live and injects its first error value once.
+// onePolicy makes one site live and injects one fault there at the first
+// request: fault, or the site's first error value when fault is zero.
 type onePolicy struct {
-	site uint32
-	mu   sync.Mutex
-	got  int
+	site  uint32
+	fault policy.Fault
+	mu    sync.Mutex
+	got   int
 }
 
 func (p *onePolicy) Name() string { return "one" }
@@ -29,7 +31,11 @@ func (p *onePolicy) Decide(*policy.Request) policy.Decision {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.got++
-	return policy.Decision{Fault: policy.Fault{Kind: catalog.KindError, Error: 1}, Done: true}
+	f := p.fault
+	if f.Kind == catalog.KindNone {
+		f = policy.Fault{Kind: catalog.KindError, Error: 1}
+	}
+	return policy.Decision{Fault: f, Done: true}
 }
 func (p *onePolicy) End(policy.Outcome) {}
 
