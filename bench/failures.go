@@ -32,4 +32,3 @@ func (s *Summary) Failures(all bool) []string {
 	}
 	return got
 }
-

@@ -206,4 +206,3 @@ func (s *Summary) Failures(all bool) []string {
 	}
 	return got
 }
-
