@@ -84,13 +84,13 @@ type fault struct {
 	// peer): the system error text of an injected errno that no network
 	// call returns, at a site that is no network call.
 	peerTexts []string
-	exhausted   []string // injected errnos that say a resource ran out
-	callers     []string // files of the injection's stack (fault-site)
-	delay       bool     // delay-words
-	connLost    bool     // connection-words
-	cut         bool     // partition-words
-	leaderErr   bool     // leader-error
-	corrupt     bool     // corruption-words
+	exhausted []string // injected errnos that say a resource ran out
+	callers   []string // files of the injection's stack (fault-site)
+	delay     bool     // delay-words
+	connLost  bool     // connection-words
+	cut       bool     // partition-words
+	leaderErr bool     // leader-error
+	corrupt   bool     // corruption-words
 }
 
 // trialFaults returns the faults of tr for the log rules: its injections,
