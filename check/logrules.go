@@ -114,9 +114,13 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 		switch in.Kind {
 		case catalog.KindDelay:
 			// A delay of seconds outlasts the peers' I/O timeouts: they
-			// drop the connection and catch the member up later.
+			// drop the connection and catch the member up later. A slowed
+			// call with a known peer hits that peer too (check.hits).
 			f.delay, f.connLost = true, true
 			f.to = in.Time.Add(in.Delay + bound)
+			if in.Peer != "" {
+				f.hit = append(f.hit, in.Peer)
+			}
 		case catalog.KindCorrupt:
 			f.corrupt = true
 		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter:

@@ -122,6 +122,10 @@ func describeSlowFault(f *record.Injection) string {
 		who += " cut from reaching " + f.Peer + " (" + f.Peer + " still reached it)"
 	case catalog.KindSplit:
 		who = "side " + strings.Join(append([]string{who}, f.Side...), ", ") + " cut from the other members"
+	case catalog.KindDelay:
+		if f.Peer != "" {
+			who += " on its call with " + f.Peer
+		}
 	}
 	return fmt.Sprintf("%s %s at site %s from %s to %s (%s)", f.Kind, who, f.SiteID, clock(f.Time), clock(f.Time.Add(f.Delay)), f.Delay)
 }

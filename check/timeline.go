@@ -120,6 +120,11 @@ func hits(tr *record.Trial, in record.Injection, node string) bool {
 	switch in.Kind {
 	case catalog.KindDisconnect, catalog.KindOneWay:
 		return in.Node == node || in.Peer == node
+	case catalog.KindDelay:
+		// A slowed call with a peer (the leader's append stream to a
+		// follower) holds up that peer as well: its clients wait for
+		// what the call carries.
+		return in.Node == node || in.Peer != "" && in.Peer == node
 	case catalog.KindSplit:
 		return slices.Contains(splitOut(tr, in), node)
 	}

@@ -435,6 +435,11 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		return inj, wire.ActError, int64(f.Error), nil, true
 	case catalog.KindDelay:
 		inj.Delay = f.Delay
+		if site.Peer != "" && req.Peer != req.Node {
+			// A slowed peer-network call slows the member at its other
+			// end too: its messages to or from Node (check.hits).
+			inj.Peer = req.Peer
+		}
 		return inj, wire.ActDelay, int64(f.Delay), nil, true
 	case catalog.KindCrash:
 		if s.spec.Crash == nil {

@@ -104,7 +104,9 @@ type Injection struct {
 	// Peer is, for KindDisconnect, the member cut apart from Node; for
 	// KindOneWay, the member Node could not reach (Peer still reached
 	// Node); for KindSplit, the member Node's call talked to when the
-	// split started, on the other side.
+	// split started, on the other side; for a KindDelay at a peer-network
+	// call, the member at the call's other end (its messages to or from
+	// Node were the ones slowed), when the call's peer was known.
 	Peer string `json:"peer,omitempty"`
 	// Side is, for KindSplit, the other members on Node's side (the
 	// minority): Node and Side were cut from every other member, both
@@ -143,6 +145,10 @@ func AfterCall(k catalog.Kind, siteID string) string {
 // members"); "" for any other fault.
 func (in Injection) CutPeers(members []string) string {
 	switch in.Kind {
+	case catalog.KindDelay:
+		if in.Peer != "" {
+			return ", its call with " + in.Peer
+		}
 	case catalog.KindDisconnect:
 		if in.Peer != "" {
 			return " from " + in.Peer
