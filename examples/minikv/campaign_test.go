@@ -396,12 +396,14 @@ var oracles = []struct {
 	// other follower; without it the majority goes on, and a delay on
 	// the static leader, which stalls everyone either way, is excused
 	// (checkers.waits_for_slow). Two delays a trial, as the leader
-	// makes about half the requests. Measured with 6 trials: 4 and 2 of
-	// 6 failed (slow) in two runs, 57-65 s each; the controls 0 findings
-	// in 6 (44-75 s); with one delay a trial 3, 1 and 2 of 6 (the leader
-	// took the others). 6 of 10 trials after the first found it (the
-	// first strikes the start-up), so 8 trials miss about 0.4^7 = 0.2 %.
-	{oracle: "slow", bug: server.BugWaitAll, args: []string{"--policy", "random", "--trials", "8", "--set", "policy.seed=1", "--set", "policy.per_trial=2",
+	// makes about half the requests. Measured: 4 of 6, 2 of 6, 2 of 8
+	// and 3 of 10 trials failed (slow) in four runs (57-65 s for 6
+	// trials; 206 s for 10 and the control under a load average of 8-12),
+	// the controls 0 findings in 6, 8 and 10; with one delay a trial 3, 1
+	// and 2 of 6 (the leader took the others), controls 0 in 6 twice. 11 of the 26 trials after
+	// the first found it (the first strikes the start-up), so 10 trials
+	// miss about (15/26)^9 = 0.7 %.
+	{oracle: "slow", bug: server.BugWaitAll, args: []string{"--policy", "random", "--trials", "10", "--set", "policy.seed=1", "--set", "policy.per_trial=2",
 		"--set", "target.packages=[./server]", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=4s",
 		"--set", "workload.env.MINIKV_WORKLOAD_DURATION=6s"},
 		symptoms: []string{"slow"}},
@@ -411,11 +413,12 @@ var oracles = []struct {
 	// (violations) and the recovery checker. A rotation after every
 	// append makes the rotation's error sites (the new segment's
 	// creation, its header's write and sync) about half of the error
-	// requests; three errors a trial. Measured: 3, 4 and 3 of 4 trials
-	// failed (violations) in three runs, 59-90 s each (a failed trial
-	// waits out the 4 s recovery bound); the controls 0 findings in 4,
-	// 11-15 s. 2 of 12 trials missed, so a run of 4 misses about
-	// (2/12)^4 = 0.08 %.
+	// requests; three errors a trial. Measured: 3, 4, 3, 4 and 3 of 4
+	// trials failed (violations) in five runs, 59-90 s each (a failed
+	// trial waits out the 4 s recovery bound); the controls no finding of
+	// these checkers in four runs, 11-15 s (one had a finding of another
+	// checker). 3 of 20 trials missed, so a run of 4 misses about
+	// (3/20)^4 = 0.05 %.
 	{oracle: "dead-resource", bug: server.BugRotate, args: []string{"--policy", "random", "--trials", "4", "--set", "policy.seed=1", "--set", "policy.per_trial=3",
 		"--set", "target.packages=[./server]", "--set", "cluster.env.MINIKV_SEGMENT_BYTES=1", "--set", "faults.kinds=error"},
 		symptoms: []string{"violations", "recovery"}},
@@ -425,11 +428,11 @@ var oracles = []struct {
 	// sends followers the log records it read back without their CRC:
 	// a flipped bit in a key, a value or a request ID diverges the
 	// replicas. Four corrupt reads a trial, and 1000 keys so that a later
-	// write to the key seldom mends a flipped value. Measured: 5 of 5 trials
-	// failed in each of three runs (replicas, 19-22 s each); the controls
-	// 0 findings in 5, 13-14 s (each corrupt read is a bit flip or a
-	// changed sector by half; a flipped bit that still decodes
-	// diverges). No trial of 15 missed: a run misses under (1/15)^5.
+	// write to the key seldom mends a flipped value. Measured: 5 of 5
+	// trials failed in each of five runs (replicas, 19-22 s each); the
+	// controls 0 findings in 5 in four runs, 13-14 s (each corrupt read
+	// is a bit flip or a changed sector by half; a flipped bit that still
+	// decodes diverges). No trial of 25 missed.
 	{oracle: "corruption", bug: server.BugUnchecked, args: []string{"--policy", "random", "--trials", "5", "--set", "policy.seed=1", "--set", "policy.per_trial=4",
 		"--set", "cluster.env.MINIKV_LOG_READS=1", "--set", "faults.kinds=corrupt", "--set", "workload.env.MINIKV_WORKLOAD_KEYS=1000"},
 		symptoms: []string{"replicas", "linearizability"}},
@@ -439,10 +442,10 @@ var oracles = []struct {
 	// takes a forwarded write whose peer call failed as delivered. Errors
 	// of the peer transport only (target.packages), ten a trial: a
 	// follower's forward is about a third of the peer calls. Measured:
-	// 6, 7 and 7 of 8 trials failed (linearizability) in three runs,
-	// 18-30 s each; the controls 0 findings in 8, 15-18 s (with five
-	// errors a trial 3, 2 and 3 of 6 failed). 4 of 24 trials missed, so
-	// a run of 8 misses about (4/24)^8, under 0.001 %.
+	// 6, 7, 7, 7 and 8 of 8 trials failed (linearizability) in five runs,
+	// 18-30 s each; the controls 0 findings in 8 in four runs, 15-18 s
+	// (with five errors a trial 3, 2 and 3 of 6 failed). 5 of 40 trials
+	// missed, so a run of 8 misses about (5/40)^8, under 0.001 %.
 	{oracle: "swallowed-error", bug: server.BugSwallow, args: []string{"--policy", "random", "--trials", "8", "--set", "policy.seed=1", "--set", "policy.per_trial=10",
 		"--set", "target.packages=[./transport]", "--set", "faults.kinds=error"},
 		symptoms: []string{"linearizability"}},
