@@ -368,7 +368,7 @@ func proveOracle(t *testing.T, bin, bug string, symptoms, args []string) {
 // trial's grant for 20 requests, so its faults strike the start-up, which
 // none of these bugs needs. Measured 2026-12-06 on the shared 2-core
 // machine, loaded by four other sessions' builds and tests (load average
-// 6-10), so the times are pessimistic for CI.
+// 6-12), so the times are pessimistic for CI.
 //
 // Two oracles stay with the long targeted campaigns. Log scoping
 // (restream): the leak needs a crash of a follower, not of the leader,
@@ -400,9 +400,9 @@ var oracles = []struct {
 	// and 3 of 10 trials failed (slow) in four runs (57-65 s for 6
 	// trials; 206 s for 10 and the control under a load average of 8-12),
 	// the controls 0 findings in 6, 8 and 10; with one delay a trial 3, 1
-	// and 2 of 6 (the leader took the others), controls 0 in 6 twice. 11 of the 26 trials after
-	// the first found it (the first strikes the start-up), so 10 trials
-	// miss about (15/26)^9 = 0.7 %.
+	// and 2 of 6 (the leader took the others), the controls 0 in 6
+	// twice. 11 of the 26 trials after the first found it (the first
+	// strikes the start-up), so 10 trials miss about (15/26)^9 = 0.7 %.
 	{oracle: "slow", bug: server.BugWaitAll, args: []string{"--policy", "random", "--trials", "10", "--set", "policy.seed=1", "--set", "policy.per_trial=2",
 		"--set", "target.packages=[./server]", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=delay", "--set", "faults.delay=4s",
 		"--set", "workload.env.MINIKV_WORKLOAD_DURATION=6s"},
@@ -472,8 +472,8 @@ var targeted = []struct {
 	timingOutcome bool
 	// long: the campaign and its control take minutes; run only with
 	// GOFAULT_LONG=1 (scripts/test.sh leaves it to the long runs). The
-	// oracles that waitall, restream and unchecked prove run in every
-	// default run too, as oracles' short cases without replays.
+	// oracles that waitall and unchecked prove run in every default run
+	// too, as oracles' short cases without replays.
 	long bool
 }{
 	{bug: server.BugSnapshot, args: []string{"--policy", "random", "--trials", "12", "--set", "cluster.env.MINIKV_SNAP_EVERY=1", "--set", "faults.kinds=error"},
