@@ -209,10 +209,26 @@ const (
 	// partition shows it: it takes a corrupt fault at the leader's log
 	// read.
 	BugUnchecked = "unchecked"
+	// BugSwallow (a swallowed error, the class Yuan et al., "Simple
+	// Testing Can Prevent Most Critical Failures", OSDI'14, found behind
+	// most catastrophic failures of distributed stores: an error handler
+	// that only logs the error and goes on as if the call had succeeded):
+	// a follower that forwards a write to the leader (MsgProp) and gets
+	// an error back — the connection reset, the leader's answer lost or
+	// refused — logs it and takes the write as delivered, so its client
+	// is told the write was applied. When the leader never got it, the
+	// acknowledged write is not there: the client's next read of the key,
+	// or its cas from the value it wrote, shows it (linearizability); the
+	// replicas agree, nothing hangs, and the only log line echoes the
+	// injected error on the member it was injected into, which the log
+	// checker dismisses as its expected consequence. It takes an error of
+	// a forwarded write's peer call (a fault-free run gets none; a
+	// client's own timeout is not swallowed).
+	BugSwallow = "swallow"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin, BugUnchecked}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin, BugUnchecked, BugSwallow}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -229,6 +245,7 @@ type Bugs struct {
 	streamLeak           bool
 	rejoinMerge          bool
 	trustBlock           bool
+	swallowForward       bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -240,7 +257,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -267,6 +284,8 @@ func ParseBugs(s string) (Bugs, error) {
 			b.rejoinMerge = true
 		case BugUnchecked:
 			b.trustBlock = true
+		case BugSwallow:
+			b.swallowForward = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -280,7 +299,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}, {b.trustBlock, BugUnchecked}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}, {b.trustBlock, BugUnchecked}, {b.swallowForward, BugSwallow}} {
 		if x.on {
 			out = append(out, x.name)
 		}

@@ -165,6 +165,12 @@ func (n *Node) sendPropose(ctx context.Context, e Entry) (string, error) {
 	}
 	resp, err := n.sendLeader(ctx, transport.Message{Type: transport.MsgProp, Payload: body})
 	if err != nil {
+		if n.bugs.swallowForward && ctx.Err() == nil {
+			// The error is logged and dropped: the write counts as
+			// delivered, and its client is told it was applied.
+			n.log.Warn("forwarded write failed, taken as delivered", "id", e.ID, "err", err)
+			return "", nil
+		}
 		return "", err
 	}
 	var out string
