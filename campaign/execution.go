@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/gofault/gofault/build"
@@ -59,6 +60,9 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 	}
 	s := &execution{opts: opts}
 	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
+	if len(opts.Replay) > 0 {
+		polName = replayPolicy
+	}
 	if s.st, err = store.Open(cfg.Path(cfg.Store.DB)); err != nil {
 		return nil, err
 	}
@@ -89,7 +93,7 @@ func openExecution(ctx context.Context, opts Options) (_ *execution, err error) 
 			return nil, err
 		}
 	}
-	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
+	if s.pol, err = campaignPolicy(polName, cfg, s.bt.Catalog, opts.Replay); err != nil {
 		return nil, err
 	}
 	if err := RestorePolicy(ctx, s.st, s.camp.ID, s.pol); err != nil {
@@ -205,6 +209,22 @@ func (s *execution) reportTally(p Tally) {
 		p.RecentNew = recentNew(s.trials)
 		s.opts.AfterTrial(p)
 	}
+}
+
+// replayPolicy is the policy name of a campaign of Options.Replay.
+const replayPolicy = "replay"
+
+// campaignPolicy makes the policy of a campaign: the replay of the
+// recorded injections replay, if any, else the named one.
+func campaignPolicy(name string, cfg *config.Config, cat *catalog.Catalog, replay []record.Injection) (policy.Policy, error) {
+	if len(replay) == 0 {
+		return newPolicy(name, cfg, cat)
+	}
+	pol := policy.NewReplay(cat, replay)
+	if missing := pol.Missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("cannot replay the recorded faults on this build: %s", strings.Join(missing, "; "))
+	}
+	return pol, nil
 }
 
 // newPolicy makes the named policy for the catalog, tuned by cfg.
