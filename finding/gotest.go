@@ -151,7 +151,7 @@ func (t *Test) Render() ([]byte, error) {
 	for i, inj := range f.Injections {
 		fmt.Fprintf(&b, "//\tfault %d: %s\n", i+1, faultLine(inj.Kind.String(), inj.SiteID, inj.Node, inj.Role, inj.Error, inj.Delay, inj.Occurrence))
 		for _, fr := range inj.Stack {
-			fmt.Fprintf(&b, "//\t  %s %s:%d\n", fr.Func, fr.File, fr.Line)
+			fmt.Fprintf(&b, "//\t  %s %s:%d\n", fr.Func, filepath.Base(fr.File), fr.Line)
 		}
 	}
 	fmt.Fprintf(&b, `//
@@ -212,7 +212,10 @@ func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // injectionsLit is the Go literal of f's injections, one composite
 // literal a line, with only the fields set that a replay or a reader
-// needs (not the time, not the catalog index, which a rebuild changes).
+// needs: not the time, the catalog index or the goroutine's task and
+// instance, which another run or build changes, and a frame's file by
+// its base name (a replay matches stacks by function; the path was the
+// original's machine's).
 func injectionsLit(f *gofaulttest.Finding) string {
 	var b strings.Builder
 	for _, inj := range f.Injections {
@@ -229,13 +232,8 @@ func injectionsLit(f *gofaulttest.Finding) string {
 		if inj.Delay != 0 {
 			add("Delay", durationLit(inj.Delay))
 		}
-		for _, n := range []struct {
-			name string
-			v    uint64
-		}{{"Occurrence", uint64(inj.Occurrence)}, {"Task", uint64(inj.Task)}, {"Inst", inj.Inst}, {"State", uint64(inj.State)}} {
-			if n.v != 0 {
-				add(n.name, strconv.FormatUint(n.v, 10))
-			}
+		if inj.Occurrence != 0 {
+			add("Occurrence", strconv.Itoa(inj.Occurrence))
 		}
 		if len(inj.Side) > 0 {
 			q := make([]string, len(inj.Side))
@@ -248,7 +246,7 @@ func injectionsLit(f *gofaulttest.Finding) string {
 		if len(inj.Stack) > 0 {
 			b.WriteString(",\nStack: []record.Frame{\n")
 			for _, fr := range inj.Stack {
-				fmt.Fprintf(&b, "{Func: %q, File: %q, Line: %d},\n", fr.Func, fr.File, fr.Line)
+				fmt.Fprintf(&b, "{Func: %q, File: %q, Line: %d},\n", fr.Func, filepath.Base(fr.File), fr.Line)
 			}
 			b.WriteString("},\n")
 		}

@@ -37,7 +37,7 @@ func exportDB(t *testing.T) (db, found, faultFree string) {
 		{Index: 0, Status: record.StatusFailed, Policy: "random", Verdicts: failed, Injections: []record.Injection{{
 			Node: "n3", Site: 7, SiteID: "server.(*Node).snapshot:os.Rename#1", Kind: catalog.KindCrash, Occurrence: 2, Role: "StateFollower",
 			Time:  time.Now(),
-			Stack: []record.Frame{{Func: "server.(*Node).snapshot", File: "server/snap.go", Line: 40}},
+			Stack: []record.Frame{{Func: "server.(*Node).snapshot", File: "/home/u/kv/server/snap.go", Line: 40}},
 		}, {Node: "n1", SiteID: "transport.send:net.Dial#0", Kind: catalog.KindDelay, Delay: 1500 * time.Millisecond, Error: ""}}},
 		{Index: 1, Status: record.StatusFailed, Policy: "random", Verdicts: []record.Verdict{{Checker: "hang", Failed: true, Symptom: "no progress"}}},
 	}
@@ -82,13 +82,13 @@ func TestExportGoTest(t *testing.T) {
 		"//\t[replicas] members' data differ",
 		"from trial 1-0, which\n// `gofault replay --db " + db + " 1-0` replays",
 		"//\tfault 1: crash at server.(*Node).snapshot:os.Rename#1 on n3 (StateFollower), occurrence 2",
-		"//\t  server.(*Node).snapshot server/snap.go:40",
+		"//\t  server.(*Node).snapshot snap.go:40",
 		"//\tfault 2: delay at transport.send:net.Dial#0 on n1, for 1.5s",
 		"workload 5 times", "the replicas\n// checker fails in any run",
 		`gofaulttest.Run(t, "gofault.yaml", gofaulttest.Replay(finding` + found + `), gofaulttest.Trials(5),`,
 		`gofaulttest.Set("cluster.env.SNAP_EVERY=1"))`,
 		`{Node: "n3", SiteID: "server.(*Node).snapshot:os.Rename#1", Kind: catalog.KindCrash, Role: "StateFollower", Occurrence: 2,`,
-		`{Func: "server.(*Node).snapshot", File: "server/snap.go", Line: 40},`,
+		`{Func: "server.(*Node).snapshot", File: "snap.go", Line: 40},`,
 		`Kind: catalog.KindDelay, Delay: 1500 * time.Millisecond},`,
 		"\t\"time\"\n",
 	} {
