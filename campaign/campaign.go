@@ -68,6 +68,12 @@ type Options struct {
 	// baseline trials are run unless the policy learns from them
 	// (policy.Learner: cofi).
 	Baseline *record.LogBaseline
+	// Replay, if set, are recorded injections (a finding's trial) that
+	// every fault trial injects again (policy.Replay: same site, node,
+	// stack and occurrence) instead of what the config's policy would
+	// choose; one that this build cannot inject (its site is gone) is an
+	// error. gofaulttest.Replay runs a finding's regression test so.
+	Replay []record.Injection
 }
 
 // Tally is a run's count of its trials so far, reported after each

@@ -57,6 +57,9 @@ func openExecution(ctx context.Context, opts Options) (_ *campaignRun, err error
 		opts.Logger = slog.Default()
 	}
 	polName := cmp.Or(opts.Policy, cfg.Policy.Name)
+	if len(opts.Replay) > 0 {
+		polName = replayPolicy
+	}
 	st, err := store.Open(cfg.Path(cfg.Store.DB))
 	if err != nil {
 		return nil, err

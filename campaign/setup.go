@@ -6,11 +6,13 @@ package campaign
 import (
 	"cmp"
 	"fmt"
+	"strings"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/store"
 )
 
@@ -20,7 +22,7 @@ import (
 func (s *campaignRun) setUp(saved *store.CampaignState, polName string) (err error) {
 	opts, cfg := s.opts, s.opts.Config
 	s.camp = &saved.Campaign
-	if s.pol, err = newPolicy(polName, cfg, s.bt.Catalog); err != nil {
+	if s.pol, err = campaignPolicy(polName, cfg, s.bt.Catalog, s.opts.Replay); err != nil {
 		return err
 	}
 	if err := engine.RestorePolicy(s.pol, saved.Policy); err != nil {
@@ -71,6 +73,22 @@ func (s *campaignRun) setUp(saved *store.CampaignState, polName string) (err err
 	}
 	s.sum.Parallel = s.parallel
 	return nil
+}
+
+// replayPolicy is the policy name of a campaign of Options.Replay.
+const replayPolicy = "replay"
+
+// campaignPolicy makes the policy of a campaign: the replay of the
+// recorded injections replay, if any, else the named one.
+func campaignPolicy(name string, cfg *config.Config, cat *catalog.Catalog, replay []record.Injection) (policy.Policy, error) {
+	if len(replay) == 0 {
+		return newPolicy(name, cfg, cat)
+	}
+	pol := policy.NewReplay(cat, replay)
+	if missing := pol.Missing(); len(missing) > 0 {
+		return nil, fmt.Errorf("cannot replay the recorded faults on this build: %s", strings.Join(missing, "; "))
+	}
+	return pol, nil
 }
 
 // newPolicy makes the named policy for the catalog, tuned by cfg.

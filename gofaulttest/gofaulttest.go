@@ -15,6 +15,7 @@ package gofaulttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -28,6 +29,7 @@ import (
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
 	"github.com/gofault/gofault/workdir"
@@ -42,9 +44,11 @@ type options struct {
 	sets    []string
 	workDir string
 	timeout time.Duration
+	replay  *Finding
 }
 
-// Trials sets the number of trials (default: the config's trials.count).
+// Trials sets the number of trials (default: the config's trials.count;
+// with Replay, the number of replays, default DefaultReplays).
 func Trials(n int) Option { return func(o *options) { o.trials = n } }
 
 // Policy sets the injection policy, e.g. "random", or "none" for a
@@ -72,6 +76,8 @@ type Result struct {
 	// Report is its findings and fault-free failures as `gofault report`
 	// writes them.
 	Report string
+	// Records are the campaign's trials, its baseline trials included.
+	Records []*record.Trial
 }
 
 // Run runs a campaign of the config file at path (relative to the test's
@@ -79,11 +85,22 @@ type Result struct {
 // findings, whose report goes to the test's log, when trials could not
 // run, or when it stopped early. Fault-free failures (trials without a
 // fault that failed) are not findings: Run logs their report, and the
-// result counts them.
+// result counts them. With Replay, Run is a finding's regression test
+// and judges as Replay says.
 func Run(t testing.TB, path string, opts ...Option) *Result {
 	t.Helper()
 	res := Campaign(t, path, opts...)
 	failures := Verdict(res.Summary)
+	if f := collect(opts).replay; f != nil {
+		var notes []string
+		failures, notes = replayVerdict(f, res.Records)
+		if res.Stopped {
+			failures = append(failures, fmt.Sprintf("stopped after %d replays (timeout or test deadline)", res.Summary.Trials))
+		}
+		for _, n := range notes {
+			t.Log("gofault: " + n)
+		}
+	}
 	if len(failures) > 0 || res.FaultFreeFailures > 0 {
 		t.Log("gofault report:\n" + res.Report)
 	}
@@ -99,10 +116,7 @@ func Run(t testing.TB, path string, opts ...Option) *Result {
 // wrong, the target does not build or the campaign cannot run.
 func Campaign(t testing.TB, path string, opts ...Option) *Result {
 	t.Helper()
-	o := options{timeout: 30 * time.Minute}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := collect(opts)
 	if o.workDir == "" {
 		o.workDir = t.TempDir()
 	}
@@ -136,18 +150,32 @@ func Campaign(t testing.TB, path string, opts ...Option) *Result {
 	if err != nil {
 		t.Fatalf("gofault build: %v", err)
 	}
-	sum, err := campaign.Run(ctx, campaign.Options{Config: cfg, Trials: o.trials, Built: bt, Logger: log})
+	copts := campaign.Options{Config: cfg, Trials: o.trials, Built: bt, Logger: log}
+	if o.replay != nil {
+		copts.Replay = o.replay.Injections
+		copts.Trials = cmp.Or(o.trials, DefaultReplays)
+	}
+	sum, err := campaign.Run(ctx, copts)
 	if err != nil {
 		t.Fatalf("gofault campaign: %v", err)
 	}
 	sum.Seconds += bt.Seconds
-	text, err := reportText(ctx, cfg, sum)
+	text, trials, err := reportText(ctx, cfg, sum)
 	if err != nil {
 		t.Errorf("gofault report: %v", err)
 	}
 	t.Logf("gofault campaign %d (%s): %d trials, %d with faults, %d failed, %d could not run, %d findings, %d fault-free failures; store %s",
 		sum.Campaign, sum.Policy, sum.Trials, sum.InjectedTrials, sum.FailedTrials, sum.ErrorTrials, sum.Findings, sum.FaultFreeFailures, sum.DB)
-	return &Result{Summary: sum, Report: text}
+	return &Result{Summary: sum, Report: text, Records: trials}
+}
+
+// collect applies opts to the defaults.
+func collect(opts []Option) options {
+	o := options{timeout: 30 * time.Minute}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // Verdict returns why a campaign with summary sum fails a test: its
@@ -168,31 +196,31 @@ func Verdict(sum *campaign.Summary) []string {
 }
 
 // reportText renders the campaign's findings and fault-free failures as
-// `gofault report` does.
-func reportText(ctx context.Context, cfg *config.Config, sum *campaign.Summary) (string, error) {
+// `gofault report` does, and returns its trials.
+func reportText(ctx context.Context, cfg *config.Config, sum *campaign.Summary) (string, []*record.Trial, error) {
 	st, err := store.OpenExisting(sum.DB)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	defer st.Close()
 	trials, err := st.Trials(ctx, sum.Campaign)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	rep := report.New(trials, report.Options{GenericSites: cfg.Checkers.GenericSites})
 	reruns, err := st.Reruns(ctx, sum.Campaign)
 	if err != nil {
-		return "", err
+		return "", trials, err
 	}
 	rep.Annotate(st.Path(), reruns)
 	var b bytes.Buffer
 	if err := report.WriteText(&b, rep.Findings); err != nil {
-		return "", err
+		return "", trials, err
 	}
 	if err := report.WriteFaultFree(&b, rep.FaultFree); err != nil {
-		return "", err
+		return "", trials, err
 	}
-	return b.String(), nil
+	return b.String(), trials, nil
 }
 
 // testLogger returns a logger of warnings and errors into t's log, and a

@@ -28,6 +28,7 @@ import (
 	"github.com/gofault/gofault/bench"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/finding"
 	"github.com/gofault/gofault/scaffold"
 	"github.com/gofault/gofault/workdir"
 )
@@ -85,7 +86,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "gofault %s: %v\n", c.name, err)
-		if errors.Is(err, errUsage) || errors.Is(err, bench.ErrUsage) || errors.Is(err, scaffold.ErrUsage) {
+		if errors.Is(err, errUsage) || errors.Is(err, bench.ErrUsage) || errors.Is(err, scaffold.ErrUsage) || errors.Is(err, finding.ErrUsage) {
 			return 2
 		}
 		if errors.Is(err, errNotReproduced) {

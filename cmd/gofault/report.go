@@ -9,12 +9,12 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/dashboard"
+	"github.com/gofault/gofault/finding"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/internal/version"
 	"github.com/gofault/gofault/record"
@@ -286,7 +286,7 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	defer st.Close()
-	trialID, err := replayTarget(ctx, st, rest[0])
+	trialID, err := finding.TrialID(ctx, st, rest[0])
 	if err != nil {
 		return err
 	}
@@ -315,46 +315,6 @@ func runReplay(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	return ctx.Err()
-}
-
-// replayTarget returns the trial that arg names: a trial ID ("3-17"), or a
-// finding of the latest campaign ("2ee8b133dc", its first site) with the
-// number of one of its sites ("2ee8b133dc/2", as report lists them): the
-// first trial of that site.
-func replayTarget(ctx context.Context, st *store.Store, arg string) (string, error) {
-	if _, _, ok := record.ParseTrialID(arg); ok {
-		return arg, nil
-	}
-	id, siteArg, hasSite := strings.Cut(arg, "/")
-	site := 1
-	if hasSite {
-		if _, err := fmt.Sscanf(siteArg, "%d", &site); err != nil || site < 1 {
-			return "", fmt.Errorf("%w: %q: the site number after / must be 1 or more, as report numbers them", errUsage, arg)
-		}
-	}
-	camps, err := st.Campaigns(ctx)
-	if err != nil {
-		return "", err
-	}
-	latest, err := st.DefaultCampaign(ctx, camps)
-	if err != nil {
-		return "", err
-	}
-	trials, err := st.Trials(ctx, latest)
-	if err != nil {
-		return "", err
-	}
-	rep := report.New(trials, reportOptions(camps, latest))
-	for _, f := range slices.Concat(rep.Findings, rep.FaultFree, rep.Generic) {
-		if f.ID != id {
-			continue
-		}
-		if site > len(f.Sites) {
-			return "", fmt.Errorf("%w: finding %s has %d sites; pick one of 1..%d", errUsage, id, len(f.Sites), len(f.Sites))
-		}
-		return f.Sites[site-1].Trials[0], nil
-	}
-	return "", fmt.Errorf("%w: %q is neither a trial ID (e.g. 3-17) nor a finding of campaign %d (gofault report lists them)", errUsage, arg, latest)
 }
 
 // writeJSON writes v as indented JSON, the --json output of every command.
