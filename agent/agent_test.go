@@ -391,6 +391,34 @@ func BenchmarkCtxHookNotCandidate(b *testing.B) {
 	}
 }
 
+// BenchmarkAfterHookDisarmed measures the hook function of a disk site
+// that can crash after its call, as the rewrite writes it (a deferred
+// After opening it) around a call that does nothing, with no crash armed:
+// what every such call pays beside BenchmarkHookNotCandidate's hook.
+func BenchmarkAfterHookDisarmed(b *testing.B) {
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}}))
+	defer current.Store(emptyPlan)
+	call := func() int { return 1 }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sink += func() int { defer After(1000); Fault(1000); return call() }()
+	}
+}
+
+// BenchmarkHookOnly is BenchmarkAfterHookDisarmed's hook function without
+// the deferred After: the difference is After's cost.
+func BenchmarkHookOnly(b *testing.B) {
+	current.Store(newPlan(&wire.Plan{Sites: []uint32{3, 64, 700, 4095}}))
+	defer current.Store(emptyPlan)
+	call := func() int { return 1 }
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		sink += func() int { Fault(1000); return call() }()
+	}
+}
+
 // BenchmarkStateNotTracked measures a state hook when the plan does not ask
 // for states.
 func BenchmarkStateNotTracked(b *testing.B) {
