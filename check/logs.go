@@ -2,6 +2,7 @@ package check
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -50,8 +51,9 @@ type LogLine struct {
 	Err string
 	// Fields are the field names of a structured line.
 	Fields []string
-	// Time is the structured line's "ts" (RFC 3339 or epoch seconds);
-	// zero when the line has none.
+	// Time is the line's time: a structured line's "ts" or "time" (RFC
+	// 3339 or epoch seconds), a klog line's (this year, local time), a
+	// plain line's leading timestamp; zero when the line has none.
 	Time time.Time
 	// Template is the normalized identity of the line: level, caller and
 	// message with every variable part replaced.
@@ -60,10 +62,15 @@ type LogLine struct {
 	Raw string
 }
 
-// ParseLogLine parses one line of a node log: a JSON object with "level",
-// "msg" and "caller" (zap, as etcd logs), a Go panic or runtime fatal error,
-// or a plain line with a level word (WARN, ERROR, level=error, …). ok is
-// false for lines with no recognisable level (stack traces, banners).
+// ParseLogLine parses one line of a node log: a JSON object with "level"
+// and "msg" (zap's "caller" and "ts", as etcd logs; slog's "time" and
+// "source"; logrus's "time"), a Go panic or runtime fatal error, a glog or
+// klog line (its first letter is the level: "I1206 05:12:00.123456 12
+// file.go:88] …"), a zap console line (time, level, caller, message in
+// tab-separated columns), or a plain line whose format marks its level
+// (level=warn, [WRN]) or, failing that, with a level word (WARN, ERROR).
+// A format's level decides, not the words of the message. ok is false for
+// lines with no recognisable level (stack traces, banners).
 func ParseLogLine(raw string) (l LogLine, ok bool) {
 	s := strings.TrimSpace(raw)
 	l.Raw = s
@@ -71,26 +78,36 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 	case s == "":
 		return l, false
 	case strings.HasPrefix(s, "{"):
+		// zap ("ts", "caller"), slog ("time", "source"), logrus ("time").
 		var j struct {
 			Level  string `json:"level"`
 			Msg    string `json:"msg"`
 			Caller string `json:"caller"`
-			Err    any    `json:"error"`
-			TS     any    `json:"ts"`
+			Source *struct {
+				File string `json:"file"`
+				Line int    `json:"line"`
+			} `json:"source"`
+			Err    any `json:"error"`
+			ErrAlt any `json:"err"`
+			TS     any `json:"ts"`
+			Time   any `json:"time"`
 		}
 		if json.Unmarshal([]byte(s), &j) != nil || j.Level == "" {
 			return l, false
 		}
 		l.Level = normLevel(j.Level)
 		l.Msg = j.Msg
-		if j.Err != nil {
-			l.Err = fmt.Sprint(j.Err)
+		if e := cmp.Or(j.Err, j.ErrAlt); e != nil {
+			l.Err = fmt.Sprint(e)
 		}
-		switch ts := j.TS.(type) {
+		switch ts := cmp.Or(j.TS, j.Time).(type) {
 		case string:
 			l.Time, _ = time.Parse(time.RFC3339Nano, ts)
 		case float64:
 			l.Time = time.Unix(0, int64(ts*1e9))
+		}
+		if j.Caller == "" && j.Source != nil && j.Source.File != "" {
+			j.Caller = path.Join(path.Base(path.Dir(j.Source.File)), path.Base(j.Source.File)) + ":" + strconv.Itoa(j.Source.Line)
 		}
 		var fields map[string]json.RawMessage
 		if json.Unmarshal([]byte(s), &fields) == nil {
@@ -107,6 +124,20 @@ func ParseLogLine(raw string) (l LogLine, ok bool) {
 		l.Level, l.Msg = LevelPanic, strings.TrimPrefix(s, "panic: ")
 	case strings.HasPrefix(s, "fatal error: "):
 		l.Level, l.Msg = LevelFatal, strings.TrimPrefix(s, "fatal error: ")
+	case klogLine.MatchString(s):
+		// glog and klog: the first letter is the level, whatever words
+		// the message holds ("I1206 … failed to dial, will retry" is info).
+		m := klogLine.FindStringSubmatch(s)
+		l.Level = map[string]string{"I": LevelInfo, "W": LevelWarn, "E": LevelError, "F": LevelFatal}[m[1]]
+		l.Caller, l.Msg = m[5], m[6]
+		l.Time = klogTime(m[2], m[3])
+	case zapConsole.MatchString(s):
+		// zap's console encoder: time, level, caller, message, fields,
+		// tab-separated.
+		m := zapConsole.FindStringSubmatch(s)
+		l.Level = normLevel(m[1])
+		l.Caller, l.Msg = m[2], m[3]
+		l.Time = plainTime(s)
 	default:
 		// A level the format marks (logfmt's level=, NATS's [INF], a
 		// bracketed [WARN]) wins over a level word anywhere in the line:
@@ -147,6 +178,25 @@ func plainTime(s string) time.Time {
 	t, _ := time.ParseInLocation("2006-01-02T15:04:05.999999999", ts, time.Local)
 	return t
 }
+
+// klogLine is a glog/klog line: "I1206 05:12:00.123456   12345
+// server.go:88] msg" (level letter, month and day, time, thread ID,
+// file:line).
+var klogLine = regexp.MustCompile(`^([IWEF])(\d{4}) (\d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ ([^\s:]+/)?([^\s:/]+\.go):\d+\] ?(.*)$`)
+
+// klogTime is the time of a klog line, which names no year and no zone:
+// this year's, in local time (klog writes local time).
+func klogTime(mmdd, hms string) time.Time {
+	t, err := time.ParseInLocation("2006 0102 15:04:05.000000", strconv.Itoa(time.Now().Year())+" "+mmdd+" "+hms, time.Local)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// zapConsole is a line of zap's console encoder: "2026-12-06T05:12:00.123Z
+// <tab>WARN<tab>etcdserver/server.go:88<tab>msg<tab>{fields}".
+var zapConsole = regexp.MustCompile(`^\S+\t(?i)(debug|info|warn|warning|error|dpanic|panic|fatal)\t([^\t\s]+\.go):\d+\t([^\t]*)`)
 
 var markedLevel = regexp.MustCompile(`(?i)\[(inf|wrn|err|ftl|dbg|trc|info|warn|warning|error|fatal|debug|trace|panic)\]|\blevel="?([a-z]+)`)
 

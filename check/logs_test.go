@@ -39,6 +39,25 @@ func TestParseLogLine(t *testing.T) {
 		{`goroutine 12 [running]:`, false, "", ""},
 		{`	/root/go/src/x.go:12 +0x1d`, false, "", ""},
 		{`errors are fine here but no level word: terror`, false, "", ""},
+		// klog/glog: the letter is the level, not the words of the message.
+		{`I1206 05:12:00.123456   12345 volume_server.go:88] error reading heartbeat from master, will retry`,
+			true, LevelInfo, "info volume_server.go error reading heartbeat from master, will retry"},
+		{`E1206 05:12:00.123456   12345 weed/server/master_grpc_server.go:61] failed to connect to 127.0.0.1:19333`,
+			true, LevelError, "error master_grpc_server.go failed to connect to <addr>"},
+		{`W1206 05:12:00.000001 7 raft_server.go:120] leader changed`, true, LevelWarn, "warn raft_server.go leader changed"},
+		// zap's console encoder: level and caller in their columns.
+		{"2026-12-06T05:12:00.123Z\tWARN\tetcdserver/server.go:88\tslow fdatasync\t{\"took\": \"1.2s\"}",
+			true, LevelWarn, "warn etcdserver/server.go slow fdatasync"},
+		{"2026-12-06T05:12:00.123Z\tINFO\traft/node.go:12\tan error was retried", true, LevelInfo, "info raft/node.go an error was retried"},
+		// slog's JSON handler (level in capitals, "time", "source", "err").
+		{`{"time":"2026-12-06T05:12:00.123Z","level":"ERROR","source":{"function":"main.run","file":"/src/app/store/store.go","line":42},"msg":"flush failed","err":"input/output error"}`,
+			true, LevelError, "error store/store.go flush failed"},
+		{`{"time":"2026-12-06T05:12:00Z","level":"INFO","msg":"an error in the words only"}`, true, LevelInfo, "info  an error in the words only"},
+		// slog's text handler and logrus's text formatter: level=.
+		{`time=2026-12-06T05:12:00.000Z level=WARN msg="lagging follower" node=n2`, true, LevelWarn, "warn  time= level=WARN msg=<q> node=n<n>"},
+		{`time="2026-12-06T05:12:00Z" level=info msg="error budget ok"`, true, LevelInfo, "info  time=<q> level=info msg=<q>"},
+		// logrus's JSON formatter.
+		{`{"level":"warning","msg":"retrying","time":"2026-12-06T05:12:00Z"}`, true, LevelWarn, "warn  retrying"},
 	}
 	for _, tc := range tests {
 		l, ok := ParseLogLine(tc.raw)
@@ -654,4 +673,22 @@ func mustTemplate(t *testing.T, raw string) string {
 		t.Fatalf("ParseLogLine(%q): not a log line", raw)
 	}
 	return l.Template
+}
+
+// TestParseLogLineTimes: the time of each ecosystem's line, so the rules'
+// windows can place it.
+func TestParseLogLineTimes(t *testing.T) {
+	year := time.Now().Year()
+	for raw, want := range map[string]time.Time{
+		`I1206 05:12:00.123456   12345 volume_server.go:88] started`:               time.Date(year, 12, 6, 5, 12, 0, 123456000, time.Local),
+		"2026-12-06T05:12:00.123Z\tWARN\tetcdserver/server.go:88\tslow fdatasync":  time.Date(2026, 12, 6, 5, 12, 0, 123000000, time.UTC),
+		`{"time":"2026-12-06T05:12:00.123Z","level":"ERROR","msg":"flush failed"}`: time.Date(2026, 12, 6, 5, 12, 0, 123000000, time.UTC),
+		`{"level":"warning","msg":"retrying","time":"2026-12-06T05:12:00Z"}`:       time.Date(2026, 12, 6, 5, 12, 0, 0, time.UTC),
+		`time=2026-12-06T05:12:00.500Z level=WARN msg="lagging follower"`:          time.Date(2026, 12, 6, 5, 12, 0, 500000000, time.UTC),
+	} {
+		l, ok := ParseLogLine(raw)
+		if !ok || !l.Time.Equal(want) {
+			t.Errorf("ParseLogLine(%q).Time = %v (ok %v), want %v", raw, l.Time, ok, want)
+		}
+	}
 }
