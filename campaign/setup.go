@@ -6,6 +6,7 @@ package campaign
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/gofault/gofault/catalog"
@@ -97,6 +98,9 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRoles(cfg.Faults.Roles, cat); err != nil {
+		return nil, err
+	}
 	return policy.New(name, policy.Env{
 		Catalog:  cat,
 		Seed:     cfg.Policy.Seed,
@@ -113,7 +117,29 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 
 		TargetErrors: cfg.Faults.TargetErrors,
 		Files:        cfg.Faults.Files,
+		Roles:        cfg.Faults.Roles,
 	})
+}
+
+// checkRoles refuses a faults.roles name that is no value of the
+// catalog's role type, naming the ones there are.
+func checkRoles(roles []string, cat *catalog.Catalog) error {
+	if len(roles) == 0 {
+		return nil
+	}
+	if cat == nil || cat.Role == nil || len(cat.Role.Values) == 0 {
+		return fmt.Errorf("faults.roles %v: the analysis found no role field in the target (gofault analyze prints it on its last line); set target.role, or leave faults.roles out", roles)
+	}
+	var names []string
+	for _, v := range cat.Role.Values {
+		names = append(names, v.Name)
+	}
+	for i, r := range roles {
+		if !slices.Contains(names, r) {
+			return fmt.Errorf("faults.roles[%d]: %q is no value of the role type %s.%s; use one of %s", i, r, cat.Role.Pkg, cat.Role.RoleType, strings.Join(names, ", "))
+		}
+	}
+	return nil
 }
 
 // faultKinds parses the config's faults.kinds.

@@ -245,6 +245,12 @@ type Faults struct {
 	// files of these roles, as the analysis classified them (FileRoles:
 	// log, snapshot, metadata, data); empty: every role.
 	Files []string `yaml:"files"`
+	// Roles limits every fault to the requests of members in these roles,
+	// as the catalog's role type names them (e.g. "StateFollower" on etcd,
+	// "Follower" on hashicorp/raft): a campaign about what a follower's
+	// crash does, not the leader's. Empty: every role. Needs the analysis
+	// to have found the role field (target.role).
+	Roles []string `yaml:"roles"`
 	// MaxPerTrial bounds the faults of one trial's sequence (the fuzz
 	// policy; default 3).
 	MaxPerTrial int `yaml:"max_per_trial"`

@@ -256,6 +256,9 @@ type Env struct {
 	// Files limits the disk faults (KindCorrupt, KindTorn) to the sites
 	// of files of these roles (catalog.Site.FileRole); empty: every role.
 	Files []string
+	// Roles limits every fault to the requests of members in these roles
+	// (Request.Role, names of the catalog's role values); empty: any.
+	Roles []string
 }
 
 // optIn are the kinds a campaign gets only where it lists them.
@@ -360,6 +363,9 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 // is chosen here (splitSide), and a disk fault's pick, drawn from the
 // seed, the trial and the request (pickFor).
 func (e *Env) faultsAt(req *Request) []Fault {
+	if len(e.Roles) > 0 && !slices.Contains(e.Roles, req.Role) {
+		return nil // a member of another role (Roles)
+	}
 	fs := e.faults(req.Site)
 	for i := range fs {
 		if fs[i].Kind == catalog.KindCorrupt || fs[i].Kind == catalog.KindTorn {
