@@ -118,6 +118,7 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		TargetErrors: cfg.Faults.TargetErrors,
 		Files:        cfg.Faults.Files,
 		Roles:        cfg.Faults.Roles,
+		Nodes:        cfg.Faults.Nodes,
 	})
 }
 

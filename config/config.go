@@ -251,6 +251,10 @@ type Faults struct {
 	// crash does, not the leader's. Empty: every role. Needs the analysis
 	// to have found the role field (target.role).
 	Roles []string `yaml:"roles"`
+	// Nodes limits every fault to the requests of these members ("n1" to
+	// "n<cluster.nodes>"): a campaign about the followers of a target with
+	// a static leader, or about one member. Empty: every member.
+	Nodes []string `yaml:"nodes"`
 	// MaxPerTrial bounds the faults of one trial's sequence (the fuzz
 	// policy; default 3).
 	MaxPerTrial int `yaml:"max_per_trial"`

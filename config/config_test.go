@@ -264,6 +264,8 @@ func TestValidate(t *testing.T) {
 		{"both probes", []string{"cluster.ready.http=http://x", "cluster.ready.tcp=x:1"}, []string{"cluster.ready: sets both"}},
 		{"http not url", []string{"cluster.ready.http=localhost:1"}, []string{"cluster.ready.http: must be an http"}},
 		{"bad port name", []string{"cluster.ports=client,my-port"}, []string{"cluster.ports[1]", "not an identifier"}},
+		{"fault nodes", []string{"cluster.nodes=3", "faults.nodes=n2,n3"}, nil},
+		{"a fault node past the cluster", []string{"cluster.nodes=3", "faults.nodes=n2,n4"}, []string{`faults.nodes[1]: "n4" is no member of the cluster; name members "n1" to "n3" (cluster.nodes)`}},
 		{"dup port", []string{"cluster.ports=client,client"}, []string{"listed twice"}},
 		{"bad signal", []string{"cluster.shutdown.signal=SIGFOO"}, []string{"cluster.shutdown.signal: unknown signal", "SIGTERM"}},
 		{"short signal", []string{"cluster.shutdown.signal=int"}, nil},

@@ -249,6 +249,11 @@ func (c *Config) Validate(known Known) error {
 	for i, r := range c.Faults.Files {
 		oneOf(fmt.Sprintf("faults.files[%d]", i), r, FileRoles)
 	}
+	for i, n := range c.Faults.Nodes {
+		if !isMemberName(n, c.Cluster.Nodes) {
+			bad(fmt.Sprintf("faults.nodes[%d]", i), fmt.Sprintf(`name members "n1" to "n%d" (cluster.nodes)`, c.Cluster.Nodes), "%q is no member of the cluster", n)
+		}
+	}
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)
 	}

@@ -259,6 +259,9 @@ type Env struct {
 	// Roles limits every fault to the requests of members in these roles
 	// (Request.Role, names of the catalog's role values); empty: any.
 	Roles []string
+	// Nodes limits every fault to the requests of these members
+	// (Request.Node); empty: any.
+	Nodes []string
 }
 
 // optIn are the kinds a campaign gets only where it lists them.
@@ -365,6 +368,9 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 func (e *Env) faultsAt(req *Request) []Fault {
 	if len(e.Roles) > 0 && !slices.Contains(e.Roles, req.Role) {
 		return nil // a member of another role (Roles)
+	}
+	if len(e.Nodes) > 0 && !slices.Contains(e.Nodes, req.Node) {
+		return nil // another member (Nodes)
 	}
 	fs := e.faults(req.Site)
 	for i := range fs {

@@ -33,4 +33,11 @@ func TestFaultsAtRoles(t *testing.T) {
 			}
 		})
 	}
+	// faults.nodes: the followers of a static leader (minikv's n1).
+	env := &Env{Catalog: cat, Nodes: []string{"n2", "n3"}}
+	for node, want := range map[string]int{"n1": 0, "n2": 3, "n3": 3} {
+		if fs := env.faultsAt(&Request{Node: node, Site: &cat.Sites[0]}); len(fs) != want {
+			t.Errorf("nodes n2, n3: %d faults at a request of %s, want %d", len(fs), node, want)
+		}
+	}
 }
