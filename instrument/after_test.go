@@ -1,7 +1,6 @@
 package instrument
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,26 +22,14 @@ func TestCrashAfterApp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds binaries")
 	}
-	app, err := filepath.Abs(filepath.Join("testdata", "app"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	target := Target{WorkDir: filepath.Join(tmp, "build"), Module: app, Main: "./cmd/app",
-		Packages: []string{"example.com/app/store", "golang.org/x/mod/semver"}}
-	res, err := buildWith(context.Background(), target, filepath.Join(tmp, "app"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
-		cat := handCatalog(t, w)
+	res := buildApp(t, t.TempDir(), func(cat *catalog.Catalog) {
 		for i := range cat.Sites {
 			if s := &cat.Sites[i]; s.Callee == "f.Write" {
 				s.Kind |= catalog.KindCrash | catalog.KindCrashAfter
 				s.IO = "disk"
 			}
 		}
-		return cat, nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var site *catalog.Site
 	for i := range res.Catalog.Sites {
 		if s := &res.Catalog.Sites[i]; s.Callee == "f.Write" && s.Kind.Has(catalog.KindCrashAfter) {

@@ -39,6 +39,29 @@ func (p *onePolicy) Decide(*policy.Request) policy.Decision {
 }
 func (p *onePolicy) End(policy.Outcome) {}
 
+// buildApp builds the testdata app (cmd/app over its store and x/mod's
+// semver) into tmp with the hand catalog, changed by edit if not nil.
+func buildApp(t *testing.T, tmp string, edit func(*catalog.Catalog)) *Result {
+	t.Helper()
+	app, err := filepath.Abs(filepath.Join("testdata", "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := Target{WorkDir: filepath.Join(tmp, "build"), Module: app, Main: "./cmd/app",
+		Packages: []string{"example.com/app/store", "golang.org/x/mod/semver"}}
+	res, err := buildWith(context.Background(), target, filepath.Join(tmp, "app"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
+		cat := handCatalog(t, w)
+		if edit != nil {
+			edit(cat)
+		}
+		return cat, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestInjectApp builds the testdata app, serves its catalog from a
 // controller whose policy injects EIO at os.Create, and checks that the
 // program sees exactly the error the rewritten call returned: the whole
@@ -47,21 +70,8 @@ func TestInjectApp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds binaries")
 	}
-	app, err := filepath.Abs(filepath.Join("testdata", "app"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	tmp := t.TempDir()
-	target := Target{WorkDir: filepath.Join(tmp, "build"),
-		Module: app, Main: "./cmd/app",
-		Packages: []string{"example.com/app/store", "golang.org/x/mod/semver"},
-	}
-	res, err := buildWith(context.Background(), target, filepath.Join(tmp, "app"), func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
-		return handCatalog(t, w), nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := buildApp(t, tmp, nil)
 	var site *catalog.Site
 	for i := range res.Catalog.Sites {
 		if res.Catalog.Sites[i].Callee == "os.Create" {
