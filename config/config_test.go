@@ -553,6 +553,8 @@ func TestAdaptiveEndDefaultOn(t *testing.T) {
 		{base, []string{"workload.adaptive_end=false"}, false, DefaultMinDuration},
 		{base + "  adaptive_end: false\n  min_duration: 3s\n", nil, false, 3 * time.Second},
 		{base, []string{"workload.min_duration=2s"}, true, 2 * time.Second},
+		// null is unset, the default: a bundle's gofault.yaml writes it so.
+		{base + "  adaptive_end: null\n", nil, true, DefaultMinDuration},
 	} {
 		c, err := Parse([]byte(tt.yaml), tt.sets...)
 		if err != nil {
