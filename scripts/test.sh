@@ -8,9 +8,10 @@
 # on NATS JetStream (about two minutes), on Consul (about three minutes,
 # most of it building Consul) and on the planted-bug example.
 #
-#   scripts/test.sh            everything (about 44 minutes on 2 cores; minikv's
-#                              planted-bug campaigns about 24 of them, the
-#                              oracles' fast set about 5.5 of those)
+#   scripts/test.sh            everything (about 52 minutes on 2 cores from a
+#                              fresh clone; minikv's planted-bug campaigns
+#                              about 29 of them, the oracles' fast set and
+#                              the exported regression test about 11 of those)
 #   GOFAULT_SHORT=1 scripts/test.sh   unit tests only (-short)
 #   GOFAULT_LONG=1 scripts/test.sh    also the long campaigns (minikv's
 #                                     targeted ones and their controls, e.g.
@@ -64,10 +65,10 @@ step "Consul target module (a fault-free and a random campaign)"
 (cd targets/consul && GOWORK=off go test -count=1 -timeout 15m "${short[@]}" ./...)
 
 step "bundled example (minikv, planted bugs)"
-# 18 minutes measured on 2 cores (fresh-check, 2026-11-27), plus the
-# oracles' fast set (TestCampaigns/oracle/..., 5.5 minutes measured on the
-# shared 2-core machine under load, 2026-12-06): 40 leaves room for a
-# slower machine; the long campaigns add about an hour.
+# 28.7 minutes measured on 2 cores (fresh-check, 2026-12-06), the
+# oracles' fast set (TestCampaigns/oracle/...) and TestExportGoTest
+# included: 40 leaves room for a slower machine; the long campaigns add
+# about an hour.
 minikv_timeout=40m
 [ -n "${GOFAULT_LONG:-}" ] && minikv_timeout=120m
 (cd examples/minikv && go test -count=1 -timeout "$minikv_timeout" "${short[@]}" ./...)
