@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -65,14 +64,10 @@ func Parse(data []byte, overrides ...string) (*Config, error) {
 			return nil, err
 		}
 	}
-	root := doc.Content[0]
-	// The release entry that target.version chooses (its entries checked
-	// first, with lines), then the overrides again: --set wins over the
-	// entry.
-	if err := configStrict.check(root, reflect.TypeFor[Config](), "", field{}); err != nil {
-		return nil, err
-	}
-	release, err := applyRelease(root)
+	// The release entry that target.version chooses, then the overrides
+	// again: --set wins over the entry. The merged tree, the releases
+	// entries included, is checked with its lines as it is decoded.
+	release, err := applyRelease(doc.Content[0])
 	if err != nil {
 		return nil, err
 	}

@@ -52,8 +52,8 @@ func MatchesVersion(v, version string) bool {
 
 // applyRelease lays the first release entry of root that matches root's
 // target.version over root, and returns the entry's Versions joined by
-// ", " ("" when none matched or no version is set). root has been checked
-// against the schema.
+// ", " ("" when none matched or no version is set). root is not checked
+// yet: a shape the schema refuses is left for the check to report.
 func applyRelease(root *yaml.Node) (string, error) {
 	version := ""
 	if t := mapValue(root, "target"); t != nil {

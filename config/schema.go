@@ -257,12 +257,7 @@ func Set(doc *yaml.Node, override string) error {
 		if n.Kind != yaml.MappingNode {
 			return fmt.Errorf("--set %s: %s in the file is not a mapping (line %d)", path, strings.Join(segs[:i], "."), n.Line)
 		}
-		var next *yaml.Node
-		for j := 0; j+1 < len(n.Content); j += 2 {
-			if n.Content[j].Value == s {
-				next = n.Content[j+1]
-			}
-		}
+		next := mapValue(n, s)
 		if next == nil {
 			next = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
 			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s}, next)
