@@ -270,43 +270,33 @@ func act(c *conn, resp wire.Response, ctx Done) int {
 }
 
 // afterArmed holds the goroutines whose current call got ActCrashAfter:
-// the call runs, and its deferred After asks for the crash. n lets After
-// return at once on the hot path when none is armed.
-var afterArmed struct {
-	n  atomic.Int32
-	mu sync.Mutex
-	g  map[uint64]bool
-}
+// the call runs, and its deferred After asks for the crash. armedAfter
+// counts them, so that After returns at once on the hot path when none is.
+var (
+	afterArmed = newGTable[struct{}](1)
+	armedAfter atomic.Int32
+)
 
 func armAfter(g uint64) {
-	afterArmed.mu.Lock()
-	defer afterArmed.mu.Unlock()
-	if afterArmed.g == nil {
-		afterArmed.g = map[uint64]bool{}
-	}
-	if !afterArmed.g[g] {
-		afterArmed.g[g] = true
-		afterArmed.n.Add(1)
+	if afterArmed.set(g, struct{}{}) {
+		armedAfter.Add(1)
 	}
 }
 
 // resetAfter disarms every goroutine (a new connection: a new trial).
 func resetAfter() {
-	afterArmed.mu.Lock()
-	defer afterArmed.mu.Unlock()
-	afterArmed.g = nil
-	afterArmed.n.Store(0)
+	afterArmed.reset()
+	armedAfter.Store(0)
 }
 
-// disarmAfter reports whether goroutine g was armed, and disarms it.
+// disarmAfter reports whether goroutine g was armed, and disarms it. Only
+// g itself disarms g, so the look-up and the removal do not race.
 func disarmAfter(g uint64) bool {
-	afterArmed.mu.Lock()
-	defer afterArmed.mu.Unlock()
-	if !afterArmed.g[g] {
+	if _, ok := afterArmed.get(g); !ok {
 		return false
 	}
-	delete(afterArmed.g, g)
-	afterArmed.n.Add(-1)
+	afterArmed.del(g)
+	armedAfter.Add(-1)
 	return true
 }
 
@@ -317,7 +307,7 @@ func disarmAfter(g uint64) bool {
 // killed before the caller's next instruction. Otherwise it returns at
 // once (one atomic load).
 func After(site uint32) {
-	if afterArmed.n.Load() == 0 {
+	if armedAfter.Load() == 0 {
 		return
 	}
 	afterSlow(site)
