@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -425,7 +424,7 @@ func (c *client) object(ctx context.Context) {
 	for i := range data {
 		data[i] = byte(c.rng.Uint32())
 	}
-	sum := sha256.Sum256(data)
+	put := newObjectPut(data)
 	err := c.wc.Do(ctx, "object-put", name, func(ctx context.Context) error {
 		meta := jetstream.ObjectMeta{Name: name, Opts: &jetstream.ObjectMetaOptions{ChunkSize: objChunk}}
 		_, err := c.obj.Put(ctx, meta, bytes.NewReader(data))
@@ -434,21 +433,35 @@ func (c *client) object(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	c.led.objectPut(name, sum)
-	_ = c.checkObject(ctx, name, sum)
+	c.led.objectPut(name, put)
+	_ = c.checkObject(ctx, name, put)
 }
 
 // checkObject reads the object back and judges it; it returns the read's
-// error when the read failed for another reason than a finding.
-func (c *client) checkObject(ctx context.Context, name string, sum [sha256.Size]byte) error {
+// error when the read failed for another reason than a finding. A
+// mismatch is judged again from the object's stored chunks
+// (judgeMismatch): nats.go's resend of a reused chunk is its error, not a
+// finding.
+func (c *client) checkObject(ctx context.Context, name string, put objectPut) error {
 	return c.wc.Do(ctx, "object-get", name, func(ctx context.Context) error {
-		got, err := c.readObject(ctx, name)
-		fs, err := judgeObject(objBucket, name, sum, got, err)
+		fs, err := c.judgeRead(ctx, name, put)
 		for _, f := range fs {
 			c.wc.Violation(f.check, f.msg)
 		}
 		return err
 	})
+}
+
+// judgeRead reads object name back and judges it against what was put
+// (judgeObject, then judgeMismatch from its stored chunks).
+func (c *client) judgeRead(ctx context.Context, name string, put objectPut) ([]finding, error) {
+	got, err := c.readObject(ctx, name)
+	fs, err := judgeObject(objBucket, name, put.sum, got, err)
+	if len(fs) == 1 && fs[0].check == checkObjectMismatch {
+		stored, serr := c.storedChunks(ctx, name)
+		fs, err = judgeMismatch(fs[0], name, put, stored, serr)
+	}
+	return fs, err
 }
 
 // readObject reads an object whole; every read is bounded by ctx.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"slices"
 	"sync"
@@ -20,7 +19,7 @@ type ledger struct {
 	consumers map[resource]*consumerLog
 	apiMsgs   []apiMsg
 	removals  []apiRemoval
-	objects   map[string][sha256.Size]byte
+	objects   map[string]objectPut
 }
 
 func newLedger() *ledger {
@@ -28,7 +27,7 @@ func newLedger() *ledger {
 		acks:      map[string][]pubAck{},
 		seen:      map[string]map[uint64]string{},
 		consumers: map[resource]*consumerLog{},
-		objects:   map[string][sha256.Size]byte{},
+		objects:   map[string]objectPut{},
 	}
 }
 
@@ -117,10 +116,10 @@ func (l *ledger) apiMaxSeq() uint64 {
 	return top
 }
 
-func (l *ledger) objectPut(name string, sum [sha256.Size]byte) {
+func (l *ledger) objectPut(name string, put objectPut) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.objects[name] = sum
+	l.objects[name] = put
 }
 
 // objectNames are the acknowledged objects' names, sorted.

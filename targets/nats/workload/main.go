@@ -46,7 +46,10 @@
 //     acknowledged before the update was sent;
 //   - object-lost, object-mismatch: an object whose put was acknowledged
 //     is not found, or reads back with other content (at once and after
-//     the load).
+//     the load). A mismatch whose stored chunks are nats.go's resend of a
+//     reused chunk (docs/found.md N4, objresend.go) is the client's: the
+//     read reports it as its error, saying what it dismissed, not as a
+//     finding.
 //
 // The buckets' streams answer gets from their leader only (AllowDirect
 // off): a direct get may come from a follower behind the leader, which
@@ -399,10 +402,11 @@ func readObjects(ctx context.Context, clients []*client, led *ledger) {
 	defer cancel()
 	for _, name := range led.objectNames() {
 		led.mu.Lock()
-		sum := led.objects[name]
+		put := led.objects[name]
 		led.mu.Unlock()
+		var resend *resendError
 		for _, c := range clients {
-			if ctx.Err() != nil || c.checkObject(ctx, name, sum) == nil {
+			if err := c.checkObject(ctx, name, put); ctx.Err() != nil || err == nil || errors.As(err, &resend) {
 				break
 			}
 		}
