@@ -328,7 +328,7 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 		}
 		killed <- k
 		r.log.Info("calibration trial: killing a node", "trial", t.id, "node", k.node, "leader", k.leader)
-		t.crash(r, k.node, endCrash) // kill now, restart restartDelay later; execute waits for it
+		t.crash(r, k.node, endCrash, 0) // kill now, restart restartDelay later; execute waits for it
 	}()
 	tr, _, _, err := r.execute(ctx, t)
 	close(stop)

@@ -190,9 +190,10 @@ const (
 )
 
 // crash carries out a fault that ends the node's process: end it now as
-// how says, restart it a little later. A power loss also rolls the node's
-// data dir back to what it synced (powerloss.go) before the restart.
-func (t *trialRun) crash(r *runner, node string, how ending) {
+// how says, restart it down later (restartDelay when 0). A power loss also
+// rolls the node's data dir back to what it synced (powerloss.go) before
+// the restart.
+func (t *trialRun) crash(r *runner, node string, how ending, down time.Duration) {
 	powerLoss := how == endPowerLoss
 	t.mu.Lock()
 	cl, ctx := t.cl, t.ctx
@@ -238,7 +239,7 @@ func (t *trialRun) crash(r *runner, node string, how ending) {
 		}
 	}
 	select {
-	case <-time.After(restartDelay):
+	case <-time.After(cmp.Or(down, restartDelay)):
 	case <-ctx.Done():
 		return
 	case <-cl.Done():
@@ -266,6 +267,33 @@ func (t *trialRun) crash(r *runner, node string, how ending) {
 	}
 }
 
+// pause carries out a pause fault: node's whole process stops for d,
+// then goes on. The trial's end does not wait for it: the cluster's stop
+// lets a paused node go on before its shutdown signal (cluster.Pause).
+func (t *trialRun) pause(r *runner, node string, d time.Duration) {
+	t.mu.Lock()
+	cl, ctx := t.cl, t.ctx
+	t.mu.Unlock()
+	if cl == nil {
+		return
+	}
+	if err := cl.Pause(node); err != nil {
+		r.log.Warn("pause fault: could not stop the node", "trial", t.id, "node", node, "err", err)
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	case <-cl.Done():
+		return
+	}
+	if err := cl.Resume(node); err != nil {
+		r.log.Warn("pause fault: could not let the node go on", "trial", t.id, "node", node, "err", err)
+	}
+}
+
 // begin registers trial index with the controller; the policy plans it.
 func (r *runner) begin(index int, baseline bool) (*trialRun, error) {
 	return r.beginID(record.TrialID(r.campaign, index), index, baseline)
@@ -275,9 +303,11 @@ func (r *runner) begin(index int, baseline bool) (*trialRun, error) {
 func (r *runner) beginID(id string, index int, baseline bool) (*trialRun, error) {
 	t := &trialRun{index: index, id: id, baseline: baseline, start: time.Now()}
 	spec := controller.TrialSpec{ID: t.id, Index: index, Nodes: r.nodes, NoFaults: baseline}
-	spec.Crash = func(node string) { t.crash(r, node, endCrash) }
-	spec.PowerLoss = func(node string) { t.crash(r, node, endPowerLoss) }
-	spec.Reboot = func(node string) { t.crash(r, node, endReboot) }
+	spec.Crash = func(node string) { t.crash(r, node, endCrash, 0) }
+	spec.PowerLoss = func(node string) { t.crash(r, node, endPowerLoss, 0) }
+	spec.Reboot = func(node string) { t.crash(r, node, endReboot, 0) }
+	spec.Stop = func(node string, down time.Duration) { t.crash(r, node, endCrash, down) }
+	spec.Pause = func(node string, d time.Duration) { t.pause(r, node, d) }
 	ct, err := r.ctl.BeginTrial(spec)
 	if err != nil {
 		return nil, err

@@ -114,6 +114,7 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 
 		Partition: cfg.Faults.Partition.Duration,
 		LeaderAt:  cfg.Faults.Partition.LeaderAt,
+		Timers:    cfg.Faults.Timers,
 
 		TargetErrors: cfg.Faults.TargetErrors,
 		Files:        cfg.Faults.Files,

@@ -24,7 +24,7 @@ import (
 // site can take), as bits. Its JSON and String form are the names, e.g.
 // "error" or "error|delay"; the wire protocol's actions and the store's
 // text column are mapped to and from it at those edges.
-type Kind uint16
+type Kind uint32
 
 // Fault kinds.
 const (
@@ -94,19 +94,41 @@ const (
 	// is lost (a call that synced keeps what it synced). A site's kinds
 	// never include it; a site with KindCrashAfter can take it.
 	KindPowerLossAfter
+	// KindPause stops the whole process of the node at the call
+	// (SIGSTOP) for a while, then lets it go on (SIGCONT): it keeps its
+	// PID, sockets, role and memory, as after a GC pause or a VM stall;
+	// its peers and clients must route around it, and on waking it must
+	// notice that the world moved on. The fault's delay is the pause's
+	// length, chosen from the target's timers (faults.timers). The call
+	// itself goes on. A site's kinds never include it; a site that can
+	// crash can take it.
+	KindPause
+	// KindStop kills the node at the call, as KindCrash does, and starts
+	// it again only after a while (the fault's delay, chosen from the
+	// target's timers, faults.timers: shorter than, around or longer
+	// than its election timeout or its leader's back-off) instead of at
+	// once. A site's kinds never include it; a site that can crash can
+	// take it.
+	KindStop
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}, {KindCorrupt, "corrupt"}, {KindTorn, "torn"}, {KindCrashAfter, "crash-after"}, {KindPowerLossAfter, "powerloss-after"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}, {KindCorrupt, "corrupt"}, {KindTorn, "torn"}, {KindCrashAfter, "crash-after"}, {KindPowerLossAfter, "powerloss-after"}, {KindPause, "pause"}, {KindStop, "stop"}}
 
 // Kills reports whether a fault of kind k ends the process (a crash, a
-// power loss, before or after the call, a reboot or a torn write), which
-// is then restarted.
+// power loss, before or after the call, a reboot, a torn write or a stop),
+// which is then restarted.
 func (k Kind) Kills() bool {
-	return k&(KindCrash|KindPowerLoss|KindReboot|KindTorn|KindCrashAfter|KindPowerLossAfter) != 0
+	return k&(KindCrash|KindPowerLoss|KindReboot|KindTorn|KindCrashAfter|KindPowerLossAfter|KindStop) != 0
+}
+
+// Holds reports whether a fault of kind k lasts its delay: a delay, a cut
+// (Cuts), a pause, or a stop (the node stays down that long).
+func (k Kind) Holds() bool {
+	return k == KindDelay || k == KindPause || k == KindStop || k.Cuts()
 }
 
 // After reports whether k strikes after its call returned (crash-after,
@@ -149,7 +171,7 @@ func (k Kind) String() string {
 		}
 	}
 	if k != 0 {
-		names = append(names, fmt.Sprintf("kind(%d)", uint16(k)))
+		names = append(names, fmt.Sprintf("kind(%d)", uint32(k)))
 	}
 	return strings.Join(names, "|")
 }
@@ -169,10 +191,19 @@ func ParseKind(s string) (Kind, error) {
 			}
 		}
 		if !found {
-			return KindNone, fmt.Errorf("unknown fault kind %q (want error, delay, crash, partition, disconnect, oneway, split, leadercut, powerloss, reboot, corrupt or torn)", part)
+			return KindNone, fmt.Errorf("unknown fault kind %q (want one of %s)", part, kindList())
 		}
 	}
 	return k, nil
+}
+
+// kindList is every single kind's name, "error, delay, … or stop".
+func kindList() string {
+	names := make([]string, len(kindNames))
+	for i, n := range kindNames {
+		names[i] = n.name
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // MarshalJSON writes the kind's name.

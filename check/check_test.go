@@ -247,6 +247,25 @@ func TestHang(t *testing.T) {
 			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
 			inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay = 4 * time.Second }),
 			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests hanging)", nodes: []string{"n2"}}},
+		{"excused by a pause of its own member", newTrial("n1", "n2").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
+			inject(1000, "n2", catalog.KindPause, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			Input{}, verdictWant{}},
+		{"not excused by a pause on another member", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).
+			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
+			inject(1000, "n1", catalog.KindPause, func(in *record.Injection) { in.Delay = 4 * time.Second }),
+			Input{}, verdictWant{failed: true, symptom: "client made no progress for over 3s (requests hanging)", nodes: []string{"n2"}}},
+		{"a stop of the static leader, excused by the profile", newTrial("n1", "n2", "n3").progress("n3/0", 0, 1000, 100).progress("n3/0", 7500, 8000, 100).
+			progress("n2/0", 0, 1000, 100).progress("n2/0", 7500, 8000, 100).
+			inject(1000, "n1", catalog.KindStop, func(in *record.Injection) { in.Delay = 6 * time.Second }).
+			node("n1", func(n *record.Node) { n.Killed, n.Restarted = true, []time.Time{at(7000)} }),
+			Input{SlowWaits: []SlowWait{{Kind: catalog.KindStop, Node: "n1", Reason: "n1 is the static leader"}}}, verdictWant{}},
+		{"a stop of another member is not excused by the static leader's (planted)", newTrial("n1", "n2", "n3").progress("n3/0", 0, 1000, 100).progress("n3/0", 7500, 8000, 100).
+			progress("n1/0", 0, 8000, 100).
+			inject(1000, "n2", catalog.KindStop, func(in *record.Injection) { in.Delay = 6 * time.Second }).
+			node("n2", func(n *record.Node) { n.Killed, n.Restarted = true, []time.Time{at(7000)} }),
+			Input{SlowWaits: []SlowWait{{Kind: catalog.KindStop, Node: "n1", Reason: "n1 is the static leader"}}},
+			verdictWant{failed: true, symptom: "client made no progress for over 3s (requests hanging)", nodes: []string{"n3"}}},
 		{"excused by the far end of a disconnect", newTrial("n1", "n2", "n3").progress("n1/0", 0, 8000, 100).progress("n3/0", 0, 8000, 100).
 			progress("n2/0", 0, 1000, 100).progress("n2/0", 5000, 8000, 100).
 			inject(1000, "n1", catalog.KindDisconnect, func(in *record.Injection) { in.Delay, in.Peer = 4*time.Second, "n2" }),

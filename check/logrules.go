@@ -123,7 +123,7 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			}
 		case catalog.KindCorrupt:
 			f.corrupt = true
-		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter:
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter, catalog.KindStop:
 			// A reboot is a clean shutdown, but its peers lose the
 			// member's connections all the same. A torn write's node
 			// finds the torn record when it restarts.
@@ -131,8 +131,9 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			f.corrupt = in.Kind == catalog.KindTorn
 			f.to = backAt(tr, in.Node, in.Time, end).Add(bound)
 			killedBy[in.Node] = true
-		case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
-			// Peers lose the cut member's connections and it theirs, its
+		case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut, catalog.KindPause:
+			// A paused member is cut off as a partitioned one is, and
+			// on waking finds its connections timed out. Peers lose the cut member's connections and it theirs, its
 			// stalled I/O is slow, and the members elect (a disconnect or
 			// a one-way cut: the two members, of each other; a split:
 			// every member, of the other side).

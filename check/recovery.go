@@ -80,7 +80,7 @@ func (Recovery) Check(_ context.Context, in *Input) record.Verdict {
 }
 
 // FaultsEnd returns when the trial's last fault ended (an error when
-// injected, a delay, partition or disconnect when it ran out, a fault that
+// injected, a delay, pause, partition or disconnect when it ran out, a fault that
 // ended the node's process when the node was started again); ok is false
 // without faults. The runner ends a workload early from it too
 // (workload.adaptive_end), so the recovery checker and the runner agree on
@@ -90,9 +90,9 @@ func FaultsEnd(tr *record.Trial) (time.Time, bool) {
 	for _, in := range tr.Injections {
 		t := in.Time
 		switch in.Kind {
-		case catalog.KindDelay, catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
+		case catalog.KindDelay, catalog.KindPause, catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
 			t = t.Add(in.Delay)
-		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter:
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter, catalog.KindStop:
 			// When the node was started again: a reboot's clean
 			// shutdown may take seconds before the restart delay begins.
 			t = restartOf(tr, in.Node, in.Time)

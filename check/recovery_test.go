@@ -42,6 +42,12 @@ func TestRecovery(t *testing.T) {
 			clients(0, 12000, 1000).progress("n3/0", 9500, 12000, 100).inject(1000, "n3", catalog.KindReboot, nil).
 				node("n3", func(n *record.Node) { n.Restarted = []time.Time{at(500)} }),
 			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}, ev: "served its first request 7.5s after"}},
+		{"a paused member back within the bound after its pause", clients(0, 12000, 2000).progress("n3/0", 7500, 12000, 100).inject(2000, "n3", catalog.KindPause, delay(4*time.Second)), verdictWant{}},
+		{"a paused member that stays wedged after it went on", clients(0, 12000, 2000).inject(2000, "n3", catalog.KindPause, delay(2*time.Second)),
+			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}, ev: "member n3 served no request since the last fault ended"}},
+		{"a stopped member judged from its late restart",
+			clients(0, 14000, 1000).progress("n3/0", 10000, 14000, 100).inject(1000, "n3", catalog.KindStop, delay(6*time.Second)).
+				node("n3", func(n *record.Node) { n.Restarted = []time.Time{at(7000)} }), verdictWant{}},
 		{"a member down at the end is the crash checker's", clients(0, 12000, 2000).inject(2000, "n2", catalog.KindError, nil).node("n3", func(n *record.Node) { n.Exited = true }), verdictWant{}},
 	}
 	for _, tt := range tests {

@@ -210,8 +210,8 @@ func roleOr(role string) string {
 // long as such a fault lasts. The hang, gray and slow checkers then count
 // the fault in every client's allowance, and show what it excused.
 type SlowWait struct {
-	// Kind is the fault kind: catalog.KindDelay, or a cut
-	// (catalog.Kind.Cuts: KindPartition, KindDisconnect, KindOneWay,
+	// Kind is the fault kind: catalog.KindDelay, KindPause, KindStop,
+	// or a cut (catalog.Kind.Cuts: KindPartition, KindDisconnect, KindOneWay,
 	// KindSplit, KindLeaderCut).
 	Kind catalog.Kind
 	// Role limits it to faults that struck a member in this role
@@ -263,7 +263,7 @@ func excusedStalls(in *Input) []string {
 		}
 		for _, f := range in.Trial.Injections {
 			w := excuseFor(in.SlowWaits, f)
-			if w == nil || !slowing(f) || hits(in.Trial, f, s.node) || !overlaps(f, s.from, s.to) {
+			if w == nil || !holding(f) || hits(in.Trial, f, s.node) || !overlaps(f, s.from, s.to) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("excused by the profile: client %s (node %s) made no progress from %s to %s (%s) during %s: %s",

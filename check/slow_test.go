@@ -28,11 +28,11 @@ func TestSlow(t *testing.T) {
 			}
 		})
 	}
-	ownOnly := func() *trialB {
+	ownOnly := func(kind catalog.Kind) *trialB {
 		// Only the slowed member's clients stall; the others go on.
 		b := newTrial("n1", "n2", "n3").progress("n2/0", 0, 10000, 100).progress("n3/0", 0, 10000, 100).
 			progress("n1/0", 0, 1000, 100).errors("n1/0", 1500, 8500, 1000).progress("n1/0", 9000, 10000, 100)
-		return b.inject(1000, "n1", catalog.KindDelay, func(in *record.Injection) { in.Delay, in.Role = 8*time.Second, "StateLeader" })
+		return b.inject(1000, "n1", kind, func(in *record.Injection) { in.Delay, in.Role = 8*time.Second, "StateLeader" })
 	}
 	failover := func() *trialB {
 		// The others stall 2.5 s, then n2 takes over: within the bound.
@@ -83,7 +83,7 @@ func TestSlow(t *testing.T) {
 			0, verdictWant{failed: true, symptom: symptomDelay, ev: "leadership: did not move; said to lead meanwhile: [n1 n2]"}},
 		{"it says what the members said of their health", slowed(catalog.KindDelay, nil), nil,
 			0, verdictWant{failed: true, symptom: symptomDelay, ev: "health meanwhile: n1 healthy 1, unhealthy 0; n2 healthy 1, unhealthy 0; n3 healthy 0, unhealthy 1"}},
-		{"the slowed member's own clients keep the delay's allowance", ownOnly(), nil, 0, verdictWant{}},
+		{"the slowed member's own clients keep the delay's allowance", ownOnly(catalog.KindDelay), nil, 0, verdictWant{}},
 		{"failover within the bound", failover(), nil, 0, verdictWant{}},
 		{"a failover past a shorter bound is reported with the move", failover(), nil, time.Second,
 			verdictWant{failed: true, symptom: symptomDelay, nodes: []string{"n2", "n3"}, ev: "leadership: moved: n2 became StateLeader at 05:00:03.200"}},
@@ -124,6 +124,16 @@ func TestSlow(t *testing.T) {
 		{"a delay of the leader's call with n3 (its append stream) holds up n3 too: n3's clients keep the delay's allowance, n2's are judged",
 			slowed(catalog.KindDelay, func(in *record.Injection) { in.Peer = "n3" }), nil,
 			0, verdictWant{failed: true, symptom: symptomDelay, nodes: []string{"n2"}, ev: "slow member: delay n1 (StateLeader) on its call with n3 at site s1"}},
+		{"pause of the leader: a stall of the whole member, judged as one", slowed(catalog.KindPause, nil), nil,
+			0, verdictWant{failed: true, symptom: "one slow member stalled the other members' clients (pause of a StateLeader)", nodes: []string{"n2", "n3"},
+				ev: "slow member: pause n1 (StateLeader) at site s1 from 05:00:01.000 to 05:00:09.000 (8s)"}},
+		{"a paused member's own clients keep the pause's allowance", ownOnly(catalog.KindPause), nil, 0, verdictWant{}},
+		{"a pause of the static leader excused by member, and shown", slowed(catalog.KindPause, nil),
+			[]SlowWait{{Kind: catalog.KindPause, Node: "n1", Reason: "n1 is the static leader"}}, 0,
+			verdictWant{symptom: "informational: a stall the profile excuses (checkers.waits_for_slow)", ev: "during pause n1 (StateLeader)"}},
+		{"the delay excuse does not hide a pause (planted)", slowed(catalog.KindPause, nil), leaderWait,
+			0, verdictWant{failed: true, symptom: "one slow member stalled the other members' clients (pause of a StateLeader)"}},
+		{"a stopped member is down, not slow", slowed(catalog.KindStop, nil).node("n1", func(n *record.Node) { n.Killed = true }), nil, 0, verdictWant{}},
 		{"a stall that began long before the fault", stallBefore(), nil, 0, verdictWant{}},
 		{"half the members slowed", twoSlowed(), nil, 0, verdictWant{}},
 		{"killed node's clients excluded", killedOthers(), nil, 0, verdictWant{}},

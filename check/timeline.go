@@ -105,10 +105,19 @@ func killedSince(tr *record.Trial) map[string]time.Time {
 }
 
 // slowing reports whether fault in slows or cuts members for a while
-// (in.Delay): a delay, or a cut (catalog.Kind.Cuts: a partition,
-// disconnect, one-way cut, split or leader cut).
+// (in.Delay): a delay, a pause (the whole member stalls), or a cut
+// (catalog.Kind.Cuts: a partition, disconnect, one-way cut, split or
+// leader cut).
 func slowing(in record.Injection) bool {
-	return (in.Kind == catalog.KindDelay || in.Kind.Cuts()) && in.Delay > 0
+	return (in.Kind == catalog.KindDelay || in.Kind == catalog.KindPause || in.Kind.Cuts()) && in.Delay > 0
+}
+
+// holding reports whether fault in takes a member out for a while, its
+// length known (in.Delay): a slowing fault, or a stop (the member is down
+// that long). The allowances count it; the slow checker judges only the
+// slowing ones (a stopped member is down, not slow).
+func holding(in record.Injection) bool {
+	return slowing(in) || in.Kind == catalog.KindStop && in.Delay > 0
 }
 
 // hits reports whether fault in slows or cuts node: the node it struck;
@@ -293,7 +302,7 @@ func allowanceFor(tr *record.Trial, excuses []SlowWait, quorum bool, node string
 	doubt := quorum && quorumInDoubt(tr, from, to)
 	var sum time.Duration
 	for _, in := range tr.Injections {
-		if !slowing(in) || !overlaps(in, from, to) {
+		if !holding(in) || !overlaps(in, from, to) {
 			continue
 		}
 		if doubt || hits(tr, in, node) || excuseFor(excuses, in) != nil {

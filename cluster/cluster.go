@@ -581,6 +581,38 @@ func (c *Cluster) Shutdown(name string) error {
 	return nil
 }
 
+// Pause stops the named node's whole process (SIGSTOP) until Resume (a
+// pause fault); a node stopped with the cluster meanwhile is let go on
+// first, so that it takes its shutdown signal.
+func (c *Cluster) Pause(name string) error {
+	_, p, err := c.running(name)
+	if err == nil && !p.Pause() {
+		err = errors.New("not running")
+	}
+	if err != nil {
+		return fmt.Errorf("pause %s: %w", name, err)
+	}
+	return nil
+}
+
+// Resume lets the named node's paused process go on (SIGCONT).
+func (c *Cluster) Resume(name string) error {
+	c.mu.Lock()
+	n, err := c.node(name)
+	var p *Process
+	if err == nil {
+		p = n.proc
+	}
+	c.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("resume %s: %w", name, err)
+	}
+	if p == nil || !p.Resume() {
+		return fmt.Errorf("resume %s: not running", name)
+	}
+	return nil
+}
+
 // PID returns the process ID of the named node while it runs, 0 when it
 // does not.
 func (c *Cluster) PID(name string) int {

@@ -268,6 +268,8 @@ func (p *Process) stop(reason string, sig syscall.Signal, grace time.Duration) E
 	if !p.signal(reason, sig) {
 		return p.Wait()
 	}
+	// A paused process (Pause) takes its signal only once it goes on.
+	p.Resume()
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -279,6 +281,28 @@ func (p *Process) stop(reason string, sig syscall.Signal, grace time.Duration) E
 }
 
 func (p *Process) kill(reason string) { p.signal(reason, syscall.SIGKILL) }
+
+// Pause stops the whole process group (SIGSTOP) until Resume; it reports
+// false if the process had already ended. The process keeps its PID,
+// sockets and memory.
+func (p *Process) Pause() bool { return p.cont(syscall.SIGSTOP) }
+
+// Resume lets a paused process group go on (SIGCONT); it reports false if
+// the process had already ended.
+func (p *Process) Resume() bool { return p.cont(syscall.SIGCONT) }
+
+// cont sends SIGSTOP or SIGCONT to the group, recording no reason.
+func (p *Process) cont(sig syscall.Signal) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	select {
+	case <-p.done:
+		return false
+	default:
+	}
+	_ = syscall.Kill(-p.pid, sig)
+	return true
+}
 
 // signal records reason (if none yet) and signals the group; it reports
 // false if the process had already ended.

@@ -213,8 +213,8 @@ type SlowWait struct {
 }
 
 // SlowWaitKinds are the fault kinds checkers.waits_for_slow may name: the
-// faults that slow or cut a member for a while.
-var SlowWaitKinds = []string{"delay", "partition", "disconnect", "oneway", "split", "leadercut"}
+// faults that slow, pause, stop or cut a member for a while.
+var SlowWaitKinds = []string{"delay", "pause", "stop", "partition", "disconnect", "oneway", "split", "leadercut"}
 
 // Faults selects the fault kinds a campaign may inject.
 type Faults struct {
@@ -232,6 +232,12 @@ type Faults struct {
 	// machine, ErrCompacted from an in-memory raft log) makes findings that
 	// cannot happen.
 	TargetErrors bool `yaml:"target_errors"`
+	// Timers are the target's own timers, by name (e.g. "election: 1s",
+	// "heartbeat: 100ms", "backoff: 1s"): a pause lasts, and a stopped
+	// member stays down, half of, as long as and twice each of them (one
+	// fault variant each), so that each shape is tried shorter than,
+	// around and longer than the timer it races. Empty: faults.delay.
+	Timers map[string]time.Duration `yaml:"timers"`
 	// Partition tunes the partition fault kind.
 	Partition Partition `yaml:"partition"`
 	// PowerLossPaths limits what a power-loss crash rolls back to the

@@ -281,7 +281,7 @@ func TestValidate(t *testing.T) {
 		{"log ignore", []string{"checkers.log_ignore=slow fdatasync,lost leader [0-9a-f]+"}, nil},
 		{"bad log ignore", []string{"checkers.log_ignore=ok,took (too long"}, []string{"checkers.log_ignore[1]: is not a valid regular expression", "missing closing )"}},
 		{"bad log downgraded", []string{"checkers.log_downgraded=(by the node"}, []string{"checkers.log_downgraded[0]: is not a valid regular expression", "missing closing )"}},
-		{"unknown kind", []string{"faults.kinds=error,cut"}, []string{`faults.kinds[1]: unknown name "cut"`, `"corrupt", "crash", "crash-after", "delay", "disconnect", "error", "leadercut", "oneway", "partition", "powerloss", "powerloss-after", "reboot", "split", "torn"`}},
+		{"unknown kind", []string{"faults.kinds=error,cut"}, []string{`faults.kinds[1]: unknown name "cut"`, `"corrupt", "crash", "crash-after", "delay", "disconnect", "error", "leadercut", "oneway", "partition", "pause", "powerloss", "powerloss-after", "reboot", "split", "stop", "torn"`}},
 		{"partition shapes", []string{"faults.kinds=[oneway, split, leadercut]"}, nil},
 		{"leader cut moments", []string{"faults.kinds=[leadercut]", "faults.partition.leader_at=[wal.(*WAL).Save]"}, nil},
 		{"leader cut moments without the kind", []string{"faults.kinds=[partition]", "faults.partition.leader_at=[wal.(*WAL).Save]"},
@@ -307,7 +307,7 @@ func TestValidate(t *testing.T) {
 		{"waits for slow without a reason", []string{"checkers.waits_for_slow=[{kind: delay}, {kind: delay, reason: ' '}]"}, []string{
 			`checkers.waits_for_slow[0].reason: is missing; say why the design waits`, `checkers.waits_for_slow[1].reason: is missing`}},
 		{"waits for slow: a kind that does not slow", []string{"checkers.waits_for_slow=[{kind: crash, reason: x}]"}, []string{
-			`checkers.waits_for_slow[0].kind: unknown kind "crash"; use delay, partition, disconnect, oneway, split or leadercut`}},
+			`checkers.waits_for_slow[0].kind: unknown kind "crash"; use delay, pause, stop, partition, disconnect, oneway, split or leadercut`}},
 		{"waits for slow: a split", []string{"checkers.waits_for_slow=[{kind: split, reason: the minority waits}]"}, nil},
 		{"waits for slow on no member", []string{"checkers.waits_for_slow=[{kind: delay, node: n7, reason: x}]"}, []string{
 			`checkers.waits_for_slow[0].node: unknown member "n7"; name a member, n1 to n3, or leave it out`}},

@@ -53,9 +53,11 @@ var DefaultFaultKinds = []string{"error", "delay", "crash", "crash-after"}
 // restart), corrupt (a file read returns its bytes with one bit or one
 // sector changed) and torn (a file write keeps only a prefix cut at a
 // sector boundary, then the node crashes), crash-after (a crash right
-// after a disk call returned: its bytes written, its sync done; a default)
-// and powerloss-after (a power loss right after it).
-var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn", "crash-after", "powerloss-after"}
+// after a disk call returned: its bytes written, its sync done; a default),
+// powerloss-after (a power loss right after it), pause (the whole process
+// stopped for a while, then let go on) and stop (killed, and started again
+// only a while later); the lengths of the last two come from faults.timers.
+var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn", "crash-after", "powerloss-after", "pause", "stop"}
 
 // FileRoles are the roles of the files faults.files may name, as the
 // analysis classifies a disk fault site's file (catalog.FileLog, ...).

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -216,9 +217,9 @@ func (c *Config) Validate(known Known) error {
 		at := fmt.Sprintf("checkers.waits_for_slow[%d]", i)
 		switch {
 		case w.Kind == "":
-			bad(at+".kind", `set e.g. "kind: delay" (delay, partition, disconnect, oneway, split or leadercut)`, "is missing")
+			bad(at+".kind", `set e.g. "kind: delay" (delay, pause, stop, partition, disconnect, oneway, split or leadercut)`, "is missing")
 		case !slices.Contains(SlowWaitKinds, w.Kind):
-			bad(at+".kind", "use delay, partition, disconnect, oneway, split or leadercut: the faults that slow or cut a member", "unknown kind %q", w.Kind)
+			bad(at+".kind", "use delay, pause, stop, partition, disconnect, oneway, split or leadercut: the faults that slow, pause, stop or cut a member", "unknown kind %q", w.Kind)
 		}
 		if w.Node != "" && !isMemberName(w.Node, c.Cluster.Nodes) {
 			bad(at+".node", fmt.Sprintf(`name a member, n1 to n%d, or leave it out`, c.Cluster.Nodes), "unknown member %q", w.Node)
@@ -256,6 +257,11 @@ func (c *Config) Validate(known Known) error {
 	}
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Faults.Timers)) {
+		if c.Faults.Timers[name] <= 0 {
+			bad("faults.timers."+name, `set the target's timer, e.g. "election: 1s"`, "must be positive (got %s)", c.Faults.Timers[name])
+		}
 	}
 	if c.Faults.MaxPerTrial < 0 {
 		bad("faults.max_per_trial", `set e.g. "max_per_trial: 3"`, "must not be negative (got %d)", c.Faults.MaxPerTrial)

@@ -206,6 +206,12 @@ type TrialSpec struct {
 	// Reboot restarts node cleanly: its shutdown signal, then a start
 	// (a reboot fault); nil: the controller cannot inject one.
 	Reboot func(node string)
+	// Stop kills node like Crash and starts it again only down later
+	// (a stop fault); nil: the controller cannot inject one.
+	Stop func(node string, down time.Duration)
+	// Pause stops node's whole process for d, then lets it go on (a
+	// pause fault); nil: the controller cannot inject one.
+	Pause func(node string, d time.Duration)
 	// NoFaults runs the trial without asking the policy: a fault-free
 	// baseline trial whose states and events are still recorded.
 	NoFaults bool
@@ -387,6 +393,14 @@ func (t *Trial) apply(self *peer, effs []Effect) (selfPlan *Effect) {
 		case e.Crash != "" && e.Reboot:
 			if rb := t.s.spec.Reboot; rb != nil {
 				go rb(e.Crash)
+			}
+		case e.Crash != "" && e.Down > 0:
+			if stop := t.s.spec.Stop; stop != nil {
+				go stop(e.Crash, e.Down)
+			}
+		case e.Pause != "":
+			if pause := t.s.spec.Pause; pause != nil {
+				go pause(e.Pause, e.For)
 			}
 		case e.Crash != "" && e.PowerLoss:
 			if pl := t.s.spec.PowerLoss; pl != nil {

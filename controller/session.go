@@ -35,6 +35,12 @@ type Effect struct {
 	Crash     string
 	PowerLoss bool
 	Reboot    bool
+	// Down, with Crash, is how long the node stays down before it is
+	// started again (a stop, TrialSpec.Stop); 0: a crash's restart.
+	Down time.Duration
+	// Pause names a node to pause for For (TrialSpec.Pause).
+	Pause string
+	For   time.Duration
 	// Warn is a message for the log, with slog-style Args.
 	Warn string
 	Args []any
@@ -505,6 +511,19 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		}
 		s.after[req.Node] = after{site: site.Index, powerLoss: pl}
 		return inj, wire.ActCrashAfter, 0, nil, true
+	case catalog.KindPause:
+		if s.spec.Pause == nil || f.Delay <= 0 {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a pause that cannot be made", Args: []any{"site", site.ID, "length", f.Delay}}}, false
+		}
+		inj.Delay, inj.Error = f.Delay, f.Timer
+		// The call goes on; the whole process stops meanwhile.
+		return inj, wire.ActNone, 0, []Effect{{Pause: req.Node, For: f.Delay}}, true
+	case catalog.KindStop:
+		if s.spec.Stop == nil || f.Delay <= 0 {
+			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a stop that cannot be made", Args: []any{"site", site.ID, "length", f.Delay}}}, false
+		}
+		inj.Delay, inj.Error = f.Delay, f.Timer
+		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node, Down: f.Delay}}, true
 	case catalog.KindCorrupt, catalog.KindTorn:
 		return s.diskInjection(inj, f)
 	case catalog.KindReboot:

@@ -75,16 +75,17 @@ func faultLine(f report.Fault) string {
 		return "no fault"
 	}
 	s := f.Kind
-	if f.Error != "" {
+	k, kerr := catalog.ParseKind(f.Kind)
+	if f.Error != "" && k != catalog.KindPause && k != catalog.KindStop {
 		s += " " + f.Error
 	}
 	if f.Delay != "" {
 		s += " " + f.Delay
 	}
 	s += " at " + f.Site + " on " + record.NodeRole(f.Node, f.Role)
-	if k, err := catalog.ParseKind(f.Kind); err == nil {
+	if kerr == nil {
 		s += record.Injection{Kind: k, Node: f.Node, Peer: f.Peer, Side: f.Side}.CutPeers(nil)
-		s += record.AfterCall(k, f.Site)
+		s += record.Shape(k, f.Site, f.Error)
 	}
 	return s
 }

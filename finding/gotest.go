@@ -275,6 +275,7 @@ var kindNames = map[catalog.Kind]string{
 	catalog.KindDisconnect: "KindDisconnect", catalog.KindOneWay: "KindOneWay", catalog.KindSplit: "KindSplit",
 	catalog.KindLeaderCut: "KindLeaderCut", catalog.KindCorrupt: "KindCorrupt", catalog.KindTorn: "KindTorn",
 	catalog.KindCrashAfter: "KindCrashAfter", catalog.KindPowerLossAfter: "KindPowerLossAfter",
+	catalog.KindPause: "KindPause", catalog.KindStop: "KindStop",
 }
 
 // kindLit is k as a Go expression.
@@ -282,5 +283,5 @@ func kindLit(k catalog.Kind) string {
 	if n, ok := kindNames[k]; ok {
 		return "catalog." + n
 	}
-	return fmt.Sprintf("catalog.Kind(%d)", uint16(k))
+	return fmt.Sprintf("catalog.Kind(%d)", uint32(k))
 }

@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -48,6 +49,10 @@ type Fault struct {
 	// Side is, for a Split fault, the other members on the node's side
 	// (the minority); nil: the node alone.
 	Side []string
+	// Timer says, for a Pause or Stop fault, how its length (Delay) was
+	// chosen from the target's timers, e.g. "2 × election"; "" when no
+	// timer was given (faults.delay). Not part of Key.
+	Timer string
 	// Pick chooses, for a Corrupt fault, the bit or sector changed and,
 	// for a Torn fault, where the write is cut (agent.CorruptBytes,
 	// agent.TornLength). Drawn from the policy's seed; not part of Key.
@@ -73,7 +78,7 @@ func (f Fault) Key() string {
 		return fmt.Sprintf("error:%d", f.Error)
 	case catalog.KindDelay:
 		return "delay:" + f.Delay.String()
-	case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
+	case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut, catalog.KindPause, catalog.KindStop:
 		return f.Kind.String() + ":" + f.Delay.String()
 	}
 	return f.Kind.String()
@@ -228,8 +233,8 @@ type Env struct {
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all but
 	// KindPowerLoss, KindPowerLossAfter, KindReboot, KindDisconnect, KindOneWay, KindSplit,
-	// KindLeaderCut, KindCorrupt and KindTorn, which are only injected
-	// where listed.
+	// KindLeaderCut, KindCorrupt, KindTorn, KindPause and KindStop, which
+	// are only injected where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
 	PerTrial int
@@ -245,6 +250,10 @@ type Env struct {
 	Delay time.Duration
 	// Partition is how long a partition lasts (default 3s).
 	Partition time.Duration
+	// Timers are the target's own timers by name (config faults.timers,
+	// e.g. election: 1s): a pause or a stop lasts half of, as long as, or
+	// twice one of them (holds). Empty: Delay.
+	Timers map[string]time.Duration
 	// LeaderAt limits where a leader cut starts to the sites whose ID
 	// contains one of these strings (config faults.partition.leader_at);
 	// empty: any site.
@@ -265,7 +274,7 @@ type Env struct {
 }
 
 // optIn are the kinds a campaign gets only where it lists them.
-const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut | catalog.KindCorrupt | catalog.KindTorn | catalog.KindPowerLossAfter
+const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut | catalog.KindCorrupt | catalog.KindTorn | catalog.KindPowerLossAfter | catalog.KindPause | catalog.KindStop
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
@@ -300,13 +309,42 @@ func (e *Env) partition() time.Duration {
 	return e.Partition
 }
 
+// hold is one length a pause or stop lasts, and how it was chosen.
+type hold struct {
+	d     time.Duration
+	timer string // "2 × election"; "" for the default delay
+}
+
+// holdFactors are the multiples of a timer a pause or stop lasts: shorter
+// than it, around it, longer than it.
+var holdFactors = []struct {
+	num, den int
+	name     string
+}{{1, 2, "½"}, {1, 1, "1"}, {2, 1, "2"}}
+
+// holds are the lengths of a pause or stop: each timer of Timers (by
+// name) times each of holdFactors, or the delay when there is no timer.
+func (e *Env) holds() []hold {
+	if len(e.Timers) == 0 {
+		return []hold{{d: e.delay()}}
+	}
+	var hs []hold
+	for _, name := range slices.Sorted(maps.Keys(e.Timers)) {
+		for _, f := range holdFactors {
+			hs = append(hs, hold{d: e.Timers[name] * time.Duration(f.num) / time.Duration(f.den), timer: f.name + " × " + name})
+		}
+	}
+	return hs
+}
+
 // faults returns every fault the environment allows at site s, in a fixed
 // order: each error variant, then a delay, then a crash, then a crash
 // right after the call returned (at a disk call whose return is hooked,
 // catalog.KindCrashAfter), then a power loss (at a disk call that can
 // crash: where the node's unsynced writes are in flight; at a network
 // call it would be a crash that costs a rollback) and one after the call,
-// then a partition of the node, a disconnect of the node from
+// then a reboot, then a pause and a stop of the node for each of its
+// lengths (holds), at a site that can crash, then a partition of the node, a disconnect of the node from
 // the call's peer, a one-way cut of the node from it and a split between
 // their sides (at the peer-network calls, catalog.Site.Peer, the moments
 // a partition can start; an accepted call's peer is unknown), then a
@@ -337,6 +375,13 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	}
 	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindReboot) {
 		fs = append(fs, Fault{Kind: catalog.KindReboot})
+	}
+	for _, k := range []catalog.Kind{catalog.KindPause, catalog.KindStop} {
+		if s.Kind.Has(catalog.KindCrash) && e.allows(k) {
+			for _, h := range e.holds() {
+				fs = append(fs, Fault{Kind: k, Delay: h.d, Timer: h.timer})
+			}
+		}
 	}
 	if s.Kind.Has(catalog.KindPartition) && e.allows(catalog.KindPartition) {
 		fs = append(fs, Fault{Kind: catalog.KindPartition, Delay: e.partition()})

@@ -100,6 +100,8 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{Kind: inj.Kind}, nil
 	case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindLeaderCut:
 		return Fault{Kind: inj.Kind, Delay: inj.Delay}, nil
+	case catalog.KindPause, catalog.KindStop:
+		return Fault{Kind: inj.Kind, Delay: inj.Delay, Timer: inj.Error}, nil
 	case catalog.KindSplit:
 		// The same sides: the recorded side, against the rest.
 		return Fault{Kind: inj.Kind, Delay: inj.Delay, Side: slices.Clone(inj.Side)}, nil

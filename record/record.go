@@ -114,13 +114,25 @@ type Injection struct {
 	Side []string `json:"side,omitempty"`
 }
 
-// AfterCall says, for a fault that struck right after its call returned
-// (catalog.KindCrashAfter, KindPowerLossAfter), when it struck, to follow
-// the site in a report: " (killed right after fileutil.Fdatasync
-// returned)", " (power lost right after (*os.File).Sync returned: what
-// was not synced is gone)"; "" for any other fault. The call is read
-// from the site's ID (pkg.func:callee#n).
-func AfterCall(k catalog.Kind, siteID string) string {
+// Shape says how a fault struck, where its kind alone does not, to follow
+// the site and node in a report: for a fault that struck right after its
+// call returned (catalog.KindCrashAfter, KindPowerLossAfter) " (killed
+// right after fileutil.Fdatasync returned)", " (power lost right after
+// (*os.File).Sync returned: what was not synced is gone)"; for a pause
+// " (the whole process stopped, then went on; 2 × election)", for a stop
+// " (down, then started again; ½ × election)", with timer, how the
+// fault's length was chosen (Injection.Error of those kinds); "" for any
+// other fault. The call is read from the site's ID (pkg.func:callee#n).
+func Shape(k catalog.Kind, siteID, timer string) string {
+	if timer != "" {
+		timer = "; " + timer
+	}
+	switch k {
+	case catalog.KindPause:
+		return " (the whole process stopped, then went on" + timer + ")"
+	case catalog.KindStop:
+		return " (down, then started again" + timer + ")"
+	}
 	if !k.After() {
 		return ""
 	}

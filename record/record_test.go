@@ -63,18 +63,22 @@ func TestCallerStack(t *testing.T) {
 	}
 }
 
-func TestAfterCall(t *testing.T) {
+func TestShape(t *testing.T) {
 	for _, tc := range []struct {
-		k    catalog.Kind
-		site string
-		want string
+		k     catalog.Kind
+		site  string
+		timer string
+		want  string
 	}{
-		{catalog.KindCrashAfter, "go.etcd.io/etcd/server/v3/storage/wal.(*WAL).sync:fileutil.Fdatasync#0", " (killed right after fileutil.Fdatasync returned)"},
-		{catalog.KindPowerLossAfter, "p.(*store).put:(*os.File).Sync#2", " (power lost right after (*os.File).Sync returned: what was not synced is gone)"},
-		{catalog.KindCrash, "p.(*store).put:(*os.File).Sync#2", ""},
+		{catalog.KindCrashAfter, "go.etcd.io/etcd/server/v3/storage/wal.(*WAL).sync:fileutil.Fdatasync#0", "", " (killed right after fileutil.Fdatasync returned)"},
+		{catalog.KindPowerLossAfter, "p.(*store).put:(*os.File).Sync#2", "", " (power lost right after (*os.File).Sync returned: what was not synced is gone)"},
+		{catalog.KindCrash, "p.(*store).put:(*os.File).Sync#2", "", ""},
+		{catalog.KindPause, "p.(*node).tick:(*raft).Step#0", "2 × election", " (the whole process stopped, then went on; 2 × election)"},
+		{catalog.KindStop, "p.(*node).tick:(*raft).Step#0", "", " (down, then started again)"},
+		{catalog.KindError, "p.(*store).put:(*os.File).Sync#2", "EIO", ""},
 	} {
-		if got := AfterCall(tc.k, tc.site); got != tc.want {
-			t.Errorf("AfterCall(%v, %s) = %q, want %q", tc.k, tc.site, got, tc.want)
+		if got := Shape(tc.k, tc.site, tc.timer); got != tc.want {
+			t.Errorf("Shape(%v, %s, %q) = %q, want %q", tc.k, tc.site, tc.timer, got, tc.want)
 		}
 	}
 }

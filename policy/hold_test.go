@@ -1,0 +1,76 @@
+package policy
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+)
+
+// TestPauseStopFaults: a pause and a stop are offered, where listed, at the
+// sites that can crash, once for each length — ½ ×, 1 × and 2 × each of
+// the target's timers, named so — or for the delay without timers; never
+// by default.
+func TestPauseStopFaults(t *testing.T) {
+	cat := shapeCatalog()
+	req := &Request{Node: "n1", Site: &cat.Sites[0]} // a disk call that can crash
+	timers := map[string]time.Duration{"election": time.Second, "heartbeat": 100 * time.Millisecond}
+	type got struct {
+		kind  catalog.Kind
+		d     time.Duration
+		timer string
+	}
+	for _, tc := range []struct {
+		name   string
+		env    Env
+		req    *Request
+		want   []got
+		wantKs []string
+	}{
+		{"pause with timers", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindPause}, Timers: timers}, req, []got{
+			{catalog.KindPause, 500 * time.Millisecond, "½ × election"}, {catalog.KindPause, time.Second, "1 × election"}, {catalog.KindPause, 2 * time.Second, "2 × election"},
+			{catalog.KindPause, 50 * time.Millisecond, "½ × heartbeat"}, {catalog.KindPause, 100 * time.Millisecond, "1 × heartbeat"}, {catalog.KindPause, 200 * time.Millisecond, "2 × heartbeat"},
+		}, []string{"pause:500ms", "pause:1s", "pause:2s", "pause:50ms", "pause:100ms", "pause:200ms"}},
+		{"stop without timers: the delay", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindStop}, Delay: 3 * time.Second}, req, []got{{catalog.KindStop, 3 * time.Second, ""}}, []string{"stop:3s"}},
+		{"not by default", Env{Catalog: cat, Timers: timers}, req, nil, nil},
+		{"not at a site that cannot crash", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindPause, catalog.KindStop}, Timers: timers}, &Request{Node: "n1", Site: &cat.Sites[2]}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var gs []got
+			var keys []string
+			for _, f := range tc.env.faultsAt(tc.req) {
+				if f.Kind == catalog.KindPause || f.Kind == catalog.KindStop {
+					gs = append(gs, got{f.Kind, f.Delay, f.Timer})
+					keys = append(keys, f.Key())
+				}
+			}
+			if len(gs) != len(tc.want) {
+				t.Fatalf("faults %+v, want %+v", gs, tc.want)
+			}
+			for i := range gs {
+				if gs[i] != tc.want[i] || keys[i] != tc.wantKs[i] {
+					t.Errorf("fault %d: %+v key %s, want %+v key %s", i, gs[i], keys[i], tc.want[i], tc.wantKs[i])
+				}
+			}
+		})
+	}
+}
+
+// TestPauseStopReplay: a replay makes the recorded pause or stop again,
+// of the recorded length and named as before.
+func TestPauseStopReplay(t *testing.T) {
+	cat := shapeCatalog()
+	for _, k := range []catalog.Kind{catalog.KindPause, catalog.KindStop} {
+		inj := record.Injection{Node: "n1", SiteID: "append", Kind: k, Delay: 2 * time.Second, Error: "2 × election", Occurrence: 1}
+		r := NewReplay(cat, []record.Injection{inj})
+		if m := r.Missing(); len(m) != 0 {
+			t.Fatalf("%s: missing %v", k, m)
+		}
+		r.Begin(TrialInfo{})
+		d := r.Decide(&Request{Node: "n1", Site: &cat.Sites[0], Occurrence: 1})
+		if d.Fault.Kind != k || d.Fault.Delay != 2*time.Second || d.Fault.Timer != "2 × election" {
+			t.Errorf("%s: replayed %+v", k, d.Fault)
+		}
+	}
+}
