@@ -115,6 +115,8 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		Partition: cfg.Faults.Partition.Duration,
 		LeaderAt:  cfg.Faults.Partition.LeaderAt,
 		Timers:    cfg.Faults.Timers,
+		Holds:     cfg.Faults.Partition.Hold,
+		HoldCap:   cfg.Faults.Partition.HoldCap,
 
 		TargetErrors: cfg.Faults.TargetErrors,
 		Files:        cfg.Faults.Files,

@@ -293,6 +293,16 @@ type Partition struct {
 	// "wal.(*WAL).Save" (the leader's log append, before the entry can
 	// commit); empty: at any site the leader reaches.
 	LeaderAt []string `yaml:"leader_at"`
+	// Hold adds, for each condition, a variant of the partition and the
+	// leader cut that lasts until something happened in the protocol
+	// rather than for duration: "leader" (leadership moved: another
+	// member took the leader role) or "requests=K" (the other members'
+	// clients made K more requests that succeeded: the cluster moved on
+	// without the cut member, enough for its leader to compact past it).
+	Hold []string `yaml:"hold"`
+	// HoldCap bounds a held cut whose condition never comes (default
+	// 15s).
+	HoldCap time.Duration `yaml:"hold_cap"`
 }
 
 // ObserveFuncs name the functions that send peer messages and those that

@@ -63,6 +63,10 @@ var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", 
 // analysis classifies a disk fault site's file (catalog.FileLog, ...).
 var FileRoles = []string{"log", "snapshot", "metadata", "data"}
 
+// DefaultHoldCap bounds a cut held until a condition unless
+// faults.partition.hold_cap says otherwise.
+const DefaultHoldCap = 15 * time.Second
+
 // DefaultPartition is how long a partition lasts unless
 // faults.partition.duration says otherwise.
 const DefaultPartition = 3 * time.Second
@@ -101,6 +105,7 @@ func (c *Config) Defaults() {
 	}
 	c.Faults.Delay = cmp.Or(c.Faults.Delay, DefaultDelay)
 	c.Faults.Partition.Duration = cmp.Or(c.Faults.Partition.Duration, DefaultPartition)
+	c.Faults.Partition.HoldCap = cmp.Or(c.Faults.Partition.HoldCap, DefaultHoldCap)
 	c.Policy.Name = cmp.Or(c.Policy.Name, DefaultPolicy)
 	c.Policy.PerTrial = cmp.Or(c.Policy.PerTrial, DefaultPerTrial)
 	c.Policy.Budget = cmp.Or(c.Policy.Budget, DefaultBudget)

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/template"
@@ -255,6 +256,17 @@ func (c *Config) Validate(known Known) error {
 			bad(fmt.Sprintf("faults.nodes[%d]", i), fmt.Sprintf(`name members "n1" to "n%d" (cluster.nodes)`, c.Cluster.Nodes), "%q is no member of the cluster", n)
 		}
 	}
+	for i, h := range c.Faults.Partition.Hold {
+		if err := checkHold(h); err != nil {
+			bad(fmt.Sprintf("faults.partition.hold[%d]", i), `write "leader" or "requests=64"`, "%v", err)
+		}
+	}
+	if len(c.Faults.Partition.Hold) > 0 && !slices.Contains(c.Faults.Kinds, "partition") && !slices.Contains(c.Faults.Kinds, "leadercut") {
+		bad("faults.partition.hold", "add partition or leadercut to faults.kinds, or leave hold out", "holds a partition or leader cut, but faults.kinds lists neither")
+	}
+	if c.Faults.Partition.HoldCap < 0 {
+		bad("faults.partition.hold_cap", `set e.g. "hold_cap: 15s"`, "must be positive (got %s)", c.Faults.Partition.HoldCap)
+	}
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)
 	}
@@ -353,4 +365,18 @@ func (c *Config) checkTemplate(errs *[]error, field, text string) {
 			Fix:   "use the node variables .Index .Name .Bin .Dir .Host .Trial .TrialDir .Port.<name> (ports: " + names(c.Cluster.Ports) + ") and .Nodes",
 		})
 	}
+}
+
+// checkHold checks a hold condition of a cut (faults.partition.hold):
+// "leader" or "requests=K" with K at least 1.
+func checkHold(s string) error {
+	if s == "leader" {
+		return nil
+	}
+	if k, ok := strings.CutPrefix(s, "requests="); ok {
+		if n, err := strconv.Atoi(k); err == nil && n >= 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown hold condition %q (want leader, or requests=K with K at least 1)", s)
 }

@@ -89,6 +89,7 @@ func (s *session) cutRequest(node, peer string, site *catalog.Site, now time.Tim
 	if !now.Before(c.until) {
 		// Healed: the node's plan loses the peer sites.
 		delete(s.cuts, cutNode)
+		delete(s.holds, cutNode) // at its cap, its condition unmet
 		return wire.ActNone, 0, s.replanNode(cutNode), true
 	}
 	act, arg = cutAction(site, c.until.Sub(now))
@@ -118,6 +119,7 @@ func (s *session) healCut(node string, now time.Time) []Effect {
 		return nil
 	}
 	delete(s.cuts, node)
+	delete(s.holds, node)
 	return s.replanNode(node)
 }
 

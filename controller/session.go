@@ -99,6 +99,7 @@ type session struct {
 	observer func(*policy.Observation) policy.Partition
 	obs      []record.Observation
 	cutInj   map[string]int     // per node: the injection of its partition in progress
+	holds    map[string]*hold   // per node: its cut in progress held until a condition (held.go)
 	obsCount map[obsKey]int     // observations per node and point, for replays
 	peers    []uint32           // the catalog's peer-network sites, once computed
 	arcs     map[arc]cut        // directions between members cut (disconnect.go, shapes.go)
@@ -457,6 +458,7 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a partition where none can start", Args: []any{"site", site.ID, "length", f.Delay}}}, false
 		}
 		inj.Delay = f.Delay
+		s.hold(&inj, req.Node, f)
 		// The asking call is peer I/O too: it is the first one cut.
 		act, arg := cutAction(site, f.Delay)
 		return inj, act, arg, s.startCut(req.Node, f.Delay, now), true
@@ -488,6 +490,7 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a leader cut where none can start", Args: []any{"site", site.ID, "role", req.Role, "length", f.Delay}}}, false
 		}
 		inj.Delay = f.Delay
+		s.hold(&inj, req.Node, f)
 		act, arg := wire.ActNone, int64(0)
 		if site.Peer != "" {
 			// The asking call is peer I/O too: it is the first one cut.
@@ -589,6 +592,9 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 				continue
 			}
 			s.role[node] = name
+			if s.armed && !s.ended {
+				effs = append(effs, s.roleChanged(node, name, time.Unix(0, e.Time))...)
+			}
 			if len(s.roles) >= maxRoleChanges {
 				s.dropped++
 				continue
@@ -615,6 +621,9 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 			}
 			if ce.Kind == record.EvProgress || ce.Kind == record.EvOp {
 				s.progress[ce.Client] = ce.Time
+			}
+			if ce.Kind == record.EvProgress || ce.Kind == record.EvOp && ce.Op != nil && !ce.Op.Unknown {
+				effs = append(effs, s.succeeded(ce.Client, ce.Time)...)
 			}
 			if len(s.client) >= maxClientEvents {
 				s.dropped++

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -72,5 +73,41 @@ func TestPauseStopReplay(t *testing.T) {
 		if d.Fault.Kind != k || d.Fault.Delay != 2*time.Second || d.Fault.Timer != "2 × election" {
 			t.Errorf("%s: replayed %+v", k, d.Fault)
 		}
+	}
+}
+
+// TestHeldCutFaults: each hold condition adds a held variant of the
+// partition and of the leader cut, capped at HoldCap, beside the cut of
+// fixed length; "leader" only where the catalog names a leader; a replay
+// holds until the recorded condition with the recorded cap.
+func TestHeldCutFaults(t *testing.T) {
+	cat := shapeCatalog()
+	dial := &Request{Node: "n1", Role: "StateLeader", Site: &cat.Sites[1]}
+	env := Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindPartition, catalog.KindLeaderCut}, Holds: []string{"leader", "requests=64"}, HoldCap: 12 * time.Second}
+	var keys []string
+	for _, f := range env.faultsAt(dial) {
+		keys = append(keys, f.Key())
+	}
+	want := "[partition:3s partition:until=leader:12s partition:until=requests=64:12s leadercut:3s leadercut:until=leader:12s leadercut:until=requests=64:12s]"
+	if got := fmt.Sprint(keys); got != want {
+		t.Errorf("faults %s, want %s", got, want)
+	}
+	noRole := *cat
+	noRole.Role = nil
+	env.Catalog = &noRole
+	keys = nil
+	for _, f := range env.faults(&noRole.Sites[1]) {
+		keys = append(keys, f.Key())
+	}
+	if got := fmt.Sprint(keys); got != "[partition:3s partition:until=requests=64:12s leadercut:3s leadercut:until=requests=64:12s]" {
+		t.Errorf("without a leader role: %s, want no leader hold", got)
+	}
+
+	inj := record.Injection{Node: "n1", SiteID: "dial", Kind: catalog.KindPartition, Delay: 2 * time.Second, Until: "leader", Cap: 12 * time.Second, Met: "n2 became StateLeader", Occurrence: 1}
+	r := NewReplay(cat, []record.Injection{inj})
+	r.Begin(TrialInfo{})
+	d := r.Decide(&Request{Node: "n1", Site: &cat.Sites[1], Occurrence: 1})
+	if d.Fault.Kind != catalog.KindPartition || d.Fault.Until != "leader" || d.Fault.Delay != 12*time.Second {
+		t.Errorf("replayed %+v, want a partition until the leader moved, capped at 12s", d.Fault)
 	}
 }

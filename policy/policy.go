@@ -20,6 +20,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -49,6 +50,10 @@ type Fault struct {
 	// Side is, for a Split fault, the other members on the node's side
 	// (the minority); nil: the node alone.
 	Side []string
+	// Until is, for a Partition or LeaderCut fault held until a
+	// condition, the condition ("leader" or "requests=K", config faults.partition.hold);
+	// Delay is then its cap. "" for a cut of fixed length.
+	Until string
 	// Timer says, for a Pause or Stop fault, how its length (Delay) was
 	// chosen from the target's timers, e.g. "2 × election"; "" when no
 	// timer was given (faults.delay). Not part of Key.
@@ -78,7 +83,12 @@ func (f Fault) Key() string {
 		return fmt.Sprintf("error:%d", f.Error)
 	case catalog.KindDelay:
 		return "delay:" + f.Delay.String()
-	case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut, catalog.KindPause, catalog.KindStop:
+	case catalog.KindPartition, catalog.KindLeaderCut:
+		if f.Until != "" {
+			return f.Kind.String() + ":until=" + f.Until + ":" + f.Delay.String()
+		}
+		return f.Kind.String() + ":" + f.Delay.String()
+	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindPause, catalog.KindStop:
 		return f.Kind.String() + ":" + f.Delay.String()
 	}
 	return f.Kind.String()
@@ -250,6 +260,13 @@ type Env struct {
 	Delay time.Duration
 	// Partition is how long a partition lasts (default 3s).
 	Partition time.Duration
+	// Holds are the conditions a partition or leader cut may be held
+	// until (config faults.partition.hold: "leader", "requests=K"), each
+	// a variant beside the cut of fixed length, lasting
+	// HoldCap at most (default 15s). A "leader" hold needs the catalog's
+	// leader role.
+	Holds   []string
+	HoldCap time.Duration
 	// Timers are the target's own timers by name (config faults.timers,
 	// e.g. election: 1s): a pause or a stop lasts half of, as long as, or
 	// twice one of them (holds). Empty: Delay.
@@ -307,6 +324,29 @@ func (e *Env) partition() time.Duration {
 		return 3 * time.Second
 	}
 	return e.Partition
+}
+
+// held are the held variants of a cut of kind k: one per condition of
+// Holds, capped at HoldCap; none for "leader" without the catalog's
+// leader role.
+func (e *Env) held(k catalog.Kind) []Fault {
+	var fs []Fault
+	for _, u := range e.Holds {
+		if u == "leader" && !e.hasLeader() {
+			continue
+		}
+		fs = append(fs, Fault{Kind: k, Delay: cmp.Or(e.HoldCap, 15*time.Second), Until: u})
+	}
+	return fs
+}
+
+// hasLeader reports whether the catalog names a leader role.
+func (e *Env) hasLeader() bool {
+	if e.Catalog == nil {
+		return false
+	}
+	_, ok := e.Catalog.Role.Leader()
+	return ok
 }
 
 // hold is one length a pause or stop lasts, and how it was chosen.
@@ -385,6 +425,7 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	}
 	if s.Kind.Has(catalog.KindPartition) && e.allows(catalog.KindPartition) {
 		fs = append(fs, Fault{Kind: catalog.KindPartition, Delay: e.partition()})
+		fs = append(fs, e.held(catalog.KindPartition)...)
 	}
 	for _, k := range []catalog.Kind{catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit} {
 		if s.Kind.Has(catalog.KindPartition) && s.Peer != catalog.PeerAccept && e.allows(k) {
@@ -393,6 +434,7 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	}
 	if s.Kind != catalog.KindNone && e.allows(catalog.KindLeaderCut) && e.leaderAt(s) {
 		fs = append(fs, Fault{Kind: catalog.KindLeaderCut, Delay: e.partition()})
+		fs = append(fs, e.held(catalog.KindLeaderCut)...)
 	}
 	for _, k := range []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn} {
 		if s.Kind.Has(k) && e.allows(k) && (len(e.Files) == 0 || slices.Contains(e.Files, s.FileRole)) {

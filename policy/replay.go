@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -98,7 +99,13 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
 	case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindCrashAfter, catalog.KindPowerLossAfter:
 		return Fault{Kind: inj.Kind}, nil
-	case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindLeaderCut:
+	case catalog.KindPartition, catalog.KindLeaderCut:
+		if inj.Until != "" {
+			// Held until the same condition, with the same cap.
+			return Fault{Kind: inj.Kind, Delay: cmp.Or(inj.Cap, inj.Delay), Until: inj.Until}, nil
+		}
+		return Fault{Kind: inj.Kind, Delay: inj.Delay}, nil
+	case catalog.KindDisconnect, catalog.KindOneWay:
 		return Fault{Kind: inj.Kind, Delay: inj.Delay}, nil
 	case catalog.KindPause, catalog.KindStop:
 		return Fault{Kind: inj.Kind, Delay: inj.Delay, Timer: inj.Error}, nil

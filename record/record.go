@@ -4,6 +4,7 @@
 package record
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,6 +113,33 @@ type Injection struct {
 	// minority): Node and Side were cut from every other member, both
 	// ways, and each side's members still reached each other.
 	Side []string `json:"side,omitempty"`
+	// Until is, for a cut held until a condition (KindPartition,
+	// KindLeaderCut), the condition: "leader" (leadership moved) or
+	// "requests=K" (the other members' clients made K more requests that
+	// succeeded); Cap the longest it could last. Delay is its real length.
+	Until string        `json:"until,omitempty"`
+	Cap   time.Duration `json:"cap,omitempty"`
+	// Met says what met Until, e.g. "n2 became StateLeader"; "" when the
+	// cut healed at its cap.
+	Met string `json:"met,omitempty"`
+}
+
+// Held says, for a cut held until a condition, what it was held until and
+// how it ended, to follow its length in a report: " until the leader
+// moved (n2 became StateLeader)", " until requests=64 (not met: healed at
+// its 15s cap)"; "" for any other fault.
+func (in Injection) Held() string {
+	if in.Until == "" {
+		return ""
+	}
+	what := in.Until
+	if what == "leader" {
+		what = "the leader moved"
+	}
+	if in.Met == "" {
+		return fmt.Sprintf(" until %s (not met: healed at its %s cap)", what, in.Cap)
+	}
+	return fmt.Sprintf(" until %s (%s)", what, in.Met)
 }
 
 // Shape says how a fault struck, where its kind alone does not, to follow

@@ -322,7 +322,7 @@ func faultOf(t *record.Trial) Fault {
 		return Fault{Kind: "none"}
 	}
 	inj := t.Injections[0]
-	f := Fault{Kind: inj.Kind.String(), Site: inj.SiteID, Node: inj.Node, Role: inj.Role, Error: inj.Error, State: inj.StateID, Peer: inj.Peer, Side: inj.Side}
+	f := Fault{Kind: inj.Kind.String(), Site: inj.SiteID, Node: inj.Node, Role: inj.Role, Error: inj.Error, State: inj.StateID, Peer: inj.Peer, Side: inj.Side, Held: inj.Held()}
 	for _, in := range t.Injections[1:] {
 		f.Then = append(f.Then, fmt.Sprintf("%s at %s on %s (occurrence %d)", in.Kind, in.SiteID, record.NodeRole(in.Node, in.Role), in.Occurrence))
 	}

@@ -19,8 +19,8 @@ func partitionLine(inj record.Injection, t *record.Trial) string {
 		members = append(members, n.Name)
 	}
 	who := record.NodeRole(inj.Node, inj.Role) + inj.CutPeers(members)
-	s := fmt.Sprintf("%s of %s from +%.1fs to +%.1fs (%s) at %s",
-		inj.Kind, who, from, from+inj.Delay.Seconds(), inj.Delay, inj.SiteID)
+	s := fmt.Sprintf("%s of %s from +%.1fs to +%.1fs (%s%s) at %s",
+		inj.Kind, who, from, from+inj.Delay.Seconds(), inj.Delay, inj.Held(), inj.SiteID)
 	if inj.Error != "" {
 		s += ", started by " + inj.Error
 	}
@@ -28,9 +28,12 @@ func partitionLine(inj record.Injection, t *record.Trial) string {
 }
 
 // partitionDetail is the detail faultLine gives a partition: its length
-// and what started it.
+// and what started it, or what it was held until.
 func partitionDetail(f Fault) string {
-	if f.Kind != catalog.KindPartition.String() || f.Error == "" {
+	switch {
+	case f.Held != "":
+		return f.Delay + f.Held
+	case f.Kind != catalog.KindPartition.String() || f.Error == "":
 		return ""
 	}
 	return f.Delay + " (started by " + f.Error + ")"

@@ -15,7 +15,7 @@ import (
 
 // Fault is the fault behind a finding.
 type Fault struct {
-	Kind string `json:"kind"` // "none" or a catalog.Kind's name: "error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn"
+	Kind string `json:"kind"` // "none" or a catalog.Kind's name: "error", "delay", "crash", "partition", …, "pause", "stop"
 	Site string `json:"site,omitempty"`
 	Node string `json:"node,omitempty"`
 	// Role is the node's role when the fault struck, e.g. "StateLeader".
@@ -27,7 +27,10 @@ type Fault struct {
 	// member on the other side that Node's call talked to.
 	Peer string `json:"peer,omitempty"`
 	// Side is, for a split, the other members on Node's side.
-	Side  []string `json:"side,omitempty"`
+	Side []string `json:"side,omitempty"`
+	// Held is, for a cut held until a condition, what it was held until
+	// and how it ended (record.Injection.Held).
+	Held  string   `json:"held,omitempty"`
 	State string   `json:"state,omitempty"`
 	Stack []string `json:"stack,omitempty"` // "func file:line", innermost first
 	// Then are the later faults of the trial's fault sequence, in order,

@@ -266,6 +266,11 @@ ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 	// 14: the other members on a split's struck side
 	// (record.Injection.Side, JSON).
 	`ALTER TABLE injections ADD COLUMN side TEXT NOT NULL DEFAULT 'null';`,
+	// 15: a held cut's condition, cap and what met it
+	// (record.Injection.Until, Cap, Met).
+	`ALTER TABLE injections ADD COLUMN until TEXT NOT NULL DEFAULT '';
+	ALTER TABLE injections ADD COLUMN cap INTEGER NOT NULL DEFAULT 0;
+	ALTER TABLE injections ADD COLUMN met TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -138,6 +138,12 @@ func TestTrialRoundTrip(t *testing.T) {
 			{Kind: catalog.KindSplit, Delay: 3 * time.Second, Node: "n1", Peer: "n3", Side: []string{"n2"}},
 			{Kind: catalog.KindOneWay, Delay: time.Second, Node: "n4", Peer: "n5"},
 		}}},
+		{"held cut, pause and stop", &record.Trial{Index: 103, Status: record.StatusOK, Start: t0, Injections: []record.Injection{
+			{Kind: catalog.KindPartition, Delay: 2 * time.Second, Node: "n3", Until: "leader", Cap: 15 * time.Second, Met: "n2 became StateLeader"},
+			{Kind: catalog.KindLeaderCut, Delay: 15 * time.Second, Node: "n1", Until: "requests=64", Cap: 15 * time.Second},
+			{Kind: catalog.KindPause, Delay: 2 * time.Second, Node: "n2", Error: "2 × election"},
+			{Kind: catalog.KindStop, Delay: 500 * time.Millisecond, Node: "n2", Error: "½ × election"},
+		}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -160,7 +166,7 @@ func TestTrialRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(all) != 4 || all[0].Index != 4 || all[2].Index != 101 {
+	if len(all) != 5 || all[0].Index != 4 || all[2].Index != 101 {
 		t.Errorf("Trials: %d trials", len(all))
 	}
 	failed, err := s.FailedTrials(ctx, cid)
@@ -184,7 +190,7 @@ func TestTrialRoundTrip(t *testing.T) {
 		t.Errorf("replaced trial: status %s, %d injections, %d nodes", got.Status, len(got.Injections), len(got.Nodes))
 	}
 	idx, err := s.TrialIndexes(ctx, cid)
-	if err != nil || !reflect.DeepEqual(idx, []int{4, 100, 101, 102}) {
+	if err != nil || !reflect.DeepEqual(idx, []int{4, 100, 101, 102, 103}) {
 		t.Errorf("TrialIndexes = %v, %v", idx, err)
 	}
 	if _, err := s.Trial(ctx, "nope"); !errors.Is(err, ErrNotFound) {

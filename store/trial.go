@@ -62,8 +62,9 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 	}
 	if len(t.Injections) > 0 {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO injections
-			(trial_id, seq, time, node, site, site_id, kind, error, delay, stack, occurrence, task, inst, state, state_id, role, observer, peer, side)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+			(trial_id, seq, time, node, site, site_id, kind, error, delay, stack, occurrence, task, inst, state, state_id, role, observer, peer, side,
+			until, cap, met)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return fmt.Errorf("save trial %s: %w", t.ID, err)
 		}
@@ -78,7 +79,8 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 				return fmt.Errorf("save trial %s: %w", t.ID, err)
 			}
 			if _, err := stmt.ExecContext(ctx, t.ID, i, nanos(in.Time), in.Node, in.Site, in.SiteID, in.Kind.String(), in.Error,
-				int64(in.Delay), stack, in.Occurrence, in.Task, int64(in.Inst), in.State, in.StateID, in.Role, in.Observer, in.Peer, side); err != nil {
+				int64(in.Delay), stack, in.Occurrence, in.Task, int64(in.Inst), in.State, in.StateID, in.Role, in.Observer, in.Peer, side,
+				in.Until, int64(in.Cap), in.Met); err != nil {
 				return fmt.Errorf("save trial %s injection %d: %w", t.ID, i, err)
 			}
 		}
@@ -237,16 +239,18 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 		return out, err
 	}
 	err = query(ctx, tx, `SELECT i.trial_id, i.time, i.node, i.site, i.site_id, i.kind, i.error, i.delay, i.stack,
-		i.occurrence, i.task, i.inst, i.state, i.state_id, i.role, i.observer, i.peer, i.side FROM injections i JOIN trials t ON t.id = i.trial_id
+		i.occurrence, i.task, i.inst, i.state, i.state_id, i.role, i.observer, i.peer, i.side, i.until, i.cap, i.met FROM injections i JOIN trials t ON t.id = i.trial_id
 		WHERE `+where+` ORDER BY i.trial_id, i.seq`, args,
 		func(r *sql.Rows) error {
 			var id, stack, kind, side string
 			var in record.Injection
-			var tm, delay, inst int64
+			var tm, delay, inst, capped int64
 			if err := r.Scan(&id, &tm, &in.Node, &in.Site, &in.SiteID, &kind, &in.Error, &delay, &stack,
-				&in.Occurrence, &in.Task, &inst, &in.State, &in.StateID, &in.Role, &in.Observer, &in.Peer, &side); err != nil {
+				&in.Occurrence, &in.Task, &inst, &in.State, &in.StateID, &in.Role, &in.Observer, &in.Peer, &side,
+				&in.Until, &capped, &in.Met); err != nil {
 				return err
 			}
+			in.Cap = durationOf(capped)
 			var err error
 			if in.Kind, err = catalog.ParseKind(kind); err != nil {
 				return fmt.Errorf("trial %s injection: %w", id, err)
