@@ -226,6 +226,12 @@ type Summary struct {
 	Injected    int `json:"injected"`
 	Failed      int `json:"failed"`
 	FaultFailed int `json:"fault_failed"`
+	// Findings counts the campaign's findings and FaultFreeFailures its
+	// failures with no fault injected, fault-free runs' included, as
+	// gofault report --db DB clusters them (an earlier run's trials of a
+	// resumed campaign counted too): what --fail-on reads (Failures).
+	Findings          int `json:"findings"`
+	FaultFreeFailures int `json:"fault_free_failures"`
 	// Bundle is the bundle written (Options.Bundle), BundleBytes its
 	// binary's and package files' size; RemoteTrials counts the fault
 	// trials other machines ran (Options.Queue), Workers those by the
@@ -496,6 +502,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	sum.FaultSecs = time.Since(t2).Seconds()
+	sum.countFindings(c.trials)
 	status = store.StatusDone
 	sum.Seconds = time.Since(t0).Seconds()
 	sum.SetupRequests = int(c.setup.Load())

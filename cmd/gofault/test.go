@@ -47,7 +47,8 @@ site counts 1/k to each of the k tests that reach it), and only a trial's
 own test's sites are live. A test that fails, hangs, panics or races with
 a fault is a finding. Trials go to the store: gofault report --db DB shows them.
 The go test flags after -- go to every run (-short, -test.short, ...);
--run REGEXP keeps only the tests it matches.
+-run REGEXP keeps only the tests it matches. With --fail-on findings it
+exits 4 once the campaign has a finding, as gofault run does (docs/ci.md).
 
 With --queue nats://HOST:PORT the fault-free pass runs here and the fault
 trials go to gofault workers (docs/distributed.md): the campaign's bundle
@@ -93,13 +94,22 @@ func runTest(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *f.asJSON {
-		return writeJSON(stdout, struct {
+	if err := writeTestSummary(stdout, sum, *f.asJSON); err != nil {
+		return err
+	}
+	return failOnResults(*f.fail, sum)
+}
+
+// writeTestSummary prints what the test campaign did, as JSON with
+// gofault's version or as text.
+func writeTestSummary(w io.Writer, sum *gotest.Summary, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, struct {
 			Version version.Info `json:"version"`
 			*gotest.Summary
 		}{version.Current(), sum})
 	}
-	sum.WriteText(stdout)
+	sum.WriteText(w)
 	return nil
 }
 
@@ -110,6 +120,7 @@ type testFlags struct {
 	race, asJSON    *bool
 	q               *queueFlags
 	slots           *int
+	fail            *failOn
 }
 
 // addTestFlags defines gofault test's flags, most of them straight into o.
@@ -138,6 +149,7 @@ func addTestFlags(fs *flag.FlagSet, o *gotest.Options) *testFlags {
 	fs.StringVar(&o.Bundle, "bundle", "", "write the campaign's bundle into `DIR` once the test binary is built (test binary, catalog, the package dir's files and testdata, options): what gofault worker runs (default with --queue: WORKDIR/bundle)")
 	f.q = addQueueFlags(fs)
 	f.slots = fs.Int("queue-slots", 16, "with --queue: the fault trials queued or running at once at most")
+	f.fail = failOnFlag(fs, failNever, "campaign")
 	return f
 }
 
