@@ -141,7 +141,7 @@ func addTestFlags(fs *flag.FlagSet, o *gotest.Options) *testFlags {
 	f.race = fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	fs.StringVar(&o.WorkDir, "workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	fs.StringVar(&o.DB, "db", "", "database file (default WORKDIR/gofault.db)")
-	f.parallel = fs.String("parallel", "1", "test processes run at once, each its own trial (fault-free pass and fault trials); auto: the fault-free pass one at a time, measuring the cores one uses, then as many as fit in 75% of the cores")
+	f.parallel = fs.String("parallel", "auto", "test processes run at once, each its own trial (fault-free pass and fault trials), a number or auto: the fault-free pass one at a time, measuring the cores one uses, then as many as fit in 75% of the cores and the free memory (with --queue the default is 0: the workers run every fault trial)")
 	fs.BoolVar(&o.Resume, "resume", false, "continue the newest campaign of the store made with the same flags (--trials aside): measured tests are not run again, fault trials go on from the next index with the policy's state, up to --trials in all")
 	f.asJSON = fs.Bool("json", false, "print the summary as JSON")
 	fs.StringVar(&o.Member, "member", "", "member rule `pkg/path.Type.field`: the field that tells an in-process cluster's members apart (default: test.member of the config)")
