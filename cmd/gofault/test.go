@@ -127,7 +127,8 @@ type testFlags struct {
 func addTestFlags(fs *flag.FlagSet, o *gotest.Options) *testFlags {
 	fs.StringVar(&o.Module, "module", ".", "directory of the module that holds PACKAGE")
 	fs.Var((*stringList)(&o.Packages), "packages", "package `pattern` to analyse and instrument, relative to --module (repeatable; default: PACKAGE)")
-	fs.Var((*stringList)(&o.Env), "env", "`KEY=VALUE` set for every test run (repeatable)")
+	fs.Var((*stringList)(&o.Env), "env", "`KEY=VALUE` set for every test run (repeatable); ${"+gotest.EnvPort+"} (or ${"+gotest.EnvPort+"+N}) in VALUE is the first (or N-th next) port of the run's own (--ports)")
+	fs.IntVar(&o.Ports, "ports", 0, fmt.Sprintf("first `port` of the ranges of %d ports that the test processes run at once get, one each, in %s (the first) and %s (how many), never two at once on this machine (default %d)", gotest.PortSpan, gotest.EnvPort, gotest.EnvPorts, gotest.FirstPort))
 	fs.StringVar(&o.Policy, "policy", "random", "injection policy ("+strings.Join(policy.Names(), ", ")+")")
 	fs.Int64Var(&o.Seed, "seed", 1, "the policy's seed")
 	fs.IntVar(&o.Trials, "trials", 20, "fault trials to run")
