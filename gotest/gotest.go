@@ -89,8 +89,14 @@ type Options struct {
 	TestFlags []string `json:"test_flags,omitempty"`
 	// Run, if set, keeps only the listed tests this regexp matches.
 	Run string `json:"run,omitempty"`
-	// Env are extra KEY=VALUE variables of every test run.
+	// Env are extra KEY=VALUE variables of every test run; a value's
+	// ${GOFAULT_TEST_PORT} (or ${GOFAULT_TEST_PORT+N}) is the first (or
+	// N-th next) of the run's own ports (ExpandPorts).
 	Env []string `json:"env,omitempty"`
+	// Ports is the first port of the ranges of PortSpan ports that the
+	// test processes run at once get, one each (default FirstPort): its
+	// own in EnvPort and EnvPorts, and in Env's ${GOFAULT_TEST_PORT}.
+	Ports int `json:"ports,omitempty"`
 	// WorkDir holds the build, the trials' logs and, by default, the
 	// store.
 	WorkDir string `json:"work_dir"`
@@ -226,6 +232,12 @@ type Summary struct {
 	Injected    int `json:"injected"`
 	Failed      int `json:"failed"`
 	FaultFailed int `json:"fault_failed"`
+	// Findings counts the campaign's findings and FaultFreeFailures its
+	// failures with no fault injected, fault-free runs' included, as
+	// gofault report --db DB clusters them (an earlier run's trials of a
+	// resumed campaign counted too): what --fail-on reads (Failures).
+	Findings          int `json:"findings"`
+	FaultFreeFailures int `json:"fault_free_failures"`
 	// Bundle is the bundle written (Options.Bundle), BundleBytes its
 	// binary's and package files' size; RemoteTrials counts the fault
 	// trials other machines ran (Options.Queue), Workers those by the
@@ -429,6 +441,9 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := checkKinds(o.Kinds, config.Test{Member: o.Member, Transport: o.Transport}); err != nil {
 		return nil, err
 	}
+	if err := o.checkPorts(); err != nil {
+		return nil, err
+	}
 	release, err := workdir.Lock(o.WorkDir, "gofault test "+o.Package)
 	if err != nil {
 		return nil, err
@@ -496,6 +511,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		}
 	}
 	sum.FaultSecs = time.Since(t2).Seconds()
+	sum.countFindings(c.trials)
 	status = store.StatusDone
 	sum.Seconds = time.Since(t0).Seconds()
 	sum.SetupRequests = int(c.setup.Load())
@@ -658,6 +674,16 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	if err := os.RemoveAll(dir); err != nil {
 		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
 	}
+	p, err := startProcess(c.tmpRoot, cmp.Or(c.o.Ports, FirstPort))
+	if err != nil {
+		return Attempt{}, nil, controller.Result{}, fmt.Errorf("run %s: %w", test, err)
+	}
+	keep := "" // where the process's temp dir is kept: a failed fault trial's
+	defer func() {
+		if err := p.end(keep); err != nil {
+			c.o.Log.Warn("test temp dir", "trial", id, "err", err)
+		}
+	}()
 	node := c.o.node()
 	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{node}, Members: c.o.Member != "", Reach: reach, Expected: expected})
 	if err != nil {
@@ -665,7 +691,7 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	}
 	ct.Arm()
 	start := time.Now()
-	r, exit, err := c.exec(ctx, ctl.Addr(), id, node, test, bound, filepath.Join(dir, node+".log"))
+	r, exit, err := c.exec(ctx, p, ctl.Addr(), id, node, test, bound, filepath.Join(dir, node+".log"))
 	res := ct.End()
 	if err != nil {
 		return r, nil, res, err
@@ -693,6 +719,9 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	if tr.Verdicts[0].Failed {
 		tr.Status = record.StatusFailed
 		tr.Verdicts[0].Nodes = []string{node}
+		if len(res.Injections) > 0 {
+			keep = filepath.Join(dir, "tmp")
+		}
 	}
 	return r, tr, res, nil
 }
@@ -701,32 +730,27 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 // trial.
 func testOf(tr *record.Trial) string { return tr.Test() }
 
-// exec runs the test binary once for test, as trial id's node node, killed
-// past bound (plus a grace for the test's own timeout report), its
-// output in log.
-func (c *campaignRun) exec(ctx context.Context, ctlAddr, id, node, test string, bound time.Duration, log string) (Attempt, cluster.Exit, error) {
+// exec runs the test binary once for test as process p, trial id's node
+// node, killed past bound (plus a grace for the test's own timeout
+// report), its output in log.
+func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, test string, bound time.Duration, log string) (Attempt, cluster.Exit, error) {
 	args := []string{c.bin, "-test.run", "^" + regexp.QuoteMeta(test) + "$", "-test.v", "-test.count=1",
 		"-test.timeout=" + bound.String()}
 	args = append(args, TestFlags(c.o.TestFlags)...)
-	env := append(withoutGofault(os.Environ()), c.o.Env...)
-	// A temp dir of the run's own: what the test leaves there (a hung
-	// test killed before its t.TempDir cleanup) goes with it, and runs at
-	// once share none. It is in a controller's socket dir (c.tmpRoot),
-	// which is short (tests put unix sockets in t.TempDir) and which the
-	// next gofault removes if this one dies without cleaning up.
-	tmp, err := os.MkdirTemp(c.tmpRoot, "t")
-	if err != nil {
-		return Attempt{}, cluster.Exit{}, fmt.Errorf("run %s: temp dir: %w", test, err)
-	}
-	defer os.RemoveAll(tmp)
-	env = append(env, "TMPDIR="+tmp)
+	// The process's own temp dir and ports: what the test leaves in the
+	// temp dir (a hung test killed before its t.TempDir cleanup) goes
+	// with it, and runs at once share neither. The temp dir is in a
+	// controller's socket dir (c.tmpRoot), which is short (tests put unix
+	// sockets in t.TempDir) and which the next gofault removes if this
+	// one dies without cleaning up.
+	env := append(withoutGofault(os.Environ()), p.env(c.o.Env)...)
 	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+node, wire.EnvTrial+"="+id)
 	start := time.Now()
-	p, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Timeout: bound + 10*time.Second})
+	proc, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Timeout: bound + 10*time.Second})
 	if err != nil {
 		return Attempt{}, cluster.Exit{}, fmt.Errorf("run %s: %w", test, err)
 	}
-	exit := p.Wait()
+	exit := proc.Wait()
 	r := Attempt{Test: test, ExitCode: exit.Code, Signal: exit.Signal, Elapsed: time.Since(start)}
 	out, err := os.ReadFile(log)
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/gofault/gofault/report"
 )
 
 // WriteText prints what the campaign did, as gofault test does.
@@ -56,6 +58,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	}
 	if s.SetupRequests > 0 {
 		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)
+	}
+	if s.Findings > 0 || s.FaultFreeFailures > 0 {
+		fmt.Fprintf(w, "  %s, %s (no fault injected: not findings)\n", report.Plural(s.Findings, "finding"), report.Plural(s.FaultFreeFailures, "fault-free failure"))
 	}
 	fmt.Fprintf(w, "  %.0fs (build %.0fs, fault-free pass %.0fs, fault trials %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.MeasureSecs, s.FaultSecs, s.DB)
 	if s.Failed > 0 {

@@ -96,7 +96,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return benchResults(*fail, sum)
+	return failOnResults(*fail, sum)
 }
 
 // parsePolicies splits --policies and checks each name.

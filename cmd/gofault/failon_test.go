@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofault/gofault/bench"
 	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/gotest"
 )
 
 func TestRunResults(t *testing.T) {
@@ -33,7 +34,41 @@ func TestRunResults(t *testing.T) {
 		{"failures, fault-free", failFailures, faultFree, "--fail-on failures: 1 failed trial; 1 fault-free failure"},
 		{"failures, could not run", failFailures, couldNotRun, "--fail-on failures: 2 trials that could not run"},
 	} {
-		err := runResults(tt.fail, &tt.sum)
+		err := failOnResults(tt.fail, &tt.sum)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("%s: %v, want nil", tt.name, err)
+			}
+			continue
+		}
+		if err == nil || err.Error() != tt.want || !errors.Is(err, errFound) {
+			t.Errorf("%s: %v, want %q wrapping errFound", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestTestResults: gofault test --fail-on reads a test campaign's
+// summary as run's reads a campaign's: a finding for findings, and for
+// failures also a failed fault trial or a failure with no fault.
+func TestTestResults(t *testing.T) {
+	clean := gotest.Summary{Trials: 10}
+	findings := gotest.Summary{Trials: 10, Failed: 2, FaultFailed: 2, Findings: 1}
+	faultFree := gotest.Summary{Trials: 10, FaultFreeFailures: 1}
+	for _, tt := range []struct {
+		name string
+		fail failOn
+		sum  gotest.Summary
+		want string // "" for nil
+	}{
+		{"never with findings", failNever, findings, ""},
+		{"findings, clean", failFindings, clean, ""},
+		{"findings", failFindings, findings, "--fail-on findings: 1 finding"},
+		{"findings ignores a fault-free failure", failFindings, faultFree, ""},
+		{"failures, clean", failFailures, clean, ""},
+		{"failures with findings", failFailures, findings, "--fail-on failures: 1 finding; 2 failed fault trials"},
+		{"failures, fault-free", failFailures, faultFree, "--fail-on failures: 1 fault-free failure"},
+	} {
+		err := failOnResults(tt.fail, &tt.sum)
 		if tt.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v, want nil", tt.name, err)
@@ -65,7 +100,7 @@ func TestBenchResults(t *testing.T) {
 		{"failures, a miss", failFailures, []bench.Row{found, missed}, "--fail-on failures: catchup/random: missed in 2 of 3 seeds"},
 		{"failures, baseline and fault-free", failFailures, []bench.Row{baseline}, "--fail-on failures: catchup/bsrr: the symptom without faults in 1 campaign; catchup/bsrr: 1 campaign whose baseline failed"},
 	} {
-		err := benchResults(tt.fail, &bench.Summary{Rows: tt.rows})
+		err := failOnResults(tt.fail, &bench.Summary{Rows: tt.rows})
 		if tt.want == "" {
 			if err != nil {
 				t.Errorf("%s: %v, want nil", tt.name, err)
@@ -86,6 +121,7 @@ func TestFailOnExitCodes(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--fail-on", "always"},
 		{"bench", "--fail-on", "finding"},
+		{"test", "--fail-on", "bugs", "."},
 	} {
 		var out, errb bytes.Buffer
 		if code := run(args, &out, &errb); code != 2 || !strings.Contains(errb.String(), "want one of findings, failures, never") {
@@ -95,9 +131,9 @@ func TestFailOnExitCodes(t *testing.T) {
 	register(command{name: "test-results", run: func(ctx context.Context, args []string, stdout io.Writer) error {
 		switch args[0] {
 		case "findings":
-			return runResults(failFindings, &campaign.Summary{Findings: 2, FailedTrials: 2})
+			return failOnResults(failFindings, &campaign.Summary{Findings: 2, FailedTrials: 2})
 		case "clean":
-			return runResults(failFailures, &campaign.Summary{Trials: 5})
+			return failOnResults(failFailures, &campaign.Summary{Trials: 5})
 		}
 		return errors.New("the cluster did not start")
 	}})

@@ -105,7 +105,7 @@ func runCampaign(ctx context.Context, args []string, stdout io.Writer) error {
 		}
 		fmt.Fprintf(os.Stderr, "interrupted; continue with: gofault run --config %s --resume --policy %s%s\n", *cf.path, sum.Policy, again)
 	}
-	return runResults(*fail, sum)
+	return failOnResults(*fail, sum)
 }
 
 // writeRunSummary prints what the campaign did, as JSON with gofault's

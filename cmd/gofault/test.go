@@ -47,7 +47,8 @@ site counts 1/k to each of the k tests that reach it), and only a trial's
 own test's sites are live. A test that fails, hangs, panics or races with
 a fault is a finding. Trials go to the store: gofault report --db DB shows them.
 The go test flags after -- go to every run (-short, -test.short, ...);
--run REGEXP keeps only the tests it matches.
+-run REGEXP keeps only the tests it matches. With --fail-on findings it
+exits 4 once the campaign has a finding, as gofault run does (docs/ci.md).
 
 With --queue nats://HOST:PORT the fault-free pass runs here and the fault
 trials go to gofault workers (docs/distributed.md): the campaign's bundle
@@ -93,13 +94,22 @@ func runTest(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *f.asJSON {
-		return writeJSON(stdout, struct {
+	if err := writeTestSummary(stdout, sum, *f.asJSON); err != nil {
+		return err
+	}
+	return failOnResults(*f.fail, sum)
+}
+
+// writeTestSummary prints what the test campaign did, as JSON with
+// gofault's version or as text.
+func writeTestSummary(w io.Writer, sum *gotest.Summary, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, struct {
 			Version version.Info `json:"version"`
 			*gotest.Summary
 		}{version.Current(), sum})
 	}
-	sum.WriteText(stdout)
+	sum.WriteText(w)
 	return nil
 }
 
@@ -110,13 +120,15 @@ type testFlags struct {
 	race, asJSON    *bool
 	q               *queueFlags
 	slots           *int
+	fail            *failOn
 }
 
 // addTestFlags defines gofault test's flags, most of them straight into o.
 func addTestFlags(fs *flag.FlagSet, o *gotest.Options) *testFlags {
 	fs.StringVar(&o.Module, "module", ".", "directory of the module that holds PACKAGE")
 	fs.Var((*stringList)(&o.Packages), "packages", "package `pattern` to analyse and instrument, relative to --module (repeatable; default: PACKAGE)")
-	fs.Var((*stringList)(&o.Env), "env", "`KEY=VALUE` set for every test run (repeatable)")
+	fs.Var((*stringList)(&o.Env), "env", "`KEY=VALUE` set for every test run (repeatable); ${"+gotest.EnvPort+"} (or ${"+gotest.EnvPort+"+N}) in VALUE is the first (or N-th next) port of the run's own (--ports)")
+	fs.IntVar(&o.Ports, "ports", 0, fmt.Sprintf("first `port` of the ranges of %d ports that the test processes run at once get, one each, in %s (the first) and %s (how many), never two at once on this machine (default %d)", gotest.PortSpan, gotest.EnvPort, gotest.EnvPorts, gotest.FirstPort))
 	fs.StringVar(&o.Policy, "policy", "random", "injection policy ("+strings.Join(policy.Names(), ", ")+")")
 	fs.Int64Var(&o.Seed, "seed", 1, "the policy's seed")
 	fs.IntVar(&o.Trials, "trials", 20, "fault trials to run")
@@ -130,7 +142,7 @@ func addTestFlags(fs *flag.FlagSet, o *gotest.Options) *testFlags {
 	f.race = fs.Bool("race", false, "build the test binary with -race (a race report fails the test)")
 	fs.StringVar(&o.WorkDir, "workdir", "", "work dir: build, trial logs, store (default MODULE/.gofault/test)")
 	fs.StringVar(&o.DB, "db", "", "database file (default WORKDIR/gofault.db)")
-	f.parallel = fs.String("parallel", "1", "test processes run at once, each its own trial (fault-free pass and fault trials); auto: the fault-free pass one at a time, measuring the cores one uses, then as many as fit in 75% of the cores")
+	f.parallel = fs.String("parallel", "auto", "test processes run at once, each its own trial (fault-free pass and fault trials), a number or auto: the fault-free pass one at a time, measuring the cores one uses, then as many as fit in 75% of the cores and the free memory (with --queue the default is 0: the workers run every fault trial)")
 	fs.BoolVar(&o.Resume, "resume", false, "continue the newest campaign of the store made with the same flags (--trials aside): measured tests are not run again, fault trials go on from the next index with the policy's state, up to --trials in all")
 	f.asJSON = fs.Bool("json", false, "print the summary as JSON")
 	fs.StringVar(&o.Member, "member", "", "member rule `pkg/path.Type.field`: the field that tells an in-process cluster's members apart (default: test.member of the config)")
@@ -138,6 +150,7 @@ func addTestFlags(fs *flag.FlagSet, o *gotest.Options) *testFlags {
 	fs.StringVar(&o.Bundle, "bundle", "", "write the campaign's bundle into `DIR` once the test binary is built (test binary, catalog, the package dir's files and testdata, options): what gofault worker runs (default with --queue: WORKDIR/bundle)")
 	f.q = addQueueFlags(fs)
 	f.slots = fs.Int("queue-slots", 16, "with --queue: the fault trials queued or running at once at most")
+	f.fail = failOnFlag(fs, failNever, "campaign")
 	return f
 }
 

@@ -63,3 +63,40 @@ func TestTestHelp(t *testing.T) {
 		t.Errorf("gofault test -h: exit %d, stderr %q", code, errb.String())
 	}
 }
+
+// TestTestFailOn runs gofault test --fail-on findings on the planted bug
+// of gotest/testdata/retrystore (its Save drops a failed write's error
+// with RETRYSTORE_BUG=drop): it exits 4 with the bug on, naming the
+// finding on stderr, and 0 with it off. About 5 s: two builds of a
+// one-package test binary, 2 x 26 runs.
+func TestTestFailOn(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+		code int
+		want string
+	}{
+		{"bug on", []string{"--env", "RETRYSTORE_BUG=drop"}, exitFound, "gofault test: --fail-on findings: 1 finding\n"},
+		{"bug off", nil, 0, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"test", "--module", "../../gotest/testdata/retrystore", "--workdir", t.TempDir(),
+				"--trials", "20", "--delay", "50ms", "--parallel", "1", "--fail-on", "findings"}, tc.env...)
+			var out, errb bytes.Buffer
+			code := run(append(args, "."), &out, &errb)
+			// The log's lines aside, stderr is the --fail-on message.
+			var msg strings.Builder
+			for _, line := range strings.SplitAfter(errb.String(), "\n") {
+				if strings.HasPrefix(line, "gofault test: ") {
+					msg.WriteString(line)
+				}
+			}
+			if code != tc.code || msg.String() != tc.want {
+				t.Errorf("exit %d, stderr %q; want %d, %q\n%s", code, msg.String(), tc.code, tc.want, errb.String())
+			}
+			if !strings.Contains(out.String(), "fault trials: 20 ") {
+				t.Errorf("the summary is not printed before the exit status:\n%s", out.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/ownport
+
+go 1.22
