@@ -501,8 +501,8 @@ func (b *bencher) testSource(ctx context.Context, module, version string) (strin
 }
 
 // testParallel is a test campaign's gotest.Options.Parallel for the
-// bench's --parallel n (0, not given: one test process at a time, as
-// gofault test's default).
+// bench's --parallel n (0, not given: one test process at a time, so
+// that a bench's timings compare; gofault test itself defaults to auto).
 func testParallel(n int) int {
 	switch {
 	case n == campaign.ParallelAuto:

@@ -57,7 +57,7 @@ func (f *failOn) Set(s string) error {
 // failOnFlag adds --fail-on to fs with default def.
 func failOnFlag(fs *flag.FlagSet, def failOn, what string) *failOn {
 	f := def
-	fs.Var(&f, "fail-on", fmt.Sprintf("exit with status %d when the %s has these results: findings, failures (findings and every other failure) or never (default %s; docs/ci.md)", exitFound, what, def))
+	fs.Var(&f, "fail-on", fmt.Sprintf("exit with status %d when the %s has these results: findings, failures (findings and every other failure) or never (docs/ci.md)", exitFound, what))
 	return &f
 }
 
