@@ -26,7 +26,7 @@ import (
 //     (the catalog's role, catalog.Role.Leader);
 //   - "requests=K": the clients of the other members made K more requests
 //     that succeeded: the cluster moved on without the cut member (its log
-//     grew by about K entries, enough for the leader to compact past it).
+//     grew by up to K entries, enough for the leader to compact past it).
 
 // hold is a held cut in progress on a node.
 type hold struct {
