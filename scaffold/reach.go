@@ -25,6 +25,7 @@ type pkgInfo struct {
 	Standard   bool
 	Imports    []string
 	GoFiles    []string
+	Error      *struct{ Err string }
 	Module     *struct {
 		Path string
 		Main bool
@@ -37,7 +38,7 @@ type pkgInfo struct {
 func goList(ctx context.Context, dir string, args ...string) ([]pkgInfo, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-e", "-json=ImportPath,Name,Dir,Standard,Imports,GoFiles,Module"}, args...)...)
+	cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-e", "-json=ImportPath,Name,Dir,Standard,Imports,GoFiles,Error,Module"}, args...)...)
 	cmd.Dir = dir
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr

@@ -139,7 +139,7 @@ func TestInspectFork(t *testing.T) {
 	want := []string{
 		"node program ./cmd/bigsvc (named after the module, built by Dockerfile; runner-up ./unmaintained/bigsvc_servers: under unmaintained/, built by README.md, its name says server)",
 		"consensus library github.com/acme/raft, a copy of hashicorp/raft (imported by github.com/acme/bigsvc/server; its API looks like hashicorp/raft's; runner-up github.com/hashicorp/raft: in go.mod, not reached from ./cmd/bigsvc)",
-		"packages ./cmd/bigsvc ./server ./storage/... (the 4 of the module's 7 packages ./cmd/bigsvc reaches)",
+		"packages ./cmd/bigsvc ./server ./storage/... (the 4 of the module's 7 packages ./cmd/bigsvc reaches, and github.com/acme/raft's)",
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("guesses\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -150,5 +150,51 @@ func TestInspectFork(t *testing.T) {
 	}
 	if !slices.Equal(s.Ports, []string{"raft", "http"}) || s.Library != "github.com/acme/raft" {
 		t.Errorf("wiring: library %q ports %v", s.Library, s.Ports)
+	}
+}
+
+// TestInspectUnloadable: a node program that does not load (its own
+// package: the module that provides it is unknown) leaves the library to go.mod and the packages
+// to the whole module, and says why; one whose dependency does not load (a
+// package no module provides, no network) is read as far as it goes, and
+// says the graph is partial.
+func TestInspectUnloadable(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	t.Setenv("GOFLAGS", "-mod=readonly")
+	t.Setenv("GOPROXY", "off")
+	files := map[string]string{
+		"go.mod":            "module example.com/kv\n\ngo 1.21\n\nrequire github.com/hashicorp/raft v1.7.0\n\nreplace github.com/hashicorp/raft => ./raft\n",
+		"raft/go.mod":       "module github.com/hashicorp/raft\n\ngo 1.21\n",
+		"raft/raft.go":      "package raft\n",
+		"cmd/kv/main.go":    "package main\n\nimport (\n\t_ \"example.com/missing/pkg\"\n\t_ \"github.com/hashicorp/raft\"\n)\n\nfunc main() {}\n",
+		"cmd/kvctl/main.go": emptyMain,
+	}
+	m, err := Inspect(context.Background(), module(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(m.Guesses(), "\n")
+	for _, want := range []string{"node program ./cmd/kv (named after the module;",
+		"consensus library hashicorp/raft (imported by example.com/kv/cmd/kv; the import graph is partial: example.com/missing/pkg does not load: ",
+		"packages ./cmd/kv (the 1 of the module's 2 packages ./cmd/kv reaches, and hashicorp/raft's; the import graph is partial: "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dependency that does not load: guesses lack %q:\n%s", want, got)
+		}
+	}
+
+	// A module nested in a required one that was never downloaded: go
+	// cannot tell which module provides the node program's package.
+	files["go.mod"] = "module example.com/kv\n\ngo 1.21\n\nrequire (\n\tgithub.com/hashicorp/raft v1.7.0\n\texample.com v0.1.0\n)\n\nreplace github.com/hashicorp/raft => ./raft\n"
+	m, err = Inspect(context.Background(), module(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = strings.Join(m.Guesses(), "\n")
+	for _, want := range []string{"consensus library hashicorp/raft (listed in go.mod (./cmd/kv does not load: ", "packages ./... (the whole module: ./cmd/kv does not load"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("node program that does not load: guesses lack %q:\n%s", want, got)
+		}
 	}
 }

@@ -1,14 +1,18 @@
 // Package scaffold holds what "gofault init" writes for a new target: it
-// reads the user's Go module (its path, its main packages, the consensus
-// or replication library it builds on) and turns that into a starting
-// gofault.yaml (config.Starter) and a workload skeleton that compiles with
-// the standard library alone.
+// reads the user's Go module (its main packages ranked as node programs by
+// evidence, mains.go; what the node program's import graph reaches, the
+// consensus or replication library, a fork included, and the module's own
+// packages, reach.go) and turns that into a starting gofault.yaml
+// (config.Starter) and a workload skeleton that compiles with the standard
+// library alone.
 package scaffold
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
 	"path"
 	"path/filepath"
@@ -41,6 +45,10 @@ type Module struct {
 	// could not be read, PackagesWhy then says why.
 	Packages    []string
 	PackagesWhy string
+	// Partial, when set, says why the node program's import graph was
+	// read only in part (a dependency that does not load): the library
+	// and the packages are what the rest of it says.
+	Partial string
 	// Requires are the module paths go.mod requires directly.
 	Requires []string
 }
@@ -184,6 +192,9 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 			continue
 		}
 		paths = append(paths, p.ImportPath)
+		if p.Name == "" { // it did not load (a dependency not downloaded): its files still say
+			p.Name = packageName(filepath.Join(modDir, filepath.FromSlash(strings.TrimPrefix(relPkg(m.Path, p.ImportPath), "./"))))
+		}
 		if p.Name == "main" {
 			mains = append(mains, relPkg(m.Path, p.ImportPath))
 		}
@@ -195,6 +206,10 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 	}
 	main := m.Mains[0].Path
 	deps, err := goList(ctx, modDir, "-deps", main)
+	var partial error
+	if err == nil {
+		err, partial = loadErrors(deps, m.Path, main)
+	}
 	if err != nil {
 		m.readFromGoMod(err)
 		return m, nil
@@ -214,7 +229,30 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 	}
 	m.Packages = narrowPackages(m.Path, paths, reached)
 	m.PackagesWhy = fmt.Sprintf("the %d of the module's %d packages %s reaches", len(reached), len(paths), main)
+	if partial != nil {
+		m.Partial = partial.Error()
+	}
 	return m, nil
+}
+
+// loadErrors are why main's import graph in deps is not whole: main's own
+// error (its imports are unknown: nothing can be read from deps), and the
+// first package that does not load among the others (a dependency not
+// downloaded, a replacement directory missing: the graph beyond it is
+// unknown).
+func loadErrors(deps []pkgInfo, modPath, main string) (own, other error) {
+	for _, p := range deps {
+		if p.Error == nil {
+			continue
+		}
+		msg := clip(strings.Join(strings.Fields(p.Error.Err), " "), 160)
+		if inModule(p, modPath) && relPkg(modPath, p.ImportPath) == main {
+			own = fmt.Errorf("%s does not load: %s", main, msg)
+		} else if other == nil {
+			other = fmt.Errorf("%s does not load: %s", p.ImportPath, msg)
+		}
+	}
+	return own, other
 }
 
 // readFromGoMod is Inspect's fallback when the module's packages could
@@ -226,6 +264,26 @@ func (m *Module) readFromGoMod(why error) {
 		m.LibraryWhy = "listed in go.mod (" + why.Error() + ")"
 	}
 	m.PackagesWhy = why.Error()
+}
+
+// packageName is the package clause of the first Go file in dir that has
+// one, "" when none does.
+func packageName(dir string) string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, n), nil, parser.PackageClauseOnly)
+		if err == nil {
+			return f.Name.Name
+		}
+	}
+	return ""
 }
 
 // relPkg is the module package importPath relative to the module modPath:
@@ -323,6 +381,10 @@ func samePkg(a, b string) bool {
 // lost.
 func (m *Module) Guesses() []string {
 	var out []string
+	partial := ""
+	if m.Partial != "" {
+		partial = "; the import graph is partial: " + m.Partial
+	}
 	switch len(m.Mains) {
 	case 0:
 		out = append(out, "node program: none found (set target.main)")
@@ -340,12 +402,22 @@ func (m *Module) Guesses() []string {
 		if m.LibraryRunnerUp != "" {
 			line += "; runner-up " + m.LibraryRunnerUp
 		}
-		out = append(out, line+")")
+		out = append(out, line+partial+")")
 	} else {
 		out = append(out, "consensus library: none known reached (add its packages to target.packages)")
 	}
 	if m.Packages != nil {
-		out = append(out, fmt.Sprintf("packages %s (%s)", strings.Join(m.Packages, " "), m.PackagesWhy))
+		const most = 12
+		pats := m.Packages
+		more := ""
+		if len(pats) > most {
+			pats, more = pats[:most], fmt.Sprintf(" and %d more", len(pats)-most)
+		}
+		lib := ""
+		if m.Library != nil {
+			lib = ", and " + m.Library.Name + "'s"
+		}
+		out = append(out, fmt.Sprintf("packages %s%s (%s%s%s)", strings.Join(pats, " "), more, m.PackagesWhy, lib, partial))
 	} else {
 		out = append(out, fmt.Sprintf("packages ./... (the whole module: %s)", m.PackagesWhy))
 	}
