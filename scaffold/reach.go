@@ -163,7 +163,7 @@ type libCand struct {
 // chooseLibrary picks the consensus library among the packages the node
 // program main reaches (deps, with the API shapes of raft copies from
 // raftShapes): a known library, or a fork or vendored copy of one (a
-// package named like raft with a raft API that imports no known library);
+// package named like raft with a raft API that wraps no other one);
 // the one the module's own packages import most, known libraries first
 // on a tie. It returns the library (nil when none is reached), why, and
 // the runner-up with why it lost ("" when there is none): another reached
@@ -195,7 +195,7 @@ func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]strin
 	}
 	for _, p := range deps {
 		shape := shapes[p.ImportPath]
-		if shape == "" || importsKnown(p, byPath) {
+		if shape == "" || wraps(p, shapes) {
 			continue
 		}
 		add(p.ImportPath, &libCand{lib: forkOf(p.ImportPath, shape), module: p.ImportPath, fork: true, order: len(libraries)})
@@ -236,19 +236,16 @@ func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]strin
 		}
 		return a.order - b.order
 	})
-	runnerUp := func(exclude string) string {
-		for _, c := range list[1:] {
-			return c.lib.Name + ": " + c.reason(main)
-		}
-		if l := libraryOf(requires); l != nil && l.Name != exclude {
-			return l.Module + ": in go.mod, not reached from " + main
-		}
-		return ""
-	}
 	if len(list) == 0 {
 		return nil, "", ""
 	}
 	c := list[0]
+	runnerUp := ""
+	if len(list) > 1 {
+		runnerUp = list[1].lib.Name + ": " + list[1].reason(main)
+	} else if l := libraryOf(requires); l != nil && l.Name != c.lib.Name {
+		runnerUp = l.Module + ": in go.mod, not reached from " + main
+	}
 	lib := c.lib
 	if !c.fork {
 		lib.Module = c.module
@@ -262,7 +259,7 @@ func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]strin
 			}
 		}
 	}
-	return &lib, c.reason(main), runnerUp(lib.Name)
+	return &lib, c.reason(main), runnerUp
 }
 
 // reason says how main reaches c.
@@ -287,14 +284,11 @@ func (c *libCand) reason(main string) string {
 	return why
 }
 
-// importsKnown reports whether p imports a known library's package (a
-// wrapper around it, not a copy).
-func importsKnown(p pkgInfo, byPath map[string]pkgInfo) bool {
+// wraps reports whether p imports a known library's package or another
+// package with a raft API (shapes): a wrapper around it, not a copy.
+func wraps(p pkgInfo, shapes map[string]string) bool {
 	for _, imp := range p.Imports {
-		if ip, ok := byPath[imp]; ok && knownLibrary(ip) != nil {
-			return true
-		}
-		if _, ok := byPath[imp]; !ok && knownLibrary(pkgInfo{ImportPath: imp}) != nil {
+		if shapes[imp] != "" || knownLibrary(pkgInfo{ImportPath: imp}) != nil {
 			return true
 		}
 	}
