@@ -312,12 +312,13 @@ func forkOf(pkg, shape string) Library {
 		}
 	}
 	l.Name, l.Module, l.Modules, l.Packages = pkg, pkg, nil, []string{pkg}
+	role := []string{"a fork may keep its role in a string or a bool (isLeader): if gofault", "analyze finds no role, name the field in target.role (docs/analysis.md)."}
 	if shape == shapeRaft {
-		l.Notes = nil
+		l.Notes = role
 		return l
 	}
 	l.Like = shape
-	l.Notes = append([]string{pkg + " looks like a copy of " + shape + "; what holds for " + shape + ":"}, l.Notes...)
+	l.Notes = append(append([]string{pkg + " looks like a copy of " + shape + "; what holds for " + shape + ":"}, l.Notes...), role...)
 	return l
 }
 

@@ -2,6 +2,7 @@ package scaffold
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,5 +202,17 @@ func TestInspectUnloadable(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("node program that does not load: guesses lack %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestReadFromGoModLarge: when the import graph cannot be read, a module of
+// many packages gets ./... with a request to narrow it.
+func TestReadFromGoModLarge(t *testing.T) {
+	m := &Module{Requires: []string{"github.com/hashicorp/raft"}, modulePackages: 120}
+	m.readFromGoMod(errors.New("./cmd/x does not load"))
+	got := strings.Join(m.Guesses(), "\n")
+	if !strings.Contains(got, "packages ./... (the whole module: ./cmd/x does not load; 120 packages: narrow them to the ones the node program uses)") ||
+		!strings.Contains(got, "consensus library hashicorp/raft (listed in go.mod (./cmd/x does not load))") {
+		t.Errorf("guesses:\n%s", got)
 	}
 }

@@ -51,6 +51,8 @@ type Module struct {
 	Partial string
 	// Requires are the module paths go.mod requires directly.
 	Requires []string
+	// modulePackages counts the module's packages (0: not listed).
+	modulePackages int
 }
 
 // Library is a consensus or replication library gofault knows how Go
@@ -199,6 +201,7 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 			mains = append(mains, relPkg(m.Path, p.ImportPath))
 		}
 	}
+	m.modulePackages = len(paths)
 	m.Mains = rankMains(m.Path, mains, buildEvidence(modDir, m.Path, mains))
 	if len(m.Mains) == 0 {
 		m.readFromGoMod(errors.New("the module has no main package"))
@@ -264,7 +267,14 @@ func (m *Module) readFromGoMod(why error) {
 		m.LibraryWhy = "listed in go.mod (" + why.Error() + ")"
 	}
 	m.PackagesWhy = why.Error()
+	if m.modulePackages > manyPackages {
+		m.PackagesWhy += fmt.Sprintf("; %d packages: narrow them to the ones the node program uses", m.modulePackages)
+	}
 }
+
+// manyPackages is the size of a module whose whole analysis is slow
+// enough that init asks for a narrower target.packages.
+const manyPackages = 36
 
 // packageName is the package clause of the first Go file in dir that has
 // one, "" when none does.
@@ -355,6 +365,7 @@ func (m *Module) Starter(name, relModule, workload string) config.Starter {
 	if len(ms) > 0 {
 		s.Main, s.OtherMains = ms[0], ms[1:]
 	}
+	s.Read = m.Guesses()
 	if l := m.Library; l != nil {
 		s.Library = l.Name
 		s.LibraryNotes = l.Notes
