@@ -175,12 +175,11 @@ func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]strin
 	}
 	cands := map[string]*libCand{}
 	var order []string
-	add := func(key string, c *libCand) *libCand {
+	add := func(key string, c *libCand) {
 		if cands[key] == nil {
 			cands[key] = c
 			order = append(order, key)
 		}
-		return cands[key]
 	}
 	for i, l := range libraries {
 		for _, p := range deps {
