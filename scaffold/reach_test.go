@@ -159,6 +159,35 @@ func TestInspectFork(t *testing.T) {
 	}
 }
 
+// TestInspectVendored reads testdata/vendored, whose node program uses a
+// vendored copy of a raft library shaped like etcd-io/raft: go list reads
+// it from vendor/, and init names it with etcd-io/raft's wiring.
+func TestInspectVendored(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	t.Setenv("GOFLAGS", "-mod=vendor")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "vendored"))); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Inspect(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"node program ./cmd/node (its name says server; the only main package)",
+		"consensus library github.com/other/raft, a copy of etcd-io/raft (imported by example.com/kvstore/cmd/node; its API looks like etcd-io/raft's)",
+		"packages ./... (the 1 of the module's 1 packages ./cmd/node reaches, and github.com/other/raft's)",
+	}
+	if got := m.Guesses(); !slices.Equal(got, want) {
+		t.Errorf("guesses\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if s := m.Starter("kv", ".", ""); !slices.Equal(s.Packages, []string{"./...", "github.com/other/raft"}) || !slices.Equal(s.Ports, []string{"client", "peer"}) {
+		t.Errorf("starter packages %v ports %v", s.Packages, s.Ports)
+	}
+}
+
 // TestInspectUnloadable: a node program that does not load (its own
 // package: the module that provides it is unknown) leaves the library to go.mod and the packages
 // to the whole module, and says why; one whose dependency does not load (a
