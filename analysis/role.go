@@ -46,7 +46,9 @@ const CountRoleWrites = "role_writes"
 //     the role type.
 //
 // Among several candidates the pass prefers a field named state or role,
-// then the one written most; Options.Role names one explicitly.
+// then the one written most; Options.Role names one explicitly, and may
+// name a role of another shape (a string, a named string type, a bool
+// isLeader: see namedRoles), which the pass never picks unasked.
 type Role struct {
 	Role *catalog.Role
 }
@@ -122,15 +124,23 @@ func runRole(u *Unit) (any, error) {
 			}
 		}
 		if chosen == nil {
+			others := namedRoles(u)
+			if r, ok := others[want]; ok {
+				return &Role{Role: catalogRole(u, r.cand, r.roleType, r.values)}, nil
+			}
 			var names []string
 			for _, c := range list {
 				names = append(names, candName(c))
 			}
+			for name := range others {
+				names = append(names, name)
+			}
+			sort.Strings(names[len(list):])
 			found := "none found"
 			if len(names) > 0 {
 				found = "found: " + strings.Join(names, ", ")
 			}
-			return nil, fmt.Errorf("target.role: %q is not a role field written in the target packages (%s); set it to \"pkg/path.Type.field\" of a struct field written from a named integer type with leader and follower constants, or to %q", want, found, RoleNone)
+			return nil, fmt.Errorf("target.role: %q is not a role field written in the target packages (%s); set it to \"pkg/path.Type.field\" of a struct field written after construction, of a named integer or string type with leader and follower constants, a string written or compared with \"leader\" and \"follower\" constants, or a bool whose name says leader; or to %q", want, found, RoleNone)
 		}
 	} else if len(list) > 0 {
 		chosen = list[0]
@@ -138,7 +148,7 @@ func runRole(u *Unit) (any, error) {
 	if chosen == nil {
 		return &Role{}, nil
 	}
-	return &Role{Role: catalogRole(u, chosen, roleTypes[chosen.typ])}, nil
+	return &Role{Role: catalogRole(u, chosen, chosen.typ.Name(), roleTypes[chosen.typ])}, nil
 }
 
 // candName is "pkg/path.Type.field".
@@ -153,9 +163,9 @@ func preferredRoleName(name string) bool {
 
 // catalogRole builds the catalog's form of c: values sorted by value,
 // writes in position order with IDs "role:pkg.Func#n".
-func catalogRole(u *Unit, c *roleCand, values []catalog.RoleValue) *catalog.Role {
+func catalogRole(u *Unit, c *roleCand, roleType string, values []catalog.RoleValue) *catalog.Role {
 	r := &catalog.Role{Pkg: c.owner.Pkg().Path(), Type: c.owner.Name(), Field: c.field.Name(),
-		RoleType: c.typ.Name(), Values: values}
+		RoleType: roleType, Values: values}
 	sort.Slice(c.writes, func(i, j int) bool {
 		a, b := u.Prog.Fset.Position(c.writes[i].pos), u.Prog.Fset.Position(c.writes[j].pos)
 		if a.Filename != b.Filename {

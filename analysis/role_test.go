@@ -127,3 +127,74 @@ func TestRoleCatalog(t *testing.T) {
 		t.Error("the role does not count in the hash")
 	}
 }
+
+// TestNamedRoles checks the roles that only target.role names, on packages
+// shaped like raft forks: a plain string field, a named string type, a bool
+// isLeader and an atomic.Bool. Each is found with its values and a write
+// on every line with a // want naming its shape; none is picked unasked.
+func TestNamedRoles(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, role, roleType, values string
+		writes                      string // shapes of the writes, in order; "" to take the // want lines
+	}{
+		{"stringlike", "example.com/roles/stringlike.server.state", RoleTypeString, "1=candidate 2=follower 3=leader", ""},
+		{"enumlike", "example.com/roles/enumlike.node.role", "State", "1=candidate 2=follower 3=leader", ""},
+		{"boollike", "example.com/roles/boollike.peer.isLeader", RoleTypeBool, "0=follower 1=leader", ""},
+		{"boollike", "example.com/roles/boollike.peer.amLeader", RoleTypeBool, "0=follower 1=leader", "method method"},
+	} {
+		t.Run(tc.role, func(t *testing.T) {
+			res, err := runRoles(t, tc.pkg, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := res.Catalog.Role; r != nil {
+				t.Errorf("role %s found unasked", r)
+			}
+			res, err = runRoles(t, tc.pkg, tc.role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Catalog.Role
+			if r == nil || r.String() != tc.role || r.RoleType != tc.roleType {
+				t.Fatalf("role %+v, want %s of type %s", r, tc.role, tc.roleType)
+			}
+			var vs []string
+			for _, v := range r.Values {
+				vs = append(vs, strconv.FormatInt(v.Value, 10)+"="+v.Name)
+			}
+			if got := strings.Join(vs, " "); got != tc.values {
+				t.Errorf("values %q, want %q", got, tc.values)
+			}
+			if leader, ok := r.Leader(); !ok || leader != "leader" {
+				t.Errorf("Leader() = %q, %v", leader, ok)
+			}
+			if tc.writes != "" {
+				var shapes []string
+				for _, w := range r.Writes {
+					shapes = append(shapes, w.Shape)
+				}
+				if got := strings.Join(shapes, " "); got != tc.writes {
+					t.Errorf("writes %q, want %q", got, tc.writes)
+				}
+				return
+			}
+			want := wants(t, filepath.Join("testdata", "roles", tc.pkg, "raft.go"))
+			got := map[int]string{}
+			for _, w := range r.Writes {
+				got[w.Line] = w.Shape
+			}
+			for l, w := range want {
+				if shape, _, _ := strings.Cut(w, " "); got[l] != shape {
+					t.Errorf("raft.go:%d: write %q, want %q", l, got[l], shape)
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("%d writes %v, want %d", len(got), got, len(want))
+			}
+		})
+	}
+	_, err := runRoles(t, "stringlike", "example.com/roles/stringlike.server.id")
+	if err == nil || !strings.Contains(err.Error(), "found: example.com/roles/stringlike.server.state") {
+		t.Errorf("a string field no role constant touches: err = %v, want one naming the role found", err)
+	}
+}

@@ -35,6 +35,9 @@ type Starter struct {
 	// Workload is workload.package when a workload skeleton was written
 	// ("" leaves the section to fill in).
 	Workload string
+	// Read are what "gofault init" guessed from the module, each with why
+	// and the runner-up, as comment lines at the top of target.
+	Read []string
 }
 
 // Template returns a commented starting gofault.yaml for a target called
@@ -104,6 +107,12 @@ name: [[quote .Name]]
 # target: the Go code gofault analyses, instruments and builds. Your source
 # tree is never modified: rewritten files go to an overlay in workdir.
 target:
+[[- if .Read]]
+  # gofault init read the module (check each guess):
+[[- range .Read]]
+  #   [[.]]
+[[- end]]
+[[- end]]
   # module is the directory of the Go module holding the main package.
   module: [[.Module]]
   # main is the main package of one node, relative to module.

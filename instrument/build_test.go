@@ -73,7 +73,7 @@ func buildWith(ctx context.Context, target Target, out string, analyze func(cont
 func buildAnalysed(ctx context.Context, target Target, out string) (*Result, *catalog.Catalog, error) {
 	var analysed *catalog.Catalog
 	res, err := buildWith(ctx, target, out, func(ctx context.Context, w *Work) (*catalog.Catalog, error) {
-		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env})
+		r, err := analysis.Run(ctx, analysis.Options{Dir: w.ModuleDir, Patterns: w.Patterns, BuildFlags: w.AllBuildFlags(), Env: w.Env, Role: target.Role})
 		if err != nil {
 			return nil, err
 		}

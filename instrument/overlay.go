@@ -82,7 +82,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		out := rewriteFile(fileInput{
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
-			states: states[name], roles: roles[name], observe: observe[name],
+			states: states[name], roles: roles[name], roleValues: roleValues(cat), observe: observe[name],
 			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
 		}, sites[name])
 		ov.blankMembers += out.blankMembers

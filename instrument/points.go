@@ -40,6 +40,14 @@ func roleWrites(cat *catalog.Catalog) []catalog.RoleWrite {
 	return cat.Role.Writes
 }
 
+// roleValues returns the values of cat's role, none when it has no role.
+func roleValues(cat *catalog.Catalog) []catalog.RoleValue {
+	if cat.Role == nil {
+		return nil
+	}
+	return cat.Role.Values
+}
+
 // localize returns cat with the files of its program points in the module
 // cache moved to the work dir's copies of their modules. cat is not
 // changed.

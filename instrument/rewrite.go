@@ -92,8 +92,10 @@ type fileInput struct {
 	timeouts []*catalog.TimeoutPoint
 	// states are the abstract states of the file (see stateEdits).
 	states []*catalog.State
-	// roles are the role writes of the file (see roleEdits).
-	roles []*catalog.RoleWrite
+	// roles are the role writes of the file, roleValues the role's values
+	// (see roleEdits).
+	roles      []*catalog.RoleWrite
+	roleValues []catalog.RoleValue
 	// observe are the observation points of the file (see observeEdits).
 	observe []*catalog.ObservePoint
 	// cover asks for coverage counters (see blockEdits), numbered from

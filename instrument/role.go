@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"go/types"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/gofault/gofault/catalog"
 )
@@ -23,8 +26,9 @@ const (
 // where V is the field just assigned (x.f = v) or the value stored (the
 // second argument of atomic.StoreT, the argument of a sync/atomic type's
 // Store method), provided it has no side effects: identifiers, selectors,
-// constants, conversions. It returns the edits and the IDs of the writes it
-// could not hook, with the reason.
+// constants, conversions. A string or bool role (target.role naming one)
+// reports V's number instead (roleArg). It returns the edits and the IDs
+// of the writes it could not hook, with the reason.
 func roleEdits(in fileInput, writes []*catalog.RoleWrite) ([]siteEdit, map[string]string) {
 	skipped := map[string]string{}
 	if len(writes) == 0 {
@@ -57,7 +61,7 @@ func roleEdits(in fileInput, writes []*catalog.RoleWrite) ([]siteEdit, map[strin
 		end := tf.Offset(stmt.End())
 		p := tf.Position(stmt.End())
 		start := tf.Position(stmt.Pos())
-		text := fmt.Sprintf("; %s.Role(int64(%s)); /*line %s:%d:%d*/", agentAlias, v, in.lineName, p.Line, p.Column)
+		text := fmt.Sprintf("; %s.Role(%s); /*line %s:%d:%d*/", agentAlias, roleArg(in, value, v), in.lineName, p.Line, p.Column)
 		edits = append(edits, siteEdit{
 			role:      w,
 			start:     end,
@@ -150,4 +154,29 @@ func pure(in fileInput, e ast.Expr) bool {
 		return ok && tv.IsType() && pure(in, e.Args[0])
 	}
 	return false
+}
+
+// roleArg is the int64 expression a role hook reports for the value e
+// (source text v): v converted, for an integer role; for a string role
+// the number of v among the role's values (in.roleValues, whose names are
+// the strings), 0 for another string; for a bool role 1 for true, 0 for
+// false.
+func roleArg(in fileInput, e ast.Expr, v string) string {
+	var b *types.Basic
+	if in.info != nil {
+		if t := in.info.TypeOf(e); t != nil {
+			b, _ = t.Underlying().(*types.Basic)
+		}
+	}
+	switch {
+	case b != nil && b.Info()&types.IsString != 0:
+		pairs := make([]string, len(in.roleValues))
+		for i, x := range in.roleValues {
+			pairs[i] = fmt.Sprintf("%s: %d", strconv.Quote(x.Name), x.Value)
+		}
+		return fmt.Sprintf("map[string]int64{%s}[string(%s)]", strings.Join(pairs, ", "), v)
+	case b != nil && b.Info()&types.IsBoolean != 0:
+		return fmt.Sprintf("map[bool]int64{true: 1}[bool(%s)]", v)
+	}
+	return "int64(" + v + ")"
 }

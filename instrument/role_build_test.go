@@ -12,8 +12,9 @@ import (
 
 // TestBuildRoles analyses the roles testdata of the analysis package, one
 // write shape at a time (etcd raft's assignment, hashicorp/raft's
-// atomic.StoreUint32, the NATS server's atomic.Int32.Store), builds it
-// with a hook after every role write, and runs the binary.
+// atomic.StoreUint32, the NATS server's atomic.Int32.Store, and the string,
+// named string and bool roles of raft forks that target.role names),
+// builds it with a hook after every role write, and runs the binary.
 func TestBuildRoles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds binaries")
@@ -23,11 +24,19 @@ func TestBuildRoles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, pkg := range []string{"etcdlike", "hashilike", "natslike"} {
-		t.Run(pkg, func(t *testing.T) {
+	for _, tc := range []struct{ pkg, role string }{
+		{"etcdlike", ""}, {"hashilike", ""}, {"natslike", ""},
+		// The shapes of raft forks that only target.role names.
+		{"stringlike", "example.com/roles/stringlike.server.state"},
+		{"enumlike", "example.com/roles/enumlike.node.role"},
+		{"boollike", "example.com/roles/boollike.peer.isLeader"},
+		{"boollike", "example.com/roles/boollike.peer.amLeader"},
+	} {
+		pkg := tc.pkg
+		t.Run(pkg+tc.role, func(t *testing.T) {
 			tmp := t.TempDir()
 			target := Target{WorkDir: filepath.Join(tmp, "build"),
-				Module: mod, Main: "./cmd/node", Packages: []string{"example.com/roles/" + pkg},
+				Module: mod, Main: "./cmd/node", Packages: []string{"example.com/roles/" + pkg}, Role: tc.role,
 			}
 			res, analysed, err := buildAnalysed(ctx, target, filepath.Join(tmp, "bin", "node"))
 			if err != nil {
@@ -54,7 +63,7 @@ func TestBuildRoles(t *testing.T) {
 			}
 			// The binary runs its role hooks without a controller.
 			out, err := exec.CommandContext(ctx, res.Binary).CombinedOutput()
-			if err != nil || strings.TrimSpace(string(out)) != "2 2 1" {
+			if err != nil || strings.TrimSpace(string(out)) != "2 2 1 false leader false" {
 				t.Errorf("node: %v, output %q", err, out)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/gofault/gofault/config"
@@ -78,6 +79,9 @@ func Init(ctx context.Context, o InitOptions) error {
 			wrote = append(wrote, file)
 			pkg = "./" + filepath.ToSlash(rel)
 		}
+		if pkg != "" { // a skeleton from an earlier init is no node program
+			m.Mains = slices.DeleteFunc(m.Mains, func(x Main) bool { return samePkg(x.Path, pkg) })
+		}
 		s = m.Starter(name, relDir(dir, m.Dir), pkg)
 	}
 	if err := writeNew(path, s.YAML(), force); err != nil {
@@ -89,11 +93,10 @@ func Init(ctx context.Context, o InitOptions) error {
 	}
 	fmt.Fprintln(stdout)
 	if ierr == nil {
-		fmt.Fprintf(stdout, "module %s: node program %s, packages %s", m.Path, orNone(s.Main), strings.Join(s.Packages, " "))
-		if s.Library != "" {
-			fmt.Fprintf(stdout, " (a %s service)", s.Library)
+		fmt.Fprintf(stdout, "module %s, read by gofault init (check each guess in the config):\n", m.Path)
+		for _, g := range m.Guesses() {
+			fmt.Fprintf(stdout, "  %s\n", g)
 		}
-		fmt.Fprintln(stdout)
 	}
 	fmt.Fprintf(stdout, "next: fill in cluster.command (an example is in the comment above it)")
 	if len(wrote) > 0 {
@@ -124,14 +127,6 @@ func relDir(base, target string) string {
 		return target
 	}
 	return filepath.ToSlash(rel)
-}
-
-// orNone is s, or what to do when no node program was found.
-func orNone(s string) string {
-	if s == "" {
-		return "(none found: set target.main)"
-	}
-	return s
 }
 
 // writeNew writes data to path, refusing to overwrite it unless force is

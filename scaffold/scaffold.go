@@ -1,21 +1,23 @@
 // Package scaffold holds what "gofault init" writes for a new target: it
-// reads the user's Go module (its path, its main packages, the consensus
-// or replication library it builds on) and turns that into a starting
-// gofault.yaml (config.Starter) and a workload skeleton that compiles with
-// the standard library alone.
+// reads the user's Go module (its main packages ranked as node programs by
+// evidence, mains.go; what the node program's import graph reaches, the
+// consensus or replication library, a fork included, and the module's own
+// packages, reach.go) and turns that into a starting gofault.yaml
+// (config.Starter) and a workload skeleton that compiles with the standard
+// library alone.
 package scaffold
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"go/parser"
+	"go/token"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/mod/modfile"
 
@@ -27,13 +29,30 @@ type Module struct {
 	// Dir is the module's root directory, Path its module path.
 	Dir  string
 	Path string
-	// Mains are the module's main packages, relative to Dir ("./cmd/kv").
-	Mains []string
-	// Library is the consensus or replication library the module requires,
-	// nil when none is known.
-	Library *Library
+	// Mains are the module's main packages, most likely node program
+	// first, each with the evidence that ranked it (rankMains).
+	Mains []Main
+	// Library is the consensus or replication library the node program
+	// reaches (a fork or vendored copy included), else the one go.mod
+	// requires; nil when none is known. LibraryWhy says how it was found,
+	// LibraryRunnerUp names the next candidate and why it lost ("" when
+	// none).
+	Library         *Library
+	LibraryWhy      string
+	LibraryRunnerUp string
+	// Packages are the module's packages the node program reaches, as
+	// patterns relative to Dir (narrowPackages); nil when its import graph
+	// could not be read, PackagesWhy then says why.
+	Packages    []string
+	PackagesWhy string
+	// Partial, when set, says why the node program's import graph was
+	// read only in part (a dependency that does not load): the library
+	// and the packages are what the rest of it says.
+	Partial string
 	// Requires are the module paths go.mod requires directly.
 	Requires []string
+	// modulePackages counts the module's packages (0: not listed).
+	modulePackages int
 }
 
 // Library is a consensus or replication library gofault knows how Go
@@ -47,6 +66,9 @@ type Library struct {
 	Modules  []string
 	Module   string
 	Packages []string
+	// Like is, for a fork or vendored copy of a library, the library its
+	// API looks like ("hashicorp/raft"); "" for the library itself.
+	Like string
 	// Ports, Command and Ready are the starting config's cluster section:
 	// port names, an example command line (YAML list items, node templates
 	// in them) and the HTTP readiness probe.
@@ -132,9 +154,12 @@ var companions = map[string][]string{
 }
 
 // Inspect reads the Go module holding dir (dir or its nearest parent with
-// a go.mod): its path, requirements and main packages (listed with "go
-// list"; without a Go toolchain, none). It fails only when no go.mod is
-// found or it does not parse.
+// a go.mod): its path and requirements, its main packages ranked as node
+// programs by evidence (rankMains, buildEvidence), and what the first one
+// reaches (go list -deps): the consensus library and the module's own
+// packages. Without a Go toolchain, or when go list fails, the mains are
+// unknown and the library is the one go.mod requires. It fails only when
+// no go.mod is found or it does not parse.
 func Inspect(ctx context.Context, dir string) (*Module, error) {
 	modDir, err := findModule(dir)
 	if err != nil {
@@ -158,9 +183,126 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 			m.Requires = append(m.Requires, r.Mod.Path)
 		}
 	}
-	m.Library = libraryOf(m.Requires)
-	m.Mains = mains(ctx, modDir, m.Path)
+	all, err := goList(ctx, modDir, "./...")
+	if err != nil {
+		m.readFromGoMod(err)
+		return m, nil
+	}
+	var mains, paths []string
+	for _, p := range all {
+		if !inModule(p, m.Path) {
+			continue
+		}
+		paths = append(paths, p.ImportPath)
+		if p.Name == "" { // it did not load (a dependency not downloaded): its files still say
+			p.Name = packageName(filepath.Join(modDir, filepath.FromSlash(strings.TrimPrefix(relPkg(m.Path, p.ImportPath), "./"))))
+		}
+		if p.Name == "main" {
+			mains = append(mains, relPkg(m.Path, p.ImportPath))
+		}
+	}
+	m.modulePackages = len(paths)
+	m.Mains = rankMains(m.Path, mains, buildEvidence(modDir, m.Path, mains))
+	if len(m.Mains) == 0 {
+		m.readFromGoMod(errors.New("the module has no main package"))
+		return m, nil
+	}
+	main := m.Mains[0].Path
+	deps, err := goList(ctx, modDir, "-deps", main)
+	var partial error
+	if err == nil {
+		err, partial = loadErrors(deps, m.Path, main)
+	}
+	if err != nil {
+		m.readFromGoMod(err)
+		return m, nil
+	}
+	m.Library, m.LibraryWhy, m.LibraryRunnerUp = chooseLibrary(m.Path, main, deps, raftShapes(deps), m.Requires)
+	if m.Library == nil {
+		m.Library = libraryOf(m.Requires)
+		if m.Library != nil {
+			m.LibraryWhy = "listed in go.mod, though " + main + " does not import it"
+		}
+	}
+	var reached []string
+	for _, p := range deps {
+		if inModule(p, m.Path) {
+			reached = append(reached, p.ImportPath)
+		}
+	}
+	m.Packages = narrowPackages(m.Path, paths, reached)
+	m.PackagesWhy = fmt.Sprintf("the %d of the module's %d packages %s reaches", len(reached), len(paths), main)
+	if partial != nil {
+		m.Partial = partial.Error()
+	}
 	return m, nil
+}
+
+// loadErrors are why main's import graph in deps is not whole: main's own
+// error (its imports are unknown: nothing can be read from deps), and the
+// first package that does not load among the others (a dependency not
+// downloaded, a replacement directory missing: the graph beyond it is
+// unknown).
+func loadErrors(deps []pkgInfo, modPath, main string) (own, other error) {
+	for _, p := range deps {
+		if p.Error == nil {
+			continue
+		}
+		msg := clip(strings.Join(strings.Fields(p.Error.Err), " "), 160)
+		if inModule(p, modPath) && relPkg(modPath, p.ImportPath) == main {
+			own = fmt.Errorf("%s does not load: %s", main, msg)
+		} else if other == nil {
+			other = fmt.Errorf("%s does not load: %s", p.ImportPath, msg)
+		}
+	}
+	return own, other
+}
+
+// readFromGoMod is Inspect's fallback when the module's packages could
+// not be listed (why): the library is the one go.mod requires and the
+// packages are the whole module's.
+func (m *Module) readFromGoMod(why error) {
+	m.Library = libraryOf(m.Requires)
+	if m.Library != nil {
+		m.LibraryWhy = "listed in go.mod (" + why.Error() + ")"
+	}
+	m.PackagesWhy = why.Error()
+	if m.modulePackages > manyPackages {
+		m.PackagesWhy += fmt.Sprintf("; %d packages: narrow them to the ones the node program uses", m.modulePackages)
+	}
+}
+
+// manyPackages is the size of a module whose whole analysis is slow
+// enough that init asks for a narrower target.packages.
+const manyPackages = 36
+
+// packageName is the package clause of the first Go file in dir that has
+// one, "" when none does.
+func packageName(dir string) string {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, n), nil, parser.PackageClauseOnly)
+		if err == nil {
+			return f.Name.Name
+		}
+	}
+	return ""
+}
+
+// relPkg is the module package importPath relative to the module modPath:
+// "./cmd/kv", or "." for the module's root package.
+func relPkg(modPath, importPath string) string {
+	if importPath == modPath {
+		return "."
+	}
+	return "./" + strings.TrimPrefix(importPath, modPath+"/")
 }
 
 // findModule returns dir or its nearest parent holding a go.mod.
@@ -203,73 +345,92 @@ func libraryOf(requires []string) *Library {
 	return nil
 }
 
-// mains lists the main packages of the module at dir, relative to it,
-// most likely node program first: one whose name says server, node or
-// daemon (or ends in d, as etcd and kvd do), last tools, clients,
-// examples and benchmarks. Errors of go list (no toolchain, a package that does not
-// compile yet) leave the list short, never fail.
-func mains(ctx context.Context, dir, modPath string) []string {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "list", "-e", "-f", `{{if eq .Name "main"}}{{.ImportPath}}{{end}}`, "./...")
-	cmd.Dir = dir
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	if err := cmd.Run(); err != nil && out.Len() == 0 {
-		return nil
-	}
-	var ms []string
-	for _, line := range strings.Fields(out.String()) {
-		rel := strings.TrimPrefix(line, modPath)
-		if rel == line && line != modPath {
-			continue
-		}
-		ms = append(ms, "."+rel)
-	}
-	score := func(p string) int {
-		base := path.Base(p)
-		for _, w := range []string{"ctl", "cli", "client", "tool", "bench", "example", "workload", "gen", "test"} {
-			if strings.Contains(p, w) {
-				return 2
-			}
-		}
-		for _, w := range []string{"server", "node", "daemon"} {
-			if strings.Contains(base, w) {
-				return 0
-			}
-		}
-		if len(base) > 2 && strings.HasSuffix(base, "d") { // etcd, kvd: a daemon
-			return 0
-		}
-		return 1
-	}
-	slices.SortStableFunc(ms, func(a, b string) int { return score(a) - score(b) })
-	return ms
-}
-
 // Starter is the starting config for m: its main package (the most likely
-// one; the others in a comment), its own packages and its library's, and
-// the library's cluster wiring. relModule is target.module as seen from
-// the config file's directory; workload is workload.package ("" when no
-// skeleton was written).
+// one; the others in a comment), the module's packages it reaches (all of
+// them, ./..., when that is unknown) and its library's, and the library's
+// cluster wiring. relModule is target.module as seen from the config
+// file's directory; workload is workload.package ("" when no skeleton was
+// written).
 func (m *Module) Starter(name, relModule, workload string) config.Starter {
-	s := config.Starter{Name: name, Module: relModule, Workload: workload, Packages: []string{"./..."}}
+	s := config.Starter{Name: name, Module: relModule, Workload: workload, Packages: slices.Clone(m.Packages)}
+	if len(s.Packages) == 0 {
+		s.Packages = []string{"./..."}
+	}
 	var ms []string
 	for _, p := range m.Mains {
-		if workload == "" || path.Clean(p) != path.Clean(workload) {
-			ms = append(ms, p)
+		if workload == "" || !samePkg(p.Path, workload) {
+			ms = append(ms, p.Path)
 		}
 	}
 	if len(ms) > 0 {
 		s.Main, s.OtherMains = ms[0], ms[1:]
 	}
+	s.Read = m.Guesses()
 	if l := m.Library; l != nil {
 		s.Library = l.Name
 		s.LibraryNotes = l.Notes
-		s.Packages = append(s.Packages, l.Packages...)
+		for _, p := range l.Packages {
+			if !slices.Contains(s.Packages, p) {
+				s.Packages = append(s.Packages, p)
+			}
+		}
 		s.Ports, s.Command = l.Ports, l.Command
 		s.ReadyTCP = `"{{.Host}}:{{.Port.` + l.Ports[len(l.Ports)-1] + `}}"`
 		s.ReadyHTTP = l.Ready
 	}
 	return s
+}
+
+// samePkg reports whether two relative package paths name the same
+// package ("./workload", "workload/").
+func samePkg(a, b string) bool {
+	return path.Clean("./"+a) == path.Clean("./"+b)
+}
+
+// Guesses are the lines Init prints about m: each guess (node program,
+// consensus library, packages) with why, and the runner-up with why it
+// lost.
+func (m *Module) Guesses() []string {
+	var out []string
+	partial := ""
+	if m.Partial != "" {
+		partial = "; the import graph is partial: " + m.Partial
+	}
+	switch len(m.Mains) {
+	case 0:
+		out = append(out, "node program: none found (set target.main)")
+	case 1:
+		out = append(out, fmt.Sprintf("node program %s (%s; the only main package)", m.Mains[0].Path, m.Mains[0].Reason()))
+	default:
+		out = append(out, fmt.Sprintf("node program %s (%s; runner-up %s: %s)", m.Mains[0].Path, m.Mains[0].Reason(), m.Mains[1].Path, m.Mains[1].Reason()))
+	}
+	if l := m.Library; l != nil {
+		line := "consensus library " + l.Name
+		if l.Like != "" {
+			line += ", a copy of " + l.Like
+		}
+		line += " (" + m.LibraryWhy
+		if m.LibraryRunnerUp != "" {
+			line += "; runner-up " + m.LibraryRunnerUp
+		}
+		out = append(out, line+partial+")")
+	} else {
+		out = append(out, "consensus library: none known reached (add its packages to target.packages)")
+	}
+	if m.Packages != nil {
+		const most = 12
+		pats := m.Packages
+		more := ""
+		if len(pats) > most {
+			pats, more = pats[:most], fmt.Sprintf(" and %d more", len(pats)-most)
+		}
+		lib := ""
+		if m.Library != nil {
+			lib = ", and " + m.Library.Name + "'s"
+		}
+		out = append(out, fmt.Sprintf("packages %s%s (%s%s%s)", strings.Join(pats, " "), more, m.PackagesWhy, lib, partial))
+	} else {
+		out = append(out, fmt.Sprintf("packages ./... (the whole module: %s)", m.PackagesWhy))
+	}
+	return out
 }

@@ -85,12 +85,16 @@ func TestInspect(t *testing.T) {
 	if m.Dir != dir || m.Path != "example.com/svc" || m.Library == nil || m.Library.Name != "hashicorp/raft" {
 		t.Fatalf("Inspect = %+v", m)
 	}
-	if want := []string{"./cmd/kvd", "./cmd/kvctl", "./examples/a"}; !slices.Equal(m.Mains, want) {
-		t.Errorf("mains %v, want %v (the daemon first, tools and examples last)", m.Mains, want)
+	var mains []string
+	for _, x := range m.Mains {
+		mains = append(mains, x.Path)
+	}
+	if want := []string{"./cmd/kvd", "./cmd/kvctl", "./examples/a"}; !slices.Equal(mains, want) {
+		t.Errorf("mains %v, want %v (the daemon first, tools and examples last)", mains, want)
 	}
 	s := m.Starter("svc", ".", "./workload")
 	if s.Main != "./cmd/kvd" || !slices.Equal(s.OtherMains, []string{"./cmd/kvctl", "./examples/a"}) ||
-		!slices.Equal(s.Packages, []string{"./...", "github.com/hashicorp/raft"}) || !slices.Equal(s.Ports, []string{"raft", "http"}) {
+		!slices.Equal(s.Packages, []string{"./cmd/kvd", "github.com/hashicorp/raft"}) || !slices.Equal(s.Ports, []string{"raft", "http"}) {
 		t.Errorf("Starter = %+v", s)
 	}
 	// The starting config parses with the library's wiring, and

@@ -76,7 +76,8 @@ func TestInitModule(t *testing.T) {
 	if code := run([]string{"init", "-o", path}, &out, &errb); code != 0 {
 		t.Fatalf("init exit %d: %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "a nats-server service") {
+	if !strings.Contains(out.String(), "node program ./cmd/jetserver (its name says server; the only main package)") ||
+		!strings.Contains(out.String(), "consensus library nats-server (listed in go.mod, though ./cmd/jetserver does not import it)") {
 		t.Errorf("init output does not name the library:\n%s", out.String())
 	}
 	c, err := config.Load(path, `cluster.command=["{{.Bin}}", "--port={{.Port.client}}"]`)

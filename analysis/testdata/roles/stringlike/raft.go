@@ -1,0 +1,45 @@
+// Package stringlike is shaped like a raft fork whose role field is a plain
+// string: the server's state is set to "follower", "candidate" or "leader"
+// and compared with them.
+package stringlike
+
+type server struct {
+	id    string
+	state string
+	term  uint64
+}
+
+func newServer(id string) *server { return &server{id: id, state: "follower"} } // construction: no write
+
+func (s *server) becomeFollower() {
+	s.state = "follower" // want "assign"
+}
+
+func (s *server) becomeCandidate() {
+	s.state = "candidate" // want "assign"
+	s.term++
+}
+
+func (s *server) becomeLeader() {
+	if s.state == "candidate" {
+		s.state = "leader" // want "assign"
+	}
+}
+
+func (s *server) setState(st string) {
+	s.state = st // want "assign"
+}
+
+// IsLeader is the role method the fork's API has.
+func (s *server) IsLeader() bool { return s.state == "leader" }
+
+// Demo runs a member through its roles.
+func Demo() bool {
+	s := newServer("n1")
+	s.becomeCandidate()
+	s.becomeLeader()
+	s.setState("stopped")
+	s.becomeFollower()
+	s.id = "n2" // a string field that no leader or follower constant touches
+	return s.IsLeader()
+}

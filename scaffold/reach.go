@@ -1,0 +1,390 @@
+package scaffold
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// pkgInfo is one package as "go list -json" describes it.
+type pkgInfo struct {
+	ImportPath string
+	Name       string
+	Dir        string
+	Standard   bool
+	Imports    []string
+	GoFiles    []string
+	Error      *struct{ Err string }
+	Module     *struct {
+		Path string
+		Main bool
+	}
+}
+
+// goList runs "go list -e -json" with args in dir; packages that do not
+// load (a dependency not downloaded, a file that does not compile) are
+// still listed, so only a go command that fails outright is an error.
+func goList(ctx context.Context, dir string, args ...string) ([]pkgInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", append([]string{"list", "-e", "-json=ImportPath,Name,Dir,Standard,Imports,GoFiles,Error,Module"}, args...)...)
+	cmd.Dir = dir
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	err := cmd.Run()
+	var pkgs []pkgInfo
+	for dec := json.NewDecoder(&out); ; {
+		var p pkgInfo
+		if derr := dec.Decode(&p); derr == io.EOF {
+			break
+		} else if derr != nil {
+			return pkgs, fmt.Errorf("go list %s: %w", strings.Join(args, " "), derr)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if err != nil && len(pkgs) == 0 {
+		return nil, fmt.Errorf("go list %s: %w: %s", strings.Join(args, " "), err, clip(strings.TrimSpace(stderr.String()), 200))
+	}
+	return pkgs, nil
+}
+
+// inModule reports whether p is a package of the main module modPath.
+func inModule(p pkgInfo, modPath string) bool {
+	if p.Module != nil {
+		return p.Module.Main
+	}
+	return !p.Standard && (p.ImportPath == modPath || strings.HasPrefix(p.ImportPath, modPath+"/"))
+}
+
+// Shapes of a raft package's API, by the library it looks like.
+const (
+	shapeHashi = "hashicorp/raft"
+	shapeEtcd  = "etcd-io/raft"
+	shapeRaft  = "raft"
+)
+
+// raftShapes reads the packages among deps that may be a copy of a raft
+// library — the last element of their path mentions raft, and they are
+// no known library's — and returns the API shape of those that have one
+// (see apiShape), by import path.
+func raftShapes(deps []pkgInfo) map[string]string {
+	out := map[string]string{}
+	for _, p := range deps {
+		if p.Standard || p.Name == "main" || !strings.Contains(strings.ToLower(path.Base(p.ImportPath)), "raft") || knownLibrary(p) != nil {
+			continue
+		}
+		var decls []string
+		fset := token.NewFileSet()
+		for _, f := range p.GoFiles {
+			af, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, parser.SkipObjectResolution)
+			if err != nil {
+				continue
+			}
+			for _, d := range af.Decls {
+				decls = append(decls, declNames(d)...)
+			}
+		}
+		if s := apiShape(decls); s != "" {
+			out[p.ImportPath] = s
+		}
+	}
+	return out
+}
+
+// apiShape says which raft library a package's top-level declarations
+// (types as "type T", functions as "func F") look like: hashicorp/raft (a
+// Raft type and NewRaft), etcd-io/raft (RawNode or StartNode), a raft of
+// its own (a Raft or Node type), or "" for none.
+func apiShape(decls []string) string {
+	has := func(d string) bool { return slices.Contains(decls, d) }
+	switch {
+	case has("type Raft") && has("func NewRaft"):
+		return shapeHashi
+	case has("type RawNode") || has("func StartNode"):
+		return shapeEtcd
+	case has("type Raft") || has("type Node"):
+		return shapeRaft
+	}
+	return ""
+}
+
+// declNames are the names a top-level declaration declares, as apiShape
+// reads them: "type T", "func F" (methods left out).
+func declNames(d ast.Decl) []string {
+	var out []string
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if d.Recv == nil {
+			out = append(out, "func "+d.Name.Name)
+		}
+	case *ast.GenDecl:
+		for _, sp := range d.Specs {
+			if ts, ok := sp.(*ast.TypeSpec); ok {
+				out = append(out, "type "+ts.Name.Name)
+			}
+		}
+	}
+	return out
+}
+
+// knownLibrary is the known library whose module holds p, nil when none.
+func knownLibrary(p pkgInfo) *Library {
+	for i, l := range libraries {
+		for _, m := range l.Modules {
+			if p.ImportPath == m || strings.HasPrefix(p.ImportPath, m+"/") {
+				return &libraries[i]
+			}
+		}
+	}
+	return nil
+}
+
+// libCand is a consensus library the node program reaches.
+type libCand struct {
+	lib       Library
+	module    string   // the known library's module path, or the copy's package
+	importers []string // the main module's packages that import it
+	via       string   // a reached package that imports it, when none of the module's does
+	fork      bool
+	order     int
+}
+
+// chooseLibrary picks the consensus library among the packages the node
+// program main reaches (deps, with the API shapes of raft copies from
+// raftShapes): a known library, or a fork or vendored copy of one (a
+// package named like raft with a raft API that wraps no other one);
+// the one the module's own packages import most, known libraries first
+// on a tie. It returns the library (nil when none is reached), why, and
+// the runner-up with why it lost ("" when there is none): another reached
+// library, or a known one go.mod requires but main does not reach.
+func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]string, requires []string) (*Library, string, string) {
+	byPath := map[string]pkgInfo{}
+	for _, p := range deps {
+		byPath[p.ImportPath] = p
+	}
+	cands := map[string]*libCand{}
+	var order []string
+	add := func(key string, c *libCand) {
+		if cands[key] == nil {
+			cands[key] = c
+			order = append(order, key)
+		}
+	}
+	for i, l := range libraries {
+		for _, p := range deps {
+			if k := knownLibrary(p); k != nil && k.Name == l.Name {
+				m := p.ImportPath
+				if p.Module != nil {
+					m = p.Module.Path
+				}
+				add(l.Name, &libCand{lib: l, module: m, order: i})
+			}
+		}
+	}
+	for _, p := range deps {
+		shape := shapes[p.ImportPath]
+		if shape == "" || wraps(p, shapes) {
+			continue
+		}
+		add(p.ImportPath, &libCand{lib: forkOf(p.ImportPath, shape), module: p.ImportPath, fork: true, order: len(libraries)})
+	}
+	// Who imports each candidate.
+	for _, p := range deps {
+		for _, imp := range p.Imports {
+			ip, ok := byPath[imp]
+			if !ok {
+				continue
+			}
+			key := ""
+			if k := knownLibrary(ip); k != nil {
+				key = k.Name
+			} else if cands[imp] != nil {
+				key = imp
+			}
+			c := cands[key]
+			if c == nil || knownLibrary(p) == knownLibrary(ip) && key != imp {
+				continue // not a candidate, or the library importing itself
+			}
+			if inModule(p, modPath) && p.ImportPath != imp {
+				if !slices.Contains(c.importers, p.ImportPath) {
+					c.importers = append(c.importers, p.ImportPath)
+				}
+			} else if c.via == "" && p.ImportPath != imp {
+				c.via = p.ImportPath
+			}
+		}
+	}
+	var list []*libCand
+	for _, k := range order {
+		list = append(list, cands[k])
+	}
+	slices.SortStableFunc(list, func(a, b *libCand) int {
+		if len(a.importers) != len(b.importers) {
+			return len(b.importers) - len(a.importers)
+		}
+		return a.order - b.order
+	})
+	if len(list) == 0 {
+		return nil, "", ""
+	}
+	c := list[0]
+	runnerUp := ""
+	if len(list) > 1 {
+		runnerUp = list[1].lib.Name + ": " + list[1].reason(main)
+	} else if l := libraryOf(requires); l != nil && l.Name != c.lib.Name {
+		runnerUp = l.Module + ": in go.mod, not reached from " + main
+	}
+	lib := c.lib
+	if !c.fork {
+		lib.Module = c.module
+		lib.Packages = slices.Clone(lib.Packages)
+		if lib.Packages == nil {
+			lib.Packages = []string{lib.Module}
+		}
+		for _, comp := range companions[lib.Module] {
+			if reachesModule(deps, comp) {
+				lib.Packages = append(lib.Packages, comp)
+			}
+		}
+	}
+	return &lib, c.reason(main), runnerUp
+}
+
+// reason says how main reaches c.
+func (c *libCand) reason(main string) string {
+	var why string
+	switch n := len(c.importers); {
+	case n == 1:
+		why = "imported by " + c.importers[0]
+	case n > 1:
+		why = fmt.Sprintf("imported by %d of the module's packages (%s, ...)", n, c.importers[0])
+	case c.via != "":
+		why = "reached from " + main + " through " + c.via
+	default:
+		why = "reached from " + main
+	}
+	switch {
+	case c.fork && c.lib.Like != "":
+		why += "; its API looks like " + c.lib.Like + "'s"
+	case c.fork:
+		why += "; its API has a Raft or Node type"
+	}
+	return why
+}
+
+// wraps reports whether p imports a known library's package or another
+// package with a raft API (shapes): a wrapper around it, not a copy.
+func wraps(p pkgInfo, shapes map[string]string) bool {
+	for _, imp := range p.Imports {
+		if shapes[imp] != "" || knownLibrary(pkgInfo{ImportPath: imp}) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// reachesModule reports whether deps hold a package of module mod.
+func reachesModule(deps []pkgInfo, mod string) bool {
+	return slices.ContainsFunc(deps, func(p pkgInfo) bool {
+		return p.Module != nil && p.Module.Path == mod || p.ImportPath == mod || strings.HasPrefix(p.ImportPath, mod+"/")
+	})
+}
+
+// forkOf is the library entry for the raft copy at pkg whose API looks
+// like shape: the wiring of the library it looks like, named after pkg.
+func forkOf(pkg, shape string) Library {
+	l := Library{Ports: []string{"peer", "client"}, Ready: `"http://{{.Host}}:{{.Port.client}}/health"`}
+	for _, k := range libraries {
+		if k.Name == shape {
+			l = k
+		}
+	}
+	l.Name, l.Module, l.Modules, l.Packages = pkg, pkg, nil, []string{pkg}
+	role := []string{"a fork may keep its role in a string or a bool (isLeader): if gofault", "analyze finds no role, name the field in target.role (docs/analysis.md)."}
+	if shape == shapeRaft {
+		l.Notes = role
+		return l
+	}
+	l.Like = shape
+	l.Notes = append(append([]string{pkg + " looks like a copy of " + shape + "; what holds for " + shape + ":"}, l.Notes...), role...)
+	return l
+}
+
+// narrowPackages turns the module's packages that main reaches (reached,
+// import paths) into package patterns relative to the module: "./d/..."
+// for a directory whose every package (of all, the module's) is reached
+// and that holds more than one, else each package; "./..." only when the
+// whole module is reached.
+func narrowPackages(modPath string, all, reached []string) []string {
+	rel := func(p string) string {
+		if p == modPath {
+			return "."
+		}
+		return strings.TrimPrefix(p, modPath+"/")
+	}
+	isReached := map[string]bool{}
+	for _, p := range reached {
+		isReached[rel(p)] = true
+	}
+	under := func(d, p string) bool { return d == "." || p == d || strings.HasPrefix(p, d+"/") }
+	covered := func(d string) bool {
+		n := 0
+		for _, p := range all {
+			if r := rel(p); under(d, r) {
+				if !isReached[r] {
+					return false
+				}
+				n++
+			}
+		}
+		return n > 1 || d == "." && n > 0
+	}
+	var out []string
+	for _, p := range reached {
+		r := rel(p)
+		pat := "./" + r
+		if r == "." {
+			pat = "."
+		}
+		ancestors := []string{"."}
+		if r != "." {
+			parts := strings.Split(r, "/")
+			for i := range parts {
+				ancestors = append(ancestors, strings.Join(parts[:i+1], "/"))
+			}
+		}
+		for _, d := range ancestors {
+			if covered(d) {
+				pat = "./" + d + "/..."
+				if d == "." {
+					pat = "./..."
+				}
+				break
+			}
+		}
+		if !slices.Contains(out, pat) {
+			out = append(out, pat)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// clip is s cut to n bytes with an ellipsis.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

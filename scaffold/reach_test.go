@@ -1,0 +1,247 @@
+package scaffold
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// pkg is a reached package for chooseLibrary's tables: its module (main:
+// the module under test) and what it imports.
+func pkg(path, module string, main bool, imports ...string) pkgInfo {
+	p := pkgInfo{ImportPath: path, Imports: imports}
+	p.Module = &struct {
+		Path string
+		Main bool
+	}{module, main}
+	return p
+}
+
+// TestChooseLibrary checks the library the node program reaches against
+// what go.mod lists: a fork reached beats hashicorp/raft in go.mod only, and
+// beats it too when it is reached behind a flag by one package; an etcd
+// embedder is an etcd service, not an etcd-io/raft one; a wrapper package
+// named raft in the module is no fork; a vendored copy counts.
+func TestChooseLibrary(t *testing.T) {
+	const mod = "example.com/big"
+	fork := pkg("github.com/acme/raft", "github.com/acme/raft", false)
+	hashi := pkg("github.com/hashicorp/raft", "github.com/hashicorp/raft", false)
+	tests := []struct {
+		name     string
+		deps     []pkgInfo
+		shapes   map[string]string
+		requires []string
+		want     string // name, like, packages
+		why      string
+		runnerUp string
+	}{
+		{"fork reached, hashicorp/raft in go.mod only",
+			[]pkgInfo{fork, pkg(mod+"/server", mod, true, fork.ImportPath), pkg(mod+"/cmd/big", mod, true, mod+"/server")},
+			map[string]string{fork.ImportPath: shapeHashi}, []string{"github.com/hashicorp/raft", "github.com/acme/raft"},
+			"github.com/acme/raft hashicorp/raft [github.com/acme/raft]", "imported by example.com/big/server; its API looks like hashicorp/raft's",
+			"github.com/hashicorp/raft: in go.mod, not reached from ./cmd/big"},
+		{"fork beats hashicorp/raft behind a flag",
+			[]pkgInfo{fork, hashi, pkg(mod+"/server", mod, true, fork.ImportPath), pkg(mod+"/fsm", mod, true, fork.ImportPath),
+				pkg(mod+"/legacy", mod, true, hashi.ImportPath), pkg(mod+"/cmd/big", mod, true, mod+"/server", mod+"/fsm", mod+"/legacy")},
+			map[string]string{fork.ImportPath: shapeHashi}, []string{"github.com/hashicorp/raft"},
+			"github.com/acme/raft hashicorp/raft [github.com/acme/raft]", "imported by 2 of the module's packages (example.com/big/server, ...); its API looks like hashicorp/raft's",
+			"hashicorp/raft: imported by example.com/big/legacy"},
+		{"etcd embedder",
+			[]pkgInfo{pkg("go.etcd.io/raft/v3", "go.etcd.io/raft/v3", false),
+				pkg("go.etcd.io/etcd/server/v3/etcdserver", "go.etcd.io/etcd/server/v3", false, "go.etcd.io/raft/v3"),
+				pkg("go.etcd.io/etcd/server/v3/embed", "go.etcd.io/etcd/server/v3", false, "go.etcd.io/etcd/server/v3/etcdserver"),
+				pkg(mod+"/cmd/big", mod, true, "go.etcd.io/etcd/server/v3/embed")},
+			nil, []string{"go.etcd.io/etcd/server/v3"},
+			"etcd  [go.etcd.io/etcd/server/v3/storage/... go.etcd.io/etcd/server/v3/etcdserver/...]", "imported by example.com/big/cmd/big",
+			"etcd-io/raft: reached from ./cmd/big through go.etcd.io/etcd/server/v3/etcdserver"},
+		{"a wrapper named raft is no fork",
+			[]pkgInfo{hashi, pkg(mod+"/raft", mod, true, hashi.ImportPath), pkg(mod+"/cmd/big", mod, true, mod+"/raft")},
+			map[string]string{mod + "/raft": shapeHashi}, nil,
+			"hashicorp/raft  [github.com/hashicorp/raft]", "imported by example.com/big/raft", ""},
+		{"a wrapper of a fork is no fork",
+			[]pkgInfo{fork, pkg(mod+"/raft", mod, true, fork.ImportPath), pkg(mod+"/a", mod, true, mod+"/raft"), pkg(mod+"/b", mod, true, mod+"/raft"),
+				pkg(mod+"/cmd/big", mod, true, mod+"/a", mod+"/b")},
+			map[string]string{fork.ImportPath: shapeHashi, mod + "/raft": shapeHashi}, nil,
+			"github.com/acme/raft hashicorp/raft [github.com/acme/raft]", "imported by example.com/big/raft; its API looks like hashicorp/raft's", ""},
+		{"vendored copy of etcd-io/raft",
+			[]pkgInfo{pkg("github.com/other/raft", "github.com/other/raft", false), pkg(mod+"/node", mod, true, "github.com/other/raft"), pkg(mod+"/cmd/big", mod, true, mod+"/node")},
+			map[string]string{"github.com/other/raft": shapeEtcd}, nil,
+			"github.com/other/raft etcd-io/raft [github.com/other/raft]", "imported by example.com/big/node; its API looks like etcd-io/raft's", ""},
+		{"nothing reached", []pkgInfo{pkg(mod+"/cmd/big", mod, true)}, nil, []string{"github.com/hashicorp/raft"}, "none", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, why, runnerUp := chooseLibrary(mod, "./cmd/big", tt.deps, tt.shapes, tt.requires)
+			got := "none"
+			if l != nil {
+				got = l.Name + " " + l.Like + " [" + strings.Join(l.Packages, " ") + "]"
+			}
+			if got != tt.want || why != tt.why || runnerUp != tt.runnerUp {
+				t.Errorf("chooseLibrary = %s\n  why %q\n  runner-up %q\nwant %s\n  why %q\n  runner-up %q", got, why, runnerUp, tt.want, tt.why, tt.runnerUp)
+			}
+		})
+	}
+}
+
+func TestAPIShape(t *testing.T) {
+	for decls, want := range map[string]string{
+		"type Raft,func NewRaft,type Config": shapeHashi,
+		"type RawNode,type Ready":            shapeEtcd,
+		"type Node,func StartNode":           shapeEtcd,
+		"type Node,func New":                 shapeRaft,
+		"type Store,func Open":               "",
+	} {
+		if got := apiShape(strings.Split(decls, ",")); got != want {
+			t.Errorf("apiShape(%s) = %q, want %q", decls, got, want)
+		}
+	}
+}
+
+func TestNarrowPackages(t *testing.T) {
+	const mod = "example.com/big"
+	all := []string{mod, mod + "/cmd/big", mod + "/cmd/bigctl", mod + "/server", mod + "/storage", mod + "/storage/wal",
+		mod + "/storage/wal/seg", mod + "/api/v1", mod + "/api/v2"}
+	tests := []struct {
+		reached []string
+		want    []string
+	}{
+		{[]string{mod + "/cmd/big", mod + "/server", mod + "/storage", mod + "/storage/wal", mod + "/storage/wal/seg", mod + "/api/v1"},
+			[]string{"./api/v1", "./cmd/big", "./server", "./storage/..."}},
+		{[]string{mod + "/cmd/big", mod + "/storage/wal", mod + "/storage/wal/seg", mod + "/api/v1", mod + "/api/v2"},
+			[]string{"./api/...", "./cmd/big", "./storage/wal/..."}},
+		{[]string{mod}, []string{"."}},
+		{all, []string{"./..."}},
+	}
+	for _, tt := range tests {
+		if got := narrowPackages(mod, all, tt.reached); !slices.Equal(got, tt.want) {
+			t.Errorf("narrowPackages(%v) = %v, want %v", tt.reached, got, tt.want)
+		}
+	}
+}
+
+// TestInspectFork reads testdata/bigsvc, a module shaped like the one of
+// issue 44: the node program is the main named after the module (not the
+// unmaintained one whose name says server), the library is the raft fork it
+// reaches (not hashicorp/raft, which go.mod lists and only the unmaintained
+// main imports), and the packages are the ones it reaches.
+func TestInspectFork(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "bigsvc"))); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Inspect(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Guesses()
+	want := []string{
+		"node program ./cmd/bigsvc (named after the module, built by Dockerfile; runner-up ./unmaintained/bigsvc_servers: under unmaintained/, built by README.md, its name says server)",
+		"consensus library github.com/acme/raft, a copy of hashicorp/raft (imported by github.com/acme/bigsvc/server; its API looks like hashicorp/raft's; runner-up github.com/hashicorp/raft: in go.mod, not reached from ./cmd/bigsvc)",
+		"packages ./cmd/bigsvc ./server ./storage/... (the 4 of the module's 7 packages ./cmd/bigsvc reaches, and github.com/acme/raft's)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("guesses\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	s := m.Starter("bigsvc", ".", "")
+	if want := []string{"./cmd/bigsvc", "./server", "./storage/...", "github.com/acme/raft"}; !slices.Equal(s.Packages, want) {
+		t.Errorf("target.packages %v, want %v", s.Packages, want)
+	}
+	if !slices.Equal(s.Ports, []string{"raft", "http"}) || s.Library != "github.com/acme/raft" {
+		t.Errorf("wiring: library %q ports %v", s.Library, s.Ports)
+	}
+}
+
+// TestInspectVendored reads testdata/vendored, whose node program uses a
+// vendored copy of a raft library shaped like etcd-io/raft: go list reads
+// it from vendor/, and init names it with etcd-io/raft's wiring.
+func TestInspectVendored(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	t.Setenv("GOFLAGS", "-mod=vendor")
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "vendored"))); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Inspect(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"node program ./cmd/node (its name says server; the only main package)",
+		"consensus library github.com/other/raft, a copy of etcd-io/raft (imported by example.com/kvstore/cmd/node; its API looks like etcd-io/raft's)",
+		"packages ./... (the 1 of the module's 1 packages ./cmd/node reaches, and github.com/other/raft's)",
+	}
+	if got := m.Guesses(); !slices.Equal(got, want) {
+		t.Errorf("guesses\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if s := m.Starter("kv", ".", ""); !slices.Equal(s.Packages, []string{"./...", "github.com/other/raft"}) || !slices.Equal(s.Ports, []string{"client", "peer"}) {
+		t.Errorf("starter packages %v ports %v", s.Packages, s.Ports)
+	}
+}
+
+// TestInspectUnloadable: a node program that does not load (its own
+// package: the module that provides it is unknown) leaves the library to go.mod and the packages
+// to the whole module, and says why; one whose dependency does not load (a
+// package no module provides, no network) is read as far as it goes, and
+// says the graph is partial.
+func TestInspectUnloadable(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	t.Setenv("GOFLAGS", "-mod=readonly")
+	t.Setenv("GOPROXY", "off")
+	files := map[string]string{
+		"go.mod":            "module example.com/kv\n\ngo 1.21\n\nrequire github.com/hashicorp/raft v1.7.0\n\nreplace github.com/hashicorp/raft => ./raft\n",
+		"raft/go.mod":       "module github.com/hashicorp/raft\n\ngo 1.21\n",
+		"raft/raft.go":      "package raft\n",
+		"cmd/kv/main.go":    "package main\n\nimport (\n\t_ \"example.com/missing/pkg\"\n\t_ \"github.com/hashicorp/raft\"\n)\n\nfunc main() {}\n",
+		"cmd/kvctl/main.go": emptyMain,
+	}
+	m, err := Inspect(context.Background(), module(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(m.Guesses(), "\n")
+	for _, want := range []string{"node program ./cmd/kv (named after the module;",
+		"consensus library hashicorp/raft (imported by example.com/kv/cmd/kv; the import graph is partial: example.com/missing/pkg does not load: ",
+		"packages ./cmd/kv (the 1 of the module's 2 packages ./cmd/kv reaches, and hashicorp/raft's; the import graph is partial: "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dependency that does not load: guesses lack %q:\n%s", want, got)
+		}
+	}
+
+	// A module nested in a required one that was never downloaded: go
+	// cannot tell which module provides the node program's package.
+	files["go.mod"] = "module example.com/kv\n\ngo 1.21\n\nrequire (\n\tgithub.com/hashicorp/raft v1.7.0\n\texample.com v0.1.0\n)\n\nreplace github.com/hashicorp/raft => ./raft\n"
+	m, err = Inspect(context.Background(), module(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = strings.Join(m.Guesses(), "\n")
+	for _, want := range []string{"consensus library hashicorp/raft (listed in go.mod (./cmd/kv does not load: ", "packages ./... (the whole module: ./cmd/kv does not load"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("node program that does not load: guesses lack %q:\n%s", want, got)
+		}
+	}
+}
+
+// TestReadFromGoModLarge: when the import graph cannot be read, a module of
+// many packages gets ./... with a request to narrow it.
+func TestReadFromGoModLarge(t *testing.T) {
+	m := &Module{Requires: []string{"github.com/hashicorp/raft"}, modulePackages: 120}
+	m.readFromGoMod(errors.New("./cmd/x does not load"))
+	got := strings.Join(m.Guesses(), "\n")
+	if !strings.Contains(got, "packages ./... (the whole module: ./cmd/x does not load; 120 packages: narrow them to the ones the node program uses)") ||
+		!strings.Contains(got, "consensus library hashicorp/raft (listed in go.mod (./cmd/x does not load))") {
+		t.Errorf("guesses:\n%s", got)
+	}
+}

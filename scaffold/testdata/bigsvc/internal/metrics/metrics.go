@@ -1,0 +1,2 @@
+// Package metrics is reached by no main: left out of target.packages.
+package metrics

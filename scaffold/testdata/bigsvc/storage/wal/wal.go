@@ -1,0 +1,5 @@
+// Package wal is the store's write-ahead log.
+package wal
+
+// Open opens the log.
+func Open() any { return nil }

@@ -1,0 +1,3 @@
+module github.com/acme/raft
+
+go 1.21

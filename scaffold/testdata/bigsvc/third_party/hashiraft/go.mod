@@ -1,0 +1,3 @@
+module github.com/hashicorp/raft
+
+go 1.21

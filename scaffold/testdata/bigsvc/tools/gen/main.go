@@ -1,0 +1,4 @@
+// Command gen is a code generator.
+package main
+
+func main() {}
