@@ -58,8 +58,11 @@ type Target struct {
 	BuildFlags []string `yaml:"build_flags"`
 	// Role names the struct field holding a node's role (leader,
 	// follower, ...) as "pkg/path.Type.field", e.g.
-	// "go.etcd.io/etcd/raft/v3.raft.state"; "none" turns role tracking
-	// off. Empty lets the analysis find it (docs/analysis.md, "Node
+	// "go.etcd.io/etcd/raft/v3.raft.state": an integer or named integer
+	// type with constants, a string or named string type written or
+	// compared with constants ("leader", "follower"), or a bool whose
+	// name says leader (isLeader); "none" turns role tracking off. Empty
+	// lets the analysis find an integer role (docs/analysis.md, "Node
 	// role").
 	Role string `yaml:"role"`
 }
@@ -193,8 +196,8 @@ type Checkers struct {
 // (optionally in one role, at one site, on one member) that the design
 // waits for, and why.
 type SlowWait struct {
-	// Kind is the fault kind: delay, partition, disconnect, oneway, split
-	// or leadercut.
+	// Kind is the fault kind: delay, pause, stop, partition, disconnect,
+	// oneway, split or leadercut.
 	Kind string `yaml:"kind"`
 	// Role limits the entry to faults that struck a member in this role
 	// (the catalog's role name that reports show, e.g. "StateLeader");
