@@ -4,6 +4,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,6 +57,10 @@ func Disk(site uint32) (int, uint64) {
 		granted(site)
 		return DiskFault, uint64(resp.Arg)
 	case wire.ActTear:
+		rots.Delete(site)
+		return DiskFault, uint64(resp.Arg)
+	case wire.ActRot:
+		rots.Store(site, true)
 		return DiskFault, uint64(resp.Arg)
 	}
 	k := act(c, resp, nil)
@@ -154,25 +159,48 @@ func corruptRead(site uint32, pick uint64, empty bool) (read int, ok bool) {
 	return a.reads, true
 }
 
-// resetArmed forgets every armed corrupt fault: a new connection is a new
-// trial's.
+// resetArmed forgets every armed corrupt fault and every site told to
+// rot: a new connection is a new trial's.
 func resetArmed() {
 	armed.mu.Lock()
 	defer armed.mu.Unlock()
 	armed.sites = nil
 	armed.n.Store(0)
+	rots.Clear()
+}
+
+// rots holds the write sites told to rot (wire.ActRot) rather than tear:
+// their generated code calls the same Tear functions, which then write
+// the bytes whole, changed. The process dies right after either.
+var rots sync.Map // uint32 → bool
+
+// rotten returns, for a write at site told to rot, a copy of b changed as
+// pick chooses (CorruptBytes) and what was changed; for a torn write,
+// nil.
+func rotten(site uint32, b []byte, pick uint64) (out []byte, off, bit int) {
+	if _, ok := rots.Load(site); !ok {
+		return nil, 0, 0
+	}
+	out = slices.Clone(b)
+	off, bit = CorruptBytes(out, pick)
+	return out, off, bit
 }
 
 // TearWrite writes to w, in place of w.Write(b) at site, only the prefix of
 // b that pick chooses (TornLength, from where the write lands in the file
 // when w is an *os.File: its end when opened with O_APPEND, else its
-// offset), reports it and waits to be killed.
+// offset), reports it and waits to be killed. For a rot it writes b whole,
+// changed (rotten), instead.
 func TearWrite(site uint32, w io.Writer, b []byte, pick uint64) {
 	var off int64
 	name := ""
 	if f, ok := w.(*os.File); ok {
 		name = f.Name()
 		off = writeOffset(f)
+	}
+	if r, at, bit := rotten(site, b, pick); r != nil {
+		w.Write(r)
+		rot(site, len(b), at, bit, name)
 	}
 	n := TornLength(off, len(b), pick)
 	w.Write(b[:n]) // the node crashes next, whatever happened
@@ -202,11 +230,16 @@ type WriterAtFunc func(p []byte, off int64) (int, error)
 func (f WriterAtFunc) WriteAt(p []byte, off int64) (int, error) { return f(p, off) }
 
 // TearWriteAt writes to w, in place of w.WriteAt(b, off) at site, only the
-// prefix of b that pick chooses, reports it and waits to be killed.
+// prefix of b that pick chooses, reports it and waits to be killed; for a
+// rot, b whole, changed.
 func TearWriteAt(site uint32, w io.WriterAt, b []byte, off int64, pick uint64) {
 	name := ""
 	if f, ok := w.(*os.File); ok {
 		name = f.Name()
+	}
+	if r, at, bit := rotten(site, b, pick); r != nil {
+		w.WriteAt(r, off)
+		rot(site, len(b), at, bit, name)
 	}
 	n := TornLength(off, len(b), pick)
 	w.WriteAt(b[:n], off) // the node crashes next, whatever happened
@@ -215,8 +248,12 @@ func TearWriteAt(site uint32, w io.WriterAt, b []byte, off int64, pick uint64) {
 
 // TearFile writes file name, in place of os.WriteFile(name, data, perm) at
 // site, with only the prefix of data that pick chooses, reports it and
-// waits to be killed.
+// waits to be killed; for a rot, with data whole, changed.
 func TearFile(site uint32, name string, data []byte, perm fs.FileMode, pick uint64) {
+	if r, at, bit := rotten(site, data, pick); r != nil {
+		os.WriteFile(name, r, perm)
+		rot(site, len(data), at, bit, name)
+	}
 	n := TornLength(0, len(data), pick)
 	os.WriteFile(name, data[:n], perm) // the node crashes next, whatever happened
 	tear(site, len(data), n, name)
@@ -228,6 +265,12 @@ func TearFile(site uint32, name string, data []byte, perm fs.FileMode, pick uint
 // controller the process kills itself.
 func tear(site uint32, size, kept int, name string) {
 	report(site, size, kept, 0, name)
+	die()
+}
+
+// die blocks until the controller kills the process; without a
+// controller the process kills itself.
+func die() {
 	if c := client.Load(); c != nil {
 		c.awaitKill()
 	}
@@ -235,6 +278,14 @@ func tear(site uint32, size, kept int, name string) {
 		p.Kill()
 	}
 	select {}
+}
+
+// rot reports a rotten write — size bytes, changed at off (bit: as
+// CorruptBytes says) — and, as tear, blocks until the controller kills
+// the process.
+func rot(site uint32, size, off, bit int, name string) {
+	report(site, size, off, bit, name)
+	die()
 }
 
 // report sends the EvDisk event of a disk fault carried out.

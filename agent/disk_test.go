@@ -122,6 +122,7 @@ func TestDiskDecisions(t *testing.T) {
 	}{
 		{"corrupt with its pick", always(wire.ActCorrupt, 77), 70, DiskFault, 77},
 		{"tear with its pick", always(wire.ActTear, 5), 70, DiskFault, 5},
+		{"rot with its pick", always(wire.ActRot, 9), 70, DiskFault, 9},
 		{"an error as at Fault", always(wire.ActError, 2), 70, 2, 0},
 		{"none", always(wire.ActNone, 0), 70, 0, 0},
 		{"site not live never asks", always(wire.ActCorrupt, 1), 71, 0, 0},
@@ -134,6 +135,37 @@ func TestDiskDecisions(t *testing.T) {
 				t.Fatalf("Disk(%d) = %d, %d, want %d, %d", tt.site, k, p, tt.k, tt.pick)
 			}
 		})
+	}
+}
+
+// TestRotten: a write site told to rot gets its bytes back whole, with
+// the bit its pick chooses flipped, in a copy (the caller's buffer is
+// the program's); a site told to tear gets nothing (the Tear functions
+// then cut the write).
+func TestRotten(t *testing.T) {
+	f := newFake(t, wire.Plan{Sites: []uint32{70, 72}}, func(r *wire.Request) (wire.Response, bool) {
+		if r.Site == 72 {
+			return wire.Response{Action: wire.ActRot, Arg: 3 << 1}, true // bit 3 of byte 0
+		}
+		return wire.Response{Action: wire.ActTear, Arg: 3 << 1}, true
+	})
+	attach(t, f)
+	defer rots.Delete(uint32(72))
+	b := []byte("0123456789")
+	for _, site := range []uint32{70, 72} {
+		if k, _ := Disk(site); k != DiskFault {
+			t.Fatalf("Disk(%d) = %d, want DiskFault", site, k)
+		}
+	}
+	if r, _, _ := rotten(70, b, 3<<1); r != nil {
+		t.Errorf("a torn site rotted: %q", r)
+	}
+	r, off, bit := rotten(72, b, 3<<1)
+	if len(r) != len(b) || off != 0 || bit != 4 || r[0] != '0'^1<<3 || string(r[1:]) != "123456789" {
+		t.Errorf("rotten = %q, %d, %d; want byte 0's bit 3 flipped", r, off, bit)
+	}
+	if string(b) != "0123456789" {
+		t.Errorf("the program's buffer changed: %q", b)
 	}
 }
 

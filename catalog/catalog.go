@@ -110,19 +110,27 @@ const (
 	// once. A site's kinds never include it; a site that can crash can
 	// take it.
 	KindStop
+	// KindRot is a write of a file (a site that can take KindTorn) whose
+	// bytes reach the file whole but with one bit flipped or one 512-byte
+	// sector changed — corruption at rest: every later read sees the same
+	// wrong bytes until they are rewritten —, then the node crashes, and
+	// its restart reads them back (its checksums must catch them). Beside
+	// KindCorrupt, a read's transient change. A site's kinds never
+	// include it; a site with KindTorn can take it.
+	KindRot
 )
 
 // kindNames are the names of the single kinds, in bit order.
 var kindNames = []struct {
 	k    Kind
 	name string
-}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}, {KindCorrupt, "corrupt"}, {KindTorn, "torn"}, {KindCrashAfter, "crash-after"}, {KindPowerLossAfter, "powerloss-after"}, {KindPause, "pause"}, {KindStop, "stop"}}
+}{{KindError, "error"}, {KindDelay, "delay"}, {KindCrash, "crash"}, {KindPartition, "partition"}, {KindPowerLoss, "powerloss"}, {KindReboot, "reboot"}, {KindDisconnect, "disconnect"}, {KindOneWay, "oneway"}, {KindSplit, "split"}, {KindLeaderCut, "leadercut"}, {KindCorrupt, "corrupt"}, {KindTorn, "torn"}, {KindCrashAfter, "crash-after"}, {KindPowerLossAfter, "powerloss-after"}, {KindPause, "pause"}, {KindStop, "stop"}, {KindRot, "rot"}}
 
 // Kills reports whether a fault of kind k ends the process (a crash, a
-// power loss, before or after the call, a reboot, a torn write or a stop),
-// which is then restarted.
+// power loss, before or after the call, a reboot, a torn or rotten write
+// or a stop), which is then restarted.
 func (k Kind) Kills() bool {
-	return k&(KindCrash|KindPowerLoss|KindReboot|KindTorn|KindCrashAfter|KindPowerLossAfter|KindStop) != 0
+	return k&(KindCrash|KindPowerLoss|KindReboot|KindTorn|KindCrashAfter|KindPowerLossAfter|KindStop|KindRot) != 0
 }
 
 // Holds reports whether a fault of kind k lasts its delay: a delay, a cut

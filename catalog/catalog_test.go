@@ -182,13 +182,13 @@ func TestKind(t *testing.T) {
 	if err := json.Unmarshal([]byte("3"), &legacy); err != nil || legacy != KindError|KindDelay {
 		t.Errorf("numeric kind: %v, %v", legacy, err)
 	}
-	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want one of error, delay, crash, partition, powerloss, reboot, disconnect, oneway, split, leadercut, corrupt, torn, crash-after, powerloss-after, pause or stop") {
+	if _, err := ParseKind("explode"); err == nil || !strings.Contains(err.Error(), "want one of error, delay, crash, partition, powerloss, reboot, disconnect, oneway, split, leadercut, corrupt, torn, crash-after, powerloss-after, pause, stop or rot") {
 		t.Errorf("ParseKind(explode): %v", err)
 	}
 	if !(KindError | KindCrash).Has(KindCrash) || KindError.Has(KindDelay) {
 		t.Error("Has")
 	}
-	for k, kills := range map[Kind]bool{KindCrash: true, KindPowerLoss: true, KindReboot: true, KindTorn: true, KindStop: true, KindError: false, KindDelay: false, KindPartition: false, KindCorrupt: false, KindPause: false} {
+	for k, kills := range map[Kind]bool{KindCrash: true, KindPowerLoss: true, KindReboot: true, KindTorn: true, KindStop: true, KindRot: true, KindError: false, KindDelay: false, KindPartition: false, KindCorrupt: false, KindPause: false} {
 		if k.Kills() != kills {
 			t.Errorf("%v.Kills() = %v", k, !kills)
 		}

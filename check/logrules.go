@@ -123,12 +123,12 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			}
 		case catalog.KindCorrupt:
 			f.corrupt = true
-		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter, catalog.KindStop:
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter, catalog.KindStop, catalog.KindRot:
 			// A reboot is a clean shutdown, but its peers lose the
-			// member's connections all the same. A torn write's node
-			// finds the torn record when it restarts.
+			// member's connections all the same. A torn or rotten
+			// write's node finds the bad record when it restarts.
 			f.connLost = true
-			f.corrupt = in.Kind == catalog.KindTorn
+			f.corrupt = in.Kind == catalog.KindTorn || in.Kind == catalog.KindRot
 			f.to = backAt(tr, in.Node, in.Time, end).Add(bound)
 			killedBy[in.Node] = true
 		case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut, catalog.KindPause:

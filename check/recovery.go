@@ -92,7 +92,7 @@ func FaultsEnd(tr *record.Trial) (time.Time, bool) {
 		switch in.Kind {
 		case catalog.KindDelay, catalog.KindPause, catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut:
 			t = t.Add(in.Delay)
-		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter, catalog.KindStop:
+		case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindTorn, catalog.KindCrashAfter, catalog.KindPowerLossAfter, catalog.KindStop, catalog.KindRot:
 			// When the node was started again: a reboot's clean
 			// shutdown may take seconds before the restart delay begins.
 			t = restartOf(tr, in.Node, in.Time)

@@ -281,7 +281,7 @@ func TestValidate(t *testing.T) {
 		{"log ignore", []string{"checkers.log_ignore=slow fdatasync,lost leader [0-9a-f]+"}, nil},
 		{"bad log ignore", []string{"checkers.log_ignore=ok,took (too long"}, []string{"checkers.log_ignore[1]: is not a valid regular expression", "missing closing )"}},
 		{"bad log downgraded", []string{"checkers.log_downgraded=(by the node"}, []string{"checkers.log_downgraded[0]: is not a valid regular expression", "missing closing )"}},
-		{"unknown kind", []string{"faults.kinds=error,cut"}, []string{`faults.kinds[1]: unknown name "cut"`, `"corrupt", "crash", "crash-after", "delay", "disconnect", "error", "leadercut", "oneway", "partition", "pause", "powerloss", "powerloss-after", "reboot", "split", "stop", "torn"`}},
+		{"unknown kind", []string{"faults.kinds=error,cut"}, []string{`faults.kinds[1]: unknown name "cut"`, `"corrupt", "crash", "crash-after", "delay", "disconnect", "error", "leadercut", "oneway", "partition", "pause", "powerloss", "powerloss-after", "reboot", "rot", "split", "stop", "torn"`}},
 		{"partition shapes", []string{"faults.kinds=[oneway, split, leadercut]"}, nil},
 		{"leader cut moments", []string{"faults.kinds=[leadercut]", "faults.partition.leader_at=[wal.(*WAL).Save]"}, nil},
 		{"leader cut moments without the kind", []string{"faults.kinds=[partition]", "faults.partition.leader_at=[wal.(*WAL).Save]"},

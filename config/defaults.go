@@ -56,8 +56,10 @@ var DefaultFaultKinds = []string{"error", "delay", "crash", "crash-after"}
 // after a disk call returned: its bytes written, its sync done; a default),
 // powerloss-after (a power loss right after it), pause (the whole process
 // stopped for a while, then let go on) and stop (killed, and started again
-// only a while later); the lengths of the last two come from faults.timers.
-var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn", "crash-after", "powerloss-after", "pause", "stop"}
+// only a while later; their lengths come from faults.timers) and rot (a
+// file write reaches the disk whole but changed — corruption at rest —,
+// then the node crashes and its restart reads it back).
+var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn", "crash-after", "powerloss-after", "pause", "stop", "rot"}
 
 // FileRoles are the roles of the files faults.files may name, as the
 // analysis classifies a disk fault site's file (catalog.FileLog, ...).

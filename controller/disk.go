@@ -9,15 +9,20 @@ import (
 	"github.com/gofault/gofault/record"
 )
 
-// diskInjection carries out a corrupt or torn fault: the agent alters the
-// bytes its read returned (ActCorrupt), or writes a torn prefix and
-// reports it (ActTear); the node is killed once the report comes
-// (diskDone), so the prefix is on the file before the kill. The record's
+// diskInjection carries out a corrupt, torn or rot fault: the agent alters
+// the bytes its read returned (ActCorrupt), or writes a torn prefix
+// (ActTear) or the bytes whole but changed (ActRot) and reports it; the
+// node is killed once the report comes (diskDone), so the prefix or the
+// rotten bytes are on the file before the kill. The record's
 // Error holds the pick (policy.PickText), completed by diskDone with
 // what the agent changed.
 func (s *session) diskInjection(inj record.Injection, f policy.Fault) (record.Injection, wire.Action, int64, []Effect, bool) {
 	site := s.cat.Site(inj.Site)
-	if site == nil || !site.Kind.Has(f.Kind) {
+	takes := f.Kind
+	if f.Kind == catalog.KindRot {
+		takes = catalog.KindTorn // a rot strikes the writes a tear does
+	}
+	if site == nil || !site.Kind.Has(takes) {
 		return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a disk fault the site cannot take", Args: []any{"site", inj.SiteID, "kind", f.Kind.String()}}}, false
 	}
 	inj.Error = policy.PickText(f.Pick)
@@ -31,6 +36,9 @@ func (s *session) diskInjection(inj record.Injection, f policy.Fault) (record.In
 		s.tearing = map[string]bool{}
 	}
 	s.tearing[inj.Node] = true
+	if f.Kind == catalog.KindRot {
+		return inj, wire.ActRot, int64(f.Pick), nil, true
+	}
 	return inj, wire.ActTear, int64(f.Pick), nil, true
 }
 
@@ -39,11 +47,11 @@ func (s *session) diskInjection(inj record.Injection, f policy.Fault) (record.In
 func (s *session) diskDone(node string, e *wire.Event) []Effect {
 	for i := len(s.inj) - 1; i >= 0; i-- {
 		inj := &s.inj[i]
-		if inj.Node != node || inj.Site != uint32(e.A) || (inj.Kind != catalog.KindCorrupt && inj.Kind != catalog.KindTorn) {
+		if inj.Node != node || inj.Site != uint32(e.A) || (inj.Kind != catalog.KindCorrupt && inj.Kind != catalog.KindTorn && inj.Kind != catalog.KindRot) {
 			continue
 		}
 		inj.Error += ": " + diskDetail(inj.Kind, e)
-		if inj.Kind == catalog.KindTorn && s.tearing[node] {
+		if (inj.Kind == catalog.KindTorn || inj.Kind == catalog.KindRot) && s.tearing[node] {
 			delete(s.tearing, node)
 			return []Effect{{Crash: node}}
 		}
@@ -68,6 +76,12 @@ func diskDetail(k catalog.Kind, e *wire.Event) string {
 	switch {
 	case k == catalog.KindTorn:
 		return fmt.Sprintf("kept %d of a %d-byte write%s", e.C, e.B, of)
+	case k == catalog.KindRot && e.B == 0:
+		return "nothing written" + of + ", nothing to rot"
+	case k == catalog.KindRot && bit > 0:
+		return fmt.Sprintf("bit %d of byte %d of a %d-byte write%s flipped on the disk", bit-1, e.C, e.B, of)
+	case k == catalog.KindRot:
+		return fmt.Sprintf("sector at byte %d of a %d-byte write%s changed on the disk", e.C, e.B, of)
 	case e.B == 0:
 		return "nothing read" + of + ", armed for the next read at the site"
 	case bit > 0:

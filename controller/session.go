@@ -527,7 +527,7 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 		}
 		inj.Delay, inj.Error = f.Delay, f.Timer
 		return inj, wire.ActCrash, 0, []Effect{{Crash: req.Node, Down: f.Delay}}, true
-	case catalog.KindCorrupt, catalog.KindTorn:
+	case catalog.KindCorrupt, catalog.KindTorn, catalog.KindRot:
 		return s.diskInjection(inj, f)
 	case catalog.KindReboot:
 		if s.spec.Reboot == nil {

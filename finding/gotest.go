@@ -275,7 +275,7 @@ var kindNames = map[catalog.Kind]string{
 	catalog.KindDisconnect: "KindDisconnect", catalog.KindOneWay: "KindOneWay", catalog.KindSplit: "KindSplit",
 	catalog.KindLeaderCut: "KindLeaderCut", catalog.KindCorrupt: "KindCorrupt", catalog.KindTorn: "KindTorn",
 	catalog.KindCrashAfter: "KindCrashAfter", catalog.KindPowerLossAfter: "KindPowerLossAfter",
-	catalog.KindPause: "KindPause", catalog.KindStop: "KindStop",
+	catalog.KindPause: "KindPause", catalog.KindStop: "KindStop", catalog.KindRot: "KindRot",
 }
 
 // kindLit is k as a Go expression.

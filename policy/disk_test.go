@@ -36,6 +36,8 @@ func TestDiskFaultsOnlyWhereListedAndReachable(t *testing.T) {
 		{"no corrupt at a write", []catalog.Kind{catalog.KindCorrupt}, nil, 1, nil},
 		{"torn at a write", []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn}, nil, 1, []catalog.Kind{catalog.KindTorn}},
 		{"nothing where the bytes are out of reach", []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn}, nil, 2, nil},
+		{"rot where a write can tear", []catalog.Kind{catalog.KindRot}, nil, 1, []catalog.Kind{catalog.KindRot}},
+		{"no rot at a read", []catalog.Kind{catalog.KindRot}, nil, 0, nil},
 		{"a snapshot read among the roles asked", []catalog.Kind{catalog.KindCorrupt}, []string{catalog.FileSnapshot}, 0, []catalog.Kind{catalog.KindCorrupt}},
 		{"a log write not among them", []catalog.Kind{catalog.KindTorn}, []string{catalog.FileSnapshot, catalog.FileMetadata}, 1, nil},
 	}
@@ -45,7 +47,7 @@ func TestDiskFaultsOnlyWhereListedAndReachable(t *testing.T) {
 			req := Request{Trial: 1, Node: "n2", Site: &cat.Sites[c.site], Occurrence: 4}
 			var got []catalog.Kind
 			for _, f := range env.faultsAt(&req) {
-				if f.Kind == catalog.KindCorrupt || f.Kind == catalog.KindTorn {
+				if f.Kind == catalog.KindCorrupt || f.Kind == catalog.KindTorn || f.Kind == catalog.KindRot {
 					got = append(got, f.Kind)
 					if f.Pick == 0 {
 						t.Errorf("%s fault without a pick", f.Kind)
@@ -84,6 +86,7 @@ func TestDiskFaultReplaysItsPick(t *testing.T) {
 		{"corrupt with detail", record.Injection{SiteID: cat.Sites[0].ID, Kind: catalog.KindCorrupt,
 			Error: PickText(0xbeef) + ": bit 3 of byte 17 of a 900-byte read flipped"}, Fault{Kind: catalog.KindCorrupt, Pick: 0xbeef}, false},
 		{"torn", record.Injection{SiteID: cat.Sites[1].ID, Kind: catalog.KindTorn, Error: PickText(7)}, Fault{Kind: catalog.KindTorn, Pick: 7}, false},
+		{"rot", record.Injection{SiteID: cat.Sites[1].ID, Kind: catalog.KindRot, Error: PickText(7) + ": bit 0 of byte 1 of a 10-byte write flipped on the disk"}, Fault{Kind: catalog.KindRot, Pick: 7}, false},
 		{"no pick recorded", record.Injection{SiteID: cat.Sites[1].ID, Kind: catalog.KindTorn}, Fault{}, true},
 		{"site lost the kind", record.Injection{SiteID: cat.Sites[2].ID, Kind: catalog.KindCorrupt, Error: PickText(1)}, Fault{}, true},
 	}

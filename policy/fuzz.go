@@ -291,7 +291,7 @@ func (f *fuzz) candidate(rng *rand.Rand, e *fuzzEntry, down []Point) (Point, boo
 		return Point{}, false
 	}
 	pt.Fault = fs[rng.IntN(len(fs))]
-	if pt.Fault.Kind == catalog.KindCorrupt || pt.Fault.Kind == catalog.KindTorn {
+	if pt.Fault.Kind == catalog.KindCorrupt || pt.Fault.Kind == catalog.KindTorn || pt.Fault.Kind == catalog.KindRot {
 		pt.Fault.Pick = rng.Uint64()
 	}
 	return pt, true

@@ -243,7 +243,7 @@ type Env struct {
 	Seed    int64
 	// Kinds are the fault kinds the campaign allows; empty means all but
 	// KindPowerLoss, KindPowerLossAfter, KindReboot, KindDisconnect, KindOneWay, KindSplit,
-	// KindLeaderCut, KindCorrupt, KindTorn, KindPause and KindStop, which
+	// KindLeaderCut, KindCorrupt, KindTorn, KindPause, KindStop and KindRot, which
 	// are only injected where listed.
 	Kinds []catalog.Kind
 	// PerTrial is the number of injections per trial (default 1).
@@ -279,7 +279,7 @@ type Env struct {
 	// creates itself (catalog.Site.IO == ""); by default only errors of
 	// I/O are injected.
 	TargetErrors bool
-	// Files limits the disk faults (KindCorrupt, KindTorn) to the sites
+	// Files limits the disk faults (KindCorrupt, KindTorn, KindRot) to the sites
 	// of files of these roles (catalog.Site.FileRole); empty: every role.
 	Files []string
 	// Roles limits every fault to the requests of members in these roles
@@ -291,7 +291,7 @@ type Env struct {
 }
 
 // optIn are the kinds a campaign gets only where it lists them.
-const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut | catalog.KindCorrupt | catalog.KindTorn | catalog.KindPowerLossAfter | catalog.KindPause | catalog.KindStop
+const optIn = catalog.KindPowerLoss | catalog.KindReboot | catalog.KindDisconnect | catalog.KindOneWay | catalog.KindSplit | catalog.KindLeaderCut | catalog.KindCorrupt | catalog.KindTorn | catalog.KindPowerLossAfter | catalog.KindPause | catalog.KindStop | catalog.KindRot
 
 func (e *Env) allows(k catalog.Kind) bool {
 	if len(e.Kinds) == 0 {
@@ -338,6 +338,15 @@ func (e *Env) held(k catalog.Kind) []Fault {
 		fs = append(fs, Fault{Kind: k, Delay: cmp.Or(e.HoldCap, 15*time.Second), Until: u})
 	}
 	return fs
+}
+
+// diskSite is the kind a site must have to take disk fault k: a rot
+// strikes the writes a torn write does.
+func diskSite(k catalog.Kind) catalog.Kind {
+	if k == catalog.KindRot {
+		return catalog.KindTorn
+	}
+	return k
 }
 
 // hasLeader reports whether the catalog names a leader role.
@@ -436,8 +445,8 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 		fs = append(fs, Fault{Kind: catalog.KindLeaderCut, Delay: e.partition()})
 		fs = append(fs, e.held(catalog.KindLeaderCut)...)
 	}
-	for _, k := range []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn} {
-		if s.Kind.Has(k) && e.allows(k) && (len(e.Files) == 0 || slices.Contains(e.Files, s.FileRole)) {
+	for _, k := range []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn, catalog.KindRot} {
+		if s.Kind.Has(diskSite(k)) && e.allows(k) && (len(e.Files) == 0 || slices.Contains(e.Files, s.FileRole)) {
 			fs = append(fs, Fault{Kind: k})
 		}
 	}
@@ -461,7 +470,7 @@ func (e *Env) faultsAt(req *Request) []Fault {
 	}
 	fs := e.faults(req.Site)
 	for i := range fs {
-		if fs[i].Kind == catalog.KindCorrupt || fs[i].Kind == catalog.KindTorn {
+		if fs[i].Kind == catalog.KindCorrupt || fs[i].Kind == catalog.KindTorn || fs[i].Kind == catalog.KindRot {
 			fs[i].Pick = pickFor(e.Seed, req)
 		}
 	}

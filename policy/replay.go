@@ -112,12 +112,12 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 	case catalog.KindSplit:
 		// The same sides: the recorded side, against the rest.
 		return Fault{Kind: inj.Kind, Delay: inj.Delay, Side: slices.Clone(inj.Side)}, nil
-	case catalog.KindCorrupt, catalog.KindTorn:
+	case catalog.KindCorrupt, catalog.KindTorn, catalog.KindRot:
 		p, ok := ParsePick(inj.Error)
 		if !ok {
 			return Fault{}, fmt.Errorf("the %s fault at site %s records no pick (%q)", inj.Kind, s.ID, inj.Error)
 		}
-		if !s.Kind.Has(inj.Kind) {
+		if !s.Kind.Has(diskSite(inj.Kind)) {
 			return Fault{}, fmt.Errorf("site %s can no longer take a %s fault", s.ID, inj.Kind)
 		}
 		return Fault{Kind: inj.Kind, Pick: p}, nil

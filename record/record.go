@@ -71,11 +71,11 @@ type Injection struct {
 	Node   string       `json:"node"`
 	Site   uint32       `json:"site"`    // catalog index
 	SiteID string       `json:"site_id"` // stable site ID
-	Kind   catalog.Kind `json:"kind"`    // a single catalog.Kind: KindError, KindDelay, KindCrash, KindPartition, KindDisconnect, KindOneWay, KindSplit, KindLeaderCut, KindPowerLoss, KindReboot, KindCorrupt or KindTorn
+	Kind   catalog.Kind `json:"kind"`    // a single catalog.Kind: KindError, KindDelay, KindCrash, KindPartition, KindDisconnect, KindOneWay, KindSplit, KindLeaderCut, KindPowerLoss, KindReboot, KindCorrupt, KindTorn, KindPause, KindStop or KindRot
 	// Error names the injected error value for KindError, e.g. "EIO";
 	// for a partition a policy started at an observation point (SiteID
 	// "observe:..."), what started it (cofi: the violated invariant); for
-	// KindCorrupt and KindTorn the pick (policy.PickText) and what the
+	// KindCorrupt, KindTorn and KindRot the pick (policy.PickText) and what the
 	// agent changed, "pick 0x1f: bit 3 of byte 17 of a 72-byte read of
 	// /data/wal-000001.log flipped".
 	Error string `json:"error,omitempty"`

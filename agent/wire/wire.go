@@ -30,8 +30,8 @@ import (
 // Request and FlagMembers (members of an in-process cluster); version 9
 // the peer member of Request (PeerSeq: in-process transport sends);
 // version 10 ActCrashAfter and Request.After (a crash right after the
-// call returned).
-const Version = 10
+// call returned); version 11 ActRot (a write whose bytes rot on the disk).
+const Version = 11
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -115,10 +115,16 @@ const (
 	// goes on: the answer is ActCrash, and the controller kills the
 	// process then, right after the call.
 	ActCrashAfter Action = 7
+	// ActRot: write the bytes whole, but with one bit or one sector of
+	// them changed as Arg chooses (agent.CorruptBytes) — the file holds
+	// the wrong bytes, every later read sees them —, report it (EvDisk)
+	// and block: the controller kills the process, whose restart reads
+	// them back.
+	ActRot Action = 8
 )
 
 // lastAction is the highest action DecodeResponse accepts.
-const lastAction = ActCrashAfter
+const lastAction = ActRot
 
 func (a Action) String() string {
 	switch a {
@@ -138,6 +144,8 @@ func (a Action) String() string {
 		return "tear"
 	case ActCrashAfter:
 		return "crash-after"
+	case ActRot:
+		return "rot"
 	}
 	return fmt.Sprintf("action(%d)", uint8(a))
 }
