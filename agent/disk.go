@@ -166,7 +166,7 @@ func resetArmed() {
 	defer armed.mu.Unlock()
 	armed.sites = nil
 	armed.n.Store(0)
-	rots.Clear()
+	rots.Range(func(k, _ any) bool { rots.Delete(k); return true })
 }
 
 // rots holds the write sites told to rot (wire.ActRot) rather than tear:
