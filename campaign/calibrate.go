@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -134,6 +135,32 @@ func progressedNodes(last map[string]time.Time) map[string]bool {
 		out[node] = true
 	}
 	return out
+}
+
+// missingProgress says why a calibration trial killed no node: which of
+// nodes no client reported progress for (last: each client's last
+// progress, printed or sent), and how many events the workload reported
+// in all (events): "the workload ended before a client of n2, n3 made
+// progress (clients with progress: n1/0; 214 workload events; …)", or,
+// when every node's did, that the workload ended within calibrateSettle
+// of it.
+func missingProgress(nodes []string, last map[string]time.Time, events int) string {
+	seen := progressedNodes(last)
+	var missing []string
+	for _, n := range nodes {
+		if !seen[n] {
+			missing = append(missing, n)
+		}
+	}
+	if len(missing) == 0 {
+		return fmt.Sprintf("the workload ended within %s of every node's client making progress (%d workload events): make the workload run longer than that before its load ends", calibrateSettle, events)
+	}
+	clients := slices.Sorted(maps.Keys(last))
+	if len(clients) == 0 {
+		clients = []string{"none"}
+	}
+	return fmt.Sprintf("the workload ended before a client of %s made progress (clients with progress: %s; %d workload events; a client names its node as \"<node>/<i>\", docs/workloads.md)",
+		strings.Join(missing, ", "), strings.Join(clients, ", "), events)
 }
 
 // failoverStall measures, from a calibration trial's client events, the
@@ -343,7 +370,7 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 	case tr.Err != "":
 		return calibration{why: tr.Err}, nil
 	case !didKill:
-		return calibration{why: "the workload ended before every node's client made progress"}, nil
+		return calibration{why: missingProgress(r.nodes, t.ct.LastProgress(), len(tr.Client))}, nil
 	case !nodeKilled(tr.Nodes, k.node):
 		return calibration{why: "node " + k.node + " could not be killed"}, nil
 	}

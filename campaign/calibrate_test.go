@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -290,5 +291,27 @@ func TestCalibrationKey(t *testing.T) {
 	}
 	if got := calibrationKey("", base()); got != "" {
 		t.Errorf("an unkeyed build has key %q, want none", got)
+	}
+}
+
+// TestMissingProgress: an inconclusive calibration names the nodes whose
+// clients never made progress, the clients that did and how many events
+// came, or says that the workload ended too soon after they all did.
+func TestMissingProgress(t *testing.T) {
+	nodes := []string{"n1", "n2", "n3"}
+	now := time.Now()
+	for _, tc := range []struct {
+		name string
+		last map[string]time.Time
+		want string
+	}{
+		{"none at all", nil, "the workload ended before a client of n1, n2, n3 made progress (clients with progress: none; 0 workload events"},
+		{"one node's", map[string]time.Time{"n1/0": now}, "the workload ended before a client of n2, n3 made progress (clients with progress: n1/0; 0 workload events"},
+		{"a client that names no node", map[string]time.Time{"c1": now}, "before a client of n1, n2, n3 made progress (clients with progress: c1; "},
+		{"every node's, but too late", map[string]time.Time{"n1/0": now, "n2/0": now, "n3/1": now}, "the workload ended within 500ms of every node's client making progress"},
+	} {
+		if got := missingProgress(nodes, tc.last, 0); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want it to hold %q", tc.name, got, tc.want)
+		}
 	}
 }

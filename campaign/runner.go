@@ -601,6 +601,9 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 			mu.Lock()
 			events = append(events, e)
 			mu.Unlock()
+			// Live, as the connection's events: calibration waits for
+			// every node's progress, held cuts count requests.
+			t.ct.Printed(e)
 		},
 		Log: slog.New(slog.NewTextHandler(logf, nil)),
 	})

@@ -448,11 +448,26 @@ func (t *Trial) LastProgress() map[string]time.Time {
 	return maps.Clone(t.s.progress)
 }
 
-// ClientEvents returns the workload's events recorded so far.
+// ClientEvents returns the workload's events recorded so far, those it
+// sent over the controller connection and those it printed (Printed), in
+// time order.
 func (t *Trial) ClientEvents() []record.ClientEvent {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	return slices.Clone(t.s.client)
+	out := append(slices.Clone(t.s.client), t.s.printedEvs...)
+	t.mu.Unlock()
+	slices.SortStableFunc(out, func(a, b record.ClientEvent) int { return a.Time.Compare(b.Time) })
+	return out
+}
+
+// Printed hands the trial an event the workload printed on its stdout, as
+// it is read, so that it counts live as one sent over the connection
+// does: the client's progress (LastProgress, calibration), held cuts. The
+// trial's Result does not include it (the runner merges what it read).
+func (t *Trial) Printed(e record.ClientEvent) {
+	t.mu.Lock()
+	effs := t.s.printed(e)
+	t.mu.Unlock()
+	t.apply(nil, effs)
 }
 
 // Injections returns the injections so far.

@@ -89,3 +89,51 @@ func TestSessionHeldCut(t *testing.T) {
 		})
 	}
 }
+
+// TestPrintedEvents: an event the workload printed on its stdout counts
+// live as one sent over the connection — the client's progress, the
+// requests a held cut waits for, ClientEvents — but stays out of the
+// trial's Result, which the runner merges what it read into.
+func TestPrintedEvents(t *testing.T) {
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{2}}, script: []policy.Fault{{Kind: catalog.KindPartition, Delay: 10 * time.Second, Until: "requests=2"}}, done: true}
+	c, err := Listen("unix", sockPath(t), Options{Catalog: partitionCatalog(), Policy: pol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1", Nodes: []string{"n1", "n2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.mu.Lock()
+	s := tr.s
+	s.attach(1, "n1", wire.RoleAgent, true)
+	s.attach(2, "n2", wire.RoleAgent, true)
+	s.arm()
+	if resp, _ := s.request(2, &wire.Request{ID: 1, Site: 2}, t0); resp.Action != wire.ActStall {
+		t.Fatalf("the cut did not start: %+v", resp)
+	}
+	tr.mu.Unlock()
+	for i := range 2 {
+		tr.Printed(record.ClientEvent{Time: t0.Add(time.Duration(i+1) * time.Second), Client: "n1/0", Kind: record.EvProgress, Msg: "put k"})
+	}
+	if _, ok := tr.LastProgress()["n1/0"]; !ok {
+		t.Errorf("printed progress not counted: %v", tr.LastProgress())
+	}
+	if n := len(tr.ClientEvents()); n != 2 {
+		t.Errorf("ClientEvents: %d events, want the 2 printed", n)
+	}
+	tr.mu.Lock()
+	_, cut := s.cuts["n2"]
+	tr.mu.Unlock()
+	if cut {
+		t.Error("the cut held until 2 requests did not heal on 2 printed ones")
+	}
+	res := tr.End()
+	if len(res.Client) != 0 {
+		t.Errorf("Result.Client holds %d printed events, want none (the runner merges them)", len(res.Client))
+	}
+	if res.Injections[0].Met == "" {
+		t.Errorf("injection %+v, want what met it", res.Injections[0])
+	}
+}

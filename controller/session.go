@@ -92,26 +92,29 @@ type session struct {
 	current  map[instKey]uint32 // per node and task instance: current state
 	timeouts []record.Timeout
 	client   []record.ClientEvent
-	dropped  int
-	progress map[string]time.Time // client → last progress
-	result   *Result              // set by the first end
-	cuts     map[string]cut       // per node: its partition in progress (partition.go)
-	observer func(*policy.Observation) policy.Partition
-	obs      []record.Observation
-	cutInj   map[string]int     // per node: the injection of its partition in progress
-	holds    map[string]*hold   // per node: its cut in progress held until a condition (held.go)
-	obsCount map[obsKey]int     // observations per node and point, for replays
-	peers    []uint32           // the catalog's peer-network sites, once computed
-	arcs     map[arc]cut        // directions between members cut (disconnect.go, shapes.go)
-	ports    map[string]string  // port → member listening there (disconnect.go)
-	tagPeers bool               // agents tag goroutines with their dials' peers (wire.FlagPeers)
-	covered  blockSet           // the blocks any node covered (EvCover)
-	tearing  map[string]bool    // nodes told to tear a write, not yet killed (disk.go)
-	after    map[string]after   // per node: its crash after a call, armed, not yet struck
-	inproc   map[uint32]*Member // in-process cluster members seen, by rank (TrialSpec.Members)
-	inprocN  int                // requests that named one
-	sends    int                // requests at peer sites that named a member and the member they go to
-	ranked   uint32             // the members the agents said they ranked (wire.Request.Ranked), all seen
+	// printedEvs are the workload's events printed on its stdout, live
+	// (printed); not part of the Result, which the runner merges them into.
+	printedEvs []record.ClientEvent
+	dropped    int
+	progress   map[string]time.Time // client → last progress
+	result     *Result              // set by the first end
+	cuts       map[string]cut       // per node: its partition in progress (partition.go)
+	observer   func(*policy.Observation) policy.Partition
+	obs        []record.Observation
+	cutInj     map[string]int     // per node: the injection of its partition in progress
+	holds      map[string]*hold   // per node: its cut in progress held until a condition (held.go)
+	obsCount   map[obsKey]int     // observations per node and point, for replays
+	peers      []uint32           // the catalog's peer-network sites, once computed
+	arcs       map[arc]cut        // directions between members cut (disconnect.go, shapes.go)
+	ports      map[string]string  // port → member listening there (disconnect.go)
+	tagPeers   bool               // agents tag goroutines with their dials' peers (wire.FlagPeers)
+	covered    blockSet           // the blocks any node covered (EvCover)
+	tearing    map[string]bool    // nodes told to tear a write, not yet killed (disk.go)
+	after      map[string]after   // per node: its crash after a call, armed, not yet struck
+	inproc     map[uint32]*Member // in-process cluster members seen, by rank (TrialSpec.Members)
+	inprocN    int                // requests that named one
+	sends      int                // requests at peer sites that named a member and the member they go to
+	ranked     uint32             // the members the agents said they ranked (wire.Request.Ranked), all seen
 }
 
 // maxRanked bounds the members a session records from wire.Request.Ranked
@@ -619,12 +622,7 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 			if ce.Time.IsZero() {
 				ce.Time = time.Unix(0, e.Time)
 			}
-			if ce.Kind == record.EvProgress || ce.Kind == record.EvOp {
-				s.progress[ce.Client] = ce.Time
-			}
-			if ce.Kind == record.EvProgress || ce.Kind == record.EvOp && ce.Op != nil && !ce.Op.Unknown {
-				effs = append(effs, s.succeeded(ce.Client, ce.Time)...)
-			}
+			effs = append(effs, s.clientEvent(ce)...)
 			if len(s.client) >= maxClientEvents {
 				s.dropped++
 				continue
@@ -633,6 +631,34 @@ func (s *session) events(id PeerID, evs []wire.Event) []Effect {
 		}
 	}
 	return effs
+}
+
+// clientEvent takes in what a workload event tells the session live,
+// whichever way it came (the controller connection, or the workload's
+// stdout, printed): its client's last progress, and the cuts held until
+// more requests succeeded.
+func (s *session) clientEvent(ce record.ClientEvent) []Effect {
+	if ce.Kind == record.EvProgress || ce.Kind == record.EvOp {
+		s.progress[ce.Client] = ce.Time
+	}
+	if s.ended || !(ce.Kind == record.EvProgress || ce.Kind == record.EvOp && ce.Op != nil && !ce.Op.Unknown) {
+		return nil
+	}
+	return s.succeeded(ce.Client, ce.Time)
+}
+
+// printed takes a workload event printed on its stdout (the runner hands
+// it on as it is read): live, as one of the connection (clientEvent); it
+// is kept apart (s.printed, for ClientEvents) since the runner merges the
+// printed events into the trial's record itself.
+func (s *session) printed(ce record.ClientEvent) []Effect {
+	if s.ended {
+		return nil
+	}
+	if len(s.printedEvs) < maxClientEvents {
+		s.printedEvs = append(s.printedEvs, ce)
+	}
+	return s.clientEvent(ce)
 }
 
 // end ends the trial: every connected process gets an empty plan, and the
