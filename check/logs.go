@@ -315,7 +315,40 @@ func Learn(b *record.LogBaseline, tr *record.Trial, logs fs.FS) error {
 		b.Templates[t]++
 	}
 	b.Trials++
+	if s, ok := startup(tr); ok {
+		b.Startup = max(b.Startup, s)
+	}
 	return nil
+}
+
+// startup measures a trial's start-up: from the workload's first event to
+// the first request that succeeded on the last of the trial's members to
+// serve one; ok is false when a member served none.
+func startup(tr *record.Trial) (time.Duration, bool) {
+	first, _ := workloadSpan(tr)
+	served := map[string]time.Time{}
+	for _, e := range tr.Client {
+		if e.Node == "" || !success(e) {
+			continue
+		}
+		if t, ok := served[e.Node]; !ok || e.Time.Before(t) {
+			served[e.Node] = e.Time
+		}
+	}
+	var last time.Time
+	for _, n := range tr.Nodes {
+		t, ok := served[n.Name]
+		if !ok {
+			return 0, false
+		}
+		if t.After(last) {
+			last = t
+		}
+	}
+	if last.IsZero() {
+		return 0, false
+	}
+	return last.Sub(first), true
 }
 
 // scanLog calls fn with each line of node n's log in logs that parses

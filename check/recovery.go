@@ -43,8 +43,16 @@ func (Recovery) Check(_ context.Context, in *Input) record.Verdict {
 	if bound <= 0 {
 		bound = DefaultRecoveryBound
 	}
-	_, last := workloadSpan(tr)
-	if last.Before(end.Add(bound)) {
+	first, last := workloadSpan(tr)
+	// A fault over while the cluster was still forming is judged from when
+	// fault-free trials had every member serving (the log baseline's
+	// longest start-up), not from its end.
+	from, forming := end, ""
+	if b := in.Baseline; b != nil && b.Startup > 0 && first.Add(b.Startup).After(end) {
+		from = first.Add(b.Startup)
+		forming = fmt.Sprintf("; the cluster was still forming: fault-free trials had every member serving %s after the workload began, at %s here, judged from then", b.Startup.Round(time.Millisecond), clock(from))
+	}
+	if last.Before(from.Add(bound)) {
 		return v // the workload stopped too early to tell
 	}
 	served := map[string]time.Time{} // member → first success after end
@@ -61,7 +69,7 @@ func (Recovery) Check(_ context.Context, in *Input) record.Verdict {
 			continue // down at the end: the crash checker's
 		}
 		t, ok := served[n.Name]
-		if ok && t.Sub(end) <= bound {
+		if ok && t.Sub(from) <= bound {
 			continue
 		}
 		v.Failed = true
@@ -70,8 +78,8 @@ func (Recovery) Check(_ context.Context, in *Input) record.Verdict {
 		if ok {
 			what = fmt.Sprintf("served its first request %s after", t.Sub(end).Round(time.Millisecond))
 		}
-		v.Evidence = append(v.Evidence, fmt.Sprintf("member %s %s the last fault ended at %s (bound %s; the workload ran until %s)",
-			n.Name, what, clock(end), bound, clock(last)))
+		v.Evidence = append(v.Evidence, fmt.Sprintf("member %s %s the last fault ended at %s (bound %s%s; the workload ran until %s)",
+			n.Name, what, clock(end), bound, forming, clock(last)))
 	}
 	if v.Failed {
 		v.Symptom = fmt.Sprintf("a member did not serve again within %s after the last fault", bound)

@@ -2,6 +2,7 @@ package check
 
 import (
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/gofault/gofault/catalog"
@@ -54,5 +55,62 @@ func TestRecovery(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			checkVerdict(t, runOne(t, NameRecovery, &Input{Trial: &tt.b.tr}), tt.want)
 		})
+	}
+}
+
+// TestRecoveryDuringStartup: a fault over while the cluster was still
+// forming is judged from when fault-free trials had every member serving
+// (the baseline's start-up), not from its end: a member that serves late
+// but within start-up plus the bound passes; one that never serves, or
+// serves later than that, still fails (planted), and the evidence says
+// how it was judged.
+func TestRecoveryDuringStartup(t *testing.T) {
+	slowStart := func(n3From int) *trialB {
+		// n3's client serves first at n3From ms; an error struck n3 at 300 ms.
+		b := newTrial("n1", "n2", "n3").progress("n1/0", 0, 20000, 100).progress("n2/0", 0, 20000, 100)
+		if n3From >= 0 {
+			b.progress("n3/0", n3From, 20000, 100)
+		} else {
+			b.errors("n3/0", 0, 20000, 500)
+		}
+		return b.inject(300, "n3", catalog.KindError, nil)
+	}
+	startup := &record.LogBaseline{Trials: 2, Startup: 9 * time.Second}
+	for _, tc := range []struct {
+		name     string
+		b        *trialB
+		baseline *record.LogBaseline
+		want     verdictWant
+	}{
+		{"without a start-up measured: 9.7s after the fault", slowStart(10000), nil,
+			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}}},
+		{"a slow start-up, as fault-free trials show", slowStart(10000), startup, verdictWant{}},
+		{"later than start-up and the bound", slowStart(14500), startup,
+			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"},
+				ev: "the cluster was still forming: fault-free trials had every member serving 9s after the workload began"}},
+		{"never (planted)", slowStart(-1), startup,
+			verdictWant{failed: true, symptom: "a member did not serve again within 5s after the last fault", nodes: []string{"n3"}, ev: "member n3 served no request since"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checkVerdict(t, runOne(t, NameRecovery, &Input{Trial: &tc.b.tr, Baseline: tc.baseline}), tc.want)
+		})
+	}
+}
+
+// TestLearnStartup: a fault-free trial teaches the baseline its start-up,
+// the longest kept; one in which a member never served teaches none.
+func TestLearnStartup(t *testing.T) {
+	b := &record.LogBaseline{}
+	for _, tr := range []*trialB{
+		newTrial("n1", "n2").progress("n1/0", 0, 5000, 100).progress("n2/0", 2500, 5000, 100),
+		newTrial("n1", "n2").progress("n1/0", 0, 5000, 100).progress("n2/0", 1000, 5000, 100),
+		newTrial("n1", "n2").progress("n1/0", 0, 5000, 100).errors("n2/0", 0, 5000, 500),
+	} {
+		if err := Learn(b, &tr.tr, fstest.MapFS{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Startup != 2500*time.Millisecond || b.Trials != 3 {
+		t.Errorf("baseline start-up %s after %d trials, want 2.5s after 3", b.Startup, b.Trials)
 	}
 }
