@@ -120,6 +120,33 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
+// UnmarshalJSON reads what MarshalJSON writes back (a kept analysis,
+// build's analysis record): every number but "seconds" is a total.
+func (s *Stats) UnmarshalJSON(data []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	*s = Stats{Totals: Counts{}}
+	for k, v := range m {
+		var err error
+		switch k {
+		case "seconds":
+			err = json.Unmarshal(v, &s.Seconds)
+		case "per_package":
+			err = json.Unmarshal(v, &s.Packages)
+		default:
+			var n int
+			err = json.Unmarshal(v, &n)
+			s.Totals[k] = n
+		}
+		if err != nil {
+			return fmt.Errorf("analysis stats %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
 // CounterNames returns the names of all counters in s, the built-in ones
 // first in a fixed order, then the others sorted.
 func (s Stats) CounterNames() []string {

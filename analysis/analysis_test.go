@@ -487,3 +487,22 @@ func TestAssemble(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsJSONRoundTrip: the stats read back from their JSON are the
+// stats written (build keeps an analysis this way), the zero counters
+// MarshalJSON adds included.
+func TestStatsJSONRoundTrip(t *testing.T) {
+	s := Stats{Packages: []PackageStats{{Package: "p", Counts: Counts{CountErrorSites: 3}}}, Totals: Counts{CountErrorSites: 3, "x": 1}, Seconds: 1.5}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Stats
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := json.Marshal(back)
+	if string(again) != string(data) || back.Totals["x"] != 1 || back.Seconds != 1.5 || len(back.Packages) != 1 {
+		t.Errorf("round trip:\n%s\n%s", data, again)
+	}
+}

@@ -85,16 +85,21 @@ func Node(ctx context.Context, t instrument.Target, out string, cat *catalog.Cat
 	if cat != nil {
 		kind += " catalog " + cat.Hash
 	}
-	return prepared(ctx, t, out, kind, opts, func(w *instrument.Work) (*instrument.Result, error) {
+	return prepared(ctx, t, out, kind, opts, func(w *instrument.Work, inputs string) (*instrument.Result, error) {
 		t0 := time.Now()
 		if cat == nil {
-			res, err := Analyze(ctx, w)
+			key := ""
+			if inputs != "" && !opts.Rebuild {
+				key = kindKey(inputs, "analysis", false)
+			}
+			res, _, err := analyzeCached(ctx, w, key)
 			if err != nil {
 				return nil, fmt.Errorf("analyse: %w", err)
 			}
 			cat = res.Catalog
 		}
 		analysed := time.Since(t0).Seconds()
+		slog.Info("instrumenting and compiling", "sites", len(cat.Sites))
 		res, err := instrument.Build(ctx, w, cat, out, instrument.Options{Strip: opts.Strip})
 		if err == nil {
 			res.Stats.Seconds.Analyze = analysed
@@ -107,7 +112,7 @@ func Node(ctx context.Context, t instrument.Target, out string, cat *catalog.Cat
 // same module versions as Node (for baselines and benchmarks), reusing an
 // earlier build of the same inputs like Node.
 func Plain(ctx context.Context, t instrument.Target, out string, opts Options) (*Result, error) {
-	return prepared(ctx, t, out, "plain", opts, func(w *instrument.Work) (*instrument.Result, error) {
+	return prepared(ctx, t, out, "plain", opts, func(w *instrument.Work, _ string) (*instrument.Result, error) {
 		return instrument.BuildPlain(ctx, w, out, instrument.Options{Strip: opts.Strip})
 	})
 }
@@ -115,18 +120,21 @@ func Plain(ctx context.Context, t instrument.Target, out string, opts Options) (
 // prepared locks t's work dir, prepares it and runs build on it unless the
 // build recorded in out's key file has the same inputs, timing the
 // preparation and the whole.
-func prepared(ctx context.Context, t instrument.Target, out, kind string, opts Options, build func(*instrument.Work) (*instrument.Result, error)) (*Result, error) {
+func prepared(ctx context.Context, t instrument.Target, out, kind string, opts Options, build func(w *instrument.Work, inputs string) (*instrument.Result, error)) (*Result, error) {
 	t0 := time.Now()
 	var res *Result
 	var t1 time.Time
 	err := withWork(ctx, t, func(w *instrument.Work) (err error) {
 		t1 = time.Now()
-		key, err := nodeKey(ctx, w, t, kind, opts.Strip)
+		inputs, err := inputsKey(ctx, w, t)
 		if ctx.Err() != nil {
 			return fmt.Errorf("build key: %w", ctx.Err())
 		}
+		key := ""
 		if err != nil {
 			slog.Warn("cannot key the build; building afresh", "err", err)
+		} else {
+			key = kindKey(inputs, kind, opts.Strip)
 		}
 		if key != "" && !opts.Rebuild {
 			if r, ok := reuse(out, key); ok {
@@ -138,7 +146,7 @@ func prepared(ctx context.Context, t instrument.Target, out, kind string, opts O
 		if err := forget(out); err != nil {
 			return err
 		}
-		r, err := build(w)
+		r, err := build(w, inputs)
 		if err != nil {
 			return err
 		}
@@ -181,7 +189,14 @@ func withWork(ctx context.Context, t instrument.Target, f func(*instrument.Work)
 func AnalyzeTarget(ctx context.Context, t instrument.Target) (*analysis.Result, error) {
 	var res *analysis.Result
 	err := withWork(ctx, t, func(w *instrument.Work) (err error) {
-		res, err = Analyze(ctx, w)
+		inputs, err := inputsKey(ctx, w, t)
+		key := ""
+		if err != nil {
+			slog.Warn("cannot key the analysis; a build will analyse again", "err", err)
+		} else {
+			key = kindKey(inputs, "analysis", false)
+		}
+		res, _, err = analyzeCached(ctx, w, key)
 		return err
 	})
 	return res, err

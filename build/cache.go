@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/instrument"
 	"github.com/gofault/gofault/procgroup"
@@ -123,12 +125,31 @@ func record(res *instrument.Result, key string) error {
 // nodeKey hashes the inputs of a build of kind ("node", "plain", ...) of
 // t in the prepared work dir w.
 func nodeKey(ctx context.Context, w *instrument.Work, t instrument.Target, kind string, strip bool) (string, error) {
+	in, err := inputsKey(ctx, w, t)
+	if err != nil {
+		return "", err
+	}
+	return kindKey(in, kind, strip), nil
+}
+
+// kindKey is the key of a build of kind (or of the analysis, kind
+// "analysis") from the hash of its inputs (inputsKey).
+func kindKey(inputs, kind string, strip bool) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "inputs %s\nkind %s\nstrip %v\n", inputs, kind, strip)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// inputsKey hashes what a build or an analysis of t in the prepared work
+// dir w reads: gofault itself, the target, the Go toolchain, the module
+// versions and the sources.
+func inputsKey(ctx context.Context, w *instrument.Work, t instrument.Target) (string, error) {
 	self, err := selfHash()
 	if err != nil {
 		return "", err
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "gofault %s\nkind %s\nstrip %v\n", self, kind, strip)
+	fmt.Fprintf(h, "gofault %s\n", self)
 	target, err := json.Marshal(t)
 	if err != nil {
 		return "", fmt.Errorf("build key: %w", err)
@@ -292,4 +313,54 @@ func hashSources(ctx context.Context, h hash.Hash, dir string, env, flags, patte
 			}
 		}
 	}
+}
+
+// analysisFile is where the last analysis of a work dir is kept, with the
+// key of its inputs, so that a build right after `gofault analyze` of the
+// same inputs analyses once.
+func analysisFile(w *instrument.Work) string { return filepath.Join(w.Dir, "analysis.json") }
+
+// analysisRecord is the content of analysisFile.
+type analysisRecord struct {
+	Key    string           `json:"key"`
+	Time   time.Time        `json:"time"`
+	Result *analysis.Result `json:"result"`
+}
+
+// analyzeCached returns the analysis of w's inputs (key: kindKey of
+// inputsKey, "analysis"; "" when the inputs could not be hashed): the one
+// kept in the work dir when its key is key, else a fresh one, kept.
+// reused says which.
+func analyzeCached(ctx context.Context, w *instrument.Work, key string) (res *analysis.Result, reused bool, err error) {
+	if key != "" {
+		if data, err := os.ReadFile(analysisFile(w)); err == nil {
+			var rec analysisRecord
+			if json.Unmarshal(data, &rec) == nil && rec.Key == key && rec.Result != nil && rec.Result.Catalog != nil && rec.Result.Catalog.Check() == nil {
+				slog.Info("reusing the analysis of the same inputs", "analysed", rec.Time.Format(time.RFC3339), "sites", len(rec.Result.Catalog.Sites))
+				return rec.Result, true, nil
+			}
+		}
+	}
+	if err := os.Remove(analysisFile(w)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, false, fmt.Errorf("analysis record: %w", err)
+	}
+	t0 := time.Now()
+	slog.Info("analysing the target packages (the longest step on a large module)", "patterns", w.Patterns)
+	res, err = Analyze(ctx, w)
+	if err != nil || key == "" {
+		return res, false, err
+	}
+	slog.Info("analysed", "sites", len(res.Catalog.Sites), "seconds", time.Since(t0).Round(100*time.Millisecond).Seconds())
+	data, err := json.Marshal(analysisRecord{Key: key, Time: time.Now(), Result: res})
+	if err != nil {
+		return nil, false, fmt.Errorf("analysis record: %w", err)
+	}
+	tmp := analysisFile(w) + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return nil, false, fmt.Errorf("analysis record: %w", err)
+	}
+	if err := os.Rename(tmp, analysisFile(w)); err != nil {
+		return nil, false, fmt.Errorf("analysis record: %w", err)
+	}
+	return res, false, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofault/gofault/analysis"
 	"github.com/gofault/gofault/instrument"
 )
 
@@ -281,5 +282,49 @@ func TestReuse(t *testing.T) {
 	}
 	if reused, err := Workload(ctx, dir, "./workload", wl, Options{}); err != nil || reused {
 		t.Errorf("after an edit of the workload: reused %v, err %v; want a fresh build", reused, err)
+	}
+}
+
+// TestAnalysisKept: `gofault analyze` keeps its analysis with the key of
+// its inputs, and a build of the same inputs takes it instead of
+// analysing again; a changed source is analysed afresh.
+func TestAnalysisKept(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list and the analysis")
+	}
+	ctx := context.Background()
+	tg := writeModule(t)
+	run := func() (*analysis.Result, bool) {
+		t.Helper()
+		var res *analysis.Result
+		var reused bool
+		err := withWork(ctx, tg, func(w *instrument.Work) error {
+			in, err := inputsKey(ctx, w, tg)
+			if err != nil {
+				return err
+			}
+			res, reused, err = analyzeCached(ctx, w, kindKey(in, "analysis", false))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, reused
+	}
+	first, reused := run()
+	if reused || len(first.Catalog.Sites) == 0 {
+		t.Fatalf("first analysis: reused %v, %d sites", reused, len(first.Catalog.Sites))
+	}
+	again, reused := run()
+	if !reused || again.Catalog.Hash != first.Catalog.Hash || again.Stats.Totals[analysis.CountErrorSites] != first.Stats.Totals[analysis.CountErrorSites] {
+		t.Errorf("same inputs: reused %v, catalog %s (was %s), stats %v (were %v)", reused, again.Catalog.Hash, first.Catalog.Hash, again.Stats.Totals, first.Stats.Totals)
+	}
+	src := filepath.Join(tg.Module, "p", "p.go")
+	if err := os.WriteFile(src, []byte("package p\n\nimport \"os\"\n\n// Run writes two files.\nfunc Run() { _ = os.WriteFile(\"x\", nil, 0o644); _ = os.WriteFile(\"y\", nil, 0o644) }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	changed, reused := run()
+	if reused || len(changed.Catalog.Sites) == len(first.Catalog.Sites) {
+		t.Errorf("changed source: reused %v, %d sites (was %d)", reused, len(changed.Catalog.Sites), len(first.Catalog.Sites))
 	}
 }
