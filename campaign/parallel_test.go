@@ -31,7 +31,11 @@ func TestAutoParallel(t *testing.T) {
 		{"too little memory: still one", engine.Machine{CPUs: 8, MemAvailable: 512 << 20}, 3, 100, 0, 1, "holds 0 clusters"},
 		{"no more than the trials", engine.Machine{CPUs: 16, MemAvailable: 64 * gib}, 3, 5, 0, 5, "no more than the 5 trials"},
 		{"one core", engine.Machine{CPUs: 1, MemAvailable: 64 * gib}, 3, 100, 0, 1, "one cluster per core"},
-		{"cores unknown", engine.Machine{}, 3, 100, 0, 1, "one cluster per core"},
+		{"cores unknown", engine.Machine{CPUs: 0}, 3, 100, 0, 1, "one cluster per core"},
+		// Other work on the machine: only what it leaves free is planned.
+		{"a busy machine: what is left", engine.Machine{CPUs: 2, MemAvailable: 16 * gib, Busy: 1.4}, 3, 60, 0.2, 2, "75% of the 0.6 of 2 cores other work left free holds 2"},
+		{"a full machine: one", engine.Machine{CPUs: 2, MemAvailable: 16 * gib, Busy: 2}, 3, 60, 0.17, 1, "of the 0.0 of 2 cores other work left free holds 1"},
+		{"busy, unmeasured: one per free core", engine.Machine{CPUs: 16, MemAvailable: 64 * gib, Busy: 10.5}, 3, 1000, 0, 5, "one cluster per core other work left free (5.5 of 16)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

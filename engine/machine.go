@@ -33,6 +33,9 @@ type Machine struct {
 	// MemAvailable is the memory free for new processes in bytes
 	// (/proc/meminfo's MemAvailable); 0 when unknown.
 	MemAvailable uint64
+	// Busy is how many cores other work kept busy when the machine was
+	// measured (/proc/stat over busySample); 0 when unknown.
+	Busy float64
 }
 
 // Unit is what runs one trial, as AutoParallel sizes it: a cluster
@@ -59,9 +62,19 @@ type Unit struct {
 func AutoParallel(m Machine, u Unit, cores float64, trials int) (int, string) {
 	n := max(1, m.CPUs)
 	why := fmt.Sprintf("one %s per core (%d)", u.Name, m.CPUs)
+	free := float64(m.CPUs)
+	if m.Busy > 0 {
+		free = max(0, free-m.Busy)
+	}
 	if cores > 0 {
-		n = max(1, int(cpuShare*float64(m.CPUs)/cores))
+		n = max(1, int(cpuShare*free/cores))
 		why = fmt.Sprintf("a %s measured at %.2f cores; %.0f%% of %d cores holds %d", u.Name, cores, 100*cpuShare, m.CPUs, n)
+		if m.Busy > 0 {
+			why = fmt.Sprintf("a %s measured at %.2f cores; %.0f%% of the %.1f of %d cores other work left free holds %d", u.Name, cores, 100*cpuShare, free, m.CPUs, n)
+		}
+	} else if m.Busy > 0 {
+		n = max(1, int(free))
+		why = fmt.Sprintf("one %s per core other work left free (%.1f of %d)", u.Name, free, m.CPUs)
 	}
 	if m.MemAvailable > 0 && u.Mem > 0 {
 		if byMem := int(m.MemAvailable / u.Mem); byMem < n {
@@ -118,7 +131,61 @@ func ThisMachine() Machine {
 	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
 		m.MemAvailable = memAvailable(data)
 	}
+	m.Busy = busyCores(m.CPUs, busySample)
 	return m
+}
+
+// busySample is how long ThisMachine watches the machine's load.
+const busySample = 500 * time.Millisecond
+
+// busyCores returns how many of cpus cores were busy over the next span
+// (/proc/stat's all-CPU line: every state but idle and iowait); 0 when
+// the system cannot say.
+func busyCores(cpus int, span time.Duration) float64 {
+	busy0, total0, ok := cpuTimes()
+	if !ok {
+		return 0
+	}
+	time.Sleep(span)
+	busy1, total1, ok := cpuTimes()
+	if !ok || total1 <= total0 {
+		return 0
+	}
+	return float64(cpus) * float64(busy1-busy0) / float64(total1-total0)
+}
+
+// cpuTimes reads /proc/stat's first line: the jiffies spent busy and in
+// all.
+func cpuTimes() (busy, total uint64, ok bool) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	return parseCPUTimes(data)
+}
+
+// parseCPUTimes parses /proc/stat's "cpu  user nice system idle iowait irq
+// softirq steal ..." line.
+func parseCPUTimes(stat []byte) (busy, total uint64, ok bool) {
+	line, _, _ := bytes.Cut(stat, []byte("\n"))
+	f := bytes.Fields(line)
+	if len(f) < 5 || string(f[0]) != "cpu" {
+		return 0, 0, false
+	}
+	for i, x := range f[1:] {
+		v, err := strconv.ParseUint(string(x), 10, 64)
+		if err != nil {
+			return 0, 0, false
+		}
+		if i >= 8 { // guest time is counted in user already
+			break
+		}
+		total += v
+		if i != 3 && i != 4 { // idle, iowait
+			busy += v
+		}
+	}
+	return busy, total, true
 }
 
 // memAvailable parses /proc/meminfo's MemAvailable line ("MemAvailable:

@@ -33,3 +33,16 @@ func TestMemAvailable(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCPUTimes reads /proc/stat's all-CPU line: busy is every state
+// but idle and iowait, guest time not counted twice.
+func TestParseCPUTimes(t *testing.T) {
+	stat := []byte("cpu  100 5 50 800 40 3 2 0 7 0\ncpu0 50 2 25 400 20 1 1 0 0 0\nintr 1\n")
+	busy, total, ok := parseCPUTimes(stat)
+	if !ok || busy != 160 || total != 1000 {
+		t.Errorf("parseCPUTimes = %d, %d, %v; want 160, 1000, true", busy, total, ok)
+	}
+	if _, _, ok := parseCPUTimes([]byte("intr 1\n")); ok {
+		t.Error("a stat without the cpu line parsed")
+	}
+}
