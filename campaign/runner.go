@@ -375,6 +375,7 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *recor
 		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
 		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
 		LogIgnore:              r.cfg.Checkers.LogIgnore,
+		LogFormat:              r.cfg.Checkers.LogFormat,
 		LogDowngraded:          r.cfg.Checkers.LogDowngraded,
 		NetSites:               r.netSites,
 		SlowWaits:              r.slowWaits,
@@ -411,7 +412,7 @@ func (r *runner) learn(index int, baseline bool, tr *record.Trial, res controlle
 		// nodes log without faults is never a fault's finding, even when
 		// the trial failed (it is then a fault-free failure).
 		r.bmu.Lock()
-		if err := check.Learn(r.baseline, tr, os.DirFS(tr.Dir)); err != nil {
+		if err := check.Learn(r.baseline, tr, os.DirFS(tr.Dir), r.cfg.Checkers.LogFormat); err != nil {
 			r.log.Warn("log baseline: learn", "trial", tr.ID, "err", err)
 		}
 		r.bmu.Unlock()

@@ -434,7 +434,7 @@ func TestFaultFreeTrialPasses(t *testing.T) {
 	logB := `{"level":"warn","ts":"2026-11-21T06:10:00.900Z","caller":"rafthttp/probing_status.go:68","msg":"prober detected unhealthy status","round-tripper-name":"ROUND_TRIPPER_RAFT_MESSAGE","remote-peer-id":"1c3d5e7f9a0b2c4d","rtt":"0s","error":"dial tcp 127.0.0.1:45001: connect: connection refused"}`
 	base := newTrial("n1").log("n1", logA...)
 	var bl record.LogBaseline
-	if err := Learn(&bl, &base.tr, base.logs); err != nil {
+	if err := Learn(&bl, &base.tr, base.logs, LogAuto); err != nil {
 		t.Fatal(err)
 	}
 	b := healthy()

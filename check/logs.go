@@ -62,6 +62,47 @@ type LogLine struct {
 	Raw string
 }
 
+// Log formats (config checkers.log_format): LogAuto detects each line's
+// (ParseLogLine); the others parse only their format's lines, plus a Go
+// panic or runtime fatal error, and skip the rest (ParseLogLineAs).
+const (
+	LogAuto       = "auto"
+	LogJSON       = "json"        // zap, slog, logrus JSON
+	LogKlog       = "klog"        // glog and klog: the first letter is the level
+	LogZapConsole = "zap-console" // zap's console encoder
+	LogLogfmt     = "logfmt"      // a level the format marks: level=warn, [WRN]
+	LogStd        = "stdlog"      // Go's log package: no levels; only panics and fatal errors count
+)
+
+// LogFormats are the log formats ParseLogLineAs knows.
+var LogFormats = []string{LogAuto, LogJSON, LogKlog, LogZapConsole, LogLogfmt, LogStd}
+
+// ParseLogLineAs is ParseLogLine for a log of the given format (""
+// is LogAuto): a line of another format has no level there (ok false),
+// so a message's words never make a line of an unleveled format (LogStd)
+// a warning.
+func ParseLogLineAs(raw, format string) (LogLine, bool) {
+	if format == "" || format == LogAuto {
+		return ParseLogLine(raw)
+	}
+	s := strings.TrimSpace(raw)
+	var yes bool
+	switch format {
+	case LogJSON:
+		yes = strings.HasPrefix(s, "{")
+	case LogKlog:
+		yes = klogLine.MatchString(s)
+	case LogZapConsole:
+		yes = zapConsole.MatchString(s)
+	case LogLogfmt:
+		yes = markedLevel.MatchString(s) && !strings.HasPrefix(s, "{") && !klogLine.MatchString(s) && !zapConsole.MatchString(s)
+	}
+	if !yes && !strings.HasPrefix(s, "panic: ") && !strings.HasPrefix(s, "fatal error: ") {
+		return LogLine{Raw: s}, false
+	}
+	return ParseLogLine(raw)
+}
+
 // ParseLogLine parses one line of a node log: a JSON object with "level"
 // and "msg" (zap's "caller" and "ts", as etcd logs; slog's "time" and
 // "source"; logrus's "time"), a Go panic or runtime fatal error, a glog or
@@ -295,11 +336,12 @@ func mixedIDOnly(w string) string {
 }
 
 // Learn adds the warning-or-worse templates of a fault-free trial's node
-// logs, read from logs (as Input.Logs), to baseline b.
-func Learn(b *record.LogBaseline, tr *record.Trial, logs fs.FS) error {
+// logs, read from logs (as Input.Logs) in the given format (as
+// Input.LogFormat), and its start-up, to baseline b.
+func Learn(b *record.LogBaseline, tr *record.Trial, logs fs.FS, format string) error {
 	seen := map[string]bool{}
 	for _, n := range tr.Nodes {
-		err := scanLog(logs, n, func(l LogLine) {
+		err := scanLog(logs, n, format, func(l LogLine) {
 			if severity[l.Level] >= severity[LevelWarn] {
 				seen[l.Template] = true
 			}
@@ -351,9 +393,9 @@ func startup(tr *record.Trial) (time.Duration, bool) {
 	return last.Sub(first), true
 }
 
-// scanLog calls fn with each line of node n's log in logs that parses
-// (ParseLogLine); a node without a log has none.
-func scanLog(logs fs.FS, n record.Node, fn func(LogLine)) error {
+// scanLog calls fn with each line of node n's log in logs that parses in
+// format (ParseLogLineAs); a node without a log has none.
+func scanLog(logs fs.FS, n record.Node, format string, fn func(LogLine)) error {
 	f, err := openLog(logs, n)
 	if err != nil {
 		return fmt.Errorf("read log: %w", err)
@@ -365,7 +407,7 @@ func scanLog(logs fs.FS, n record.Node, fn func(LogLine)) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
-		if l, ok := ParseLogLine(sc.Text()); ok {
+		if l, ok := ParseLogLineAs(sc.Text(), format); ok {
 			fn(l)
 		}
 	}
@@ -712,7 +754,7 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 	}
 	for _, n := range in.Trial.Nodes {
 		var placed time.Time // the last timestamp seen in this log
-		err := scanLog(in.Logs, n, func(l LogLine) {
+		err := scanLog(in.Logs, n, in.LogFormat, func(l LogLine) {
 			if !l.Time.IsZero() {
 				placed = l.Time
 			}

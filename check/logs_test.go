@@ -244,7 +244,7 @@ func TestLog(t *testing.T) {
 			base := newTrial("n1")
 			base.log("n1", baseLines...)
 			var bl record.LogBaseline
-			if err := Learn(&bl, &base.tr, base.logs); err != nil {
+			if err := Learn(&bl, &base.tr, base.logs, LogAuto); err != nil {
 				t.Fatal(err)
 			}
 			if bl.Trials != 1 || len(bl.Templates) != 1 {
@@ -283,7 +283,7 @@ func TestLogNetSite(t *testing.T) {
 			base := newTrial("n1")
 			base.log("n1", `[1] 2026/11/21 04:59:59.000000 [INF] Server is ready`)
 			var bl record.LogBaseline
-			if err := Learn(&bl, &base.tr, base.logs); err != nil {
+			if err := Learn(&bl, &base.tr, base.logs, LogAuto); err != nil {
 				t.Fatal(err)
 			}
 			b := healthy()
@@ -533,7 +533,7 @@ func TestLogDismissedCounts(t *testing.T) {
 	base := newTrial("n1")
 	base.log("n1", stamp(0, `[INF] up`))
 	var bl record.LogBaseline
-	if err := Learn(&bl, &base.tr, base.logs); err != nil {
+	if err := Learn(&bl, &base.tr, base.logs, LogAuto); err != nil {
 		t.Fatal(err)
 	}
 	b := healthy()
@@ -610,7 +610,7 @@ func heartbeatBaseline(t *testing.T) *record.LogBaseline {
 	base := newTrial("n1")
 	base.log("n1", stamp(0, `[WARN]  raft: heartbeat timeout reached`))
 	var bl record.LogBaseline
-	if err := Learn(&bl, &base.tr, base.logs); err != nil {
+	if err := Learn(&bl, &base.tr, base.logs, LogAuto); err != nil {
 		t.Fatal(err)
 	}
 	return &bl
@@ -625,7 +625,7 @@ func TestLogDowngraded(t *testing.T) {
 	base := newTrial("n1")
 	base.log("n1", stamp(0, `[INFO] up`))
 	var bl record.LogBaseline
-	if err := Learn(&bl, &base.tr, base.logs); err != nil {
+	if err := Learn(&bl, &base.tr, base.logs, LogAuto); err != nil {
 		t.Fatal(err)
 	}
 	mark := `\(the consequence of an admin \w+, logged at info by the node program\)`

@@ -106,7 +106,7 @@ func TestLearnStartup(t *testing.T) {
 		newTrial("n1", "n2").progress("n1/0", 0, 5000, 100).progress("n2/0", 1000, 5000, 100),
 		newTrial("n1", "n2").progress("n1/0", 0, 5000, 100).errors("n2/0", 0, 5000, 500),
 	} {
-		if err := Learn(b, &tr.tr, fstest.MapFS{}); err != nil {
+		if err := Learn(b, &tr.tr, fstest.MapFS{}, LogAuto); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -165,6 +165,13 @@ type Checkers struct {
 	// member must serve the workload again (the recovery checker; default
 	// 5s, a few election timeouts).
 	RecoveryBound time.Duration `yaml:"recovery_bound"`
+	// LogFormat is the nodes' log format: "auto" (the default: each line's
+	// detected — zap/slog/logrus JSON, glog/klog, zap console, logfmt or
+	// a bracketed level, else a level word), or one of "json", "klog",
+	// "zap-console", "logfmt", "stdlog" (Go's log package, which has no
+	// levels: only panics and fatal errors count), whose other lines the
+	// log checker skips.
+	LogFormat string `yaml:"log_format"`
 	// LogIgnore are regular expressions (Go syntax) of log lines the log
 	// checker never reports: warnings known to be harmless that the
 	// baseline trials happened not to see.

@@ -61,6 +61,9 @@ var DefaultFaultKinds = []string{"error", "delay", "crash", "crash-after"}
 // then the node crashes and its restart reads it back).
 var FaultKinds = []string{"error", "delay", "crash", "partition", "disconnect", "oneway", "split", "leadercut", "powerloss", "reboot", "corrupt", "torn", "crash-after", "powerloss-after", "pause", "stop", "rot"}
 
+// LogFormats are the values of checkers.log_format (check.LogFormats).
+var LogFormats = []string{"auto", "json", "klog", "zap-console", "logfmt", "stdlog"}
+
 // FileRoles are the roles of the files faults.files may name, as the
 // analysis classifies a disk fault site's file (catalog.FileLog, ...).
 var FileRoles = []string{"log", "snapshot", "metadata", "data"}

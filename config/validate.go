@@ -195,6 +195,9 @@ func (c *Config) Validate(known Known) error {
 	if c.Checkers.RerunFaultFree < -1 {
 		bad("checkers.rerun_fault_free", `set e.g. "rerun_fault_free: 2", or -1 for no re-runs`, "must be -1 or more (got %d)", c.Checkers.RerunFaultFree)
 	}
+	if c.Checkers.LogFormat != "" {
+		oneOf("checkers.log_format", c.Checkers.LogFormat, LogFormats)
+	}
 	if c.Checkers.RecoveryBound < 0 {
 		bad("checkers.recovery_bound", `set e.g. "recovery_bound: 5s" (a few election timeouts)`, "must be positive (got %s)", c.Checkers.RecoveryBound)
 	}

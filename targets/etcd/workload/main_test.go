@@ -294,7 +294,7 @@ func TestCluster(t *testing.T) {
 		if counts[record.EvDigest] != len(nodes) {
 			t.Errorf("%d digests, want one per member", counts[record.EvDigest])
 		}
-		if err := check.Learn(&bl, tr, nodeLogs(tr)); err != nil {
+		if err := check.Learn(&bl, tr, nodeLogs(tr), check.LogAuto); err != nil {
 			t.Fatal(err)
 		}
 		judge(t, tr, &bl)
