@@ -547,6 +547,12 @@ var exhaustedWords = map[string]*regexp.Regexp{
 // probes.
 var delayWords = regexp.MustCompile(`(?i)deadline|timeout|timed out|lagging|waiting|retry|cancel|leader|elect|unavailable|health`)
 
+// InjectedTexts returns the texts an injected error shows as, as errors'
+// Error methods write them (record.Injection.Error of an error fault:
+// "EIO" → "input/output error", "EIO"): what a log line, or a test's
+// failure message, that echoes the error contains.
+func InjectedTexts(err string) []string { return errorTexts(err) }
+
 // errorTexts returns the strings that a log line echoing the injected error
 // err would contain. err names an errno or sentinel ("EIO",
 // "syscall.ECONNRESET", "io.ErrUnexpectedEOF") or quotes the error's text,

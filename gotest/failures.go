@@ -11,6 +11,14 @@ import (
 func (s *Summary) countFindings(trials []*record.Trial) {
 	rep := report.New(trials, report.Options{})
 	s.Findings, s.FaultFreeFailures = len(rep.Findings), len(rep.FaultFree)
+	s.Assumptions = 0
+	for _, tr := range trials {
+		for _, v := range tr.Verdicts {
+			if v.Symptom == AssumptionSymptom {
+				s.Assumptions++
+			}
+		}
+	}
 }
 
 // Failures names what the campaign found, as gofault test --fail-on

@@ -238,6 +238,10 @@ type Summary struct {
 	// resumed campaign counted too): what --fail-on reads (Failures).
 	Findings          int `json:"findings"`
 	FaultFreeFailures int `json:"fault_free_failures"`
+	// Assumptions counts the fault trials whose test failed by its own
+	// report of the error injected into it (AssumptionSymptom): the
+	// test's assumption, not a finding.
+	Assumptions int `json:"assumptions"`
 	// Bundle is the bundle written (Options.Bundle), BundleBytes its
 	// binary's and package files' size; RemoteTrials counts the fault
 	// trials other machines ran (Options.Queue), Workers those by the
@@ -714,7 +718,7 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		Nodes: []record.Node{{Name: node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
 			Signal: exit.Signal, Log: filepath.Join(dir, node+".log")}},
 		Client:   []record.ClientEvent{record.TestEvent(start, node, test)},
-		Verdicts: []record.Verdict{Verdict(r, bound)},
+		Verdicts: []record.Verdict{Verdict(r, bound, res.Injections)},
 	}
 	if tr.Verdicts[0].Failed {
 		tr.Status = record.StatusFailed

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 )
 
@@ -76,13 +78,23 @@ func passed(test, output string, code int) bool {
 	return code == 0 && strings.Contains(output, "--- PASS: "+test+" ")
 }
 
-// Verdict is the test checker's verdict on run under bound: failed with
-// the outcome as the symptom ("TestX failed") and the test's failure
-// lines as evidence.
-func Verdict(r Attempt, bound time.Duration) record.Verdict {
+// Verdict is the test checker's verdict on run under bound of a trial
+// that injected inj: failed with the outcome as the symptom ("TestX
+// failed") and the test's failure lines as evidence — unless the test
+// failed by its own report of the error injected into it (assumption):
+// then an informational verdict says so, not a finding.
+func Verdict(r Attempt, bound time.Duration, inj []record.Injection) record.Verdict {
 	out := r.Outcome(bound)
 	if out == "" {
 		return record.Verdict{Checker: Checker}
+	}
+	if lines, what := assumption(r, bound, inj); len(lines) > 0 {
+		return record.Verdict{
+			Checker:  Checker,
+			Symptom:  AssumptionSymptom,
+			Evidence: append([]string{fmt.Sprintf("%s failed reporting the %s injected into the code it calls: the error reached the test, which took the call for one that cannot fail", r.Test, what)}, lines...),
+			Nodes:    []string{Node},
+		}
 	}
 	return record.Verdict{
 		Checker:  Checker,
@@ -92,6 +104,56 @@ func Verdict(r Attempt, bound time.Duration) record.Verdict {
 		Nodes:    []string{Node},
 	}
 }
+
+// AssumptionSymptom is the symptom of a test run that failed by its own
+// report of the error injected into it: the test's assumption, reported
+// apart, never a finding.
+const AssumptionSymptom = "informational: test assumption (the test reported the error it was handed)"
+
+// assumption returns the failure lines in which run r, a run that failed
+// by its own report (outcome "failed": no panic, hang, race or exit), quotes
+// an error injected into it (inj's error faults, by the texts they show
+// as, check.InjectedTexts), and which error that was ("EIO (input/output
+// error)"); none when it failed otherwise. Such a test received the
+// error through the call it made, or one wrapping it (errors.Is chains,
+// fmt's %w), and reported it with t.Error or t.Fatal: the code under test
+// surfaced the error, as it should. A swallowed error — the call failed,
+// the code went on, and the test saw only a later consequence (a missing
+// record) — quotes another error, and stays a finding.
+func assumption(r Attempt, bound time.Duration, inj []record.Injection) (lines []string, what string) {
+	if r.Outcome(bound) != "failed" {
+		return nil, ""
+	}
+	for _, in := range inj {
+		if in.Kind != catalog.KindError || in.Error == "" {
+			continue
+		}
+		texts := check.InjectedTexts(in.Error)
+		for _, l := range failureLines(r.Output, 20) {
+			if !testLine.MatchString(l) {
+				continue
+			}
+			for _, t := range texts {
+				if strings.Contains(l, t) {
+					lines = append(lines, l)
+					what = in.Error
+					if t != in.Error {
+						what += " (" + t + ")"
+					}
+					break
+				}
+			}
+		}
+		if len(lines) > 0 {
+			return lines, what
+		}
+	}
+	return nil, ""
+}
+
+// testLine matches a t.Error or t.Fatal line written from a test file
+// (a helper marked with t.Helper reports its caller's line).
+var testLine = regexp.MustCompile(`^\s+[\w.-]+_test\.go:\d+: `)
 
 // logLine matches a line the testing package wrote for t.Log, t.Error or
 // t.Fatal: indented, "file.go:line: ".

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
 )
 
 func TestOutcome(t *testing.T) {
@@ -28,12 +31,50 @@ func TestOutcome(t *testing.T) {
 			if got := tc.a.Outcome(bound); got != tc.want {
 				t.Errorf("Outcome = %q, want %q", got, tc.want)
 			}
-			v := Verdict(tc.a, bound)
+			v := Verdict(tc.a, bound, nil)
 			if v.Failed != (tc.want != "") || v.Checker != Checker {
 				t.Errorf("Verdict = %+v, want failed %v", v, tc.want != "")
 			}
 			if v.Failed && v.Symptom != "TestA "+tc.want {
 				t.Errorf("Verdict.Symptom = %q", v.Symptom)
+			}
+		})
+	}
+}
+
+// TestAssumption: a test that failed reporting the error injected into
+// it (its t.Fatal line quotes the error's text) made an assumption, not a
+// finding; a test that failed on a later consequence of a swallowed
+// error (planted: retrystore's drop bug, a missing record), panicked,
+// or quoted no injected error stays a finding.
+func TestAssumption(t *testing.T) {
+	const bound = 30 * time.Second
+	eio := []record.Injection{{Kind: catalog.KindError, Error: "EIO", SiteID: "p.Save:os.WriteFile#0"}}
+	failed := func(lines ...string) Attempt {
+		return Attempt{Test: "TestSaveLoad", ExitCode: 1, Output: "=== RUN   TestSaveLoad\n" + strings.Join(lines, "\n") + "\n--- FAIL: TestSaveLoad (0.00s)\nFAIL\n"}
+	}
+	for _, tc := range []struct {
+		name string
+		a    Attempt
+		inj  []record.Injection
+		want string // "" a finding; else in the assumption's evidence
+	}{
+		{"the test reports the injected EIO", failed("    store_test.go:12: save: save a: open /tmp/x/a: input/output error"), eio,
+			"TestSaveLoad failed reporting the EIO (input/output error) injected into the code it calls"},
+		{"a swallowed error seen later (planted)", failed("    store_test.go:16: load after a save that succeeded: load a: open /tmp/x/a: no such file or directory"), eio, ""},
+		{"the text only in a log line of the code, not the test's report", failed("    store.go:40: retrying after input/output error", "    store_test.go:16: load = \"\", want \"hello\""), eio, ""},
+		{"a panic that quotes it", Attempt{Test: "TestSaveLoad", ExitCode: 2, Output: "panic: save: input/output error\n"}, eio, ""},
+		{"a delay, no error injected", failed("    store_test.go:12: save: input/output error"), []record.Injection{{Kind: catalog.KindDelay}}, ""},
+		{"an injected EOF", failed("    peer_test.go:40: read: unexpected EOF"), []record.Injection{{Kind: catalog.KindError, Error: "io.ErrUnexpectedEOF"}},
+			"ErrUnexpectedEOF (unexpected EOF)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := Verdict(tc.a, bound, tc.inj)
+			switch {
+			case tc.want == "" && (!v.Failed || v.Symptom == AssumptionSymptom):
+				t.Errorf("Verdict = %+v, want a finding", v)
+			case tc.want != "" && (v.Failed || v.Symptom != AssumptionSymptom || len(v.Evidence) == 0 || !strings.Contains(v.Evidence[0], tc.want)):
+				t.Errorf("Verdict = %+v, want the assumption, saying %q", v, tc.want)
 			}
 		})
 	}

@@ -62,6 +62,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.Findings > 0 || s.FaultFreeFailures > 0 {
 		fmt.Fprintf(w, "  %s, %s (no fault injected: not findings)\n", report.Plural(s.Findings, "finding"), report.Plural(s.FaultFreeFailures, "fault-free failure"))
 	}
+	if s.Assumptions > 0 {
+		fmt.Fprintf(w, "  %s: the test failed reporting the error injected into it, which the code under test surfaced as it should (not findings; gofault report --db %s --trials shows them)\n", report.Plural(s.Assumptions, "test assumption"), s.DB)
+	}
 	fmt.Fprintf(w, "  %.0fs (build %.0fs, fault-free pass %.0fs, fault trials %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.MeasureSecs, s.FaultSecs, s.DB)
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  see them with: gofault report --db %s\n", s.DB)
