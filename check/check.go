@@ -55,7 +55,7 @@ type Input struct {
 	// checkers.recovery_bound); DefaultRecoveryBound when zero.
 	// LogFormat is the nodes' log format (config checkers.log_format, one
 	// of LogFormats); "" detects each line's (LogAuto).
-	LogFormat string
+	LogFormat     string
 	RecoveryBound time.Duration
 	// WorkloadTimedOut is set by the runner when it had to kill the
 	// workload at its timeout.
