@@ -53,10 +53,10 @@ type Input struct {
 	// RecoveryBound is how long after the last fault ended every live
 	// member must serve the workload again (config
 	// checkers.recovery_bound); DefaultRecoveryBound when zero.
+	RecoveryBound time.Duration
 	// LogFormat is the nodes' log format (config checkers.log_format, one
 	// of LogFormats); "" detects each line's (LogAuto).
-	LogFormat     string
-	RecoveryBound time.Duration
+	LogFormat string
 	// WorkloadTimedOut is set by the runner when it had to kill the
 	// workload at its timeout.
 	WorkloadTimedOut bool
