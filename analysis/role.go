@@ -189,10 +189,10 @@ func catalogRole(u *Unit, c *roleCand, roleType string, values []catalog.RoleVal
 	return r
 }
 
-// findRoleTypes returns the role types of the target packages with their
-// constants, sorted by value (the first name of a value in source order
-// names it; bounds such as numStates are left out).
-func findRoleTypes(p *Program) map[*types.TypeName][]catalog.RoleValue {
+// targetConsts returns, by named type of the target packages whose
+// underlying basic type has info (types.IsInteger, types.IsString), the
+// package-level constants of that type.
+func targetConsts(p *Program, info types.BasicInfo) map[*types.TypeName][]*types.Const {
 	consts := map[*types.TypeName][]*types.Const{}
 	for _, sp := range p.Targets {
 		scope := sp.Pkg.Scope()
@@ -205,12 +205,20 @@ func findRoleTypes(p *Program) map[*types.TypeName][]catalog.RoleValue {
 			if !ok || !p.IsTarget(named.Obj().Pkg()) {
 				continue
 			}
-			if b, ok := named.Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
+			if b, ok := named.Underlying().(*types.Basic); !ok || b.Info()&info == 0 {
 				continue
 			}
 			consts[named.Obj()] = append(consts[named.Obj()], c)
 		}
 	}
+	return consts
+}
+
+// findRoleTypes returns the role types of the target packages with their
+// constants, sorted by value (the first name of a value in source order
+// names it; bounds such as numStates are left out).
+func findRoleTypes(p *Program) map[*types.TypeName][]catalog.RoleValue {
+	consts := targetConsts(p, types.IsInteger)
 	out := map[*types.TypeName][]catalog.RoleValue{}
 	for tn, cs := range consts {
 		leader, follower := false, false

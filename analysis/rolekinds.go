@@ -218,24 +218,7 @@ func stringRoleValues(set map[string]bool) []catalog.RoleValue {
 // packages whose constants' names or values say leader and follower, with
 // their values as stringRoleValues numbers them.
 func findStringRoleTypes(p *Program) map[*types.TypeName][]catalog.RoleValue {
-	consts := map[*types.TypeName][]*types.Const{}
-	for _, sp := range p.Targets {
-		scope := sp.Pkg.Scope()
-		for _, name := range scope.Names() {
-			c, ok := scope.Lookup(name).(*types.Const)
-			if !ok {
-				continue
-			}
-			named, ok := types.Unalias(c.Type()).(*types.Named)
-			if !ok || !p.IsTarget(named.Obj().Pkg()) {
-				continue
-			}
-			if b, ok := named.Underlying().(*types.Basic); !ok || b.Info()&types.IsString == 0 {
-				continue
-			}
-			consts[named.Obj()] = append(consts[named.Obj()], c)
-		}
-	}
+	consts := targetConsts(p, types.IsString)
 	out := map[*types.TypeName][]catalog.RoleValue{}
 	for tn, cs := range consts {
 		set := map[string]bool{}

@@ -292,20 +292,10 @@ func (p *Process) Pause() bool { return p.cont(syscall.SIGSTOP) }
 func (p *Process) Resume() bool { return p.cont(syscall.SIGCONT) }
 
 // cont sends SIGSTOP or SIGCONT to the group, recording no reason.
-func (p *Process) cont(sig syscall.Signal) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	select {
-	case <-p.done:
-		return false
-	default:
-	}
-	_ = syscall.Kill(-p.pid, sig)
-	return true
-}
+func (p *Process) cont(sig syscall.Signal) bool { return p.signal("", sig) }
 
-// signal records reason (if none yet) and signals the group; it reports
-// false if the process had already ended.
+// signal records reason (if none yet, and one is given) and signals the
+// group; it reports false if the process had already ended.
 func (p *Process) signal(reason string, sig syscall.Signal) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -10,9 +10,26 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// StartServer starts a real nats-server in this process, JetStream on,
+// storing under dir, and waits until it takes connections; Shutdown ends
+// it.
+func StartServer(dir string) (*server.Server, error) {
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
+	if err != nil {
+		return nil, err
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("nats-server did not start")
+	}
+	return s, nil
+}
 
 // PutResent puts data as object meta into obs, a bucket of nc's JetStream,
 // while its chunks' publishes meet "no responders", so that nats.go
