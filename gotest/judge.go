@@ -89,10 +89,14 @@ func Verdict(r Attempt, bound time.Duration, inj []record.Injection) record.Verd
 		return record.Verdict{Checker: Checker}
 	}
 	if lines, what := assumption(r, bound, inj); len(lines) > 0 {
+		why := fmt.Sprintf("%s failed reporting the %s injected into the code it calls: the error reached the test, which took the call for one that cannot fail", r.Test, what)
+		if out == "panicked" {
+			why += "; then its deferred cleanup panicked as t.Fatal ended it (on what the failed call returned)"
+		}
 		return record.Verdict{
 			Checker:  Checker,
 			Symptom:  AssumptionSymptom,
-			Evidence: append([]string{fmt.Sprintf("%s failed reporting the %s injected into the code it calls: the error reached the test, which took the call for one that cannot fail", r.Test, what)}, lines...),
+			Evidence: append([]string{why}, lines...),
 			Nodes:    []string{Node},
 		}
 	}
@@ -111,17 +115,26 @@ func Verdict(r Attempt, bound time.Duration, inj []record.Injection) record.Verd
 const AssumptionSymptom = "informational: test assumption (the test reported the error it was handed)"
 
 // assumption returns the failure lines in which run r, a run that failed
-// by its own report (outcome "failed": no panic, hang, race or exit), quotes
-// an error injected into it (inj's error faults, by the texts they show
+// by its own report (outcome "failed": no panic, hang, race or exit, or a
+// panic in the test's deferred cleanup as its t.Fatal ended it,
+// panicAfterFatal), quotes an error injected into it (inj's error faults, by the texts they show
 // as, check.InjectedTexts), and which error that was ("EIO (input/output
 // error)"); none when it failed otherwise. Such a test received the
 // error through the call it made, or one wrapping it (errors.Is chains,
 // fmt's %w), and reported it with t.Error or t.Fatal: the code under test
 // surfaced the error, as it should. A swallowed error — the call failed,
 // the code went on, and the test saw only a later consequence (a missing
-// record) — quotes another error, and stays a finding.
+// record) — quotes another error, and stays a finding. So does a panic
+// anywhere else: in the code under test, in another goroutine, or in the
+// test before it reported the error.
 func assumption(r Attempt, bound time.Duration, inj []record.Injection) (lines []string, what string) {
-	if r.Outcome(bound) != "failed" {
+	switch r.Outcome(bound) {
+	case "failed":
+	case "panicked":
+		if !panicAfterFatal(r.Output) {
+			return nil, ""
+		}
+	default:
 		return nil, ""
 	}
 	for _, in := range inj {
@@ -149,6 +162,25 @@ func assumption(r Attempt, bound time.Duration, inj []record.Injection) (lines [
 		}
 	}
 	return nil, ""
+}
+
+// panicAfterFatal reports whether output's panic happened in a deferred
+// call that t.Fatal (FailNow's runtime.Goexit) ran: the panicking
+// goroutine's trace, the first after the "panic: " line, goes through
+// testing's FailNow. etcd's wal tests defer w.Close() before they check
+// Create's error, and close the nil *WAL that the failed Create returned:
+// the test's own cleanup, after it reported the error.
+func panicAfterFatal(output string) bool {
+	_, after, ok := strings.Cut("\n"+output, "\npanic: ")
+	if !ok {
+		return false
+	}
+	_, trace, ok := strings.Cut(after, "\ngoroutine ")
+	if !ok {
+		return false
+	}
+	trace, _, _ = strings.Cut(trace, "\n\n")
+	return strings.Contains(trace, "\ntesting.(*common).FailNow(")
 }
 
 // testLine matches a t.Error or t.Fatal line written from a test file

@@ -45,8 +45,9 @@ func TestOutcome(t *testing.T) {
 // TestAssumption: a test that failed reporting the error injected into
 // it (its t.Fatal line quotes the error's text) made an assumption, not a
 // finding; a test that failed on a later consequence of a swallowed
-// error (planted: retrystore's drop bug, a missing record), panicked,
-// or quoted no injected error stays a finding.
+// error (planted: retrystore's drop bug, a missing record), panicked
+// other than in the cleanup its t.Fatal of the injected error ran, or
+// quoted no injected error stays a finding.
 func TestAssumption(t *testing.T) {
 	const bound = 30 * time.Second
 	eio := []record.Injection{{Kind: catalog.KindError, Error: "EIO", SiteID: "p.Save:os.WriteFile#0"}}
@@ -64,6 +65,11 @@ func TestAssumption(t *testing.T) {
 		{"a swallowed error seen later (planted)", failed("    store_test.go:16: load after a save that succeeded: load a: open /tmp/x/a: no such file or directory"), eio, ""},
 		{"the text only in a log line of the code, not the test's report", failed("    store.go:40: retrying after input/output error", "    store_test.go:16: load = \"\", want \"hello\""), eio, ""},
 		{"a panic that quotes it", Attempt{Test: "TestSaveLoad", ExitCode: 2, Output: "panic: save: input/output error\n"}, eio, ""},
+		{"its deferred cleanup panics after it t.Fatals the injected EIO (etcd's wal testRepair)", Attempt{Test: "TestRepairTruncate", ExitCode: 2, Output: walRepairPanic},
+			eio, "TestRepairTruncate failed reporting the EIO (input/output error) injected into the code it calls: the error reached the test, which took the call for one that cannot fail; then its deferred cleanup panicked"},
+		{"the same panic after a t.Fatal of another error", Attempt{Test: "TestRepairTruncate", ExitCode: 2, Output: strings.Replace(walRepairPanic, "input/output error", "file already exists", 1)}, eio, ""},
+		{"a panic not in t.Fatal's cleanup after the test reported the error (t.Error, then a nil dereference)", Attempt{Test: "TestRepairTruncate", ExitCode: 2,
+			Output: strings.Replace(strings.Replace(walRepairPanic, "runtime.Goexit()", "", 1), "testing.(*common).FailNow(", "go.etcd.io/etcd/server/v3/wal.(*WAL).tail(", 1)}, eio, ""},
 		{"a delay, no error injected", failed("    store_test.go:12: save: input/output error"), []record.Injection{{Kind: catalog.KindDelay}}, ""},
 		{"an injected EOF", failed("    peer_test.go:40: read: unexpected EOF"), []record.Injection{{Kind: catalog.KindError, Error: "io.ErrUnexpectedEOF"}},
 			"ErrUnexpectedEOF (unexpected EOF)"},
@@ -79,6 +85,44 @@ func TestAssumption(t *testing.T) {
 		})
 	}
 }
+
+// walRepairPanic is etcd's TestRepairTruncate (v3.5.35, wal/repair_test.go)
+// after an EIO at wal.write: Create failed, the test t.Fatal'd its error,
+// and the w.Close() it had deferred before checking the error closed the
+// nil *WAL.
+const walRepairPanic = `=== RUN   TestRepairTruncate
+    repair_test.go:61: write : input/output error
+--- FAIL: TestRepairTruncate (0.00s)
+panic: runtime error: invalid memory address or nil pointer dereference [recovered, repanicked]
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x9c pc=0x768f88]
+
+goroutine 12 [running]:
+testing.tRunner.func1.2({0x813ba0, 0xc363e0})
+	/usr/local/go/src/testing/testing.go:1974 +0x232
+testing.tRunner.func1()
+	/usr/local/go/src/testing/testing.go:1977 +0x349
+panic({0x813ba0?, 0xc363e0?})
+	/usr/local/go/src/runtime/panic.go:860 +0x13a
+sync.(*Mutex).Lock(...)
+	/usr/local/go/src/sync/mutex.go:46
+go.etcd.io/etcd/server/v3/wal.(*WAL).Close(0x0)
+	/tmp/etcd/wal/wal.go:869 +0x48
+go.etcd.io/etcd/server/v3/wal.testRepair.func1()
+	/tmp/etcd/wal/repair_test.go:56 +0x30
+runtime.Goexit()
+	/usr/local/go/src/runtime/panic.go:694 +0x5e
+testing.(*common).FailNow(0xc643cdbe6c8)
+	/usr/local/go/src/testing/testing.go:1022 +0x4a
+testing.(*common).Fatal(0xc643cdbe6c8, {0xc643cd07ea0?, 0x34?, 0x0?})
+	/usr/local/go/src/testing/testing.go:1221 +0x4f
+go.etcd.io/etcd/server/v3/wal.testRepair(0xc643cdbe6c8, {0xc643cd72f00, 0xa, 0x9720bd?}, 0x8c1c98, 0x9)
+	/tmp/etcd/wal/repair_test.go:61 +0x22b
+testing.tRunner(0xc643cdbe6c8, 0x8c1a70)
+	/usr/local/go/src/testing/testing.go:2036 +0xea
+created by testing.(*T).Run in goroutine 1
+	/usr/local/go/src/testing/testing.go:2101 +0x4c5
+FAIL	go.etcd.io/etcd/server/v3/wal	0.012s
+`
 
 func TestPassed(t *testing.T) {
 	for _, tc := range []struct {
