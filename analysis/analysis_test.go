@@ -506,3 +506,30 @@ func TestStatsJSONRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n%s\n%s", data, again)
 	}
 }
+
+// TestNextDiskCall: a site that can crash after its call names the next
+// disk call of its function in source order (the window such a crash falls
+// in ends there); the last one names none.
+func TestNextDiskCall(t *testing.T) {
+	res := runApp(t, appDir(t))
+	byID := map[string]catalog.Site{}
+	for _, s := range res.Catalog.Sites {
+		byID[s.ID] = s
+	}
+	const st = "example.com/app/store."
+	for id, want := range map[string]string{
+		st + "Open:os.MkdirAll#0":                        "os.OpenFile",
+		st + "Open:os.OpenFile#0":                        "",
+		st + "(*Store).PutBatch:(*bufio.Writer).Write#0": "(*bufio.Writer).Flush",
+		st + "(*Store).PutBatch:(*bufio.Writer).Flush#0": "",
+	} {
+		s, ok := byID[id]
+		if !ok {
+			t.Errorf("no site %s", id)
+			continue
+		}
+		if s.Next != want {
+			t.Errorf("%s: Next %q, want %q", id, s.Next, want)
+		}
+	}
+}

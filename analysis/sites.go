@@ -91,6 +91,8 @@ func targetFunctions(sp *ssa.Package) []*ssa.Function {
 
 // sitesIn adds the sites of the calls in f to res.
 func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
+	first := len(res.List)
+	defer func() { nextDiskCalls(res.List[first:]) }()
 	pkg := pkgOf(f)
 	fset := o.prog.Fset
 	type call struct {
@@ -210,6 +212,34 @@ func sitesIn(o *origins, f *ssa.Function, u *Unit, res *Sites) {
 			u.Count(pkg.Path(), CountCrashAfterSites, 1)
 		}
 	}
+}
+
+// nextDiskCalls names, for each site of one function's sites that can
+// crash after its call, the next disk call of the function in source order
+// (catalog.Site.Next): where the window after the call ends.
+func nextDiskCalls(sites []catalog.Site) {
+	for i := range sites {
+		a := &sites[i]
+		if !a.Kind.Has(catalog.KindCrashAfter) {
+			continue
+		}
+		var next *catalog.Site
+		for j := range sites {
+			b := &sites[j]
+			if b.IO != ioDisk || !after(b, a) || next != nil && !after(next, b) {
+				continue
+			}
+			next = b
+		}
+		if next != nil {
+			a.Next = next.Callee
+		}
+	}
+}
+
+// after reports whether site b's call comes after site a's in the source.
+func after(b, a *catalog.Site) bool {
+	return b.File == a.File && (b.Line > a.Line || b.Line == a.Line && b.Col > a.Col)
 }
 
 var opField = regexp.MustCompile(`Op: "([^"]*)"`)

@@ -259,6 +259,12 @@ type Site struct {
 	// IO classifies the I/O behind the call: "disk", "net" or "" when the
 	// error is constructed by the target itself.
 	IO string `json:"io,omitempty"`
+	// Next is, for a site that can crash after its call
+	// (KindCrashAfter), the callee of the next disk call of the same
+	// function in source order (e.g. "os.Rename"): the window a crash
+	// right after this call falls in, before that call; "" when the
+	// function makes none after it.
+	Next string `json:"next,omitempty"`
 	// Errors are the realistic error values the call can return; the agent
 	// hook's result k ≥ 1 selects Errors[k-1].
 	Errors []ErrorValue `json:"errors,omitempty"`

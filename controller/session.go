@@ -516,6 +516,7 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			s.after = map[string]after{}
 		}
 		s.after[req.Node] = after{site: site.Index, powerLoss: pl}
+		inj.Error = site.Next // the window it strikes in ends at that call
 		return inj, wire.ActCrashAfter, 0, nil, true
 	case catalog.KindPause:
 		if s.spec.Pause == nil || f.Delay <= 0 {

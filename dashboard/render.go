@@ -76,7 +76,7 @@ func faultLine(f report.Fault) string {
 	}
 	s := f.Kind
 	k, kerr := catalog.ParseKind(f.Kind)
-	if f.Error != "" && k != catalog.KindPause && k != catalog.KindStop {
+	if f.Error != "" && k != catalog.KindPause && k != catalog.KindStop && !k.After() {
 		s += " " + f.Error
 	}
 	if f.Delay != "" {

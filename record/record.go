@@ -146,14 +146,17 @@ func (in Injection) Held() string {
 // the site and node in a report: for a fault that struck right after its
 // call returned (catalog.KindCrashAfter, KindPowerLossAfter) " (killed
 // right after fileutil.Fdatasync returned)", " (power lost right after
-// (*os.File).Sync returned: what was not synced is gone)"; for a pause
-// " (the whole process stopped, then went on; 2 × election)", for a stop
-// " (down, then started again; ½ × election)", with timer, how the
-// fault's length was chosen (Injection.Error of those kinds); "" for any
-// other fault. The call is read from the site's ID (pkg.func:callee#n).
-func Shape(k catalog.Kind, siteID, timer string) string {
-	if timer != "" {
-		timer = "; " + timer
+// (*os.File).Sync returned: what was not synced is gone)", with detail,
+// the function's next disk call (catalog.Site.Next), ", before its next
+// disk call, os.Rename" in them; for a pause " (the whole process stopped,
+// then went on; 2 × election)", for a stop " (down, then started again; ½
+// × election)", with detail, how the fault's length was chosen; "" for
+// any other fault. detail is the injection's Error of those kinds. The
+// call is read from the site's ID (pkg.func:callee#n).
+func Shape(k catalog.Kind, siteID, detail string) string {
+	timer := ""
+	if detail != "" {
+		timer = "; " + detail
 	}
 	switch k {
 	case catalog.KindPause:
@@ -171,10 +174,14 @@ func Shape(k catalog.Kind, siteID, timer string) string {
 	if i := strings.LastIndex(call, "#"); i >= 0 {
 		call = call[:i]
 	}
-	if k == catalog.KindPowerLossAfter {
-		return " (power lost right after " + call + " returned: what was not synced is gone)"
+	next := ""
+	if detail != "" {
+		next = ", before its next disk call, " + detail
 	}
-	return " (killed right after " + call + " returned)"
+	if k == catalog.KindPowerLossAfter {
+		return " (power lost right after " + call + " returned" + next + ": what was not synced is gone)"
+	}
+	return " (killed right after " + call + " returned" + next + ")"
 }
 
 // CutPeers says, for a cut that names other members, whom the node was

@@ -73,6 +73,7 @@ func TestShape(t *testing.T) {
 		{catalog.KindCrashAfter, "go.etcd.io/etcd/server/v3/storage/wal.(*WAL).sync:fileutil.Fdatasync#0", "", " (killed right after fileutil.Fdatasync returned)"},
 		{catalog.KindPowerLossAfter, "p.(*store).put:(*os.File).Sync#2", "", " (power lost right after (*os.File).Sync returned: what was not synced is gone)"},
 		{catalog.KindCrash, "p.(*store).put:(*os.File).Sync#2", "", ""},
+		{catalog.KindCrashAfter, "p.(*store).put:(*os.File).Sync#2", "os.Rename", " (killed right after (*os.File).Sync returned, before its next disk call, os.Rename)"},
 		{catalog.KindPause, "p.(*node).tick:(*raft).Step#0", "2 × election", " (the whole process stopped, then went on; 2 × election)"},
 		{catalog.KindStop, "p.(*node).tick:(*raft).Step#0", "", " (down, then started again)"},
 		{catalog.KindError, "p.(*store).put:(*os.File).Sync#2", "EIO", ""},

@@ -51,10 +51,12 @@ func WriteGeneric(w io.Writer, generic []Finding) error {
 	return nil
 }
 
-// timerOf is how the length of a pause or stop was chosen (its record's
-// Error), "" for other kinds, whose Error is something else.
+// timerOf is the detail record.Shape gives a fault: how the length of a
+// pause or stop was chosen, the next disk call after a crash after a call
+// (their record's Error); "" for other kinds, whose Error is something
+// else.
 func timerOf(k catalog.Kind, errText string) string {
-	if k == catalog.KindPause || k == catalog.KindStop {
+	if k == catalog.KindPause || k == catalog.KindStop || k.After() {
 		return errText
 	}
 	return ""
@@ -66,6 +68,9 @@ func faultLine(f Fault) string {
 		return "no fault"
 	}
 	detail := f.Error
+	if k, err := catalog.ParseKind(f.Kind); err == nil && k.After() {
+		detail = "" // the next disk call, which Shape says
+	}
 	if f.Delay != "" {
 		detail = f.Delay
 	}
@@ -146,6 +151,9 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 		var faults []string
 		for _, inj := range t.Injections {
 			detail := inj.Error
+			if inj.Kind.After() {
+				detail = "" // the next disk call, which Shape says
+			}
 			if inj.Delay > 0 {
 				detail = inj.Delay.String()
 			}
