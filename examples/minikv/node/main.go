@@ -56,6 +56,14 @@ func run() error {
 		}
 		*leaderTimeout = d
 	}
+	var leaseReads time.Duration
+	if v := os.Getenv("MINIKV_LEASE_READS"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("MINIKV_LEASE_READS=%q: want a duration such as 300ms (0: no read leases)", v)
+		}
+		leaseReads = d
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
@@ -82,7 +90,7 @@ func run() error {
 	n, err := server.Open(server.Config{
 		Name: *name, DataDir: *dataDir, Peers: pm, Leader: *leader,
 		Bugs: b, Log: log, SnapEvery: *snapEvery, CompactKeep: *keep, SegmentBytes: *segment,
-		LeaderTimeout: *leaderTimeout, LogReads: os.Getenv("MINIKV_LOG_READS") == "1",
+		LeaderTimeout: *leaderTimeout, LogReads: os.Getenv("MINIKV_LOG_READS") == "1", LeaseReads: leaseReads,
 	})
 	if err != nil {
 		return err

@@ -225,10 +225,35 @@ const (
 	// a forwarded write's peer call (a fault-free run gets none; a
 	// client's own timeout is not swallowed).
 	BugSwallow = "swallow"
+	// BugTickLease (a paused member serving stale reads on a lease it
+	// measures in ticks, the class of etcd-io/etcd#20418 and of every
+	// lease that a process times with its own timer ticks instead of
+	// the clock — a tick-driven Raft's lease-based reads, the "process
+	// pause" caveat of leases, Kleppmann's "How to do distributed
+	// locking"): with read leases on (Config.LeaseReads,
+	// MINIKV_LEASE_READS=300ms), the leader grants each follower that
+	// stored every committed entry a lease in each message, and commits
+	// nothing such a follower lacks until the lease ran out; a follower
+	// that holds one serves reads from its own state. With the bug, the
+	// follower counts its lease down in watchdog ticks (one per
+	// heartbeat interval) rather than reading it off the clock. A
+	// paused process gets no ticks: on waking, Go's ticker delivers one,
+	// not the dozen it missed, so the follower goes on serving reads
+	// from what it held before the pause while the leader, its lease
+	// long over, has committed writes without it. A read invoked after
+	// the pause misses writes acknowledged during it (linearizability),
+	// until the leader's catch-up reaches the follower. The read that
+	// was under way when the pause struck is no violation (its interval
+	// spans the pause), so the pause needs no particular site: any call
+	// of the follower will do. A delay slows one goroutine and the
+	// watchdog keeps ticking; a partition or a crash leaves the clock
+	// and the ticks in step, or the lease gone: only a pause (SIGSTOP)
+	// of a follower longer than the leader's wait for the lease shows it.
+	BugTickLease = "ticklease"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin, BugUnchecked, BugSwallow}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin, BugUnchecked, BugSwallow, BugTickLease}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -246,6 +271,7 @@ type Bugs struct {
 	rejoinMerge          bool
 	trustBlock           bool
 	swallowForward       bool
+	tickLease            bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -257,7 +283,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -286,6 +312,8 @@ func ParseBugs(s string) (Bugs, error) {
 			b.trustBlock = true
 		case BugSwallow:
 			b.swallowForward = true
+		case BugTickLease:
+			b.tickLease = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -299,7 +327,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}, {b.trustBlock, BugUnchecked}, {b.swallowForward, BugSwallow}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}, {b.trustBlock, BugUnchecked}, {b.swallowForward, BugSwallow}, {b.tickLease, BugTickLease}} {
 		if x.on {
 			out = append(out, x.name)
 		}

@@ -45,6 +45,15 @@ type Config struct {
 	// from its log on disk, checking each record's CRC-32, rather than
 	// send the copies it holds in memory (BugUnchecked).
 	LogReads bool
+	// LeaseReads is the length of the read lease the leader grants, in
+	// each message, a follower that stored every committed entry; a
+	// follower that holds one serves a read from its own state once it
+	// applied what it stored, without asking the leader for a read
+	// index, and the leader commits no entry that such a follower lacks
+	// until its lease ran out. 0: no leases (every follower read asks
+	// the leader). Leases are wall-clock times, so the members' clocks
+	// must agree (they share one host in gofault's trials).
+	LeaseReads time.Duration
 }
 
 // Defaults fills unset fields.
@@ -113,6 +122,12 @@ type peer struct {
 	next   uint64 // next index to send
 	match  uint64 // highest index known stored
 	notify chan struct{}
+	// leaseUntil is the end of the latest read lease granted to the
+	// follower (Unix nanoseconds, Config.LeaseReads); answered is
+	// whether it answered the last message sent to it: one that did not
+	// gets no lease, so that a silent follower's lease runs out.
+	leaseUntil int64
+	answered   bool
 	// epoch is the follower process's epoch in its last answer: a new
 	// one means it restarted, and the leader replaces its stream.
 	epoch int64
@@ -171,6 +186,14 @@ type Node struct {
 	leaderEpoch int64 // epoch of the leader last heard
 	fenced      int64 // a leader epoch declared dead
 	seq         uint64
+	// leaseUntil is the end of the read lease the leader granted this
+	// follower (Unix nanoseconds, Config.LeaseReads); leaseTicks is
+	// what is left of it in watchdog ticks (BugTickLease).
+	leaseUntil int64
+	leaseTicks int
+	// leaseCommit is the leader's commit index when it granted the
+	// lease: what it committed before it waited for this follower.
+	leaseCommit uint64
 }
 
 // Open recovers a node from its data dir.
@@ -305,6 +328,7 @@ func (n *Node) run() {
 			}
 		case <-n.kick:
 		case <-tick.C:
+			n.commitAfterLeases()
 		}
 		if !n.snapshotting {
 			n.applyCommitted()
@@ -582,10 +606,14 @@ func (n *Node) replicate(p *peer) {
 		cancel()
 		if err != nil {
 			n.log.Debug("message to follower failed", "peer", p.name, "type", msg.Type, "err", err)
+			n.mu.Lock()
+			p.answered = false
+			n.mu.Unlock()
 			continue
 		}
 		resp := resps[0]
 		n.mu.Lock()
+		p.answered = true
 		if !resp.Reject {
 			p.match = max(p.match, resp.Index)
 			n.advanceCommit()
@@ -627,6 +655,7 @@ func (n *Node) nextMessage(p *peer) (transport.Message, error) {
 		p.next = last + 1
 	}
 	msg := transport.Message{Type: transport.MsgApp, To: p.id, Epoch: n.epoch, Commit: n.commit, Index: last}
+	n.grantLease(p, &msg)
 	if p.next <= n.offset {
 		b, err := json.Marshal(snapshotFile{Index: n.applied, Data: n.data, Done: n.done})
 		msg.Type, msg.Index, msg.Payload = transport.MsgSnap, n.applied, b
@@ -660,7 +689,7 @@ func (n *Node) advanceCommit() {
 				votes++
 			}
 		}
-		if n.committed(votes) {
+		if n.committed(votes) && n.leasesAllow(c) {
 			n.commit = c
 			n.poke()
 			return
@@ -680,6 +709,70 @@ func (n *Node) committed(votes int) bool {
 	return votes*2 > len(n.peers)+1
 }
 
+// leasesAllow reports whether index c may be committed as far as the read
+// leases go: every follower that holds a lease stored it. n.mu is held.
+func (n *Node) leasesAllow(c uint64) bool {
+	now := time.Now().UnixNano()
+	for _, p := range n.peers {
+		if p.leaseUntil > now && p.match < c {
+			return false
+		}
+	}
+	return true
+}
+
+// commitAfterLeases commits, on a leader with read leases, what waited
+// only for a lease that has since run out.
+func (n *Node) commitAfterLeases() {
+	if n.cfg.LeaseReads == 0 {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.role == roleLeader {
+		n.advanceCommit()
+	}
+}
+
+// grantLease adds a read lease to msg, the leader's next message to
+// follower p, when p answered the last one. n.mu is held.
+func (n *Node) grantLease(p *peer, msg *transport.Message) {
+	if n.cfg.LeaseReads == 0 || !p.answered {
+		return
+	}
+	msg.Lease = time.Now().Add(n.cfg.LeaseReads).UnixNano()
+	p.leaseUntil = max(p.leaseUntil, msg.Lease)
+}
+
+// takeLease records a read lease from the leader on a follower, granted
+// with the leader's commit index commit: a read under it waits until that
+// is applied. n.mu is held.
+func (n *Node) takeLease(lease int64, commit uint64) {
+	if lease <= n.leaseUntil || lease <= time.Now().UnixNano() {
+		return // older than the lease held, or over
+	}
+	n.leaseUntil, n.leaseCommit = lease, commit
+	if n.bugs.tickLease {
+		// The lease's length in watchdog ticks, less one for the tick
+		// under way, counted from now.
+		n.leaseTicks = int(n.cfg.LeaseReads/n.cfg.HeartbeatEvery) - 1
+	}
+}
+
+// leaseHeld reports whether this follower holds a read lease. n.mu is
+// held.
+func (n *Node) leaseHeld() bool {
+	if n.cfg.LeaseReads == 0 {
+		return false
+	}
+	if n.bugs.tickLease {
+		// The lease is counted down by the watchdog's ticks, not read
+		// off the clock.
+		return n.leaseTicks > 0
+	}
+	return time.Now().UnixNano() < n.leaseUntil
+}
+
 // watchdog declares the leader lost on a follower that has not heard from
 // it for LeaderTimeout.
 func (n *Node) watchdog() {
@@ -694,6 +787,9 @@ func (n *Node) watchdog() {
 		}
 		n.checkStreams()
 		n.mu.Lock()
+		if n.leaseTicks > 0 {
+			n.leaseTicks--
+		}
 		if n.role == roleFollower && !n.leaderLost && time.Since(n.lastHeard) > n.cfg.LeaderTimeout {
 			n.leaderLost = true
 			n.resync = true
@@ -749,10 +845,15 @@ func (n *Node) readIndex(ctx context.Context) (uint64, error) {
 		n.mu.Unlock()
 		return idx, nil
 	}
-	lost := n.leaderLost
+	lost, leased, last := n.leaderLost, n.leaseHeld(), max(n.lastIndex(), n.leaseCommit)
 	n.mu.Unlock()
 	if lost {
 		return 0, errNoLeader
+	}
+	if leased {
+		// What the leader committed before the lease, and every entry
+		// it committed since, stored here: wait until that is applied.
+		return last, nil
 	}
 	idx, err := n.askReadIndex(ctx)
 	if err != nil {

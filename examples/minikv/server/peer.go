@@ -50,6 +50,7 @@ func (n *Node) stepFromLeader(ctx context.Context, m transport.Message) (transpo
 		n.mu.Unlock()
 		return transport.Message{}, &transport.StatusError{Status: http.StatusConflict, Err: fmt.Errorf("not following %d", m.From)}
 	}
+	n.takeLease(m.Lease, m.Commit)
 	if m.Type == transport.MsgApp && len(m.Payload) == 0 {
 		defer n.mu.Unlock()
 		n.learnCommit(m.Commit)

@@ -62,6 +62,10 @@ type Message struct {
 	Index  uint64  `json:"index,omitempty"`  // see the message types
 	Commit uint64  `json:"commit,omitempty"` // the leader's commit index
 	Reject bool    `json:"reject,omitempty"`
+	// Lease is a read lease the leader grants a follower (lease reads):
+	// the follower may serve reads from its own state until this wall
+	// clock time (Unix nanoseconds); 0 grants none.
+	Lease int64 `json:"lease,omitempty"`
 	// Payload is the type's body: entries, a proposal, a snapshot, a
 	// result.
 	Payload json.RawMessage `json:"payload,omitempty"`
