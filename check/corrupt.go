@@ -14,8 +14,9 @@ import (
 var corruptionWords = regexp.MustCompile(`(?i)(corrupt|checksum|\bcrc|hash mismatch|digest mismatch|bad magic|integrity)`)
 
 // detectedCorruption reports whether node n stopped on purpose on bytes a
-// corrupt fault altered: it exited with an error status (no signal) after
-// a corrupt fault injected into it, and its last words — its death note,
+// corrupt or rot fault altered: it exited with an error status (no signal)
+// after such a fault injected into it (after a rot: its restart, which
+// read the rotten bytes back), and its last words — its death note,
 // or one of the last lines of its log — say in the target's words that it
 // found corrupt data. That is the target detecting the corruption and
 // refusing to go on with it, which is fine; what it costs (a member down,
@@ -29,7 +30,7 @@ func detectedCorruption(in *Input, n record.Node) (string, record.Injection, boo
 	var inj record.Injection
 	found := false
 	for _, i := range in.Trial.Injections {
-		if i.Node == n.Name && i.Kind == catalog.KindCorrupt && (n.ExitTime.IsZero() || !i.Time.After(n.ExitTime)) {
+		if i.Node == n.Name && (i.Kind == catalog.KindCorrupt || i.Kind == catalog.KindRot) && (n.ExitTime.IsZero() || !i.Time.After(n.ExitTime)) {
 			inj, found = i, true
 		}
 	}

@@ -54,6 +54,18 @@ func TestCrashDetectedCorruption(t *testing.T) {
 				n.RestartErr = "restart n2: exited before it was ready (exit status 1)"
 			})
 		}, verdictWant{failed: true, symptom: "node did not come back after a crash fault", nodes: []string{"n2"}, ev: "wal: crc mismatch"}},
+		{"a rot the restart reads back and refuses (corruption at rest, detected)", func(*testing.T) *trialB {
+			return healthy().log("n2", "=== gofault: restart 1 of node n2 ===", `{"level":"fatal","msg":"failed to open WAL","error":"wal: crc mismatch"}`).inject(100, "n2", catalog.KindRot, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.ExitCode, n.ExitTime, n.Restarts = true, 1, at(1200), 1
+				n.RestartErr = "restart n2: exited before it was ready (exit status 1)"
+			})
+		}, verdictWant{symptom: "informational: node stopped on a corruption it detected", ev: "wal: crc mismatch"}},
+		{"a rot's restart that panics is still a crash (planted)", func(*testing.T) *trialB {
+			return healthy().log("n2", "=== gofault: restart 1 of node n2 ===", goPanic).inject(100, "n2", catalog.KindRot, nil).node("n2", func(n *record.Node) {
+				n.Exited, n.ExitCode, n.ExitTime, n.Restarts = true, 2, at(1200), 1
+				n.RestartErr = "restart n2: exited before it was ready (exit status 2)"
+			})
+		}, verdictWant{failed: true, symptom: "node did not come back after a crash fault", nodes: []string{"n2"}}},
 		{"a torn write's kill", func(*testing.T) *trialB {
 			return healthy().inject(100, "n2", catalog.KindTorn, nil).node("n2", func(n *record.Node) {
 				n.Exited, n.Signal, n.ExitCode, n.ExitTime = true, "SIGKILL", -1, at(110)

@@ -54,6 +54,12 @@ func (Crash) Check(_ context.Context, in *Input) record.Verdict {
 			infoSymptom = "informational: a fault hit a node's restart"
 			continue
 		}
+		if line, inj, ok := detectedCorruption(in, n); ok && inj.Kind == catalog.KindRot {
+			// Its restart read the rotten bytes back and refused them.
+			info = append(info, corruptionInfo(n, line, inj))
+			infoSymptom = "informational: node stopped on a corruption it detected"
+			continue
+		}
 		v.Failed = true
 		v.Nodes = append(v.Nodes, n.Name)
 		ev := fmt.Sprintf("node %s did not come back after a crash fault: %s", n.Name, n.RestartErr)

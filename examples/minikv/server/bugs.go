@@ -250,10 +250,24 @@ const (
 	// and the ticks in step, or the lease gone: only a pause (SIGSTOP)
 	// of a follower longer than the leader's wait for the lease shows it.
 	BugTickLease = "ticklease"
+	// BugAtRest (corruption at rest, the class of Jepsen's bitflip
+	// nemesis and of the checksums storage engines keep beside every
+	// record on disk for it): every log entry on disk carries the CRC-32
+	// of its bytes, and a restart checks each entry it replays against
+	// it: on a mismatch (its bytes changed on the disk) the replay stops
+	// there, as at a torn tail, and the follower gets the rest from the
+	// leader again. With the bug, the
+	// replay trusts what decodes: a flipped bit in a key or a value makes
+	// the restarted member apply a write nobody made, so the replicas
+	// diverge (replicas) and its reads return it (linearizability). Only
+	// a rot fault (the bytes written changed on the disk, then the
+	// restart) shows it: a transient corrupt read, a torn write (an
+	// undecodable tail) or a crash leaves the bytes on disk right.
+	BugAtRest = "atrest"
 )
 
 // AllBugs lists every planted bug.
-var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin, BugUnchecked, BugSwallow, BugTickLease}
+var AllBugs = []string{BugSnapshot, BugRotate, BugFence, BugRetry, BugSplit, BugLazySync, BugRecover, BugInstall, BugCatchup, BugWaitAll, BugRestream, BugRejoin, BugUnchecked, BugSwallow, BugTickLease, BugAtRest}
 
 // Bugs is a set of enabled planted bugs.
 type Bugs struct {
@@ -272,6 +286,7 @@ type Bugs struct {
 	trustBlock           bool
 	swallowForward       bool
 	tickLease            bool
+	trustAtRest          bool
 }
 
 // ParseBugs parses a comma-separated list of bug names ("all" enables every
@@ -283,7 +298,7 @@ func ParseBugs(s string) (Bugs, error) {
 		switch name {
 		case "", "none":
 		case "all":
-			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true, true, true, true}
+			b = Bugs{true, true, true, true, true, true, true, true, true, true, true, true, true, true, true, true}
 		case BugSnapshot:
 			b.snapshotStuck = true
 		case BugRotate:
@@ -314,6 +329,8 @@ func ParseBugs(s string) (Bugs, error) {
 			b.swallowForward = true
 		case BugTickLease:
 			b.tickLease = true
+		case BugAtRest:
+			b.trustAtRest = true
 		default:
 			return b, fmt.Errorf("unknown bug %q (known: %s, all)", name, strings.Join(AllBugs, ", "))
 		}
@@ -327,7 +344,7 @@ func (b Bugs) Names() []string {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}, {b.trustBlock, BugUnchecked}, {b.swallowForward, BugSwallow}, {b.tickLease, BugTickLease}} {
+	}{{b.snapshotStuck, BugSnapshot}, {b.rotateCloseFirst, BugRotate}, {b.stickyFence, BugFence}, {b.retryNewID, BugRetry}, {b.splitSnapshot, BugSplit}, {b.lazySync, BugLazySync}, {b.recoverReset, BugRecover}, {b.installKeepsRequests, BugInstall}, {b.catchupKeepsRequests, BugCatchup}, {b.waitAll, BugWaitAll}, {b.streamLeak, BugRestream}, {b.rejoinMerge, BugRejoin}, {b.trustBlock, BugUnchecked}, {b.swallowForward, BugSwallow}, {b.tickLease, BugTickLease}, {b.trustAtRest, BugAtRest}} {
 		if x.on {
 			out = append(out, x.name)
 		}

@@ -216,9 +216,16 @@ func Open(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recovery marker: %w", err)
 	}
-	w, entries, err := openWAL(cfg.DataDir)
+	w, entries, atRest, err := openWAL(cfg.DataDir, cfg.Bugs.trustAtRest)
 	if err != nil {
 		return nil, err
+	}
+	switch {
+	case atRest != nil && cfg.Name == cfg.Leader:
+		// Nobody holds the rest for the static leader to get back.
+		return nil, fmt.Errorf("log corrupt on disk, refusing to start: %w", atRest)
+	case atRest != nil:
+		cfg.Log.Warn("log corrupt on disk: replay stopped before the entry whose checksum does not match; the rest comes from the leader", "err", atRest)
 	}
 	w.lazy = cfg.Bugs.lazySync
 	if interrupted {

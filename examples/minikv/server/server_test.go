@@ -66,7 +66,7 @@ func TestApply(t *testing.T) {
 // and checks that a reopened log replays the whole records only.
 func TestWALReplay(t *testing.T) {
 	dir := t.TempDir()
-	w, got, err := openWAL(dir)
+	w, got, _, err := openWAL(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestWALReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.f.Close()
-	w, got, err = openWAL(dir)
+	w, got, _, err = openWAL(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,43 @@ type Entry struct {
 	Key    string `json:"k"`
 	Value  string `json:"v,omitempty"`
 	Expect string `json:"e,omitempty"`
+	// Sum is, in the log on disk, the CRC-32 of the entry's JSON with Sum
+	// zero (sealed): a restart checks every entry it replays against it
+	// (unsealed). 0: none (an entry in memory or on the wire).
+	Sum uint32 `json:"s,omitempty"`
+}
+
+// sealed returns e's JSON line for the log, with its checksum (Sum).
+func sealed(e Entry) ([]byte, error) {
+	e.Sum = 0
+	j, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	e.Sum = crc32.ChecksumIEEE(j)
+	return json.Marshal(e)
+}
+
+// errAtRest is an entry replayed from the log whose bytes are not those
+// written: they changed on the disk.
+var errAtRest = errors.New("wal entry checksum mismatch: its bytes on disk are not those written")
+
+// unsealed checks an entry replayed from the log against its checksum and
+// returns it without it.
+func unsealed(e Entry) (Entry, error) {
+	sum := e.Sum
+	e.Sum = 0
+	if sum == 0 {
+		return e, nil // written before entries carried one
+	}
+	j, err := json.Marshal(e)
+	if err != nil {
+		return e, err
+	}
+	if crc32.ChecksumIEEE(j) != sum {
+		return e, fmt.Errorf("entry %d: %w", e.Index, errAtRest)
+	}
+	return e, nil
 }
 
 // wal is the write-ahead log: a sequence of segment files wal-<n>.log of
@@ -100,7 +137,7 @@ func createSegment(dir string, seq int) (*os.File, int64, error) {
 func (w *wal) append(entries []Entry) error {
 	var b []byte
 	for _, e := range entries {
-		j, err := json.Marshal(e)
+		j, err := sealed(e)
 		if err != nil {
 			return fmt.Errorf("encode entry %d: %w", e.Index, err)
 		}
@@ -164,6 +201,7 @@ func (w *wal) readEntries(from, to uint64, trust bool) ([]Entry, error) {
 			if err := json.Unmarshal([]byte(line), &e); err != nil {
 				return nil, fmt.Errorf("decode wal record of segment %d at %d: %w", r.seq, r.off, err)
 			}
+			e.Sum = 0 // the record's CRC-32 was checked above (or trusted)
 			if e.Index >= from && e.Index <= to {
 				out = append(out, e)
 			}
@@ -193,19 +231,27 @@ func segments(dir string) ([]int, error) {
 }
 
 // openWAL replays every segment of dir and opens a fresh segment for
-// appends. A torn last line (a crash mid-write) ends a segment.
-func openWAL(dir string) (*wal, []Entry, error) {
+// appends. A torn last line (a crash mid-write) ends a segment. An entry
+// whose checksum does not match its bytes (they changed on the disk) ends
+// the replay there, as a torn tail does: the member goes on without it
+// and what follows, which it gets again from the leader, rather than
+// apply what nobody wrote; atRest says so (nil: none). With trust
+// (BugAtRest) the replay applies whatever decodes.
+func openWAL(dir string, trust bool) (w *wal, entries []Entry, atRest error, err error) {
 	seqs, err := segments(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("list wal: %w", err)
+		return nil, nil, nil, fmt.Errorf("list wal: %w", err)
 	}
-	var entries []Entry
 	for _, seq := range seqs {
-		es, err := readSegment(segmentName(dir, seq))
+		es, bad, err := readSegment(segmentName(dir, seq), trust)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		entries = append(entries, es...)
+		if bad != nil {
+			atRest = bad
+			break
+		}
 	}
 	next := 1
 	if len(seqs) > 0 {
@@ -213,18 +259,19 @@ func openWAL(dir string) (*wal, []Entry, error) {
 	}
 	f, size, err := createSegment(dir, next)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return &wal{dir: dir, f: f, seq: next, size: size}, entries, nil
+	return &wal{dir: dir, f: f, seq: next, size: size}, entries, atRest, nil
 }
 
-func readSegment(name string) ([]Entry, error) {
+// readSegment replays segment name up to a torn tail or, unless trust, an
+// entry whose bytes changed on the disk (atRest).
+func readSegment(name string, trust bool) (entries []Entry, atRest, err error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("open wal segment: %w", err)
+		return nil, nil, fmt.Errorf("open wal segment: %w", err)
 	}
 	defer f.Close()
-	var entries []Entry
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
@@ -236,12 +283,16 @@ func readSegment(name string) ([]Entry, error) {
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			break // torn tail
 		}
+		e, err := unsealed(e)
+		if err != nil && !trust {
+			return entries, fmt.Errorf("replay %s: %w", name, err), nil
+		}
 		entries = append(entries, e)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read wal segment %s: %w", name, err)
+		return nil, nil, fmt.Errorf("read wal segment %s: %w", name, err)
 	}
-	return entries, nil
+	return entries, nil, nil
 }
 
 // snapshotFile is the on-disk form of a snapshot.

@@ -26,7 +26,7 @@ func TestReadEntriesChecksCRC(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			w, _, err := openWAL(dir)
+			w, _, _, err := openWAL(dir, false)
 			if err != nil {
 				t.Fatal(err)
 			}
