@@ -222,8 +222,10 @@ func plainTime(s string) time.Time {
 
 // klogLine is a glog/klog line: "I1206 05:12:00.123456   12345
 // server.go:88] msg" (level letter, month and day, time, thread ID,
-// file:line).
-var klogLine = regexp.MustCompile(`^([IWEF])(\d{4}) (\d{2}:\d{2}:\d{2}\.\d{6})\s+\d+ ([^\s:]+/)?([^\s:/]+\.go):\d+\] ?(.*)$`)
+// file:line), or the shorter one of glog forks that write neither the
+// thread ID nor the bracket, as seaweedfs's weed/glog does:
+// "I1206 10:32:34.979026 raft_server.go:253 msg".
+var klogLine = regexp.MustCompile(`^([IWEF])(\d{4}) (\d{2}:\d{2}:\d{2}\.\d{6})\s+(?:\d+ )?([^\s:]+/)?([^\s:/]+\.go):\d+(?:\] ?| |$)(.*)$`)
 
 // klogTime is the time of a klog line, which names no year and no zone:
 // this year's, in local time (klog writes local time).

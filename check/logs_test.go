@@ -45,6 +45,13 @@ func TestParseLogLine(t *testing.T) {
 		{`E1206 05:12:00.123456   12345 weed/server/master_grpc_server.go:61] failed to connect to 127.0.0.1:19333`,
 			true, LevelError, "error master_grpc_server.go failed to connect to <addr>"},
 		{`W1206 05:12:00.000001 7 raft_server.go:120] leader changed`, true, LevelWarn, "warn raft_server.go leader changed"},
+		// seaweedfs's glog fork: no thread ID, no bracket; still info
+		// whatever the words (lines of a seaweedfs master, 2026-12-06).
+		{`I1206 10:34:43.237806 masterclient.go:817 connect to 127.0.0.1:27972: rpc error: code = Unavailable desc = connection error`,
+			true, LevelInfo, "info masterclient.go connect to <addr>: rpc error: code = Unavailable desc = connection error"},
+		{`I1206 10:34:24.239874 common.go:136 error writing JSON status /cluster/status 200: http: request method or response status code does not allow body`,
+			true, LevelInfo, "info common.go error writing JSON status <path> <n>: http: request method or response status code does not allow body"},
+		{`E1206 10:32:34.979026 weed/server/raft_server.go:253 failed to save state`, true, LevelError, "error raft_server.go failed to save state"},
 		// zap's console encoder: level and caller in their columns.
 		{"2026-12-06T05:12:00.123Z\tWARN\tetcdserver/server.go:88\tslow fdatasync\t{\"took\": \"1.2s\"}",
 			true, LevelWarn, "warn etcdserver/server.go slow fdatasync"},
@@ -681,6 +688,7 @@ func TestParseLogLineTimes(t *testing.T) {
 	year := time.Now().Year()
 	for raw, want := range map[string]time.Time{
 		`I1206 05:12:00.123456   12345 volume_server.go:88] started`:               time.Date(year, 12, 6, 5, 12, 0, 123456000, time.Local),
+		`I1206 10:32:34.979026 raft_server.go:253 current cluster leader: `:        time.Date(year, 12, 6, 10, 32, 34, 979026000, time.Local),
 		"2026-12-06T05:12:00.123Z\tWARN\tetcdserver/server.go:88\tslow fdatasync":  time.Date(2026, 12, 6, 5, 12, 0, 123000000, time.UTC),
 		`{"time":"2026-12-06T05:12:00.123Z","level":"ERROR","msg":"flush failed"}`: time.Date(2026, 12, 6, 5, 12, 0, 123000000, time.UTC),
 		`{"level":"warning","msg":"retrying","time":"2026-12-06T05:12:00Z"}`:       time.Date(2026, 12, 6, 5, 12, 0, 0, time.UTC),

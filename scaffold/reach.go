@@ -105,7 +105,9 @@ func raftShapes(deps []pkgInfo) map[string]string {
 // apiShape says which raft library a package's top-level declarations
 // (types as "type T", functions as "func F") look like: hashicorp/raft (a
 // Raft type and NewRaft), etcd-io/raft (RawNode or StartNode), a raft of
-// its own (a Raft or Node type), or "" for none.
+// its own (a Raft or Node type, or raft's two RPCs as types, as goraft and
+// its forks such as github.com/seaweedfs/raft declare them beside a Server
+// interface), or "" for none.
 func apiShape(decls []string) string {
 	has := func(d string) bool { return slices.Contains(decls, d) }
 	switch {
@@ -113,7 +115,8 @@ func apiShape(decls []string) string {
 		return shapeHashi
 	case has("type RawNode") || has("func StartNode"):
 		return shapeEtcd
-	case has("type Raft") || has("type Node"):
+	case has("type Raft") || has("type Node"),
+		has("type AppendEntriesRequest") && has("type RequestVoteRequest"):
 		return shapeRaft
 	}
 	return ""
@@ -153,9 +156,10 @@ func knownLibrary(p pkgInfo) *Library {
 // libCand is a consensus library the node program reaches.
 type libCand struct {
 	lib       Library
-	module    string   // the known library's module path, or the copy's package
-	importers []string // the main module's packages that import it
-	via       string   // a reached package that imports it, when none of the module's does
+	module    string          // the known library's module path, or the copy's package
+	importers []string        // the main module's packages that import it
+	files     map[string]bool // their files that import it, by path
+	via       string          // a reached package that imports it, when none of the module's does
 	fork      bool
 	order     int
 }
@@ -164,8 +168,9 @@ type libCand struct {
 // program main reaches (deps, with the API shapes of raft copies from
 // raftShapes): a known library, or a fork or vendored copy of one (a
 // package named like raft with a raft API that wraps no other one);
-// the one the module's own packages import most, known libraries first
-// on a tie. It returns the library (nil when none is reached), why, and
+// the one the module's own packages import most, then the one more of
+// their files import (a library used behind a flag has fewer), known
+// libraries first on a tie. It returns the library (nil when none is reached), why, and
 // the runner-up with why it lost ("" when there is none): another reached
 // library, or a known one go.mod requires but main does not reach.
 func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]string, requires []string) (*Library, string, string) {
@@ -206,20 +211,22 @@ func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]strin
 			if !ok {
 				continue
 			}
-			key := ""
+			var key string
+			var self bool // p is a package of the candidate itself
 			if k := knownLibrary(ip); k != nil {
-				key = k.Name
-			} else if cands[imp] != nil {
-				key = imp
+				key, self = k.Name, knownLibrary(p) == k
+			} else if key = forkHolding(cands, imp); key != "" {
+				self = within(p.ImportPath, key)
 			}
 			c := cands[key]
-			if c == nil || knownLibrary(p) == knownLibrary(ip) && key != imp {
+			if c == nil || self {
 				continue // not a candidate, or the library importing itself
 			}
 			if inModule(p, modPath) && p.ImportPath != imp {
 				if !slices.Contains(c.importers, p.ImportPath) {
 					c.importers = append(c.importers, p.ImportPath)
 				}
+				c.addFiles(p, imp)
 			} else if c.via == "" && p.ImportPath != imp {
 				c.via = p.ImportPath
 			}
@@ -232,6 +239,9 @@ func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]strin
 	slices.SortStableFunc(list, func(a, b *libCand) int {
 		if len(a.importers) != len(b.importers) {
 			return len(b.importers) - len(a.importers)
+		}
+		if len(a.files) != len(b.files) {
+			return len(b.files) - len(a.files)
 		}
 		return a.order - b.order
 	})
@@ -261,6 +271,45 @@ func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]strin
 	return &lib, c.reason(main), runnerUp
 }
 
+// forkHolding is the fork or copy among cands that holds package imp
+// (the copy's own package or one under it, such as
+// github.com/seaweedfs/raft/protobuf), the innermost one; "" when none.
+func forkHolding(cands map[string]*libCand, imp string) string {
+	key := ""
+	for k, c := range cands {
+		if c.fork && within(imp, k) && len(k) > len(key) {
+			key = k
+		}
+	}
+	return key
+}
+
+// within reports whether package p is pkg or under it.
+func within(p, pkg string) bool {
+	return p == pkg || strings.HasPrefix(p, pkg+"/")
+}
+
+// addFiles records the files of p, a package of the main module, that
+// import imp, a package of c; a file that does not parse counts as none.
+func (c *libCand) addFiles(p pkgInfo, imp string) {
+	fset := token.NewFileSet()
+	for _, f := range p.GoFiles {
+		name := filepath.Join(p.Dir, f)
+		af, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
+		if err != nil {
+			continue
+		}
+		for _, is := range af.Imports {
+			if strings.Trim(is.Path.Value, "`\"") == imp {
+				if c.files == nil {
+					c.files = map[string]bool{}
+				}
+				c.files[name] = true
+			}
+		}
+	}
+}
+
 // reason says how main reaches c.
 func (c *libCand) reason(main string) string {
 	var why string
@@ -269,6 +318,9 @@ func (c *libCand) reason(main string) string {
 		why = "imported by " + c.importers[0]
 	case n > 1:
 		why = fmt.Sprintf("imported by %d of the module's packages (%s, ...)", n, c.importers[0])
+		if len(c.files) > n {
+			why += fmt.Sprintf(" in %d files", len(c.files))
+		}
 	case c.via != "":
 		why = "reached from " + main + " through " + c.via
 	default:
@@ -278,7 +330,7 @@ func (c *libCand) reason(main string) string {
 	case c.fork && c.lib.Like != "":
 		why += "; its API looks like " + c.lib.Like + "'s"
 	case c.fork:
-		why += "; its API has a Raft or Node type"
+		why += "; its API is a raft's (a Raft or Node type, or AppendEntriesRequest and RequestVoteRequest)"
 	}
 	return why
 }

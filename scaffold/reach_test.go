@@ -88,13 +88,60 @@ func TestChooseLibrary(t *testing.T) {
 	}
 }
 
+// TestChooseLibraryTieByFiles: seaweedfs imports its goraft fork (one
+// package of them only its protobuf subpackage) and hashicorp/raft (behind
+// -raftHashicorp) from the same three packages;
+// the fork, imported by more of their files, wins the tie that would
+// otherwise go to the known library, and the reasons give the counts.
+func TestChooseLibraryTieByFiles(t *testing.T) {
+	const mod = "example.com/big"
+	const forkPath, hashiPath = "github.com/acme/raft", "github.com/hashicorp/raft"
+	dir := t.TempDir()
+	write := func(name string, imports ...string) string {
+		src := "package p\n"
+		for _, imp := range imports {
+			src += "import _ \"" + imp + "\"\n"
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
+	server := pkg(mod+"/server", mod, true, forkPath, hashiPath)
+	server.Dir, server.GoFiles = dir, []string{write("raft_server.go", forkPath), write("master.go", forkPath, hashiPath),
+		write("raft_hashicorp.go", hashiPath), write("grpc.go", forkPath), write("ui.go")}
+	topo := pkg(mod+"/topology", mod, true, forkPath, hashiPath)
+	topo.Dir, topo.GoFiles = dir, []string{write("topology.go", forkPath, hashiPath)}
+	// The command imports the fork's protobuf package, not the fork: it
+	// counts for the fork all the same.
+	cmd := pkg(mod+"/command", mod, true, forkPath+"/protobuf", hashiPath)
+	cmd.Dir, cmd.GoFiles = dir, []string{write("command.go", forkPath+"/protobuf", hashiPath)}
+	deps := []pkgInfo{pkg(forkPath, forkPath, false, forkPath+"/protobuf"), pkg(forkPath+"/protobuf", forkPath, false),
+		pkg(hashiPath, hashiPath, false), server, topo, cmd,
+		pkg(mod+"/cmd/big", mod, true, mod+"/server", mod+"/topology", mod+"/command")}
+	l, why, runnerUp := chooseLibrary(mod, "./cmd/big", deps, map[string]string{forkPath: shapeRaft}, []string{hashiPath, forkPath})
+	if l == nil || l.Name != forkPath {
+		t.Fatalf("chooseLibrary = %v, want %s", l, forkPath)
+	}
+	if want := "imported by 3 of the module's packages (example.com/big/server, ...) in 5 files; its API is a raft's (a Raft or Node type, or AppendEntriesRequest and RequestVoteRequest)"; why != want {
+		t.Errorf("why %q\nwant %q", why, want)
+	}
+	if want := "hashicorp/raft: imported by 3 of the module's packages (example.com/big/server, ...) in 4 files"; runnerUp != want {
+		t.Errorf("runner-up %q\nwant %q", runnerUp, want)
+	}
+}
+
 func TestAPIShape(t *testing.T) {
 	for decls, want := range map[string]string{
 		"type Raft,func NewRaft,type Config": shapeHashi,
 		"type RawNode,type Ready":            shapeEtcd,
 		"type Node,func StartNode":           shapeEtcd,
 		"type Node,func New":                 shapeRaft,
-		"type Store,func Open":               "",
+		// goraft's forks (github.com/seaweedfs/raft): a Server interface
+		// and the two RPCs' types, no Raft or Node.
+		"type Server,func NewServer,type AppendEntriesRequest,type RequestVoteRequest": shapeRaft,
+		"type AppendEntriesRequest": "",
+		"type Store,func Open":      "",
 	} {
 		if got := apiShape(strings.Split(decls, ",")); got != want {
 			t.Errorf("apiShape(%s) = %q, want %q", decls, got, want)
