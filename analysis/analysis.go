@@ -252,6 +252,21 @@ func order(passes []*Pass) ([]*Pass, error) {
 	return out, nil
 }
 
+// slowStep is how long an analysis step takes before it is logged at
+// info: on a large module the steps take minutes, and a user should see
+// them go by; on a small one they stay in the debug log.
+const slowStep = 5 * time.Second
+
+// progress logs a finished analysis step that took elapsed.
+func progress(msg string, elapsed time.Duration, args ...any) {
+	args = append(args, "seconds", elapsed.Round(100*time.Millisecond).Seconds())
+	if elapsed >= slowStep {
+		slog.Info(msg, args...)
+		return
+	}
+	slog.Debug(msg, args...)
+}
+
 // Run loads the target and runs the passes.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	start := time.Now()
@@ -267,7 +282,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	slog.Debug("analysis: loaded", "targets", len(prog.Targets), "elapsed", time.Since(start))
+	progress("analysis: loaded and typed the packages, built SSA", time.Since(start), "targets", len(prog.Targets))
 	counts := map[string]Counts{}
 	for _, sp := range prog.Targets {
 		counts[sp.Pkg.Path()] = Counts{CountFunctions: countFunctions(sp)}
@@ -291,7 +306,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if c, ok := res.(contributor); ok {
 			c.contribute(&pt)
 		}
-		slog.Debug("analysis: pass done", "pass", p.Name, "elapsed", time.Since(t))
+		progress("analysis: pass done", time.Since(t), "pass", p.Name)
 	}
 	cat, err := assemble(opts.Dir, pt)
 	if err != nil {
