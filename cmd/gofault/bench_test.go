@@ -35,7 +35,7 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"build", "--config", cfg, "--bugs", bugs}, 2, "--bugs builds bundles; give --bundle DIR too"},
 		{[]string{"--config", cfg}, 2, "--bugs is required"},
 		{[]string{"--config", cfg, "--bugs", bugs, "--policies", "nope"}, 2, `unknown policy "nope"`},
-		{[]string{"--config", cfg, "--bugs", bugs, "--bug", "nope"}, 2, `no bug "nope" in the known-bug file (its bugs: split, snapshot, rotate, fence, retry, install, catchup, waitall, restream, rejoin, unchecked, swallow)`},
+		{[]string{"--config", cfg, "--bugs", bugs, "--bug", "nope"}, 2, `no bug "nope" in the known-bug file (its bugs: split, snapshot, rotate, fence, retry, install, catchup, waitall, restream, rejoin, unchecked, swallow, ticklease, atrest)`},
 		{[]string{"--config", cfg, "--bugs", bugs, "--seeds", "0"}, 2, "must be at least 1"},
 		{[]string{"--config", cfg, "--bugs", bugs, "--bundle", "x", "--rebuild"}, 2, "--rebuild and --bundle"},
 		{[]string{"--config", cfg, "--bugs", bad}, 1, `bugs[0]: unknown field "matcher"; did you mean "match"?`},
