@@ -156,6 +156,15 @@ func (k Kind) Before() Kind {
 	return k
 }
 
+// SiteKind is the kind a site must have to take a fault of kind k: a rot
+// strikes the writes a torn write does (KindTorn); any other kind, itself.
+func (k Kind) SiteKind() Kind {
+	if k == KindRot {
+		return KindTorn
+	}
+	return k
+}
+
 // Cuts reports whether k cuts members' peer traffic for a while (its
 // length is the fault's delay): a partition, disconnect, one-way cut,
 // split or leader cut.

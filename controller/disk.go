@@ -18,11 +18,7 @@ import (
 // what the agent changed.
 func (s *session) diskInjection(inj record.Injection, f policy.Fault) (record.Injection, wire.Action, int64, []Effect, bool) {
 	site := s.cat.Site(inj.Site)
-	takes := f.Kind
-	if f.Kind == catalog.KindRot {
-		takes = catalog.KindTorn // a rot strikes the writes a tear does
-	}
-	if site == nil || !site.Kind.Has(takes) {
+	if site == nil || !site.Kind.Has(f.Kind.SiteKind()) {
 		return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a disk fault the site cannot take", Args: []any{"site", inj.SiteID, "kind", f.Kind.String()}}}, false
 	}
 	inj.Error = policy.PickText(f.Pick)

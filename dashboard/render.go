@@ -76,7 +76,7 @@ func faultLine(f report.Fault) string {
 	}
 	s := f.Kind
 	k, kerr := catalog.ParseKind(f.Kind)
-	if f.Error != "" && k != catalog.KindPause && k != catalog.KindStop && !k.After() {
+	if f.Error != "" && record.ShapeDetail(k, f.Error) == "" { // else Shape says it
 		s += " " + f.Error
 	}
 	if f.Delay != "" {

@@ -340,15 +340,6 @@ func (e *Env) held(k catalog.Kind) []Fault {
 	return fs
 }
 
-// diskSite is the kind a site must have to take disk fault k: a rot
-// strikes the writes a torn write does.
-func diskSite(k catalog.Kind) catalog.Kind {
-	if k == catalog.KindRot {
-		return catalog.KindTorn
-	}
-	return k
-}
-
 // hasLeader reports whether the catalog names a leader role.
 func (e *Env) hasLeader() bool {
 	if e.Catalog == nil {
@@ -446,7 +437,7 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 		fs = append(fs, e.held(catalog.KindLeaderCut)...)
 	}
 	for _, k := range []catalog.Kind{catalog.KindCorrupt, catalog.KindTorn, catalog.KindRot} {
-		if s.Kind.Has(diskSite(k)) && e.allows(k) && (len(e.Files) == 0 || slices.Contains(e.Files, s.FileRole)) {
+		if s.Kind.Has(k.SiteKind()) && e.allows(k) && (len(e.Files) == 0 || slices.Contains(e.Files, s.FileRole)) {
 			fs = append(fs, Fault{Kind: k})
 		}
 	}

@@ -117,7 +117,7 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		if !ok {
 			return Fault{}, fmt.Errorf("the %s fault at site %s records no pick (%q)", inj.Kind, s.ID, inj.Error)
 		}
-		if !s.Kind.Has(diskSite(inj.Kind)) {
+		if !s.Kind.Has(inj.Kind.SiteKind()) {
 			return Fault{}, fmt.Errorf("site %s can no longer take a %s fault", s.ID, inj.Kind)
 		}
 		return Fault{Kind: inj.Kind, Pick: p}, nil

@@ -184,6 +184,18 @@ func Shape(k catalog.Kind, siteID, detail string) string {
 	return " (killed right after " + call + " returned" + next + ")"
 }
 
+// ShapeDetail returns errText, an injection's Error, where it is the
+// detail Shape gives a fault of kind k (how a pause's or stop's length was
+// chosen, the next disk call after a crash after a call); "" for the
+// kinds whose Error says something else (an error's name, a disk fault's
+// pick).
+func ShapeDetail(k catalog.Kind, errText string) string {
+	if k == catalog.KindPause || k == catalog.KindStop || k.After() {
+		return errText
+	}
+	return ""
+}
+
 // CutPeers says, for a cut that names other members, whom the node was
 // cut from and which way, to follow the node's name in a report: " from
 // n2" (a disconnect, both ways), " to n2, one way (n1 could not reach

@@ -51,17 +51,6 @@ func WriteGeneric(w io.Writer, generic []Finding) error {
 	return nil
 }
 
-// timerOf is the detail record.Shape gives a fault: how the length of a
-// pause or stop was chosen, the next disk call after a crash after a call
-// (their record's Error); "" for other kinds, whose Error is something
-// else.
-func timerOf(k catalog.Kind, errText string) string {
-	if k == catalog.KindPause || k == catalog.KindStop || k.After() {
-		return errText
-	}
-	return ""
-}
-
 // faultLine describes a fault in one line.
 func faultLine(f Fault) string {
 	if f.Kind == "none" {
@@ -85,7 +74,7 @@ func faultLine(f Fault) string {
 		return fmt.Sprintf("%s %sat %s of %s%s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role), cut)
 	}
 	k, _ := catalog.ParseKind(f.Kind)
-	return fmt.Sprintf("%s %sat %s on %s%s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role), record.Shape(k, f.Site, timerOf(k, f.Error)))
+	return fmt.Sprintf("%s %sat %s on %s%s", f.Kind, detail, f.Site, record.NodeRole(f.Node, f.Role), record.Shape(k, f.Site, record.ShapeDetail(k, f.Error)))
 }
 
 // WriteText writes findings for humans: per finding its symptom, the
@@ -161,7 +150,7 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 				faults = append(faults, partitionLine(inj, t))
 				continue
 			}
-			faults = append(faults, fmt.Sprintf("%s %s at %s on %s%s", inj.Kind, detail, inj.SiteID, record.NodeRole(inj.Node, inj.Role), record.Shape(inj.Kind, inj.SiteID, timerOf(inj.Kind, inj.Error))))
+			faults = append(faults, fmt.Sprintf("%s %s at %s on %s%s", inj.Kind, detail, inj.SiteID, record.NodeRole(inj.Node, inj.Role), record.Shape(inj.Kind, inj.SiteID, record.ShapeDetail(inj.Kind, inj.Error))))
 		}
 		if len(faults) == 0 {
 			faults = []string{"no fault"}
