@@ -58,8 +58,13 @@ func TestCrashAfterApp(t *testing.T) {
 			killed := make(chan struct{}, 1)
 			tr, err := c.BeginTrial(controller.TrialSpec{ID: "t1", Nodes: []string{"n1"}, Crash: func(string) {
 				if p := proc.Load(); p != nil {
+					// Said before the kill: Wait returns as soon as the
+					// process dies, and the check below must see it.
+					select {
+					case killed <- struct{}{}:
+					default:
+					}
 					_ = p.Kill()
-					killed <- struct{}{}
 				}
 			}})
 			if err != nil {
