@@ -44,7 +44,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	var only stringList
 	fs.Var(&only, "bug", "run only this bug of the file (repeatable; default all)")
 	pols := fs.String("policies", "bsrr,random", "comma-separated policies ("+strings.Join(policy.Names(), ", ")+")")
-	seeds := countFlag(fs, "seeds", "campaigns per bug, release and policy, with seeds 1..N (default 3)")
+	seeds := countFlag(fs, "seeds", fmt.Sprintf("campaigns per bug, release and policy, with seeds 1..N (default %d)", bench.DefaultSeeds))
 	trials := countFlag(fs, "trials", "the cap on fault trials per campaign, at least 1 (default: config trials.count)")
 	parallel := parallelFlag(fs, `clusters run at once in each campaign: a number, or "auto" (default: config trials.parallel, auto unless set)`)
 	name := fs.String("name", "", "name the bench (default: a hash of the config, the --set overrides, the known-bug file and the flags but --parallel); the same name resumes it")
