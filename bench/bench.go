@@ -245,15 +245,27 @@ type Row struct {
 	Bug    string `json:"bug"`
 	Policy string `json:"policy"`
 	// Seeds is the number of seeds run; Found how many of them found the
-	// bug on the affected release.
-	Seeds int `json:"seeds"`
-	Found int `json:"found"`
-	// MedianTrials is the median over seeds of the fault trials to the
-	// first matching finding, a miss counting as the cap (Trials);
-	// MedianMinutes the same in minutes, a miss counting as its whole
-	// campaign's minutes. Both are lower bounds when Found < Seeds/2.
+	// bug on the affected release; Cannot how many could not find it
+	// there (Outcome.Cannot), neither a find nor a miss.
+	Seeds  int `json:"seeds"`
+	Found  int `json:"found"`
+	Cannot int `json:"cannot"`
+	// CannotWhy says why, when Cannot > 0.
+	CannotWhy string `json:"cannot_why,omitempty"`
+	// MedianTrials is the median over the seeds that could find the bug
+	// of the fault trials to the first matching finding, a miss counting
+	// as the cap (Trials); MedianMinutes the same in minutes, a miss
+	// counting as its whole campaign's minutes. Both are lower bounds when
+	// half those seeds or more missed (Lower); 0 when no seed could.
 	MedianTrials  float64 `json:"median_trials"`
 	MedianMinutes float64 `json:"median_minutes"`
+	// TrialsCI is a confidence interval for the median fault trials to
+	// the finding (Interval); nil when no seed could find the bug.
+	TrialsCI *Interval `json:"trials_ci,omitempty"`
+	// Outcomes are the seeds' campaigns on the affected release, by seed:
+	// what the interval and the comparisons between policies (Pair) rest
+	// on.
+	Outcomes []Outcome `json:"outcomes"`
 	// InjectionRate is the share of the fault trials on both releases
 	// that injected a fault; FaultTrials is their number. No fault trial
 	// at all means the policy had nothing to inject in the scenario (e.g.
@@ -279,6 +291,34 @@ type Row struct {
 	Campaigns []int64 `json:"campaigns"`
 }
 
+// Lower reports whether half the row's seeds that could find the bug or
+// more missed it, so that its medians are (partly) a miss counted as the
+// cap: lower bounds.
+func (r Row) Lower() bool { return 2*r.Found <= r.Seeds-r.Cannot }
+
+// AllCannot reports whether no seed of the row could find the bug
+// (Outcome.Cannot): the table says "cannot", with no median.
+func (r Row) AllCannot() bool { return r.Seeds > 0 && r.Cannot == r.Seeds }
+
+// Outcome is one seed's campaign of a bug on its affected release.
+type Outcome struct {
+	Seed int64 `json:"seed"`
+	// Trial is the fault trial that first showed the bug (Hit.Trial); 0
+	// when the seed missed it (right-censored: not within the campaign's
+	// fault trials) or could not find it.
+	Trial int `json:"trial,omitempty"`
+	// Cannot: the campaign injected no fault at all (no fault trial ran,
+	// as when the policy has no fault of the scenario's kinds — sieve,
+	// which only delays, under faults.kinds=[crash] — or the baseline
+	// failed; or none of its fault trials injected one). A finding is a
+	// fault's, so such a campaign could not find the bug: it is no miss,
+	// and is left out of the medians, the interval and the comparisons.
+	Cannot bool `json:"cannot,omitempty"`
+}
+
+// missed reports whether the seed could find the bug and did not.
+func (o Outcome) missed() bool { return !o.Cannot && o.Trial == 0 }
+
 // Summary is a bench's results.
 type Summary struct {
 	Name string `json:"name"`
@@ -287,19 +327,22 @@ type Summary struct {
 	Seeds  int    `json:"seeds"`
 	Rows   []Row  `json:"rows"`
 	DB     string `json:"db"`
+	// Pairs compare every two policies over the bugs (Compare).
+	Pairs []Pair `json:"pairs,omitempty"`
 	// Minutes is the campaigns' time, summed.
 	Minutes float64 `json:"minutes"`
 }
 
 // Summarise aggregates the results of a bench's runs (every run of the
 // matrix must have one) per bug and policy, in the order of bugs and
-// policies.
+// policies, and compares the policies pairwise (Compare).
 func Summarise(name string, bugs []Bug, policies []string, seeds, trials int, results map[Run]Result) (*Summary, error) {
 	s := &Summary{Name: name, Trials: trials, Seeds: seeds}
 	for _, b := range bugs {
 		for _, p := range policies {
 			row := Row{Bug: b.ID, Policy: p, Seeds: seeds}
 			var ts, ms []float64
+			var cannot cannotSeeds
 			run, injected := 0, 0
 			for _, side := range []Side{Affected, Fixed} {
 				for seed := int64(1); seed <= int64(seeds); seed++ {
@@ -326,15 +369,23 @@ func Summarise(name string, bugs []Bug, policies []string, seeds, trials int, re
 						row.FalsePositiveTrials = append(row.FalsePositiveTrials, res.Hit.TrialID)
 					case side == Affected && res.Hit != nil:
 						row.Found++
+						row.Outcomes = append(row.Outcomes, Outcome{Seed: seed, Trial: res.Hit.Trial})
 						ts = append(ts, float64(res.Hit.Trial))
 						ms = append(ms, res.Hit.Minutes)
+					case side == Affected && res.Injected == 0:
+						row.Cannot++
+						row.Outcomes = append(row.Outcomes, Outcome{Seed: seed, Cannot: true})
+						cannot.add(res)
 					case side == Affected:
+						row.Outcomes = append(row.Outcomes, Outcome{Seed: seed})
 						ts = append(ts, float64(trials))
 						ms = append(ms, res.Minutes)
 					}
 				}
 			}
 			row.MedianTrials, row.MedianMinutes = median(ts), median(ms)
+			row.TrialsCI = trialsCI(row.Outcomes, trials)
+			row.CannotWhy = cannot.why(b.DeclaredKinds())
 			row.FaultTrials = run
 			if run > 0 {
 				row.InjectionRate = float64(injected) / float64(run)
@@ -342,7 +393,48 @@ func Summarise(name string, bugs []Bug, policies []string, seeds, trials int, re
 			s.Rows = append(s.Rows, row)
 		}
 	}
+	s.Pairs = Compare(s.Rows, policies)
 	return s, nil
+}
+
+// cannotSeeds counts the campaigns on the affected release that injected
+// no fault (Outcome.Cannot), by why.
+type cannotSeeds struct {
+	baseline int // stopped before any fault: the baseline fails
+	none     int // no fault trial ran: the policy had nothing to inject
+	empty    int // fault trials ran and injected nothing
+}
+
+// add counts a campaign that injected no fault.
+func (c *cannotSeeds) add(res Result) {
+	switch {
+	case res.BaselineFails:
+		c.baseline++
+	case res.Trials == 0:
+		c.none++
+	default:
+		c.empty++
+	}
+}
+
+// why says why the seeds could not find the bug, naming the fault kinds
+// the bug file declares (none: the config's); "" when every seed could.
+func (c cannotSeeds) why(kinds []string) string {
+	var out []string
+	if c.none > 0 {
+		k := "the config's fault kinds"
+		if len(kinds) > 0 {
+			k = "the fault kinds " + strings.Join(kinds, ", ")
+		}
+		out = append(out, fmt.Sprintf("%s ran no fault trial: the policy has no fault to inject under %s", report.Plural(c.none, "campaign"), k))
+	}
+	if c.empty > 0 {
+		out = append(out, fmt.Sprintf("%s injected nothing in any fault trial", report.Plural(c.empty, "campaign")))
+	}
+	if c.baseline > 0 {
+		out = append(out, fmt.Sprintf("%s stopped before any fault: the baseline fails without faults", report.Plural(c.baseline, "campaign")))
+	}
+	return strings.Join(out, "; ")
 }
 
 // median returns the median of xs (0 for none).
@@ -359,7 +451,7 @@ func median(xs []float64) float64 {
 }
 
 // WriteTable prints the summary as a table with aligned columns, one row
-// per bug and policy, and a legend.
+// per bug and policy, the comparisons of the policies, and a legend.
 func (s *Summary) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "bench %s: %d seeds × at most %d fault trials per campaign", s.Name, s.Seeds, s.Trials)
 	if s.DB != "" {
@@ -367,21 +459,31 @@ func (s *Summary) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprint(w, "\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "bug\tpolicy\tfound\tmedian trials\tmedian minutes\tinjected\tfalse positives (fixed)\twithout faults (affected, fixed)")
+	fmt.Fprintln(tw, "bug\tpolicy\tfound\tmedian trials\tCI of median trials\tmedian minutes\tinjected\tfalse positives (fixed)\twithout faults (affected, fixed)")
 	for _, r := range s.Rows {
 		fp := fmt.Sprintf("%d/%d", r.FalsePositives, r.Seeds)
 		if len(r.FalsePositiveTrials) > 0 {
 			fp += " (" + strings.Join(r.FalsePositiveTrials, ", ") + ")"
 		}
-		mt, mm := fmt.Sprintf("%.1f", r.MedianTrials), fmt.Sprintf("%.2f", r.MedianMinutes)
-		if 2*r.Found <= r.Seeds {
+		found := fmt.Sprintf("%d/%d", r.Found, r.Seeds)
+		mt, mm, ci := fmt.Sprintf("%.1f", r.MedianTrials), fmt.Sprintf("%.2f", r.MedianMinutes), "-"
+		switch {
+		case r.AllCannot():
+			found, mt, mm = "cannot", "-", "-" // no seed could find it: no median to give
+		case r.Lower():
 			mt, mm = ">="+mt, ">="+mm // half the seeds or more missed: the median is (partly) a miss
+		}
+		if r.Cannot > 0 && !r.AllCannot() {
+			found += fmt.Sprintf(", %d cannot", r.Cannot)
+		}
+		if r.TrialsCI != nil {
+			ci = r.TrialsCI.String()
 		}
 		inj := fmt.Sprintf("%.0f%%", 100*r.InjectionRate)
 		if r.FaultTrials == 0 {
 			inj = "nothing" // the policy had no fault to inject in the scenario
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\t%d/%d, %d/%d\n", r.Bug, r.Policy, r.Found, r.Seeds, mt, mm, inj, fp,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d/%d, %d/%d\n", r.Bug, r.Policy, found, mt, ci, mm, inj, fp,
 			r.FaultFreeAffected, r.Seeds, r.FaultFreeFixed, r.Seeds)
 	}
 	if err := tw.Flush(); err != nil {
@@ -392,11 +494,30 @@ func (s *Summary) WriteTable(w io.Writer) error {
 			fmt.Fprintf(w, "%s, %s: %s: stopped before any fault, its baseline fails without faults (gofault report --fault-free shows why)\n", r.Bug, r.Policy, c)
 		}
 	}
-	_, err := fmt.Fprintf(w, "\nfound: seeds whose campaign on the affected release showed the bug's finding (each stops at its first).\n"+
+	for _, r := range s.Rows {
+		if r.Cannot > 0 {
+			fmt.Fprintf(w, "%s, %s: cannot find it in %d of %d seeds: %s\n", r.Bug, r.Policy, r.Cannot, r.Seeds, r.CannotWhy)
+		}
+	}
+	if len(s.Pairs) > 0 {
+		fmt.Fprintln(w)
+		if err := writePairs(w, s.Pairs); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nfound: seeds whose campaign on the affected release showed the bug's finding (each stops at its first); cannot: seeds whose campaign there injected no fault at all, so could not find it (no miss: left out of the medians, the CI and the comparisons).\n"+
 		"median trials/minutes: to that finding; a seed that missed counts as the cap (%d trials, its whole campaign's minutes), so >= marks a median that is (partly) a miss.\n"+
+		"CI of median trials: distribution-free confidence interval for the median from the seeds' order statistics (binomial), with the confidence it reaches (%.0f%% where the seeds allow; five give 94%%); a miss sorts after every find, so >%d is a bound beyond the cap.\n"+
 		"injected: share of fault trials (both releases) that injected a fault; nothing: the policy has no fault it may inject in the scenario, so no fault trial ran.\n"+
 		"false positives: seeds whose campaign of %d trials on the fixed release showed a matching finding (their first trials).\n"+
-		"without faults: seeds whose campaign showed the matching symptom in a trial without any fault (the scenario shows it unaided, or the symptom is not specific to the bug).\n"+
-		"%.1f campaign minutes in all.\n", s.Trials, s.Trials, s.Minutes)
+		"without faults: seeds whose campaign showed the matching symptom in a trial without any fault (the scenario shows it unaided, or the symptom is not specific to the bug).\n",
+		s.Trials, 100*Confidence, s.Trials, s.Trials)
+	if err != nil {
+		return err
+	}
+	if len(s.Pairs) > 0 {
+		fmt.Fprintf(w, "policies: each two over the (bug, seed) pairs both could run: which found the bug in fewer fault trials (a miss is worse than any find), the median difference where both found it, and the exact sign test's two-sided p over the pairs that differ (ties dropped); p < %.2f names the winner, else not more than noise.\n", 1-Confidence)
+	}
+	_, err = fmt.Fprintf(w, "%.1f campaign minutes in all.\n", s.Minutes)
 	return err
 }

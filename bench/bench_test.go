@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -385,11 +387,18 @@ func TestSummarise(t *testing.T) {
 	if err := s.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
+	// The CI of 3 seeds is their min and max, at 1 − 2/8 = 75%; seed by
+	// seed random found at 3, missed, found at 5, bsrr missed, missed,
+	// found at 2: random sooner in seed 1 (bsrr missed), bsrr in seed 3
+	// (5 − 2), both missed seed 2.
 	want := `
-bug    policy  found  median trials  median minutes  injected  false positives (fixed)  without faults (affected, fixed)
-split  random  2/3    5.0            1.50            75%       1/3 (x-2)                1/3, 1/3
-split  bsrr    1/3    >=8.0          >=4.00          100%      0/3                      0/3, 0/3
+bug    policy  found  median trials  CI of median trials  median minutes  injected  false positives (fixed)  without faults (affected, fixed)
+split  random  2/3    5.0            [3, >8] 75%          1.50            75%       1/3 (x-2)                1/3, 1/3
+split  bsrr    1/3    >=8.0          [2, >8] 75%          >=4.00          100%      0/3                      0/3, 0/3
 split, bsrr: fixed seed 3, campaign 12: stopped before any fault, its baseline fails without faults (gofault report --fault-free shows why)
+
+policies (A vs B)  pairs (bugs)  A sooner (B missed)  B sooner (A missed)  ties (both missed)  median A − B (both found)  sign test p  verdict
+random vs bsrr     3 (1)         1 (1)                1 (0)                1 (1)               +3.0 (1)                   1.000        not more than noise
 `
 	if !strings.Contains(buf.String(), want) {
 		t.Errorf("table:\n%s\nwant it to hold:%s", buf.String(), want)
@@ -402,6 +411,89 @@ split, bsrr: fixed seed 3, campaign 12: stopped before any fault, its baseline f
 	delete(results, Run{"split", Fixed, "bsrr", 3})
 	if _, err := Summarise("b", bugs, []string{"random", "bsrr"}, 3, 8, results); err == nil {
 		t.Error("a missing result summarised")
+	}
+}
+
+// TestSummariseCannot: a policy with no fault of the bug's kinds (sieve
+// under crash: no fault trial ran) cannot find it in any seed, a campaign
+// whose baseline failed cannot in its seed; neither is a miss: both are
+// left out of found's misses, the medians, the interval, the comparisons
+// and --fail-on failures, and the table says why. Five seeds of random
+// against bsrr bound the median at 93.75% and, five sooner of five, are
+// still noise for the sign test.
+func TestSummariseCannot(t *testing.T) {
+	bugs := []Bug{{ID: "etcd-17780", Scenario: []string{"faults.kinds=[crash, crash-after]"}}}
+	results := map[Run]Result{}
+	for seed := int64(1); seed <= 5; seed++ {
+		for _, side := range []Side{Affected, Fixed} {
+			results[Run{"etcd-17780", side, "sieve", seed}] = Result{Campaign: 100 + seed}
+			results[Run{"etcd-17780", side, "random", seed}] = Result{Campaign: seed, Trials: 10, Injected: 10, Minutes: 1}
+			results[Run{"etcd-17780", side, "bsrr", seed}] = Result{Campaign: 10 + seed, Trials: 10, Injected: 9, Minutes: 1}
+		}
+		// random finds at trials 2..5 (seeds 1..4); bsrr at 7 in seed 1
+		// and misses the rest.
+		if seed < 5 {
+			results[Run{"etcd-17780", Affected, "random", seed}] = Result{Campaign: seed, Trials: int(seed + 1), Injected: int(seed + 1), Minutes: 0.5,
+				Hit: &Hit{Trial: int(seed + 1), TrialID: fmt.Sprintf("%d-%d", seed, seed+1), Minutes: 0.5}}
+		}
+	}
+	results[Run{"etcd-17780", Affected, "bsrr", 1}] = Result{Campaign: 11, Trials: 7, Injected: 7, Minutes: 1, Hit: &Hit{Trial: 7, TrialID: "11-7", Minutes: 1}}
+	results[Run{"etcd-17780", Affected, "random", 5}] = Result{Campaign: 5, BaselineFails: true}
+	s, err := Summarise("b", bugs, []string{"random", "sieve", "bsrr"}, 5, 10, results)
+	if err != nil {
+		t.Fatal(err)
+	}
+	random, sieve, bsrr := s.Rows[0], s.Rows[1], s.Rows[2]
+	if random.Found != 4 || random.Cannot != 1 || random.MedianTrials != 3.5 || !random.Outcomes[4].Cannot || random.Lower() ||
+		*random.TrialsCI != (Interval{Low: 2, High: 5, Confidence: 1 - 2.0/16, Seeds: 4}) {
+		t.Errorf("random row %+v, CI %+v", random, random.TrialsCI)
+	}
+	if sieve.Cannot != 5 || sieve.Found != 0 || sieve.TrialsCI != nil || sieve.MedianTrials != 0 ||
+		sieve.CannotWhy != "5 campaigns ran no fault trial: the policy has no fault to inject under the fault kinds crash, crash-after" {
+		t.Errorf("sieve row %+v", sieve)
+	}
+	if bsrr.Cannot != 0 || bsrr.MedianTrials != 10 || !bsrr.Lower() ||
+		*bsrr.TrialsCI != (Interval{Low: 7, High: 10, HighMissed: true, Confidence: 1 - 2.0/32, Seeds: 5}) {
+		t.Errorf("bsrr row %+v, CI %+v", bsrr, bsrr.TrialsCI)
+	}
+	got := s.Failures(true)
+	want := []string{"etcd-17780/bsrr: missed in 4 of 5 seeds", "etcd-17780/random: 1 campaign whose baseline failed"}
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("failures %q, want %q", got, want)
+	}
+	var buf bytes.Buffer
+	if err := s.WriteTable(&buf); err != nil {
+		t.Fatal(err)
+	}
+	// random against bsrr: random sooner in seeds 1 (2 against 7) and
+	// 2..4 (bsrr missed), seed 5 left out: 4 of 4 is p = 2/16.
+	table := `
+bug         policy  found          median trials  CI of median trials  median minutes  injected  false positives (fixed)  without faults (affected, fixed)
+etcd-17780  random  4/5, 1 cannot  3.5            [2, 5] 88%           0.50            100%      0/5                      0/5, 0/5
+etcd-17780  sieve   cannot         -              -                    -               nothing   0/5                      0/5, 0/5
+etcd-17780  bsrr    1/5            >=10.0         [7, >10] 94%         >=1.00          91%       0/5                      0/5, 0/5
+etcd-17780, random: affected seed 5, campaign 5: stopped before any fault, its baseline fails without faults (gofault report --fault-free shows why)
+etcd-17780, random: cannot find it in 1 of 5 seeds: 1 campaign stopped before any fault: the baseline fails without faults
+etcd-17780, sieve: cannot find it in 5 of 5 seeds: 5 campaigns ran no fault trial: the policy has no fault to inject under the fault kinds crash, crash-after
+
+policies (A vs B)  pairs (bugs)     A sooner (B missed)  B sooner (A missed)  ties (both missed)  median A − B (both found)  sign test p  verdict
+random vs sieve    0 (0), 5 cannot  0 (0)                0 (0)                0 (0)               -                          -            no pair both could run
+random vs bsrr     4 (1), 1 cannot  4 (3)                0 (0)                0 (0)               -5.0 (1)                   0.125        not more than noise
+sieve vs bsrr      0 (0), 5 cannot  0 (0)                0 (0)                0 (0)               -                          -            no pair both could run
+`
+	if !strings.Contains(buf.String(), table) {
+		t.Errorf("table:\n%s\nwant it to hold:%s", buf.String(), table)
+	}
+	data, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"cannot":5`, `"trials_ci":{"low":7,"high":10,"high_missed":true,"confidence":0.9375,"seeds":5}`,
+		`"outcomes":[{"seed":1,"trial":7},{"seed":2}`, `"pairs":[{"a":"random","b":"sieve","pairs":0,"bugs":0,"cannot":5`} {
+		if !strings.Contains(string(data), field) {
+			t.Errorf("JSON %s\nlacks %s", data, field)
+		}
 	}
 }
 

@@ -2,8 +2,10 @@
 // (what each bug is, the releases it affects and where it is fixed, the
 // scenario that makes it reachable and the finding that shows it), the
 // matrix of campaigns a bench runs, matching a campaign's findings against
-// a bug, and the aggregation and table of the results. Running the
-// campaigns and keeping them in the store is cmd/gofault's.
+// a bug, and the aggregation of the results, their statistics (a
+// confidence interval per bug and policy, paired comparisons of the
+// policies) and their table. Running the campaigns and keeping them in
+// the store is Measure's.
 package bench
 
 import (
@@ -195,6 +197,22 @@ func (b *Bug) Release(s Side) Release {
 // the scenario, then the release's.
 func (b *Bug) Overrides(s Side) []string {
 	return append(slices.Clone(b.Scenario), b.Release(s).Overrides()...)
+}
+
+// DeclaredKinds returns the fault kinds the known-bug file declares for
+// the bug's campaigns on its affected release: a test bug's test.kinds,
+// or the faults.kinds its scenario and release set; nil where it declares
+// none (the config's, or gofault test's default, apply). The bench names
+// them where a policy could not find the bug (Row.CannotWhy).
+func (b *Bug) DeclaredKinds() []string {
+	if b.Test != nil {
+		return b.Test.Kinds
+	}
+	cfg, err := config.Parse(nil, b.Overrides(Affected)...)
+	if err != nil {
+		return nil // Validate refused the file already
+	}
+	return cfg.Faults.Kinds
 }
 
 // Load reads and validates a known-bug file; checkers are the known

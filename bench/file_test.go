@@ -156,3 +156,23 @@ func TestShippedTestBugFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestDeclaredKinds: the fault kinds a bug's file declares are a test
+// bug's test.kinds or the last faults.kinds of its scenario and affected
+// release; none declared is nil.
+func TestDeclaredKinds(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		bug  Bug
+		want []string
+	}{
+		{"scenario", Bug{Scenario: []string{"faults.kinds=[crash]", "cluster.nodes=1"}}, []string{"crash"}},
+		{"release wins", Bug{Scenario: []string{"faults.kinds=[crash]"}, Affected: Release{Set: []string{"faults.kinds=[delay]"}}}, []string{"delay"}},
+		{"none", Bug{Scenario: []string{"cluster.nodes=1"}}, nil},
+		{"test bug", Bug{Test: &Test{Kinds: []string{"error"}}, Scenario: []string{"env.X=1"}}, []string{"error"}},
+	} {
+		if got := c.bug.DeclaredKinds(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

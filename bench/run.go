@@ -34,7 +34,7 @@ var ErrUsage = errors.New("usage")
 // DefaultSeeds is a bench's seeds per bug, side and policy unless
 // Options.Seeds says otherwise: five, the fewest whose smallest and
 // largest trials-to-find bound the median with about 94% confidence
-// (MedianCI), so that policies can be told apart (issue 46).
+// (Row.TrialsCI), so that policies can be told apart (issue 46).
 const DefaultSeeds = 5
 
 // DefaultRelease names the bundle subdirectory of a release without a

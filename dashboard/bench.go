@@ -116,13 +116,18 @@ func BenchResults(name string, runs []*store.BenchRun) (*BenchView, error) {
 				return nil, err
 			}
 			row := s.Rows[0]
-			// Summarise names baseline failures by its seed numbers; put
-			// the stored ones back.
+			// Summarise names baseline failures and outcomes by its seed
+			// numbers; put the stored ones back.
 			for i, bf := range row.BaselineFails {
 				var side string
 				var seed, campaign int64
 				if n, _ := fmt.Sscanf(bf, "%s seed %d, campaign %d", &side, &seed, &campaign); n == 3 && seed >= 1 && int(seed) <= len(seeds) {
 					row.BaselineFails[i] = fmt.Sprintf("%s seed %d, campaign %d", side, seeds[seed-1], campaign)
+				}
+			}
+			for i, o := range row.Outcomes {
+				if o.Seed >= 1 && int(o.Seed) <= len(seeds) {
+					row.Outcomes[i].Seed = seeds[o.Seed-1]
 				}
 			}
 			v.Summary.Rows = append(v.Summary.Rows, row)
@@ -141,8 +146,9 @@ func BenchResults(name string, runs []*store.BenchRun) (*BenchView, error) {
 type benchRow struct {
 	bench.Row
 	Pending string
-	// Lower: half the seeds or more missed, so the medians are (partly)
-	// misses and print with >= (as WriteTable does).
+	// Lower: half the seeds that could find the bug or more missed, so
+	// the medians are (partly) misses and print with >= (bench.Row.Lower,
+	// as WriteTable does).
 	Lower bool
 	// FalsePositiveLinks link the false positives' trials.
 	FalsePositiveLinks []trialLink
@@ -158,7 +164,7 @@ type trialLink struct {
 func (v *BenchView) Rows() []benchRow {
 	var out []benchRow
 	for i, r := range v.Summary.Rows {
-		br := benchRow{Row: r, Pending: v.Pending[i], Lower: 2*r.Found <= r.Seeds}
+		br := benchRow{Row: r, Pending: v.Pending[i], Lower: r.Lower()}
 		for _, id := range r.FalsePositiveTrials {
 			c, _, ok := record.ParseTrialID(id)
 			if !ok {

@@ -86,7 +86,10 @@ func TestBenchResults(t *testing.T) {
 	}
 	r = s.Rows[3]
 	want := fmt.Sprintf("affected seed 3, campaign %d", id)
-	if r.Policy != "sieve" || r.Seeds != 2 || r.Found != 0 || r.MedianTrials != 10 || r.FaultTrials != 0 ||
+	// No sieve campaign injected a fault (no fault trial ran, or the
+	// baseline failed): it cannot find the bug, and has no median.
+	if r.Policy != "sieve" || r.Seeds != 2 || r.Found != 0 || r.Cannot != 2 || !r.AllCannot() || r.MedianTrials != 0 || r.FaultTrials != 0 ||
+		r.Outcomes[0].Seed != 2 || r.Outcomes[1].Seed != 3 ||
 		len(r.BaselineFails) != 1 || r.BaselineFails[0] != want || !strings.Contains(v.Pending[3], "2 of 3 seeds") {
 		t.Fatalf("sieve row: %+v, pending %q", r, v.Pending[3])
 	}
@@ -116,8 +119,10 @@ func TestBenchPages(t *testing.T) {
 	for _, want := range []string{
 		"<h1>Bench b1</h1>",
 		`<td class="found">2/3</td>`,
-		"<td>5.0</td><td>1.50</td>",            // random: most seeds found it
-		"<td>&gt;=10.0</td><td>&gt;=1.00</td>", // sieve: every seed missed
+		"<td>5.0</td><td>[3, &gt;10] 75%</td><td>1.50</td>", // random: most seeds found it
+		`<td class="found">cannot</td>
+<td>-</td><td>-</td><td>-</td>`, // sieve: no seed injected a fault
+		"split, sieve: cannot find it in 2 of 2 seeds: 1 campaign ran no fault trial",
 		"<td>nothing</td>",
 		fmt.Sprintf(`1/3 (<a href="../c/%d/trial-%d-2.html">%d-2</a>)`, id, id, id),
 		fmt.Sprintf(`<a href="../c/%d/index.html">%d</a>`, id, id),
