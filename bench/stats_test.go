@@ -88,3 +88,26 @@ func TestMedianCI(t *testing.T) {
 		t.Error("an interval of no values")
 	}
 }
+
+// TestTrialsCI checks the interval of a row's outcomes: cannot left out,
+// a miss a bound beyond the cap, as the table writes it.
+func TestTrialsCI(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		seeds []int // trials-to-find; 0 a miss, -1 cannot
+		want  string
+	}{
+		{"finds", []int{4, 2, 9, 3, 5}, "[2, 9] 94%"},
+		{"upper bound censored", []int{4, 0, 9, 0, 5}, "[4, >10] 94%"},
+		{"all missed", []int{0, 0, 0, 0, 0}, "[>10, >10] 94%"},
+		{"cannot left out", []int{-1, 4, -1, 0, 5, 6, 7, 8, 3}, "[3, >10] 98%"},
+	} {
+		got := trialsCI(outcomes(c.seeds...), 10)
+		if got == nil || got.String() != c.want {
+			t.Errorf("%s: %v, want %s", c.name, got, c.want)
+		}
+	}
+	if got := trialsCI(outcomes(-1, -1), 10); got != nil {
+		t.Errorf("no seed could: %v", got)
+	}
+}
