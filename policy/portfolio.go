@@ -251,10 +251,10 @@ func explore(total, n int) float64 { return math.Sqrt(2 * math.Log(float64(total
 // and its last trial that revealed something.
 func (p *portfolio) reason(best, bestMean, total int) string {
 	a := p.arms[best]
-	why := fmt.Sprintf("UCB %.2f: mean reward %.2f over %d trials (%d failed, %d injected) + %.2f to explore, of %d trials in all",
-		a.mean()+explore(total, a.trials), a.mean(), a.trials, a.failed, a.injects, explore(total, a.trials), total)
+	why := fmt.Sprintf("UCB %.2f: mean reward %.2f over %s (%d failed, %d injected) + %.2f to explore, of %d trials in all",
+		a.mean()+explore(total, a.trials), a.mean(), plural(a.trials, "trial", "trials"), a.failed, a.injects, explore(total, a.trials), total)
 	if bm := p.arms[bestMean]; bestMean != best && bm.mean() > a.mean() {
-		why += fmt.Sprintf("; exploring: %s has the best mean, %.2f over %d trials", bm.name, bm.mean(), bm.trials)
+		why += fmt.Sprintf("; exploring: %s has the best mean, %.2f over %s", bm.name, bm.mean(), plural(bm.trials, "trial", "trials"))
 	} else {
 		why += "; the best mean"
 	}

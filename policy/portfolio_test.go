@@ -207,9 +207,9 @@ func TestPortfolioReasons(t *testing.T) {
 		},
 		{
 			name:    "exploring an arm left alone",
-			arms:    []arm{{trials: 40, reward: 20, injects: 40}, {trials: 2, reward: 0.2, injects: 2}},
+			arms:    []arm{{trials: 40, reward: 20, injects: 40}, {trials: 1, reward: 0.1, injects: 1}},
 			wantArm: "b",
-			want:    []string{"mean reward 0.10 over 2 trials", "exploring: a has the best mean, 0.50 over 40 trials", "none of its trials revealed more than its fault yet"},
+			want:    []string{"mean reward 0.10 over 1 trial (0 failed, 1 injected)", "exploring: a has the best mean, 0.50 over 40 trials", "none of its trials revealed more than its fault yet"},
 		},
 		{
 			name:      "an exhausted arm is passed over",
