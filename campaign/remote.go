@@ -34,7 +34,7 @@ func (s *campaignRun) runRemote(ctx context.Context, index int) (*record.Trial, 
 		return nil, fmt.Errorf("remote trial %s: the worker %s sent back another trial", id, res.Worker)
 	}
 	s.opts.Logger.Info("remote trial recorded", "trial", id, "worker", res.Worker, "status", tr.Status)
-	s.r.learn(index, false, tr, controller.Result{Requests: tr.Requests, Injections: tr.Injections, Timeouts: tr.Timeouts, Blocks: res.Blocks})
+	s.r.learn(false, tr, controller.Result{Blocks: res.Blocks})
 	return tr, nil
 }
 

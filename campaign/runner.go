@@ -335,7 +335,7 @@ func (r *runner) finish(ctx context.Context, t *trialRun) (*record.Trial, error)
 	if err != nil {
 		return nil, err
 	}
-	r.learn(t.index, t.baseline, tr, res)
+	r.learn(t.baseline, tr, res)
 	return tr, nil
 }
 
@@ -395,17 +395,18 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *recor
 	return tr, res, nil
 }
 
-// learn lets the campaign learn from judged trial tr of index (a baseline
-// trial when baseline), run here or by a worker: the coverage union grows,
-// the policy is told the outcome, and a trial without a fault teaches the
-// log baseline.
-func (r *runner) learn(index int, baseline bool, tr *record.Trial, res controller.Result) {
+// learn lets the campaign learn from judged trial tr (a baseline trial
+// when baseline), run here or by a worker: the coverage union grows, the
+// policy is told the outcome (and tr keeps what it chose for the trial,
+// and why), and a trial without a fault teaches the log baseline.
+func (r *runner) learn(baseline bool, tr *record.Trial, res controller.Result) {
 	r.cov.add(tr, res.Blocks)
 	if !baseline {
 		// A trial that could not be judged or could not run still did not
 		// fail: the policy learns that (its states and coverage count),
 		// never that it found something.
-		r.ctl.TellPolicy(index, res, tr.Status == record.StatusFailed, tr.NewBlocks)
+		ch := r.ctl.TellPolicy(policy.OutcomeOf(tr))
+		tr.Choice, tr.Why = ch.Technique, ch.Why
 	}
 	if len(tr.Injections) == 0 && tr.Status != record.StatusError {
 		// Any trial that ran without a fault is a baseline sample: what its

@@ -417,15 +417,22 @@ func (t *Trial) apply(self *peer, effs []Effect) (selfPlan *Effect) {
 	return selfPlan
 }
 
-// TellPolicy tells the policy the outcome of ended trial index, as the
-// campaign judged it: failed, and how many coverage blocks it covered that
-// no trial before it had (the campaign keeps the union). Baseline trials
+// TellPolicy tells the policy the outcome of an ended trial, as the
+// campaign judged it (policy.OutcomeOf its record: its verdicts, and the
+// coverage blocks it covered that no trial before it had, the campaign
+// keeping the union), and returns what the policy chose for the trial and
+// why when it explains itself (policy.Explainer; the zero Choice
+// otherwise), for the trial's record. Baseline trials
 // (TrialSpec.NoFaults) are not the policy's: it is not told of them.
-func (c *Controller) TellPolicy(index int, res Result, failed bool, newBlocks int) {
+func (c *Controller) TellPolicy(out policy.Outcome) policy.Choice {
 	c.pmu.Lock()
 	defer c.pmu.Unlock()
-	c.policy.End(policy.Outcome{Index: index, Requests: res.Requests, Injections: res.Injections, Timeouts: res.Timeouts,
-		Failed: failed, NewBlocks: newBlocks})
+	var ch policy.Choice
+	if e, ok := c.policy.(policy.Explainer); ok {
+		ch = e.Explain(out.Index)
+	}
+	c.policy.End(out)
+	return ch
 }
 
 // SnapshotPolicy returns the policy's state for the store, or nil if the

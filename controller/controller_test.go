@@ -135,7 +135,7 @@ func TestTrialLifecycle(t *testing.T) {
 	}
 	time.Sleep(30 * time.Millisecond) // one event flush interval
 	res := tr.End()
-	c.TellPolicy(0, res, true, 0)
+	c.TellPolicy(policy.Outcome{Index: 0, Requests: res.Requests, Injections: res.Injections, Failed: true})
 
 	if len(res.Injections) != 1 {
 		t.Fatalf("injections = %+v, want one", res.Injections)

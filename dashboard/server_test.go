@@ -57,6 +57,7 @@ func fixture(t *testing.T) (*store.Store, int64) {
 		mk(2, "bsrr", record.StatusFailed),
 		mk(3, "bsrr", record.StatusOK),
 	}
+	trials[1].Choice, trials[1].Why = "fuzz", "not tried yet: each technique gets a trial first, in turn; a seed: one fault where random would put it"
 	trials[1].Injections = []record.Injection{{Time: t0.Add(3*time.Second + 500*time.Millisecond), Node: "n2", SiteID: "server.go:40", Kind: catalog.KindDelay, Delay: time.Second}}
 	trials[2].Injections = []record.Injection{
 		{Time: t0.Add(6*time.Second + 300*time.Millisecond), Node: "n1", SiteID: "wal.go:10", Kind: catalog.KindError, Error: "EIO", Role: "leader", StateID: "wal.appending",
@@ -139,7 +140,11 @@ func TestPages(t *testing.T) {
 		t.Fatalf("trials page: %d", code)
 	}
 	mustContain(t, "trial list", body, `<table id="trials">`, `<select name="kind">`, `<option>error</option>`,
-		`data-status="failed"`, `data-kind="none"`, `data-site="wal.go:10 peer.go:7"`, `href="trial-`+record.TrialID(id, 2)+`.html"`)
+		`data-status="failed"`, `data-kind="none"`, `data-site="wal.go:10 peer.go:7"`, `href="trial-`+record.TrialID(id, 2)+`.html"`,
+		`<td>bsrr <span class="muted" title="not tried yet: each technique gets a trial first, in turn; a seed: one fault where random would put it">→ fuzz</span></td>`)
+	if strings.Count(body, "→ ") != 1 {
+		t.Errorf("trial list shows a choice for a trial without one")
+	}
 
 	code, body = get(t, h, base+"finding-"+fid+".html")
 	if code != 200 {
@@ -157,7 +162,12 @@ func TestPages(t *testing.T) {
 		t.Fatalf("trial page: %d", code)
 	}
 	mustContain(t, "trial page", body, `<rect class="ev ev-delay"`, "server.go:40", `class="ev ev-progress"`,
+		`<p id="trial-choice">bsrr chose <b>fuzz</b>: not tried yet: each technique gets a trial first, in turn; a seed: one fault where random would put it</p>`,
 		`<table id="dismissed">`, `<td>delay-words</td><td>n2</td><td>3</td>`, "warn  waiting for &lt;n&gt; peers", "delay of n2 at &#43;0.5s, on n2", "[WRN] waiting for 2 peers")
+
+	if _, body := get(t, h, base+"trial-"+record.TrialID(id, 3)+".html"); strings.Contains(body, `id="trial-choice"`) {
+		t.Errorf("the page of a trial without a choice shows one")
+	}
 
 	for _, p := range []string{base + "finding-nope.html", base + "trial-9-9.html", base + "other.html", "/c/99/index.html"} {
 		if code, _ := get(t, h, p); code != http.StatusNotFound {

@@ -18,7 +18,6 @@ import (
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
-	"github.com/gofault/gofault/record"
 )
 
 // Queued is what Options.Queue is handed: the directory of the bundle
@@ -71,7 +70,8 @@ func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller,
 	c.o.Log.Info("remote trial recorded", "trial", id, "worker", res.Worker, "status", tr.Status)
 	out := controller.Result{Requests: tr.Requests, Injections: tr.Injections, Timeouts: tr.Timeouts, Reached: tr.Reached, States: tr.States,
 		Members: res.Members, MemberRequests: res.MemberRequests, MemberSends: res.MemberSends}
-	ctl.TellPolicy(j.index, out, tr.Status == record.StatusFailed, 0)
+	ch := ctl.TellPolicy(policy.OutcomeOf(tr))
+	tr.Choice, tr.Why = ch.Technique, ch.Why
 	return ran{job: j, r: Attempt{Test: j.test}, tr: tr, res: out, worker: cmp.Or(res.Worker, "?")}, nil
 }
 

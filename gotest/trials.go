@@ -15,6 +15,7 @@ import (
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/engine"
+	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 )
 
@@ -82,7 +83,10 @@ func (c *campaignRun) runJob(ctx context.Context, ctl *controller.Controller, j 
 		return ran{}, err
 	}
 	if !j.baseline {
-		ctl.TellPolicy(j.index, res, tr.Status == record.StatusFailed, 0)
+		out := policy.OutcomeOf(tr)
+		out.Timeouts = res.Timeouts // a test trial's record keeps none
+		ch := ctl.TellPolicy(out)
+		tr.Choice, tr.Why = ch.Technique, ch.Why
 	} else {
 		tr.Policy = record.BaselinePolicy
 	}

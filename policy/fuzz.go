@@ -35,6 +35,9 @@ type Point struct {
 // fuzzEntry is one sequence of the fuzz queue.
 type fuzzEntry struct {
 	Seq []Point `json:"seq"`
+	// Trial is the trial that ran it, for the reasons (Explain); -1
+	// when not known (a queue saved before it was kept).
+	Trial int `json:"trial"`
 	// Score is what the sequence's run found: new coverage, new recovery
 	// points, a failed trial, few faults.
 	Score float64 `json:"score"`
@@ -149,6 +152,8 @@ type fuzzTrial struct {
 	// window is the number of requests a fallen-back trial expects to
 	// have left, which sizes its grant probability.
 	window int
+	// why says what the trial runs and why, for the user (Explain).
+	why string
 }
 
 func newFuzz(env Env) (Policy, error) {
@@ -172,11 +177,18 @@ func (f *fuzz) maxSeq() int {
 func (f *fuzz) Begin(info TrialInfo) Plan {
 	rng := trialRand(f.env.Seed, info.Index)
 	t := &fuzzTrial{rng: rng, afterAt: map[[2]string]int{}, reached: map[reachKey]Point{}}
-	seed := f.mem.Trials < seedTrials || rng.IntN(5) == 0
-	if !seed {
+	early := f.mem.Trials < seedTrials
+	seed := early || rng.IntN(5) == 0
+	switch {
+	case early:
+		t.why = fmt.Sprintf("a seed: one fault where random would put it (the first %d trials seed the queue)", seedTrials)
+	case seed:
+		t.why = "a seed: one fault where random would put it (one trial in five, so new single faults keep entering the queue)"
+	default:
 		t.seq, seed = nil, true
-		if seq, ok := f.mutant(rng); ok {
-			t.seq, seed = seq, false
+		t.why = "a seed: one fault where random would put it (no queued sequence to mutate)"
+		if seq, why, ok := f.mutant(rng); ok {
+			t.seq, seed, t.why = seq, false, why
 			t.giveUp, t.window = giveUpAt(seq[0].At, lowCount(f.mem.Counts))
 		}
 	}
@@ -191,18 +203,19 @@ func (f *fuzz) Begin(info TrialInfo) Plan {
 	return Plan{Sites: f.sites, Stacks: true, States: true}
 }
 
-// mutant makes the next mutant: one in moveOdds moves a fault of a
-// sequence to another node (move), the others append one (grow); when
-// the one chosen finds no entry to work on, the other is tried.
-func (f *fuzz) mutant(rng *rand.Rand) ([]Point, bool) {
+// mutant makes the next mutant and says how (for Explain): one in
+// moveOdds moves a fault of a sequence to another node (move), the others
+// append one (grow); when the one chosen finds no entry to work on, the
+// other is tried.
+func (f *fuzz) mutant(rng *rand.Rand) ([]Point, string, bool) {
 	if rng.IntN(moveOdds) == 0 {
-		if seq, ok := f.move(rng); ok {
-			return seq, true
+		if seq, why, ok := f.move(rng); ok {
+			return seq, why, true
 		}
 		return f.grow(rng)
 	}
-	if seq, ok := f.grow(rng); ok {
-		return seq, true
+	if seq, why, ok := f.grow(rng); ok {
+		return seq, why, true
 	}
 	return f.move(rng)
 }
@@ -227,11 +240,12 @@ func (f *fuzz) best(ok func(*fuzzEntry) bool) int {
 // appends one fault at one of the points its run reached after its last
 // fault (candidate). Of triesPerGrow candidates, it takes the one least
 // like the faults appended before (Tried): FaultFuzz tests a sequence
-// whose last fault is like a tested one as late as possible.
-func (f *fuzz) grow(rng *rand.Rand) ([]Point, bool) {
+// whose last fault is like a tested one as late as possible. It says
+// what it appended to which, for Explain.
+func (f *fuzz) grow(rng *rand.Rand) ([]Point, string, bool) {
 	best := f.best(func(e *fuzzEntry) bool { return len(e.Seq) < f.maxSeq() && len(e.After) > 0 })
 	if best < 0 {
-		return nil, false
+		return nil, "", false
 	}
 	e := &f.mem.Queue[best]
 	e.Picked++
@@ -254,13 +268,13 @@ func (f *fuzz) grow(rng *rand.Rand) ([]Point, bool) {
 		}
 	}
 	if least < 0 {
-		return nil, false
+		return nil, "", false
 	}
 	if f.mem.Tried == nil {
 		f.mem.Tried = map[string]int{}
 	}
 	f.mem.Tried[triedKey(depth, pick)]++
-	return append(append([]Point(nil), e.Seq...), pick), true
+	return append(append([]Point(nil), e.Seq...), pick), grewText(e, pick), true
 }
 
 // candidate draws a point of e.After and a fault the site can take. When
@@ -307,8 +321,9 @@ func triedKey(depth int, p Point) string {
 // move picks the queue's entry of highest priority with two faults or
 // more and a fault that another node's run could take, and moves one such
 // fault to one of those points: the same site and fault on another node,
-// at the occurrence that node reached after the fault before it.
-func (f *fuzz) move(rng *rand.Rand) ([]Point, bool) {
+// at the occurrence that node reached after the fault before it. It says
+// what it moved, for Explain.
+func (f *fuzz) move(rng *rand.Rand) ([]Point, string, bool) {
 	movable := func(e *fuzzEntry) []int {
 		var ks []int
 		for k, ms := range e.Moves {
@@ -320,11 +335,15 @@ func (f *fuzz) move(rng *rand.Rand) ([]Point, bool) {
 	}
 	best := f.best(func(e *fuzzEntry) bool { return len(e.Seq) >= 2 && len(movable(e)) > 0 })
 	if best < 0 {
-		return nil, false
+		return nil, "", false
 	}
 	e := &f.mem.Queue[best]
 	e.Picked++
-	return moved(rng, e.Seq, e.Moves, movable(e))
+	seq, ok := moved(rng, e.Seq, e.Moves, movable(e))
+	if !ok {
+		return nil, "", false
+	}
+	return seq, movedText(e, seq), true
 }
 
 // moved is seq with the fault of one of positions ks moved to one of its
@@ -381,6 +400,7 @@ func (f *fuzz) Decide(req *Request) Decision {
 		// has another role this run, or the run is shorter): rather than
 		// a trial with no fault, run the rest of it as a seed.
 		t.seq, t.seed, t.p = nil, true, injectProbability(t.window)
+		t.why += fmt.Sprintf("; its first fault's point was not reached by request %d, so it ran on as a seed", t.giveUp)
 	}
 	if rk := (reachKey{req.Node, req.Site.ID, t.next}); len(t.reached) < maxReached {
 		if _, ok := t.reached[rk]; !ok {
@@ -493,7 +513,7 @@ func (f *fuzz) End(out Outcome) {
 	if out.Failed {
 		score += failedBonus
 	}
-	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Score: score, NewBlocks: out.NewBlocks, After: t.after, Recovery: t.recovery, Moves: moves(t.seq, t.reached)})
+	f.mem.Queue = append(f.mem.Queue, fuzzEntry{Seq: t.seq, Trial: out.Index, Score: score, NewBlocks: out.NewBlocks, After: t.after, Recovery: t.recovery, Moves: moves(t.seq, t.reached)})
 	if len(f.mem.Queue) > maxQueue {
 		sort.SliceStable(f.mem.Queue, func(i, j int) bool { return f.mem.Queue[i].priority() > f.mem.Queue[j].priority() })
 		f.mem.Queue = f.mem.Queue[:maxQueue]

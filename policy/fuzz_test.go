@@ -178,7 +178,7 @@ func TestFuzzPrefersNewCoverage(t *testing.T) {
 					t.Errorf("entry %d keeps %d new blocks, want %d", i, got, tt.newBlocks[i])
 				}
 			}
-			m, ok := f.mutant(trialRand(1, 2))
+			m, _, ok := f.mutant(trialRand(1, 2))
 			if !ok || len(m) != 2 {
 				t.Fatalf("mutant %v, %v", m, ok)
 			}
@@ -287,7 +287,7 @@ func TestFuzzGrowsOnAnyNode(t *testing.T) {
 	p.End(Outcome{Index: 0, Requests: 10})
 	others := map[string]int{}
 	for i := 0; i < 30; i++ {
-		m, ok := f.grow(trialRand(7, i))
+		m, _, ok := f.grow(trialRand(7, i))
 		if !ok || len(m) != 2 || !reflect.DeepEqual(m[0], seq[0]) {
 			t.Fatalf("mutant %d: %v, %v", i, m, ok)
 		}
@@ -517,7 +517,7 @@ func TestFuzzGrowsDuringRecovery(t *testing.T) {
 	p.End(Outcome{Index: 0, Requests: 10})
 	down, by := 0, map[string]int{}
 	for i := 0; i < 60; i++ {
-		m, ok := f.grow(trialRand(5, i))
+		m, _, ok := f.grow(trialRand(5, i))
 		if !ok || len(m) != 2 {
 			t.Fatalf("mutant %d: %v, %v", i, m, ok)
 		}

@@ -210,6 +210,29 @@ type Outcome struct {
 	// NewBlocks counts the coverage blocks the trial covered that no
 	// earlier trial of the campaign had (0 without coverage counters).
 	NewBlocks int
+	// Checkers are the checkers whose verdicts failed the trial, in
+	// verdict order; Notes those that passed it with an informational
+	// verdict (record.Verdict.Informational: a corruption the node
+	// detected, a symptom the profile excuses).
+	Checkers, Notes []string
+	// Reached counts the trial's requests by site, role and state
+	// (record.Trial.Reached).
+	Reached []record.Reach
+}
+
+// OutcomeOf is the outcome of judged trial tr as a policy learns it.
+func OutcomeOf(tr *record.Trial) Outcome {
+	out := Outcome{Index: tr.Index, Requests: tr.Requests, Injections: tr.Injections, Timeouts: tr.Timeouts,
+		Failed: tr.Status == record.StatusFailed, NewBlocks: tr.NewBlocks, Reached: tr.Reached}
+	for i := range tr.Verdicts {
+		switch v := &tr.Verdicts[i]; {
+		case v.Failed:
+			out.Checkers = append(out.Checkers, v.Checker)
+		case v.Informational():
+			out.Notes = append(out.Notes, v.Checker)
+		}
+	}
+	return out
 }
 
 // Policy decides injections. The controller serialises all calls.
@@ -235,6 +258,26 @@ type Stateful interface {
 type Finite interface {
 	// Exhausted reports that no trial would inject anything new.
 	Exhausted() bool
+}
+
+// Explainer is implemented by policies that can say, for a trial they
+// began, what they chose for it and why (portfolio: the technique it
+// handed the trial to; fuzz: the sequence it mutated), so that the trial's
+// record (record.Trial.Choice, Why) and the report tell the user.
+type Explainer interface {
+	// Explain returns the choice for trial index, begun and not yet
+	// ended (the zero Choice for another trial). It is called just
+	// before End, serialised with the other calls.
+	Explain(index int) Choice
+}
+
+// Choice is what a policy chose for one trial and why.
+type Choice struct {
+	// Technique names the technique the trial went to, e.g. "fuzz".
+	Technique string
+	// Why says why, in words for the user: the evidence that chose the
+	// technique and what the technique did.
+	Why string
 }
 
 // Env is what a policy is built from.

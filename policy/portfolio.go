@@ -4,6 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+
+	"github.com/gofault/gofault/record"
 )
 
 func init() { Register("portfolio", newPortfolio) }
@@ -20,10 +24,20 @@ var portfolioArms = []string{"random", "fuzz", "sieve", "bsrr", "cofi"}
 // left alone, so no technique starves. Each arm keeps its own memory and
 // sees only its own trials. An arm that cannot run here (cofi without
 // observation points) or has nothing new to try (Finite) is skipped.
+// Trials run at once each keep their own arm. Explain says, per trial,
+// which arm has it and why.
 type portfolio struct {
-	arms []*arm
-	cur  int // the arm of the trial in progress; -1 between trials
-	// why says why the trial in progress went to its arm (Explain).
+	arms   []*arm
+	trials running[portfolioTrial]
+	// reached are the (site, role) pairs that the trials told so far
+	// reached, as pairKey: a trial that reaches another earns a reward.
+	reached map[string]bool
+}
+
+// portfolioTrial is the portfolio's state of one running trial: its arm
+// and why the arm was chosen.
+type portfolioTrial struct {
+	arm int
 	why string
 }
 
@@ -35,10 +49,23 @@ type arm struct {
 	reward  float64 // summed over its trials
 	failed  int     // its trials a checker failed
 	injects int     // its trials that injected a fault
+	running int     // its trials begun and not yet ended
+	// last is its last trial that revealed more than its fault; nil
+	// before one did.
+	last *revealed
+}
+
+// revealed is a trial of an arm that revealed something, as the reasons
+// cite it.
+type revealed struct {
+	Trial  int     `json:"trial"`
+	Reward float64 `json:"reward"`
+	// What is the gain in words (gain.String).
+	What string `json:"what"`
 }
 
 func newPortfolio(env Env) (Policy, error) {
-	p := &portfolio{cur: -1}
+	p := &portfolio{reached: map[string]bool{}}
 	for _, name := range portfolioArms {
 		c := registry[name]
 		if c == nil {
@@ -59,90 +86,234 @@ func newPortfolio(env Env) (Policy, error) {
 // Name implements Policy.
 func (p *portfolio) Name() string { return "portfolio" }
 
+// gain is what one trial revealed, as the portfolio rewards it.
+type gain struct {
+	injected bool
+	failed   bool
+	checkers []string // the checkers that failed it
+	blocks   int      // coverage blocks no earlier trial had covered
+	pairs    int      // (site, role) pairs no earlier trial had reached
+	notes    []string // the checkers that passed it with an informational verdict
+}
+
+// The parts of a reward (gain.reward).
+const (
+	rewardFault  = 0.1 // a fault injected
+	rewardBlocks = 0.4 // new coverage blocks, all of it at fullBlocks
+	fullBlocks   = 20
+	rewardPairs  = 0.2 // new (site, role) pairs, all of it at fullPairs
+	fullPairs    = 5
+	rewardNote   = 0.2 // an informational verdict
+)
+
 // reward is what a trial tells the portfolio of its arm, in [0, 1]: 0 for
 // a trial that injected nothing (wasted), 1 for one a checker failed (a
-// symptom), else 0.1 for the fault and up to 0.4 more for the coverage
-// blocks no earlier trial had (new recovery code reached: 20 blocks or
-// more earn it all).
-func reward(out Outcome) float64 {
+// symptom), else rewardFault for the fault, plus
+//   - up to rewardBlocks for the coverage blocks no earlier trial had
+//     (new recovery code reached: fullBlocks or more earn it all),
+//   - up to rewardPairs for the (site, role) pairs no earlier trial
+//     reached (a site reached in a role it had not been reached in, or not
+//     at all: fullPairs or more earn it all), and
+//   - rewardNote when a checker passed the trial with an informational
+//     verdict (a corruption the node detected and refused, a symptom the
+//     profile excuses: the fault came close to something);
+//
+// at most 0.9, below any failure.
+func (g gain) reward() float64 {
 	switch {
-	case len(out.Injections) == 0:
+	case !g.injected:
 		return 0
-	case out.Failed:
+	case g.failed:
 		return 1
 	}
-	return 0.1 + 0.4*math.Min(1, float64(out.NewBlocks)/20)
+	r := rewardFault + rewardBlocks*math.Min(1, float64(g.blocks)/fullBlocks) +
+		rewardPairs*math.Min(1, float64(g.pairs)/fullPairs)
+	if len(g.notes) > 0 {
+		r += rewardNote
+	}
+	return r
+}
+
+// String says what the trial revealed, e.g. "a failure by
+// linearizability", "12 new blocks, 2 new (site, role) pairs".
+func (g gain) String() string {
+	switch {
+	case !g.injected:
+		return "no fault injected"
+	case g.failed && len(g.checkers) > 0:
+		return "a failure by " + strings.Join(g.checkers, ", ")
+	case g.failed:
+		return "a failure"
+	}
+	var parts []string
+	if g.blocks > 0 {
+		parts = append(parts, plural(g.blocks, "new block", "new blocks"))
+	}
+	if g.pairs > 0 {
+		parts = append(parts, plural(g.pairs, "new (site, role) pair", "new (site, role) pairs"))
+	}
+	switch len(g.notes) {
+	case 0:
+	case 1:
+		parts = append(parts, "an informational verdict by "+g.notes[0])
+	default:
+		parts = append(parts, "informational verdicts by "+strings.Join(g.notes, ", "))
+	}
+	if len(parts) == 0 {
+		return "its fault alone"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// plural is "1 new block" or "3 new blocks".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// pairKey is how the portfolio keeps a (site, role) pair.
+func pairKey(r record.Reach) string { return r.SiteID + "|" + r.Role }
+
+// newPairs counts the (site, role) pairs of rs that no trial told before
+// reached, and keeps them all. The first trial with any only makes them
+// known: the portfolio does not see the fault-free trials, and what any
+// trial reaches is not news.
+func (p *portfolio) newPairs(rs []record.Reach) int {
+	first := len(p.reached) == 0
+	n := 0
+	for _, r := range rs {
+		if k := pairKey(r); !p.reached[k] {
+			p.reached[k] = true
+			n++
+		}
+	}
+	if first {
+		return 0
+	}
+	return n
+}
+
+func (a *arm) mean() float64 { return a.reward / float64(a.trials) }
+
+func (a *arm) exhausted() bool {
+	f, ok := a.p.(Finite)
+	return ok && f.Exhausted()
 }
 
 // choose returns the arm for the next trial and why: an arm never tried,
 // in order; else the highest UCB1 score, mean + sqrt(2 ln N / n), over the
-// arms with something left to try (the first on a tie).
+// arms with something left to try (the first on a tie). An arm whose
+// first trial is still running (trials run at once) is tried: it gets
+// another only when no arm has ended a trial yet.
 func (p *portfolio) choose() (int, string) {
 	total := 0
 	for _, a := range p.arms {
 		total += a.trials
 	}
-	best, bestScore := -1, math.Inf(-1)
+	best, bestScore, bestMean, waiting := -1, math.Inf(-1), -1, -1
 	for i, a := range p.arms {
-		if f, ok := a.p.(Finite); ok && f.Exhausted() {
+		if a.exhausted() {
 			continue
 		}
-		if a.trials == 0 {
-			return i, "not tried yet"
+		if a.trials == 0 && a.running == 0 {
+			return i, "not tried yet: each technique gets a trial first, in turn"
 		}
-		mean := a.reward / float64(a.trials)
-		score := mean + math.Sqrt(2*math.Log(float64(total))/float64(a.trials))
-		if score > bestScore {
+		if a.trials == 0 {
+			if waiting < 0 {
+				waiting = i
+			}
+			continue
+		}
+		if score := a.mean() + explore(total, a.trials); score > bestScore {
 			best, bestScore = i, score
 		}
+		if bestMean < 0 || a.mean() > p.arms[bestMean].mean() {
+			bestMean = i
+		}
 	}
-	if best < 0 {
+	switch {
+	case best < 0 && waiting >= 0:
+		return waiting, "not tried yet: the first trial of every technique is still running"
+	case best < 0:
 		return 0, "every technique has run out of new faults"
 	}
+	return best, p.reason(best, bestMean, total)
+}
+
+// explore is UCB1's exploration term for an arm of n trials of total.
+func explore(total, n int) float64 { return math.Sqrt(2 * math.Log(float64(total)) / float64(n)) }
+
+// reason says why arm best was chosen over total trials, bestMean being
+// the arm of the best mean reward: the evidence (its mean, its trials,
+// the exploration term), whether it won on its mean or by exploration,
+// and its last trial that revealed something.
+func (p *portfolio) reason(best, bestMean, total int) string {
 	a := p.arms[best]
-	return best, fmt.Sprintf("UCB %.2f: mean reward %.2f over %d trials (%d failed, %d injected) of %d in all",
-		bestScore, a.reward/float64(a.trials), a.trials, a.failed, a.injects, total)
+	why := fmt.Sprintf("UCB %.2f: mean reward %.2f over %s (%d failed, %d injected) + %.2f to explore, of %d trials in all",
+		a.mean()+explore(total, a.trials), a.mean(), plural(a.trials, "trial", "trials"), a.failed, a.injects, explore(total, a.trials), total)
+	if bm := p.arms[bestMean]; bestMean != best && bm.mean() > a.mean() {
+		why += fmt.Sprintf("; exploring: %s has the best mean, %.2f over %s", bm.name, bm.mean(), plural(bm.trials, "trial", "trials"))
+	} else {
+		why += "; the best mean"
+	}
+	if a.last != nil {
+		return why + fmt.Sprintf("; its trial %d revealed %s (reward %.2f)", a.last.Trial, a.last.What, a.last.Reward)
+	}
+	return why + "; none of its trials revealed more than its fault yet"
 }
 
 // Begin implements Policy: the trial goes to the chosen arm.
 func (p *portfolio) Begin(info TrialInfo) Plan {
-	p.cur, p.why = p.choose()
-	return p.arms[p.cur].p.Begin(info)
+	i, why := p.choose()
+	p.trials.begin(info.Index, &portfolioTrial{arm: i, why: why})
+	p.arms[i].running++
+	return p.arms[i].p.Begin(info)
 }
 
-// Decide implements Policy.
+// Decide implements Policy: the trial's arm decides.
 func (p *portfolio) Decide(req *Request) Decision {
-	if p.cur < 0 {
+	t := p.trials.of(req.Trial)
+	if t == nil {
 		return Decision{Done: true}
 	}
-	return p.arms[p.cur].p.Decide(req)
+	return p.arms[t.arm].p.Decide(req)
 }
 
-// End implements Policy: the arm learns its trial's outcome and the
+// End implements Policy: the trial's arm learns its outcome and the
 // portfolio its reward.
 func (p *portfolio) End(out Outcome) {
-	if p.cur < 0 {
+	t := p.trials.end(out.Index)
+	if t == nil {
 		return
 	}
-	a := p.arms[p.cur]
+	a := p.arms[t.arm]
+	a.running--
 	a.p.End(out)
+	g := gain{injected: len(out.Injections) > 0, failed: out.Failed, checkers: out.Checkers,
+		blocks: out.NewBlocks, pairs: p.newPairs(out.Reached), notes: out.Notes}
+	r := g.reward()
 	a.trials++
-	a.reward += reward(out)
+	a.reward += r
 	if out.Failed {
 		a.failed++
 	}
-	if len(out.Injections) > 0 {
+	if g.injected {
 		a.injects++
 	}
-	p.cur = -1
+	if r > rewardFault {
+		a.last = &revealed{Trial: out.Index, Reward: r, What: g.String()}
+	}
 }
 
 // Observe implements Observer for an arm that observes (cofi).
 func (p *portfolio) Observe(o *Observation) Partition {
-	if p.cur < 0 {
+	t := p.trials.of(o.Trial)
+	if t == nil {
 		return Partition{}
 	}
-	if ob, ok := p.arms[p.cur].p.(Observer); ok {
+	if ob, ok := p.arms[t.arm].p.(Observer); ok {
 		return ob.Observe(o)
 	}
 	return Partition{}
@@ -151,26 +322,36 @@ func (p *portfolio) Observe(o *Observation) Partition {
 // Exhausted implements Finite: every arm has run out.
 func (p *portfolio) Exhausted() bool {
 	for _, a := range p.arms {
-		if f, ok := a.p.(Finite); !ok || !f.Exhausted() {
+		if !a.exhausted() {
 			return false
 		}
 	}
 	return true
 }
 
-// Explain says which technique has the trial in progress and why, e.g.
-// "fuzz (UCB 0.83: mean reward 0.50 over 6 trials …)".
-func (p *portfolio) Explain() string {
-	if p.cur < 0 {
-		return ""
+// Explain implements Explainer: the technique that has trial index, why
+// it was chosen (reason) and, when the technique explains itself (fuzz),
+// what it did.
+func (p *portfolio) Explain(index int) Choice {
+	t := p.trials.of(index)
+	if t == nil {
+		return Choice{}
 	}
-	return p.arms[p.cur].name + " (" + p.why + ")"
+	a := p.arms[t.arm]
+	why := t.why
+	if e, ok := a.p.(Explainer); ok {
+		if c := e.Explain(index); c.Why != "" {
+			why += "; " + c.Why
+		}
+	}
+	return Choice{Technique: a.name, Why: why}
 }
 
 // portfolioState is the portfolio's Snapshot: each arm's counts and, for
-// a Stateful arm, its own snapshot.
+// a Stateful arm, its own snapshot, and the (site, role) pairs reached.
 type portfolioState struct {
-	Arms []armState `json:"arms"`
+	Arms    []armState `json:"arms"`
+	Reached []string   `json:"reached,omitempty"`
 }
 
 type armState struct {
@@ -179,6 +360,7 @@ type armState struct {
 	Reward  float64         `json:"reward"`
 	Failed  int             `json:"failed"`
 	Injects int             `json:"injects"`
+	Last    *revealed       `json:"last,omitempty"`
 	State   json.RawMessage `json:"state,omitempty"`
 }
 
@@ -186,7 +368,7 @@ type armState struct {
 func (p *portfolio) Snapshot() ([]byte, error) {
 	var st portfolioState
 	for _, a := range p.arms {
-		as := armState{Name: a.name, Trials: a.trials, Reward: a.reward, Failed: a.failed, Injects: a.injects}
+		as := armState{Name: a.name, Trials: a.trials, Reward: a.reward, Failed: a.failed, Injects: a.injects, Last: a.last}
 		if s, ok := a.p.(Stateful); ok {
 			data, err := s.Snapshot()
 			if err != nil {
@@ -196,6 +378,10 @@ func (p *portfolio) Snapshot() ([]byte, error) {
 		}
 		st.Arms = append(st.Arms, as)
 	}
+	for k := range p.reached {
+		st.Reached = append(st.Reached, k)
+	}
+	slices.Sort(st.Reached)
 	return json.Marshal(st)
 }
 
@@ -210,13 +396,16 @@ func (p *portfolio) Restore(data []byte) error {
 			if a.name != as.Name {
 				continue
 			}
-			a.trials, a.reward, a.failed, a.injects = as.Trials, as.Reward, as.Failed, as.Injects
+			a.trials, a.reward, a.failed, a.injects, a.last = as.Trials, as.Reward, as.Failed, as.Injects, as.Last
 			if s, ok := a.p.(Stateful); ok && len(as.State) > 0 {
 				if err := s.Restore(as.State); err != nil {
 					return fmt.Errorf("portfolio arm %s: %w", a.name, err)
 				}
 			}
 		}
+	}
+	for _, k := range st.Reached {
+		p.reached[k] = true
 	}
 	return nil
 }

@@ -406,6 +406,14 @@ type Verdict struct {
 	Lasting []string `json:"lasting,omitempty"`
 }
 
+// Informational reports whether the verdict passed the trial with a
+// note: something the checker saw and excused or found harmless (a
+// corruption the node detected and refused, a stall the profile excuses),
+// which the checkers mark with a Symptom that starts "informational".
+func (v *Verdict) Informational() bool {
+	return !v.Failed && strings.HasPrefix(v.Symptom, "informational")
+}
+
 // Dismissal is a group of log lines one rule dismissed on one node in a
 // trial: lines of one template, counted, with one raw example.
 type Dismissal struct {
@@ -491,6 +499,14 @@ type Trial struct {
 	// is the sum of NewBlocks over its trials.
 	Blocks    int `json:"blocks"`
 	NewBlocks int `json:"new_blocks"`
+	// Choice is the technique that a policy choosing one per trial
+	// (policy.Explainer: portfolio) handed the trial to, e.g. "fuzz", and
+	// Why says why, for the user: the evidence that chose it and what the
+	// technique did. Both are empty for a policy that does not explain
+	// itself, a baseline trial, a replay and a trial stored before they
+	// were kept.
+	Choice string `json:"choice,omitempty"`
+	Why    string `json:"why,omitempty"`
 	// Observations are the peer messages observed (fault-free trials and
 	// cofi's trials; bounded, not stored).
 	Observations []Observation `json:"observations,omitempty"`

@@ -132,8 +132,10 @@ func WriteText(w io.Writer, findings []Finding) error {
 // logTail is how many lines of each node's log WriteTrials shows.
 const logTail = 10
 
-// WriteTrials writes one line per trial: its status, duration, faults and
-// the checkers that failed it; with full, a trial's whole error and, for
+// WriteTrials writes one line per trial: its status, duration, faults and,
+// beneath it, the technique its policy chose for it and why (when the
+// policy explained itself, record.Trial.Choice) and the checkers that
+// failed it; with full, a trial's whole error and, for
 // a trial that failed or could not run, the last lines of each node's log.
 func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 	for _, t := range trials {
@@ -166,6 +168,9 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 			cov = fmt.Sprintf("  [%d blocks, +%d new]", t.Blocks, t.NewBlocks)
 		}
 		fmt.Fprintf(w, "%-8s %-10s %5.1fs %-9s %s%s\n", t.ID, t.Status, t.End.Sub(t.Start).Seconds(), t.Policy, strings.Join(faults, "; "), cov)
+		if t.Choice != "" {
+			fmt.Fprintf(w, "%29s chose %s: %s\n", "", t.Choice, t.Why)
+		}
 		for _, f := range failed {
 			fmt.Fprintf(w, "%29s %s\n", "", f)
 		}

@@ -98,6 +98,30 @@ func TestRoles(t *testing.T) {
 	}
 }
 
+// TestWriteTrialsChoice: a trial whose policy chose a technique for it
+// shows the technique and why beneath its line; one without shows nothing.
+func TestWriteTrialsChoice(t *testing.T) {
+	start := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
+	chosen := failing("1-41", 41, "hang", "client n2/0 made no progress", "crash", "wal.sync#0", "n2", nil)
+	chosen.Policy, chosen.Start, chosen.End = "portfolio", start, start.Add(2*time.Second)
+	chosen.Choice = "fuzz"
+	chosen.Why = "UCB 1.20: mean reward 0.40 over 5 trials (1 failed, 5 injected) + 0.80 to explore, of 40 trials in all; the best mean; " +
+		"its trial 37 revealed 2 new blocks (reward 0.14); appends a crash of n2 at wal.sync#0 (request 1) to trial 37's sequence [delay 1s of n1] (score 3.0, 2 new blocks)"
+	plain := &record.Trial{ID: "1-42", Index: 42, Status: record.StatusOK, Policy: "random", Start: start, End: start.Add(time.Second)}
+	var b bytes.Buffer
+	if err := WriteTrials(&b, []*record.Trial{chosen, plain}, false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	if len(lines) < 3 || !strings.HasPrefix(lines[0], "1-41 ") ||
+		lines[1] != strings.Repeat(" ", 30)+"chose fuzz: "+chosen.Why || !strings.Contains(lines[2], "hang: client n2/0") {
+		t.Errorf("the chosen trial's lines:\n%s", b.String())
+	}
+	if strings.Count(b.String(), "chose ") != 1 {
+		t.Errorf("a trial without a choice shows one:\n%s", b.String())
+	}
+}
+
 // TestWriteTrialsColumns: every status, not_judged the longest, leaves the
 // duration column where the others have it.
 func TestWriteTrialsColumns(t *testing.T) {

@@ -271,6 +271,10 @@ ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 	`ALTER TABLE injections ADD COLUMN until TEXT NOT NULL DEFAULT '';
 	ALTER TABLE injections ADD COLUMN cap INTEGER NOT NULL DEFAULT 0;
 	ALTER TABLE injections ADD COLUMN met TEXT NOT NULL DEFAULT '';`,
+	// 16: the technique a policy handed the trial to, and why
+	// (record.Trial.Choice, Why).
+	`ALTER TABLE trials ADD COLUMN choice TEXT NOT NULL DEFAULT '';
+ALTER TABLE trials ADD COLUMN why TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this package writes.

@@ -453,6 +453,48 @@ func TestMigrateFromVersion7(t *testing.T) {
 	}
 }
 
+// TestTrialChoice: the technique a policy chose for a trial, and why,
+// round-trip; a trial stored before schema version 16 reads with neither.
+func TestTrialChoice(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v15.db")
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range append(append([]string(nil), migrations[:15]...), "PRAGMA user_version = 15",
+		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'portfolio', 1, '{}', 'done', 0)`,
+		`INSERT INTO trials (id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts)
+		 VALUES ('1-1', 1, 1, 'x', 'portfolio', 1, 0, 0, 'ok', '', '', 0, 'null', 'null', 'null')`,
+	) {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	old, err := s.Trial(ctx, "1-1")
+	if err != nil || old.Choice != "" || old.Why != "" {
+		t.Fatalf("old trial after migration: %+v, %v", old, err)
+	}
+	why := "UCB 0.93: mean reward 0.42 over 3 trials + 0.51 for exploration; last revealed something in trial 7 (0.35: 12 new blocks)"
+	nt := &record.Trial{Index: 2, Policy: "portfolio", Status: record.StatusOK, Choice: "fuzz", Why: why}
+	if err := s.SaveTrial(ctx, 1, nt); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := s.Trials(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 2 || ts[0].Choice != "" || ts[1].Choice != "fuzz" || ts[1].Why != why {
+		t.Errorf("trials: %+v; want the old one without a choice, the new one with fuzz and its reason", ts)
+	}
+}
+
 func TestConcurrentSave(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "g.db")

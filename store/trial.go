@@ -54,10 +54,10 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 	}
 	if _, err = tx.ExecContext(ctx, `INSERT INTO trials
 		(id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts, reached, roles,
-		blocks, new_blocks)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		blocks, new_blocks, choice, why)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		t.ID, campaignID, t.Index, t.Campaign, t.Policy, t.Seed, nanos(t.Start), nanos(t.End), t.Status, t.Err, t.Dir,
-		t.Requests, client, states, timeouts, reached, roles, t.Blocks, t.NewBlocks); err != nil {
+		t.Requests, client, states, timeouts, reached, roles, t.Blocks, t.NewBlocks, t.Choice, t.Why); err != nil {
 		return fmt.Errorf("save trial %s: %w", t.ID, err)
 	}
 	if len(t.Injections) > 0 {
@@ -217,13 +217,13 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 	var out []*record.Trial
 	byID := map[string]*record.Trial{}
 	err = query(ctx, tx, `SELECT t.id, t.idx, t.campaign, t.policy, t.seed, t.start, t.end, t.status, t.err, t.dir,
-		t.requests, t.client, t.states, t.timeouts, t.reached, t.roles, t.blocks, t.new_blocks FROM trials t WHERE `+where+` ORDER BY t.campaign_id, t.idx`, args,
+		t.requests, t.client, t.states, t.timeouts, t.reached, t.roles, t.blocks, t.new_blocks, t.choice, t.why FROM trials t WHERE `+where+` ORDER BY t.campaign_id, t.idx`, args,
 		func(r *sql.Rows) error {
 			var t record.Trial
 			var start, end int64
 			var client, states, timeouts, reached, roles string
 			if err := r.Scan(&t.ID, &t.Index, &t.Campaign, &t.Policy, &t.Seed, &start, &end, &t.Status, &t.Err, &t.Dir,
-				&t.Requests, &client, &states, &timeouts, &reached, &roles, &t.Blocks, &t.NewBlocks); err != nil {
+				&t.Requests, &client, &states, &timeouts, &reached, &roles, &t.Blocks, &t.NewBlocks, &t.Choice, &t.Why); err != nil {
 				return err
 			}
 			t.Start, t.End = fromNanos(start), fromNanos(end)
