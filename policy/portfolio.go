@@ -319,6 +319,30 @@ func (p *portfolio) Observe(o *Observation) Partition {
 	return Partition{}
 }
 
+// Learn implements Learner: each arm that learns from the fault-free
+// trials (cofi mines its invariants from their observations) gets them.
+// Without it cofi's trials in the portfolio had no invariant to break and
+// injected nothing.
+func (p *portfolio) Learn(trials [][]record.Observation) {
+	for _, a := range p.arms {
+		if l, ok := a.p.(Learner); ok {
+			l.Learn(trials)
+		}
+	}
+}
+
+// Invariants returns what the arms that mine invariants (cofi) mined, for
+// the campaign to store as it does a cofi campaign's.
+func (p *portfolio) Invariants() []record.Invariant {
+	var out []record.Invariant
+	for _, a := range p.arms {
+		if m, ok := a.p.(interface{ Invariants() []record.Invariant }); ok {
+			out = append(out, m.Invariants()...)
+		}
+	}
+	return out
+}
+
 // Exhausted implements Finite: every arm has run out.
 func (p *portfolio) Exhausted() bool {
 	for _, a := range p.arms {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
@@ -360,5 +361,31 @@ func TestOutcomeOf(t *testing.T) {
 	if out.Index != 4 || out.Requests != 9 || !out.Failed || out.NewBlocks != 3 || len(out.Reached) != 1 ||
 		!slices.Equal(out.Checkers, []string{"hang"}) || !slices.Equal(out.Notes, []string{"crash"}) {
 		t.Errorf("OutcomeOf = %+v", out)
+	}
+}
+
+// TestPortfolioLearns: the portfolio hands the fault-free trials'
+// observations to its cofi arm, which mines its invariants from them (and
+// the campaign stores them through Invariants); before, cofi's trials in
+// the portfolio had no invariant and injected nothing.
+func TestPortfolioLearns(t *testing.T) {
+	cat := cofiCatalog()
+	cat.Sites = []catalog.Site{{Index: 0, ID: "rafthttp:conn.Write#0", Kind: catalog.KindError, IO: "net", Peer: "to"}}
+	pol, err := New("portfolio", Env{Catalog: cat, Seed: 1, Partition: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, ok := pol.(Learner)
+	if !ok {
+		t.Fatal("the portfolio is no Learner")
+	}
+	var clean []record.Observation
+	for range 30 {
+		clean = append(clean, handled(0, "n2", 3, 1, 2, 2).Observation)
+	}
+	l.Learn([][]record.Observation{clean})
+	got := pol.(interface{ Invariants() []record.Invariant }).Invariants()
+	if len(got) != 1 || got[0].A != "msg.Term" || got[0].B != "node.Term" {
+		t.Fatalf("invariants %+v, want cofi's msg.Term == node.Term", got)
 	}
 }
