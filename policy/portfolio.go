@@ -206,11 +206,15 @@ func (a *arm) exhausted() bool {
 // in order; else the highest UCB1 score, mean + sqrt(2 ln N / n), over the
 // arms with something left to try (the first on a tie). An arm whose
 // first trial is still running (trials run at once) is tried: it gets
-// another only when no arm has ended a trial yet.
+// another only when no arm has ended a trial yet. The exploration term
+// counts an arm's running trials as pulls (n and N are trials begun, the
+// mean is over those ended): else trials begun at once, before any of
+// them ended, would all go to the same arm. Run one at a time, this is
+// plain UCB1.
 func (p *portfolio) choose() (int, string) {
 	total := 0
 	for _, a := range p.arms {
-		total += a.trials
+		total += a.pulls()
 	}
 	best, bestScore, bestMean, waiting := -1, math.Inf(-1), -1, -1
 	for i, a := range p.arms {
@@ -226,7 +230,7 @@ func (p *portfolio) choose() (int, string) {
 			}
 			continue
 		}
-		if score := a.mean() + explore(total, a.trials); score > bestScore {
+		if score := a.mean() + explore(total, a.pulls()); score > bestScore {
 			best, bestScore = i, score
 		}
 		if bestMean < 0 || a.mean() > p.arms[bestMean].mean() {
@@ -245,14 +249,21 @@ func (p *portfolio) choose() (int, string) {
 // explore is UCB1's exploration term for an arm of n trials of total.
 func explore(total, n int) float64 { return math.Sqrt(2 * math.Log(float64(total)) / float64(n)) }
 
+// pulls are the arm's trials begun: ended and running.
+func (a *arm) pulls() int { return a.trials + a.running }
+
 // reason says why arm best was chosen over total trials, bestMean being
 // the arm of the best mean reward: the evidence (its mean, its trials,
 // the exploration term), whether it won on its mean or by exploration,
 // and its last trial that revealed something.
 func (p *portfolio) reason(best, bestMean, total int) string {
 	a := p.arms[best]
-	why := fmt.Sprintf("UCB %.2f: mean reward %.2f over %s (%d failed, %d injected) + %.2f to explore, of %d trials in all",
-		a.mean()+explore(total, a.trials), a.mean(), plural(a.trials, "trial", "trials"), a.failed, a.injects, explore(total, a.trials), total)
+	e, running := explore(total, a.pulls()), ""
+	if a.running > 0 {
+		running = fmt.Sprintf("; %d more running", a.running)
+	}
+	why := fmt.Sprintf("UCB %.2f: mean reward %.2f over %s (%d failed, %d injected%s) + %.2f to explore, of %d trials begun",
+		a.mean()+e, a.mean(), plural(a.trials, "trial", "trials"), a.failed, a.injects, running, e, total)
 	if bm := p.arms[bestMean]; bestMean != best && bm.mean() > a.mean() {
 		why += fmt.Sprintf("; exploring: %s has the best mean, %.2f over %s", bm.name, bm.mean(), plural(bm.trials, "trial", "trials"))
 	} else {

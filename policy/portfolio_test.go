@@ -202,7 +202,7 @@ func TestPortfolioReasons(t *testing.T) {
 			name:    "the best mean",
 			arms:    []arm{{trials: 5, reward: 4, failed: 3, injects: 5, last: &revealed{Trial: 37, Reward: 1, What: "a failure by linearizability"}}, {trials: 5, reward: 0.5, injects: 5}},
 			wantArm: "a",
-			want: []string{"UCB 1.76: mean reward 0.80 over 5 trials (3 failed, 5 injected) + 0.96 to explore, of 10 trials in all",
+			want: []string{"UCB 1.76: mean reward 0.80 over 5 trials (3 failed, 5 injected) + 0.96 to explore, of 10 trials begun",
 				"the best mean", "its trial 37 revealed a failure by linearizability (reward 1.00)"},
 			notWant: []string{"exploring"},
 		},
@@ -343,6 +343,30 @@ func TestPortfolioParallel(t *testing.T) {
 	p.End(Outcome{Index: 0, Injections: []record.Injection{{Kind: catalog.KindCrash}}, Failed: true})
 	if p.arms[0].trials != 2 || p.arms[0].failed != 1 || p.arms[1].trials != 1 || p.arms[1].injects != 0 {
 		t.Errorf("arms after: t-a %+v, t-b %+v; want each its own trial", *p.arms[0], *p.arms[1])
+	}
+}
+
+// TestPortfolioParallelSpread: after the first round, trials begun
+// before any of them ends spread over the arms (running trials count as
+// pulls); plain UCB1 would give all of them the same arm.
+func TestPortfolioParallelSpread(t *testing.T) {
+	a, b, c := &armStub{inject: true}, &armStub{inject: true}, &armStub{inject: true}
+	p := stubArms(t, map[string]Policy{"t-a": a, "t-b": b, "t-c": c}, "t-a", "t-b", "t-c")
+	for i := range 3 { // the first round, ended alike
+		p.Begin(TrialInfo{Index: i})
+		p.End(Outcome{Index: i, Injections: []record.Injection{{Kind: catalog.KindCrash}}})
+	}
+	got := map[string]int{}
+	for i := 3; i < 6; i++ {
+		p.Begin(TrialInfo{Index: i})
+		got[p.Explain(i).Technique]++
+	}
+	if len(got) != 3 {
+		t.Errorf("three trials begun at once went to %v, want one each", got)
+	}
+	p.Begin(TrialInfo{Index: 6}) // a fourth: its arm has one running
+	if why := p.Explain(6).Why; !strings.Contains(why, "over 1 trial (0 failed, 1 injected; 1 more running) + 1.34 to explore, of 6 trials begun") {
+		t.Errorf("reason %q does not count the running trial", why)
 	}
 }
 

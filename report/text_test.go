@@ -105,7 +105,7 @@ func TestWriteTrialsChoice(t *testing.T) {
 	chosen := failing("1-41", 41, "hang", "client n2/0 made no progress", "crash", "wal.sync#0", "n2", nil)
 	chosen.Policy, chosen.Start, chosen.End = "portfolio", start, start.Add(2*time.Second)
 	chosen.Choice = "fuzz"
-	chosen.Why = "UCB 1.20: mean reward 0.40 over 5 trials (1 failed, 5 injected) + 0.80 to explore, of 40 trials in all; the best mean; " +
+	chosen.Why = "UCB 1.20: mean reward 0.40 over 5 trials (1 failed, 5 injected) + 0.80 to explore, of 40 trials begun; the best mean; " +
 		"its trial 37 revealed 2 new blocks (reward 0.14); appends a crash of n2 at wal.sync#0 (request 1) to trial 37's sequence [delay 1s of n1] (score 3.0, 2 new blocks)"
 	plain := &record.Trial{ID: "1-42", Index: 42, Status: record.StatusOK, Policy: "random", Start: start, End: start.Add(time.Second)}
 	var b bytes.Buffer
