@@ -11,6 +11,7 @@ import (
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
@@ -101,6 +102,9 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 	if err := checkRoles(cfg.Faults.Roles, cat); err != nil {
 		return nil, err
 	}
+	if err := checkHolds(cfg.Faults.Partition.Hold, cat); err != nil {
+		return nil, err
+	}
 	return policy.New(name, policy.Env{
 		Catalog:  cat,
 		Seed:     cfg.Policy.Seed,
@@ -144,6 +148,63 @@ func checkRoles(roles []string, cat *catalog.Catalog) error {
 		}
 	}
 	return nil
+}
+
+// checkHolds refuses a hold condition "site=S" (faults.partition.hold)
+// that no site of the catalog matches: a cut held until it would last its
+// cap in every trial. The error names the nearest site IDs.
+func checkHolds(holds []string, cat *catalog.Catalog) error {
+	if cat == nil {
+		return nil
+	}
+	for i, h := range holds {
+		sub, ok := strings.CutPrefix(h, "site=")
+		if !ok || len(controller.HoldSites(cat, h)) > 0 {
+			continue
+		}
+		return fmt.Errorf("faults.partition.hold[%d]: %q: no site's stable ID contains %q, so a cut held until it would always last its cap; nearest sites: %s (gofault analyze lists them all)",
+			i, h, sub, strings.Join(nearestSites(cat, sub, 3), ", "))
+	}
+	return nil
+}
+
+// nearestSites returns the IDs of at most n of cat's sites that come
+// nearest to containing sub (the fewest edits turn a part of the ID into
+// sub, case aside), nearest first.
+func nearestSites(cat *catalog.Catalog, sub string, n int) []string {
+	type near struct {
+		id   string
+		dist int
+	}
+	var all []near
+	for _, st := range cat.Sites {
+		all = append(all, near{st.ID, substringDistance(strings.ToLower(sub), strings.ToLower(st.ID))})
+	}
+	slices.SortStableFunc(all, func(a, b near) int { return cmp.Compare(a.dist, b.dist) })
+	var out []string
+	for _, nr := range all[:min(n, len(all))] {
+		out = append(out, nr.id)
+	}
+	return out
+}
+
+// substringDistance is the fewest single-byte edits that turn some
+// substring of s into sub (0 when s contains sub).
+func substringDistance(sub, s string) int {
+	prev := make([]int, len(s)+1) // a match may start anywhere in s: row 0 is all 0
+	cur := make([]int, len(s)+1)
+	for i := 1; i <= len(sub); i++ {
+		cur[0] = i
+		for j := 1; j <= len(s); j++ {
+			cost := 1
+			if sub[i-1] == s[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return slices.Min(prev) // and end anywhere
 }
 
 // faultKinds parses the config's faults.kinds.

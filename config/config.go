@@ -306,9 +306,13 @@ type Partition struct {
 	// Hold adds, for each condition, a variant of the partition and the
 	// leader cut that lasts until something happened in the protocol
 	// rather than for duration: "leader" (leadership moved: another
-	// member took the leader role) or "requests=K" (the other members'
+	// member took the leader role), "requests=K" (the other members'
 	// clients made K more requests that succeeded: the cluster moved on
-	// without the cut member, enough for its leader to compact past it).
+	// without the cut member, enough for its leader to compact past it)
+	// or "site=S" (a member other than the cut one reached a site whose
+	// stable ID contains S, e.g. "site=SaveSnap": the leader took a
+	// snapshot; a campaign refuses an S that no site of the catalog
+	// contains).
 	Hold []string `yaml:"hold"`
 	// HoldCap bounds a held cut whose condition never comes (default
 	// 15s).

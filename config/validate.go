@@ -261,7 +261,7 @@ func (c *Config) Validate(known Known) error {
 	}
 	for i, h := range c.Faults.Partition.Hold {
 		if err := checkHold(h); err != nil {
-			bad(fmt.Sprintf("faults.partition.hold[%d]", i), `write "leader" or "requests=64"`, "%v", err)
+			bad(fmt.Sprintf("faults.partition.hold[%d]", i), `write "leader", "requests=64" or "site=SaveSnap"`, "%v", err)
 		}
 	}
 	if len(c.Faults.Partition.Hold) > 0 && !slices.Contains(c.Faults.Kinds, "partition") && !slices.Contains(c.Faults.Kinds, "leadercut") {
@@ -371,9 +371,17 @@ func (c *Config) checkTemplate(errs *[]error, field, text string) {
 }
 
 // checkHold checks a hold condition of a cut (faults.partition.hold):
-// "leader" or "requests=K" with K at least 1.
+// "leader", "requests=K" with K at least 1, or "site=S" with S not empty
+// (whether S names a site of the catalog is checked where the catalog is
+// known, at the campaign's start).
 func checkHold(s string) error {
 	if s == "leader" {
+		return nil
+	}
+	if sub, ok := strings.CutPrefix(s, "site="); ok {
+		if strings.TrimSpace(sub) == "" {
+			return fmt.Errorf("hold condition %q names no site (want site=S, S a part of a site's stable ID, e.g. site=SaveSnap)", s)
+		}
 		return nil
 	}
 	if k, ok := strings.CutPrefix(s, "requests="); ok {
@@ -381,5 +389,5 @@ func checkHold(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown hold condition %q (want leader, or requests=K with K at least 1)", s)
+	return fmt.Errorf("unknown hold condition %q (want leader, requests=K with K at least 1, or site=S)", s)
 }

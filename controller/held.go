@@ -2,6 +2,8 @@ package controller
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,15 +28,44 @@ import (
 //     (the catalog's role, catalog.Role.Leader);
 //   - "requests=K": the clients of the other members made K more requests
 //     that succeeded: the cluster moved on without the cut member (its log
-//     grew by up to K entries, enough for the leader to compact past it).
+//     grew by up to K entries, enough for the leader to compact past it);
+//   - "site=S": a member other than the cut one reached a site whose
+//     stable ID contains S, e.g. the leader's snapshot or compaction
+//     ("site=SaveSnap"). While such a cut is held, the sites it watches
+//     are live in the other members' plans whatever the policy's plan
+//     says, and the session answers their requests itself (no fault)
+//     without asking the policy, unless the policy's plan has the site too
+//     (watchedRequest).
 
 // hold is a held cut in progress on a node.
 type hold struct {
-	inj    int    // its injection in s.inj
-	until  string // the condition
-	leader string // who led when the cut began ("" none)
-	need   int    // for "requests=K": K
-	done   int    // successful requests of other members' clients since the cut began
+	inj    int      // its injection in s.inj
+	until  string   // the condition
+	leader string   // who led when the cut began ("" none)
+	need   int      // for "requests=K": K
+	done   int      // successful requests of other members' clients since the cut began
+	sites  []uint32 // for "site=S": the catalog's sites whose ID contains S, ascending
+}
+
+// watches reports whether h watches sites ("site=S"): its cut's start and
+// heal change the other members' plans too. False for nil.
+func (h *hold) watches() bool { return h != nil && len(h.sites) > 0 }
+
+// HoldSites returns the indexes of cat's sites that the hold condition
+// "site=S" watches: those whose stable ID contains S, ascending; nil for
+// any other condition, or when no site matches.
+func HoldSites(cat *catalog.Catalog, until string) []uint32 {
+	sub, ok := strings.CutPrefix(until, "site=")
+	if !ok || sub == "" || cat == nil {
+		return nil
+	}
+	var out []uint32
+	for i := range cat.Sites {
+		if strings.Contains(cat.Sites[i].ID, sub) {
+			out = append(out, uint32(i))
+		}
+	}
+	return out
 }
 
 // hold makes the cut of node that injection inj starts (not yet
@@ -50,6 +81,7 @@ func (s *session) hold(inj *record.Injection, node string, f policy.Fault) {
 	if k, ok := strings.CutPrefix(until, "requests="); ok {
 		h.need, _ = strconv.Atoi(k)
 	}
+	h.sites = HoldSites(s.cat, until)
 	for n, r := range s.role {
 		if s.leads(r) {
 			h.leader = n
@@ -93,13 +125,58 @@ func (s *session) succeeded(client string, now time.Time) []Effect {
 	return effs
 }
 
+// watchedSites returns the sites that the cuts held until a site watch
+// on node (every other member's: the cut member's own reach does not
+// count; when processes hold members, TrialSpec.Members, every cut's, as
+// one process reaches sites for them all), ascending; nil for none.
+func (s *session) watchedSites(node string) []uint32 {
+	var out []uint32
+	for cutNode, h := range s.holds {
+		if h.watches() && (cutNode != node || s.spec.Members) {
+			out = append(out, h.sites...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// watchedRequest handles a request of node at site for the cuts held
+// until a member other than theirs reached a site: it heals each such cut
+// that watches site, unless node is the cut one. watched reports whether
+// a held cut watches site; the request then goes to the policy only if its plan has the site
+// live there (policyLive), so the policy is asked what it would have
+// been asked without the hold.
+func (s *session) watchedRequest(node string, site *catalog.Site, now time.Time) (watched bool, effs []Effect) {
+	if site == nil || len(s.holds) == 0 {
+		return false, nil
+	}
+	for _, cutNode := range slices.Sorted(maps.Keys(s.holds)) {
+		h := s.holds[cutNode]
+		if _, ok := slices.BinarySearch(h.sites, site.Index); !ok {
+			continue
+		}
+		watched = true
+		if cutNode == node {
+			continue // the cut member's own reach does not count
+		}
+		effs = append(effs, s.meet(cutNode, now, fmt.Sprintf("%s reached %s", node, site.ID))...)
+	}
+	return watched, effs
+}
+
 // meet heals cutNode's held cut at now: what met its condition goes into
-// its injection, whose length becomes the cut's real one.
+// its injection, whose length becomes the cut's real one. A cut past its
+// cap, not yet healed (a cut of fixed length heals lazily, cutRequest),
+// heals as at its cap, its condition unmet.
 func (s *session) meet(cutNode string, now time.Time, what string) []Effect {
 	h := s.holds[cutNode]
-	delete(s.holds, cutNode)
-	if _, cut := s.cuts[cutNode]; !cut || h.inj >= len(s.inj) {
+	c, cut := s.cuts[cutNode]
+	if !cut || h.inj >= len(s.inj) {
+		delete(s.holds, cutNode)
 		return nil // healed at its cap already
+	}
+	if !now.Before(c.until) {
+		return s.healCut(cutNode, now)
 	}
 	in := &s.inj[h.inj]
 	if now.After(in.Time) {

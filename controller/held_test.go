@@ -2,6 +2,8 @@ package controller
 
 import (
 	"encoding/json"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -135,5 +137,122 @@ func TestPrintedEvents(t *testing.T) {
 	}
 	if res.Injections[0].Met == "" {
 		t.Errorf("injection %+v, want what met it", res.Injections[0])
+	}
+}
+
+// TestSessionHeldSite: a partition held until a member other than the cut
+// one reached a site ("site=S") makes the sites whose ID contains S live
+// in the other members' plans while it lasts, whatever the policy's plan
+// says, and heals the moment one of them reaches one, its record saying
+// who reached what; the cut member's own reach does not count; one never
+// reached, or reached only after the cap, heals at its cap. A request
+// live only for the watch never reaches the policy; one at a site the
+// policy's plan has live too is asked about as before.
+func TestSessionHeldSite(t *testing.T) {
+	cat := partitionCatalog()
+	cat.Sites = append(cat.Sites, catalog.Site{Index: 4, ID: "p.(*Node).writeSnapshot:os.Rename#0", Kind: catalog.KindError, IO: "disk", Errors: []catalog.ErrorValue{{Name: "EIO"}}})
+	cat.Hash = cat.ComputeHash()
+	const snap = uint32(4)
+	const n1, n2, n3 = PeerID(1), PeerID(2), PeerID(3)
+	for _, tc := range []struct {
+		name   string
+		until  string
+		policy []uint32 // the policy's plan; not done after the cut when it has the watched site
+		reach  []PeerID // who reaches the snapshot site, 1 s apart from 2 s on
+		met    string
+		length time.Duration
+		asked  int // the policy's requests, the cut's included
+	}{
+		{"reached by another member", "site=writeSnapshot", []uint32{2}, []PeerID{n1},
+			"n1 reached p.(*Node).writeSnapshot:os.Rename#0", 2 * time.Second, 1},
+		{"not by the cut member itself", "site=writeSnapshot", []uint32{2}, []PeerID{n3, n2},
+			"n2 reached p.(*Node).writeSnapshot:os.Rename#0", 3 * time.Second, 1},
+		{"never reached: healed at the cap", "site=writeSnapshot", []uint32{2}, []PeerID{n3}, "", 10 * time.Second, 1},
+		{"reached after the cap: healed at the cap", "site=writeSnapshot", []uint32{2}, []PeerID{n3, n3, n3, n3, n3, n3, n3, n3, n3, n1}, "", 10 * time.Second, 1},
+		{"the policy's own site: asked as before", "site=Rename", []uint32{2, snap}, []PeerID{n2},
+			"n2 reached p.(*Node).writeSnapshot:os.Rename#0", 2 * time.Second, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ownSite := len(tc.policy) > 1
+			pol := &scripted{plan: policy.Plan{Sites: tc.policy}, script: []policy.Fault{{Kind: catalog.KindPartition, Delay: 10 * time.Second, Until: tc.until}}, done: !ownSite}
+			s := newSession(cat, TrialSpec{ID: "t1", Nodes: []string{"n1", "n2", "n3"}}, pol.plan, pol.Decide)
+			s.attach(n1, "n1", wire.RoleAgent, true)
+			s.attach(n2, "n2", wire.RoleAgent, true)
+			s.attach(n3, "n3", wire.RoleAgent, true)
+			var seq uint64 = 3
+			plans(t, s.arm(), &seq)
+			resp, effs := s.request(n3, &wire.Request{ID: 1, Site: 2}, t0)
+			if resp.Action != wire.ActStall {
+				t.Fatalf("the cut did not start: %+v", resp)
+			}
+			got := plans(t, effs, &seq)
+			for _, id := range []PeerID{n1, n2, n3} {
+				p, ok := got[id]
+				if !ok {
+					t.Fatalf("the cut gave no plan to peer %d: %v", id, got)
+				}
+				if live := slices.Contains(p.Sites, snap); live != (id != n3 || ownSite) {
+					t.Errorf("peer %d's plan %v: the watched site live %v", id, p.Sites, live)
+				}
+			}
+			for i, id := range tc.reach {
+				at := t0.Add(2*time.Second + time.Duration(i)*time.Second)
+				resp, effs := s.request(id, &wire.Request{ID: uint64(10 + i), Site: snap}, at)
+				if resp.Action != wire.ActNone {
+					t.Errorf("request at the watched site: %+v, want no fault", resp)
+				}
+				if _, cut := s.cuts["n3"]; !cut {
+					for pid, p := range plans(t, effs, &seq) {
+						if slices.Contains(p.Sites, snap) && !ownSite {
+							t.Errorf("peer %d's plan after the heal %v still watches the site", pid, p.Sites)
+						}
+					}
+					break
+				}
+			}
+			if _, cut := s.cuts["n3"]; cut && tc.met != "" {
+				t.Fatal("not healed when the site was reached")
+			}
+			if n := pol.requests(); n != tc.asked {
+				t.Errorf("the policy was asked %d times, want %d", n, tc.asked)
+			}
+			if resp, _ := s.request(n3, &wire.Request{ID: 99, Site: 1}, t0.Add(10*time.Second)); resp.Action != wire.ActNone {
+				t.Errorf("dial after the heal or at the cap: %+v", resp)
+			}
+			res, _ := s.end()
+			in := res.Injections[0]
+			if in.Until != tc.until || in.Cap != 10*time.Second || in.Met != tc.met || in.Delay != tc.length {
+				t.Errorf("injection until %q cap %s met %q length %s; want %q, 10s, %q, %s", in.Until, in.Cap, in.Met, in.Delay, tc.until, tc.met, tc.length)
+			}
+			sub := strings.TrimPrefix(tc.until, "site=")
+			want := " until another member reached " + sub + " (" + tc.met + ")"
+			if tc.met == "" {
+				want = " until another member reached " + sub + " (not met: healed at its 10s cap)"
+			}
+			if in.Held() != want {
+				t.Errorf("Held() = %q, want %q", in.Held(), want)
+			}
+		})
+	}
+}
+
+// TestHoldSites: "site=S" watches the sites whose stable ID contains S;
+// any other condition, or an S that none contains, watches none.
+func TestHoldSites(t *testing.T) {
+	cat := partitionCatalog()
+	for _, tc := range []struct {
+		until string
+		want  []uint32
+	}{
+		{"site=RoundTrip", []uint32{1}},
+		{"site=t.", []uint32{1, 2, 3}},
+		{"site=SaveSnap", nil},
+		{"site=", nil},
+		{"leader", nil},
+		{"requests=3", nil},
+	} {
+		if got := HoldSites(cat, tc.until); !slices.Equal(got, tc.want) {
+			t.Errorf("HoldSites(%q) = %v, want %v", tc.until, got, tc.want)
+		}
 	}
 }

@@ -51,6 +51,17 @@ func (s *session) startCut(node string, d time.Duration, now time.Time) []Effect
 		s.cuts = map[string]cut{}
 	}
 	s.cuts[node] = cut{from: now, until: now.Add(d)}
+	return s.replanCut(node, s.holds[node].watches())
+}
+
+// replanCut gives the agents whose plans node's cut changes as it starts
+// or heals their plans: node's own, and every member's when wide (the
+// cut is held until a site that the other members' plans watch while
+// it lasts, held.go).
+func (s *session) replanCut(node string, wide bool) []Effect {
+	if wide {
+		return s.replan(0)
+	}
 	return s.replanNode(node)
 }
 
@@ -88,9 +99,7 @@ func (s *session) cutRequest(node, peer string, site *catalog.Site, now time.Tim
 	}
 	if !now.Before(c.until) {
 		// Healed: the node's plan loses the peer sites.
-		delete(s.cuts, cutNode)
-		delete(s.holds, cutNode) // at its cap, its condition unmet
-		return wire.ActNone, 0, s.replanNode(cutNode), true
+		return wire.ActNone, 0, s.healCut(cutNode, now), true // at its cap, a held one's condition unmet
 	}
 	act, arg = cutAction(site, c.until.Sub(now))
 	return act, arg, nil, true
@@ -118,9 +127,10 @@ func (s *session) healCut(node string, now time.Time) []Effect {
 	if _, ok := s.cuts[node]; !ok {
 		return nil
 	}
+	wide := s.holds[node].watches()
 	delete(s.cuts, node)
 	delete(s.holds, node)
-	return s.replanNode(node)
+	return s.replanCut(node, wide)
 }
 
 // connectionError returns the 1-based index of the error a dial over a

@@ -189,6 +189,11 @@ func (s *session) wirePlan(m member) wire.Plan {
 	if s.peersLive(m.node) && !s.ended {
 		wp.Sites = s.withPeers(wp.Sites)
 	}
+	if w := s.watchedSites(m.node); len(w) > 0 && !s.ended {
+		sites := append(slices.Clone(wp.Sites), w...)
+		slices.Sort(sites)
+		wp.Sites = slices.Compact(sites)
+	}
 	return wp
 }
 
@@ -294,6 +299,22 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		resp.Action, resp.Arg = act, arg
 		return resp, effs
 	}
+	if watched, heals := s.watchedRequest(m.node, site, now); watched {
+		if !s.policyLive(m.node, site.Index) {
+			return resp, heals // live only for a held cut's watch
+		}
+		resp, effs := s.ask(m, r, site, peer, now)
+		return resp, append(heals, effs...)
+	}
+	return s.ask(m, r, site, peer, now)
+}
+
+// ask answers request r of member m at site (nil: none of the catalog's)
+// by the policy's decision, when the policy's plan has the site live on
+// m's node and its grants are not spent; peer is the member at the
+// call's other end, for a peer site.
+func (s *session) ask(m member, r *wire.Request, site *catalog.Site, peer string, now time.Time) (wire.Response, []Effect) {
+	resp := wire.Response{ID: r.ID}
 	if s.done || site == nil {
 		return resp, nil
 	}

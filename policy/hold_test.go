@@ -103,11 +103,17 @@ func TestHeldCutFaults(t *testing.T) {
 		t.Errorf("without a leader role: %s, want no leader hold", got)
 	}
 
-	inj := record.Injection{Node: "n1", SiteID: "dial", Kind: catalog.KindPartition, Delay: 2 * time.Second, Until: "leader", Cap: 12 * time.Second, Met: "n2 became StateLeader", Occurrence: 1}
-	r := NewReplay(cat, []record.Injection{inj})
-	r.Begin(TrialInfo{})
-	d := r.Decide(&Request{Node: "n1", Site: &cat.Sites[1], Occurrence: 1})
-	if d.Fault.Kind != catalog.KindPartition || d.Fault.Until != "leader" || d.Fault.Delay != 12*time.Second {
-		t.Errorf("replayed %+v, want a partition until the leader moved, capped at 12s", d.Fault)
+	// A replay holds until the same condition, with the same cap.
+	for _, held := range []struct{ until, met string }{
+		{"leader", "n2 became StateLeader"},
+		{"site=SaveSnap", "n2 reached etcdserver.(*raftNode).start:(*storage).SaveSnap#0"},
+	} {
+		inj := record.Injection{Node: "n1", SiteID: "dial", Kind: catalog.KindPartition, Delay: 2 * time.Second, Until: held.until, Cap: 12 * time.Second, Met: held.met, Occurrence: 1}
+		r := NewReplay(cat, []record.Injection{inj})
+		r.Begin(TrialInfo{})
+		d := r.Decide(&Request{Node: "n1", Site: &cat.Sites[1], Occurrence: 1})
+		if d.Fault.Kind != catalog.KindPartition || d.Fault.Until != held.until || d.Fault.Delay != 12*time.Second {
+			t.Errorf("replayed %+v, want a partition until %s, capped at 12s", d.Fault, held.until)
+		}
 	}
 }

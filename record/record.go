@@ -114,19 +114,23 @@ type Injection struct {
 	// ways, and each side's members still reached each other.
 	Side []string `json:"side,omitempty"`
 	// Until is, for a cut held until a condition (KindPartition,
-	// KindLeaderCut), the condition: "leader" (leadership moved) or
+	// KindLeaderCut), the condition: "leader" (leadership moved),
 	// "requests=K" (the other members' clients made K more requests that
-	// succeeded); Cap the longest it could last. Delay is its real length.
+	// succeeded) or "site=S" (a member other than the cut one reached a
+	// site whose stable ID contains S); Cap the longest it could last.
+	// Delay is its real length.
 	Until string        `json:"until,omitempty"`
 	Cap   time.Duration `json:"cap,omitempty"`
-	// Met says what met Until, e.g. "n2 became StateLeader"; "" when the
-	// cut healed at its cap.
+	// Met says what met Until, e.g. "n2 became StateLeader", "n1 reached
+	// p.(*Node).writeSnapshot:os.Rename#0"; "" when the cut healed at its
+	// cap.
 	Met string `json:"met,omitempty"`
 }
 
 // Held says, for a cut held until a condition, what it was held until and
 // how it ended, to follow its length in a report: " until the leader
-// moved (n2 became StateLeader)", " until requests=64 (not met: healed at
+// moved (n2 became StateLeader)", " until another member reached SaveSnap
+// (n1 reached …SaveSnap:…#0)", " until requests=64 (not met: healed at
 // its 15s cap)"; "" for any other fault.
 func (in Injection) Held() string {
 	if in.Until == "" {
@@ -135,6 +139,8 @@ func (in Injection) Held() string {
 	what := in.Until
 	if what == "leader" {
 		what = "the leader moved"
+	} else if sub, ok := strings.CutPrefix(what, "site="); ok {
+		what = "another member reached " + sub
 	}
 	if in.Met == "" {
 		return fmt.Sprintf(" until %s (not met: healed at its %s cap)", what, in.Cap)

@@ -1,0 +1,37 @@
+package campaign
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gofault/gofault/catalog"
+)
+
+// TestCheckHolds: a hold until a site ("site=S") that no site of the
+// catalog contains is refused at the campaign's start, naming the nearest
+// site IDs; the other conditions, and a site that is there, pass.
+func TestCheckHolds(t *testing.T) {
+	cat := &catalog.Catalog{Sites: []catalog.Site{
+		{ID: "m/server.(*Node).writeSnapshot:os.Rename#0"},
+		{ID: "m/server.(*Node).writeSnapshot:(*os.File).Close#0"},
+		{ID: "m/server.(*Node).appendEntries:(*os.File).Sync#0"},
+		{ID: "m/transport.(*Conn).Send:(*net.TCPConn).Write#0"},
+	}}
+	for _, tc := range []struct {
+		name  string
+		holds []string
+		want  string // a substring of the error; "" none
+	}{
+		{"no site condition", []string{"leader", "requests=64"}, ""},
+		{"a site there", []string{"leader", "site=writeSnapshot:os.Rename"}, ""},
+		{"a site not there", []string{"leader", "site=SaveSnapshot"},
+			`faults.partition.hold[1]: "site=SaveSnapshot": no site's stable ID contains "SaveSnapshot", so a cut held until it would always last its cap; nearest sites: m/server.(*Node).writeSnapshot:os.Rename#0, m/server.(*Node).writeSnapshot:(*os.File).Close#0,`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := checkHolds(tc.holds, cat)
+			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("checkHolds = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
