@@ -42,7 +42,8 @@ func nodeOf(tr *record.Trial, node string) record.Node {
 // issue 42 strikes as it says: a pause keeps the member's process (no
 // restart, the same PID) for one of its timer's lengths; a stop restarts
 // the member only after its length; a held cut heals at its condition
-// (shorter than its cap, saying what met it) or at its cap; a rot writes
+// (shorter than its cap, saying what met it: the other members' requests,
+// another member's snapshot write) or at its cap; a rot writes
 // the changed bytes to the file and restarts the member. Each campaign
 // injects in every fault trial.
 func TestShapesStrike(t *testing.T) {
@@ -107,6 +108,24 @@ func TestShapesStrike(t *testing.T) {
 				case in.Met != "":
 					if in.Delay >= in.Cap || !strings.Contains(in.Met, "20 requests") {
 						t.Errorf("trial %s: a cut met %q after %s, want within its %s cap and the 20 requests named", tr.ID, in.Met, in.Delay, in.Cap)
+					}
+				case in.Delay != in.Cap || in.Cap != 5*time.Second:
+					t.Errorf("trial %s: an unmet held cut lasted %s (cap %s), want its 5s cap", tr.ID, in.Delay, in.Cap)
+				}
+			})
+	})
+
+	t.Run("held cut until a site", func(t *testing.T) {
+		each(t, catalog.KindPartition, []string{"--set", "faults.partition.hold=[site=writeSnapshot:os.Rename]", "--set", "faults.nodes=[n2,n3]", "--set", "faults.partition.duration=1s", "--set", "faults.partition.hold_cap=5s"},
+			func(t *testing.T, tr *record.Trial, in record.Injection) {
+				switch {
+				case in.Until == "":
+					if in.Delay != time.Second {
+						t.Errorf("trial %s: a cut of fixed length lasted %s, want 1s", tr.ID, in.Delay)
+					}
+				case in.Met != "":
+					if in.Delay >= in.Cap || !strings.HasSuffix(in.Met, "writeSnapshot:os.Rename#0") || strings.HasPrefix(in.Met, in.Node+" ") {
+						t.Errorf("trial %s: a cut of %s met %q after %s, want within its %s cap, another member's snapshot named", tr.ID, in.Node, in.Met, in.Delay, in.Cap)
 					}
 				case in.Delay != in.Cap || in.Cap != 5*time.Second:
 					t.Errorf("trial %s: an unmet held cut lasted %s (cap %s), want its 5s cap", tr.ID, in.Delay, in.Cap)
