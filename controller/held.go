@@ -125,10 +125,11 @@ func (s *session) succeeded(client string, now time.Time) []Effect {
 	return effs
 }
 
-// watchedSites returns the sites that the cuts held until a site watch
-// on node (every other member's: the cut member's own reach does not
-// count; when processes hold members, TrialSpec.Members, every cut's, as
-// one process reaches sites for them all), ascending; nil for none.
+// watchedSites returns the sites live in node's plan for the cuts held
+// until a site ("site=S"): those of every other member's cut (the cut
+// member's own reach does not count), or of every cut when processes hold
+// members (TrialSpec.Members: one process reaches sites for them all);
+// ascending, nil for none.
 func (s *session) watchedSites(node string) []uint32 {
 	var out []uint32
 	for cutNode, h := range s.holds {
@@ -143,9 +144,9 @@ func (s *session) watchedSites(node string) []uint32 {
 // watchedRequest handles a request of node at site for the cuts held
 // until a member other than theirs reached a site: it heals each such cut
 // that watches site, unless node is the cut one. watched reports whether
-// a held cut watches site; the request then goes to the policy only if its plan has the site
-// live there (policyLive), so the policy is asked what it would have
-// been asked without the hold.
+// a held cut watches site; the request then goes to the policy only if
+// its plan has the site live there (policyLive), so the policy is asked
+// what it would have been asked without the hold.
 func (s *session) watchedRequest(node string, site *catalog.Site, now time.Time) (watched bool, effs []Effect) {
 	if site == nil || len(s.holds) == 0 {
 		return false, nil
