@@ -134,8 +134,10 @@ const logTail = 10
 
 // WriteTrials writes one line per trial: its status, duration, faults and,
 // beneath it, the technique its policy chose for it and why (when the
-// policy explained itself, record.Trial.Choice) and the checkers that
-// failed it; with full, a trial's whole error and, for
+// policy explained itself, record.Trial.Choice), the checkers that
+// failed it and those that passed it with a note (an informational
+// verdict: a test assumption, a corruption the node detected, what a rule
+// excused); with full, a trial's whole error and, for
 // a trial that failed or could not run, the last lines of each node's log.
 func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 	for _, t := range trials {
@@ -159,7 +161,7 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 		}
 		var failed []string
 		for _, v := range t.Verdicts {
-			if v.Failed {
+			if v.Failed || v.Informational() {
 				failed = append(failed, v.Checker+": "+v.Symptom)
 			}
 		}

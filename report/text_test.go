@@ -175,3 +175,24 @@ func TestCrossNodeSequenceShown(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTrialsInformational: a verdict that passed the trial with a
+// note shows beneath the trial's line, as a failure does; a plain pass
+// does not.
+func TestWriteTrialsInformational(t *testing.T) {
+	start := time.Date(2026, 11, 27, 6, 0, 0, 0, time.UTC)
+	tr := &record.Trial{ID: "1-7", Index: 7, Status: record.StatusOK, Policy: "random", Start: start, End: start.Add(time.Second),
+		Verdicts: []record.Verdict{
+			{Checker: "crash", Symptom: "informational: n2 refused to start on a corruption it detected"},
+			{Checker: "hang"},
+			{Checker: "log", Symptom: "no new templates"},
+		}}
+	var b bytes.Buffer
+	if err := WriteTrials(&b, []*record.Trial{tr}, false); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "crash: informational: n2 refused to start") || strings.Contains(out, "hang:") || strings.Contains(out, "no new templates") {
+		t.Errorf("trial lines:\n%s", out)
+	}
+}
