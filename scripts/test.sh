@@ -65,10 +65,11 @@ step "Consul target module (a fault-free and a random campaign)"
 (cd targets/consul && GOWORK=off go test -count=1 -timeout 15m "${short[@]}" ./...)
 
 step "bundled example (minikv, planted bugs)"
-# 28.7 minutes measured on 2 cores (fresh-check, 2026-12-06), the
-# oracles' fast set (TestCampaigns/oracle/...) and TestExportGoTest
-# included: 40 leaves room for a slower machine; the long campaigns add
-# about an hour.
+# 18 minutes measured on 2 cores under other load (2026-12-06; 33 when
+# its campaigns ran one at a time), the oracles' fast set
+# (TestCampaigns/oracle/...) and TestExportGoTest included: the campaigns
+# run two at a time (t.Parallel), as they mostly wait. 40 leaves room for
+# a slower machine; the long campaigns add about an hour.
 minikv_timeout=40m
 [ -n "${GOFAULT_LONG:-}" ] && minikv_timeout=120m
 (cd examples/minikv && go test -count=1 -timeout "$minikv_timeout" "${short[@]}" ./...)

@@ -29,6 +29,9 @@ func TestAPI(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
+	// Two at a time with the other parallel campaigns, after the
+	// sequential tests (see TestCampaigns).
+	t.Parallel()
 	work := t.TempDir() // shared: the second campaign reuses the first's build
 	opts := []gofaulttest.Option{gofaulttest.WorkDir(work), gofaulttest.Policy("random"), gofaulttest.Trials(4),
 		gofaulttest.Set("workload.env.MINIKV_RECOVERY=4s", "checkers.baseline=1", "checkers.rerun_fault_free=-1",

@@ -31,6 +31,7 @@ func TestBench(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
+	t.Parallel() // two at a time with the other parallel campaigns, after the sequential tests (see TestCampaigns)
 	bin := targettest.CLI(t)
 	work := t.TempDir()
 	// The rotate bug (a failed WAL rotation leaves the log closed, so

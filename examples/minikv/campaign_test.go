@@ -286,8 +286,17 @@ func TestCampaigns(t *testing.T) {
 		}
 	})
 
+	// The oracles and the targeted campaigns run two at a time (go
+	// test's -parallel, GOMAXPROCS), after the subtests above: a minikv
+	// campaign spends most of its time waiting (the workload's duration,
+	// recovery bounds, delays), and each has its own work dir, ports
+	// (cluster.AllocPorts locks them machine-wide) and store. The oracles'
+	// miss rates were measured on a machine loaded that much and more.
 	for _, tc := range oracles {
-		t.Run("oracle/"+tc.oracle, func(t *testing.T) { proveOracle(t, bin, tc.bug, tc.symptoms, tc.args) })
+		t.Run("oracle/"+tc.oracle, func(t *testing.T) {
+			t.Parallel()
+			proveOracle(t, bin, tc.bug, tc.symptoms, tc.args)
+		})
 	}
 
 	for _, tc := range targeted {
@@ -295,6 +304,7 @@ func TestCampaigns(t *testing.T) {
 			if tc.long && os.Getenv("GOFAULT_LONG") == "" {
 				t.Skipf("bug %s takes a long campaign (%v) and its control: run with GOFAULT_LONG=1", tc.bug, tc.args)
 			}
+			t.Parallel()
 			args := append([]string{"--set", "cluster.env.MINIKV_BUGS=" + tc.bug}, tc.args...)
 			s, db := runCampaign(t, bin, args...)
 			if s.Findings == 0 {

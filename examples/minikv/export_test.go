@@ -46,6 +46,7 @@ func TestExportGoTest(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
+	t.Parallel() // two at a time with the other parallel campaigns, after the sequential tests (see TestCampaigns)
 	bin := targettest.CLI(t)
 	scenario := []string{"cluster.env.MINIKV_SNAP_EVERY=1", "faults.kinds=error"}
 	args := []string{"--set", "cluster.env.MINIKV_BUGS=" + server.BugSnapshot, "--policy", "random", "--trials", "24"}

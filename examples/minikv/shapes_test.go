@@ -53,6 +53,7 @@ func TestShapesStrike(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
+	t.Parallel() // two at a time with the other parallel campaigns, after the sequential tests (see TestCampaigns)
 	bin := targettest.CLI(t)
 	each := func(t *testing.T, kind catalog.Kind, args []string, check func(t *testing.T, tr *record.Trial, in record.Injection)) {
 		t.Helper()
