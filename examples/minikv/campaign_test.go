@@ -472,10 +472,10 @@ var oracles = []struct {
 	// and 2 in neither: their grants, sized before any trial's count is
 	// known, strike early), the control 0 findings in 12 (78 s); this
 	// test's own runs 5 and 2 of 9 (131 and 119 s, bug on and control),
-	// then 4 and 5 of 12 (156 and 153 s), every control without a finding
-	// of these checkers (one of 9 had one of another). 26 of those 78
-	// trials failed, so a run of 12 misses about (52/78)^12 = 0.8 %; 9
-	// trials would miss about 2.6 %. Tried before, 10 trials one at a
+	// then 4, 5 and 5 of 12 (153-156 s), every control without a finding
+	// of these checkers (one of 9 had one of another). 31 of those 90
+	// trials failed, so a run of 12 misses about (59/90)^12 = 0.6 %; 9
+	// trials would miss about 2.2 %. Tried before, 10 trials one at a
 	// time with 3 s loads (100-157 s each): the same with seeds 1, 2, 2
 	// and 3 failed 3, 6, 3 and 2 of 10; with the default COMPACT_KEEP
 	// (seed 1) 2 of 8; three stops a trial 0, crashes instead of stops
