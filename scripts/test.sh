@@ -8,10 +8,11 @@
 # on NATS JetStream (about two minutes), on Consul (about three minutes,
 # most of it building Consul) and on the planted-bug example.
 #
-#   scripts/test.sh            everything (about 52 minutes on 2 cores from a
-#                              fresh clone; minikv's planted-bug campaigns
-#                              about 29 of them, the oracles' fast set and
-#                              the exported regression test about 11 of those)
+#   scripts/test.sh            everything (about 43 minutes on 2 cores from a
+#                              fresh clone; minikv's planted-bug campaigns,
+#                              two at a time, about 17.5 of them, the
+#                              oracles' fast set and the exported
+#                              regression test included)
 #   GOFAULT_SHORT=1 scripts/test.sh   unit tests only (-short)
 #   GOFAULT_LONG=1 scripts/test.sh    also the long campaigns (minikv's
 #                                     targeted ones and their controls, e.g.
@@ -65,7 +66,7 @@ step "Consul target module (a fault-free and a random campaign)"
 (cd targets/consul && GOWORK=off go test -count=1 -timeout 15m "${short[@]}" ./...)
 
 step "bundled example (minikv, planted bugs)"
-# 18 minutes measured on 2 cores under other load (2026-12-06; 33 when
+# 17.5 minutes measured on 2 cores (fresh-check, 2026-12-06; 33 when
 # its campaigns ran one at a time), the oracles' fast set
 # (TestCampaigns/oracle/...) and TestExportGoTest included: the campaigns
 # run two at a time (t.Parallel), as they mostly wait. 40 leaves room for
