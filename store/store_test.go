@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -339,22 +340,19 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
-// TestMigrateFromVersion1 opens a database written with schema version 1
-// (no injection occurrences) and reads its injections back.
-func TestMigrateFromVersion1(t *testing.T) {
+// openAtVersion opens a store whose database was first written with
+// schema version v (its first v migrations) and then given rows (SQL
+// statements of that version's tables): what Open makes of a database of
+// an older gofault.
+func openAtVersion(t *testing.T, v int, rows ...string) *Store {
+	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v1.db")
+	path := filepath.Join(t.TempDir(), fmt.Sprintf("v%d.db", v))
 	db, err := sql.Open("sqlite", "file:"+path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{migrations[0], "PRAGMA user_version = 1",
-		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'random', 1, '{}', 'done', 0)`,
-		`INSERT INTO trials (id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts)
-			VALUES ('1-1', 1, 1, 'x', 'random', 1, 0, 0, 'failed', '', '/tmp', 10, 'null', 'null', 'null')`,
-		`INSERT INTO injections (trial_id, seq, time, node, site, site_id, kind, error, delay, stack, task, inst, state, state_id)
-			VALUES ('1-1', 0, 0, 'n1', 3, 'wal.Save#0', 'error', 'EIO', 0, 'null', 0, 0, 0, '')`,
-	} {
+	for _, q := range append(append(slices.Clone(migrations[:v]), fmt.Sprintf("PRAGMA user_version = %d", v)), rows...) {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -364,7 +362,21 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestMigrateFromVersion1 opens a database written with schema version 1
+// (no injection occurrences) and reads its injections back.
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	s := openAtVersion(t, 1,
+		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'random', 1, '{}', 'done', 0)`,
+		`INSERT INTO trials (id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts)
+			VALUES ('1-1', 1, 1, 'x', 'random', 1, 0, 0, 'failed', '', '/tmp', 10, 'null', 'null', 'null')`,
+		`INSERT INTO injections (trial_id, seq, time, node, site, site_id, kind, error, delay, stack, task, inst, state, state_id)
+			VALUES ('1-1', 0, 0, 'n1', 3, 'wal.Save#0', 'error', 'EIO', 0, 'null', 0, 0, 0, '')`,
+	)
 	tr, err := s.Trial(ctx, "1-1")
 	if err != nil {
 		t.Fatal(err)
@@ -379,24 +391,9 @@ func TestMigrateFromVersion1(t *testing.T) {
 // records a bound.
 func TestMigrateFromVersion3(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v3.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(append([]string(nil), migrations[:3]...), "PRAGMA user_version = 3",
+	s := openAtVersion(t, 3,
 		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'random', 1, '{}', 'done', 0)`,
-	) {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	)
 	c, err := s.Campaign(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -416,26 +413,11 @@ func TestMigrateFromVersion3(t *testing.T) {
 // they read as having covered nothing, and new trials keep their counts.
 func TestMigrateFromVersion7(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v7.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(append([]string(nil), migrations[:7]...), "PRAGMA user_version = 7",
+	s := openAtVersion(t, 7,
 		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'random', 1, '{}', 'done', 0)`,
 		`INSERT INTO trials (id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts)
 		 VALUES ('c1-1', 1, 1, 'x', 'random', 1, 0, 0, 'ok', '', '', 0, 'null', 'null', 'null')`,
-	) {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	)
 	old, err := s.Trial(ctx, "c1-1")
 	if err != nil || old.Blocks != 0 || old.NewBlocks != 0 {
 		t.Fatalf("old trial after migration: %+v, %v", old, err)
@@ -457,26 +439,11 @@ func TestMigrateFromVersion7(t *testing.T) {
 // round-trip; a trial stored before schema version 16 reads with neither.
 func TestTrialChoice(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v15.db")
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range append(append([]string(nil), migrations[:15]...), "PRAGMA user_version = 15",
+	s := openAtVersion(t, 15,
 		`INSERT INTO campaigns (id, name, config_hash, policy, seed, config, status, created) VALUES (1, 'x', 'h', 'portfolio', 1, '{}', 'done', 0)`,
 		`INSERT INTO trials (id, campaign_id, idx, campaign, policy, seed, start, end, status, err, dir, requests, client, states, timeouts)
 		 VALUES ('1-1', 1, 1, 'x', 'portfolio', 1, 0, 0, 'ok', '', '', 0, 'null', 'null', 'null')`,
-	) {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	db.Close()
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	)
 	old, err := s.Trial(ctx, "1-1")
 	if err != nil || old.Choice != "" || old.Why != "" {
 		t.Fatalf("old trial after migration: %+v, %v", old, err)
