@@ -13,6 +13,20 @@ import (
 	"github.com/gofault/gofault/record"
 )
 
+// heldSession is an armed session of members n1, n2 and n3 (agent
+// connections 1, 2 and 3) under pol, and the sequence number of its last
+// plan.
+func heldSession(t *testing.T, cat *catalog.Catalog, pol *scripted) (*session, *uint64) {
+	t.Helper()
+	s := newSession(cat, TrialSpec{ID: "t1", Nodes: []string{"n1", "n2", "n3"}}, pol.plan, pol.Decide)
+	for i, n := range []string{"n1", "n2", "n3"} {
+		s.attach(PeerID(i+1), n, wire.RoleAgent, true)
+	}
+	seq := uint64(3)
+	plans(t, s.arm(), &seq)
+	return s, &seq
+}
+
 // TestSessionHeldCut: a partition held until a condition heals the moment
 // the condition holds — leadership moved to another member, or the other
 // members' clients made K more requests that succeeded (the cut member's
@@ -55,12 +69,7 @@ func TestSessionHeldCut(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pol := &scripted{plan: policy.Plan{Sites: []uint32{2}}, script: []policy.Fault{{Kind: catalog.KindPartition, Delay: 10 * time.Second, Until: tc.until}}, done: true}
-			s := newSession(cat, TrialSpec{ID: "t1", Nodes: []string{"n1", "n2", "n3"}}, pol.plan, pol.Decide)
-			s.attach(n1, "n1", wire.RoleAgent, true)
-			s.attach(n2, "n2", wire.RoleAgent, true)
-			s.attach(n3, "n3", wire.RoleAgent, true)
-			var seq uint64 = 3
-			plans(t, s.arm(), &seq)
+			s, _ := heldSession(t, cat, pol)
 			s.events(n1, []wire.Event{role(0, 2)}) // n1 leads
 			s.events(n2, []wire.Event{role(0, 0)})
 			s.events(n3, []wire.Event{role(0, 0)})
@@ -175,17 +184,12 @@ func TestSessionHeldSite(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ownSite := len(tc.policy) > 1
 			pol := &scripted{plan: policy.Plan{Sites: tc.policy}, script: []policy.Fault{{Kind: catalog.KindPartition, Delay: 10 * time.Second, Until: tc.until}}, done: !ownSite}
-			s := newSession(cat, TrialSpec{ID: "t1", Nodes: []string{"n1", "n2", "n3"}}, pol.plan, pol.Decide)
-			s.attach(n1, "n1", wire.RoleAgent, true)
-			s.attach(n2, "n2", wire.RoleAgent, true)
-			s.attach(n3, "n3", wire.RoleAgent, true)
-			var seq uint64 = 3
-			plans(t, s.arm(), &seq)
+			s, seq := heldSession(t, cat, pol)
 			resp, effs := s.request(n3, &wire.Request{ID: 1, Site: 2}, t0)
 			if resp.Action != wire.ActStall {
 				t.Fatalf("the cut did not start: %+v", resp)
 			}
-			got := plans(t, effs, &seq)
+			got := plans(t, effs, seq)
 			for _, id := range []PeerID{n1, n2, n3} {
 				p, ok := got[id]
 				if !ok {
@@ -202,7 +206,7 @@ func TestSessionHeldSite(t *testing.T) {
 					t.Errorf("request at the watched site: %+v, want no fault", resp)
 				}
 				if _, cut := s.cuts["n3"]; !cut {
-					for pid, p := range plans(t, effs, &seq) {
+					for pid, p := range plans(t, effs, seq) {
 						if slices.Contains(p.Sites, snap) && !ownSite {
 							t.Errorf("peer %d's plan after the heal %v still watches the site", pid, p.Sites)
 						}
