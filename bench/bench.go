@@ -314,6 +314,9 @@ type Outcome struct {
 	// fault's, so such a campaign could not find the bug: it is no miss,
 	// and is left out of the medians, the interval and the comparisons.
 	Cannot bool `json:"cannot,omitempty"`
+	// BaselineFailed marks a Cannot seed whose campaign stopped before
+	// any fault because its baseline failed (Row.BaselineFails names it).
+	BaselineFailed bool `json:"baseline_failed,omitempty"`
 }
 
 // missed reports whether the seed could find the bug and did not.
@@ -374,7 +377,7 @@ func Summarise(name string, bugs []Bug, policies []string, seeds, trials int, re
 						ms = append(ms, res.Hit.Minutes)
 					case side == Affected && res.Injected == 0:
 						row.Cannot++
-						row.Outcomes = append(row.Outcomes, Outcome{Seed: seed, Cannot: true})
+						row.Outcomes = append(row.Outcomes, Outcome{Seed: seed, Cannot: true, BaselineFailed: res.BaselineFails})
 						cannot.add(res)
 					case side == Affected:
 						row.Outcomes = append(row.Outcomes, Outcome{Seed: seed})

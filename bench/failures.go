@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/gofault/gofault/report"
 )
@@ -38,12 +37,11 @@ func (s *Summary) Failures(all bool) []string {
 		if missed := r.Seeds - r.Found - r.Cannot; missed > 0 {
 			got = append(got, fmt.Sprintf("%s: missed in %d of %d seeds", row, missed, r.Seeds))
 		}
-		// A seed whose baseline failed on the affected release is cannot
-		// too, and said below.
-		quiet := r.Cannot
-		for _, b := range r.BaselineFails {
-			if strings.HasPrefix(b, string(Affected)+" ") {
-				quiet--
+		// A seed whose baseline failed is cannot too, and said below.
+		quiet := 0
+		for _, o := range r.Outcomes {
+			if o.Cannot && !o.BaselineFailed {
+				quiet++
 			}
 		}
 		switch {
