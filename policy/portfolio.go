@@ -80,8 +80,21 @@ func newPortfolio(env Env) (Policy, error) {
 	if len(p.arms) == 0 {
 		return nil, fmt.Errorf("portfolio: no technique can run on this catalog")
 	}
+	for _, a := range p.arms {
+		if _, ok := a.p.(Learner); ok {
+			return learningPortfolio{p}, nil
+		}
+	}
 	return p, nil
 }
+
+// learningPortfolio is the portfolio when one of its arms learns from the
+// fault-free trials (cofi, where the catalog has observation points): a
+// Learner itself, so the campaign runs those trials observing peer
+// messages and hands them over. Without such an arm the portfolio is no
+// Learner, and a campaign given a shared baseline runs no fault-free
+// trials of its own for it.
+type learningPortfolio struct{ *portfolio }
 
 // Name implements Policy.
 func (p *portfolio) Name() string { return "portfolio" }
@@ -334,7 +347,7 @@ func (p *portfolio) Observe(o *Observation) Partition {
 // trials (cofi mines its invariants from their observations) gets them.
 // Without it cofi's trials in the portfolio had no invariant to break and
 // injected nothing.
-func (p *portfolio) Learn(trials [][]record.Observation) {
+func (p learningPortfolio) Learn(trials [][]record.Observation) {
 	for _, a := range p.arms {
 		if l, ok := a.p.(Learner); ok {
 			l.Learn(trials)
@@ -344,7 +357,7 @@ func (p *portfolio) Learn(trials [][]record.Observation) {
 
 // Invariants returns what the arms that mine invariants (cofi) mined, for
 // the campaign to store as it does a cofi campaign's.
-func (p *portfolio) Invariants() []record.Invariant {
+func (p learningPortfolio) Invariants() []record.Invariant {
 	var out []record.Invariant
 	for _, a := range p.arms {
 		if m, ok := a.p.(interface{ Invariants() []record.Invariant }); ok {

@@ -49,6 +49,9 @@ func TestPortfolio(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, learns := pol.(Learner); learns {
+		t.Error("a portfolio without an arm that learns is a Learner: its campaign would run fault-free trials for nothing")
+	}
 	p := pol.(*portfolio)
 	var order []string
 	for i := range 60 {
