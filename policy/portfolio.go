@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
 )
 
@@ -23,7 +24,9 @@ var portfolioArms = []string{"random", "fuzz", "sieve", "bsrr", "cofi"}
 // with the best mean reward plus an exploration term that grows for an arm
 // left alone, so no technique starves. Each arm keeps its own memory and
 // sees only its own trials. An arm that cannot run here (cofi without
-// observation points) or has nothing new to try (Finite) is skipped.
+// observation points, or where faults.kinds does not list partition:
+// cofi only partitions, see armKinds) or has nothing new to try (Finite)
+// is skipped.
 // Trials run at once each keep their own arm. Explain says, per trial,
 // which arm has it and why.
 type portfolio struct {
@@ -64,11 +67,22 @@ type revealed struct {
 	What string `json:"what"`
 }
 
+// armKinds are the arms that inject one kind of fault whatever
+// faults.kinds says (cofi: partitions), by the kind: the portfolio hands
+// them no trial unless the campaign allows that kind. Standing alone they
+// are the user's explicit choice; inside the portfolio a trial of theirs
+// would inject a kind the user did not list, or, where the controller
+// refuses it, nothing at all (a wasted trial).
+var armKinds = map[string]catalog.Kind{"cofi": catalog.KindPartition}
+
 func newPortfolio(env Env) (Policy, error) {
 	p := &portfolio{reached: map[string]bool{}}
 	for _, name := range portfolioArms {
 		c := registry[name]
 		if c == nil {
+			continue
+		}
+		if k, ok := armKinds[name]; ok && !env.allows(k) {
 			continue
 		}
 		ap, err := c(env)

@@ -416,3 +416,45 @@ func TestPortfolioLearns(t *testing.T) {
 		t.Fatalf("invariants %+v, want cofi's msg.Term == node.Term", got)
 	}
 }
+
+// TestPortfolioArmKinds: cofi, which only partitions, is an arm of the
+// portfolio only where faults.kinds allows partitions (or lists nothing);
+// under [pause] its trials would inject a kind the user did not list, or
+// nothing (the first bench of the portfolio: 88 % injected).
+func TestPortfolioArmKinds(t *testing.T) {
+	cat := cofiCatalog()
+	cat.Sites = []catalog.Site{{Index: 0, ID: "rafthttp:conn.Write#0", Kind: catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindPartition, IO: "net", Peer: "to", Errors: []catalog.ErrorValue{{Name: "EIO"}}}}
+	tests := []struct {
+		kinds []catalog.Kind
+		cofi  bool
+	}{
+		{nil, true},
+		{[]catalog.Kind{catalog.KindPartition}, true},
+		{[]catalog.Kind{catalog.KindError, catalog.KindPartition}, true},
+		{[]catalog.Kind{catalog.KindPause}, false},
+		{[]catalog.Kind{catalog.KindError, catalog.KindDelay, catalog.KindCrash, catalog.KindCrashAfter}, false},
+	}
+	for _, tt := range tests {
+		pol, err := New("portfolio", Env{Catalog: cat, Seed: 1, Kinds: tt.kinds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		p, ok := pol.(*portfolio)
+		if lp, isLP := pol.(learningPortfolio); isLP {
+			p, ok = lp.portfolio, true
+		}
+		if !ok {
+			t.Fatalf("kinds %v: %T is no portfolio", tt.kinds, pol)
+		}
+		for _, a := range p.arms {
+			names = append(names, a.name)
+		}
+		if got := slices.Contains(names, "cofi"); got != tt.cofi {
+			t.Errorf("kinds %v: arms %v, cofi among them %v, want %v", tt.kinds, names, got, tt.cofi)
+		}
+		if _, learns := pol.(Learner); learns != tt.cofi {
+			t.Errorf("kinds %v: a Learner %v, want %v (only cofi learns)", tt.kinds, learns, tt.cofi)
+		}
+	}
+}
