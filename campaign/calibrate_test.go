@@ -156,7 +156,7 @@ func TestUsesBound(t *testing.T) {
 }
 
 func TestCalibrationDescribe(t *testing.T) {
-	const floor = 3 * time.Second
+	const floor = "floor 3s"
 	for _, tc := range []struct {
 		c    calibration
 		want string
@@ -169,6 +169,31 @@ func TestCalibrationDescribe(t *testing.T) {
 	} {
 		if got := tc.c.describe(floor); got != tc.want {
 			t.Errorf("describe = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestProgressFloor: the floor is electionFactor × the profile's election
+// timer where that is above boundFloor; other timers do not count.
+func TestProgressFloor(t *testing.T) {
+	for _, tc := range []struct {
+		timers  map[string]time.Duration
+		want    time.Duration
+		wantHow string
+	}{
+		{nil, 3 * time.Second, "floor 3s"},
+		{map[string]time.Duration{"heartbeat": 2 * time.Second}, 3 * time.Second, "floor 3s"},
+		{map[string]time.Duration{"election": 500 * time.Millisecond}, 3 * time.Second, "floor 3s"},
+		{map[string]time.Duration{"election": time.Second, "heartbeat": 100 * time.Millisecond}, 5 * time.Second, "floor 5s = 5 × the election timer 1s"},
+		{map[string]time.Duration{"election": 4 * time.Second}, 20 * time.Second, "floor 20s = 5 × the election timer 4s"},
+	} {
+		got, how := progressFloor(tc.timers)
+		if got != tc.want || how != tc.wantHow {
+			t.Errorf("progressFloor(%v) = %s, %q; want %s, %q", tc.timers, got, how, tc.want, tc.wantHow)
+		}
+		// The measured failover still wins when it is the larger.
+		if b := boundFor(4*time.Second, true, got); b != max(8*time.Second, tc.want) {
+			t.Errorf("progressFloor(%v): boundFor(4s) = %s", tc.timers, b)
 		}
 	}
 }
@@ -282,6 +307,7 @@ func TestCalibrationKey(t *testing.T) {
 		{"another fault kind", "b1", func(c *config.Config) { c.Faults.Kinds = []string{"error"} }, false},
 		{"policy and seed", "b1", func(c *config.Config) { c.Policy = config.Policy{Name: "bsrr", Seed: 9} }, false},
 		{"trial count", "b1", func(c *config.Config) { c.Trials.Count = 500 }, false},
+		{"the target's timers", "b1", func(c *config.Config) { c.Faults.Timers = map[string]time.Duration{"election": time.Second} }, true},
 	} {
 		c := base()
 		tc.change(c)
