@@ -67,9 +67,11 @@ func (s *session) linked(node string) bool {
 	return false
 }
 
-// startArcs cuts the arcs from now for d and returns the plans that make
-// their calling members' peer sites live.
-func (s *session) startArcs(arcs []arc, d time.Duration, now time.Time) []Effect {
+// startArcs cuts the arcs of a fault that struck node from now for d and
+// returns the plans that make their calling members' peer sites live:
+// every member's, when the cut is held until a site that the other
+// members' plans watch while it lasts (held.go).
+func (s *session) startArcs(node string, arcs []arc, d time.Duration, now time.Time) []Effect {
 	if s.arcs == nil {
 		s.arcs = map[arc]cut{}
 	}
@@ -78,13 +80,49 @@ func (s *session) startArcs(arcs []arc, d time.Duration, now time.Time) []Effect
 		s.arcs[a] = cut{from: now, until: now.Add(d)}
 		nodes = append(nodes, a.from)
 	}
+	if s.holds[holdKey{node, true}].watches() {
+		return s.replan(0)
+	}
 	return s.replanNodes(nodes)
 }
 
-// startLink cuts node and peer apart, both ways, from now for d and
-// returns the plans that make their peer sites live.
-func (s *session) startLink(node, peer string, d time.Duration, now time.Time) []Effect {
-	return s.startArcs([]arc{{node, peer}, {peer, node}}, d, now)
+// disconnectArcs are the two arcs of a disconnect of node and peer.
+func disconnectArcs(node, peer string) []arc {
+	return []arc{{node, peer}, {peer, node}}
+}
+
+// healArcs ends the held arc cut of key at once, every arc of it, and
+// returns the plans that heal it: its calling members' (without the peer
+// sites unless another cut keeps them), or every member's when it
+// watched sites.
+func (s *session) healArcs(key holdKey) []Effect {
+	h := s.holds[key]
+	delete(s.holds, key)
+	var nodes []string
+	for _, a := range h.arcs {
+		if _, ok := s.arcs[a]; ok {
+			delete(s.arcs, a)
+			nodes = append(nodes, a.from)
+		}
+	}
+	if h.watches() {
+		return s.replan(0)
+	}
+	return s.replanNodes(nodes)
+}
+
+// dropArcHolds ends the holds of the arc cuts that one of healed (arcs
+// that healed lazily at their cap) belongs to: their other arcs heal
+// lazily in turn, as a fixed cut's do. wide reports whether one of them
+// watched sites, which the other members' plans then lose.
+func (s *session) dropArcHolds(healed []arc) (wide bool) {
+	for key, h := range s.holds {
+		if key.arcs && slices.ContainsFunc(h.arcs, func(a arc) bool { return slices.Contains(healed, a) }) {
+			wide = wide || h.watches()
+			delete(s.holds, key)
+		}
+	}
+	return wide
 }
 
 // replanNodes gives every agent connection of each of nodes (once, in
@@ -104,19 +142,26 @@ func (s *session) replanNodes(nodes []string) []Effect {
 // the request is not one, and it goes on as usual. The arcs from or to
 // node that are over heal first (the members at their ends get their
 // plans, without the peer sites unless another cut keeps them), at any of
-// node's peer calls.
+// node's peer calls, and so does the hold of a held cut they belong to
+// (every member's plan then loses the sites it watched).
 func (s *session) linkRequest(node, peer string, site *catalog.Site, now time.Time) (act wire.Action, arg int64, effs []Effect, handled bool) {
 	if site == nil || site.Peer == "" {
 		return wire.ActNone, 0, nil, false
 	}
 	var ends []string
+	var healed []arc
 	for a, c := range s.arcs {
 		if (a.from == node || a.to == node) && !now.Before(c.until) {
 			delete(s.arcs, a)
 			ends = append(ends, a.from, a.to)
+			healed = append(healed, a)
 		}
 	}
-	effs = s.replanNodes(ends)
+	if s.dropArcHolds(healed) {
+		effs = s.replan(0)
+	} else {
+		effs = s.replanNodes(ends)
+	}
 	c, ok := s.arcs[arc{node, peer}]
 	if peer == "" || !ok {
 		return wire.ActNone, 0, effs, len(effs) > 0

@@ -51,7 +51,7 @@ func (s *session) startCut(node string, d time.Duration, now time.Time) []Effect
 		s.cuts = map[string]cut{}
 	}
 	s.cuts[node] = cut{from: now, until: now.Add(d)}
-	return s.replanCut(node, s.holds[node].watches())
+	return s.replanCut(node, s.holds[holdKey{node: node}].watches())
 }
 
 // replanCut gives the agents whose plans node's cut changes as it starts
@@ -127,9 +127,9 @@ func (s *session) healCut(node string, now time.Time) []Effect {
 	if _, ok := s.cuts[node]; !ok {
 		return nil
 	}
-	wide := s.holds[node].watches()
+	wide := s.holds[holdKey{node: node}].watches()
 	delete(s.cuts, node)
-	delete(s.holds, node)
+	delete(s.holds, holdKey{node: node})
 	return s.replanCut(node, wide)
 }
 

@@ -102,7 +102,7 @@ type session struct {
 	observer   func(*policy.Observation) policy.Partition
 	obs        []record.Observation
 	cutInj     map[string]int     // per node: the injection of its partition in progress
-	holds      map[string]*hold   // per node: its cut in progress held until a condition (held.go)
+	holds      map[holdKey]*hold  // per struck node and shape: its cut in progress held until a condition (held.go)
 	obsCount   map[obsKey]int     // observations per node and point, for replays
 	peers      []uint32           // the catalog's peer-network sites, once computed
 	arcs       map[arc]cut        // directions between members cut (disconnect.go, shapes.go)
@@ -482,7 +482,7 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a partition where none can start", Args: []any{"site", site.ID, "length", f.Delay}}}, false
 		}
 		inj.Delay = f.Delay
-		s.hold(&inj, req.Node, f)
+		s.hold(&inj, req.Node, f, []string{req.Node}, nil)
 		// The asking call is peer I/O too: it is the first one cut.
 		act, arg := cutAction(site, f.Delay)
 		return inj, act, arg, s.startCut(req.Node, f.Delay, now), true
@@ -491,30 +491,36 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a disconnect where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "length", f.Delay}}}, false
 		}
 		inj.Delay, inj.Peer = f.Delay, req.Peer
+		arcs := disconnectArcs(req.Node, req.Peer)
+		s.hold(&inj, req.Node, f, []string{req.Node, req.Peer}, arcs)
 		act, arg := cutAction(site, f.Delay)
-		return inj, act, arg, s.startLink(req.Node, req.Peer, f.Delay, now), true
+		return inj, act, arg, s.startArcs(req.Node, arcs, f.Delay, now), true
 	case catalog.KindOneWay:
 		if f.Delay <= 0 || site.Peer == "" || req.Peer == "" || req.Peer == req.Node {
 			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a one-way cut where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "length", f.Delay}}}, false
 		}
 		inj.Delay, inj.Peer = f.Delay, req.Peer
+		arcs := []arc{{req.Node, req.Peer}}
+		s.hold(&inj, req.Node, f, []string{req.Node}, arcs)
 		act, arg := cutAction(site, f.Delay)
-		return inj, act, arg, s.startArcs([]arc{{req.Node, req.Peer}}, f.Delay, now), true
+		return inj, act, arg, s.startArcs(req.Node, arcs, f.Delay, now), true
 	case catalog.KindSplit:
 		struck, ok := splitSide(req.Node, req.Peer, f.Side, s.nodes())
 		if f.Delay <= 0 || site.Peer == "" || !ok {
 			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a split where none can start", Args: []any{"site", site.ID, "peer", req.Peer, "side", f.Side, "members", s.nodes(), "length", f.Delay}}}, false
 		}
 		inj.Delay, inj.Peer = f.Delay, req.Peer
-		inj.Side = slices.DeleteFunc(struck, func(n string) bool { return n == req.Node })
+		inj.Side = slices.DeleteFunc(slices.Clone(struck), func(n string) bool { return n == req.Node })
+		arcs := splitArcs(struck, s.nodes())
+		s.hold(&inj, req.Node, f, struck, arcs)
 		act, arg := cutAction(site, f.Delay)
-		return inj, act, arg, s.startSplit(append(inj.Side, req.Node), f.Delay, now), true
+		return inj, act, arg, s.startArcs(req.Node, arcs, f.Delay, now), true
 	case catalog.KindLeaderCut:
 		if f.Delay <= 0 || !s.leads(req.Role) {
 			return inj, wire.ActNone, 0, []Effect{{Warn: "policy chose a leader cut where none can start", Args: []any{"site", site.ID, "role", req.Role, "length", f.Delay}}}, false
 		}
 		inj.Delay = f.Delay
-		s.hold(&inj, req.Node, f)
+		s.hold(&inj, req.Node, f, []string{req.Node}, nil)
 		act, arg := wire.ActNone, int64(0)
 		if site.Peer != "" {
 			// The asking call is peer I/O too: it is the first one cut.

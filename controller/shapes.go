@@ -2,7 +2,6 @@ package controller
 
 import (
 	"slices"
-	"time"
 )
 
 // The other partition shapes are made of the same in-situ cuts as a
@@ -64,12 +63,6 @@ func splitSide(node, peer string, side, members []string) ([]string, bool) {
 		return nil, false
 	}
 	return struck, true
-}
-
-// startSplit cuts the struck side from the other members, both ways, from
-// now for d.
-func (s *session) startSplit(struck []string, d time.Duration, now time.Time) []Effect {
-	return s.startArcs(splitArcs(struck, s.nodes()), d, now)
 }
 
 // leads reports whether role, a request's role, is the catalog's leader.

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -76,44 +77,63 @@ func TestPauseStopReplay(t *testing.T) {
 	}
 }
 
-// TestHeldCutFaults: each hold condition adds a held variant of the
-// partition and of the leader cut, capped at HoldCap, beside the cut of
-// fixed length; "leader" only where the catalog names a leader; a replay
-// holds until the recorded condition with the recorded cap.
+// TestHeldCutFaults: each hold condition adds a held variant of every
+// cut — the partition, the disconnect, the one-way cut, the split and
+// the leader cut — capped at HoldCap, beside the cut of fixed length;
+// "leader" only where the catalog names a leader; a replay holds until
+// the recorded condition with the recorded cap (a split on the recorded
+// sides).
 func TestHeldCutFaults(t *testing.T) {
 	cat := shapeCatalog()
-	dial := &Request{Node: "n1", Role: "StateLeader", Site: &cat.Sites[1]}
-	env := Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindPartition, catalog.KindLeaderCut}, Holds: []string{"leader", "requests=64"}, HoldCap: 12 * time.Second}
+	dial := &Request{Node: "n1", Role: "StateLeader", Peer: "n2", Members: members(3), Site: &cat.Sites[1]}
+	cuts := []catalog.Kind{catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut}
+	env := Env{Catalog: cat, Kinds: cuts, Holds: []string{"leader", "requests=64"}, HoldCap: 12 * time.Second}
 	var keys []string
 	for _, f := range env.faultsAt(dial) {
 		keys = append(keys, f.Key())
 	}
-	want := "[partition:3s partition:until=leader:12s partition:until=requests=64:12s leadercut:3s leadercut:until=leader:12s leadercut:until=requests=64:12s]"
-	if got := fmt.Sprint(keys); got != want {
+	var want []string
+	for _, k := range cuts {
+		want = append(want, k.String()+":3s", k.String()+":until=leader:12s", k.String()+":until=requests=64:12s")
+	}
+	if got := fmt.Sprint(keys); got != fmt.Sprint(want) {
 		t.Errorf("faults %s, want %s", got, want)
 	}
 	noRole := *cat
 	noRole.Role = nil
 	env.Catalog = &noRole
-	keys = nil
+	keys, want = nil, nil
 	for _, f := range env.faults(&noRole.Sites[1]) {
 		keys = append(keys, f.Key())
 	}
-	if got := fmt.Sprint(keys); got != "[partition:3s partition:until=requests=64:12s leadercut:3s leadercut:until=requests=64:12s]" {
-		t.Errorf("without a leader role: %s, want no leader hold", got)
+	for _, k := range cuts {
+		want = append(want, k.String()+":3s", k.String()+":until=requests=64:12s")
+	}
+	if got := fmt.Sprint(keys); got != fmt.Sprint(want) {
+		t.Errorf("without a leader role: %s, want no leader hold (%s)", got, want)
 	}
 
 	// A replay holds until the same condition, with the same cap.
-	for _, held := range []struct{ until, met string }{
-		{"leader", "n2 became StateLeader"},
-		{"site=SaveSnap", "n2 reached etcdserver.(*raftNode).start:(*storage).SaveSnap#0"},
-	} {
-		inj := record.Injection{Node: "n1", SiteID: "dial", Kind: catalog.KindPartition, Delay: 2 * time.Second, Until: held.until, Cap: 12 * time.Second, Met: held.met, Occurrence: 1}
-		r := NewReplay(cat, []record.Injection{inj})
-		r.Begin(TrialInfo{})
-		d := r.Decide(&Request{Node: "n1", Site: &cat.Sites[1], Occurrence: 1})
-		if d.Fault.Kind != catalog.KindPartition || d.Fault.Until != held.until || d.Fault.Delay != 12*time.Second {
-			t.Errorf("replayed %+v, want a partition until %s, capped at 12s", d.Fault, held.until)
+	for _, k := range []catalog.Kind{catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit} {
+		for _, held := range []struct{ until, met string }{
+			{"leader", "n2 became StateLeader"},
+			{"requests=64", ""},
+			{"site=SaveSnap", "n2 reached etcdserver.(*raftNode).start:(*storage).SaveSnap#0"},
+		} {
+			inj := record.Injection{Node: "n1", SiteID: "dial", Kind: k, Delay: 2 * time.Second, Until: held.until, Cap: 12 * time.Second, Met: held.met, Occurrence: 1}
+			req := Request{Node: "n1", Site: &cat.Sites[1], Occurrence: 1}
+			if k != catalog.KindPartition {
+				inj.Peer, req.Peer, req.Members = "n3", "n3", members(5)
+			}
+			if k == catalog.KindSplit {
+				inj.Side = []string{"n4"}
+			}
+			r := NewReplay(cat, []record.Injection{inj})
+			r.Begin(TrialInfo{})
+			d := r.Decide(&req)
+			if d.Fault.Kind != k || d.Fault.Until != held.until || d.Fault.Delay != 12*time.Second || !slices.Equal(d.Fault.Side, inj.Side) {
+				t.Errorf("replayed %+v, want a %s until %s, capped at 12s, side %v", d.Fault, k, held.until, inj.Side)
+			}
 		}
 	}
 }

@@ -50,9 +50,11 @@ type Fault struct {
 	// Side is, for a Split fault, the other members on the node's side
 	// (the minority); nil: the node alone.
 	Side []string
-	// Until is, for a Partition or LeaderCut fault held until a
-	// condition, the condition ("leader" or "requests=K", config faults.partition.hold);
-	// Delay is then its cap. "" for a cut of fixed length.
+	// Until is, for a cut held until a condition (a Partition,
+	// LeaderCut, Disconnect, OneWay or Split fault), the condition
+	// ("leader", "requests=K" or "site=S", config
+	// faults.partition.hold); Delay is then its cap. "" for a cut of
+	// fixed length.
 	Until string
 	// Timer says, for a Pause or Stop fault, how its length (Delay) was
 	// chosen from the target's timers, e.g. "2 × election"; "" when no
@@ -83,12 +85,12 @@ func (f Fault) Key() string {
 		return fmt.Sprintf("error:%d", f.Error)
 	case catalog.KindDelay:
 		return "delay:" + f.Delay.String()
-	case catalog.KindPartition, catalog.KindLeaderCut:
+	case catalog.KindPartition, catalog.KindLeaderCut, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
 		if f.Until != "" {
 			return f.Kind.String() + ":until=" + f.Until + ":" + f.Delay.String()
 		}
 		return f.Kind.String() + ":" + f.Delay.String()
-	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindPause, catalog.KindStop:
+	case catalog.KindPause, catalog.KindStop:
 		return f.Kind.String() + ":" + f.Delay.String()
 	}
 	return f.Kind.String()
@@ -303,9 +305,10 @@ type Env struct {
 	Delay time.Duration
 	// Partition is how long a partition lasts (default 3s).
 	Partition time.Duration
-	// Holds are the conditions a partition or leader cut may be held
-	// until (config faults.partition.hold: "leader", "requests=K"), each
-	// a variant beside the cut of fixed length, lasting
+	// Holds are the conditions a cut (a partition, leader cut,
+	// disconnect, one-way cut or split) may be held until (config
+	// faults.partition.hold: "leader", "requests=K", "site=S"), each a
+	// variant beside the cut of fixed length, lasting
 	// HoldCap at most (default 15s). A "leader" hold needs the catalog's
 	// leader role.
 	Holds   []string
@@ -473,6 +476,7 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	for _, k := range []catalog.Kind{catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit} {
 		if s.Kind.Has(catalog.KindPartition) && s.Peer != catalog.PeerAccept && e.allows(k) {
 			fs = append(fs, Fault{Kind: k, Delay: e.partition()})
+			fs = append(fs, e.held(k)...)
 		}
 	}
 	if s.Kind != catalog.KindNone && e.allows(catalog.KindLeaderCut) && e.leaderAt(s) {

@@ -6,6 +6,7 @@ import (
 	"hash/fnv"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
@@ -99,19 +100,13 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
 	case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindCrashAfter, catalog.KindPowerLossAfter:
 		return Fault{Kind: inj.Kind}, nil
-	case catalog.KindPartition, catalog.KindLeaderCut:
-		if inj.Until != "" {
-			// Held until the same condition, with the same cap.
-			return Fault{Kind: inj.Kind, Delay: cmp.Or(inj.Cap, inj.Delay), Until: inj.Until}, nil
-		}
-		return Fault{Kind: inj.Kind, Delay: inj.Delay}, nil
-	case catalog.KindDisconnect, catalog.KindOneWay:
-		return Fault{Kind: inj.Kind, Delay: inj.Delay}, nil
+	case catalog.KindPartition, catalog.KindLeaderCut, catalog.KindDisconnect, catalog.KindOneWay:
+		return Fault{Kind: inj.Kind, Delay: heldLength(inj), Until: inj.Until}, nil
 	case catalog.KindPause, catalog.KindStop:
 		return Fault{Kind: inj.Kind, Delay: inj.Delay, Timer: inj.Error}, nil
 	case catalog.KindSplit:
 		// The same sides: the recorded side, against the rest.
-		return Fault{Kind: inj.Kind, Delay: inj.Delay, Side: slices.Clone(inj.Side)}, nil
+		return Fault{Kind: inj.Kind, Delay: heldLength(inj), Until: inj.Until, Side: slices.Clone(inj.Side)}, nil
 	case catalog.KindCorrupt, catalog.KindTorn, catalog.KindRot:
 		p, ok := ParsePick(inj.Error)
 		if !ok {
@@ -123,6 +118,17 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		return Fault{Kind: inj.Kind, Pick: p}, nil
 	}
 	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
+}
+
+// heldLength is how long the cut of a recorded injection may last: its
+// length, or for a cut held until a condition (record.Injection.Until,
+// which the fault keeps) its cap, so that it is held until the same
+// condition with the same cap.
+func heldLength(inj record.Injection) time.Duration {
+	if inj.Until != "" {
+		return cmp.Or(inj.Cap, inj.Delay)
+	}
+	return inj.Delay
 }
 
 // MatchLines makes the replay match a recorded stack's lines as well as

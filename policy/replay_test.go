@@ -27,6 +27,11 @@ func TestReplay(t *testing.T) {
 	req := func(node string, s int, st []record.Frame, occ int) Request {
 		return Request{Node: node, Site: &cat.Sites[s], Stack: st, Occurrence: occ}
 	}
+	// peerReq sets the member the request's call talks to.
+	peerReq := func(r Request, peer string) Request {
+		r.Peer = peer
+		return r
+	}
 	// lead sets the role of the requesting member.
 	lead := func(r Request, role string) Request {
 		r.Role = role
@@ -90,6 +95,21 @@ func TestReplay(t *testing.T) {
 				lead(req("n1", 0, sync, 2), "StateLeader"),
 			},
 			want: "[3:leadercut:3s]",
+		},
+		{
+			name: "held arc cuts hold until the recorded condition, with the recorded cap",
+			recorded: []record.Injection{
+				{Node: "n1", Peer: "n2", SiteID: wal.ID, Kind: catalog.KindDisconnect, Delay: 2 * time.Second, Until: "requests=20", Cap: 15 * time.Second, Met: "the other members' clients made 20 requests that succeeded", Stack: sync, Occurrence: 1},
+				{Node: "n1", Peer: "n2", SiteID: wal.ID, Kind: catalog.KindOneWay, Delay: 15 * time.Second, Until: "leader", Cap: 15 * time.Second, Stack: sync, Occurrence: 2},
+				{Node: "n1", Peer: "n2", Side: []string{"n3"}, SiteID: wal.ID, Kind: catalog.KindSplit, Delay: 4 * time.Second, Until: "site=SaveSnap", Cap: 15 * time.Second, Met: "n2 reached SaveSnap", Stack: sync, Occurrence: 3},
+			},
+			requests: []Request{
+				peerReq(req("n1", 0, sync, 1), "n3"), // another peer
+				peerReq(req("n1", 0, sync, 1), "n2"),
+				peerReq(req("n1", 0, sync, 2), "n2"),
+				peerReq(req("n1", 0, sync, 3), "n2"),
+			},
+			want: "[1:disconnect:until=requests=20:15s 2:oneway:until=leader:15s 3:split:until=site=SaveSnap:15s]",
 		},
 		{
 			name:     "an error stays on its member whatever the roles",
