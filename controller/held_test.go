@@ -260,3 +260,137 @@ func TestHoldSites(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionHeldArcs: a disconnect, a one-way cut and a split held until
+// a condition heal every arc at once the moment it holds, as a held
+// partition does, counting only what the members other than the cut ones
+// did — both ends of a disconnect, the struck member of a one-way cut,
+// the struck side of a split: leadership moved, K more requests of the
+// others' clients succeeded, another member reached a watched site. The
+// calls across the arcs then run again, and the record says what met the
+// condition and the real length. One whose condition never comes heals
+// at its cap, lazily as a fixed cut does, and leaves no hold behind: a
+// "site=S" hold no longer keeps the site live in the others' plans.
+//
+// The fault strikes n3's dial to n1 while n1 leads; the cut members are
+// n3 and n1 (disconnect) or n3 alone (one-way, split of n3 from n1, n2).
+func TestSessionHeldArcs(t *testing.T) {
+	cat := partitionCatalog()
+	cat.Sites = append(cat.Sites, catalog.Site{Index: 4, ID: "p.(*Node).writeSnapshot:os.Rename#0", Kind: catalog.KindError, IO: "disk", Errors: []catalog.ErrorValue{{Name: "EIO"}}})
+	cat.Role = &catalog.Role{Pkg: "p", Type: "raft", Field: "state",
+		Values: []catalog.RoleValue{{Value: 0, Name: "StateFollower"}, {Value: 2, Name: "StateLeader"}}}
+	cat.Hash = cat.ComputeHash()
+	const snap = uint32(4)
+	const n1, n2, n3 = PeerID(1), PeerID(2), PeerID(3)
+	addrs := map[PeerID]string{n1: "127.0.0.1:4001", n2: "127.0.0.1:4002", n3: "127.0.0.1:4003"}
+	role := func(at time.Duration, v uint64) wire.Event {
+		return wire.Event{Kind: wire.EvRole, Time: t0.Add(at).UnixNano(), A: v}
+	}
+	success := func(client string, at time.Duration) wire.Event {
+		data, _ := json.Marshal(record.ClientEvent{Time: t0.Add(at), Client: client, Kind: record.EvProgress, Msg: "put k"})
+		return wire.Event{Kind: wire.EvWorkload, Time: t0.Add(at).UnixNano(), Data: data}
+	}
+	// reach has the members reach the watched site, 1 s apart from 2 s on.
+	reach := func(ids ...PeerID) func(s *session) {
+		return func(s *session) {
+			for i, id := range ids {
+				at := t0.Add(2*time.Second + time.Duration(i)*time.Second)
+				if resp, _ := s.request(id, &wire.Request{ID: uint64(10 + i), Site: snap}, at); resp.Action != wire.ActNone {
+					t.Errorf("request at the watched site: %+v, want no fault", resp)
+				}
+			}
+		}
+	}
+	type want struct {
+		met    string
+		length time.Duration
+	}
+	shapes := []catalog.Kind{catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit}
+	for _, tc := range []struct {
+		name   string
+		until  string
+		events func(s *session)
+		want   map[catalog.Kind]want // by shape; "" met: healed at the cap
+	}{
+		{"until the leader moved", "leader", func(s *session) {
+			s.events(n2, []wire.Event{role(2*time.Second, 2)})
+		}, map[catalog.Kind]want{
+			catalog.KindDisconnect: {"n2 became StateLeader", 2 * time.Second},
+			catalog.KindOneWay:     {"n2 became StateLeader", 2 * time.Second},
+			catalog.KindSplit:      {"n2 became StateLeader", 2 * time.Second},
+		}},
+		{"until 3 more requests of the members not cut", "requests=3", func(s *session) {
+			s.events(n3, []wire.Event{success("n3/0", 500*time.Millisecond), success("n3/0", 600*time.Millisecond), success("n3/0", 700*time.Millisecond)})
+			s.events(n1, []wire.Event{success("n1/0", time.Second), success("n2/0", 2*time.Second), success("n2/0", 3*time.Second), success("n2/0", 4*time.Second)})
+		}, map[catalog.Kind]want{
+			catalog.KindDisconnect: {"the other members' clients made 3 requests that succeeded", 4 * time.Second}, // n1's client is a cut member's
+			catalog.KindOneWay:     {"the other members' clients made 3 requests that succeeded", 3 * time.Second},
+			catalog.KindSplit:      {"the other members' clients made 3 requests that succeeded", 3 * time.Second},
+		}},
+		{"until a member not cut reached the site", "site=writeSnapshot", reach(n3, n1, n2), map[catalog.Kind]want{
+			catalog.KindDisconnect: {"n2 reached p.(*Node).writeSnapshot:os.Rename#0", 4 * time.Second}, // n1 is cut too
+			catalog.KindOneWay:     {"n1 reached p.(*Node).writeSnapshot:os.Rename#0", 3 * time.Second},
+			catalog.KindSplit:      {"n1 reached p.(*Node).writeSnapshot:os.Rename#0", 3 * time.Second},
+		}},
+		{"requests never made: healed at the cap", "requests=100", func(s *session) {
+			s.events(n2, []wire.Event{success("n2/0", time.Second)})
+		}, nil},
+		{"a site never reached by another: healed at the cap, the watch with it", "site=writeSnapshot", reach(n3), nil},
+	} {
+		for _, k := range shapes {
+			t.Run(tc.name+"/"+k.String(), func(t *testing.T) {
+				pol := &scripted{plan: policy.Plan{Sites: []uint32{1}}, script: []policy.Fault{{Kind: k, Delay: 10 * time.Second, Until: tc.until}}, done: true}
+				s, seq := heldSession(t, cat, pol)
+				s.setAddresses(map[string]string{addrs[n1]: "n1", addrs[n2]: "n2", addrs[n3]: "n3"})
+				s.events(n1, []wire.Event{role(0, 2)}) // n1 leads
+				s.events(n2, []wire.Event{role(0, 0)})
+				s.events(n3, []wire.Event{role(0, 0)})
+				resp, effs := s.request(n3, &wire.Request{ID: 1, Site: 1, Peer: addrs[n1]}, t0)
+				if resp.Action != wire.ActError {
+					t.Fatalf("the cut did not start: %+v", resp)
+				}
+				watching := HoldSites(cat, tc.until) != nil
+				for id, p := range plans(t, effs, seq) {
+					if live := slices.Contains(p.Sites, snap); live != (watching && id != n3 && (id != n1 || k != catalog.KindDisconnect)) {
+						t.Errorf("peer %d's plan %v at the start: the watched site live %v", id, p.Sites, live)
+					}
+				}
+				tc.events(s)
+				w, met := tc.want[k]
+				if met != (len(s.arcs) == 0) || met != (len(s.holds) == 0) {
+					t.Fatalf("arcs %v, holds %d: want healed %v, every arc at once", s.arcs, len(s.holds), met)
+				}
+				at := t0.Add(5 * time.Second)
+				if !met {
+					// At the cap the cut heals lazily, at the first call
+					// across it, and its hold with it.
+					w.length, at = 10*time.Second, t0.Add(10*time.Second)
+				}
+				resp, effs = s.request(n3, &wire.Request{ID: 2, Site: 1, Peer: addrs[n1]}, at)
+				if resp.Action != wire.ActNone {
+					t.Errorf("n3's dial to n1 after the heal: %+v", resp)
+				}
+				for id, p := range plans(t, effs, seq) {
+					if slices.Contains(p.Sites, snap) {
+						t.Errorf("peer %d's plan after the heal %v still watches the site", id, p.Sites)
+					}
+				}
+				if len(s.arcs) != 0 || len(s.holds) != 0 {
+					t.Fatalf("after the heal: arcs %v, %d holds; want none", s.arcs, len(s.holds))
+				}
+				if resp, _ := s.request(n1, &wire.Request{ID: 3, Site: 1, Peer: addrs[n3]}, at); resp.Action != wire.ActNone {
+					t.Errorf("n1's dial to n3 after the heal: %+v", resp)
+				}
+				reach(n2)(s) // no hold left: the reach changes nothing
+				res, _ := s.end()
+				in := res.Injections[0]
+				if in.Kind != k || in.Until != tc.until || in.Cap != 10*time.Second || in.Met != w.met || in.Delay != w.length {
+					t.Errorf("injection %s until %q cap %s met %q length %s; want %s, %q, 10s, %q, %s", in.Kind, in.Until, in.Cap, in.Met, in.Delay, k, tc.until, w.met, w.length)
+				}
+				if in.Held() == "" {
+					t.Errorf("Held() is empty for %+v", in)
+				}
+			})
+		}
+	}
+}
