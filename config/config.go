@@ -303,16 +303,18 @@ type Partition struct {
 	// "wal.(*WAL).Save" (the leader's log append, before the entry can
 	// commit); empty: at any site the leader reaches.
 	LeaderAt []string `yaml:"leader_at"`
-	// Hold adds, for each condition, a variant of the partition and the
-	// leader cut that lasts until something happened in the protocol
-	// rather than for duration: "leader" (leadership moved: another
-	// member took the leader role), "requests=K" (the other members'
-	// clients made K more requests that succeeded: the cluster moved on
-	// without the cut member, enough for its leader to compact past it)
-	// or "site=S" (a member other than the cut one reached a site whose
-	// stable ID contains S, e.g. "site=SaveSnap": the leader took a
-	// snapshot; a campaign refuses an S that no site of the catalog
-	// contains).
+	// Hold adds, for each condition, a variant of every cut (partition,
+	// leadercut, disconnect, oneway, split) that lasts until something
+	// happened in the protocol rather than for duration: "leader"
+	// (leadership moved: another member took the leader role),
+	// "requests=K" (the clients of the members not cut made K more
+	// requests that succeeded: the cluster moved on without the cut
+	// members, enough for its leader to compact past them) or "site=S" (a
+	// member not cut reached a site whose stable ID contains S, e.g.
+	// "site=SaveSnap": the leader took a snapshot; a campaign refuses an
+	// S that no site of the catalog contains). The cut members are the
+	// cut node, both ends of a disconnect, the struck member of a one-way
+	// cut, the struck side of a split.
 	Hold []string `yaml:"hold"`
 	// HoldCap bounds a held cut whose condition never comes (default
 	// 15s).

@@ -264,8 +264,8 @@ func (c *Config) Validate(known Known) error {
 			bad(fmt.Sprintf("faults.partition.hold[%d]", i), `write "leader", "requests=64" or "site=SaveSnap"`, "%v", err)
 		}
 	}
-	if len(c.Faults.Partition.Hold) > 0 && !slices.Contains(c.Faults.Kinds, "partition") && !slices.Contains(c.Faults.Kinds, "leadercut") {
-		bad("faults.partition.hold", "add partition or leadercut to faults.kinds, or leave hold out", "holds a partition or leader cut, but faults.kinds lists neither")
+	if len(c.Faults.Partition.Hold) > 0 && !slices.ContainsFunc(c.Faults.Kinds, heldKind) {
+		bad("faults.partition.hold", "add a cut (partition, leadercut, disconnect, oneway or split) to faults.kinds, or leave hold out", "holds a cut, but faults.kinds lists none")
 	}
 	if c.Faults.Partition.HoldCap < 0 {
 		bad("faults.partition.hold_cap", `set e.g. "hold_cap: 15s"`, "must be positive (got %s)", c.Faults.Partition.HoldCap)
@@ -368,6 +368,17 @@ func (c *Config) checkTemplate(errs *[]error, field, text string) {
 			Fix:   "use the node variables .Index .Name .Bin .Dir .Host .Trial .TrialDir .Port.<name> (ports: " + names(c.Cluster.Ports) + ") and .Nodes",
 		})
 	}
+}
+
+// heldKind reports whether faults.partition.hold can hold a fault of kind
+// k: every cut (a partition, leader cut, disconnect, one-way cut or
+// split).
+func heldKind(k string) bool {
+	switch k {
+	case "partition", "leadercut", "disconnect", "oneway", "split":
+		return true
+	}
+	return false
 }
 
 // checkHold checks a hold condition of a cut (faults.partition.hold):

@@ -114,10 +114,11 @@ type Injection struct {
 	// ways, and each side's members still reached each other.
 	Side []string `json:"side,omitempty"`
 	// Until is, for a cut held until a condition (KindPartition,
-	// KindLeaderCut), the condition: "leader" (leadership moved),
-	// "requests=K" (the other members' clients made K more requests that
-	// succeeded) or "site=S" (a member other than the cut one reached a
-	// site whose stable ID contains S); Cap the longest it could last.
+	// KindLeaderCut, KindDisconnect, KindOneWay, KindSplit), the
+	// condition: "leader" (leadership moved), "requests=K" (the clients
+	// of the members not cut made K more requests that succeeded) or
+	// "site=S" (a member not cut reached a site whose stable ID contains
+	// S); Cap the longest it could last.
 	// Delay is its real length.
 	Until string        `json:"until,omitempty"`
 	Cap   time.Duration `json:"cap,omitempty"`
