@@ -181,11 +181,11 @@ func (s *session) watchedSites(node string) []uint32 {
 }
 
 // watchedRequest handles a request of node at site for the cuts held
-// until a member other than theirs reached a site: it heals each such cut
-// that watches site, unless node is one of its cut members. watched reports whether
-// a held cut watches site; the request then goes to the policy only if
-// its plan has the site live there (policyLive), so the policy is asked
-// what it would have been asked without the hold.
+// until a member other than their cut ones reached a site: it heals each
+// such cut that watches site, unless node is one of its cut members.
+// watched reports whether a held cut watches site; the request then goes
+// to the policy only if its plan has the site live there (policyLive), so
+// the policy is asked what it would have been asked without the hold.
 func (s *session) watchedRequest(node string, site *catalog.Site, now time.Time) (watched bool, effs []Effect) {
 	if site == nil || len(s.holds) == 0 {
 		return false, nil
