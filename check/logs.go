@@ -636,10 +636,13 @@ func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
 // finds the entries it needs compacted away ("log not found" in
 // hashicorp/raft, ErrCompacted in etcd) and sends a snapshot; a leader
 // killed and back as a follower drops its uncommitted entries that conflict
-// with the new leader's ("clearing log suffix"); a follower restarted from
+// with the new leader's ("clearing log suffix"; hashicorp/raft first
+// refuses the leader's append whose previous entry's term differs from its
+// own, "previous log term mis-match: ours=2 remote=3", until the leader
+// has walked back to where their logs agree); a follower restarted from
 // a snapshot gets a commit index older than it and skips it
 // (hashicorp/raft's "skipping application of old log").
-var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|old log|conflict|contact`)
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|old log|log term mis-?match|conflict|contact`)
 
 // leaderRole reports whether a recorded role is a leader's: "StateLeader"
 // (etcd), "Leader" (hashicorp/raft).
