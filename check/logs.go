@@ -641,8 +641,11 @@ func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
 // own, "previous log term mis-match: ours=2 remote=3", until the leader
 // has walked back to where their logs agree); a follower restarted from
 // a snapshot gets a commit index older than it and skips it
-// (hashicorp/raft's "skipping application of old log").
-var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|old log|log term mis-?match|conflict|contact`)
+// (hashicorp/raft's "skipping application of old log"); a member shut
+// down for a restart finds its own transport closed under a request it was
+// reading ("failed to decode incoming command: error=\"transport
+// shutdown\"").
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|old log|log term mis-?match|transport shut ?down|conflict|contact`)
 
 // leaderRole reports whether a recorded role is a leader's: "StateLeader"
 // (etcd), "Leader" (hashicorp/raft).
