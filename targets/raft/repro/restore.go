@@ -103,6 +103,10 @@ type Node struct {
 	Raft  *raft.Raft
 	FSM   *Counter
 	Trans *raft.InmemTransport
+	// Out is what the member sends through: its transport, which can hold
+	// one InstallSnapshot to a peer back (HoldSnapshotTo), as a slow link
+	// would.
+	Out *HoldingTransport
 	// Said is closed the first time the member logs a line containing
 	// the text WatchFor was given (nil when none was).
 	Said chan struct{}
@@ -115,16 +119,26 @@ type Cluster struct {
 	Nodes []*Node
 }
 
-// NewCluster starts three members under dir and bootstraps them; watch
-// is a log text each member's Said channel waits for ("" for none).
-func NewCluster(dir string, watch string) (*Cluster, error) {
+// Options tune a Cluster.
+type Options struct {
+	// Watch is a log text each member's Said channel waits for ("" for
+	// none).
+	Watch string
+	// TrailingLogs is how many log entries a snapshot leaves behind (0:
+	// raft's default, 10240).
+	TrailingLogs uint64
+}
+
+// NewCluster starts three members under dir and bootstraps them.
+func NewCluster(dir string, o Options) (*Cluster, error) {
+	watch := o.Watch
 	c := &Cluster{}
 	var servers []raft.Server
 	for i := 1; i <= 3; i++ {
 		id := raft.ServerID(fmt.Sprintf("n%d", i))
 		addr, trans := raft.NewInmemTransport(raft.ServerAddress(id))
 		servers = append(servers, raft.Server{ID: id, Address: addr})
-		c.Nodes = append(c.Nodes, &Node{ID: id, FSM: &Counter{}, Trans: trans})
+		c.Nodes = append(c.Nodes, &Node{ID: id, FSM: &Counter{}, Trans: trans, Out: &HoldingTransport{InmemTransport: trans}})
 	}
 	for _, a := range c.Nodes {
 		for _, b := range c.Nodes {
@@ -141,6 +155,9 @@ func NewCluster(dir string, watch string) (*Cluster, error) {
 		// gofault's raft profile runs.
 		conf.SnapshotThreshold = 1 << 20 // no snapshot of raft's own: only the test's
 		conf.SnapshotInterval = time.Hour
+		if o.TrailingLogs > 0 {
+			conf.TrailingLogs = o.TrailingLogs
+		}
 		var out io.Writer = io.Discard
 		if watch != "" {
 			n.Said = make(chan struct{})
@@ -152,10 +169,10 @@ func NewCluster(dir string, watch string) (*Cluster, error) {
 			return nil, err
 		}
 		store := raft.NewInmemStore()
-		if err := raft.BootstrapCluster(conf, store, store, snaps, n.Trans, raft.Configuration{Servers: servers}); err != nil {
+		if err := raft.BootstrapCluster(conf, store, store, snaps, n.Out, raft.Configuration{Servers: servers}); err != nil {
 			return nil, fmt.Errorf("bootstrap %s: %w", n.ID, err)
 		}
-		r, err := raft.NewRaft(conf, n.FSM, store, store, snaps, n.Trans)
+		r, err := raft.NewRaft(conf, n.FSM, store, store, snaps, n.Out)
 		if err != nil {
 			return nil, fmt.Errorf("start %s: %w", n.ID, err)
 		}
@@ -201,6 +218,53 @@ func Add(r *raft.Raft, v uint64, d time.Duration) error {
 	var b [8]byte
 	binary.BigEndian.PutUint64(b[:], v)
 	return r.Apply(b[:], d).Error()
+}
+
+// HoldingTransport is a member's in-memory transport that can hold back
+// the next InstallSnapshot it sends to one peer until Release, as a slow
+// or congested link would; every other call goes through at once.
+type HoldingTransport struct {
+	*raft.InmemTransport
+
+	mu      sync.Mutex
+	target  raft.ServerAddress
+	held    chan struct{}
+	release chan struct{}
+}
+
+// HoldSnapshotTo arms the transport: the next InstallSnapshot to target
+// waits until Release. The channel returned is closed once it waits.
+func (t *HoldingTransport) HoldSnapshotTo(target raft.ServerAddress) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.target, t.held, t.release = target, make(chan struct{}), make(chan struct{})
+	return t.held
+}
+
+// Release lets the held InstallSnapshot go on.
+func (t *HoldingTransport) Release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.release != nil {
+		close(t.release)
+		t.release = nil
+	}
+}
+
+// InstallSnapshot sends a snapshot, waiting first if the transport was
+// armed for target.
+func (t *HoldingTransport) InstallSnapshot(id raft.ServerID, target raft.ServerAddress, args *raft.InstallSnapshotRequest, resp *raft.InstallSnapshotResponse, data io.Reader) error {
+	t.mu.Lock()
+	var wait chan struct{}
+	if t.target != "" && target == t.target {
+		t.target, wait = "", t.release
+		close(t.held)
+	}
+	t.mu.Unlock()
+	if wait != nil {
+		<-wait
+	}
+	return t.InmemTransport.InstallSnapshot(id, target, args, resp, data)
 }
 
 // watcher closes said once a written log line contains text.

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // TestRestoreDuringSnapshot reproduces R2 of docs/found.md (hashicorp/raft
@@ -27,7 +29,7 @@ import (
 // restored snapshot waits until that snapshot has finished (as the hunt's
 // trial 2-194 ran into by chance, docs/found.md R2).
 func TestRestoreDuringSnapshot(t *testing.T) {
-	c, err := NewCluster(t.TempDir(), "restored user snapshot")
+	c, err := NewCluster(t.TempDir(), Options{Watch: "restored user snapshot"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,19 +44,7 @@ func TestRestoreDuringSnapshot(t *testing.T) {
 		}
 	}
 	// A backup of the state so far, to restore later.
-	sf := leader.Raft.Snapshot()
-	if err := sf.Error(); err != nil {
-		t.Fatalf("backup snapshot: %v", err)
-	}
-	meta, rc, err := sf.Open()
-	if err != nil {
-		t.Fatal(err)
-	}
-	backup, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	meta, backup := takeBackup(t, leader)
 	for range 5 {
 		if err := Add(leader.Raft, 100, time.Second); err != nil {
 			t.Fatal(err)
@@ -120,4 +110,24 @@ func TestRestoreDuringSnapshot(t *testing.T) {
 	}
 	t.Logf("applied index: leader %s %d, followers %d and %d", leader.ID,
 		leader.Raft.AppliedIndex(), c.Followers(leader)[0].Raft.AppliedIndex(), c.Followers(leader)[1].Raft.AppliedIndex())
+}
+
+// takeBackup takes a user snapshot on leader and returns it, as an
+// operator's backup.
+func takeBackup(t *testing.T, leader *Node) (*raft.SnapshotMeta, []byte) {
+	t.Helper()
+	sf := leader.Raft.Snapshot()
+	if err := sf.Error(); err != nil {
+		t.Fatalf("backup snapshot: %v", err)
+	}
+	meta, rc, err := sf.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	data, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return meta, data
 }
