@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
+	"golang.org/x/sync/errgroup"
 )
 
 // Rejudged is what re-judging campaigns' stored trials with this
@@ -140,25 +142,45 @@ func Rejudge(ctx context.Context, st *store.Store, cfg *config.Config, ids []int
 		}
 		rc.Inputs = append(rc.Inputs, `workload timeouts: a trial's error "workload timed out", or the workload's timeout event`)
 		out.Campaigns = append(out.Campaigns, rc)
-		now := make([]*record.Trial, 0, len(trials))
-		for _, tr := range trials {
-			nt, why, err := rejudgeTrial(ctx, cfg, tr, env)
-			if err != nil {
-				return nil, err
-			}
-			if why != "" {
-				out.NotRejudged = append(out.NotRejudged, NotRejudged{Trial: tr.ID, Why: why})
-				now = append(now, tr)
+		now, whys, err := rejudgeAll(ctx, cfg, trials, env)
+		if err != nil {
+			return nil, err
+		}
+		for i, tr := range trials {
+			if whys[i] != "" {
+				out.NotRejudged = append(out.NotRejudged, NotRejudged{Trial: tr.ID, Why: whys[i]})
 				continue
 			}
-			now = append(now, nt)
-			out.count(tr, nt)
+			out.count(tr, now[i])
 		}
 		old, cur := findingsOf(report.New(trials, opts)), findingsOf(report.New(now, opts))
 		out.Gone = append(out.Gone, missing(id, old, cur)...)
 		out.Appeared = append(out.Appeared, missing(id, cur, old)...)
 	}
 	return out, nil
+}
+
+// rejudgeAll re-judges trials in env, as many at once as there are CPUs:
+// now[i] is trials[i] re-judged, or trials[i] itself where whys[i] says
+// why it could not be (rejudgeTrial).
+func rejudgeAll(ctx context.Context, cfg *config.Config, trials []*record.Trial, env judgeEnv) (now []*record.Trial, whys []string, err error) {
+	now, whys = make([]*record.Trial, len(trials)), make([]string, len(trials))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i, tr := range trials {
+		g.Go(func() error {
+			nt, why, err := rejudgeTrial(gctx, cfg, tr, env)
+			if nt == nil {
+				nt = tr
+			}
+			now[i], whys[i] = nt, why
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, nil, err
+	}
+	return now, whys, nil
 }
 
 // rejudgeTrial re-judges a copy of stored trial tr in env, or says why it
