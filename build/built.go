@@ -2,9 +2,11 @@ package build
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -32,7 +34,7 @@ type Built struct {
 // reusing earlier builds whose inputs are unchanged unless opts.Rebuild.
 func Binaries(ctx context.Context, cfg *config.Config, opts Options, log *slog.Logger) (*Built, error) {
 	start := time.Now()
-	bin := filepath.Join(cfg.Path(cfg.WorkDir), "bin", cfg.Name)
+	bin := nodeBinary(cfg)
 	if cfg.Workload.Package != "" {
 		// Seconds, and it spares a target build when the field is wrong.
 		if err := CheckWorkload(ctx, cfg.Path(cfg.Target.Module), cfg.Workload.Package); err != nil {
@@ -70,6 +72,36 @@ func Binaries(ctx context.Context, cfg *config.Config, opts Options, log *slog.L
 	b.Seconds = time.Since(start).Seconds()
 	log.Info("built", "binary", b.Binary, "sites", len(b.Catalog.Sites), "seconds", fmt.Sprintf("%.1f", b.Seconds))
 	return b, nil
+}
+
+// nodeBinary is where Binaries builds cfg's instrumented node binary, in
+// its work dir.
+func nodeBinary(cfg *config.Config) string {
+	return filepath.Join(cfg.Path(cfg.WorkDir), "bin", cfg.Name)
+}
+
+// LastCatalog returns the catalog of the last node build of cfg in its
+// work dir (the one gofault run builds, Binaries) and that build's key
+// (build.Result.Key, which a campaign stores: store.BuildKey), read from
+// the build's key file.
+func LastCatalog(cfg *config.Config) (*catalog.Catalog, string, error) {
+	bin := nodeBinary(cfg)
+	data, err := os.ReadFile(KeyFile(bin))
+	if err != nil {
+		return nil, "", fmt.Errorf("last build of %s: %w", cfg.Name, err)
+	}
+	var rec keyRecord
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, "", fmt.Errorf("last build of %s: %s: %w", cfg.Name, KeyFile(bin), err)
+	}
+	if rec.CatalogFile == "" {
+		return nil, "", fmt.Errorf("last build of %s: %s names no catalog", cfg.Name, KeyFile(bin))
+	}
+	cat, err := catalog.Load(rec.CatalogFile)
+	if err != nil {
+		return nil, "", fmt.Errorf("last build of %s: %w", cfg.Name, err)
+	}
+	return cat, rec.Key, nil
 }
 
 // Built is what a campaign of cfg runs from the bundle: its binaries, and

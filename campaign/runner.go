@@ -31,6 +31,14 @@ import (
 // baselinePolicy is the policy name recorded for fault-free baseline trials.
 const baselinePolicy = record.BaselinePolicy
 
+// clusterNotStarted starts the Err of a trial whose cluster did not start
+// (never judged); workloadTimedOut is the Err of one whose workload was
+// killed at its timeout.
+const (
+	clusterNotStarted = "cluster did not start: "
+	workloadTimedOut  = "workload timed out"
+)
+
 // restartDelay is how long a node killed by a crash fault stays down before
 // it is restarted, so the trial also exercises its recovery.
 const restartDelay = time.Second
@@ -101,13 +109,20 @@ func newRunner(cfg *config.Config, bt *build.Built, campaign int64, pol policy.P
 	if cfg.Cluster.Template {
 		r.tmpl = newTemplates(cfg.Path(cfg.WorkDir), campaign)
 	}
-	r.netSites = map[string]bool{}
-	for _, s := range bt.Catalog.Sites {
+	r.netSites = netSites(bt.Catalog)
+	return r, nil
+}
+
+// netSites are the stable IDs of cat's network sites
+// (check.Input.NetSites).
+func netSites(cat *catalog.Catalog) map[string]bool {
+	m := map[string]bool{}
+	for _, s := range cat.Sites {
 		if s.IO == "net" {
-			r.netSites[s.ID] = true
+			m[s.ID] = true
 		}
 	}
-	return r, nil
+	return m
 }
 
 // slowWaits maps the profile's checkers.waits_for_slow to the checkers'
@@ -362,35 +377,11 @@ func (r *runner) judged(ctx context.Context, t *trialRun, baseline func() *recor
 		tr.Status = record.StatusError
 		return tr, res, nil
 	}
-	checkers := r.cfg.Checkers.Enabled
-	if t.baseline {
-		// A baseline trial teaches the log checker; it is not judged by it.
-		checkers = without(checkers, check.NameLog)
-	}
-	j, err := check.Run(ctx, &check.Input{
-		Trial:                  tr,
-		Logs:                   os.DirFS(tr.Dir),
-		Baseline:               baseline(),
-		Progress:               bound,
-		LinearizabilityTimeout: r.cfg.Checkers.Linearizability,
-		RecoveryBound:          r.cfg.Checkers.RecoveryBound,
-		LogIgnore:              r.cfg.Checkers.LogIgnore,
-		LogFormat:              r.cfg.Checkers.LogFormat,
-		LogDowngraded:          r.cfg.Checkers.LogDowngraded,
-		NetSites:               r.netSites,
-		SlowWaits:              r.slowWaits,
-		WorkloadTimedOut:       wres.TimedOut,
-		Visualize:              true,
-	}, checkers)
+	err = judgeTrial(ctx, r.cfg, tr, trialJudged{baseline: t.baseline, timedOut: wres.TimedOut}, judgeEnv{
+		baseline: baseline(), bound: bound, netSites: r.netSites, slowWaits: r.slowWaits, visualize: true,
+	})
 	if err != nil {
-		return nil, res, fmt.Errorf("trial %s: checkers: %w", t.id, err)
-	}
-	tr.Verdicts = j.Verdicts
-	writeVisuals(tr, j.Visuals)
-	reason, notJudged := check.NotJudgedReason(tr.Client)
-	tr.Status = check.TrialStatus(tr.Verdicts, tr.Err, len(tr.Injections), notJudged)
-	if tr.Status == record.StatusNotJudged {
-		tr.Err = joinErr("not judged: "+reason, tr.Err)
+		return nil, res, err
 	}
 	return tr, res, nil
 }
@@ -418,14 +409,6 @@ func (r *runner) learn(baseline bool, tr *record.Trial, res controller.Result) {
 		}
 		r.bmu.Unlock()
 	}
-}
-
-// joinErr joins a trial's error lines, skipping empty ones.
-func joinErr(first, rest string) string {
-	if rest == "" {
-		return first
-	}
-	return first + "\n" + rest
 }
 
 // execute runs a begun trial's cluster and workload under the trial
@@ -472,7 +455,7 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 			return nil, res, wres, fmt.Errorf("trial %s: %w", t.id, err)
 		}
 		tr.Nodes = se.Nodes
-		tr.Err = "cluster did not start: " + err.Error()
+		tr.Err = clusterNotStarted + err.Error()
 		t.notStarted = true
 	} else {
 		t.mu.Lock()
@@ -518,7 +501,7 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 	if wlStarted && !wres.OK() && tr.Err == "" {
 		tr.Err = fmt.Sprintf("workload exited with status %d", wres.ExitCode)
 		if wres.TimedOut {
-			tr.Err = "workload timed out"
+			tr.Err = workloadTimedOut
 		}
 	}
 	return tr, res, wres, nil

@@ -81,6 +81,7 @@ type reportFlags struct {
 	id                                       *int64
 	all, asJSON, trials, sites, errors       *bool
 	faultFree, notJudged, dismissed, generic *bool
+	rejudge                                  *bool
 	html, junit, restore                     *string
 }
 
@@ -100,6 +101,7 @@ func addReportFlags(fs *flag.FlagSet) *reportFlags {
 		dismissed: fs.Bool("dismissed", false, "list, per log rule, what it dismissed as a fault's expected consequence across the trials (templates, counts, trials, an example), to audit the rules"),
 		restore:   fs.String("restore", "", "unpack the data dirs failed trial `TRIAL` kept (its "+campaign.PackName+") and its logs into the directory named after the flags: gofault report --restore 3-12 /tmp/t3-12"),
 		generic:   fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)"),
+		rejudge:   fs.Bool("rejudge", false, `judge the campaign's stored trials again with this gofault's checkers and the config's checker settings (--config, --set), writing nothing: list the trials whose status or failing checkers changed, the tallies, the trials that could not be re-judged, and the findings that go and appear (with --json: "rejudge")`),
 	}
 }
 
@@ -127,6 +129,9 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *f.rejudge {
+		return rejudge(ctx, st, f.store.configFlags, ids, *f.asJSON, stdout)
+	}
 	var trials []*record.Trial
 	for _, c := range ids {
 		ts, err := st.Trials(ctx, c)
@@ -136,6 +141,25 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 		trials = append(trials, ts...)
 	}
 	return showReport(ctx, st, f, camps, ids, trials, report.Output{W: stdout, JSON: *f.asJSON, Version: version.Current()})
+}
+
+// rejudge writes what this gofault's checkers, with the settings of the
+// config cf names, say of the stored trials of the campaigns ids
+// (campaign.Rejudge).
+func rejudge(ctx context.Context, st *store.Store, cf *configFlags, ids []int64, asJSON bool, stdout io.Writer) error {
+	cfg, err := config.Open(*cf.path, known(), cf.sets...)
+	if err != nil {
+		return fmt.Errorf("report --rejudge judges with the config's checker settings: %w", err)
+	}
+	r, err := campaign.Rejudge(ctx, st, cfg, ids)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return writeReportJSON(stdout, "rejudge", r)
+	}
+	r.WriteText(stdout)
+	return nil
 }
 
 // reportCampaigns returns st's campaigns and those report shows: all,

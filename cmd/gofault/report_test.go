@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
@@ -108,5 +109,61 @@ func TestReportDismissed(t *testing.T) {
 	if code := run([]string{"report", "--db", db, "--trials", "--errors"}, &out, &errb); code != 0 ||
 		!strings.Contains(out.String(), "log dismissed 2× on n3 by connection-words (crash of n2 at +1s, on peer n3, by time): [WRN] lost peer n2") {
 		t.Errorf("--trials --errors (exit %d):\n%s", code, out.String())
+	}
+}
+
+// TestReportRejudgeJSON checks report --rejudge --json's shape, that
+// trials it cannot judge again are named with why, not judged, and that it
+// leaves the database as it was.
+func TestReportRejudgeJSON(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "gofault.db")
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cid, err := st.CreateCampaign(ctx, store.Campaign{Name: "minikv", ConfigHash: "h", Policy: "random"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range []*record.Trial{
+		{Status: record.StatusOK, Dir: filepath.Join(dir, "trials", "1-0")},
+		{Status: record.StatusError, Err: "cluster did not start: n1 exited", Dir: filepath.Join(dir, "trials", "1-1")},
+	} {
+		tr.Index, tr.Policy = i, "random"
+		if err := st.SaveTrial(ctx, cid, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	before, err := os.ReadFile(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	args := []string{"report", "--rejudge", "--json", "--db", db, "--config", "../../examples/minikv/gofault.yaml", "--set", "workdir=" + dir}
+	if code := run(args, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if after, err := os.ReadFile(db); err != nil || !bytes.Equal(before, after) {
+		t.Errorf("report --rejudge changed the database (%v)", err)
+	}
+	var got struct {
+		Version any                `json:"version"`
+		Rejudge *campaign.Rejudged `json:"rejudge"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("%v in %s", err, out.String())
+	}
+	r := got.Rejudge
+	if got.Version == nil || r == nil || r.Trials != 0 || len(r.NotRejudged) != 2 || len(r.Campaigns) != 1 || r.Campaigns[0].ID != cid {
+		t.Fatalf("--rejudge --json = %s", out.String())
+	}
+	for i, want := range []string{"trial dir gone", "never judged: the cluster did not start"} {
+		if !strings.HasPrefix(r.NotRejudged[i].Why, want) {
+			t.Errorf("not re-judged %+v: want %q", r.NotRejudged[i], want)
+		}
 	}
 }
