@@ -29,22 +29,7 @@ import (
 // restored snapshot waits until that snapshot has finished (as the hunt's
 // trial 2-194 ran into by chance, docs/found.md R2).
 func TestRestoreDuringSnapshot(t *testing.T) {
-	c, err := NewCluster(t.TempDir(), Options{Watch: "restored user snapshot"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Shutdown()
-	leader, err := c.Leader(5 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 10 {
-		if err := Add(leader.Raft, uint64(i+1), time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// A backup of the state so far, to restore later.
-	meta, backup := takeBackup(t, leader)
+	c, leader, meta, backup := backedUp(t, Options{Watch: "restored user snapshot"})
 	for range 5 {
 		if err := Add(leader.Raft, 100, time.Second); err != nil {
 			t.Fatal(err)
@@ -110,6 +95,29 @@ func TestRestoreDuringSnapshot(t *testing.T) {
 	}
 	t.Logf("applied index: leader %s %d, followers %d and %d", leader.ID,
 		leader.Raft.AppliedIndex(), c.Followers(leader)[0].Raft.AppliedIndex(), c.Followers(leader)[1].Raft.AppliedIndex())
+}
+
+// backedUp starts a cluster with o (shut down when the test ends), waits
+// for its leader, applies ten entries and takes a backup of the state so
+// far, to restore later.
+func backedUp(t *testing.T, o Options) (c *Cluster, leader *Node, meta *raft.SnapshotMeta, backup []byte) {
+	t.Helper()
+	c, err := NewCluster(t.TempDir(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Shutdown)
+	leader, err = c.Leader(5 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := Add(leader.Raft, uint64(i+1), time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta, backup = takeBackup(t, leader)
+	return c, leader, meta, backup
 }
 
 // takeBackup takes a user snapshot on leader and returns it, as an

@@ -51,21 +51,7 @@ func TestStaleInstallSnapshot(t *testing.T) {
 
 // staleScenario runs the cluster: it returns only if no member panicked.
 func staleScenario(t *testing.T) {
-	c, err := NewCluster(t.TempDir(), Options{TrailingLogs: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Shutdown()
-	leader, err := c.Leader(5 * time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 10 {
-		if err := Add(leader.Raft, uint64(i+1), time.Second); err != nil {
-			t.Fatal(err)
-		}
-	}
-	meta, backup := takeBackup(t, leader)
+	c, leader, meta, backup := backedUp(t, Options{TrailingLogs: 8})
 	f := c.Followers(leader)[0]
 	held := leader.Out.HoldSnapshotTo(f.Trans.LocalAddr())
 	// The restore: both followers need the snapshot; the one to F is slow.
