@@ -72,6 +72,12 @@ func (b *trialB) inject(ms int, node string, kind catalog.Kind, mod func(*record
 	return b
 }
 
+// client appends workload events to the trial.
+func (b *trialB) client(es ...record.ClientEvent) *trialB {
+	b.tr.Client = append(b.tr.Client, es...)
+	return b
+}
+
 func (b *trialB) node(name string, mod func(*record.Node)) *trialB {
 	for i := range b.tr.Nodes {
 		if b.tr.Nodes[i].Name == name {
@@ -133,6 +139,18 @@ func (b *trialB) input(in Input) *Input {
 	in.Trial, in.Logs = &b.tr, b.logs
 	return &in
 }
+
+// raftRestorePanic is hashicorp/raft v1.7.2's panic when restoring a
+// user snapshot into the state machine fails (the raft hunt's trial
+// 2-609, after an EIO injected at the snapshot's metadata read).
+const raftRestorePanic = `panic: failed to restore snapshot: failed to open snapshot 2-44-1796571856892: read : input/output error
+
+goroutine 1 [running]:
+github.com/hashicorp/raft.(*Raft).restoreUserSnapshot(0xc000180000, 0xc0001a2000, {0x8d1a40, 0xc0001b4000})
+	/root/go/pkg/mod/github.com/hashicorp/raft@v1.7.2/raft.go:1179 +0x9f1
+github.com/hashicorp/raft.(*Raft).leaderLoop(0xc000180000)
+	/root/go/pkg/mod/github.com/hashicorp/raft@v1.7.2/raft.go:720 +0x4d2
+`
 
 const goPanic = `panic: runtime error: invalid memory address or nil pointer dereference
 [signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x4a2b3c]
@@ -204,6 +222,18 @@ func TestCrash(t *testing.T) {
 			return healthy().log("n2", `{"level":"fatal","ts":"2026-11-21T05:00:02.123Z","caller":"backend/batch_tx.go:250","msg":"failed to commit tx","error":"input/output error"}`).inject(2000, "n2", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
 		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "failed to commit tx"}},
+		{"fail-stop: a Go panic quoting the injected error while serving", func(*testing.T) *trialB {
+			return healthy().log("n2", raftRestorePanic).inject(2000, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" }).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(2100) })
+		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "failed to restore snapshot"}},
+		{"a Go panic quoting another error than the one injected", func(*testing.T) *trialB {
+			return healthy().log("n2", raftRestorePanic).inject(2000, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" }).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(2100) })
+		}, verdictWant{failed: true, symptom: "node panicked: failed to restore snapshot: failed to open snapshot <n><n><n>: read : input/output error in github.com/hashicorp/raft.(*Raft).restoreUserSnapshot", nodes: []string{"n2"}}},
+		{"a Go panic quoting the error injected into another node", func(*testing.T) *trialB {
+			return healthy().log("n2", raftRestorePanic).inject(2000, "n1", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" }).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(2100) })
+		}, verdictWant{failed: true, symptom: "node panicked: failed to restore snapshot: failed to open snapshot <n><n><n>: read : input/output error in github.com/hashicorp/raft.(*Raft).restoreUserSnapshot", nodes: []string{"n2"}}},
 		{"fatal with an error but on another node than the fault", func(*testing.T) *trialB {
 			return healthy().log("n2", `{"level":"fatal","msg":"failed to commit tx","error":"input/output error"}`).inject(2000, "n1", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
@@ -405,6 +435,45 @@ func TestViolations(t *testing.T) {
 	checkVerdict(t, v, verdictWant{failed: true, symptom: "workload saw lease-keepalive violated", nodes: []string{"n1", "n2"}})
 	if want := []string{"workload saw lease-keepalive violated", "workload saw watch-order violated"}; strings.Join(v.Symptoms, "|") != strings.Join(want, "|") {
 		t.Errorf("symptoms %q, want %q", v.Symptoms, want)
+	}
+}
+
+// TestViolationsDownMember: a recovery violation of a member whose
+// process had ended and was not started again is not judged by
+// violations (the crash checker judges why it is down: the raft hunt's
+// 2-609, a member that panicked on an injected EIO); a recovery violation
+// of a running member, one of a member restarted since, and any other
+// violation of a down member still fail.
+func TestViolationsDownMember(t *testing.T) {
+	recovery := func(node string, ms int) record.ClientEvent {
+		return record.ClientEvent{Time: at(ms), Client: node + "/0", Node: node, Kind: record.EvViolation, Checker: "recovery", Msg: "node " + node + " served no linearizable read and write within 8s after the load stopped"}
+	}
+	exited := func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(2100) }
+	tests := []struct {
+		name string
+		b    *trialB
+		want verdictWant
+	}{
+		{"a member that exited", healthy().node("n2", exited).client(recovery("n2", 9000)),
+			verdictWant{symptom: "informational: a member that was down did not recover (the crash checker judges why)", ev: "node n2 was down from"}},
+		{"a running member", healthy().client(recovery("n2", 9000)),
+			verdictWant{failed: true, symptom: "workload saw recovery violated", nodes: []string{"n2"}}},
+		{"another member than the one down", healthy().node("n2", exited).client(recovery("n1", 9000)),
+			verdictWant{failed: true, symptom: "workload saw recovery violated", nodes: []string{"n1"}}},
+		{"a member restarted since", healthy().node("n2", func(n *record.Node) { exited(n); n.Killed, n.Restarted = true, []time.Time{at(3100)} }).client(recovery("n2", 9000)),
+			verdictWant{failed: true, symptom: "workload saw recovery violated", nodes: []string{"n2"}}},
+		{"a member not back after a crash fault", healthy().node("n2", func(n *record.Node) {
+			exited(n)
+			n.Killed, n.Restarted, n.RestartErr = true, []time.Time{at(3100)}, "restart n2: exited before it was ready"
+		}).client(recovery("n2", 9000)),
+			verdictWant{symptom: "informational: a member that was down did not recover (the crash checker judges why)", ev: "not back after a restart"}},
+		{"another guarantee of a down member", healthy().node("n2", exited).client(record.ClientEvent{Time: at(9000), Client: "n2/0", Node: "n2", Kind: record.EvViolation, Checker: "message-lost", Msg: "k3 lost"}),
+			verdictWant{failed: true, symptom: "workload saw message-lost violated", nodes: []string{"n2"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			checkVerdict(t, runOne(t, NameViolations, &Input{Trial: &tc.b.tr}), tc.want)
+		})
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -198,16 +199,28 @@ func failStop(in *Input, n record.Node) (death, bool) {
 		return death{}, false
 	}
 	injected := false
+	var texts []string // the injected errors' texts
 	for _, inj := range in.Trial.Injections {
 		if inj.Node == n.Name && inj.Kind == catalog.KindError && (n.ExitTime.IsZero() || !inj.Time.After(n.ExitTime)) {
 			injected = true
+			texts = append(texts, errorTexts(inj.Error)...)
 		}
 	}
 	if !injected {
 		return death{}, false
 	}
 	d, ok := deathNote(in.Logs, n)
-	return d, ok && d.cause != ""
+	if !ok {
+		return d, false
+	}
+	// A structured fatal or panic line that carries an error, or a Go
+	// panic whose message quotes an error injected into the node: the
+	// node gave up on it on purpose (hashicorp/raft panics when restoring
+	// a snapshot into its state machine fails, "failed to restore
+	// snapshot: failed to open snapshot …: read : input/output error").
+	// A runtime panic, an assertion, or a panic that names no injected
+	// error is judged.
+	return d, d.cause != "" || d.kind == "panicked" && slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(d.line, t) })
 }
 
 // death is the last words of a node found in its log.
