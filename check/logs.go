@@ -644,8 +644,9 @@ func isUpper(b byte) bool { return 'A' <= b && b <= 'Z' }
 // (hashicorp/raft's "skipping application of old log"); a member shut
 // down for a restart finds its own transport closed under a request it was
 // reading ("failed to decode incoming command: error=\"transport
-// shutdown\"").
-var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|old log|log term mis-?match|transport shut ?down|conflict|contact`)
+// shutdown\""); a member that voted before it lost power grants the same
+// candidate's retried vote request again ("duplicate requestVote from").
+var connectionWords = regexp.MustCompile(`(?i)peer|connection|unreachable|lost|\beof\b|refused|broken pipe|reset by|stream|dial|leader|elect|unavailable|reject|closed|timeout|timed out|snapshot|health|behind|lagging|compacted|log not found|log suffix|old log|log term mis-?match|transport shut ?down|duplicate request ?vote|conflict|contact`)
 
 // leaderRole reports whether a recorded role is a leader's: "StateLeader"
 // (etcd), "Leader" (hashicorp/raft).
