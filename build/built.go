@@ -2,11 +2,9 @@ package build
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -86,13 +84,9 @@ func nodeBinary(cfg *config.Config) string {
 // the build's key file.
 func LastCatalog(cfg *config.Config) (*catalog.Catalog, string, error) {
 	bin := nodeBinary(cfg)
-	data, err := os.ReadFile(KeyFile(bin))
+	rec, err := readKey(bin)
 	if err != nil {
 		return nil, "", fmt.Errorf("last build of %s: %w", cfg.Name, err)
-	}
-	var rec keyRecord
-	if err := json.Unmarshal(data, &rec); err != nil {
-		return nil, "", fmt.Errorf("last build of %s: %s: %w", cfg.Name, KeyFile(bin), err)
 	}
 	if rec.CatalogFile == "" {
 		return nil, "", fmt.Errorf("last build of %s: %s names no catalog", cfg.Name, KeyFile(bin))

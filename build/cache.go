@@ -56,15 +56,24 @@ type keyRecord struct {
 // KeyFile is where the key of the build of binary is recorded.
 func KeyFile(binary string) string { return binary + ".key" }
 
+// readKey reads the key file of the build of binary (KeyFile).
+func readKey(binary string) (keyRecord, error) {
+	var rec keyRecord
+	data, err := os.ReadFile(KeyFile(binary))
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return rec, fmt.Errorf("%s: %w", KeyFile(binary), err)
+	}
+	return rec, nil
+}
+
 // reuse returns the recorded result of the build into out when its key is
 // key and the binary and its catalog are still the ones built.
 func reuse(out, key string) (*instrument.Result, bool) {
-	data, err := os.ReadFile(KeyFile(out))
-	if err != nil {
-		return nil, false
-	}
-	var rec keyRecord
-	if err := json.Unmarshal(data, &rec); err != nil || rec.Key != key {
+	rec, err := readKey(out)
+	if err != nil || rec.Key != key {
 		return nil, false
 	}
 	bin, err := filepath.Abs(out)

@@ -110,7 +110,7 @@ func (s *session) hold(inj *record.Injection, node string, f policy.Fault, membe
 	key := holdKey{node, arcs != nil}
 	delete(s.holds, key)
 	until := f.Until
-	if until == "" || !heldKind(f.Kind) {
+	if until == "" || !f.Kind.Cuts() { // every cut can be held: node cuts and arc cuts
 		return
 	}
 	inj.Until, inj.Cap = until, f.Delay
@@ -245,15 +245,4 @@ func (s *session) heldArcs(h *hold) (cut, bool) {
 		}
 	}
 	return cut{}, false
-}
-
-// heldKind reports whether a cut of kind k can be held: a partition or
-// leader cut (a node cut off), a disconnect, one-way cut or split (a set
-// of arcs).
-func heldKind(k catalog.Kind) bool {
-	switch k {
-	case catalog.KindPartition, catalog.KindLeaderCut, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
-		return true
-	}
-	return false
 }
