@@ -339,7 +339,10 @@ func (b *bencher) runAll(ctx context.Context, bugs []Bug, runs []Run) (map[Run]R
 // done with its result only when the campaign ended, so an interrupted
 // bench leaves each run either done or resumable.
 func (b *bencher) run(ctx context.Context, run Run, spec Spec, resume int64) (Result, error) {
-	sets := append(slices.Clone(spec.Overrides), "policy.name="+run.Policy, fmt.Sprintf("policy.seed=%d", run.Seed))
+	// Each run starts without the memory of the bench's other runs (the
+	// seeds and releases share one store): a scenario may turn it on.
+	sets := append([]string{"policy.memory=off"}, spec.Overrides...)
+	sets = append(sets, "policy.name="+run.Policy, fmt.Sprintf("policy.seed=%d", run.Seed))
 	cfg, err := config.Open(b.configPath, b.known, sets...)
 	if err != nil {
 		return Result{}, fmt.Errorf("bench run %s: %w", run, err)

@@ -27,6 +27,7 @@ type campaignRun struct {
 	bt       *build.Built
 	camp     *store.Campaign
 	pol      policy.Policy
+	memory   *policy.Memory // what earlier campaigns learned (loadMemory); nil: none
 	r        *runner
 	sum      *Summary
 	parallel int
@@ -83,6 +84,9 @@ func openExecution(ctx context.Context, opts Options) (_ *campaignRun, err error
 		if err := opts.Opened(saved.Campaign.ID); err != nil {
 			return nil, err
 		}
+	}
+	if s.memory, err = loadMemory(ctx, st, cfg, s.bt.Catalog, saved.Campaign.ID, polName); err != nil {
+		return nil, err
 	}
 	return s, s.setUp(saved, polName)
 }

@@ -24,7 +24,7 @@ import (
 func (s *campaignRun) setUp(saved *store.CampaignState, polName string) (err error) {
 	opts, cfg := s.opts, s.opts.Config
 	s.camp = &saved.Campaign
-	if s.pol, err = campaignPolicy(polName, cfg, s.bt.Catalog, s.opts.Replay); err != nil {
+	if s.pol, err = campaignPolicy(polName, cfg, s.bt.Catalog, s.opts.Replay, s.memory); err != nil {
 		return err
 	}
 	if err := engine.RestorePolicy(s.pol, saved.Policy); err != nil {
@@ -81,10 +81,11 @@ func (s *campaignRun) setUp(saved *store.CampaignState, polName string) (err err
 const replayPolicy = "replay"
 
 // campaignPolicy makes the policy of a campaign: the replay of the
-// recorded injections replay, if any, else the named one.
-func campaignPolicy(name string, cfg *config.Config, cat *catalog.Catalog, replay []record.Injection) (policy.Policy, error) {
+// recorded injections replay, if any, else the named one with the memory
+// of earlier campaigns mem (nil: none).
+func campaignPolicy(name string, cfg *config.Config, cat *catalog.Catalog, replay []record.Injection, mem *policy.Memory) (policy.Policy, error) {
 	if len(replay) == 0 {
-		return newPolicy(name, cfg, cat)
+		return newPolicy(name, cfg, cat, mem)
 	}
 	pol := policy.NewReplay(cat, replay)
 	if missing := pol.Missing(); len(missing) > 0 {
@@ -93,8 +94,9 @@ func campaignPolicy(name string, cfg *config.Config, cat *catalog.Catalog, repla
 	return pol, nil
 }
 
-// newPolicy makes the named policy for the catalog, tuned by cfg.
-func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Policy, error) {
+// newPolicy makes the named policy for the catalog, tuned by cfg, with
+// the memory of earlier campaigns mem (nil: none).
+func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog, mem *policy.Memory) (policy.Policy, error) {
 	kinds, err := faultKinds(cfg.Faults.Kinds)
 	if err != nil {
 		return nil, err
@@ -126,6 +128,7 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog) (policy.Po
 		Files:        cfg.Faults.Files,
 		Roles:        cfg.Faults.Roles,
 		Nodes:        cfg.Faults.Nodes,
+		Memory:       mem,
 	})
 }
 

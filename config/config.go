@@ -344,6 +344,13 @@ type Policy struct {
 	// Key is the injection key of bsrr and new-state-only: "state"
 	// (default), "state+site" or "state+site+stack".
 	Key string `yaml:"key"`
+	// Memory is "on" (the default) or "off": with it on, a campaign
+	// starts from what the earlier campaigns of the same target and
+	// release line in the store learned about each fault (tried, quiet,
+	// with a symptom), and random (alone and as the portfolio's arm)
+	// prefers the faults they tried least without a symptom. gofault
+	// report --memory shows it; gofault forget starts it afresh.
+	Memory string `yaml:"memory"`
 }
 
 // Trials bounds a campaign.

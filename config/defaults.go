@@ -33,6 +33,12 @@ const (
 	DefaultRerunFaultFree  = 2
 )
 
+// Settings of policy.memory.
+const (
+	MemoryOn  = "on"
+	MemoryOff = "off"
+)
+
 // Shutdown orders (cluster.shutdown.order).
 const (
 	ShutdownParallel   = "parallel"
@@ -114,6 +120,7 @@ func (c *Config) Defaults() {
 	c.Policy.Name = cmp.Or(c.Policy.Name, DefaultPolicy)
 	c.Policy.PerTrial = cmp.Or(c.Policy.PerTrial, DefaultPerTrial)
 	c.Policy.Budget = cmp.Or(c.Policy.Budget, DefaultBudget)
+	c.Policy.Memory = cmp.Or(c.Policy.Memory, MemoryOn)
 	c.Trials.Count = cmp.Or(c.Trials.Count, DefaultTrials)
 	c.Trials.Timeout = cmp.Or(c.Trials.Timeout, DefaultTrialTimeout)
 	c.Trials.StopAfterErrors = cmp.Or(c.Trials.StopAfterErrors, DefaultStopAfterErrors)

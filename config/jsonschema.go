@@ -26,7 +26,7 @@ var configSources embed.FS
 // by reflection over Config (the yaml tags name the properties) with the
 // doc comments of its types and fields as descriptions. Names that k lists
 // (policies, checkers, fault kinds; FaultKinds when k has none) and the
-// fixed choices of shutdown.order and policy.key are enums. Unknown fields
+// fixed choices of shutdown.order, policy.key and policy.memory are enums. Unknown fields
 // are refused, as Load refuses them.
 func JSONSchema(k Known) ([]byte, error) {
 	docs, err := typeDocs()
@@ -40,6 +40,7 @@ func JSONSchema(k Known) ([]byte, error) {
 	g := schemaGen{docs: docs, enums: map[string][]string{
 		"policy.name":             k.Policies,
 		"policy.key":              {"state", "state+site", "state+site+stack"},
+		"policy.memory":           {MemoryOn, MemoryOff},
 		"checkers.enabled[]":      k.Checkers,
 		"faults.kinds[]":          kinds,
 		"faults.files[]":          FileRoles,

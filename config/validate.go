@@ -297,6 +297,11 @@ func (c *Config) Validate(known Known) error {
 	default:
 		bad("policy.key", `set "key: state", "key: state+site" or "key: state+site+stack"`, "unknown injection key %q", c.Policy.Key)
 	}
+	switch c.Policy.Memory {
+	case "", MemoryOn, MemoryOff:
+	default:
+		bad("policy.memory", `set "memory: on" (the default) or "memory: off"`, "unknown value %q", c.Policy.Memory)
+	}
 	// Trials.
 	if c.Trials.Count < 1 {
 		bad("trials.count", `set e.g. "count: 100"`, "must be at least 1 (got %d)", c.Trials.Count)

@@ -120,7 +120,9 @@ func Campaign(t testing.TB, path string, opts ...Option) *Result {
 	if o.workDir == "" {
 		o.workDir = t.TempDir()
 	}
-	sets := append([]string{"workdir=" + o.workDir}, o.sets...)
+	// A test decides the same way whatever ran before in its work dir:
+	// no memory of earlier campaigns unless its options turn it on.
+	sets := append([]string{"workdir=" + o.workDir, "policy.memory=off"}, o.sets...)
 	if o.policy != "" {
 		sets = append(sets, "policy.name="+o.policy)
 	}

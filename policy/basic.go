@@ -78,6 +78,20 @@ type randomTrial struct {
 	// needs a known peer, so fewer requests than the trial's can take
 	// one).
 	eligible, seen int
+	// With a Memory: weighted sums the eligible requests' largest fault
+	// weight (Tally.Weight), which sizes the probability instead, and
+	// granted is what the grant's fault had earned (for Explain).
+	weighted float64
+	granted  *memoryGrant
+}
+
+// memoryGrant is a grant of random with a Memory: the fault, where, and
+// what the earlier campaigns saw of it and of the others offered there.
+type memoryGrant struct {
+	fault, site string
+	tally       Tally
+	offered     int // faults offered at the request
+	known       int // of them, tried before without a symptom
 }
 
 func newRandom(env Env) (Policy, error) {
@@ -115,15 +129,65 @@ func (r *random) Decide(req *Request) Decision {
 	if len(fs) > 0 {
 		t.eligible++
 	}
+	if r.env.Memory.Len() > 0 {
+		return r.decideWithMemory(t, req, fs)
+	}
 	if t.q.full() || len(fs) == 0 || t.rng.Float64() >= t.p {
 		return Decision{}
 	}
 	return t.q.grant(fs[t.rng.IntN(len(fs))])
 }
 
+// decideWithMemory is Decide with a Memory: a request is granted with the
+// trial's probability times the largest weight of the faults offered
+// there, and the fault drawn in proportion to the weights, so a request
+// whose faults were all tried quietly before is rarely granted and a
+// never-tried fault is preferred to its tried neighbours. The
+// probability is sized on the weighted requests (End), so a trial still
+// gets about one grant.
+func (r *random) decideWithMemory(t *randomTrial, req *Request, fs []Fault) Decision {
+	if len(fs) == 0 {
+		return Decision{}
+	}
+	ws, top := r.env.Memory.weigh(req, fs)
+	t.weighted += top
+	if t.q.full() || t.rng.Float64() >= t.p*top {
+		return Decision{}
+	}
+	i := pickWeighted(t.rng, ws)
+	g := &memoryGrant{fault: fs[i].Key(), site: req.Site.ID, tally: r.env.Memory.Of(req.Site, fs[i], req.Role), offered: len(fs)}
+	for _, w := range ws {
+		if w < 1 {
+			g.known++
+		}
+	}
+	t.granted = g
+	return t.q.grant(fs[i])
+}
+
+// Explain says, for a trial of random with a Memory, what the earlier
+// campaigns had seen of the fault it granted; the zero Choice without a
+// Memory or a grant.
+func (r *random) Explain(index int) Choice {
+	t := r.trials.of(index)
+	if t == nil || t.granted == nil {
+		return Choice{}
+	}
+	g := t.granted
+	seen := "never tried before"
+	if g.tally.Tried > 0 {
+		seen = fmt.Sprintf("tried %d times before (%d quiet, %d with a symptom)", g.tally.Tried, g.tally.Quiet, g.tally.Symptom)
+	}
+	return Choice{Technique: "random", Why: fmt.Sprintf("with the memory of %s: %s at %s, %s; %d of the %d faults offered there had been tried quietly",
+		r.env.Memory, g.fault, g.site, seen, g.known, g.offered)}
+}
+
 func (r *random) End(out Outcome) {
 	n := out.Requests
-	if t := r.trials.of(out.Index); t != nil && t.seen > 0 {
+	if t := r.trials.of(out.Index); t != nil && t.seen > 0 && r.env.Memory.Len() > 0 {
+		// The weighted eligible requests, estimated likewise.
+		n = int(t.weighted*float64(out.Requests)/float64(t.seen) + 0.5)
+	} else if t != nil && t.seen > 0 {
 		// The trial's eligible requests, estimated from the share of
 		// those seen when the policy did not see them all.
 		n = t.eligible

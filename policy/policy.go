@@ -334,6 +334,11 @@ type Env struct {
 	// Nodes limits every fault to the requests of these members
 	// (Request.Node); empty: any.
 	Nodes []string
+	// Memory is what earlier campaigns of the same target and release
+	// line learned per fault (config search.memory); nil or empty: none.
+	// random (alone and as the portfolio's arm) prefers the faults they
+	// tried least without a symptom.
+	Memory *Memory
 }
 
 // optIn are the kinds a campaign gets only where it lists them.

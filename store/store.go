@@ -275,6 +275,16 @@ ALTER TABLE trials ADD COLUMN new_blocks INTEGER NOT NULL DEFAULT 0;`,
 	// (record.Trial.Choice, Why).
 	`ALTER TABLE trials ADD COLUMN choice TEXT NOT NULL DEFAULT '';
 ALTER TABLE trials ADD COLUMN why TEXT NOT NULL DEFAULT '';`,
+	// 17: where a target's memory across campaigns starts afresh
+	// (Forget): the campaigns of name and family up to campaign are
+	// forgotten.
+	`CREATE TABLE memory_resets (
+	name     TEXT    NOT NULL,
+	family   TEXT    NOT NULL,
+	campaign INTEGER NOT NULL,
+	at       INTEGER NOT NULL
+);
+CREATE INDEX memory_resets_find ON memory_resets(name, family);`,
 }
 
 // SchemaVersion is the schema version this package writes.
