@@ -111,6 +111,7 @@ func (c *Config) Defaults() {
 	c.Faults.Delay = cmp.Or(c.Faults.Delay, DefaultDelay)
 	c.Faults.Partition.Duration = cmp.Or(c.Faults.Partition.Duration, DefaultPartition)
 	c.Faults.Partition.HoldCap = cmp.Or(c.Faults.Partition.HoldCap, DefaultHoldCap)
+	c.Faults.DelayHoldCap = cmp.Or(c.Faults.DelayHoldCap, DefaultHoldCap)
 	c.Policy.Name = cmp.Or(c.Policy.Name, DefaultPolicy)
 	c.Policy.PerTrial = cmp.Or(c.Policy.PerTrial, DefaultPerTrial)
 	c.Policy.Budget = cmp.Or(c.Policy.Budget, DefaultBudget)
