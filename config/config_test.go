@@ -215,7 +215,7 @@ func TestDefaults(t *testing.T) {
 		},
 		Workload: Workload{Timeout: 30 * time.Second, MinDuration: DefaultMinDuration},
 		Checkers: Checkers{Enabled: DefaultCheckers, Baseline: 3, Linearizability: 10 * time.Second, RecoveryBound: DefaultRecoveryBound, GenericSites: DefaultGenericSites, RerunFaultFree: DefaultRerunFaultFree},
-		Faults:   Faults{Kinds: []string{"error", "delay", "crash", "crash-after"}, Delay: 3 * time.Second, Partition: Partition{Duration: 3 * time.Second, HoldCap: DefaultHoldCap}},
+		Faults:   Faults{Kinds: []string{"error", "delay", "crash", "crash-after"}, Delay: 3 * time.Second, DelayHoldCap: DefaultHoldCap, Partition: Partition{Duration: 3 * time.Second, HoldCap: DefaultHoldCap}},
 		Policy:   Policy{Name: "random", PerTrial: 1, Budget: 5},
 		Trials:   Trials{Count: 100, Timeout: 2 * time.Minute, StopAfterErrors: DefaultStopAfterErrors},
 		Store:    Store{DB: ".gofault/gofault.db", KeepFailed: DefaultKeepFailed},

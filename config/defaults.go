@@ -68,8 +68,8 @@ var LogFormats = []string{"auto", "json", "klog", "zap-console", "logfmt", "stdl
 // analysis classifies a disk fault site's file (catalog.FileLog, ...).
 var FileRoles = []string{"log", "snapshot", "metadata", "data"}
 
-// DefaultHoldCap bounds a cut held until a condition unless
-// faults.partition.hold_cap says otherwise.
+// DefaultHoldCap bounds a cut or delay held until a condition unless
+// faults.partition.hold_cap or faults.delay_hold_cap says otherwise.
 const DefaultHoldCap = 15 * time.Second
 
 // DefaultPartition is how long a partition lasts unless
