@@ -65,16 +65,7 @@ func TestShapeLines(t *testing.T) {
 				in.SiteID = "s"
 			}
 			tr := &record.Trial{ID: "3", Start: t0, End: t0.Add(10 * time.Second), Status: record.StatusOK, Nodes: nodes, Injections: []record.Injection{in}}
-			var b strings.Builder
-			if err := WriteTrials(&b, []*record.Trial{tr}, false); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(b.String(), tc.line) {
-				t.Errorf("trial line %q\nwant it to hold %q", b.String(), tc.line)
-			}
-			if got := faultLine(faultOf(tr)); got != tc.fault {
-				t.Errorf("faultLine %q\nwant %q", got, tc.fault)
-			}
+			checkLines(t, tr, tc.line, tc.fault)
 		})
 	}
 }
@@ -104,16 +95,23 @@ func TestHeldDelayLines(t *testing.T) {
 			in := tc.inj
 			in.Time, in.Node, in.Role, in.Kind, in.SiteID = t0.Add(time.Second), "n2", "StateFollower", catalog.KindDelay, "wal.Sync#0"
 			tr := &record.Trial{ID: "3", Start: t0, End: t0.Add(10 * time.Second), Status: record.StatusOK, Injections: []record.Injection{in}}
-			var b strings.Builder
-			if err := WriteTrials(&b, []*record.Trial{tr}, false); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(b.String(), tc.want) {
-				t.Errorf("trial line %q\nwant it to hold %q", b.String(), tc.want)
-			}
-			if got := faultLine(faultOf(tr)); got != tc.want {
-				t.Errorf("faultLine %q\nwant %q", got, tc.want)
-			}
+			checkLines(t, tr, tc.want, tc.want)
 		})
+	}
+}
+
+// checkLines checks that tr's line (WriteTrials) holds line and that its
+// finding's fault (faultLine) is fault.
+func checkLines(t *testing.T, tr *record.Trial, line, fault string) {
+	t.Helper()
+	var b strings.Builder
+	if err := WriteTrials(&b, []*record.Trial{tr}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), line) {
+		t.Errorf("trial line %q\nwant it to hold %q", b.String(), line)
+	}
+	if got := faultLine(faultOf(tr)); got != fault {
+		t.Errorf("faultLine %q\nwant %q", got, fault)
 	}
 }
