@@ -30,7 +30,8 @@ import (
 // (wire.Plan.Holding), the cap at most; when the condition holds, the
 // session pushes that connection a plan without it, which wakes the call
 // (wake), and records the delay's real length. At the cap the call wakes
-// by itself, as a fixed delay ends.
+// by itself, as a fixed delay ends; its hold ends lazily, at the first
+// event that would have met it (meet), as an arc cut's does.
 //
 // The cut members of a hold are those whose own clients' requests and
 // own site reaches do not count toward its condition: the cut node of a
@@ -83,7 +84,7 @@ func compareHoldKeys(a, b holdKey) int {
 // hold is a held cut or delay in progress.
 type hold struct {
 	inj     int       // its injection in s.inj
-	peer    PeerID    // a held delay's connection, which wake pushes a plan
+	peer    PeerID    // a held delay's connection, to which wake pushes a plan
 	end     time.Time // a held delay's cap: when its call wakes by itself
 	until   string    // the condition
 	leader  string    // who led when the cut began ("" none)
@@ -281,8 +282,8 @@ func (s *session) meet(key holdKey, now time.Time, what string) []Effect {
 }
 
 // holdEnd returns when the hold h of key ends at its cap, and whether its
-// cut or call is still on: a held call is until its connection goes
-// (detach).
+// cut or call is still on: a held call is on while its connection lasts
+// (detach ends it: the agent's lost connection ends every hold).
 func (s *session) holdEnd(key holdKey, h *hold) (time.Time, bool) {
 	switch key.shape {
 	case holdArcCut:

@@ -312,10 +312,10 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 	return s.ask(id, m, r, site, peer, now)
 }
 
-// ask answers request r of member m (connection id) at site (nil: none of the catalog's)
-// by the policy's decision, when the policy's plan has the site live on
-// m's node and its grants are not spent; peer is the member at the
-// call's other end, for a peer site.
+// ask answers request r of member m (connection id) at site (nil: none
+// of the catalog's) by the policy's decision, when the policy's plan has
+// the site live on m's node and its grants are not spent; peer is the
+// member at the call's other end, for a peer site.
 func (s *session) ask(id PeerID, m member, r *wire.Request, site *catalog.Site, peer string, now time.Time) (wire.Response, []Effect) {
 	resp := wire.Response{ID: r.ID}
 	if s.done || site == nil {
