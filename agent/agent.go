@@ -23,6 +23,7 @@ package agent
 import (
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -54,10 +55,12 @@ type plan struct {
 	// sync is the bitmap of sync sites when a durable image is kept
 	// (powerloss.go), nil otherwise.
 	sync []uint64
+	// holding are the requests whose held delay goes on (wire.Plan.Holding).
+	holding []uint64
 }
 
 func newPlan(p *wire.Plan) *plan {
-	np := &plan{epoch: p.Epoch, flags: p.Flags, sync: syncSites}
+	np := &plan{epoch: p.Epoch, flags: p.Flags, sync: syncSites, holding: slices.Clone(p.Holding)}
 	if n := len(p.Sites); n > 0 {
 		np.bits = make([]uint64, p.Sites[n-1]/64+1)
 		for _, s := range p.Sites {
@@ -261,6 +264,8 @@ func act(c *conn, resp wire.Response, ctx Done) int {
 		return int(resp.Arg)
 	case wire.ActDelay:
 		sleep(time.Duration(resp.Arg), ctx)
+	case wire.ActHold:
+		hold(resp.ID, time.Duration(resp.Arg), ctx)
 	case wire.ActCrash:
 		c.awaitKill()
 	case wire.ActCrashAfter:
@@ -339,6 +344,38 @@ func sleep(d time.Duration, ctx Done) {
 	select {
 	case <-t.C:
 	case <-ctx.Done():
+	}
+}
+
+// hold is a delay held until a condition (wire.ActHold): it waits while
+// the current plan lists request id (wire.Plan.Holding), at most d, or
+// until ctx is done when there is one. The controller wakes it with a
+// plan that no longer lists id. No wake is missed: the plan that listed id
+// came before the response (the controller queues a plan ahead of its
+// response), and the loop takes the channel of the next plan before it
+// looks at the current one, which setPlan stores before closing that
+// channel. A plan that still lists id (one pushed for another reason)
+// wakes the loop only to sleep again. A lost connection installs the
+// empty plan, which ends the hold.
+func hold(id uint64, d time.Duration, ctx Done) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
+	for {
+		changed := planChanged()
+		if !slices.Contains(current.Load().holding, id) {
+			return
+		}
+		select {
+		case <-t.C:
+			return
+		case <-done:
+			return
+		case <-changed:
+		}
 	}
 }
 

@@ -217,6 +217,65 @@ func TestDelayEndsWithContext(t *testing.T) {
 	}
 }
 
+// TestHoldEndsAtWake: a held delay (wire.ActHold) sleeps while the
+// current plan lists its request and at most its Arg: a later plan
+// without it wakes the call, one that still lists it does not, a wake
+// that came before the response (in the plans ahead of it) ends it at
+// once, and without a wake it lasts its Arg.
+func TestHoldEndsAtWake(t *testing.T) {
+	const capped = 300 * time.Millisecond
+	tests := []struct {
+		name          string
+		before, after []bool // plans ahead of the response and 50ms after it: whether each lists the request
+		short         bool
+	}{
+		{"woken by a plan without it", []bool{true}, []bool{false}, true},
+		{"a plan that still lists it does not wake it", []bool{true}, []bool{true}, false},
+		{"met before the response came", []bool{true, false}, nil, true},
+		{"never woken: its Arg", []bool{true}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f *fakeController
+			epoch := uint32(1)
+			push := func(nc net.Conn, id uint64, listing bool) {
+				epoch++
+				p := wire.Plan{Epoch: epoch, Sites: []uint32{1}}
+				if listing {
+					p.Holding = []uint64{id}
+				}
+				nc.Write(wire.AppendPlan(nil, &p))
+			}
+			f = newFake(t, wire.Plan{Sites: []uint32{1}}, func(req *wire.Request) (wire.Response, bool) {
+				f.mu.Lock()
+				nc := f.conn
+				f.mu.Unlock()
+				for _, l := range tt.before {
+					push(nc, req.ID, l)
+				}
+				if len(tt.after) > 0 {
+					id := req.ID
+					go func() {
+						time.Sleep(50 * time.Millisecond)
+						for _, l := range tt.after {
+							push(nc, id, l)
+						}
+					}()
+				}
+				return wire.Response{Action: wire.ActHold, Arg: int64(capped)}, true
+			})
+			attach(t, f)
+			start := time.Now()
+			if k := Fault(1); k != 0 {
+				t.Errorf("Fault = %d after a held delay, want 0 (the real call runs)", k)
+			}
+			if d := time.Since(start); tt.short != (d < capped) {
+				t.Errorf("held delay ended after %v; want it shorter than its %v Arg: %v", d, capped, tt.short)
+			}
+		})
+	}
+}
+
 func TestPlanPushReplacesLiveSites(t *testing.T) {
 	f := newFake(t, wire.Plan{Sites: []uint32{1}}, always(wire.ActError, 1))
 	attach(t, f)

@@ -28,10 +28,14 @@ func TestCheckHolds(t *testing.T) {
 			`faults.partition.hold[1]: "site=SaveSnapshot": no site's stable ID contains "SaveSnapshot", so a cut held until it would always last its cap; nearest sites: m/server.(*Node).writeSnapshot:os.Rename#0, m/server.(*Node).writeSnapshot:(*os.File).Close#0,`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkHolds(tc.holds, cat)
+			err := checkHolds("faults.partition.hold", "cut", tc.holds, cat)
 			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("checkHolds = %v, want %q", err, tc.want)
 			}
 		})
+	}
+	want := `faults.delay_hold[0]: "site=SaveSnapshot": no site's stable ID contains "SaveSnapshot", so a delay held until it would always last its cap`
+	if err := checkHolds("faults.delay_hold", "delay", []string{"site=SaveSnapshot"}, cat); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("checkHolds of a held delay = %v, want %q", err, want)
 	}
 }

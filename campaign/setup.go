@@ -104,7 +104,10 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog, mem *polic
 	if err := checkRoles(cfg.Faults.Roles, cat); err != nil {
 		return nil, err
 	}
-	if err := checkHolds(cfg.Faults.Partition.Hold, cat); err != nil {
+	if err := checkHolds("faults.partition.hold", "cut", cfg.Faults.Partition.Hold, cat); err != nil {
+		return nil, err
+	}
+	if err := checkHolds("faults.delay_hold", "delay", cfg.Faults.DelayHold, cat); err != nil {
 		return nil, err
 	}
 	return policy.New(name, policy.Env{
@@ -123,6 +126,9 @@ func newPolicy(name string, cfg *config.Config, cat *catalog.Catalog, mem *polic
 		Timers:    cfg.Faults.Timers,
 		Holds:     cfg.Faults.Partition.Hold,
 		HoldCap:   cfg.Faults.Partition.HoldCap,
+
+		DelayHolds:   cfg.Faults.DelayHold,
+		DelayHoldCap: cfg.Faults.DelayHoldCap,
 
 		TargetErrors: cfg.Faults.TargetErrors,
 		Files:        cfg.Faults.Files,
@@ -153,10 +159,11 @@ func checkRoles(roles []string, cat *catalog.Catalog) error {
 	return nil
 }
 
-// checkHolds refuses a hold condition "site=S" (faults.partition.hold)
-// that no site of the catalog matches: a cut held until it would last its
-// cap in every trial. The error names the nearest site IDs.
-func checkHolds(holds []string, cat *catalog.Catalog) error {
+// checkHolds refuses a hold condition "site=S" of config field (faults.partition.hold
+// or faults.delay_hold) that no site of the catalog matches: a fault
+// (what: a cut, a delay) held until it would last its cap in every
+// trial. The error names the nearest site IDs.
+func checkHolds(field, what string, holds []string, cat *catalog.Catalog) error {
 	if cat == nil {
 		return nil
 	}
@@ -165,8 +172,8 @@ func checkHolds(holds []string, cat *catalog.Catalog) error {
 		if !ok || len(controller.HoldSites(cat, h)) > 0 {
 			continue
 		}
-		return fmt.Errorf("faults.partition.hold[%d]: %q: no site's stable ID contains %q, so a cut held until it would always last its cap; nearest sites: %s (gofault analyze lists them all)",
-			i, h, sub, strings.Join(nearestSites(cat, sub, 3), ", "))
+		return fmt.Errorf("%s[%d]: %q: no site's stable ID contains %q, so a %s held until it would always last its cap; nearest sites: %s (gofault analyze lists them all)",
+			field, i, h, sub, what, strings.Join(nearestSites(cat, sub, 3), ", "))
 	}
 	return nil
 }

@@ -234,6 +234,18 @@ type Faults struct {
 	// Delay is the injected delay where no timeout was observed (default
 	// 3s).
 	Delay time.Duration `yaml:"delay"`
+	// DelayHold adds, for each condition, a variant of every delay that
+	// holds the delayed call until something happened in the protocol
+	// rather than for delay: the conditions of partition.hold, the
+	// delayed member counting as the cut one — "leader" (another member
+	// took the leader role), "requests=K" (the other members' clients made
+	// K more requests that succeeded: the cluster moved on while the call,
+	// often under a lock, was stuck) or "site=S" (another member reached a
+	// site whose stable ID contains S). partition.hold holds cuts only.
+	DelayHold []string `yaml:"delay_hold"`
+	// DelayHoldCap bounds a held delay whose condition never comes
+	// (default 15s).
+	DelayHoldCap time.Duration `yaml:"delay_hold_cap"`
 	// TargetErrors also injects the errors the target creates itself
 	// (sentinels, errors.New, custom types) rather than only errors of
 	// I/O. Off by default: such an error is a computed result, not a fault

@@ -74,8 +74,8 @@ var LogFormats = []string{"auto", "json", "klog", "zap-console", "logfmt", "stdl
 // analysis classifies a disk fault site's file (catalog.FileLog, ...).
 var FileRoles = []string{"log", "snapshot", "metadata", "data"}
 
-// DefaultHoldCap bounds a cut held until a condition unless
-// faults.partition.hold_cap says otherwise.
+// DefaultHoldCap bounds a cut or delay held until a condition unless
+// faults.partition.hold_cap or faults.delay_hold_cap says otherwise.
 const DefaultHoldCap = 15 * time.Second
 
 // DefaultPartition is how long a partition lasts unless
@@ -117,6 +117,7 @@ func (c *Config) Defaults() {
 	c.Faults.Delay = cmp.Or(c.Faults.Delay, DefaultDelay)
 	c.Faults.Partition.Duration = cmp.Or(c.Faults.Partition.Duration, DefaultPartition)
 	c.Faults.Partition.HoldCap = cmp.Or(c.Faults.Partition.HoldCap, DefaultHoldCap)
+	c.Faults.DelayHoldCap = cmp.Or(c.Faults.DelayHoldCap, DefaultHoldCap)
 	c.Policy.Name = cmp.Or(c.Policy.Name, DefaultPolicy)
 	c.Policy.PerTrial = cmp.Or(c.Policy.PerTrial, DefaultPerTrial)
 	c.Policy.Budget = cmp.Or(c.Policy.Budget, DefaultBudget)

@@ -270,6 +270,17 @@ func (c *Config) Validate(known Known) error {
 	if c.Faults.Partition.HoldCap < 0 {
 		bad("faults.partition.hold_cap", `set e.g. "hold_cap: 15s"`, "must be positive (got %s)", c.Faults.Partition.HoldCap)
 	}
+	for i, h := range c.Faults.DelayHold {
+		if err := checkHold(h); err != nil {
+			bad(fmt.Sprintf("faults.delay_hold[%d]", i), `write "leader", "requests=20" or "site=SaveSnap"`, "%v", err)
+		}
+	}
+	if len(c.Faults.DelayHold) > 0 && !slices.Contains(c.Faults.Kinds, "delay") {
+		bad("faults.delay_hold", "add delay to faults.kinds, or leave delay_hold out", "holds a delay, but faults.kinds does not list delay")
+	}
+	if c.Faults.DelayHoldCap < 0 {
+		bad("faults.delay_hold_cap", `set e.g. "delay_hold_cap: 15s"`, "must be positive (got %s)", c.Faults.DelayHoldCap)
+	}
 	if c.Faults.Partition.Duration < 0 {
 		bad("faults.partition.duration", `set e.g. "duration: 3s"`, "must be positive (got %s)", c.Faults.Partition.Duration)
 	}
@@ -386,7 +397,8 @@ func heldKind(k string) bool {
 	return false
 }
 
-// checkHold checks a hold condition of a cut (faults.partition.hold):
+// checkHold checks a hold condition of a cut or a delay
+// (faults.partition.hold, faults.delay_hold):
 // "leader", "requests=K" with K at least 1, or "site=S" with S not empty
 // (whether S names a site of the catalog is checked where the catalog is
 // known, at the campaign's start).

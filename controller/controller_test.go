@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -403,5 +404,36 @@ func TestBeginTrialReach(t *testing.T) {
 				t.Error("narrowing dropped the plan's States")
 			}
 		})
+	}
+}
+
+// TestHeldDelayWakesAgent: a delay held until the other members' clients
+// made 2 more requests sleeps the agent's call until they did — the plan
+// that lists the call reaches the agent ahead of the response, the plan
+// that ends the hold wakes it — not for its 10 s cap, and the record
+// says what met it.
+func TestHeldDelayWakesAgent(t *testing.T) {
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: catalog.KindDelay, Delay: 10 * time.Second, Until: "requests=2"}}, done: true}
+	c := start(t, pol)
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1", Nodes: []string{"n1", "n2"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	connectAgent(t, c, "n1", "t1")
+	tr.Arm()
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		for i := range 2 {
+			tr.Printed(record.ClientEvent{Time: time.Now(), Client: "n2/0", Kind: record.EvProgress, Msg: fmt.Sprint("put k", i)})
+		}
+	}()
+	start := time.Now()
+	waitFor(t, func() bool { return agent.Fault(0) == 0 && pol.requests() == 1 })
+	if d := time.Since(start); d < 150*time.Millisecond || d > 5*time.Second {
+		t.Errorf("the held call returned after %v, want at the wake (200ms on), not at its 10s cap", d)
+	}
+	res := tr.End()
+	if len(res.Injections) != 1 || res.Injections[0].Met == "" {
+		t.Fatalf("injections %+v, want one held delay, met", res.Injections)
 	}
 }

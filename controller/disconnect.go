@@ -80,7 +80,7 @@ func (s *session) startArcs(node string, arcs []arc, d time.Duration, now time.T
 		s.arcs[a] = cut{from: now, until: now.Add(d)}
 		nodes = append(nodes, a.from)
 	}
-	if s.holds[holdKey{node, true}].watches() {
+	if s.holds[holdKey{node: node, shape: holdArcCut}].watches() {
 		return s.replan(0)
 	}
 	return s.replanNodes(nodes)
@@ -117,7 +117,7 @@ func (s *session) healArcs(key holdKey) []Effect {
 // watched sites, which the other members' plans then lose.
 func (s *session) dropArcHolds(healed []arc) (wide bool) {
 	for key, h := range s.holds {
-		if key.arcs && slices.ContainsFunc(h.arcs, func(a arc) bool { return slices.Contains(healed, a) }) {
+		if key.shape == holdArcCut && slices.ContainsFunc(h.arcs, func(a arc) bool { return slices.Contains(healed, a) }) {
 			wide = wide || h.watches()
 			delete(s.holds, key)
 		}

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -24,13 +25,21 @@ import (
 // saying in it what met the condition (record.Injection.Met). At the cap
 // the cut heals as any cut does, and Met stays empty.
 //
+// A held delay is a delayed call held the same way: the call sleeps
+// (wire.ActHold) while its connection's plan lists it
+// (wire.Plan.Holding), the cap at most; when the condition holds, the
+// session pushes that connection a plan without it, which wakes the call
+// (wake), and records the delay's real length. At the cap the call wakes
+// by itself, as a fixed delay ends; its hold ends lazily, at the first
+// event that would have met it (meet), as an arc cut's does.
+//
 // The cut members of a hold are those whose own clients' requests and
 // own site reaches do not count toward its condition: the cut node of a
 // node cut, both ends of a disconnect, the struck member of a one-way
 // cut, the struck side of a split (the struck node and
-// record.Injection.Side).
+// record.Injection.Side), the member whose call a held delay stalls.
 //
-// Conditions (config faults.partition.hold):
+// Conditions (config faults.partition.hold, faults.delay_hold):
 //   - "leader": leadership moved — a member other than the one that led
 //     when the cut began (any member, when none led) took the leader role
 //     (the catalog's role, catalog.Role.Leader);
@@ -46,38 +55,44 @@ import (
 //     without asking the policy, unless the policy's plan has the site too
 //     (watchedRequest).
 
-// holdKey names a held cut in s.holds: the node a fault struck, and
-// whether the cut is of arcs, so that one member's node cut and arc cut
-// are two holds.
+// holdShape is what a hold holds: a node cut, an arc cut or a delayed
+// call.
+type holdShape uint8
+
+const (
+	holdNodeCut holdShape = iota // a partition or leader cut (s.cuts)
+	holdArcCut                   // a disconnect, one-way cut or split (s.arcs)
+	holdDelay                    // a delayed call (wire.ActHold)
+)
+
+// holdKey names a hold in s.holds: the node a fault struck, the hold's
+// shape and, for a held delay, its request (wire.Request.ID), so that one
+// member's node cut, arc cut and each of its held calls are distinct
+// holds.
 type holdKey struct {
-	node string
-	arcs bool
+	node  string
+	shape holdShape
+	call  uint64
 }
 
-// compareHoldKeys orders hold keys by node, a node cut first.
+// compareHoldKeys orders hold keys by node, then shape (a node cut
+// first), then call.
 func compareHoldKeys(a, b holdKey) int {
-	if c := strings.Compare(a.node, b.node); c != 0 {
-		return c
-	}
-	switch {
-	case a.arcs == b.arcs:
-		return 0
-	case b.arcs:
-		return -1
-	}
-	return 1
+	return cmp.Or(strings.Compare(a.node, b.node), cmp.Compare(a.shape, b.shape), cmp.Compare(a.call, b.call))
 }
 
-// hold is a held cut in progress.
+// hold is a held cut or delay in progress.
 type hold struct {
-	inj     int      // its injection in s.inj
-	until   string   // the condition
-	leader  string   // who led when the cut began ("" none)
-	need    int      // for "requests=K": K
-	done    int      // successful requests of other members' clients since the cut began
-	sites   []uint32 // for "site=S": the catalog's sites whose ID contains S, ascending
-	members []string // the cut members, whose clients and reaches do not count
-	arcs    []arc    // an arc cut's arcs; nil for a node cut
+	inj     int       // its injection in s.inj
+	peer    PeerID    // a held delay's connection, to which wake pushes a plan
+	end     time.Time // a held delay's cap: when its call wakes by itself
+	until   string    // the condition
+	leader  string    // who led when the cut began ("" none)
+	need    int       // for "requests=K": K
+	done    int       // successful requests of other members' clients since the cut began
+	sites   []uint32  // for "site=S": the catalog's sites whose ID contains S, ascending
+	members []string  // the cut members, whose clients and reaches do not count
+	arcs    []arc     // an arc cut's arcs; nil for a node cut
 }
 
 // watches reports whether h watches sites ("site=S"): its cut's start and
@@ -107,11 +122,39 @@ func HoldSites(cat *catalog.Catalog, until string) []uint32 {
 // arc cut (nil for a node cut), members its cut members. A cut that is
 // not held ends any hold left of an earlier cut of the same key.
 func (s *session) hold(inj *record.Injection, node string, f policy.Fault, members []string, arcs []arc) {
-	key := holdKey{node, arcs != nil}
+	key := holdKey{node: node}
+	if arcs != nil {
+		key.shape = holdArcCut
+	}
+	s.holdAt(inj, key, f, members, arcs)
+}
+
+// holdDelay makes the delay that injection inj starts at call of
+// connection peer (its request, wire.Request.ID) at now a held one when f
+// says so, and returns the plans that start it: peer's, which lists the
+// call (wire.Plan.Holding) and goes out ahead of the response, and every
+// member's when the hold watches sites. held is false for a delay of
+// fixed length.
+func (s *session) holdDelay(inj *record.Injection, peer PeerID, call uint64, f policy.Fault, now time.Time) (effs []Effect, held bool) {
+	h := s.holdAt(inj, holdKey{node: inj.Node, shape: holdDelay, call: call}, f, []string{inj.Node}, nil)
+	if h == nil {
+		return nil, false
+	}
+	h.peer, h.end = peer, now.Add(f.Delay)
+	if h.watches() {
+		return s.replan(0), true
+	}
+	return []Effect{s.planFor(peer)}, true
+}
+
+// holdAt makes key's fault a held one when f says so (f.Until; every cut
+// and a delay can be held) and returns its hold, nil for a fault of fixed
+// length (which ends any hold left of an earlier fault of key).
+func (s *session) holdAt(inj *record.Injection, key holdKey, f policy.Fault, members []string, arcs []arc) *hold {
 	delete(s.holds, key)
 	until := f.Until
-	if until == "" || !f.Kind.Cuts() { // every cut can be held: node cuts and arc cuts
-		return
+	if until == "" || !(f.Kind.Cuts() || f.Kind == catalog.KindDelay) {
+		return nil
 	}
 	inj.Until, inj.Cap = until, f.Delay
 	h := hold{inj: len(s.inj), until: until, members: members, arcs: arcs}
@@ -128,6 +171,7 @@ func (s *session) hold(inj *record.Injection, node string, f policy.Fault, membe
 		s.holds = map[holdKey]*hold{}
 	}
 	s.holds[key] = &h
+	return &h
 }
 
 // roleChanged heals the cuts held until leadership moved when node's new
@@ -209,31 +253,73 @@ func (s *session) holdKeys() []holdKey {
 	return slices.SortedFunc(maps.Keys(s.holds), compareHoldKeys)
 }
 
-// meet heals the held cut of key at now: what met its condition goes
-// into its injection, whose length becomes the cut's real one. A cut
-// past its cap, not yet healed (a cut of fixed length heals lazily,
-// cutRequest and linkRequest), heals as at its cap, its condition unmet.
+// meet ends the hold of key at now: what met its condition goes into
+// its injection, whose length becomes the cut's or delay's real one, and
+// the cut heals or the call wakes. A hold past its cap, not yet ended (a
+// cut of fixed length heals lazily, cutRequest and linkRequest; a held
+// call woke by itself), ends as at its cap, its condition unmet.
 func (s *session) meet(key holdKey, now time.Time, what string) []Effect {
 	h := s.holds[key]
-	c, cut := s.cuts[key.node]
-	if key.arcs {
-		c, cut = s.heldArcs(h)
-	}
-	if !cut || h.inj >= len(s.inj) {
+	until, on := s.holdEnd(key, h)
+	if !on || h.inj >= len(s.inj) {
 		delete(s.holds, key)
 		return nil // healed at its cap already
 	}
-	if now.Before(c.until) {
+	if now.Before(until) {
 		in := &s.inj[h.inj]
 		if now.After(in.Time) {
 			in.Delay = now.Sub(in.Time).Round(time.Millisecond)
 		}
 		in.Met = what
 	}
-	if key.arcs {
+	switch key.shape {
+	case holdArcCut:
 		return s.healArcs(key)
+	case holdDelay:
+		return s.wake(key)
 	}
 	return s.healCut(key.node, now)
+}
+
+// holdEnd returns when the hold h of key ends at its cap, and whether its
+// cut or call is still on: a held call is on while its connection lasts
+// (detach ends it: the agent's lost connection ends every hold).
+func (s *session) holdEnd(key holdKey, h *hold) (time.Time, bool) {
+	switch key.shape {
+	case holdArcCut:
+		c, on := s.heldArcs(h)
+		return c.until, on
+	case holdDelay:
+		_, on := s.members[h.peer]
+		return h.end, on
+	}
+	c, on := s.cuts[key.node]
+	return c.until, on
+}
+
+// wake ends the held delay of key and returns the plans that wake its
+// call: its connection's, which no longer lists it, or every member's
+// when the hold watched sites (they lose them).
+func (s *session) wake(key holdKey) []Effect {
+	h := s.holds[key]
+	delete(s.holds, key)
+	if h.watches() {
+		return s.replan(0)
+	}
+	return []Effect{s.planFor(h.peer)}
+}
+
+// holding returns the calls of connection id whose held delay goes on
+// (wire.Plan.Holding), ascending; nil for none.
+func (s *session) holding(id PeerID) []uint64 {
+	var out []uint64
+	for key, h := range s.holds {
+		if key.shape == holdDelay && h.peer == id {
+			out = append(out, key.call)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // heldArcs returns the cut of h's arcs, and whether one of them is still

@@ -394,3 +394,177 @@ func TestSessionHeldArcs(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionHeldDelay: a delay held until a condition sleeps its call
+// (wire.ActHold, the cap as Arg) while its connection's plan lists it
+// (wire.Plan.Holding, in the plan that goes out ahead of the response),
+// and wakes it the moment the condition holds — leadership moved, the
+// other members' clients made K more requests that succeeded, another
+// member reached a watched site — with a plan that no longer lists it,
+// its record then saying what met it and its real length. What the
+// delayed member does itself never counts: its own clients' requests,
+// its own reach of the site. One whose condition never comes ends at its
+// cap, the call waking by itself; a later match changes nothing and ends
+// the hold. A delay without a condition is a fixed one (wire.ActDelay).
+//
+// The delay strikes n3's WAL sync while n1 leads.
+func TestSessionHeldDelay(t *testing.T) {
+	cat := partitionCatalog()
+	cat.Sites = append(cat.Sites,
+		catalog.Site{Index: 4, ID: "p.(*WAL).Sync#0", Kind: catalog.KindDelay, IO: "disk"},
+		catalog.Site{Index: 5, ID: "p.(*Node).writeSnapshot:os.Rename#0", Kind: catalog.KindError, IO: "disk", Errors: []catalog.ErrorValue{{Name: "EIO"}}})
+	cat.Role = &catalog.Role{Pkg: "p", Type: "raft", Field: "state",
+		Values: []catalog.RoleValue{{Value: 0, Name: "StateFollower"}, {Value: 2, Name: "StateLeader"}}}
+	cat.Hash = cat.ComputeHash()
+	const sync, snap = uint32(4), uint32(5)
+	const n1, n2, n3 = PeerID(1), PeerID(2), PeerID(3)
+	const call = uint64(7) // the delayed call's request
+	role := func(at time.Duration, v uint64) wire.Event {
+		return wire.Event{Kind: wire.EvRole, Time: t0.Add(at).UnixNano(), A: v}
+	}
+	success := func(client string, at time.Duration) wire.Event {
+		data, _ := json.Marshal(record.ClientEvent{Time: t0.Add(at), Client: client, Kind: record.EvProgress, Msg: "put k"})
+		return wire.Event{Kind: wire.EvWorkload, Time: t0.Add(at).UnixNano(), Data: data}
+	}
+	// reach has the members reach the watched site, 1 s apart from 2 s on.
+	reach := func(ids ...PeerID) func(s *session) []Effect {
+		return func(s *session) []Effect {
+			var effs []Effect
+			for i, id := range ids {
+				resp, e := s.request(id, &wire.Request{ID: uint64(10 + i), Site: snap}, t0.Add(2*time.Second+time.Duration(i)*time.Second))
+				if resp.Action != wire.ActNone {
+					t.Errorf("request at the watched site: %+v, want no fault", resp)
+				}
+				effs = append(effs, e...)
+			}
+			return effs
+		}
+	}
+	events := func(id PeerID, evs ...wire.Event) func(s *session) []Effect {
+		return func(s *session) []Effect { return s.events(id, evs) }
+	}
+	for _, tc := range []struct {
+		name   string
+		until  string
+		events func(s *session) []Effect
+		met    string // "": not met, ended at the cap
+		length time.Duration
+	}{
+		{"until the leader moved", "leader", events(n2, role(2*time.Second, 2)),
+			"n2 became StateLeader", 2 * time.Second},
+		{"the leader leading again is no move", "leader", events(n1, role(time.Second, 0), role(2*time.Second, 2)),
+			"", 10 * time.Second},
+		{"until 3 more requests of the others, not its own clients'", "requests=3", func(s *session) []Effect {
+			effs := s.events(n3, []wire.Event{success("n3/0", 500*time.Millisecond), success("n3/0", 600*time.Millisecond), success("n3/0", 700*time.Millisecond)})
+			return append(effs, s.events(n1, []wire.Event{success("n1/0", time.Second), success("n2/0", 2*time.Second), success("n1/0", 4*time.Second)})...)
+		}, "the other members' clients made 3 requests that succeeded", 4 * time.Second},
+		{"until another member reached the site, not itself", "site=writeSnapshot", reach(n3, n2),
+			"n2 reached p.(*Node).writeSnapshot:os.Rename#0", 3 * time.Second},
+		{"never met: ended at the cap", "requests=100", events(n1, success("n1/0", time.Second)),
+			"", 10 * time.Second},
+		{"a site never reached by another: ended at the cap", "site=writeSnapshot", reach(n3),
+			"", 10 * time.Second},
+		{"no condition: a fixed delay", "", nil, "", 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pol := &scripted{plan: policy.Plan{Sites: []uint32{sync}}, script: []policy.Fault{{Kind: catalog.KindDelay, Delay: 10 * time.Second, Until: tc.until}}, done: true}
+			s, seq := heldSession(t, cat, pol)
+			s.events(n1, []wire.Event{role(0, 2)}) // n1 leads
+			s.events(n2, []wire.Event{role(0, 0)})
+			s.events(n3, []wire.Event{role(0, 0)})
+			resp, effs := s.request(n3, &wire.Request{ID: call, Site: sync}, t0)
+			if tc.until == "" {
+				if resp.Action != wire.ActDelay || resp.Arg != int64(10*time.Second) || len(s.holds) != 0 {
+					t.Fatalf("a fixed delay: %+v, %d holds; want ActDelay of 10s, none", resp, len(s.holds))
+				}
+				return
+			}
+			if resp.Action != wire.ActHold || resp.Arg != int64(10*time.Second) {
+				t.Fatalf("response %+v, want ActHold capped at 10s", resp)
+			}
+			watching := HoldSites(cat, tc.until) != nil
+			start := plans(t, effs, seq)
+			if _, ok := start[n3]; !ok {
+				t.Fatalf("no plan for n3 ahead of the response: %v", effs)
+			}
+			for id, p := range start {
+				if holds := slices.Equal(p.Holding, []uint64{call}); holds != (id == n3) {
+					t.Errorf("peer %d's plan at the start holds %v", id, p.Holding)
+				}
+				if live := slices.Contains(p.Sites, snap); live != (watching && id != n3) {
+					t.Errorf("peer %d's plan %v at the start: the watched site live %v", id, p.Sites, live)
+				}
+			}
+			got := plans(t, tc.events(s), seq)
+			p, woken := got[n3]
+			if woken = woken && len(p.Holding) == 0; woken != (tc.met != "") {
+				t.Fatalf("n3 woken %v (plans %v), want %v", woken, got, tc.met != "")
+			}
+			for id, p := range got {
+				if slices.Contains(p.Sites, snap) {
+					t.Errorf("peer %d's plan after the wake %v still watches the site", id, p.Sites)
+				}
+			}
+			if tc.met == "" {
+				// Past the cap the call woke by itself: a match then
+				// changes nothing and ends the hold.
+				s.events(n2, []wire.Event{role(11*time.Second, 2)})
+				s.request(n1, &wire.Request{ID: 20, Site: snap}, t0.Add(11*time.Second))
+			}
+			if left := len(s.holds) != 0; left != (tc.until == "requests=100") {
+				t.Errorf("%d holds left, want one only while no match came", len(s.holds))
+			}
+			res, _ := s.end()
+			in := res.Injections[0]
+			if in.Kind != catalog.KindDelay || in.Until != tc.until || in.Cap != 10*time.Second || in.Met != tc.met || in.Delay != tc.length {
+				t.Errorf("injection %s until %q cap %s met %q length %s; want delay, %q, 10s, %q, %s", in.Kind, in.Until, in.Cap, in.Met, in.Delay, tc.until, tc.met, tc.length)
+			}
+			want := "(" + tc.met + ")"
+			if tc.met == "" {
+				want = "(not met: ended at its 10s cap)"
+			}
+			if !strings.HasSuffix(in.Held(), want) {
+				t.Errorf("Held() = %q, want it to end %q", in.Held(), want)
+			}
+		})
+	}
+}
+
+// TestSessionHeldDelayBesideCut: a member's held delay and its held cut
+// are two holds: the condition of one ends it alone.
+func TestSessionHeldDelayBesideCut(t *testing.T) {
+	cat := partitionCatalog()
+	cat.Sites = append(cat.Sites, catalog.Site{Index: 4, ID: "p.(*WAL).Sync#0", Kind: catalog.KindDelay, IO: "disk"})
+	cat.Role = &catalog.Role{Pkg: "p", Type: "raft", Field: "state",
+		Values: []catalog.RoleValue{{Value: 0, Name: "StateFollower"}, {Value: 2, Name: "StateLeader"}}}
+	cat.Hash = cat.ComputeHash()
+	pol := &scripted{plan: policy.Plan{Sites: []uint32{2, 4}}, script: []policy.Fault{
+		{Kind: catalog.KindPartition, Delay: 10 * time.Second, Until: "requests=100"},
+		{Kind: catalog.KindDelay, Delay: 10 * time.Second, Until: "leader"},
+	}, done: true}
+	s, seq := heldSession(t, cat, pol)
+	s.events(1, []wire.Event{{Kind: wire.EvRole, Time: t0.UnixNano(), A: 2}})
+	if resp, _ := s.request(3, &wire.Request{ID: 1, Site: 2}, t0); resp.Action != wire.ActStall {
+		t.Fatalf("the cut did not start: %+v", resp)
+	}
+	if resp, _ := s.request(3, &wire.Request{ID: 2, Site: 4}, t0); resp.Action != wire.ActHold {
+		t.Fatalf("the held delay did not start: %+v", resp)
+	}
+	if len(s.holds) != 2 {
+		t.Fatalf("%d holds, want the cut's and the delay's", len(s.holds))
+	}
+	got := plans(t, s.events(2, []wire.Event{{Kind: wire.EvRole, Time: t0.Add(time.Second).UnixNano(), A: 2}}), seq)
+	if p, ok := got[3]; !ok || len(p.Holding) != 0 {
+		t.Fatalf("n3's plan after the leader moved %+v (sent %v): want the delay woken", p, ok)
+	}
+	if _, cut := s.cuts["n3"]; !cut || len(s.holds) != 1 {
+		t.Errorf("cut %v, %d holds: want the cut still held", cut, len(s.holds))
+	}
+	res, _ := s.end()
+	if in := res.Injections[1]; in.Met != "n2 became StateLeader" || in.Delay != time.Second {
+		t.Errorf("the delay's record: met %q, length %s", in.Met, in.Delay)
+	}
+	if in := res.Injections[0]; in.Met != "" {
+		t.Errorf("the cut's record: met %q, want none", in.Met)
+	}
+}

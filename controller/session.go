@@ -197,10 +197,13 @@ func (s *session) wirePlan(m member) wire.Plan {
 	return wp
 }
 
-// planFor is the effect that gives peer id its current plan.
+// planFor is the effect that gives peer id its current plan, with the
+// calls of id whose held delay goes on (held.go).
 func (s *session) planFor(id PeerID) Effect {
 	s.seq++
-	return Effect{Peer: id, Plan: s.wirePlan(s.members[id]), Seq: s.seq}
+	wp := s.wirePlan(s.members[id])
+	wp.Holding = s.holding(id)
+	return Effect{Peer: id, Plan: wp, Seq: s.seq}
 }
 
 // replan gives every agent but skip its current plan.
@@ -303,17 +306,17 @@ func (s *session) request(id PeerID, r *wire.Request, now time.Time) (wire.Respo
 		if !s.policyLive(m.node, site.Index) {
 			return resp, heals // live only for a held cut's watch
 		}
-		resp, effs := s.ask(m, r, site, peer, now)
+		resp, effs := s.ask(id, m, r, site, peer, now)
 		return resp, append(heals, effs...)
 	}
-	return s.ask(m, r, site, peer, now)
+	return s.ask(id, m, r, site, peer, now)
 }
 
-// ask answers request r of member m at site (nil: none of the catalog's)
-// by the policy's decision, when the policy's plan has the site live on
-// m's node and its grants are not spent; peer is the member at the
-// call's other end, for a peer site.
-func (s *session) ask(m member, r *wire.Request, site *catalog.Site, peer string, now time.Time) (wire.Response, []Effect) {
+// ask answers request r of member m (connection id) at site (nil: none
+// of the catalog's) by the policy's decision, when the policy's plan has
+// the site live on m's node and its grants are not spent; peer is the
+// member at the call's other end, for a peer site.
+func (s *session) ask(id PeerID, m member, r *wire.Request, site *catalog.Site, peer string, now time.Time) (wire.Response, []Effect) {
 	resp := wire.Response{ID: r.ID}
 	if s.done || site == nil {
 		return resp, nil
@@ -357,7 +360,7 @@ func (s *session) ask(m member, r *wire.Request, site *catalog.Site, peer string
 
 	var effs []Effect
 	if f := d.Fault; f.Kind != catalog.KindNone {
-		inj, act, arg, eff, ok := s.injection(&req, f, now)
+		inj, act, arg, eff, ok := s.injection(&req, f, now, id, r.ID)
 		if !ok {
 			return resp, eff
 		}
@@ -444,10 +447,11 @@ func (s *session) memberList() []Member {
 	return out
 }
 
-// injection turns the policy's fault for req into the injection record and
-// the agent's action; ok is false when the fault cannot be carried out (an
-// error the site does not have, a crash without a way to crash).
-func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) (record.Injection, wire.Action, int64, []Effect, bool) {
+// injection turns the policy's fault for req, request call of connection
+// id, into the injection record and the agent's action; ok is false when
+// the fault cannot be carried out (an error the site does not have, a
+// crash without a way to crash).
+func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time, id PeerID, call uint64) (record.Injection, wire.Action, int64, []Effect, bool) {
 	site := req.Site
 	inj := record.Injection{
 		Time: now, Node: req.Node, Site: site.Index, SiteID: site.ID, Kind: f.Kind,
@@ -470,6 +474,9 @@ func (s *session) injection(req *policy.Request, f policy.Fault, now time.Time) 
 			// A slowed peer-network call slows the member at its other
 			// end too: its messages to or from Node (check.hits).
 			inj.Peer = req.Peer
+		}
+		if effs, held := s.holdDelay(&inj, id, call, f, now); held {
+			return inj, wire.ActHold, int64(f.Delay), effs, true
 		}
 		return inj, wire.ActDelay, int64(f.Delay), nil, true
 	case catalog.KindCrash:

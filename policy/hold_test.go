@@ -137,3 +137,72 @@ func TestHeldCutFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldDelayFaults: each condition of DelayHolds adds a held variant
+// of the delay, capped at DelayHoldCap, beside the delay of fixed length,
+// wherever a delay is offered; Holds (the cuts') adds none, nor does
+// DelayHolds add a held cut; "leader" only where the catalog names a
+// leader; a replay holds until the recorded condition with the recorded
+// cap, and a fixed delay stays one of its recorded length.
+func TestHeldDelayFaults(t *testing.T) {
+	cat := shapeCatalog()
+	cat.Sites = append(cat.Sites, catalog.Site{Index: 3, ID: "sync", Kind: catalog.KindDelay | catalog.KindCrash, IO: "disk"})
+	sync := &Request{Node: "n1", Site: &cat.Sites[3]}
+	noRole := *cat
+	noRole.Role = nil
+	for _, tc := range []struct {
+		name string
+		env  Env
+		want []string
+	}{
+		{"held beside the fixed delay", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindDelay}, Delay: 2 * time.Second, DelayHolds: []string{"leader", "requests=20"}, DelayHoldCap: 8 * time.Second},
+			[]string{"delay:2s", "delay:until=leader:8s", "delay:until=requests=20:8s"}},
+		{"the cap's default", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindDelay}, Delay: 2 * time.Second, DelayHolds: []string{"site=SaveSnap"}},
+			[]string{"delay:2s", "delay:until=site=SaveSnap:15s"}},
+		{"the cuts' holds hold no delay", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindDelay, catalog.KindPartition}, Delay: 2 * time.Second, Holds: []string{"leader"}},
+			[]string{"delay:2s"}},
+		{"no leader hold without a leader role", Env{Catalog: &noRole, Kinds: []catalog.Kind{catalog.KindDelay}, Delay: 2 * time.Second, DelayHolds: []string{"leader", "requests=20"}, DelayHoldCap: 8 * time.Second},
+			[]string{"delay:2s", "delay:until=requests=20:8s"}},
+		{"not where delays are not allowed", Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindCrash}, DelayHolds: []string{"leader"}}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var keys []string
+			for _, f := range tc.env.faultsAt(sync) {
+				if f.Kind == catalog.KindDelay {
+					keys = append(keys, f.Key())
+				}
+			}
+			if !slices.Equal(keys, tc.want) {
+				t.Errorf("delays %v, want %v", keys, tc.want)
+			}
+		})
+	}
+	// The cuts get no held variant from DelayHolds.
+	env := Env{Catalog: cat, Kinds: []catalog.Kind{catalog.KindPartition}, DelayHolds: []string{"leader"}}
+	for _, f := range env.faults(&cat.Sites[1]) {
+		if f.Until != "" {
+			t.Errorf("DelayHolds held a cut: %s", f.Key())
+		}
+	}
+
+	// A replay holds until the same condition, with the same cap.
+	for _, held := range []struct {
+		until, met string
+		want       time.Duration
+	}{
+		{"leader", "n2 became StateLeader", 12 * time.Second},
+		{"requests=64", "", 12 * time.Second},
+		{"", "", 2 * time.Second}, // a fixed delay
+	} {
+		inj := record.Injection{Node: "n1", SiteID: "sync", Kind: catalog.KindDelay, Delay: 2 * time.Second, Until: held.until, Met: held.met, Occurrence: 1}
+		if held.until != "" {
+			inj.Cap = 12 * time.Second
+		}
+		r := NewReplay(cat, []record.Injection{inj})
+		r.Begin(TrialInfo{})
+		d := r.Decide(&Request{Node: "n1", Site: &cat.Sites[3], Occurrence: 1})
+		if d.Fault.Kind != catalog.KindDelay || d.Fault.Until != held.until || d.Fault.Delay != held.want {
+			t.Errorf("replayed %+v, want a delay until %q of %s", d.Fault, held.until, held.want)
+		}
+	}
+}

@@ -51,10 +51,11 @@ type Fault struct {
 	// (the minority); nil: the node alone.
 	Side []string
 	// Until is, for a cut held until a condition (a Partition,
-	// LeaderCut, Disconnect, OneWay or Split fault), the condition
-	// ("leader", "requests=K" or "site=S", config
-	// faults.partition.hold); Delay is then its cap. "" for a cut of
-	// fixed length.
+	// LeaderCut, Disconnect, OneWay or Split fault; config
+	// faults.partition.hold) or a delay held until one (a Delay fault:
+	// the call sleeps until it; config faults.delay_hold), the condition
+	// ("leader", "requests=K" or "site=S"); Delay is then its cap. "" for
+	// a cut or delay of fixed length.
 	Until string
 	// Timer says, for a Pause or Stop fault, how its length (Delay) was
 	// chosen from the target's timers, e.g. "2 × election"; "" when no
@@ -83,9 +84,7 @@ func (f Fault) Key() string {
 	switch f.Kind {
 	case catalog.KindError:
 		return fmt.Sprintf("error:%d", f.Error)
-	case catalog.KindDelay:
-		return "delay:" + f.Delay.String()
-	case catalog.KindPartition, catalog.KindLeaderCut, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
+	case catalog.KindDelay, catalog.KindPartition, catalog.KindLeaderCut, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
 		if f.Until != "" {
 			return f.Kind.String() + ":until=" + f.Until + ":" + f.Delay.String()
 		}
@@ -313,6 +312,12 @@ type Env struct {
 	// leader role.
 	Holds   []string
 	HoldCap time.Duration
+	// DelayHolds are the conditions a delay may be held until (config
+	// faults.delay_hold, the same conditions as Holds: the delayed member
+	// is the cut one), each a variant beside the delay of fixed length,
+	// lasting DelayHoldCap at most (default 15s).
+	DelayHolds   []string
+	DelayHoldCap time.Duration
 	// Timers are the target's own timers by name (config faults.timers,
 	// e.g. election: 1s): a pause or a stop lasts half of, as long as, or
 	// twice one of them (holds). Empty: Delay.
@@ -377,16 +382,20 @@ func (e *Env) partition() time.Duration {
 	return e.Partition
 }
 
-// held are the held variants of a cut of kind k: one per condition of
-// Holds, capped at HoldCap; none for "leader" without the catalog's
-// leader role.
+// held are the held variants of a cut or delay of kind k: one per
+// condition of Holds (a cut) or DelayHolds (a delay), capped at HoldCap
+// or DelayHoldCap; none for "leader" without the catalog's leader role.
 func (e *Env) held(k catalog.Kind) []Fault {
+	holds, capped := e.Holds, e.HoldCap
+	if k == catalog.KindDelay {
+		holds, capped = e.DelayHolds, e.DelayHoldCap
+	}
 	var fs []Fault
-	for _, u := range e.Holds {
+	for _, u := range holds {
 		if u == "leader" && !e.hasLeader() {
 			continue
 		}
-		fs = append(fs, Fault{Kind: k, Delay: cmp.Or(e.HoldCap, 15*time.Second), Until: u})
+		fs = append(fs, Fault{Kind: k, Delay: cmp.Or(capped, 15*time.Second), Until: u})
 	}
 	return fs
 }
@@ -429,9 +438,9 @@ func (e *Env) holds() []hold {
 }
 
 // faults returns every fault the environment allows at site s, in a fixed
-// order: each error variant, then a delay, then a crash, then a crash
-// right after the call returned (at a disk call whose return is hooked,
-// catalog.KindCrashAfter), then a power loss (at a disk call that can
+// order: each error variant, then a delay and its held variants
+// (DelayHolds), then a crash, then a crash right after the call returned
+// (at a disk call whose return is hooked, catalog.KindCrashAfter), then a power loss (at a disk call that can
 // crash: where the node's unsynced writes are in flight; at a network
 // call it would be a crash that costs a rollback) and one after the call,
 // then a reboot, then a pause and a stop of the node for each of its
@@ -451,6 +460,7 @@ func (e *Env) faults(s *catalog.Site) []Fault {
 	}
 	if s.Kind.Has(catalog.KindDelay) && e.allows(catalog.KindDelay) {
 		fs = append(fs, Fault{Kind: catalog.KindDelay, Delay: e.delay()})
+		fs = append(fs, e.held(catalog.KindDelay)...)
 	}
 	if s.Kind.Has(catalog.KindCrash) && e.allows(catalog.KindCrash) {
 		fs = append(fs, Fault{Kind: catalog.KindCrash})

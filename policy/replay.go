@@ -97,7 +97,7 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 		}
 		return Fault{}, fmt.Errorf("site %s no longer returns %s", s.ID, inj.Error)
 	case catalog.KindDelay:
-		return Fault{Kind: catalog.KindDelay, Delay: inj.Delay}, nil
+		return Fault{Kind: catalog.KindDelay, Delay: heldLength(inj), Until: inj.Until}, nil
 	case catalog.KindCrash, catalog.KindPowerLoss, catalog.KindReboot, catalog.KindCrashAfter, catalog.KindPowerLossAfter:
 		return Fault{Kind: inj.Kind}, nil
 	case catalog.KindPartition, catalog.KindLeaderCut, catalog.KindDisconnect, catalog.KindOneWay:
@@ -120,10 +120,10 @@ func faultOf(s *catalog.Site, inj record.Injection) (Fault, error) {
 	return Fault{}, fmt.Errorf("unknown fault kind %q", inj.Kind)
 }
 
-// heldLength is how long the cut of a recorded injection may last: its
-// length, or for a cut held until a condition (record.Injection.Until,
-// which the fault keeps) its cap, so that it is held until the same
-// condition with the same cap.
+// heldLength is how long the cut or delay of a recorded injection may
+// last: its length, or for one held until a condition
+// (record.Injection.Until, which the fault keeps) its cap, so that it is
+// held until the same condition with the same cap.
 func heldLength(inj record.Injection) time.Duration {
 	if inj.Until != "" {
 		return cmp.Or(inj.Cap, inj.Delay)

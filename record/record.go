@@ -114,25 +114,27 @@ type Injection struct {
 	// ways, and each side's members still reached each other.
 	Side []string `json:"side,omitempty"`
 	// Until is, for a cut held until a condition (KindPartition,
-	// KindLeaderCut, KindDisconnect, KindOneWay, KindSplit), the
-	// condition: "leader" (leadership moved), "requests=K" (the clients
-	// of the members not cut made K more requests that succeeded) or
-	// "site=S" (a member not cut reached a site whose stable ID contains
-	// S); Cap the longest it could last.
+	// KindLeaderCut, KindDisconnect, KindOneWay, KindSplit) or a delay held
+	// until one (KindDelay: the call slept until it), the condition:
+	// "leader" (leadership moved), "requests=K" (the clients of the
+	// members not cut, or not delayed, made K more requests that
+	// succeeded) or "site=S" (another member reached a site whose stable
+	// ID contains S); Cap the longest it could last.
 	// Delay is its real length.
 	Until string        `json:"until,omitempty"`
 	Cap   time.Duration `json:"cap,omitempty"`
 	// Met says what met Until, e.g. "n2 became StateLeader", "n1 reached
-	// p.(*Node).writeSnapshot:os.Rename#0"; "" when the cut healed at its
-	// cap.
+	// p.(*Node).writeSnapshot:os.Rename#0"; "" when the cut healed, or
+	// the delay ended, at its cap.
 	Met string `json:"met,omitempty"`
 }
 
-// Held says, for a cut held until a condition, what it was held until and
-// how it ended, to follow its length in a report: " until the leader
-// moved (n2 became StateLeader)", " until another member reached SaveSnap
-// (n1 reached …SaveSnap:…#0)", " until requests=64 (not met: healed at
-// its 15s cap)"; "" for any other fault.
+// Held says, for a cut or delay held until a condition, what it was held
+// until and how it ended, to follow its length in a report: " until the
+// leader moved (n2 became StateLeader)", " until another member reached
+// SaveSnap (n1 reached …SaveSnap:…#0)", " until requests=64 (not met:
+// healed at its 15s cap)", for a delay " … (not met: ended at its 15s
+// cap)"; "" for any other fault.
 func (in Injection) Held() string {
 	if in.Until == "" {
 		return ""
@@ -144,7 +146,11 @@ func (in Injection) Held() string {
 		what = "another member reached " + sub
 	}
 	if in.Met == "" {
-		return fmt.Sprintf(" until %s (not met: healed at its %s cap)", what, in.Cap)
+		end := "healed"
+		if in.Kind == catalog.KindDelay {
+			end = "ended"
+		}
+		return fmt.Sprintf(" until %s (not met: %s at its %s cap)", what, end, in.Cap)
 	}
 	return fmt.Sprintf(" until %s (%s)", what, in.Met)
 }

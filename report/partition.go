@@ -28,7 +28,8 @@ func partitionLine(inj record.Injection, t *record.Trial) string {
 }
 
 // partitionDetail is the detail faultLine gives a partition: its length
-// and what started it, or what it was held until.
+// and what started it, or, for any cut or delay held until a condition,
+// what it was held until (record.Injection.Held, as on a trial's line).
 func partitionDetail(f Fault) string {
 	switch {
 	case f.Held != "":

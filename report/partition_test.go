@@ -65,16 +65,53 @@ func TestShapeLines(t *testing.T) {
 				in.SiteID = "s"
 			}
 			tr := &record.Trial{ID: "3", Start: t0, End: t0.Add(10 * time.Second), Status: record.StatusOK, Nodes: nodes, Injections: []record.Injection{in}}
-			var b strings.Builder
-			if err := WriteTrials(&b, []*record.Trial{tr}, false); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(b.String(), tc.line) {
-				t.Errorf("trial line %q\nwant it to hold %q", b.String(), tc.line)
-			}
-			if got := faultLine(faultOf(tr)); got != tc.fault {
-				t.Errorf("faultLine %q\nwant %q", got, tc.fault)
-			}
+			checkLines(t, tr, tc.line, tc.fault)
 		})
+	}
+}
+
+// TestHeldDelayLines: a delay held until a condition says on a trial's
+// line and in a finding's fault, in the words of a held cut
+// (record.Injection.Held), what it was held until, what met it and its
+// real length, or that it ended at its cap; a fixed delay says its
+// length alone.
+func TestHeldDelayLines(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	for _, tc := range []struct {
+		name string
+		inj  record.Injection
+		want string // on the trial's line and as faultLine
+	}{
+		{"met", record.Injection{Delay: 412 * time.Millisecond, Until: "requests=20", Cap: 15 * time.Second, Met: "the other members' clients made 20 requests that succeeded"},
+			"delay 412ms until requests=20 (the other members' clients made 20 requests that succeeded) at wal.Sync#0 on n2 (StateFollower)"},
+		{"leader", record.Injection{Delay: 2400 * time.Millisecond, Until: "leader", Cap: 15 * time.Second, Met: "n3 became StateLeader"},
+			"delay 2.4s until the leader moved (n3 became StateLeader) at wal.Sync#0 on n2 (StateFollower)"},
+		{"at the cap", record.Injection{Delay: 15 * time.Second, Until: "site=SaveSnap", Cap: 15 * time.Second},
+			"delay 15s until another member reached SaveSnap (not met: ended at its 15s cap) at wal.Sync#0 on n2 (StateFollower)"},
+		{"fixed", record.Injection{Delay: 3 * time.Second},
+			"delay 3s at wal.Sync#0 on n2 (StateFollower)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.inj
+			in.Time, in.Node, in.Role, in.Kind, in.SiteID = t0.Add(time.Second), "n2", "StateFollower", catalog.KindDelay, "wal.Sync#0"
+			tr := &record.Trial{ID: "3", Start: t0, End: t0.Add(10 * time.Second), Status: record.StatusOK, Injections: []record.Injection{in}}
+			checkLines(t, tr, tc.want, tc.want)
+		})
+	}
+}
+
+// checkLines checks that tr's line (WriteTrials) holds line and that its
+// finding's fault (faultLine) is fault.
+func checkLines(t *testing.T, tr *record.Trial, line, fault string) {
+	t.Helper()
+	var b strings.Builder
+	if err := WriteTrials(&b, []*record.Trial{tr}, false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), line) {
+		t.Errorf("trial line %q\nwant it to hold %q", b.String(), line)
+	}
+	if got := faultLine(faultOf(tr)); got != fault {
+		t.Errorf("faultLine %q\nwant %q", got, fault)
 	}
 }

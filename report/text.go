@@ -154,7 +154,7 @@ func WriteTrials(w io.Writer, trials []*record.Trial, full bool) error {
 				faults = append(faults, partitionLine(inj, t))
 				continue
 			}
-			faults = append(faults, fmt.Sprintf("%s %s at %s on %s%s", inj.Kind, detail, inj.SiteID, record.NodeRole(inj.Node, inj.Role), record.Shape(inj.Kind, inj.SiteID, record.ShapeDetail(inj.Kind, inj.Error))))
+			faults = append(faults, fmt.Sprintf("%s %s%s at %s on %s%s", inj.Kind, detail, inj.Held(), inj.SiteID, record.NodeRole(inj.Node, inj.Role), record.Shape(inj.Kind, inj.SiteID, record.ShapeDetail(inj.Kind, inj.Error))))
 		}
 		if len(faults) == 0 {
 			faults = []string{"no fault"}

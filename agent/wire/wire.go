@@ -30,8 +30,9 @@ import (
 // Request and FlagMembers (members of an in-process cluster); version 9
 // the peer member of Request (PeerSeq: in-process transport sends);
 // version 10 ActCrashAfter and Request.After (a crash right after the
-// call returned); version 11 ActRot (a write whose bytes rot on the disk).
-const Version = 11
+// call returned); version 11 ActRot (a write whose bytes rot on the disk);
+// version 12 ActHold and Plan.Holding (a delay held until a condition).
+const Version = 12
 
 // MaxFrame is the largest frame (type byte plus payload) a Reader accepts.
 const MaxFrame = 1 << 20
@@ -121,10 +122,17 @@ const (
 	// and block: the controller kills the process, whose restart reads
 	// them back.
 	ActRot Action = 8
+	// ActHold: a delay held until a condition: sleep while the current
+	// plan lists the request (Plan.Holding), Arg nanoseconds at most (the
+	// cap), then run the real call. The plan the controller sends before
+	// this response lists it (so the hook, which checks the plan it has
+	// when the response arrives, never misses a wake that came earlier);
+	// the first plan without it wakes the call.
+	ActHold Action = 9
 )
 
 // lastAction is the highest action DecodeResponse accepts.
-const lastAction = ActRot
+const lastAction = ActHold
 
 func (a Action) String() string {
 	switch a {
@@ -146,6 +154,8 @@ func (a Action) String() string {
 		return "crash-after"
 	case ActRot:
 		return "rot"
+	case ActHold:
+		return "hold"
 	}
 	return fmt.Sprintf("action(%d)", uint8(a))
 }
@@ -253,6 +263,9 @@ type Plan struct {
 	Epoch uint32   // increases with every plan of a connection
 	Flags uint32   // Flag* bits
 	Sites []uint32 // live site indices, ascending
+	// Holding are the requests of this connection (Request.ID) whose
+	// held delay (ActHold) goes on: each sleeps while it is listed.
+	Holding []uint64
 }
 
 // Welcome answers Hello.
@@ -447,6 +460,13 @@ func appendPlan(buf []byte, m *Plan) []byte {
 		buf = binary.AppendUvarint(buf, uint64(s-prev)) // ascending: small deltas
 		prev = s
 	}
+	if len(m.Holding) == 0 {
+		return buf // as before version 12
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(m.Holding)))
+	for _, id := range m.Holding {
+		buf = binary.AppendUvarint(buf, id)
+	}
 	return buf
 }
 
@@ -463,6 +483,14 @@ func (d *decoder) plan(m *Plan) {
 			break
 		}
 		m.Sites = append(m.Sites, uint32(prev))
+	}
+	m.Holding = m.Holding[:0]
+	if len(d.p) == 0 {
+		return // no held delay: the plan ends with its sites, as before version 12
+	}
+	n = d.count(1)
+	for i := 0; i < n && d.err == nil; i++ {
+		m.Holding = append(m.Holding, d.uvarint())
 	}
 }
 

@@ -14,11 +14,13 @@ func sampleFrames() []byte {
 	b = AppendHello(b, &Hello{Version: Version, Role: RoleAgent, Node: "n1", Trial: "c1-7", PID: 4242, CatalogHash: "abcdef"})
 	b = AppendWelcome(b, &Welcome{Version: Version, Plan: Plan{Epoch: 1, Flags: FlagStates | FlagStacks, Sites: []uint32{0, 5, 64, 1 << 20}}})
 	b = AppendPlan(b, &Plan{Epoch: 2})
+	b = AppendPlan(b, &Plan{Epoch: 3, Sites: []uint32{4}, Holding: []uint64{9, 1 << 40}})
 	b = AppendRequest(b, &Request{ID: 8, Site: 3, Goroutine: 7})
 	b = AppendRequest(b, &Request{ID: 9, Site: 64, Goroutine: 0xc000123456, Task: 3, Inst: 0xc0001, State: 12, HasRole: true, Role: 2,
 		Stack: []Frame{{Func: "main.f", File: "/x/main.go", Line: 10}, {Func: "main.main", File: "/x/main.go", Line: 3}}, Peer: "127.0.0.1:2380"})
 	b = AppendResponse(b, &Response{ID: 9, Action: ActDelay, Arg: 1500000000})
 	b = AppendResponse(b, &Response{ID: 10, Action: ActError, Arg: 2})
+	b = AppendResponse(b, &Response{ID: 11, Action: ActHold, Arg: 15000000000})
 	b = AppendEvents(b, &Events{Events: []Event{
 		{Kind: EvState, Time: 1700000000000000000, A: 1, B: 2, C: 3, D: 4},
 		{Kind: EvWorkload, Time: -5, Data: []byte(`{"kind":"progress"}`)},
@@ -87,9 +89,35 @@ func TestRoundTrip(t *testing.T) {
 	if !bytes.Equal(in, out) {
 		t.Fatal("re-encoded frames differ from the originals")
 	}
-	want := []Type{THello, TWelcome, TPlan, TRequest, TRequest, TResponse, TResponse, TEvents, TBye}
+	want := []Type{THello, TWelcome, TPlan, TPlan, TRequest, TRequest, TResponse, TResponse, TResponse, TEvents, TBye}
 	if !reflect.DeepEqual(types, want) {
 		t.Fatalf("types = %v, want %v", types, want)
+	}
+}
+
+// TestPlanHolding: a plan's held delays (Holding) round-trip; a plan
+// without them is encoded as before version 12 (its sites last), and
+// decoding into a reused plan clears the held delays of the last one.
+func TestPlanHolding(t *testing.T) {
+	old := []byte{3, 0, 2, 4, 1} // epoch 3, no flags, sites 4 and 5: version 11's bytes
+	if got := AppendPlan(nil, &Plan{Epoch: 3, Sites: []uint32{4, 5}})[5:]; !bytes.Equal(got, old) {
+		t.Fatalf("a plan without held delays = %v, want version 11's %v", got, old)
+	}
+	var m Plan
+	if err := DecodePlan(AppendPlan(nil, &Plan{Epoch: 2, Holding: []uint64{7, 300}})[5:], &m); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(m.Holding, []uint64{7, 300}) {
+		t.Fatalf("Holding = %v, want [7 300]", m.Holding)
+	}
+	if err := DecodePlan(old, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Holding) != 0 || !reflect.DeepEqual(m.Sites, []uint32{4, 5}) {
+		t.Fatalf("version 11's plan decoded as %+v, want sites [4 5] and no held delay", m)
+	}
+	if err := DecodePlan(append(old, 3, 1), &m); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("held delays beyond the payload: err = %v, want ErrMalformed", err)
 	}
 }
 
@@ -136,7 +164,7 @@ func TestRejects(t *testing.T) {
 		{"plan with trailing bytes", frame(TPlan, 1, 0, 0, 9), ErrMalformed},
 		{"plan count beyond payload", frame(TPlan, 1, 0, 200, 1), ErrMalformed},
 		{"plan site beyond uint32", frame(TPlan, append([]byte{1, 0, 1}, binary.AppendUvarint(nil, 1<<33)...)...), ErrMalformed},
-		{"response with unknown action", frame(TResponse, 1, 9, 0), ErrMalformed},
+		{"response with unknown action", frame(TResponse, 1, 10, 0), ErrMalformed},
 		{"event of unknown kind", frame(TEvents, 77, 0, 0, 0, 0, 0, 0), ErrMalformed},
 		{"request with a bad role flag", frame(TRequest, 1, 2, 3, 0, 0, 0, 7, 0), ErrMalformed},
 		{"string longer than payload", frame(THello, 1, 1, 100, 'a'), ErrMalformed},
@@ -224,6 +252,9 @@ func normalize(m any) any {
 	case Plan:
 		if len(v.Sites) == 0 {
 			v.Sites = nil
+		}
+		if len(v.Holding) == 0 {
+			v.Holding = nil
 		}
 		return v
 	case Welcome:
