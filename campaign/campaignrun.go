@@ -88,6 +88,9 @@ func openExecution(ctx context.Context, opts Options) (_ *campaignRun, err error
 	if s.memory, err = loadMemory(ctx, st, cfg, s.bt.Catalog, saved.Campaign.ID, polName); err != nil {
 		return nil, err
 	}
+	if s.memory != nil {
+		opts.Logger.Info(fmt.Sprintf("memory: %s; the faults tried least without a symptom are preferred (policy.memory: off, or gofault forget, starts afresh)", s.memory))
+	}
 	return s, s.setUp(saved, polName)
 }
 

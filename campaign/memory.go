@@ -7,8 +7,11 @@ package campaign
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"strings"
 
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
@@ -87,4 +90,53 @@ func loadMemory(ctx context.Context, st *store.Store, cfg *config.Config, cat *c
 		return nil, nil
 	}
 	return m, nil
+}
+
+// Memory returns what a new campaign of cfg would start from (its
+// memory: loadMemory with the last build's catalog), and the release
+// family it is of; nil when there is nothing to remember.
+func Memory(ctx context.Context, st *store.Store, cfg *config.Config) (*policy.Memory, string, error) {
+	cat, _, err := build.LastCatalog(cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("the memory names faults by the catalog of the target's last build: %w", err)
+	}
+	on := *cfg
+	on.Policy.Memory = config.MemoryOn // shown even when this config turns it off
+	m, err := loadMemory(ctx, st, &on, cat, 0, cfg.Policy.Name)
+	return m, ReleaseFamily(cfg), err
+}
+
+// Forget makes the memory of cfg's target and release family start
+// afresh (store.Forget) and returns the newest campaign forgotten.
+func Forget(ctx context.Context, st *store.Store, cfg *config.Config) (int64, error) {
+	return st.Forget(ctx, cfg.Name, ReleaseFamily(cfg))
+}
+
+// WriteMemory writes m, the memory of target name's release family, for
+// people: where it comes from, then at most top faults (those with a
+// symptom first, then the most tried quietly).
+func WriteMemory(w io.Writer, name, family string, m *policy.Memory, top int) {
+	what := name
+	if family != "" {
+		what += " " + family
+	}
+	if m.Len() == 0 {
+		fmt.Fprintf(w, "No memory of %s: no earlier campaign of it injected a fault this build still has (or gofault forget reset it).\n", what)
+		return
+	}
+	fmt.Fprintf(w, "Memory of %s: %s.\n", what, m)
+	fmt.Fprintln(w, "A new campaign's random draws prefer the faults tried least without a symptom (weight 1/(1 + quiet trials); 1 with a symptom).")
+	known := m.Known()
+	fmt.Fprintf(w, "\n%6s %6s %8s  %s\n", "tried", "quiet", "symptom", "fault")
+	for i, k := range known {
+		if i == top {
+			fmt.Fprintf(w, "… and %d more faults (--json lists them all)\n", len(known)-top)
+			break
+		}
+		role := ""
+		if k.Role != "" {
+			role = " on the " + k.Role
+		}
+		fmt.Fprintf(w, "%6d %6d %8d  %s at %s%s\n", k.Tried, k.Quiet, k.Symptom, k.Fault, k.SiteID, role)
+	}
 }

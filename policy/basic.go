@@ -155,7 +155,7 @@ func (r *random) decideWithMemory(t *randomTrial, req *Request, fs []Fault) Deci
 		return Decision{}
 	}
 	i := pickWeighted(t.rng, ws)
-	g := &memoryGrant{fault: fs[i].Key(), site: req.Site.ID, tally: r.env.Memory.Of(req.Site, fs[i], req.Role), offered: len(fs)}
+	g := &memoryGrant{fault: faultName(req.Site, fs[i]), site: req.Site.ID, tally: r.env.Memory.Of(req.Site, fs[i], req.Role), offered: len(fs)}
 	for _, w := range ws {
 		if w < 1 {
 			g.known++

@@ -27,7 +27,8 @@ import (
 type Memory struct {
 	// Campaigns are the earlier campaigns it comes from, ascending.
 	Campaigns []int64
-	// Trials counts their fault trials (those that injected).
+	// Trials counts their fault trials whose faults it knows (a trial
+	// whose site or error the catalog no longer has is left out).
 	Trials  int
 	tallies map[string]Tally
 }
@@ -81,7 +82,7 @@ func NewMemory(cat *catalog.Catalog, campaigns []int64, past []Past) *Memory {
 		if err != nil {
 			continue
 		}
-		k := memoryKey(s.ID, f, p.Injection.Role)
+		k := memoryKey(s, f, p.Injection.Role)
 		t := m.tallies[k]
 		t.Tried++
 		switch p.Status {
@@ -97,10 +98,19 @@ func NewMemory(cat *catalog.Catalog, campaigns []int64, past []Past) *Memory {
 	return m
 }
 
-// memoryKey names one fault of a Memory: the site, the variant and the
-// struck member's role.
-func memoryKey(siteID string, f Fault, role string) string {
-	return siteID + " " + f.Key() + " " + role
+// memoryKey names one fault of a Memory: the site, the variant
+// (faultName) and the struck member's role.
+func memoryKey(site *catalog.Site, f Fault, role string) string {
+	return site.ID + " " + faultName(site, f) + " " + role
+}
+
+// faultName is f's Key, with an error named by its value ("error:EIO")
+// rather than its index into the site's errors.
+func faultName(site *catalog.Site, f Fault) string {
+	if f.Kind == catalog.KindError && f.Error >= 1 && f.Error <= len(site.Errors) {
+		return "error:" + site.Errors[f.Error-1].Name
+	}
+	return f.Key()
 }
 
 // Len is the number of faults m knows; 0 for nil.
@@ -116,13 +126,13 @@ func (m *Memory) Of(site *catalog.Site, f Fault, role string) Tally {
 	if m.Len() == 0 || site == nil {
 		return Tally{}
 	}
-	return m.tallies[memoryKey(site.ID, f, role)]
+	return m.tallies[memoryKey(site, f, role)]
 }
 
 // Known is one fault a Memory knows, for the report.
 type Known struct {
 	SiteID string `json:"site"`
-	Fault  string `json:"fault"` // Fault.Key
+	Fault  string `json:"fault"` // Fault.Key, an error by its name: "error:EIO"
 	Role   string `json:"role,omitempty"`
 	Tally
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/gofault/gofault/finding"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/internal/version"
+	"github.com/gofault/gofault/policy"
 	"github.com/gofault/gofault/record"
 	"github.com/gofault/gofault/report"
 	"github.com/gofault/gofault/store"
@@ -81,7 +82,7 @@ type reportFlags struct {
 	id                                       *int64
 	all, asJSON, trials, sites, errors       *bool
 	faultFree, notJudged, dismissed, generic *bool
-	rejudge                                  *bool
+	rejudge, memory                          *bool
 	html, junit, restore                     *string
 }
 
@@ -101,6 +102,7 @@ func addReportFlags(fs *flag.FlagSet) *reportFlags {
 		dismissed: fs.Bool("dismissed", false, "list, per log rule, what it dismissed as a fault's expected consequence across the trials (templates, counts, trials, an example), to audit the rules"),
 		restore:   fs.String("restore", "", "unpack the data dirs failed trial `TRIAL` kept (its "+campaign.PackName+") and its logs into the directory named after the flags: gofault report --restore 3-12 /tmp/t3-12"),
 		generic:   fs.Bool("generic", false, "list only the generic consequences of faults: new log lines that followed faults at many unrelated sites (with --json: those instead of the findings)"),
+		memory:    fs.Bool("memory", false, `show what a new campaign of the config's target and release line (--config, --set) starts from: the faults earlier campaigns tried, how often quietly and with a symptom (config policy.memory; gofault forget resets it; with --json: "memory")`),
 		rejudge:   fs.Bool("rejudge", false, `judge the campaign's stored trials again with this gofault's checkers and the config's checker settings (--config, --set), writing nothing: list the trials whose status or failing checkers changed, the tallies, the trials that could not be re-judged, and the findings that go and appear (with --json: "rejudge")`),
 	}
 }
@@ -124,6 +126,9 @@ func runReport(ctx context.Context, args []string, stdout io.Writer) error {
 	defer st.Close()
 	if *f.restore != "" {
 		return restoreTrial(ctx, st, *f.restore, fs.Arg(0), *f.asJSON, stdout)
+	}
+	if *f.memory {
+		return showMemory(ctx, st, f.store.configFlags, *f.asJSON, stdout)
 	}
 	camps, ids, err := reportCampaigns(ctx, st, *f.all, *f.id)
 	if err != nil {
@@ -159,6 +164,34 @@ func rejudge(ctx context.Context, st *store.Store, cf *configFlags, ids []int64,
 		return writeReportJSON(stdout, "rejudge", r)
 	}
 	r.WriteText(stdout)
+	return nil
+}
+
+// showMemory writes what a new campaign of the config cf names would
+// start from (campaign.Memory).
+func showMemory(ctx context.Context, st *store.Store, cf *configFlags, asJSON bool, stdout io.Writer) error {
+	cfg, err := config.Open(*cf.path, known(), cf.sets...)
+	if err != nil {
+		return fmt.Errorf("report --memory shows the memory of the config's target: %w", err)
+	}
+	m, family, err := campaign.Memory(ctx, st, cfg)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		v := struct {
+			Target    string         `json:"target"`
+			Family    string         `json:"family"`
+			Campaigns []int64        `json:"campaigns"`
+			Trials    int            `json:"trials"`
+			Faults    []policy.Known `json:"faults"`
+		}{Target: cfg.Name, Family: family, Faults: m.Known()}
+		if m != nil {
+			v.Campaigns, v.Trials = m.Campaigns, m.Trials
+		}
+		return writeReportJSON(stdout, "memory", v)
+	}
+	campaign.WriteMemory(stdout, cfg.Name, family, m, 40)
 	return nil
 }
 
