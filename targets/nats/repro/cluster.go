@@ -23,7 +23,7 @@ type Cluster struct {
 // StartCluster starts n nats-servers named n1…nn, clustered by routes on
 // loopback ports, JetStream on, server i storing under dirs[i], and waits
 // until every server takes connections and the cluster has a JetStream
-// meta leader; Shutdown ends them.
+// meta leader that knows them all; Shutdown ends them.
 func StartCluster(dirs []string) (*Cluster, error) {
 	n := len(dirs)
 	ports, err := freePorts(2 * n)
@@ -54,7 +54,11 @@ func StartCluster(dirs []string) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	if err := WaitFor(20*time.Second, "JetStream meta leader", func() bool { return c.MetaLeader() >= 0 }); err != nil {
+	// The meta leader places a stream only on the servers it has heard from.
+	if err := WaitFor(20*time.Second, "JetStream meta leader that knows every server", func() bool {
+		m := c.MetaLeader()
+		return m >= 0 && len(c.servers[m].JetStreamClusterPeers()) == n
+	}); err != nil {
 		c.Shutdown()
 		return nil, err
 	}
@@ -78,7 +82,7 @@ func (c *Cluster) Server(i int) *server.Server { return c.servers[i] }
 // Servers is the number of servers, stopped ones included.
 func (c *Cluster) Servers() int { return len(c.servers) }
 
-// Log is what server i has logged at warning level and above since the
+// Log is what server i has logged (Log says which lines) since the
 // cluster started, restarts included.
 func (c *Cluster) Log(i int) *Log { return c.logs[i] }
 
@@ -122,8 +126,8 @@ func (c *Cluster) Shutdown() {
 	}
 }
 
-// Log keeps the lines a nats-server logs at warning level and above; it
-// is a server.Logger.
+// Log keeps the lines a nats-server logs at warning level and above, and
+// its notices of leadership changes; it is a server.Logger.
 type Log struct {
 	mu    sync.Mutex
 	lines []string
@@ -148,9 +152,8 @@ func (l *Log) add(level, format string, v ...any) {
 	l.lines = append(l.lines, time.Now().Format("15:04:05.000")+" ["+level+"] "+fmt.Sprintf(format, v...))
 }
 
-// Noticef logs nothing (server.Logger).
+// Noticef keeps the line if it is about a leader (server.Logger).
 func (l *Log) Noticef(format string, v ...any) {
-	// Leadership changes are notices; they are kept.
 	if strings.Contains(format, "leader") {
 		l.add("INF", format, v...)
 	}
@@ -184,7 +187,8 @@ func WaitFor(timeout time.Duration, what string, cond func() bool) error {
 	return nil
 }
 
-// freePorts is n loopback TCP ports that were free a moment ago.
+// freePorts is n distinct loopback TCP ports that were free a moment ago
+// (each is held until all are chosen).
 func freePorts(n int) ([]int, error) {
 	ports := make([]int, n)
 	for i := range ports {

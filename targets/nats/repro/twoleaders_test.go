@@ -41,9 +41,16 @@ func TestConsumerTwoLeaders(t *testing.T) {
 	}
 	// x: neither the meta leader nor the stream's leader, so that stopping
 	// it moves no leadership.
-	x := slices.IndexFunc([]int{0, 1, 2}, func(i int) bool {
-		return i != meta && c.Server(i).Name() != stream.CachedInfo().Cluster.Leader
-	})
+	x := -1
+	for i := range c.Servers() {
+		if i != meta && c.Server(i).Name() != stream.CachedInfo().Cluster.Leader {
+			x = i
+			break
+		}
+	}
+	if x < 0 {
+		t.Fatalf("setup: no server is neither the meta leader nor the stream's leader %s", stream.CachedInfo().Cluster.Leader)
+	}
 	xname := c.Server(x).Name()
 	c.Stop(x)
 	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "C1", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 30 * time.Second})
@@ -75,7 +82,7 @@ func TestConsumerTwoLeaders(t *testing.T) {
 		t.Fatalf("not reproduced: after %s failed to create the consumer's Raft group, the consumer has leaders %v, not two; nats-server no longer runs such a member as the leader (update docs/found.md N2)", xname, leaders)
 	}
 	t.Logf("%s could not create %s: %q; leaders of the consumer by each server's /jsz: %v; by the JetStream API: %s",
-		xname, group.RaftGroup, c.Log(x).Lines("Error creating filestore WAL")[0], leaders, apiLeaders(c, "C1"))
+		xname, group.RaftGroup, c.Log(x).Lines("Error creating filestore WAL")[0], leaders, apiLeaders(c, "$G", "S1", "C1"))
 	if h := c.Server(x).Healthz(nil); h.Error != "" {
 		t.Logf("%s's healthz: %s", xname, h.Error)
 	}
@@ -173,13 +180,13 @@ func counts(copies map[uint64][]jetstream.Msg) map[uint64]int {
 	return n
 }
 
-// apiLeaders is the consumer's leader as each running server's
+// apiLeaders is whether each running server leads the consumer, as its
 // JetStreamIsConsumerLeader says (the view the JetStream API answers by).
-func apiLeaders(c *Cluster, consumer string) string {
+func apiLeaders(c *Cluster, account, stream, consumer string) string {
 	var b strings.Builder
 	for i := range c.Servers() {
 		if s := c.Server(i); s != nil {
-			fmt.Fprintf(&b, "%s=%v ", s.Name(), s.JetStreamIsConsumerLeader("$G", "S1", consumer))
+			fmt.Fprintf(&b, "%s=%v ", s.Name(), s.JetStreamIsConsumerLeader(account, stream, consumer))
 		}
 	}
 	return strings.TrimSpace(b.String())
