@@ -36,7 +36,7 @@ func TestMemoryCampaigns(t *testing.T) {
 		camp(4, "etcd", "v3.7.4", "replay"),  // a replay repeats a trial
 		camp(5, "etcd", "v3.7.4", "fuzz"),
 		{ID: 6, Name: "etcd", Policy: "random", Config: "name: etcd"}, // a config stored before JSON
-		camp(7, "etcd", "v3.7.4", "random"),                            // the campaign itself
+		camp(7, "etcd", "v3.7.4", "random"),                           // the campaign itself
 		camp(8, "etcd", "v3.7.1", "portfolio"),
 	}
 	cfg := &config.Config{Name: "etcd"}
