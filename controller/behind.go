@@ -51,10 +51,12 @@ type commitAt struct {
 
 // commitIndex returns the highest of vals, the values of point pt's Vars,
 // that holds a commit index (catalog.CommitVar); ok is false when none
-// does.
+// does. A zero is none: a message that carries no commit index (a
+// follower's answer, a vote) leaves the field zero, and a cluster that
+// committed nothing yet has no entry to fall behind on.
 func commitIndex(pt *catalog.ObservePoint, vals []int64) (index int64, ok bool) {
 	for i, v := range pt.Vars {
-		if i < len(vals) && catalog.CommitVar(v.Name) && (!ok || vals[i] > index) {
+		if i < len(vals) && vals[i] > 0 && catalog.CommitVar(v.Name) && (!ok || vals[i] > index) {
 			index, ok = vals[i], true
 		}
 	}

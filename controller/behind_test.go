@@ -35,7 +35,8 @@ func commitSeenAt(at time.Duration, c int64) wire.Event {
 // when it began by N; observations of the cut members themselves never
 // count (neither toward the others' index nor as its base), and a cut
 // member that observed none before counts from the others' index at the
-// start, or their first after it. Its record says how far behind and
+// start, or their first after it (a zero, a message that carries none,
+// is none). Its record says how far behind and
 // its real length; one never met ends at its cap at the next
 // observation. While it is on, the plans of the members other than the
 // cut ones ask for observations (wire.FlagObserve) though the policy's
@@ -71,7 +72,7 @@ func TestSessionHeldBehind(t *testing.T) {
 			"{who} {was} 20 entries behind: commit 120 at the others, 100 at the others {when}", 2 * time.Second},
 		{"none at all before: from the others' first after the start",
 			nil,
-			[]func(*session) []Effect{observe(n3, 500*time.Millisecond, 300), observe(n2, time.Second, 150), observe(n2, 2*time.Second, 160), observe(n2, 4*time.Second, 171)},
+			[]func(*session) []Effect{observe(n3, 500*time.Millisecond, 300), observe(n2, 700*time.Millisecond, 0), observe(n2, time.Second, 150), observe(n2, 2*time.Second, 160), observe(n2, 4*time.Second, 171)},
 			"{who} {was} 21 entries behind: commit 171 at the others, 150 at the others {when}", 4 * time.Second},
 		{"below N: ended at the cap, at the next observation",
 			[]func(*session) []Effect{observe(n3, -time.Second, 100)},
@@ -200,7 +201,8 @@ func TestHeldBehindObservesOnlyWhileOn(t *testing.T) {
 }
 
 // TestCommitIndex: the commit index of an observation is the highest value
-// of a variable whose name says it holds one, whatever else it observed.
+// of a variable whose name says it holds one, whatever else it observed;
+// zero is none.
 func TestCommitIndex(t *testing.T) {
 	pt := &catalog.ObservePoint{Vars: []catalog.ObserveVar{{Name: "msg.Term"}, {Name: "msg.LeaderCommitIndex"}, {Name: "node.getCommitIndex()"}}}
 	if c, ok := commitIndex(pt, []int64{999, 40, 38}); !ok || c != 40 {
@@ -211,5 +213,8 @@ func TestCommitIndex(t *testing.T) {
 	}
 	if _, ok := commitIndex(pt, []int64{999}); ok {
 		t.Error("values cut short gave a commit index")
+	}
+	if _, ok := commitIndex(pt, []int64{999, 0, 0}); ok {
+		t.Error("a message that carries no commit index (zero) gave one")
 	}
 }
