@@ -19,8 +19,8 @@ import (
 // partition or leader cut, partition.go) or an arc cut (a disconnect,
 // one-way cut or split, disconnect.go and shapes.go). The fault's delay
 // is only its cap. The session watches for the condition in what it
-// already sees — the members' role events and the workload's client
-// events — and heals the cut the moment it holds (every arc of an arc
+// already sees — the members' role events, the workload's client
+// events, the members' requests and observed peer messages — and heals the cut the moment it holds (every arc of an arc
 // cut at once), shortening the injection to the cut's real length and
 // saying in it what met the condition (record.Injection.Met). At the cap
 // the cut heals as any cut does, and Met stays empty.
@@ -141,8 +141,8 @@ func (s *session) hold(inj *record.Injection, node string, f policy.Fault, membe
 // connection peer (its request, wire.Request.ID) at now a held one when f
 // says so, and returns the plans that start it: peer's, which lists the
 // call (wire.Plan.Holding) and goes out ahead of the response, and every
-// member's when the hold watches sites. held is false for a delay of
-// fixed length.
+// member's when the hold watches them (sites or observations). held is
+// false for a delay of fixed length.
 func (s *session) holdDelay(inj *record.Injection, peer PeerID, call uint64, f policy.Fault, now time.Time) (effs []Effect, held bool) {
 	h := s.holdAt(inj, holdKey{node: inj.Node, shape: holdDelay, call: call}, f, []string{inj.Node}, nil)
 	if h == nil {
@@ -314,7 +314,8 @@ func (s *session) holdEnd(key holdKey, h *hold) (time.Time, bool) {
 
 // wake ends the held delay of key and returns the plans that wake its
 // call: its connection's, which no longer lists it, or every member's
-// when the hold watched sites (they lose them).
+// when the hold watched them (they lose the watched sites or
+// observations).
 func (s *session) wake(key holdKey) []Effect {
 	h := s.holds[key]
 	delete(s.holds, key)
