@@ -9,7 +9,9 @@ import (
 
 // TestCheckHolds: a hold until a site ("site=S") that no site of the
 // catalog contains is refused at the campaign's start, naming the nearest
-// site IDs; the other conditions, and a site that is there, pass.
+// site IDs, and so is a hold until a member fell behind ("behind=N") when
+// no observation point observes a commit index; the other conditions, a
+// site that is there and a commit index observed pass.
 func TestCheckHolds(t *testing.T) {
 	cat := &catalog.Catalog{Sites: []catalog.Site{
 		{ID: "m/server.(*Node).writeSnapshot:os.Rename#0"},
@@ -33,6 +35,14 @@ func TestCheckHolds(t *testing.T) {
 				t.Errorf("checkHolds = %v, want %q", err, tc.want)
 			}
 		})
+	}
+	// "behind=N" needs an observation point that observes a commit index.
+	if err := checkHolds("faults.partition.hold", "cut", []string{"leader", "behind=20"}, cat); err == nil || !strings.Contains(err.Error(), `faults.partition.hold[1]: "behind=20": no observation point of the catalog observes a commit index`) {
+		t.Errorf("checkHolds of behind=20 without observation points = %v", err)
+	}
+	cat.ObservePoints = []catalog.ObservePoint{{ID: "observe:m/server.(*Node).step", Vars: []catalog.ObserveVar{{Name: "msg.Term"}, {Name: "msg.LeaderCommitIndex"}}}}
+	if err := checkHolds("faults.delay_hold", "delay", []string{"behind=20"}, cat); err != nil {
+		t.Errorf("checkHolds of behind=20 with msg.LeaderCommitIndex observed = %v", err)
 	}
 	want := `faults.delay_hold[0]: "site=SaveSnapshot": no site's stable ID contains "SaveSnapshot", so a delay held until it would always last its cap`
 	if err := checkHolds("faults.delay_hold", "delay", []string{"site=SaveSnapshot"}, cat); err == nil || !strings.Contains(err.Error(), want) {

@@ -159,15 +159,21 @@ func checkRoles(roles []string, cat *catalog.Catalog) error {
 	return nil
 }
 
-// checkHolds refuses a hold condition "site=S" of config field (faults.partition.hold
-// or faults.delay_hold) that no site of the catalog matches: a fault
-// (what: a cut, a delay) held until it would last its cap in every
-// trial. The error names the nearest site IDs.
+// checkHolds refuses a hold condition of config field
+// (faults.partition.hold or faults.delay_hold) that the catalog cannot
+// meet, so that a fault (what: a cut, a delay) held until it would last
+// its cap in every trial: "site=S" that no site matches (the error names
+// the nearest site IDs), "behind=N" where no observation point observes a
+// commit index (catalog.Catalog.ObservesCommit).
 func checkHolds(field, what string, holds []string, cat *catalog.Catalog) error {
 	if cat == nil {
 		return nil
 	}
 	for i, h := range holds {
+		if strings.HasPrefix(h, "behind=") && !cat.ObservesCommit() {
+			return fmt.Errorf("%s[%d]: %q: no observation point of the catalog observes a commit index (a variable whose name contains \"commit\"), so how far a member fell behind cannot be measured and a %s held until it would always last its cap; name the functions that send and handle peer messages in faults.partition.observe (gofault analyze --json counts observation_points), or hold until \"requests=K\" instead",
+				field, i, h, what)
+		}
 		sub, ok := strings.CutPrefix(h, "site=")
 		if !ok || len(controller.HoldSites(cat, h)) > 0 {
 			continue

@@ -279,3 +279,28 @@ func TestDiskCallOf(t *testing.T) {
 		}
 	}
 }
+
+// TestObservesCommit: a commit index is any observed variable whose name
+// says so, case aside, as the real targets' catalogs name them; a catalog
+// observes one when any of its observation points does.
+func TestObservesCommit(t *testing.T) {
+	for name, want := range map[string]bool{
+		"msg.Commit": true, "msg.LeaderCommitIndex": true, "node.getCommitIndex()": true, "msg.commit": true,
+		"node.committedIndex": true, "msg.Term": false, "node.getLastApplied()": false, "msg.Index": false,
+	} {
+		if got := CommitVar(name); got != want {
+			t.Errorf("CommitVar(%q) = %v, want %v", name, got, want)
+		}
+	}
+	c := &Catalog{ObservePoints: []ObservePoint{{Vars: []ObserveVar{{Name: "msg.Term"}}}}}
+	if c.ObservesCommit() {
+		t.Error("a catalog observing only terms observes a commit index")
+	}
+	c.ObservePoints = append(c.ObservePoints, ObservePoint{Vars: []ObserveVar{{Name: "msg.Term"}, {Name: "msg.LeaderCommitIndex"}}})
+	if !c.ObservesCommit() {
+		t.Error("a catalog observing msg.LeaderCommitIndex observes no commit index")
+	}
+	if (&Catalog{}).ObservesCommit() {
+		t.Error("a catalog without observation points observes a commit index")
+	}
+}

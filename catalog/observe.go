@@ -1,5 +1,10 @@
 package catalog
 
+import (
+	"slices"
+	"strings"
+)
+
 // Observation-point kinds (ObservePoint.When).
 const (
 	ObserveSend    = "send"    // before peer messages are sent
@@ -77,4 +82,25 @@ func (c *Catalog) Observe(i uint32) *ObservePoint {
 		return nil
 	}
 	return &c.ObservePoints[i]
+}
+
+// CommitVar reports whether the observed variable called name holds a
+// commit index: its name contains "commit", case aside — etcd raftpb's
+// "msg.Commit", hashicorp/raft's "msg.LeaderCommitIndex" and
+// "node.getCommitIndex()", nats-server's "msg.commit" and "node.commit".
+// A hold "behind=N" measures how far a member fell behind by them.
+func CommitVar(name string) bool {
+	return strings.Contains(strings.ToLower(name), "commit")
+}
+
+// ObservesCommit reports whether an observation point of c observes a
+// commit index (CommitVar), without which a hold "behind=N" cannot be
+// measured.
+func (c *Catalog) ObservesCommit() bool {
+	for i := range c.ObservePoints {
+		if slices.ContainsFunc(c.ObservePoints[i].Vars, func(v ObserveVar) bool { return CommitVar(v.Name) }) {
+			return true
+		}
+	}
+	return false
 }

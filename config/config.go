@@ -240,8 +240,10 @@ type Faults struct {
 	// delayed member counting as the cut one — "leader" (another member
 	// took the leader role), "requests=K" (the other members' clients made
 	// K more requests that succeeded: the cluster moved on while the call,
-	// often under a lock, was stuck) or "site=S" (another member reached a
-	// site whose stable ID contains S). partition.hold holds cuts only.
+	// often under a lock, was stuck), "site=S" (another member reached a
+	// site whose stable ID contains S) or "behind=N" (the delayed member
+	// fell N entries behind the others' commit index). partition.hold
+	// holds cuts only.
 	DelayHold []string `yaml:"delay_hold"`
 	// DelayHoldCap bounds a held delay whose condition never comes
 	// (default 15s).
@@ -321,12 +323,16 @@ type Partition struct {
 	// (leadership moved: another member took the leader role),
 	// "requests=K" (the clients of the members not cut made K more
 	// requests that succeeded: the cluster moved on without the cut
-	// members, enough for its leader to compact past them) or "site=S" (a
+	// members, enough for its leader to compact past them), "site=S" (a
 	// member not cut reached a site whose stable ID contains S, e.g.
 	// "site=SaveSnap": the leader took a snapshot; a campaign refuses an
-	// S that no site of the catalog contains). The cut members are the
-	// cut node, both ends of a disconnect, the struck member of a one-way
-	// cut, the struck side of a split.
+	// S that no site of the catalog contains) or "behind=N" (the cut
+	// members' log fell at least N entries behind: the commit index the
+	// other members observe passed theirs at the cut by N; a campaign
+	// refuses it when no observation point of the catalog observes a
+	// commit index). The cut members are the cut node, both ends of a
+	// disconnect, the struck member of a one-way cut, the struck side of
+	// a split.
 	Hold []string `yaml:"hold"`
 	// HoldCap bounds a held cut whose condition never comes (default
 	// 15s).

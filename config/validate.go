@@ -261,7 +261,7 @@ func (c *Config) Validate(known Known) error {
 	}
 	for i, h := range c.Faults.Partition.Hold {
 		if err := checkHold(h); err != nil {
-			bad(fmt.Sprintf("faults.partition.hold[%d]", i), `write "leader", "requests=64" or "site=SaveSnap"`, "%v", err)
+			bad(fmt.Sprintf("faults.partition.hold[%d]", i), `write "leader", "requests=64", "site=SaveSnap" or "behind=100"`, "%v", err)
 		}
 	}
 	if len(c.Faults.Partition.Hold) > 0 && !slices.ContainsFunc(c.Faults.Kinds, heldKind) {
@@ -272,7 +272,7 @@ func (c *Config) Validate(known Known) error {
 	}
 	for i, h := range c.Faults.DelayHold {
 		if err := checkHold(h); err != nil {
-			bad(fmt.Sprintf("faults.delay_hold[%d]", i), `write "leader", "requests=20" or "site=SaveSnap"`, "%v", err)
+			bad(fmt.Sprintf("faults.delay_hold[%d]", i), `write "leader", "requests=20", "site=SaveSnap" or "behind=20"`, "%v", err)
 		}
 	}
 	if len(c.Faults.DelayHold) > 0 && !slices.Contains(c.Faults.Kinds, "delay") {
@@ -399,9 +399,11 @@ func heldKind(k string) bool {
 
 // checkHold checks a hold condition of a cut or a delay
 // (faults.partition.hold, faults.delay_hold):
-// "leader", "requests=K" with K at least 1, or "site=S" with S not empty
-// (whether S names a site of the catalog is checked where the catalog is
-// known, at the campaign's start).
+// "leader", "requests=K" with K at least 1, "site=S" with S not empty or
+// "behind=N" with N at least 1 (whether S names a site of the catalog,
+// and whether the catalog observes a commit index that N entries can be
+// counted by, is checked where the catalog is known, at the campaign's
+// start).
 func checkHold(s string) error {
 	if s == "leader" {
 		return nil
@@ -417,5 +419,11 @@ func checkHold(s string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown hold condition %q (want leader, requests=K with K at least 1, or site=S)", s)
+	if k, ok := strings.CutPrefix(s, "behind="); ok {
+		if n, err := strconv.ParseInt(k, 10, 64); err != nil || n < 1 {
+			return fmt.Errorf("hold condition %q needs a whole number of entries, at least 1 (want behind=N, e.g. behind=100)", s)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown hold condition %q (want leader, requests=K with K at least 1, site=S, or behind=N with N at least 1)", s)
 }

@@ -69,8 +69,8 @@ func (s *session) linked(node string) bool {
 
 // startArcs cuts the arcs of a fault that struck node from now for d and
 // returns the plans that make their calling members' peer sites live:
-// every member's, when the cut is held until a site that the other
-// members' plans watch while it lasts (held.go).
+// every member's, when the cut's hold watches the other members through
+// their plans while it lasts (sites or observations, held.go).
 func (s *session) startArcs(node string, arcs []arc, d time.Duration, now time.Time) []Effect {
 	if s.arcs == nil {
 		s.arcs = map[arc]cut{}
@@ -94,7 +94,7 @@ func disconnectArcs(node, peer string) []arc {
 // healArcs ends the held arc cut of key at once, every arc of it, and
 // returns the plans that heal it: its calling members' (without the peer
 // sites unless another cut keeps them), or every member's when it
-// watched sites.
+// watched them (sites or observations).
 func (s *session) healArcs(key holdKey) []Effect {
 	h := s.holds[key]
 	delete(s.holds, key)
@@ -114,7 +114,8 @@ func (s *session) healArcs(key holdKey) []Effect {
 // dropArcHolds ends the holds of the arc cuts that one of healed (arcs
 // that healed lazily at their cap) belongs to: their other arcs heal
 // lazily in turn, as a fixed cut's do. wide reports whether one of them
-// watched sites, which the other members' plans then lose.
+// watched the other members (sites or observations), whose plans then
+// lose the watch.
 func (s *session) dropArcHolds(healed []arc) (wide bool) {
 	for key, h := range s.holds {
 		if key.shape == holdArcCut && slices.ContainsFunc(h.arcs, func(a arc) bool { return slices.Contains(healed, a) }) {
@@ -143,7 +144,7 @@ func (s *session) replanNodes(nodes []string) []Effect {
 // node that are over heal first (the members at their ends get their
 // plans, without the peer sites unless another cut keeps them), at any of
 // node's peer calls, and so does the hold of a held cut they belong to
-// (every member's plan then loses the sites it watched).
+// (every member's plan then loses what it watched).
 func (s *session) linkRequest(node, peer string, site *catalog.Site, now time.Time) (act wire.Action, arg int64, effs []Effect, handled bool) {
 	if site == nil || site.Peer == "" {
 		return wire.ActNone, 0, nil, false

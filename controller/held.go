@@ -19,8 +19,8 @@ import (
 // partition or leader cut, partition.go) or an arc cut (a disconnect,
 // one-way cut or split, disconnect.go and shapes.go). The fault's delay
 // is only its cap. The session watches for the condition in what it
-// already sees — the members' role events and the workload's client
-// events — and heals the cut the moment it holds (every arc of an arc
+// already sees — the members' role events, the workload's client
+// events, the members' requests and observed peer messages — and heals the cut the moment it holds (every arc of an arc
 // cut at once), shortening the injection to the cut's real length and
 // saying in it what met the condition (record.Injection.Met). At the cap
 // the cut heals as any cut does, and Met stays empty.
@@ -53,7 +53,11 @@ import (
 //     are live in the other members' plans whatever the policy's plan
 //     says, and the session answers their requests itself (no fault)
 //     without asking the policy, unless the policy's plan has the site too
-//     (watchedRequest).
+//     (watchedRequest);
+//   - "behind=N": the cut members' log fell at least N entries behind the
+//     others', as the commit indexes observed in peer messages tell
+//     (behind.go). While such a hold is on, the other members' plans ask
+//     for observations (wire.FlagObserve) whatever the policy's plan says.
 
 // holdShape is what a hold holds: a node cut, an arc cut or a delayed
 // call.
@@ -91,13 +95,17 @@ type hold struct {
 	need    int       // for "requests=K": K
 	done    int       // successful requests of other members' clients since the cut began
 	sites   []uint32  // for "site=S": the catalog's sites whose ID contains S, ascending
+	behind  int64     // for "behind=N": N
+	base    commitAt  // for "behind=N": the cut members' commit index when it began (behind.go)
 	members []string  // the cut members, whose clients and reaches do not count
 	arcs    []arc     // an arc cut's arcs; nil for a node cut
 }
 
-// watches reports whether h watches sites ("site=S"): its cut's start and
-// heal change the other members' plans too. False for nil.
-func (h *hold) watches() bool { return h != nil && len(h.sites) > 0 }
+// watches reports whether h watches the other members through their
+// plans — sites ("site=S", live in them) or observations ("behind=N",
+// wire.FlagObserve in them) — so that its start and end change their
+// plans too. False for nil.
+func (h *hold) watches() bool { return h != nil && (len(h.sites) > 0 || h.behind > 0) }
 
 // HoldSites returns the indexes of cat's sites that the hold condition
 // "site=S" watches: those whose stable ID contains S, ascending; nil for
@@ -133,8 +141,8 @@ func (s *session) hold(inj *record.Injection, node string, f policy.Fault, membe
 // connection peer (its request, wire.Request.ID) at now a held one when f
 // says so, and returns the plans that start it: peer's, which lists the
 // call (wire.Plan.Holding) and goes out ahead of the response, and every
-// member's when the hold watches sites. held is false for a delay of
-// fixed length.
+// member's when the hold watches them (sites or observations). held is
+// false for a delay of fixed length.
 func (s *session) holdDelay(inj *record.Injection, peer PeerID, call uint64, f policy.Fault, now time.Time) (effs []Effect, held bool) {
 	h := s.holdAt(inj, holdKey{node: inj.Node, shape: holdDelay, call: call}, f, []string{inj.Node}, nil)
 	if h == nil {
@@ -162,6 +170,10 @@ func (s *session) holdAt(inj *record.Injection, key holdKey, f policy.Fault, mem
 		h.need, _ = strconv.Atoi(k)
 	}
 	h.sites = HoldSites(s.cat, until)
+	if n, ok := strings.CutPrefix(until, "behind="); ok {
+		h.behind, _ = strconv.ParseInt(n, 10, 64)
+		h.base = s.commitBase(members)
+	}
 	for n, r := range s.role {
 		if s.leads(r) {
 			h.leader = n
@@ -263,6 +275,9 @@ func (s *session) meet(key holdKey, now time.Time, what string) []Effect {
 	until, on := s.holdEnd(key, h)
 	if !on || h.inj >= len(s.inj) {
 		delete(s.holds, key)
+		if h.watches() {
+			return s.replan(0) // the other members' plans lose its watch
+		}
 		return nil // healed at its cap already
 	}
 	if now.Before(until) {
@@ -299,7 +314,8 @@ func (s *session) holdEnd(key holdKey, h *hold) (time.Time, bool) {
 
 // wake ends the held delay of key and returns the plans that wake its
 // call: its connection's, which no longer lists it, or every member's
-// when the hold watched sites (they lose them).
+// when the hold watched them (they lose the watched sites or
+// observations).
 func (s *session) wake(key holdKey) []Effect {
 	h := s.holds[key]
 	delete(s.holds, key)

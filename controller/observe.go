@@ -15,12 +15,16 @@ type obsKey struct {
 	point uint32
 }
 
-// observe records one observed peer message of node and, in an armed trial
-// of an Observer policy (cofi), gives it to the policy and carries out the
-// partition it asks for: a start is recorded as a partition injection at
-// the observation point, with the policy's reason (the violated invariant)
-// in its Error field; a heal shortens the injection to the partition's
-// real length.
+// observe takes in one observed peer message of node: first the holds
+// until a member is N entries behind see the commit index it carries
+// (commitSeen); then, when the policy's plan asked for observations, it
+// is recorded and, in an armed trial of an Observer policy (cofi), given
+// to the policy, and the partition the policy asks for is carried out: a
+// start is recorded as a partition injection at the observation point,
+// with the policy's reason (the violated invariant) in its Error field; a
+// heal shortens the injection to the partition's real length. An
+// observation that flows only for the holds is not recorded: what a trial
+// records does not depend on them.
 func (s *session) observe(node string, e *wire.Event) []Effect {
 	pt := s.cat.Observe(uint32(e.A))
 	if pt == nil {
@@ -29,6 +33,10 @@ func (s *session) observe(node string, e *wire.Event) []Effect {
 	vals, err := wire.DecodeValues(e.Data)
 	if err != nil {
 		return []Effect{{Warn: "controller: bad observation", Args: []any{"node", node, "err", err}}}
+	}
+	effs := s.commitSeen(node, pt, vals, time.Unix(0, e.Time))
+	if !s.plan.Observe {
+		return effs
 	}
 	if s.obsCount == nil {
 		s.obsCount = map[obsKey]int{}
@@ -42,11 +50,10 @@ func (s *session) observe(node string, e *wire.Event) []Effect {
 		s.dropped++
 	}
 	if s.observer == nil || !s.armed || s.ended {
-		return nil
+		return effs
 	}
 	p := s.observer(&policy.Observation{Trial: s.spec.Index, Point: pt, Observation: o})
 	now := o.Time
-	var effs []Effect
 	if p.Heal != "" {
 		if _, cut := s.cuts[p.Heal]; cut {
 			if i, ok := s.cutInj[p.Heal]; ok && now.After(s.inj[i].Time) {

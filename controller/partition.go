@@ -56,8 +56,8 @@ func (s *session) startCut(node string, d time.Duration, now time.Time) []Effect
 
 // replanCut gives the agents whose plans node's cut changes as it starts
 // or heals their plans: node's own, and every member's when wide (the
-// cut is held until a site that the other members' plans watch while
-// it lasts, held.go).
+// cut's hold watches the other members through their plans while it
+// lasts: sites or observations, held.go).
 func (s *session) replanCut(node string, wide bool) []Effect {
 	if wide {
 		return s.replan(0)

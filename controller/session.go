@@ -104,6 +104,7 @@ type session struct {
 	cutInj     map[string]int     // per node: the injection of its partition in progress
 	holds      map[holdKey]*hold  // per struck node and shape: its cut in progress held until a condition (held.go)
 	obsCount   map[obsKey]int     // observations per node and point, for replays
+	commits    map[string]int64   // per node: the highest commit index observed (behind.go)
 	peers      []uint32           // the catalog's peer-network sites, once computed
 	arcs       map[arc]cut        // directions between members cut (disconnect.go, shapes.go)
 	ports      map[string]string  // port → member listening there (disconnect.go)
@@ -172,7 +173,7 @@ func (s *session) wirePlan(m member) wire.Plan {
 	if s.plan.Timeouts {
 		wp.Flags |= wire.FlagTimeouts
 	}
-	if s.plan.Observe {
+	if s.plan.Observe || (s.observing(m.node) && !s.ended) {
 		wp.Flags |= wire.FlagObserve
 	}
 	if s.tagPeers {

@@ -119,6 +119,7 @@ func TestHeldCutFaults(t *testing.T) {
 			{"leader", "n2 became StateLeader"},
 			{"requests=64", ""},
 			{"site=SaveSnap", "n2 reached etcdserver.(*raftNode).start:(*storage).SaveSnap#0"},
+			{"behind=50", "n1 was 57 entries behind: commit 212 at the others, 155 at n1 when cut"},
 		} {
 			inj := record.Injection{Node: "n1", SiteID: "dial", Kind: k, Delay: 2 * time.Second, Until: held.until, Cap: 12 * time.Second, Met: held.met, Occurrence: 1}
 			req := Request{Node: "n1", Site: &cat.Sites[1], Occurrence: 1}
@@ -192,6 +193,7 @@ func TestHeldDelayFaults(t *testing.T) {
 	}{
 		{"leader", "n2 became StateLeader", 12 * time.Second},
 		{"requests=64", "", 12 * time.Second},
+		{"behind=20", "n1 was 23 entries behind: commit 178 at the others, 155 at n1 when its call was held", 12 * time.Second},
 		{"", "", 2 * time.Second}, // a fixed delay
 	} {
 		inj := record.Injection{Node: "n1", SiteID: "sync", Kind: catalog.KindDelay, Delay: 2 * time.Second, Until: held.until, Met: held.met, Occurrence: 1}
@@ -204,5 +206,40 @@ func TestHeldDelayFaults(t *testing.T) {
 		if d.Fault.Kind != catalog.KindDelay || d.Fault.Until != held.until || d.Fault.Delay != held.want {
 			t.Errorf("replayed %+v, want a delay until %q of %s", d.Fault, held.until, held.want)
 		}
+	}
+}
+
+// TestHeldBehindFaults: a hold until the cut or delayed members fell N
+// entries behind ("behind=N") is a variant of every cut and of the delay
+// where an observation point of the catalog observes a commit index, and
+// none where none does (gofault could not count the entries).
+func TestHeldBehindFaults(t *testing.T) {
+	observing := shapeCatalog()
+	observing.Sites = append(observing.Sites, catalog.Site{Index: 3, ID: "sync", Kind: catalog.KindDelay, IO: "disk"})
+	blind := *observing
+	observing.ObservePoints = []catalog.ObservePoint{{ID: "observe:m/raft.(*raft).Step", Vars: []catalog.ObserveVar{{Name: "msg.Term"}, {Name: "msg.Commit"}}}}
+	blind.ObservePoints = []catalog.ObservePoint{{ID: "observe:m/raft.(*raft).Step", Vars: []catalog.ObserveVar{{Name: "msg.Term"}}}}
+	for _, tc := range []struct {
+		name string
+		cat  *catalog.Catalog
+		want []string
+	}{
+		{"a commit index observed", observing, []string{"partition:3s", "partition:until=behind=50:12s", "oneway:3s", "oneway:until=behind=50:12s", "delay:2s", "delay:until=behind=20:8s"}},
+		{"no commit index observed", &blind, []string{"partition:3s", "oneway:3s", "delay:2s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := Env{Catalog: tc.cat, Kinds: []catalog.Kind{catalog.KindPartition, catalog.KindOneWay, catalog.KindDelay}, Delay: 2 * time.Second,
+				Holds: []string{"behind=50"}, HoldCap: 12 * time.Second, DelayHolds: []string{"behind=20"}, DelayHoldCap: 8 * time.Second}
+			var keys []string
+			for _, f := range env.faultsAt(&Request{Node: "n1", Peer: "n2", Members: members(3), Site: &tc.cat.Sites[1]}) {
+				keys = append(keys, f.Key())
+			}
+			for _, f := range env.faultsAt(&Request{Node: "n1", Site: &tc.cat.Sites[3]}) {
+				keys = append(keys, f.Key())
+			}
+			if !slices.Equal(keys, tc.want) {
+				t.Errorf("faults %v, want %v", keys, tc.want)
+			}
+		})
 	}
 }

@@ -54,8 +54,8 @@ type Fault struct {
 	// LeaderCut, Disconnect, OneWay or Split fault; config
 	// faults.partition.hold) or a delay held until one (a Delay fault:
 	// the call sleeps until it; config faults.delay_hold), the condition
-	// ("leader", "requests=K" or "site=S"); Delay is then its cap. "" for
-	// a cut or delay of fixed length.
+	// ("leader", "requests=K", "site=S" or "behind=N"); Delay is then
+	// its cap. "" for a cut or delay of fixed length.
 	Until string
 	// Timer says, for a Pause or Stop fault, how its length (Delay) was
 	// chosen from the target's timers, e.g. "2 × election"; "" when no
@@ -306,10 +306,11 @@ type Env struct {
 	Partition time.Duration
 	// Holds are the conditions a cut (a partition, leader cut,
 	// disconnect, one-way cut or split) may be held until (config
-	// faults.partition.hold: "leader", "requests=K", "site=S"), each a
-	// variant beside the cut of fixed length, lasting
+	// faults.partition.hold: "leader", "requests=K", "site=S",
+	// "behind=N"), each a variant beside the cut of fixed length, lasting
 	// HoldCap at most (default 15s). A "leader" hold needs the catalog's
-	// leader role.
+	// leader role, a "behind=N" hold an observation point that observes
+	// a commit index (catalog.Catalog.ObservesCommit).
 	Holds   []string
 	HoldCap time.Duration
 	// DelayHolds are the conditions a delay may be held until (config
@@ -384,7 +385,8 @@ func (e *Env) partition() time.Duration {
 
 // held are the held variants of a cut or delay of kind k: one per
 // condition of Holds (a cut) or DelayHolds (a delay), capped at HoldCap
-// or DelayHoldCap; none for "leader" without the catalog's leader role.
+// or DelayHoldCap; none for "leader" without the catalog's leader role,
+// nor for "behind=N" where no observation point observes a commit index.
 func (e *Env) held(k catalog.Kind) []Fault {
 	holds, capped := e.Holds, e.HoldCap
 	if k == catalog.KindDelay {
@@ -392,12 +394,18 @@ func (e *Env) held(k catalog.Kind) []Fault {
 	}
 	var fs []Fault
 	for _, u := range holds {
-		if u == "leader" && !e.hasLeader() {
+		if u == "leader" && !e.hasLeader() || strings.HasPrefix(u, "behind=") && !e.observesCommit() {
 			continue
 		}
 		fs = append(fs, Fault{Kind: k, Delay: cmp.Or(capped, 15*time.Second), Until: u})
 	}
 	return fs
+}
+
+// observesCommit reports whether the catalog observes a commit index,
+// which a "behind=N" hold is measured by.
+func (e *Env) observesCommit() bool {
+	return e.Catalog != nil && e.Catalog.ObservesCommit()
 }
 
 // hasLeader reports whether the catalog names a leader role.

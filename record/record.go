@@ -118,23 +118,27 @@ type Injection struct {
 	// until one (KindDelay: the call slept until it), the condition:
 	// "leader" (leadership moved), "requests=K" (the clients of the
 	// members not cut, or not delayed, made K more requests that
-	// succeeded) or "site=S" (another member reached a site whose stable
-	// ID contains S); Cap the longest it could last.
+	// succeeded), "site=S" (another member reached a site whose stable
+	// ID contains S) or "behind=N" (the cut or delayed members fell N
+	// entries behind the others' commit index); Cap the longest it could
+	// last.
 	// Delay is its real length.
 	Until string        `json:"until,omitempty"`
 	Cap   time.Duration `json:"cap,omitempty"`
 	// Met says what met Until, e.g. "n2 became StateLeader", "n1 reached
-	// p.(*Node).writeSnapshot:os.Rename#0"; "" when the cut healed, or
-	// the delay ended, at its cap.
+	// p.(*Node).writeSnapshot:os.Rename#0", "n3 was 57 entries behind:
+	// commit 212 at the others, 155 at n3 when cut"; "" when the cut
+	// healed, or the delay ended, at its cap.
 	Met string `json:"met,omitempty"`
 }
 
 // Held says, for a cut or delay held until a condition, what it was held
 // until and how it ended, to follow its length in a report: " until the
 // leader moved (n2 became StateLeader)", " until another member reached
-// SaveSnap (n1 reached …SaveSnap:…#0)", " until requests=64 (not met:
-// healed at its 15s cap)", for a delay " … (not met: ended at its 15s
-// cap)"; "" for any other fault.
+// SaveSnap (n1 reached …SaveSnap:…#0)", " until 20 entries behind (n3
+// was 57 entries behind: …)", " until requests=64 (not met: healed at its
+// 15s cap)", for a delay " … (not met: ended at its 15s cap)"; "" for any
+// other fault.
 func (in Injection) Held() string {
 	if in.Until == "" {
 		return ""
@@ -144,6 +148,8 @@ func (in Injection) Held() string {
 		what = "the leader moved"
 	} else if sub, ok := strings.CutPrefix(what, "site="); ok {
 		what = "another member reached " + sub
+	} else if n, ok := strings.CutPrefix(what, "behind="); ok {
+		what = n + " entries behind"
 	}
 	if in.Met == "" {
 		end := "healed"

@@ -86,6 +86,8 @@ func TestHeldDelayLines(t *testing.T) {
 			"delay 412ms until requests=20 (the other members' clients made 20 requests that succeeded) at wal.Sync#0 on n2 (StateFollower)"},
 		{"leader", record.Injection{Delay: 2400 * time.Millisecond, Until: "leader", Cap: 15 * time.Second, Met: "n3 became StateLeader"},
 			"delay 2.4s until the leader moved (n3 became StateLeader) at wal.Sync#0 on n2 (StateFollower)"},
+		{"behind", record.Injection{Delay: 1300 * time.Millisecond, Until: "behind=20", Cap: 15 * time.Second, Met: "n2 was 23 entries behind: commit 178 at the others, 155 at n2 when its call was held"},
+			"delay 1.3s until 20 entries behind (n2 was 23 entries behind: commit 178 at the others, 155 at n2 when its call was held) at wal.Sync#0 on n2 (StateFollower)"},
 		{"at the cap", record.Injection{Delay: 15 * time.Second, Until: "site=SaveSnap", Cap: 15 * time.Second},
 			"delay 15s until another member reached SaveSnap (not met: ended at its 15s cap) at wal.Sync#0 on n2 (StateFollower)"},
 		{"fixed", record.Injection{Delay: 3 * time.Second},
