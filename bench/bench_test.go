@@ -74,7 +74,7 @@ func TestShippedBugFiles(t *testing.T) {
 	}{
 		{"../examples/minikv/bugs.yaml", "../examples/minikv/gofault.yaml", []string{"split", "snapshot", "rotate", "fence", "retry", "install", "catchup", "waitall", "restream", "rejoin", "unchecked", "swallow", "ticklease", "atrest"}},
 		{"../targets/etcd/bugs.yaml", "../targets/etcd/gofault.yaml", []string{"etcd-17780", "etcd-19179", "etcd-18089", "etcd-17529", "etcd-14685", "etcd-20418"}},
-		{"../targets/nats/bugs.yaml", "../targets/nats/gofault.yaml", []string{"nats-6888", "nats-7556"}},
+		{"../targets/nats/bugs.yaml", "../targets/nats/gofault.yaml", []string{"nats-6888", "nats-7556", "nats-6459"}},
 		{"../targets/raft/bugs.yaml", "../targets/raft/gofault.yaml", []string{"raft-493", "raft-494"}},
 	} {
 		f, _, err := Load(tc.bugs, checkers)
