@@ -109,6 +109,9 @@ func Compare(ctx context.Context, opts CompareOptions) (*Comparison, error) {
 			}
 			c := *cfg
 			c.Policy.Name, c.Policy.Seed = pol, seed
+			// Each run starts without the memory of the others (they share
+			// one store): the comparison is of policies, not of histories.
+			c.Policy.Memory = config.MemoryOff
 			s, err := Run(ctx, Options{Config: &c, Trials: opts.Trials, Parallel: opts.Parallel, Built: bt, Baseline: baseline, Logger: log})
 			if err != nil {
 				return nil, fmt.Errorf("%s seed %d: %w", pol, seed, err)
