@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,18 +10,8 @@ import (
 )
 
 func TestForgetAndReportMemory(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	ctx := context.Background()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "gofault.db")
-	st, err := store.Open(db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cid, err := st.CreateCampaign(ctx, store.Campaign{Name: "minikv", ConfigHash: "h", Policy: "random"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, db, st, cid := minikvStore(t)
 	st.Close()
 	cfg := []string{"--db", db, "--config", "../../examples/minikv/gofault.yaml", "--set", "workdir=" + dir}
 
@@ -33,7 +22,7 @@ func TestForgetAndReportMemory(t *testing.T) {
 	if want := "The next campaigns of minikv start without the memory of campaigns up to 1 "; !strings.HasPrefix(out.String(), want) || cid != 1 {
 		t.Errorf("forget said %q; want it to start %q", out.String(), want)
 	}
-	st, err = store.OpenExisting(db)
+	st, err := store.OpenExisting(db)
 	if err != nil {
 		t.Fatal(err)
 	}

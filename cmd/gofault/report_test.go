@@ -115,19 +115,28 @@ func TestReportDismissed(t *testing.T) {
 // TestReportRejudgeJSON checks report --rejudge --json's shape, that
 // trials it cannot judge again are named with why, not judged, and that it
 // leaves the database as it was.
-func TestReportRejudgeJSON(t *testing.T) {
+// minikvStore makes a store in a fresh work dir dir (db its path) with
+// one campaign cid of minikv's, for the commands that read a store with
+// minikv's config; the caller closes st.
+func minikvStore(t *testing.T) (dir, db string, st *store.Store, cid int64) {
+	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	ctx := context.Background()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "gofault.db")
+	dir = t.TempDir()
+	db = filepath.Join(dir, "gofault.db")
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cid, err := st.CreateCampaign(ctx, store.Campaign{Name: "minikv", ConfigHash: "h", Policy: "random"})
+	cid, err = st.CreateCampaign(context.Background(), store.Campaign{Name: "minikv", ConfigHash: "h", Policy: "random"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, db, st, cid
+}
+
+func TestReportRejudgeJSON(t *testing.T) {
+	ctx := context.Background()
+	dir, db, st, cid := minikvStore(t)
 	for i, tr := range []*record.Trial{
 		{Status: record.StatusOK, Dir: filepath.Join(dir, "trials", "1-0")},
 		{Status: record.StatusError, Err: "cluster did not start: n1 exited", Dir: filepath.Join(dir, "trials", "1-1")},
