@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/build"
+	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/cluster"
@@ -489,6 +490,11 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 	if h, bad := r.ctl.CatalogMismatch(); bad {
 		// Every trial would run without a fault: stop the campaign.
 		return nil, res, wres, fmt.Errorf("trial %s: the node binary %s was built with another catalog (its agent's %s, the campaign's %s): no fault can strike it; build it again (gofault run --rebuild)", t.id, r.bt.Binary, h, r.ctl.CatalogHash())
+	}
+	if v, bad := r.ctl.VersionMismatch(); bad {
+		// A workload so built reports nothing (the checkers would judge
+		// blind), a node so built takes no fault: stop the campaign.
+		return nil, res, wres, fmt.Errorf("trial %s: the agent of %s speaks protocol %d, this gofault %d: it was built with another gofault (a workload module that requires another github.com/gofault/gofault than this CLI, or an older build); build it with this gofault (align the module's gofault version; gofault run --rebuild), or run the gofault it was built with", t.id, v.Node, v.Version, wire.Version)
 	}
 	tr.Injections = res.Injections
 	tr.Requests = res.Requests

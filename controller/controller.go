@@ -87,7 +87,10 @@ type Controller struct {
 	// mismatch is the catalog hash of the first node agent that connected
 	// with another catalog than the controller's.
 	mismatch atomic.Pointer[string]
-	closed   bool
+	// otherVersion is the first agent (a node's or the workload's) that
+	// spoke another protocol version than this gofault's.
+	otherVersion atomic.Pointer[AgentVersion]
+	closed       bool
 	wg       sync.WaitGroup
 	nextID   atomic.Uint64 // PeerIDs, from 1
 }
@@ -339,6 +342,25 @@ func (c *Controller) CatalogMismatch() (agentHash string, ok bool) {
 		return *h, true
 	}
 	return "", false
+}
+
+// AgentVersion is an agent that spoke another protocol version than this
+// gofault's (wire.Version): the program it is linked into was built with
+// another gofault.
+type AgentVersion struct {
+	Node    string // its hello's node: a member, or "workload"
+	Version uint32 // its protocol version
+}
+
+// VersionMismatch returns the first agent that connected speaking another
+// protocol version (the controller refused it: a node so built takes no
+// fault, a workload so built reports nothing, and the checkers judge
+// blind), if one did.
+func (c *Controller) VersionMismatch() (AgentVersion, bool) {
+	if v := c.otherVersion.Load(); v != nil {
+		return *v, true
+	}
+	return AgentVersion{}, false
 }
 
 // CatalogHash is the hash of the controller's catalog.

@@ -253,6 +253,33 @@ func TestWorkloadEventsRecorded(t *testing.T) {
 	}
 }
 
+// A workload (or node) built with another gofault speaks another
+// protocol: the controller refuses it and says so (VersionMismatch), so
+// the runner can stop the campaign instead of judging blind.
+func TestVersionMismatchRecorded(t *testing.T) {
+	c := start(t, &scripted{})
+	tr, err := c.BeginTrial(TrialSpec{ID: "t1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.End()
+	if _, bad := c.VersionMismatch(); bad {
+		t.Fatal("a mismatch before any agent connected")
+	}
+	ok := dialRaw(t, c)
+	if _, err := ok.Write(wire.AppendHello(nil, &wire.Hello{Version: wire.Version, Role: wire.RoleWorkload, Node: "workload", Trial: "t1"})); err != nil {
+		t.Fatal(err)
+	}
+	nc := dialRaw(t, c)
+	if _, err := nc.Write(wire.AppendHello(nil, &wire.Hello{Version: wire.Version - 1, Role: wire.RoleWorkload, Node: "workload", Trial: "t1"})); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { _, bad := c.VersionMismatch(); return bad })
+	if v, _ := c.VersionMismatch(); v.Node != "workload" || v.Version != wire.Version-1 {
+		t.Errorf("VersionMismatch = %+v; want the workload's version %d", v, wire.Version-1)
+	}
+}
+
 func TestGarbageClosesOnlyThatConnection(t *testing.T) {
 	pol := &scripted{plan: policy.Plan{Sites: []uint32{0}}, script: []policy.Fault{{Kind: catalog.KindError, Error: 1}}}
 	c := start(t, pol)

@@ -129,7 +129,8 @@ func (p *peer) serve() error {
 func (p *peer) join() (wire.Plan, uint64) {
 	c := p.c
 	if p.hello.Version != wire.Version {
-		c.log.Error("controller: agent speaks another protocol version", "node", p.hello.Node, "version", p.hello.Version)
+		c.log.Error("controller: agent speaks another protocol version", "node", p.hello.Node, "version", p.hello.Version, "want", wire.Version)
+		c.otherVersion.CompareAndSwap(nil, &AgentVersion{Node: p.hello.Node, Version: p.hello.Version})
 		return wire.Plan{}, 0
 	}
 	c.mu.Lock()
