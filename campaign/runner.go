@@ -15,8 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/cluster"

@@ -91,8 +91,8 @@ type Controller struct {
 	// spoke another protocol version than this gofault's.
 	otherVersion atomic.Pointer[AgentVersion]
 	closed       bool
-	wg       sync.WaitGroup
-	nextID   atomic.Uint64 // PeerIDs, from 1
+	wg           sync.WaitGroup
+	nextID       atomic.Uint64 // PeerIDs, from 1
 }
 
 // Listen starts a controller on network ("unix" or "tcp") and address. For
