@@ -32,7 +32,15 @@ type fakeController struct {
 
 func newFake(t *testing.T, plan wire.Plan, answer func(*wire.Request) (wire.Response, bool)) *fakeController {
 	t.Helper()
-	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "c.sock"))
+	// A short directory of its own, not t.TempDir(): that one is named
+	// after the (sub)test, and a long name under a long TMPDIR passes the
+	// 108 bytes a unix socket's path may have ("bind: invalid argument").
+	dir, err := os.MkdirTemp("", "gfa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	ln, err := net.Listen("unix", filepath.Join(dir, "c.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
