@@ -55,6 +55,10 @@ func trialRand(seed int64, index int) *rand.Rand {
 // mean: a few long trials (a delay or a crash multiplies a trial's
 // requests) would otherwise size p too low for the others, which then end
 // without a grant.
+//
+// With a Memory of earlier campaigns (Env.Memory), the grants and the
+// fault drawn are weighted by what those campaigns saw of each fault
+// (decideWithMemory); without one it draws exactly as above.
 type random struct {
 	env    Env
 	sites  []uint32
