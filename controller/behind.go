@@ -101,6 +101,9 @@ func (s *session) commitSeen(node string, pt *catalog.ObservePoint, vals []int64
 		}
 		s.commits[node] = c
 	}
+	if len(s.holds) == 0 {
+		return nil // the common case: no hold to feed, nor its keys to sort
+	}
 	var effs []Effect
 	for _, key := range s.holdKeys() {
 		h := s.holds[key]
