@@ -17,13 +17,14 @@ import (
 // A held cut (policy.Fault.Until) is a cut that heals when something
 // happened in the protocol rather than after a fixed time: a node cut (a
 // partition or leader cut, partition.go) or an arc cut (a disconnect,
-// one-way cut or split, disconnect.go and shapes.go). The fault's delay
-// is only its cap. The session watches for the condition in what it
-// already sees — the members' role events, the workload's client
-// events, the members' requests and observed peer messages — and heals the cut the moment it holds (every arc of an arc
-// cut at once), shortening the injection to the cut's real length and
-// saying in it what met the condition (record.Injection.Met). At the cap
-// the cut heals as any cut does, and Met stays empty.
+// one-way cut or split, disconnect.go and shapes.go). The fault's delay is
+// only its cap. The session watches for the condition in what it already
+// sees — the members' role events, the workload's client events, the
+// members' requests and observed peer messages — and heals the cut the
+// moment it holds (every arc of an arc cut at once), shortening the
+// injection to the cut's real length and saying in it what met the
+// condition (record.Injection.Met). At the cap the cut heals as any cut
+// does, and Met stays empty.
 //
 // A held delay is a delayed call held the same way: the call sleeps
 // (wire.ActHold) while its connection's plan lists it

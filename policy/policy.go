@@ -341,7 +341,7 @@ type Env struct {
 	// (Request.Node); empty: any.
 	Nodes []string
 	// Memory is what earlier campaigns of the same target and release
-	// line learned per fault (config search.memory); nil or empty: none.
+	// line learned per fault (config policy.memory); nil or empty: none.
 	// random (alone and as the portfolio's arm) prefers the faults they
 	// tried least without a symptom.
 	Memory *Memory
@@ -448,17 +448,18 @@ func (e *Env) holds() []hold {
 // faults returns every fault the environment allows at site s, in a fixed
 // order: each error variant, then a delay and its held variants
 // (DelayHolds), then a crash, then a crash right after the call returned
-// (at a disk call whose return is hooked, catalog.KindCrashAfter), then a power loss (at a disk call that can
-// crash: where the node's unsynced writes are in flight; at a network
-// call it would be a crash that costs a rollback) and one after the call,
-// then a reboot, then a pause and a stop of the node for each of its
-// lengths (holds), at a site that can crash, then a partition of the node, a disconnect of the node from
-// the call's peer, a one-way cut of the node from it and a split between
-// their sides (at the peer-network calls, catalog.Site.Peer, the moments
-// a partition can start; an accepted call's peer is unknown), then a
-// leader cut (at any site: faultsAt keeps it where the node leads), then
-// a corruption of a read's bytes or a torn write, at the file reads and
-// writes whose bytes the hook reaches (the site's kinds say so).
+// (at a disk call whose return is hooked, catalog.KindCrashAfter), then a
+// power loss (at a disk call that can crash: where the node's unsynced
+// writes are in flight; at a network call it would be a crash that costs a
+// rollback) and one after the call, then a reboot, then a pause and a stop
+// of the node for each of its lengths (holds), at a site that can crash,
+// then a partition of the node, a disconnect of the node from the call's
+// peer, a one-way cut of the node from it and a split between their sides
+// (at the peer-network calls, catalog.Site.Peer, the moments a partition
+// can start; an accepted call's peer is unknown), then a leader cut (at
+// any site: faultsAt keeps it where the node leads), then a corruption of
+// a read's bytes or a torn write, at the file reads and writes whose bytes
+// the hook reaches (the site's kinds say so).
 func (e *Env) faults(s *catalog.Site) []Fault {
 	var fs []Fault
 	if s.Kind.Has(catalog.KindError) && e.allows(catalog.KindError) && (s.IO != "" || e.TargetErrors) {
