@@ -101,10 +101,8 @@ func (c *Cluster) Start(i int) error {
 		return fmt.Errorf("start %s: %w", c.opts[i].ServerName, err)
 	}
 	s.SetLogger(c.logs[i], false, false)
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		s.Shutdown()
-		return fmt.Errorf("start %s: not ready for connections after 10s", c.opts[i].ServerName)
+	if err := run(s); err != nil {
+		return fmt.Errorf("start %s: %w", c.opts[i].ServerName, err)
 	}
 	c.servers[i] = s
 	return nil

@@ -23,12 +23,21 @@ func StartServer(dir string) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := run(s); err != nil {
+		return nil, fmt.Errorf("nats-server: %w", err)
+	}
+	return s, nil
+}
+
+// run starts s and waits until it takes connections; s is shut down
+// when it does not within 10 s.
+func run(s *server.Server) error {
 	go s.Start()
 	if !s.ReadyForConnections(10 * time.Second) {
 		s.Shutdown()
-		return nil, fmt.Errorf("nats-server did not start")
+		return fmt.Errorf("not ready for connections after 10s")
 	}
-	return s, nil
+	return nil
 }
 
 // PutResent puts data as object meta into obs, a bucket of nc's JetStream,
