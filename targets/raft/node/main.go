@@ -81,8 +81,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "node: --name, --dir, --raft-addr, --http-addr and --peers are required", err)
 		os.Exit(2)
 	}
-	windows := &adminWindows{}
-	logger := adminLogger{hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}), windows}
+	windows, writing := &adminWindows{}, newWritingSnapshots()
+	logger := adminLogger{hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.LevelFromString(*logLevel), Output: os.Stderr}), windows, writing}
 	cfg := raft.DefaultConfig()
 	cfg.LocalID = raft.ServerID(*name)
 	cfg.Logger = logger
@@ -96,7 +96,7 @@ func main() {
 	// A member removed by an admin call (POST /admin/membership) stays
 	// up, to be added back.
 	cfg.ShutdownOnRemove = false
-	srv, err := start(cfg, *dir, *raftAddr, peers, logger)
+	srv, err := start(cfg, *dir, *raftAddr, peers, logger, writing)
 	if err != nil {
 		logger.Error("start failed", "error", err)
 		os.Exit(1)
@@ -147,15 +147,20 @@ type server struct {
 }
 
 // start opens the member's stores and transport, starts raft, and
-// bootstraps the cluster when the member has no state yet.
-func start(cfg *raft.Config, dir, raftAddr string, peers []peer, logger hclog.Logger) (*server, error) {
+// bootstraps the cluster when the member has no state yet. writing, when
+// not nil, is kept up to date with the snapshots being written.
+func start(cfg *raft.Config, dir, raftAddr string, peers []peer, logger hclog.Logger, writing *writingSnapshots) (*server, error) {
 	store, err := raftboltdb.NewBoltStore(filepath.Join(dir, "raft.db"))
 	if err != nil {
 		return nil, fmt.Errorf("bolt store: %w", err)
 	}
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
+	files, err := raft.NewFileSnapshotStoreWithLogger(dir, 2, logger)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot store: %w", err)
+	}
+	var snaps raft.SnapshotStore = files
+	if writing != nil {
+		snaps = trackingSnapshotStore{files, writing}
 	}
 	addr, err := net.ResolveTCPAddr("tcp", raftAddr)
 	if err != nil {
