@@ -17,6 +17,7 @@ import (
 // refer to them.
 const (
 	RuleEchoError         = "echo-error"
+	RuleEchoAftermath     = "echo-aftermath"
 	RuleResourceExhausted = "resource-exhausted"
 	RuleFaultSite         = "fault-site"
 	RuleCorruptionWords   = "corruption-words"
@@ -61,6 +62,8 @@ var LogRules = []LogRule{
 		"every member, from the injection to RecoveryBound after it"},
 	{RuleMachine, "lines about a slow or overloaded machine (took too long, slow, clock, heartbeat) or carrying a latency field (took, duration)",
 		"every member, the whole trial: with parallel trials on a busy host they come and go, fault or not"},
+	{RuleEchoAftermath, "lines naming an object (a quoted name such as '$G > S2', or one inside it such as '$G > S2 > c-n3') that a line dismissed as echo-error or resource-exhausted named: what the target did next about the thing the injected error failed (a stream whose store could not be created is rejected, looked up, removed; its consumers cannot find it)",
+		"the node the echo was logged on and, naming the object, its peers (a meta leader learns of the failure), in the window of the fault the echo was tied to; tried last, over every member's log"},
 	{RuleLogIgnore, "lines matching one of the target's log_ignore patterns",
 		"every member, the whole trial"},
 	{RuleDowngraded, "lines the target's own program logged below warning in place of an error because it knew their cause, marked so (a log_downgraded pattern): listed, never reported (the program scopes them, not gofault)",
@@ -269,8 +272,16 @@ func (f *fault) placement(l LogLine, node string) string {
 // dismiss returns the rule that dismisses line l, logged on node and
 // placed at at (zero when it cannot be placed), as the consequence of one
 // of faults, and what it tied the line to; "" when none does. The rules
-// are tried in LogRules order, each over every fault.
+// are tried in LogRules order, each over every fault (echo-aftermath is
+// not one of them: it needs every member's echoes, see aftermath).
 func dismiss(faults []fault, l LogLine, node string, at time.Time) (rule, why string) {
+	rule, why, _ = dismissBy(faults, l, node, at)
+	return rule, why
+}
+
+// dismissBy is dismiss that also returns the fault the rule tied the line
+// to (nil when none).
+func dismissBy(faults []fault, l LogLine, node string, at time.Time) (rule, why string, by *fault) {
 	words := func(re *regexp.Regexp) bool { return re.MatchString(l.Msg) || re.MatchString(l.Err) }
 	for _, r := range LogRules {
 		for i := range faults {
@@ -284,14 +295,14 @@ func dismiss(faults []fault, l LogLine, node string, at time.Time) (rule, why st
 				if f.on(node) {
 					for _, t := range f.texts {
 						if strings.Contains(l.Raw, t) {
-							return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on %s", t, f.desc, node)
+							return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on %s", t, f.desc, node), f
 						}
 					}
 					continue
 				}
 				for _, t := range f.peerTexts {
 					if strings.Contains(l.Raw, t) {
-						return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on peer %s (it can only have the text from %s)", t, f.desc, node, strings.Join(f.hit, ","))
+						return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on peer %s (it can only have the text from %s)", t, f.desc, node, strings.Join(f.hit, ",")), f
 					}
 				}
 			case RuleResourceExhausted:
@@ -300,7 +311,7 @@ func dismiss(faults []fault, l LogLine, node string, at time.Time) (rule, why st
 				}
 				for _, n := range f.exhausted {
 					if exhaustedWords[n].MatchString(l.Raw) {
-						return r.Name, fmt.Sprintf("%s ran a resource out: %s, on %s", n, f.desc, node)
+						return r.Name, fmt.Sprintf("%s ran a resource out: %s, on %s", n, f.desc, node), f
 					}
 				}
 			case RuleFaultSite:
@@ -309,33 +320,97 @@ func dismiss(faults []fault, l LogLine, node string, at time.Time) (rule, why st
 				}
 				for _, c := range f.callers {
 					if strings.HasSuffix(c, "/"+l.Caller) || path.Base(c) == l.Caller {
-						return r.Name, fmt.Sprintf("logged at the fault site %s: %s, on %s", l.Caller, f.desc, node)
+						return r.Name, fmt.Sprintf("logged at the fault site %s: %s, on %s", l.Caller, f.desc, node), f
 					}
 				}
 			case RuleCorruptionWords:
 				if f.corrupt && f.on(node) && inWindow && words(corruptionWords) {
-					return r.Name, f.desc + ", on " + node
+					return r.Name, f.desc + ", on " + node, f
 				}
 			case RuleDelayWords:
 				if f.delay && f.on(node) && inWindow && words(delayWords) {
-					return r.Name, f.desc + ", on " + node
+					return r.Name, f.desc + ", on " + node, f
 				}
 			case RuleConnectionWords:
 				if f.connLost && inWindow && words(connectionWords) {
-					return r.Name, f.desc + ", " + f.placement(l, node)
+					return r.Name, f.desc + ", " + f.placement(l, node), f
 				}
 			case RulePartitionWords:
 				if f.cut && inWindow && words(partitionWords) {
-					return r.Name, f.desc + ", " + f.placement(l, node)
+					return r.Name, f.desc + ", " + f.placement(l, node), f
 				}
 			case RuleLeaderError:
 				if f.leaderErr && inWindow && words(partitionWords) {
-					return r.Name, f.desc + " (a leader's, a new election), " + f.placement(l, node)
+					return r.Name, f.desc + " (a leader's, a new election), " + f.placement(l, node), f
 				}
 			}
 		}
 	}
-	return "", ""
+	return "", "", nil
+}
+
+// echoed is an object a line dismissed as echo-error (or
+// resource-exhausted: the target's own words for the injected error)
+// named: where and while its aftermath is expected.
+type echoed struct {
+	object, node string
+	f            *fault
+}
+
+// quotedNames match a name a log line quotes in single ('A > B') or
+// double quotes ("c-n3"), each quote outside a word (not an apostrophe).
+var quotedNamesRe = []*regexp.Regexp{
+	regexp.MustCompile(`(?:^|[^\w'])'([^'\n]{3,100})'(?:$|[^\w'])`),
+	regexp.MustCompile(`(?:^|[^\w"])"([^"\n]{3,100})"(?:$|[^\w"])`),
+}
+
+// quotedNames returns the names a line's message (LogLine.Msg: not a
+// structured line's other fields, whose quoted values are times and
+// levels) quotes, without the ones that are messages or paths (a ": "
+// inside, a leading "/"), which name no object.
+func quotedNames(msg string) []string {
+	var out []string
+	for _, re := range quotedNamesRe {
+		for _, m := range re.FindAllStringSubmatch(msg, -1) {
+			n := m[1]
+			if strings.TrimSpace(n) == "" || strings.Contains(n, ": ") || strings.HasPrefix(n, "/") {
+				continue
+			}
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// inside reports whether name is object or a name inside it: the object
+// followed by a separator (" ", ">", "/", ".", ":").
+func inside(name, object string) bool {
+	if name == object {
+		return true
+	}
+	return strings.HasPrefix(name, object) && strings.ContainsRune(" >/.:", rune(name[len(object)]))
+}
+
+// aftermath returns why line l, logged on node and placed at at, is the
+// aftermath of one of echoes (the object it names, the echo's node, the
+// fault), or "" when it is not.
+func aftermath(echoes []echoed, l LogLine, node string, at time.Time) string {
+	if at.IsZero() {
+		return ""
+	}
+	for _, name := range quotedNames(l.Msg) {
+		for _, e := range echoes {
+			if !inside(name, e.object) || !within(at, e.f.from, e.f.to) {
+				continue
+			}
+			where := "on " + node
+			if node != e.node {
+				where = "on peer " + node
+			}
+			return fmt.Sprintf("names %q, which %s's line tied to the injected error named: %s, %s", name, e.node, e.f.desc, where)
+		}
+	}
+	return ""
 }
 
 // mentions reports whether s contains name as a word of its own: "n2"

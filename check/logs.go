@@ -536,8 +536,10 @@ var netErrors = map[string]bool{
 var exhaustedWords = map[string]*regexp.Regexp{
 	// A subsystem a target turns off when its disk is full, and then
 	// reports off, follows too (nats-server: "JetStream out of resources,
-	// will be DISABLED", then its health check "JetStream not enabled").
-	"ENOSPC": regexp.MustCompile(`(?i)no space|out of (disk |storage )?space|(disk|storage) (is )?full|out of (storage|resources)|insufficient (storage|resources)|quota|\bdisabled\b|not enabled`),
+	// will be DISABLED", then its health check "JetStream not enabled"),
+	// and so does the leadership it hands over as it turns off
+	// (nats-server: "JetStream initiating meta leader transfer").
+	"ENOSPC": regexp.MustCompile(`(?i)no space|out of (disk |storage )?space|(disk|storage) (is )?full|out of (storage|resources)|insufficient (storage|resources)|quota|\bdisabled\b|not enabled|not writable|leader(ship)? transfer`),
 	"EDQUOT": regexp.MustCompile(`(?i)quota|no space|out of (disk |storage )?space|out of (storage|resources)|insufficient (storage|resources)`),
 	"EMFILE": regexp.MustCompile(`(?i)too many open files|file descriptors|out of resources`),
 	"ENFILE": regexp.MustCompile(`(?i)too many open files|file table|file descriptors|out of resources`),
@@ -767,6 +769,15 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 		gone[key] = &dismissed{d: record.Dismissal{Rule: rule, Node: node, Template: l.Template, Count: 1, Example: l.Raw, Why: why}, line: l}
 		goneOrder = append(goneOrder, key)
 	}
+	// The new lines no rule dismissed while scanning wait for every
+	// member's echoes (echo-aftermath) before they are reported.
+	type candidate struct {
+		l      LogLine
+		node   string
+		placed time.Time
+	}
+	var pending []candidate
+	var echoes []echoed
 	for _, n := range in.Trial.Nodes {
 		var placed time.Time // the last timestamp seen in this log
 		err := scanLog(in.Logs, n, in.LogFormat, func(l LogLine) {
@@ -793,7 +804,13 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 				}
 			}
 			if rule == "" {
-				rule, why = dismiss(faults, l, n.Name, placed)
+				var by *fault
+				rule, why, by = dismissBy(faults, l, n.Name, placed)
+				if rule == RuleEchoError || rule == RuleResourceExhausted {
+					for _, o := range quotedNames(l.Msg) {
+						echoes = append(echoes, echoed{object: o, node: n.Name, f: by})
+					}
+				}
 			}
 			if rule == "" && aboutMachine(l) {
 				rule, why = RuleMachine, "about a slow or overloaded machine"
@@ -802,19 +819,26 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 				note(rule, why, n.Name, l)
 				return
 			}
-			late := !closed.IsZero() && !placed.IsZero() && placed.After(closed)
-			if nt, ok := found[l.Template]; ok {
-				nt.count++
-				nt.nodes[n.Name] = true
-				nt.lasting = nt.lasting || late
-				return
-			}
-			found[l.Template] = &newTemplate{line: l, node: n.Name, count: 1, nodes: map[string]bool{n.Name: true}, lasting: late}
-			order = append(order, l.Template)
+			pending = append(pending, candidate{l, n.Name, placed})
 		})
 		if err != nil {
 			v.Evidence = append(v.Evidence, fmt.Sprintf("node %s: %v", n.Name, err))
 		}
+	}
+	for _, c := range pending {
+		if why := aftermath(echoes, c.l, c.node, c.placed); why != "" {
+			note(RuleEchoAftermath, why, c.node, c.l)
+			continue
+		}
+		late := !closed.IsZero() && !c.placed.IsZero() && c.placed.After(closed)
+		if nt, ok := found[c.l.Template]; ok {
+			nt.count++
+			nt.nodes[c.node] = true
+			nt.lasting = nt.lasting || late
+			continue
+		}
+		found[c.l.Template] = &newTemplate{line: c.l, node: c.node, count: 1, nodes: map[string]bool{c.node: true}, lasting: late}
+		order = append(order, c.l.Template)
 	}
 	// Most severe first, then by template, so the symptom is stable.
 	sort.SliceStable(order, func(i, j int) bool {

@@ -440,6 +440,12 @@ func TestLogScope(t *testing.T) {
 			map[string][]string{"n1": {stamp(4000, eio)}}, errN1("EIO"), "", "n1", ""},
 		{"an exhausted resource on the node, to the trial's end",
 			map[string][]string{"n1": {stamp(5000, noSpace)}}, errN1("ENOSPC"), RuleResourceExhausted, "n1", "ENOSPC ran a resource out"},
+		{"a full disk's server hands its leadership over (nats-server, session-19 hunt trial 1-44)",
+			map[string][]string{"n1": {stamp(600, `[WRN] JetStream initiating meta leader transfer`)}}, errN1("ENOSPC"), RuleResourceExhausted, "n1", "ENOSPC ran a resource out"},
+		{"a leadership transfer on another member after an ENOSPC is reported (planted)",
+			map[string][]string{"n2": {stamp(600, `[WRN] JetStream initiating meta leader transfer`)}}, errN1("ENOSPC"), "", "n2", ""},
+		{"a leadership transfer after an EIO is reported (planted)",
+			map[string][]string{"n1": {stamp(4000, `[WRN] JetStream initiating meta leader transfer`)}}, errN1("EIO"), "", "n1", ""},
 		{"an exhausted resource on another member is reported",
 			map[string][]string{"n2": {stamp(500, noSpace)}}, errN1("ENOSPC"), "", "n2", ""},
 		{"a line without a time is placed by the line before it",
@@ -712,6 +718,103 @@ func TestParseLogLineTimes(t *testing.T) {
 		l, ok := ParseLogLine(raw)
 		if !ok || !l.Time.Equal(want) {
 			t.Errorf("ParseLogLine(%q).Time = %v (ok %v), want %v", raw, l.Time, ok, want)
+		}
+	}
+}
+
+// natsLine is a nats-server log line at ms after the trial's start.
+func natsLine(ms int, level, msg string) string {
+	return "[100] " + at(ms).UTC().Format("2006/01/02 15:04:05.000000") + " [" + level + "] " + msg
+}
+
+// TestLogEchoAftermath: after a line echoing the injected error names an
+// object (nats-server's quoted '$G > S2'), the lines naming that object,
+// or one inside it, in the fault's window are its aftermath, on the echo's
+// node and on its peers (the real lines of the session-19 NATS hunt,
+// trials 1-45, 1-57, 1-166); another object, a look-alike name, a line
+// after the window, or no echo at all are reported (planted).
+func TestLogEchoAftermath(t *testing.T) {
+	echoS2 := natsLine(500, "WRN", `Stream create failed for '$G > S2': Error creating msg block file: open /d/n1/jetstream/$G/streams/S2/msgs/1.blk: input/output error (10077)`)
+	echoC := natsLine(500, "WRN", `Consumer create failed for '$G > S1 > c-n1': error creating store for consumer: rename /d/n2/meta.inf.tmp /d/n2/meta.inf: input/output error`)
+	rejected := func(ms int, object string) string {
+		return natsLine(ms, "WRN", "Stream assignment for '"+object+"' rejected by assigned member: error creating store for stream (10049)")
+	}
+	eioN := func(node string) func(*trialB) {
+		return func(b *trialB) {
+			b.inject(10, node, catalog.KindError, func(in *record.Injection) { in.Error = "EIO" })
+		}
+	}
+	tests := []struct {
+		name string
+		logs map[string][]string
+		mod  func(*trialB)
+		// reported is the node whose line is reported, "" when the line
+		// is the aftermath; why is part of the aftermath's reason.
+		reported, why string
+	}{
+		{"the stream the echo named, on its node",
+			map[string][]string{"n1": {echoS2, rejected(520, "$G > S2")}}, eioN("n1"), "", `names "$G > S2", which n1's line tied to the injected error named: error EIO into n1 at +10ms, on n1`},
+		{"a consumer inside the stream, on its node",
+			map[string][]string{"n1": {echoS2, natsLine(600, "WRN", `Consumer create failed, could not locate stream '$G > S2 > c-n3'`)}}, eioN("n1"), "", `names "$G > S2 > c-n3"`},
+		{"the consumer the echo named, on the meta leader (a peer), named",
+			map[string][]string{"n2": {echoC}, "n1": {natsLine(520, "WRN", `Consumer assignment for '$G > S1 > c-n1' rejected by assigned member: error creating store for consumer (10012)`)}}, eioN("n2"), "", "on peer n1"},
+		{"a full disk in the target's words ('not writable') names the stream too (trial 1-47)",
+			map[string][]string{"n2": {natsLine(500, "WRN", `Stream create failed for '$G > OBJ_OBJ': storage directory is not writable (10077)`), natsLine(700, "WRN", `JetStream failed to lookup running stream while removing stream '$G > OBJ_OBJ' from this server`)}},
+			func(b *trialB) {
+				b.inject(10, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "ENOSPC" })
+			}, "", `names "$G > OBJ_OBJ"`},
+		{"another stream is reported (planted)",
+			map[string][]string{"n1": {echoS2, rejected(520, "$G > S1")}}, eioN("n1"), "n1", ""},
+		{"a look-alike name is reported (planted)",
+			map[string][]string{"n1": {echoS2, rejected(520, "$G > S20")}}, eioN("n1"), "n1", ""},
+		{"the same stream after the fault's window is reported (planted)",
+			map[string][]string{"n1": {echoS2, rejected(4000, "$G > S2")}}, eioN("n1"), "n1", ""},
+		{"the same stream with no echo is reported (planted: the error went to another member and no line echoed it here)",
+			map[string][]string{"n1": {rejected(520, "$G > S2")}}, eioN("n2"), "n1", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := healthy()
+			for _, n := range b.tr.Nodes {
+				b.log(n.Name, tc.logs[n.Name]...)
+			}
+			tc.mod(b)
+			v := runOne(t, NameLog, b.input(Input{Baseline: heartbeatBaseline(t), RecoveryBound: time.Second}))
+			evidence := strings.Join(v.Evidence, "\n")
+			var after []record.Dismissal
+			for _, d := range v.Dismissed {
+				if d.Rule == RuleEchoAftermath {
+					after = append(after, d)
+				}
+			}
+			if tc.reported != "" {
+				if !v.Failed || !reflect.DeepEqual(v.Nodes, []string{tc.reported}) || len(after) != 0 {
+					t.Fatalf("failed=%v nodes=%v aftermath=%+v, want the line reported on %s\n%s", v.Failed, v.Nodes, after, tc.reported, evidence)
+				}
+				return
+			}
+			if v.Failed || len(after) != 1 || !strings.Contains(after[0].Why, tc.why) {
+				t.Fatalf("failed=%v aftermath=%+v, want one line dismissed as the aftermath, why ~%q\n%s", v.Failed, after, tc.why, evidence)
+			}
+		})
+	}
+}
+
+// TestQuotedNames: the names a message quotes, not messages or paths.
+func TestQuotedNames(t *testing.T) {
+	for _, tc := range []struct {
+		msg  string
+		want []string
+	}{
+		{`Stream create failed for '$G > S2': Error creating msg block file`, []string{"$G > S2"}},
+		{`Not granting vote for "S-R3F-UgHwMmbc", could not persist term and vote`, []string{"S-R3F-UgHwMmbc"}},
+		{`Healthcheck failed: "JetStream stream '$G > S1' is not current: node write error"`, []string{"$G > S1"}},
+		{`open "/d/n1/1.blk": input/output error`, nil},
+		{`failed to write`, nil},
+		{`can't reach 'c-n2', won't retry`, []string{"c-n2"}},
+	} {
+		if got := quotedNames(tc.msg); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("quotedNames(%q) = %q, want %q", tc.msg, got, tc.want)
 		}
 	}
 }
