@@ -18,6 +18,7 @@ import (
 const (
 	RuleEchoError         = "echo-error"
 	RuleEchoAftermath     = "echo-aftermath"
+	RuleOwnShutdown       = "own-shutdown"
 	RuleResourceExhausted = "resource-exhausted"
 	RuleFaultSite         = "fault-site"
 	RuleCorruptionWords   = "corruption-words"
@@ -60,6 +61,8 @@ var LogRules = []LogRule{
 		"every member (an election involves all), in the fault's window"},
 	{RuleLeaderError, "after an error injected into the leader, lines about the election that follows (the partition words)",
 		"every member, from the injection to RecoveryBound after it"},
+	{RuleOwnShutdown, "lines a member logs during its own clean shutdown, from a reboot's signal until it is started again (nats-server: a Raft group that wins an election as JetStream shuts down cannot subscribe, \"system account not setup\"): the judged window leaves out every member's shutdown at the trial's end, a reboot's is the same shutdown earlier",
+		"the rebooted node, from the reboot to its restart; not its peers, not its new process, not after a crash or a stop (no shutdown runs)"},
 	{RuleMachine, "lines about a slow or overloaded machine (took too long, slow, clock, heartbeat) or carrying a latency field (took, duration)",
 		"every member, the whole trial: with parallel trials on a busy host they come and go, fault or not"},
 	{RuleEchoAftermath, "lines naming an object (a quoted name such as '$G > S2', or one inside it such as '$G > S2 > c-n3') that a line dismissed as echo-error or resource-exhausted named: what the target did next about the thing the injected error failed (a stream whose store could not be created is rejected, looked up, removed; its consumers cannot find it)",
@@ -82,7 +85,10 @@ type fault struct {
 	from, to time.Time
 	// exhaustedTo ends the window of resource-exhausted.
 	exhaustedTo time.Time
-	texts       []string // injected error texts (echo-error)
+	// shutdownTo ends a reboot's own shutdown (own-shutdown): the node's
+	// restart; zero for the other kinds.
+	shutdownTo time.Time
+	texts      []string // injected error texts (echo-error)
 	// peerTexts are the texts a peer's line may echo (echo-error on a
 	// peer): the system error text of an injected errno that no network
 	// call returns, at a site that is no network call.
@@ -132,7 +138,11 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 			// write's node finds the bad record when it restarts.
 			f.connLost = true
 			f.corrupt = in.Kind == catalog.KindTorn || in.Kind == catalog.KindRot
-			f.to = backAt(tr, in.Node, in.Time, end).Add(bound)
+			back := backAt(tr, in.Node, in.Time, end)
+			f.to = back.Add(bound)
+			if in.Kind == catalog.KindReboot {
+				f.shutdownTo = back
+			}
 			killedBy[in.Node] = true
 		case catalog.KindPartition, catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit, catalog.KindLeaderCut, catalog.KindPause:
 			// A paused member is cut off as a partitioned one is, and
@@ -304,6 +314,10 @@ func dismissBy(faults []fault, l LogLine, node string, at time.Time) (rule, why 
 					if strings.Contains(l.Raw, t) {
 						return r.Name, fmt.Sprintf("echoes the injected error %q: %s, on peer %s (it can only have the text from %s)", t, f.desc, node, strings.Join(f.hit, ",")), f
 					}
+				}
+			case RuleOwnShutdown:
+				if !f.shutdownTo.IsZero() && f.on(node) && within(at, f.from, f.shutdownTo) {
+					return r.Name, fmt.Sprintf("logged while %s shut down cleanly: %s, restarted %s later", node, f.desc, f.shutdownTo.Sub(f.from).Round(time.Millisecond)), f
 				}
 			case RuleResourceExhausted:
 				if !f.on(node) || !within(at, f.from, f.exhaustedTo) {

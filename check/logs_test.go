@@ -83,15 +83,21 @@ func TestNormalizeIsStableAcrossTrials(t *testing.T) {
 		{`RAFT [fjFyEjc1 - _meta_] Falling behind in health check, commit 8 != applied 7`, `RAFT [BXScrY9i - _meta_] Falling behind in health check, commit 9 != applied 8`},
 		{`Filestore [S-R3F-pJgP3MAB] Critical write error`, `Filestore [S-R3F-X37BOGPx] Critical write error`},
 		{`Failed to install snapshot for '$G > S2 > c-n2' [C-R3F-mwe1k837]: store is closed`, `Failed to install snapshot for '$G > S2 > c-n1' [C-R3F-V4wp6mTa]: store is closed`},
+		{`RAFT [BXScrY9i - S-R3F-mEptDXar] Error subscribing to forwarded proposals`, `RAFT [BXScrY9i - S-R3F-UFNkjnzn] Error subscribing to forwarded proposals`},
 	}
 	for _, p := range pairs {
 		if a, b := normalize(p[0]), normalize(p[1]); a != b {
 			t.Errorf("templates differ:\n%q\n%q", a, b)
 		}
 	}
-	for _, w := range []string{"JetStream", "S3", "sha256", "deadbeef42", "utf8mb4", "ipv4addr", "node12ab"} {
+	for _, w := range []string{"JetStream", "S3", "sha256", "deadbeef42", "utf8mb4", "ipv4addr", "node12ab", "LeaderTransfer", "getHTTPResponseCode", "McDonald", "iOS", "GiB", "macOS", "OpenTelemetry", "WebSocket", "maxAckPending", "addrConn"} {
 		if got := normalize("x " + w + " y"); strings.Contains(got, "<id>") {
 			t.Errorf("normalize(%q) = %q: not a generated ID", w, got)
+		}
+	}
+	for _, p := range pairs {
+		if n := normalize(p[0]); normalize(n) != n {
+			t.Errorf("normalize is not idempotent on %q: %q", n, normalize(n))
 		}
 	}
 	if normalize("failed to commit") == normalize("failed to apply") {
@@ -394,6 +400,11 @@ func TestLogScope(t *testing.T) {
 		b.inject(10, "n2", catalog.KindTorn, nil)
 		b.node("n2", func(n *record.Node) { n.Killed, n.Restarts, n.Restarted = true, 1, []time.Time{at(1010)} })
 	}
+	noSub := `[WRN] RAFT [BXScrY9i - S-R3F-mEptDXar] Error subscribing to forwarded proposals: system account not setup`
+	rebootN2 := func(b *trialB) {
+		b.inject(10, "n2", catalog.KindReboot, nil)
+		b.node("n2", func(n *record.Node) { n.Restarts, n.Restarted = 1, []time.Time{at(1010)} })
+	}
 	tests := []struct {
 		name string
 		logs map[string][]string
@@ -522,6 +533,14 @@ func TestLogScope(t *testing.T) {
 			map[string][]string{"n1": {stamp(500, `[ERROR] store: block checksum mismatch`)}}, delayN1, "", "n1", ""},
 		{"a checksum error on the corrupted member after the window is reported",
 			map[string][]string{"n1": {stamp(4000, `[ERROR] store: block checksum mismatch`)}}, corruptN1, "", "n1", ""},
+		{"a rebooted member's own clean shutdown (nats-server, session-19 hunt trial 1-66)",
+			map[string][]string{"n2": {stamp(500, noSub)}}, rebootN2, RuleOwnShutdown, "n2", "logged while n2 shut down cleanly: reboot of n2 at +10ms, restarted 1s later"},
+		{"the same line on a peer during the reboot is reported (planted)",
+			map[string][]string{"n1": {stamp(500, noSub)}}, rebootN2, "", "n1", ""},
+		{"the same line from the rebooted member's new process is reported (planted)",
+			map[string][]string{"n2": {stamp(1500, noSub)}}, rebootN2, "", "n2", ""},
+		{"the same line after a crash, which runs no shutdown, is reported (planted)",
+			map[string][]string{"n2": {stamp(500, noSub)}}, crashN2, "", "n2", ""},
 		{"a slow machine anywhere, any time",
 			map[string][]string{"n3": {stamp(5000, `[WARN]  raft: disk write took too long`)}}, nil, RuleMachine, "n3", "slow or overloaded"},
 	}
@@ -816,5 +835,26 @@ func TestQuotedNames(t *testing.T) {
 		if got := quotedNames(tc.msg); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("quotedNames(%q) = %q, want %q", tc.msg, got, tc.want)
 		}
+	}
+}
+
+// TestLogKnownTemplateOfAnEarlierNormalize: a baseline stored by an
+// earlier gofault, whose template kept a generated ID that normalize now
+// replaces, still knows the line (a resumed or re-judged campaign).
+func TestLogKnownTemplateOfAnEarlierNormalize(t *testing.T) {
+	line := natsLine(500, "WRN", `RAFT [BXScrY9i - S-R3F-mEptDXar] Error subscribing to forwarded proposals: system account not setup`)
+	l, ok := ParseLogLine(line)
+	if !ok {
+		t.Fatal("not parsed")
+	}
+	old := strings.Replace(l.Template, "S-R<n>F-<id>", "S-R<n>F-mEptDXar", 1)
+	if old == l.Template {
+		t.Fatalf("template %q has no ID to take back", l.Template)
+	}
+	b := healthy()
+	b.log("n1", line)
+	v := runOne(t, NameLog, b.input(Input{Baseline: &record.LogBaseline{Trials: 1, Templates: map[string]int{old: 1}}}))
+	if v.Failed {
+		t.Fatalf("reported a line its baseline knew by an older template: %v", v.Evidence)
 	}
 }
