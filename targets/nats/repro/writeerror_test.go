@@ -160,28 +160,27 @@ func TestConsumerOnFrozenReplica(t *testing.T) {
 	t.Logf("stream info of S1: the first empty answer after %v; then %d of %d answers said S1 holds no message", waited.Round(time.Millisecond), empty, asks)
 }
 
-// moveConsumerLeader makes server i the leader of consumer name of S1:
-// once the consumer has a leader, it asks it to step down to server i, and
-// waits until server i leads.
+// moveConsumerLeader makes server i the leader of consumer name of S1: it
+// asks the consumer's leader to step down to server i until server i
+// leads (a leader hands over only to a peer it heard from lately, and
+// else to another).
 func moveConsumerLeader(c *Cluster, nc *nats.Conn, name string, i int) error {
 	leads := func() bool { return c.Server(i).JetStreamIsConsumerLeader("$G", "S1", name) }
-	if err := WaitFor(10*time.Second, "leader of consumer "+name, func() bool {
-		for j := range c.Servers() {
-			if s := c.Server(j); s != nil && s.JetStreamIsConsumerLeader("$G", "S1", name) {
-				return true
-			}
+	target := c.Server(i).Name()
+	var last error
+	err := WaitFor(15*time.Second, target+" leading consumer "+name, func() bool {
+		if leads() {
+			return true
 		}
-		return false
-	}); err != nil {
-		return err
+		if last = StepDown(nc, "S1", name, target); last == nil {
+			_ = WaitFor(2*time.Second, "", leads)
+		}
+		return leads()
+	})
+	if err != nil && last != nil {
+		return fmt.Errorf("%w (last step down: %v)", err, last)
 	}
-	if leads() {
-		return nil
-	}
-	if err := StepDown(nc, "S1", name, c.Server(i).Name()); err != nil {
-		return err
-	}
-	return WaitFor(10*time.Second, c.Server(i).Name()+" leading consumer "+name, leads)
+	return err
 }
 
 // ownStreamState is server i's own view of its replica of stream, from its
