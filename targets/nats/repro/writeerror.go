@@ -15,10 +15,10 @@ import (
 // fail on the server that stores JetStream under storeDir
 // (Cluster.StoreDir): nats-server keeps them in
 // <storeDir>/$SYS/_js_/<group>/tav.idx, written as tav.idx.tmp and
-// renamed, and a directory there cannot be renamed over (docs/found.md N5). An ordinary stand-in for any
-// failed write of that file — the EIO gofault injected, a failing disk.
-// The server must be stopped; it reads the file only at start, and a
-// failed read there is ignored.
+// renamed, and a directory there cannot be renamed over (docs/found.md
+// N5). An ordinary stand-in for any failed write of that file — the EIO
+// gofault injected, a failing disk. The server must be stopped; it reads
+// the file only at start, and ignores a failed read there.
 func BlockTermVote(storeDir, group string) error {
 	path := filepath.Join(storeDir, "$SYS", "_js_", group, "tav.idx")
 	if err := os.RemoveAll(path); err != nil {

@@ -55,7 +55,7 @@ func TestConsumerOnFrozenReplica(t *testing.T) {
 	if x < 0 {
 		t.Fatalf("setup: no server is neither the meta leader nor the stream's leader %s", group.Leader)
 	}
-	if y < 0 { // the meta leader leads the stream too
+	if y < 0 { // the third server is the meta leader
 		y = meta
 	}
 	xname, yname := c.Server(x).Name(), c.Server(y).Name()
