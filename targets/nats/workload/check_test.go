@@ -309,3 +309,23 @@ func TestAllCurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaderless: a clustered stream's info that names no leader (the
+// answer of a member whose replica stopped, docs/found.md N5) is not taken
+// as the stream's contents; one naming a leader, or a stream outside a
+// cluster, is.
+func TestLeaderless(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		info jetstream.StreamInfo
+		want bool
+	}{
+		{"a leader named", jetstream.StreamInfo{Cluster: &jetstream.ClusterInfo{Name: "gofault", Leader: "n1"}}, false},
+		{"a replica's own empty state, no leader (trial 1-59)", jetstream.StreamInfo{Cluster: &jetstream.ClusterInfo{Name: "gofault"}}, true},
+		{"no cluster", jetstream.StreamInfo{}, false},
+	} {
+		if got := leaderless(&tc.info); got != tc.want {
+			t.Errorf("%s: leaderless = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -790,6 +790,39 @@ func (c *client) consume(ctx context.Context, r resource) error {
 	return fmt.Errorf("fetch: no message within %s", consumeWait)
 }
 
+// leaderInfo returns the stream's info as its leader answers it. Any
+// member of a clustered stream may answer stream info: one whose replica
+// stopped (a Raft write error, docs/found.md N5) counts itself leaderless
+// and answers with its own state, empty or behind, naming no leader. Such
+// an answer is asked again a few times, then reported as an error (the
+// read back tries another server) rather than judged as the stream's
+// contents: it once made 92 messages that two members held look lost.
+func leaderInfo(ctx context.Context, st jetstream.Stream) (*jetstream.StreamInfo, error) {
+	const tries = 5
+	for i := 1; ; i++ {
+		info, err := st.Info(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if !leaderless(info) {
+			return info, nil
+		}
+		if i == tries {
+			return nil, fmt.Errorf("%d answers named no leader (the last: first %d, last %d, %d messages): a member whose replica is not current answered", tries, info.State.FirstSeq, info.State.LastSeq, info.State.Msgs)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// leaderless reports whether a clustered stream's info names no leader.
+func leaderless(info *jetstream.StreamInfo) bool {
+	return info.Cluster != nil && info.Cluster.Leader == ""
+}
+
 // readStream reads the whole stream back through an ephemeral pull
 // consumer on the client's server, until ctx ends: the message ID at every
 // sequence from the stream's first to its last at the time of the read
@@ -809,7 +842,7 @@ func (c *client) readStream(ctx context.Context, name string) (streamRead, error
 	if err != nil {
 		return read, fmt.Errorf("stream %s through %s: %w", name, c.wc.Node(), err)
 	}
-	info, err := st.Info(ctx)
+	info, err := leaderInfo(ctx, st)
 	if err != nil {
 		return read, fmt.Errorf("stream info %s through %s: %w", name, c.wc.Node(), err)
 	}
