@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/config"
 )
 
 // pkg is a reached package for chooseLibrary's tables: its module (main:
@@ -238,6 +240,9 @@ func TestInspectGossip(t *testing.T) {
 	}
 	if !slices.Equal(s.Ports, []string{"gossip", "http"}) || s.Library != "hashicorp/memberlist" {
 		t.Errorf("wiring: library %q ports %v", s.Library, s.Ports)
+	}
+	if c, err := config.Parse(s.YAML()); err != nil || !slices.Equal(c.Cluster.Ports, s.Ports) {
+		t.Errorf("starter does not parse with the gossip wiring: %v\n%s", err, s.YAML())
 	}
 }
 
