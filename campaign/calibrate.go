@@ -166,6 +166,24 @@ func progressedNodes(last map[string]time.Time) map[string]bool {
 	return out
 }
 
+// trialFailure is why a calibration trial failed (err, the trial's
+// error) with the workload's own word on it: the last error or violation
+// among its events, e.g. "workload exited with status 1 (its last error:
+// phase verify: …)". The calibration trial is not stored, so this line
+// is all the user sees of it.
+func trialFailure(err string, events []record.ClientEvent) string {
+	for _, e := range slices.Backward(events) {
+		if (e.Kind == record.EvError || e.Kind == record.EvViolation) && e.Msg != "" {
+			msg := e.Msg
+			if len(msg) > 200 {
+				msg = strings.ToValidUTF8(msg[:200], "") + "…"
+			}
+			return fmt.Sprintf("%s (its last %s: %s)", err, e.Kind, msg)
+		}
+	}
+	return err
+}
+
 // missingProgress says why a calibration trial killed no node: which of
 // nodes no client reported progress for (last: each client's last
 // progress, printed or sent), and how many events the workload reported
@@ -400,7 +418,7 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 	}
 	switch {
 	case tr.Err != "":
-		return calibration{why: tr.Err}, nil
+		return calibration{why: trialFailure(tr.Err, tr.Client)}, nil
 	case !didKill:
 		return calibration{why: missingProgress(r.nodes, t.ct.LastProgress(), len(tr.Client))}, nil
 	case !nodeKilled(tr.Nodes, k.node):

@@ -341,3 +341,23 @@ func TestMissingProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestTrialFailure: a calibration trial whose workload failed says what
+// the workload last reported (Alertmanager's first workload: a violation,
+// then its exit message), not only its exit status.
+func TestTrialFailure(t *testing.T) {
+	events := []record.ClientEvent{
+		{Kind: record.EvError, Client: "n1/0", Msg: "silence k2: connection refused"},
+		{Kind: record.EvProgress, Client: "n2/0", Msg: "silence k1"},
+		{Kind: record.EvViolation, Client: "workload", Msg: "n3 lacks silence 6e39 created on n1"},
+		{Kind: record.EvError, Client: "workload", Msg: "phase verify: silences not replicated: " + strings.Repeat("x", 300)},
+		{Kind: record.EvPhase, Client: "workload", Msg: "load"},
+	}
+	got := trialFailure("workload exited with status 1", events)
+	if want := "workload exited with status 1 (its last error: phase verify: silences not replicated: xxx"; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "…)") {
+		t.Errorf("trialFailure = %q, want it to start %q and end clipped", got, want)
+	}
+	if got := trialFailure("workload timed out", events[1:2]); got != "workload timed out" {
+		t.Errorf("without an error event: %q", got)
+	}
+}

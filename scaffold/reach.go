@@ -271,6 +271,39 @@ func chooseLibrary(modPath, main string, deps []pkgInfo, shapes map[string]strin
 	return &lib, c.reason(main), runnerUp
 }
 
+// chooseGossip picks, for a node program that reaches no consensus
+// library, the gossip library the module's own packages import (the first
+// of gossipLibraries that any imports), and returns it with why and the
+// module's packages around it: those that import it and those that import
+// one of these, main packages left out (the replicated state and its
+// callers, not every package the program reaches). It returns nil when
+// the module imports none.
+func chooseGossip(modPath string, deps []pkgInfo) (*Library, string, []string) {
+	for _, l := range gossipLibraries {
+		var importers []string
+		for _, p := range deps {
+			if inModule(p, modPath) && slices.ContainsFunc(p.Imports, func(imp string) bool { return within(imp, l.Modules[0]) }) {
+				importers = append(importers, p.ImportPath)
+			}
+		}
+		if len(importers) == 0 {
+			continue
+		}
+		around := slices.Clone(importers)
+		for _, p := range deps {
+			if inModule(p, modPath) && p.Name != "main" && !slices.Contains(around, p.ImportPath) &&
+				slices.ContainsFunc(p.Imports, func(imp string) bool { return slices.Contains(importers, imp) }) {
+				around = append(around, p.ImportPath)
+			}
+		}
+		lib := l
+		lib.Module = l.Modules[0]
+		c := libCand{importers: importers}
+		return &lib, c.reason(""), around
+	}
+	return nil, "", nil
+}
+
 // forkHolding is the fork or copy among cands that holds package imp
 // (the copy's own package or one under it, such as
 // github.com/seaweedfs/raft/protobuf), the innermost one; "" when none.

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/config"
 )
 
 // pkg is a reached package for chooseLibrary's tables: its module (main:
@@ -203,6 +205,44 @@ func TestInspectFork(t *testing.T) {
 	}
 	if !slices.Equal(s.Ports, []string{"raft", "http"}) || s.Library != "github.com/acme/raft" {
 		t.Errorf("wiring: library %q ports %v", s.Library, s.Ports)
+	}
+}
+
+// TestInspectGossip reads testdata/gossipsvc, a module shaped like
+// Alertmanager's: no consensus library, its state replicated over
+// memberlist by ./cluster, and the node program reaching 9 of the module's
+// 10 packages. init names the gossip library, and the packages are the
+// ones around it (./cluster and what imports it: the replicated state;
+// ./api, two imports away, is left out), not most of the module.
+func TestInspectGossip(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", "gossipsvc"))); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Inspect(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"node program ./cmd/gossipsvc (named after the module; runner-up ./cmd/gossipctl: its name says client or tool)",
+		"consensus library: none reached; replication by gossip: hashicorp/memberlist (imported by github.com/acme/gossipsvc/cluster)",
+		"packages ./cluster ./nflog ./silence (the 3 of the module's 10 packages that import hashicorp/memberlist or a package that does, of the 9 ./cmd/gossipsvc reaches, and hashicorp/memberlist's)",
+	}
+	if got := m.Guesses(); !slices.Equal(got, want) {
+		t.Errorf("guesses\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	s := m.Starter("gossipsvc", ".", "")
+	if want := []string{"./cluster", "./nflog", "./silence", "github.com/hashicorp/memberlist"}; !slices.Equal(s.Packages, want) {
+		t.Errorf("target.packages %v, want %v", s.Packages, want)
+	}
+	if !slices.Equal(s.Ports, []string{"gossip", "http"}) || s.Library != "hashicorp/memberlist" {
+		t.Errorf("wiring: library %q ports %v", s.Library, s.Ports)
+	}
+	if c, err := config.Parse(s.YAML()); err != nil || !slices.Equal(c.Cluster.Ports, s.Ports) {
+		t.Errorf("starter does not parse with the gossip wiring: %v\n%s", err, s.YAML())
 	}
 }
 

@@ -78,6 +78,10 @@ type Library struct {
 	// Notes are comment lines for the config: what services built on it
 	// usually get wrong in a test cluster.
 	Notes []string
+	// Gossip marks a membership and gossip library (no leader, no
+	// consensus): the service replicates its state by gossip, in the
+	// packages that import the library and those that import them.
+	Gossip bool
 }
 
 // peers renders a --peers flag listing every node as name=host:port of
@@ -146,6 +150,32 @@ var libraries = []Library{
 			`"--raft-addr={{.Host}}:{{.Port.raft}}"`, `"--http-addr={{.Host}}:{{.Port.http}}"`, peers("peers", "", "raft")},
 		Ready: `"http://{{.Host}}:{{.Port.http}}/health"`,
 	},
+}
+
+// gossipLibraries are the membership and gossip libraries Inspect
+// recognises when the node program reaches no consensus library, in the
+// order it tries them: a serf service reaches memberlist through serf.
+var gossipLibraries = []Library{
+	gossip("hashicorp/serf", "github.com/hashicorp/serf", "github.com/hashicorp/serf/serf"),
+	gossip("hashicorp/memberlist", "github.com/hashicorp/memberlist", "github.com/hashicorp/memberlist"),
+}
+
+// gossip is a gossip library's entry: its wiring is a gossip port, an
+// HTTP port and the list of members to join.
+func gossip(name, module, pkg string) Library {
+	return Library{
+		Name: name, Modules: []string{module}, Packages: []string{pkg}, Gossip: true,
+		Ports: []string{"gossip", "http"},
+		Command: []string{`"{{.Bin}}"`, `"--name={{.Name}}"`, `"--data-dir={{.Dir}}"`,
+			`"--gossip-addr={{.Host}}:{{.Port.gossip}}"`, `"--http-addr={{.Host}}:{{.Port.http}}"`,
+			`"--join={{range $i, $n := .Nodes}}{{if $i}},{{end}}{{$n.Host}}:{{$n.Port.gossip}}{{end}}"`},
+		Ready: `"http://{{.Host}}:{{.Port.http}}/health"`,
+		Notes: []string{
+			name + ": gossip, no leader and no consensus: a broadcast is best-effort",
+			"(UDP) and the periodic push/pull of the full state heals what it lost;",
+			"a push/pull interval of a few seconds lets that happen within a trial.",
+		},
+	}
 }
 
 // companions are stores that services put beside a library, analysed with it.
@@ -218,6 +248,10 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 		return m, nil
 	}
 	m.Library, m.LibraryWhy, m.LibraryRunnerUp = chooseLibrary(m.Path, main, deps, raftShapes(deps), m.Requires)
+	var around []string // the packages around a gossip library
+	if m.Library == nil {
+		m.Library, m.LibraryWhy, around = chooseGossip(m.Path, deps)
+	}
 	if m.Library == nil {
 		m.Library = libraryOf(m.Requires)
 		if m.Library != nil {
@@ -232,6 +266,11 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 	}
 	m.Packages = narrowPackages(m.Path, paths, reached)
 	m.PackagesWhy = fmt.Sprintf("the %d of the module's %d packages %s reaches", len(reached), len(paths), main)
+	if around != nil {
+		m.Packages = narrowPackages(m.Path, paths, around)
+		m.PackagesWhy = fmt.Sprintf("the %d of the module's %d packages that import %s or a package that does, of the %d %s reaches",
+			len(around), len(paths), m.Library.Name, len(reached), main)
+	}
 	if partial != nil {
 		m.Partial = partial.Error()
 	}
@@ -404,7 +443,9 @@ func (m *Module) Guesses() []string {
 	default:
 		out = append(out, fmt.Sprintf("node program %s (%s; runner-up %s: %s)", m.Mains[0].Path, m.Mains[0].Reason(), m.Mains[1].Path, m.Mains[1].Reason()))
 	}
-	if l := m.Library; l != nil {
+	if l := m.Library; l != nil && l.Gossip {
+		out = append(out, "consensus library: none reached; replication by gossip: "+l.Name+" ("+m.LibraryWhy+partial+")")
+	} else if l != nil {
 		line := "consensus library " + l.Name
 		if l.Like != "" {
 			line += ", a copy of " + l.Like

@@ -1,0 +1,4 @@
+// Command gossipctl is the client tool.
+package main
+
+func main() {}

@@ -1,0 +1,3 @@
+module github.com/hashicorp/memberlist
+
+go 1.21

@@ -1,0 +1,5 @@
+// Package ui is reached by the node program but holds no replicated state.
+package ui
+
+// Register does nothing.
+func Register() {}
