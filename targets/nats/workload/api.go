@@ -409,14 +409,14 @@ func (c *client) kvUpdate(ctx context.Context, key string) {
 		} else {
 			rev, err = c.kv.Update(ctx, key, []byte(v), seen.rev)
 		}
-		out, err := casOutcome(err)
+		out, oerr := casOutcome(err)
 		if out == "false" && seen.value == "" {
-			out, err = c.createExists(ctx, key) // docs/found.md N6
+			out, oerr = c.createExists(ctx, key, err) // docs/found.md N6
 		}
 		if out == "true" {
 			c.kvSeen[key] = kvSeen{value: v, rev: rev}
 		}
-		return out, err
+		return out, oerr
 	})
 	if err != nil || out == "false" {
 		delete(c.kvSeen, key) // learn it again

@@ -25,39 +25,42 @@ const (
 // between the two writes makes that answer while the key stays deleted
 // (nats-server#3895, #5162, both open). The operation is recorded with
 // its outcome unknown, not as a failed compare-and-swap, and its error
-// says why.
+// says why, with what Create answered (nats.go's wrong-last-sequence
+// error, whose code tells the server's refusals apart).
 type tombstoneCreateError struct {
 	key, marker string
 	rev         uint64
+	answer      error
 }
 
 func (e *tombstoneCreateError) Error() string {
-	return fmt.Sprintf("key %s in %s: not judged: Create answered that the key exists, yet its latest entry, read from the stream's leader, is a %s marker (revision %d): nats.go's two-step Create on a tombstoned key, nats-server#3895/#5162 (KV Create on a tombstoned key), a known bug (docs/found.md N6), not a lost delete",
-		e.key, kvBucket, e.marker, e.rev)
+	return fmt.Sprintf("key %s in %s: not judged: Create answered that the key exists, yet its latest entry, read from the stream's leader, is a %s marker (revision %d): nats.go's two-step Create on a tombstoned key, nats-server#3895/#5162 (KV Create on a tombstoned key), a known bug (docs/found.md N6), not a lost delete; Create said: %v",
+		e.key, kvBucket, e.marker, e.rev, e.answer)
 }
 
-// judgeCreate decides what a Create answered ErrKeyExists means once the
-// key's latest entry was read from the stream's leader (latest; err when
-// it could not be read): a delete or purge marker makes the outcome
+// judgeCreate decides what a Create of key that answered ErrKeyExists
+// (answer) means once the key's latest entry was read from the stream's
+// leader (latest; err when it could not be read): a delete or purge
+// marker makes the outcome
 // unknown (a tombstoneCreateError); a value, no entry at all, or a read
 // that failed leaves the compare-and-swap failed ("false"), the answer
 // the linearizability checker judges.
-func judgeCreate(key string, latest *jetstream.RawStreamMsg, err error) (string, error) {
+func judgeCreate(key string, answer error, latest *jetstream.RawStreamMsg, err error) (string, error) {
 	if err != nil || latest == nil {
 		return "false", nil
 	}
 	switch op := latest.Header.Get(kvOpHeader); op {
 	case kvDel, kvPurge:
-		return "", &tombstoneCreateError{key: key, marker: op, rev: latest.Sequence}
+		return "", &tombstoneCreateError{key: key, marker: op, rev: latest.Sequence, answer: answer}
 	}
 	return "false", nil
 }
 
-// createExists judges a Create of key answered ErrKeyExists (judgeCreate)
-// from the key's latest entry.
-func (c *client) createExists(ctx context.Context, key string) (string, error) {
+// createExists judges a Create of key that answered ErrKeyExists (answer)
+// from the key's latest entry (judgeCreate).
+func (c *client) createExists(ctx context.Context, key string, answer error) (string, error) {
 	latest, err := c.latestEntry(ctx, key)
-	return judgeCreate(key, latest, err)
+	return judgeCreate(key, answer, latest, err)
 }
 
 // latestEntry reads key's latest entry from bucket KV's stream through the

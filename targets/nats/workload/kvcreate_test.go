@@ -40,7 +40,7 @@ func TestJudgeCreate(t *testing.T) {
 		{"no entry: a server that answered exists on a key never written", nil, jetstream.ErrMsgNotFound, "false", false},
 		{"the read failed", nil, errors.New("nats: timeout"), "false", false},
 	} {
-		out, err := judgeCreate("k0", tc.latest, tc.err)
+		out, err := judgeCreate("k0", jetstream.ErrKeyExists, tc.latest, tc.err)
 		var te *tombstoneCreateError
 		if out != tc.want || errors.As(err, &te) != tc.unknown || (err != nil) != tc.unknown {
 			t.Errorf("%s: judgeCreate = %q, %v; want %q, unknown %v", tc.name, out, err, tc.want, tc.unknown)
@@ -194,8 +194,8 @@ func TestCreateOnTombstone(t *testing.T) {
 	if op := ops["kv/k0"]; op.Kind != "cas" || !op.Unknown {
 		t.Errorf("the Create that met a delete between its writes: op %+v; want a cas with its outcome unknown", op)
 	}
-	if len(errs) != 1 || !strings.Contains(errs[0], "cas kv/k0") || !strings.Contains(errs[0], "docs/found.md N6") {
-		t.Errorf("errors %q; want one, about kv/k0, naming N6", errs)
+	if len(errs) != 1 || !strings.Contains(errs[0], "cas kv/k0") || !strings.Contains(errs[0], "docs/found.md N6") || !strings.Contains(errs[0], "err_code=10071 description=wrong last sequence: 3") {
+		t.Errorf("errors %q; want one, about kv/k0, naming N6 and what Create said", errs)
 	}
 	if op := ops["kv/k1"]; op.Kind != "cas" || op.Unknown || op.Out != "false" || op.Expect != "" {
 		t.Errorf("the planted Create answering exists on a key never written: op %+v; want cas(\"\"→v) → \"false\"", op)
