@@ -41,10 +41,9 @@ func (e *tombstoneCreateError) Error() string {
 // judgeCreate decides what a Create of key that answered ErrKeyExists
 // (answer) means once the key's latest entry was read from the stream's
 // leader (latest; err when it could not be read): a delete or purge
-// marker makes the outcome
-// unknown (a tombstoneCreateError); a value, no entry at all, or a read
-// that failed leaves the compare-and-swap failed ("false"), the answer
-// the linearizability checker judges.
+// marker makes the outcome unknown (a tombstoneCreateError); a value, no
+// entry at all, or a read that failed leaves the compare-and-swap failed
+// ("false"), the answer the linearizability checker judges.
 func judgeCreate(key string, answer error, latest *jetstream.RawStreamMsg, err error) (string, error) {
 	if err != nil || latest == nil {
 		return "false", nil
