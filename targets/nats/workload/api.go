@@ -134,6 +134,9 @@ func (c *client) bindAPI(ctx context.Context) error {
 			if c.kv, err = c.js.KeyValue(ctx, kvBucket); err != nil {
 				return err
 			}
+			if c.kvStream, err = c.js.Stream(ctx, "KV_"+kvBucket); err != nil {
+				return err
+			}
 		}
 		if m.uses(opObject) {
 			if c.obj, err = c.js.ObjectStore(ctx, objBucket); err != nil {
@@ -394,7 +397,8 @@ func (c *client) kvDelete(ctx context.Context, key string) {
 // last saw: Update at the revision it saw the value at, or Create when it
 // saw the key absent or deleted (or saw nothing). Values are unique, so
 // "the revision is r" is "the value is the one written at r": the
-// history's compare-and-swap on the value.
+// history's compare-and-swap on the value. A Create answered that the key
+// exists is judged again from the key's latest entry (createExists).
 func (c *client) kvUpdate(ctx context.Context, key string) {
 	seen, v := c.kvSeen[key], c.nextID()
 	out, err := c.wc.DoOp(ctx, kvOp("cas", key, v, seen.value), func(ctx context.Context) (string, error) {
@@ -405,11 +409,14 @@ func (c *client) kvUpdate(ctx context.Context, key string) {
 		} else {
 			rev, err = c.kv.Update(ctx, key, []byte(v), seen.rev)
 		}
-		out, err := casOutcome(err)
+		out, oerr := casOutcome(err)
+		if out == "false" && seen.value == "" {
+			out, oerr = c.createExists(ctx, key, err) // docs/found.md N6
+		}
 		if out == "true" {
 			c.kvSeen[key] = kvSeen{value: v, rev: rev}
 		}
-		return out, err
+		return out, oerr
 	})
 	if err != nil || out == "false" {
 		delete(c.kvSeen, key) // learn it again

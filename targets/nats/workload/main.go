@@ -470,11 +470,12 @@ type client struct {
 	nc   *nats.Conn
 	js   jetstream.JetStream
 	cons map[string]jetstream.Consumer
-	// api, kv and obj are the handles on stream A and the buckets (nil
-	// when the mix does not use them).
-	api jetstream.Stream
-	kv  jetstream.KeyValue
-	obj jetstream.ObjectStore
+	// api, kv and obj are the handles on stream A and the buckets, and
+	// kvStream on bucket KV's stream (nil when the mix does not use them).
+	api      jetstream.Stream
+	kv       jetstream.KeyValue
+	kvStream jetstream.Stream
+	obj      jetstream.ObjectStore
 	// apiSeqs are the client's acknowledged sequences of stream A that it
 	// has not deleted; kvSeen what it last saw of each key of bucket KV;
 	// scales how many replica-count changes it made.
