@@ -19,6 +19,7 @@ const (
 	RuleEchoError         = "echo-error"
 	RuleEchoAftermath     = "echo-aftermath"
 	RuleOwnShutdown       = "own-shutdown"
+	RuleStorageWords      = "storage-words"
 	RuleResourceExhausted = "resource-exhausted"
 	RuleFaultSite         = "fault-site"
 	RuleCorruptionWords   = "corruption-words"
@@ -51,6 +52,8 @@ var LogRules = []LogRule{
 		"the node the error was injected into, from the injection to the end of the trial (a target keeps a subsystem it turned off off)"},
 	{RuleFaultSite, "lines logged from a file of the injection's stack (its first four frames)",
 		"the node the fault hit, in the fault's window"},
+	{RuleStorageWords, "after an error injected at a disk call (a system error no network call returns: EIO, ENOSPC, EMFILE …), lines saying in the target's own words that its storage failed, where it did not quote the error: not readable, not writable, a read or write error, failed to write or persist, an internal inconsistency on write (nats-server: \"Error creating filestore WAL: storage directory not readable\", \"Stream state encountered internal inconsistency on write\")",
+		"the node the error was injected into, in the fault's window"},
 	{RuleCorruptionWords, "after a corrupt fault or a torn write, lines saying the data read is bad: corrupt, checksum, crc, hash or digest mismatch, bad magic, integrity (the target detected the altered bytes, or the torn record at its restart)",
 		"the node whose read was corrupted or whose write was torn, in the fault's window (a torn write's: to the node's restart plus the recovery bound)"},
 	{RuleDelayWords, "after a delay or a partition, lines about waiting: deadline, timeout, retry, cancel, leader, elect, unavailable, health",
@@ -65,7 +68,7 @@ var LogRules = []LogRule{
 		"the rebooted node, from the reboot to its restart; not its peers, not its new process, not after a crash or a stop (no shutdown runs)"},
 	{RuleMachine, "lines about a slow or overloaded machine (took too long, slow, clock, heartbeat) or carrying a latency field (took, duration)",
 		"every member, the whole trial: with parallel trials on a busy host they come and go, fault or not"},
-	{RuleEchoAftermath, "lines naming an object (a quoted name such as '$G > S2', or one inside it such as '$G > S2 > c-n3') that a line dismissed as echo-error or resource-exhausted named: what the target did next about the thing the injected error failed (a stream whose store could not be created is rejected, looked up, removed; its consumers cannot find it)",
+	{RuleEchoAftermath, "lines naming an object (a quoted name such as '$G > S2', or one inside it such as '$G > S2 > c-n3') that a line dismissed as echo-error, resource-exhausted or storage-words named: what the target did next about the thing the injected error failed (a stream whose store could not be created is rejected, looked up, removed; its consumers cannot find it)",
 		"the node the echo was logged on and, naming the object, its peers (a meta leader learns of the failure), in the window of the fault the echo was tied to; tried last, over every member's log"},
 	{RuleLogIgnore, "lines matching one of the target's log_ignore patterns",
 		"every member, the whole trial"},
@@ -93,6 +96,8 @@ type fault struct {
 	// peer): the system error text of an injected errno that no network
 	// call returns, at a site that is no network call.
 	peerTexts []string
+	// disk: an error injected at a disk call (storage-words).
+	disk      bool
 	exhausted []string // injected errnos that say a resource ran out
 	callers   []string // files of the injection's stack (fault-site)
 	delay     bool     // delay-words
@@ -175,6 +180,7 @@ func trialFaults(tr *record.Trial, netSites map[string]bool, bound time.Duration
 				// node: a reply that carried the error (NATS's stream
 				// leader answering its followers, raft's RPC errors).
 				f.peerTexts = []string{t}
+				f.disk = true
 			}
 			if exhaustedWords[errorName(in.Error)] != nil {
 				f.exhausted = append(f.exhausted, errorName(in.Error))
@@ -337,6 +343,10 @@ func dismissBy(faults []fault, l LogLine, node string, at time.Time) (rule, why 
 						return r.Name, fmt.Sprintf("logged at the fault site %s: %s, on %s", l.Caller, f.desc, node), f
 					}
 				}
+			case RuleStorageWords:
+				if f.disk && f.on(node) && inWindow && words(storageWords) {
+					return r.Name, f.desc + ", on " + node, f
+				}
 			case RuleCorruptionWords:
 				if f.corrupt && f.on(node) && inWindow && words(corruptionWords) {
 					return r.Name, f.desc + ", on " + node, f
@@ -364,8 +374,8 @@ func dismissBy(faults []fault, l LogLine, node string, at time.Time) (rule, why 
 }
 
 // echoed is an object a line dismissed as echo-error (or
-// resource-exhausted: the target's own words for the injected error)
-// named: where and while its aftermath is expected.
+// resource-exhausted or storage-words: the target's own words for the
+// injected error) named: where and while its aftermath is expected.
 type echoed struct {
 	object, node string
 	f            *fault

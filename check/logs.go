@@ -569,6 +569,12 @@ var exhaustedWords = map[string]*regexp.Regexp{
 	"ENOMEM": regexp.MustCompile(`(?i)out of memory|cannot allocate|out of resources`),
 }
 
+// storageWords are what a node logs, in its own words, when a disk call
+// failed and it did not quote the error: nats-server turns an EIO at its
+// store's probe into "storage directory not readable", and a failed write
+// into "Stream state encountered internal inconsistency on write".
+var storageWords = regexp.MustCompile(`(?i)not (readable|writable)|\b(read|write) error|(failed|unable|could not) to (read|write|persist|sync|flush|store)|inconsisten(t|cy)[^.]* (on|after) (write|read)`)
+
 // delayWords are what a node logs when something it waits for is late: a
 // delay of seconds also costs a leader its leadership and fails health
 // probes.
@@ -851,7 +857,7 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 			if rule == "" {
 				var by *fault
 				rule, why, by = dismissBy(faults, l, n.Name, placed)
-				if rule == RuleEchoError || rule == RuleResourceExhausted {
+				if rule == RuleEchoError || rule == RuleResourceExhausted || rule == RuleStorageWords {
 					for _, o := range quotedNames(l.Msg) {
 						echoes = append(echoes, echoed{object: o, node: n.Name, f: by})
 					}
