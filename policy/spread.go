@@ -21,9 +21,11 @@ func init() { Register("spread", newSpread) }
 // same chance to be struck, whatever its request rate, and within a site
 // spreads the strike over its requests.
 //
-// Each trial, at Begin, it draws a target site uniformly among the sites
-// the earlier trials reached (those of TrialInfo.Reach where the trial's
-// reach is known) and an occurrence k uniformly in 1..E, E the site's
+// Each trial, at Begin, it takes a target site among the sites the
+// earlier trials reached before their fault or most of them reached
+// (pool; those of TrialInfo.Reach where the trial's reach is known), each
+// in turn in rounds of a random order (nextTarget), and
+// draws an occurrence k uniformly in 1..E, E the site's
 // expected requests a trial (the lower quartile of its counts in its last
 // spreadWindow trials that reached it), and grants the k-th request of the
 // trial at the site that can take a fault. The fault there is drawn kind
@@ -32,12 +34,14 @@ func init() { Register("spread", newSpread) }
 //
 // A trial whose target does not come (its timing differed, the site is
 // reached one trial in five) must not go to waste. Three fallbacks:
-//   - the target was reached fewer than k times when the trial passes 90 %
-//     of the count almost every trial reaches (lowCount): its next request
-//     is granted;
+//   - the target was reached fewer than k times when the trial passes the
+//     point where its last request came in its recent trials, or 90 % of
+//     the count almost every trial reaches (lowCount; 80 % where a recent
+//     trial made fewer than k): its next request is granted;
 //   - past the point where the target's first request came in its recent
-//     trials without it, or past its last (or 90 % of that count) with
-//     fewer than k of its requests, any request may be granted, with a
+//     trials without it (or 80 % of that count, for a site some trials do
+//     not reach), or past the point above with fewer than k of its
+//     requests, any request may be granted, with a
 //     Legolas probability sized so that a trial goes without a fault
 //     about once in a hundred, weighted by 1/E of its site so that the
 //     fallback too is spread over sites;
@@ -48,9 +52,10 @@ func init() { Register("spread", newSpread) }
 // nothing to spread over: it grants as random does (one probability on
 // every request, sized for one grant).
 //
-// With a Memory (Env.Memory), the target's draw weighs each site by the
-// largest weight (Tally.Weight) of the faults it offers in the roles it
-// was reached in, the fallback each request by that of its faults, and
+// With a Memory (Env.Memory), a site takes its turn as a target the less
+// often the smaller the largest weight (Tally.Weight) of the faults it
+// offers in the roles it was reached in, the fallback weighs each request
+// by that of its faults, and
 // the fault is drawn by the faults' weights, as random's draws are.
 type spread struct {
 	env    Env
@@ -76,8 +81,13 @@ type spreadMemory struct {
 
 // siteHistory is what spread knows of one site from its last trials.
 type siteHistory struct {
-	// Trials counts the trials that reached it.
+	// Trials counts the trials that reached it; Free those that reached
+	// it before their first grant (or granted nothing). A site that only
+	// the fault of a trial leads to (a node's recovery after a crash) is
+	// no target, the trial's one fault being spent before it comes: a
+	// site is one when Free or reached by most trials (pool).
 	Trials int `json:"trials"`
+	Free   int `json:"free,omitempty"`
 	// Counts are its eligible requests in each of the last spreadWindow
 	// trials that reached it; First and Last where its first and last
 	// requests came in each (the trial's eligible request number, from
@@ -88,6 +98,9 @@ type siteHistory struct {
 	// Roles are the roles of the members it was reached in ("" when
 	// none), spreadRoles at most: a Memory weighs its faults per role.
 	Roles []string `json:"roles,omitempty"`
+	// Targeted counts the trials that aimed at it, from the fewest of
+	// the other sites' when it was first reached (nextTarget).
+	Targeted int `json:"targeted,omitempty"`
 }
 
 const (
@@ -146,6 +159,9 @@ type spreadTrial struct {
 	first  map[uint32]int
 	last   map[uint32]int
 	roles  map[uint32][]string
+	// grantAt is the number of the eligible request that took the
+	// trial's first grant; 0 before one.
+	grantAt int
 	// eligible counts the requests that could take a fault, of the seen
 	// ones; top sums their Memory weights (Memory.weigh; 1 each without
 	// one).
@@ -162,10 +178,14 @@ type spreadTarget struct {
 	rank     int // 1-based among the pool, for Explain
 	k        int // the occurrence to strike
 	expected int // the site's expected requests a trial
-	// firstAt and lastAt are the site's (siteHistory): past firstAt
-	// without the target, or past lastAt with fewer than k of its
-	// requests, the fallback may grant.
-	firstAt, lastAt int
+	// missAt is where the fallback arms while the target was not
+	// reached: past the site's firstAt (siteHistory), or, for a site
+	// that some trials did not reach, at 80 % of the usual count if
+	// sooner (so the fallback has room). shortAt is where, with fewer
+	// than k of its requests, the target's next request is struck and
+	// the fallback arms: past the site's lastAt or 90 % of the usual
+	// count, or 80 % where some recent trial made fewer than k.
+	missAt, shortAt int
 	granted         bool
 }
 
@@ -211,19 +231,52 @@ func (s *spread) Begin(info TrialInfo) Plan {
 		ws[i] = s.siteWeight(site)
 	}
 	for range per {
-		i := pickWeighted(t.rng, ws)
+		i := s.nextTarget(t.rng, pool, ws)
 		h := s.mem.Sites[pool[i]]
+		h.Targeted++
 		e := h.expected()
-		t.targets = append(t.targets, spreadTarget{site: pool[i], rank: i + 1, k: 1 + t.rng.IntN(e), expected: e,
-			firstAt: h.firstAt(), lastAt: h.lastAt()})
+		tg := spreadTarget{site: pool[i], rank: i + 1, k: 1 + t.rng.IntN(e), expected: e,
+			missAt: h.firstAt(), shortAt: min(h.lastAt(), t.late*9/10)}
+		if h.Trials*10 < s.mem.Trials*9 {
+			tg.missAt = min(tg.missAt, t.late*4/5)
+		}
+		if tg.k > slices.Min(h.Counts) {
+			tg.shortAt = min(tg.shortAt, t.late*4/5)
+		}
+		t.targets = append(t.targets, tg)
 	}
 	tg := t.targets[0]
 	t.why = fmt.Sprintf("spread: site %d of %d reached (%s, ~%d requests a trial), occurrence %d", tg.rank, t.pool, s.siteID(tg.site), tg.expected, tg.k)
 	return plan
 }
 
-// pool returns the sites the earlier trials reached, ascending, within
-// reach where it is known (TrialInfo.Reach).
+// nextTarget returns the index in pool of the next target: among the
+// sites whose next turn, (Targeted+1)/weight, comes first, one drawn
+// uniformly. Without a Memory every weight is 1, so the sites take turns
+// in rounds, each round in a random order: the shares are uniform, as
+// with a uniform draw, and a campaign of n trials aims at n distinct
+// sites where the pool has as many (a uniform draw, with replacement,
+// aims at 8 of 16 sites in 12 trials). With a Memory a site of weight w
+// takes a turn 1/w times less often.
+func (s *spread) nextTarget(rng *rand.Rand, pool []uint32, ws []float64) int {
+	var first []int
+	var best float64
+	for i, site := range pool {
+		turn := float64(s.mem.Sites[site].Targeted+1) / ws[i]
+		switch {
+		case len(first) == 0 || turn < best*(1-1e-9):
+			first, best = []int{i}, turn
+		case turn <= best*(1+1e-9):
+			first = append(first, i)
+		}
+	}
+	return first[rng.IntN(len(first))]
+}
+
+// pool returns the sites the earlier trials reached before their fault
+// (siteHistory.Free) or that most of them reached, of 4 at least (a site
+// whose requests come late, after most grants), ascending, within reach where it is
+// known (TrialInfo.Reach).
 func (s *spread) pool(reach []uint32) []uint32 {
 	var in map[uint32]bool
 	if reach != nil {
@@ -233,8 +286,8 @@ func (s *spread) pool(reach []uint32) []uint32 {
 		}
 	}
 	var out []uint32
-	for site := range s.mem.Sites {
-		if in == nil || in[site] {
+	for site, h := range s.mem.Sites {
+		if (h.Free > 0 || s.mem.Trials >= 4 && 2*h.Trials > s.mem.Trials) && (in == nil || in[site]) {
 			out = append(out, site)
 		}
 	}
@@ -325,8 +378,8 @@ func (s *spread) Decide(req *Request) Decision {
 		switch {
 		case n == tg.k:
 			return s.grant(t, req, fs, ws, i, "struck")
-		case n < tg.k && t.eligible > t.late*9/10:
-			return s.grant(t, req, fs, ws, i, fmt.Sprintf("the trial neared its usual %d requests after %d of them: struck at occurrence %d", t.late, n-1, n))
+		case n < tg.k && t.eligible > tg.shortAt:
+			return s.grant(t, req, fs, ws, i, fmt.Sprintf("fewer than %d of its requests by request %d: struck at occurrence %d", tg.k, t.eligible, n))
 		}
 	}
 	if _, seen := s.mem.Sites[site]; !seen && n == 1 && t.rng.Float64() < top/float64(t.pool+1) {
@@ -340,15 +393,15 @@ func (s *spread) Decide(req *Request) Decision {
 }
 
 // armed returns the first target not granted whose fallback is armed:
-// not reached past its firstAt, or reached fewer than k times past its
-// lastAt (or the count almost every trial reaches); -1 if none.
+// not reached past its missAt, or reached fewer than k times past its
+// shortAt; -1 if none.
 func (t *spreadTrial) armed() int {
 	for i, tg := range t.targets {
 		if tg.granted {
 			continue
 		}
 		switch n := t.counts[tg.site]; {
-		case n == 0 && t.eligible > tg.firstAt, n > 0 && n < tg.k && t.eligible > min(tg.lastAt, t.late*9/10):
+		case n == 0 && t.eligible > tg.missAt, n > 0 && n < tg.k && t.eligible > tg.shortAt:
 			return i
 		}
 	}
@@ -396,6 +449,7 @@ func (s *spread) grant(t *spreadTrial, req *Request, fs []Fault, ws []float64, i
 		why += fmt.Sprintf("; with the memory of %s: %s %s", s.env.Memory, faultName(req.Site, fs[f]), seen)
 	}
 	if t.q.granted == 0 {
+		t.grantAt = t.eligible
 		t.why = why
 	} else {
 		t.why += "; then " + strings.TrimPrefix(why, "spread: ")
@@ -472,13 +526,24 @@ func (s *spread) End(out Outcome) {
 	if m.Sites == nil {
 		m.Sites = map[uint32]*siteHistory{}
 	}
+	fewest := -1
+	for _, h := range m.Sites {
+		if fewest < 0 || h.Targeted < fewest {
+			fewest = h.Targeted
+		}
+	}
 	for site, c := range t.counts {
 		h := m.Sites[site]
 		if h == nil {
-			h = &siteHistory{}
+			// A site reached for the first time waits for its turn
+			// with the others, not for as many turns as they had.
+			h = &siteHistory{Targeted: max(0, fewest)}
 			m.Sites[site] = h
 		}
 		h.Trials++
+		if t.grantAt == 0 || t.first[site] <= t.grantAt {
+			h.Free++
+		}
 		h.Counts = pushWindow(h.Counts, c)
 		h.First = pushWindow(h.First, t.first[site])
 		h.Last = pushWindow(h.Last, t.last[site])

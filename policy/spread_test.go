@@ -156,14 +156,15 @@ func TestSpreadOverSites(t *testing.T) {
 			if !tt.spread {
 				return
 			}
-			// Tolerance: each site within 1/3 and 5/3 of the uniform share
-			// (27 of 300, binomial sd ≈ 5: 3.6 sd either side). Measured
-			// over seeds 1–200 of this stream: misses in 0 of 200 (under
-			// 1 %).
+			// Tolerance: each site within ±20 % of the uniform share (27
+			// of 300). The sites take turns as targets, so only the first
+			// trial (random's) and the fallbacks stray from it; a uniform
+			// draw with replacement would have a binomial sd of 5 (18 %).
+			// Measured over seeds 1–MEASURED_SEEDS: MEASURED_MISS.
 			uniform := float64(n) / float64(len(cat.Sites))
 			for site := range cat.Sites {
-				if c := float64(by[site]); c < uniform/3 || c > uniform*5/3 {
-					t.Errorf("site %d struck %v times; want %.0f–%.0f (uniform %.1f)", site, c, uniform/3, uniform*5/3, uniform)
+				if c := float64(by[site]); c < uniform*0.8 || c > uniform*1.2 {
+					t.Errorf("site %d struck %v times; want %.0f–%.0f (uniform %.1f)", site, c, uniform*0.8, uniform*1.2, uniform)
 				}
 			}
 			// Within the hot site, the strikes spread over its requests:
@@ -236,7 +237,7 @@ func TestSpreadFallbackExplains(t *testing.T) {
 	sp.Begin(TrialInfo{Index: 9})
 	tr := sp.trials.of(9)
 	h := sp.mem.Sites[10]
-	tr.targets[0] = spreadTarget{site: 10, rank: 11, k: 1, expected: h.expected(), firstAt: h.firstAt(), lastAt: h.lastAt()}
+	tr.targets[0] = spreadTarget{site: 10, rank: 11, k: 1, expected: h.expected(), missAt: h.firstAt(), shortAt: h.lastAt()}
 	tr.why = "spread: site 11 of 11 reached"
 	var why string
 	granted := false
@@ -442,13 +443,48 @@ func TestSpreadReach(t *testing.T) {
 	cat := skewedCatalog()
 	p := mustNew(t, "spread", Env{Catalog: cat, Seed: 1})
 	trial := skewedTrial(cat, 1_000, coldBursts)
-	runTrials(p, 0, 3, func(int) stream { return trial })
+	runTrials(p, 0, 6, func(int) stream { return trial })
 	sp := p.(*spread)
-	for i := 3; i < 40; i++ {
+	for i := 6; i < 40; i++ {
 		sp.Begin(TrialInfo{Index: i, Reach: []uint32{4, 7}})
 		if tg := sp.trials.of(i).targets; len(tg) != 1 || tg[0].site != 4 && tg[0].site != 7 {
 			t.Fatalf("trial %d aims at %+v; want site 4 or 7", i, tg)
 		}
 		sp.End(Outcome{Index: i})
+	}
+}
+
+func TestSpreadSkipsSitesOnlyFaultsReach(t *testing.T) {
+	// The WAL's writes come in every trial; the step check (site 1) only
+	// after a crash, in the restarted node's recovery, in half the crash
+	// trials: the trial's one fault is spent before it comes, so it is
+	// no target.
+	cat := testCatalog()
+	p := mustNew(t, "spread", Env{Catalog: cat, Seed: 4, TargetErrors: true, Kinds: []catalog.Kind{catalog.KindError, catalog.KindCrash}})
+	sp := p.(*spread)
+	recovered := 0
+	for trial := range 40 {
+		p.Begin(TrialInfo{Index: trial, Nodes: []string{"n1"}})
+		if tg := sp.trials.of(trial).targets; len(tg) > 0 && tg[0].site == 1 {
+			t.Fatalf("trial %d aims at the recovery site: %+v", trial, tg[0])
+		}
+		crashed := false
+		for i := range 50 {
+			r := Request{Trial: trial, Seq: i, Node: "n1", Site: &cat.Sites[0]}
+			if d := p.Decide(&r); d.Fault.Kind == catalog.KindCrash {
+				crashed = true
+			}
+		}
+		if crashed && trial%2 == 0 {
+			recovered++
+			for i := range 3 {
+				r := Request{Trial: trial, Seq: 50 + i, Node: "n1", Site: &cat.Sites[1]}
+				p.Decide(&r)
+			}
+		}
+		p.End(Outcome{Index: trial, Requests: 50})
+	}
+	if h := sp.mem.Sites[1]; recovered == 0 || h == nil || h.Trials != recovered || h.Free != 0 {
+		t.Errorf("%d trials recovered; the recovery site's history %+v", recovered, h)
 	}
 }
