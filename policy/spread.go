@@ -3,6 +3,7 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -240,7 +241,7 @@ func (s *spread) Begin(info TrialInfo) Plan {
 		if h.Trials*10 < s.mem.Trials*9 {
 			tg.missAt = min(tg.missAt, t.late*4/5)
 		}
-		if tg.k > slices.Min(h.Counts) {
+		if len(h.Counts) == 0 || tg.k > slices.Min(h.Counts) {
 			tg.shortAt = min(tg.shortAt, t.late*4/5)
 		}
 		t.targets = append(t.targets, tg)
@@ -580,5 +581,6 @@ func (s *spread) Restore(data []byte) error {
 	if err := json.Unmarshal(data, &s.mem); err != nil {
 		return fmt.Errorf("restore spread policy: %w", err)
 	}
+	maps.DeleteFunc(s.mem.Sites, func(_ uint32, h *siteHistory) bool { return h == nil })
 	return nil
 }

@@ -492,3 +492,20 @@ func TestSpreadSkipsSitesOnlyFaultsReach(t *testing.T) {
 		t.Errorf("%d trials recovered; the recovery site's history %+v", recovered, h)
 	}
 }
+
+func TestSpreadRestoresSparseState(t *testing.T) {
+	// A snapshot with a site of no counts, a null site and no trials
+	// (hand-edited, or from a later version) neither panics nor aims at
+	// the null site.
+	cat := testCatalog()
+	p := mustNew(t, "spread", Env{Catalog: cat, Seed: 1})
+	if err := p.(Stateful).Restore([]byte(`{"trials":5,"sites":{"0":{"trials":5,"free":5},"2":null}}`)); err != nil {
+		t.Fatal(err)
+	}
+	strikes := runTrials(p, 0, 3, func(int) stream { return memoryStream(cat) })
+	for i, s := range strikes {
+		if s == nil {
+			t.Errorf("trial %d struck nothing", i)
+		}
+	}
+}
