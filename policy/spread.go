@@ -6,7 +6,6 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strings"
 
 	"github.com/gofault/gofault/catalog"
 )
@@ -23,15 +22,15 @@ func init() { Register("spread", newSpread) }
 // spreads the strike over its requests.
 //
 // Each trial, at Begin, it takes a target site among the sites the
-// earlier trials reached before their fault or most of them reached
-// (pool; those of TrialInfo.Reach where the trial's reach is known), each
-// in turn in rounds of a random order (nextTarget), and
-// draws an occurrence k uniformly in 1..E, E the site's
-// expected requests a trial (the lower quartile of its counts in its last
-// spreadWindow trials that reached it), and grants the k-th request of the
-// trial at the site that can take a fault. The fault there is drawn kind
-// first, then variant (drawFault), so that the pause and stop of three
-// lengths each do not make them six times as likely as an error.
+// earlier trials reached before their fault, or most of them reached
+// (pool; within TrialInfo.Reach where the trial's reach is known), the
+// sites taking turns in rounds of a random order (nextTarget), draws an
+// occurrence k uniformly in 1..E, E the site's expected requests a trial
+// (the lower quartile of its counts in its last spreadWindow trials that
+// reached it), and grants the trial's k-th request at the site that can
+// take a fault. The fault there is drawn kind first, then variant
+// (drawFault), so that a pause and a stop of three lengths each do not
+// make them six times as likely as an error.
 //
 // A trial whose target does not come (its timing differed, the site is
 // reached one trial in five) must not go to waste. Three fallbacks:
@@ -42,22 +41,22 @@ func init() { Register("spread", newSpread) }
 //   - past the point where the target's first request came in its recent
 //     trials without it (or 80 % of that count, for a site some trials do
 //     not reach), or past the point above with fewer than k of its
-//     requests, any request may be granted, with a
-//     Legolas probability sized so that a trial goes without a fault
-//     about once in a hundred, weighted by 1/E of its site so that the
-//     fallback too is spread over sites;
+//     requests, any request may be granted, with a Legolas probability
+//     sized so that a trial goes without a fault about once in a hundred,
+//     weighted by 1/E of its site so that the fallback too is spread over
+//     sites;
 //   - a site no earlier trial reached is struck at its first request with
-//     the chance a target has, 1/(N+1) of N sites seen.
+//     the chance a target has, 1/(N+1) of N sites to aim at.
 //
-// The first trial, or one whose reach holds no site seen before, has
-// nothing to spread over: it grants as random does (one probability on
-// every request, sized for one grant).
+// The first trial, or one whose reach holds no site to aim at, has nothing
+// to spread over: it grants as random does (one probability on every
+// request, sized for one grant).
 //
 // With a Memory (Env.Memory), a site takes its turn as a target the less
 // often the smaller the largest weight (Tally.Weight) of the faults it
 // offers in the roles it was reached in, the fallback weighs each request
-// by that of its faults, and
-// the fault is drawn by the faults' weights, as random's draws are.
+// by that of its faults, and the fault is drawn by the faults' weights, as
+// random's draws are.
 type spread struct {
 	env    Env
 	sites  []uint32
@@ -219,7 +218,7 @@ func (s *spread) Begin(info TrialInfo) Plan {
 			c = lowCount(s.mem.Counts)
 		}
 		t.p = min(1, injectProbabilityMissing(c, miss)*float64(per))
-		t.why = fmt.Sprintf("spread: no site reached by an earlier trial to spread over; grants as random does (p %.3g a request)", t.p)
+		t.why = fmt.Sprintf("spread: no site reached by an earlier trial to aim at; grants as random does (p %.3g a request)", t.p)
 		return plan
 	}
 	t.pool = len(pool)
@@ -276,8 +275,8 @@ func (s *spread) nextTarget(rng *rand.Rand, pool []uint32, ws []float64) int {
 
 // pool returns the sites the earlier trials reached before their fault
 // (siteHistory.Free) or that most of them reached, of 4 at least (a site
-// whose requests come late, after most grants), ascending, within reach where it is
-// known (TrialInfo.Reach).
+// whose requests come late, after most grants), ascending, within reach
+// where it is known (TrialInfo.Reach).
 func (s *spread) pool(reach []uint32) []uint32 {
 	var in map[uint32]bool
 	if reach != nil {
@@ -387,8 +386,11 @@ func (s *spread) Decide(req *Request) Decision {
 		return s.grant(t, req, fs, ws, -1, fmt.Sprintf("a site no earlier trial reached, %s, struck at its first request with a target's chance (1 in %d)", req.Site.ID, t.pool+1))
 	}
 	if i := t.armed(); i >= 0 && t.rng.Float64() < s.fallbackP(t)*w {
-		tg := t.targets[i]
-		return s.grant(t, req, fs, ws, i, fmt.Sprintf("not reached (%d of its requests by request %d): fallback at %s (occurrence %d)", t.counts[tg.site], t.eligible, req.Site.ID, n))
+		state := "not reached"
+		if t.counts[t.targets[i].site] > 0 {
+			state = "short of it"
+		}
+		return s.grant(t, req, fs, ws, i, fmt.Sprintf("%s (%d of its requests by request %d): fallback at %s (occurrence %d)", state, t.counts[t.targets[i].site], t.eligible, req.Site.ID, n))
 	}
 	return Decision{}
 }
@@ -440,7 +442,7 @@ func (s *spread) grant(t *spreadTrial, req *Request, fs []Fault, ws []float64, i
 		t.targets[i].granted = true
 	}
 	f, kinds := drawFault(t.rng, fs, ws)
-	why := t.why + "; " + how + "; kind " + fs[f].Kind.String() + fmt.Sprintf(" of %d offered", kinds)
+	why := fmt.Sprintf("%s; kind %s of %d offered", how, fs[f].Kind, kinds)
 	if s.env.Memory.Len() > 0 {
 		tally := s.env.Memory.Of(req.Site, fs[f], req.Role)
 		seen := "never tried before"
@@ -451,9 +453,9 @@ func (s *spread) grant(t *spreadTrial, req *Request, fs []Fault, ws []float64, i
 	}
 	if t.q.granted == 0 {
 		t.grantAt = t.eligible
-		t.why = why
+		t.why += "; " + why
 	} else {
-		t.why += "; then " + strings.TrimPrefix(why, "spread: ")
+		t.why += "; then " + why
 	}
 	return t.q.grant(fs[f])
 }

@@ -383,7 +383,7 @@ func TestSpreadExplain(t *testing.T) {
 		trial int
 		want  []string
 	}{
-		{"the first trial", nil, 0, []string{"spread: no site reached by an earlier trial to spread over; grants as random does (p ", "; granted at ", "; kind "}},
+		{"the first trial", nil, 0, []string{"spread: no site reached by an earlier trial to aim at; grants as random does (p ", "; granted at ", "; kind "}},
 		{"a target", nil, 5, []string{"spread: site ", " of 2 reached (", " requests a trial), occurrence ", " offered"}},
 		{"with memory", mem, 5, []string{" of 2 reached (", "; with the memory of 1 fault trials of campaign 4 (1 faults): "}},
 	} {
@@ -507,5 +507,34 @@ func TestSpreadRestoresSparseState(t *testing.T) {
 		if s == nil {
 			t.Errorf("trial %d struck nothing", i)
 		}
+	}
+}
+
+func TestSpreadTwoPerTrial(t *testing.T) {
+	cat := skewedCatalog()
+	p := mustNew(t, "spread", Env{Catalog: cat, Seed: 3, PerTrial: 2})
+	trial := skewedTrial(cat, 1_000, coldBursts)
+	const trials = 60
+	two := 0
+	for i := range trials {
+		p.Begin(TrialInfo{Index: i})
+		grants := 0
+		for j, r := range trial {
+			r.Trial, r.Seq = i, j
+			if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
+				grants++
+			}
+		}
+		why := p.(Explainer).Explain(i).Why
+		if grants == 2 {
+			two++
+			if i > 0 && (strings.Count(why, "; then ") != 1 || strings.Count(why, "spread: ") != 1) {
+				t.Errorf("trial %d: Explain = %q; want one account, its second grant after \"then\"", i, why)
+			}
+		}
+		p.End(Outcome{Index: i, Requests: len(trial)})
+	}
+	if two < trials*9/10 {
+		t.Errorf("%d of %d trials struck twice; want ≥ 90 %%", two, trials)
 	}
 }
