@@ -365,9 +365,9 @@ type Policy struct {
 	// Memory is "on" (the default) or "off": with it on, a campaign
 	// starts from what the earlier campaigns of the same target and
 	// release line in the store learned about each fault (tried, quiet,
-	// with a symptom), and random (alone and as the portfolio's arm)
-	// prefers the faults they tried least without a symptom. gofault
-	// report --memory shows it; gofault forget starts it afresh.
+	// with a symptom), and random (alone and as the portfolio's arm) and
+	// spread prefer the faults they tried least without a symptom.
+	// gofault report --memory shows it; gofault forget starts it afresh.
 	Memory string `yaml:"memory"`
 }
 

@@ -19,8 +19,8 @@ import (
 // role of the struck member, so "an EIO at the WAL's fsync on the
 // leader" is one fault and the same error on a follower another.
 //
-// A policy that draws faults at random (random, and the portfolio's
-// random arm) prefers, with a Memory, the faults the earlier campaigns
+// A policy that draws faults at random (random, the portfolio's random
+// arm, spread) prefers, with a Memory, the faults the earlier campaigns
 // tried least without a symptom (Weight): night 20 of a nightly campaign
 // does not repeat night 1. The zero Memory and nil are empty: the policy
 // draws as it does without one.

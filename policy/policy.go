@@ -342,8 +342,8 @@ type Env struct {
 	Nodes []string
 	// Memory is what earlier campaigns of the same target and release
 	// line learned per fault (config policy.memory); nil or empty: none.
-	// random (alone and as the portfolio's arm) prefers the faults they
-	// tried least without a symptom.
+	// random (alone and as the portfolio's arm) and spread prefer the
+	// faults they tried least without a symptom.
 	Memory *Memory
 }
 
