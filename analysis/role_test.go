@@ -205,8 +205,8 @@ func TestNamedRoles(t *testing.T) {
 // shaped like raft forks: goraft's State() under a lock (both name forms),
 // an IsLeader comparing a string, dragonboat's IsLeader comparing a named
 // integer through a getter, a mode whose constants do not say leader, a
-// bool and an atomic.Bool behind IsLeader, and a named string type's
-// Role(). Each resolves to the field it reads, with its values and the
+// bool and an atomic.Bool behind IsLeader, a named string type's Role(),
+// and hashicorp/raft's atomic getState. Each resolves to the field it reads, with its values and the
 // leader value the method compares with.
 func TestRoleMethods(t *testing.T) {
 	for _, tc := range []struct {
@@ -220,6 +220,7 @@ func TestRoleMethods(t *testing.T) {
 		{"boollike", "(*peer).IsLeader", "peer.amLeader", RoleTypeBool, "0=follower 1=leader", "leader"},
 		{"boollike", "(*peer).Leading", "peer.isLeader", RoleTypeBool, "0=follower 1=leader", "leader"},
 		{"enumlike", "(*node).Role", "node.role", "State", "1=candidate 2=follower 3=leader", "leader"},
+		{"hashilike", "(*raftState).getState", "raftState.state", "RaftState", "0=Follower 1=Candidate 2=Leader 3=Shutdown", "Leader"},
 	} {
 		t.Run(tc.pkg+"."+tc.method, func(t *testing.T) {
 			prefix := "example.com/roles/" + tc.pkg + "."
