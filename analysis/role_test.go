@@ -266,6 +266,7 @@ func TestRoleMethodErrors(t *testing.T) {
 		"Busy":      "combines several values",
 		"Always":    "returns a constant",
 		"PeerLeads": "calls the interface method IsLeader",
+		"Which":     "reads several fields or values (id, state)",
 	} {
 		want := "example.com/roles/stringlike.(*server)." + method
 		_, err := runRoles(t, "stringlike", want)

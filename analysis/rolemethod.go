@@ -137,13 +137,13 @@ func roleMethodFunc(p *Program, tn *types.TypeName, name string) *ssa.Function {
 // returns a field of a struct type of the target packages (x.f, an atomic
 // Load of it, or one level of getter that returns it), or compares one
 // with a constant (x.f == Leader), the same field each time; returns of
-// constants (a nil receiver's false) are passed over. Otherwise it says
-// what it found instead.
+// constants (a nil receiver's false) are passed over while another
+// return reads the field. Otherwise it says what it found instead.
 func resolveRoleBody(p *Program, fn *ssa.Function) (*roleMethod, string) {
 	owners := fieldOwners(p)
 	var got *roleMethod
 	var fields []string
-	found := ""
+	found := "" // what a return of a constant says
 	for _, b := range fn.Blocks {
 		for _, ins := range b.Instrs {
 			ret, ok := ins.(*ssa.Return)
@@ -161,12 +161,11 @@ func resolveRoleBody(p *Program, fn *ssa.Function) (*roleMethod, string) {
 				continue
 			}
 			fld, leader, why := comparedField(v)
-			if fld == nil || owners[fld] == nil {
-				if why == "" {
-					why = "it returns the field " + fld.Name() + " of no struct type of the target packages"
-				}
-				found = why
-				continue
+			if fld == nil {
+				return nil, why
+			}
+			if owners[fld] == nil {
+				return nil, "it reads the field " + fld.Name() + " of no struct type of the target packages"
 			}
 			fields = append(fields, fld.Name())
 			if got != nil && (got.field != fld || !sameConst(got.leader, leader)) {
@@ -189,7 +188,7 @@ func sameConst(a, b *ssa.Const) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Value != nil && b.Value != nil && constant.Compare(a.Value, token.EQL, b.Value)
+	return a.Value != nil && b.Value != nil && a.Value.Kind() == b.Value.Kind() && constant.Compare(a.Value, token.EQL, b.Value)
 }
 
 // comparedField is the field v reads, and the constant it compares it with
@@ -312,9 +311,9 @@ func storedOnce(load *ssa.UnOp) ssa.Value {
 }
 
 // suggest is, when the target has no role field of the shapes the pass
-// picks, the first role method (roleMethodNames, by type name) of a struct
-// type of the target packages that reads a role field target.role may
-// name, said as a hint; "" if none.
+// picks, the first role method (roleMethodNames, then by package and type
+// name) of a struct type of the target packages that reads a role field
+// target.role may name, said as a hint; "" if none.
 func (s *roleSearch) suggest() string {
 	for _, name := range roleMethodNames {
 		for _, sp := range s.u.Prog.Targets {
@@ -332,7 +331,14 @@ func (s *roleSearch) suggest() string {
 				if m == nil {
 					continue
 				}
-				if _, ok := s.field(m.fieldName(), m.field); !ok {
+				// A named integer that is no role type only when the
+				// method compares it with a constant: a State() of a
+				// connection returns one too.
+				var fld *types.Var
+				if m.leader != nil {
+					fld = m.field
+				}
+				if _, ok := s.field(m.fieldName(), fld); !ok {
 					continue
 				}
 				return fmt.Sprintf("no role field found; %s reads %s.%s: set target.role: %s", fn.RelString(fn.Pkg.Pkg), m.owner.Name(), m.field.Name(), m.name())

@@ -48,6 +48,12 @@ func (s *server) State() string {
 func (s *server) Busy() bool      { return s.state == "leader" && s.term > 0 }
 func (s *server) Always() bool    { return true }
 func (s *server) PeerLeads() bool { return s.peer.IsLeader() }
+func (s *server) Which(id bool) string {
+	if id {
+		return s.id
+	}
+	return s.state
+}
 
 // Demo runs a member through its roles.
 func Demo() bool {
