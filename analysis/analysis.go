@@ -64,6 +64,9 @@ type Result struct {
 	// Module is Options.Dir.
 	Catalog *catalog.Catalog
 	Stats   Stats
+	// RoleSuggestion, when the catalog has no role, is RolePass's hint of
+	// a role method to name in target.role (Role.Suggestion); "" if none.
+	RoleSuggestion string `json:",omitempty"`
 }
 
 // Counter names used by the built-in passes. Later passes add their own
@@ -313,6 +316,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Catalog: cat}
+	if r, ok := results[RolePass].(*Role); ok {
+		res.RoleSuggestion = r.Suggestion
+	}
 	res.Stats.Totals = Counts{CountPackages: len(prog.Targets)}
 	for _, sp := range prog.Targets {
 		path := sp.Pkg.Path()

@@ -48,9 +48,16 @@ const CountRoleWrites = "role_writes"
 // Among several candidates the pass prefers a field named state or role,
 // then the one written most; Options.Role names one explicitly, and may
 // name a role of another shape (a string, a named string type, a bool
-// isLeader: see namedRoles), which the pass never picks unasked.
+// isLeader: see namedRoles), which the pass never picks unasked, or a role
+// method that reads one (IsLeader, State: see resolveRoleMethod), which
+// it only suggests when it finds no role (Suggestion).
 type Role struct {
 	Role *catalog.Role
+	// Suggestion, when the pass found no role, is a role method of the
+	// target that reads a role field, said as a hint to set target.role
+	// ("(*server).IsLeader reads server.isLeader: set target.role: ...");
+	// empty when there is none. The pass never takes it unasked.
+	Suggestion string
 }
 
 func (r *Role) contribute(p *catalog.Parts) { p.Role = r.Role }
@@ -74,7 +81,54 @@ func runRole(u *Unit) (any, error) {
 	if want == RoleNone {
 		return &Role{}, nil
 	}
-	roleTypes := findRoleTypes(u.Prog)
+	s := newRoleSearch(u)
+	if want != "" {
+		r, err := s.named(want)
+		if err != nil {
+			return nil, err
+		}
+		return &Role{Role: r}, nil
+	}
+	if len(s.list) == 0 {
+		return &Role{Suggestion: s.suggest()}, nil
+	}
+	c := s.list[0]
+	return &Role{Role: catalogRole(u, c, c.typ.Name(), s.roleTypes[c.typ])}, nil
+}
+
+// roleSearch holds what runRole found in the target packages: the role
+// types, the candidate fields written from them in preference order, and
+// (once asked for) the roles of the other shapes.
+type roleSearch struct {
+	u         *Unit
+	roleTypes map[*types.TypeName][]catalog.RoleValue
+	list      []*roleCand
+	others    map[string]namedRole // nil until namedRoles ran
+}
+
+func newRoleSearch(u *Unit) *roleSearch {
+	s := &roleSearch{u: u, roleTypes: findRoleTypes(u.Prog)}
+	for _, c := range roleCands(u, s.roleTypes) {
+		if c.typ != nil {
+			s.list = append(s.list, c)
+		}
+	}
+	sort.Slice(s.list, func(i, j int) bool {
+		a, b := s.list[i], s.list[j]
+		if pa, pb := preferredRoleName(a.field.Name()), preferredRoleName(b.field.Name()); pa != pb {
+			return pa
+		}
+		if len(a.writes) != len(b.writes) {
+			return len(a.writes) > len(b.writes)
+		}
+		return candName(a) < candName(b)
+	})
+	return s
+}
+
+// roleCands returns the fields of the target packages' struct types
+// written in one of the role write shapes, by field.
+func roleCands(u *Unit, roleTypes map[*types.TypeName][]catalog.RoleValue) map[*types.Var]*roleCand {
 	owners := fieldOwners(u.Prog)
 	cands := map[*types.Var]*roleCand{}
 	for _, sp := range u.Prog.Targets {
@@ -100,55 +154,83 @@ func runRole(u *Unit) (any, error) {
 			}
 		}
 	}
-	var list []*roleCand
-	for _, c := range cands {
-		if c.typ != nil {
-			list = append(list, c)
+	return cands
+}
+
+// named is the role target.role names: a field ("pkg/path.Type.field") or
+// a role method, resolved to the field it reads (see resolveRoleMethod).
+func (s *roleSearch) named(want string) (*catalog.Role, error) {
+	m, err := resolveRoleMethod(s.u.Prog, want)
+	if err != nil {
+		return nil, err
+	}
+	if m == nil {
+		f, ok := s.field(want, nil)
+		if !ok {
+			return nil, s.notRole(want)
+		}
+		return catalogRole(s.u, f.cand, f.roleType, f.values), nil
+	}
+	f, ok := s.field(m.fieldName(), m.field)
+	if !ok {
+		return nil, fmt.Errorf("target.role: the method %s reads %s: %w", m.name(), m.fieldName(), s.notRole(m.fieldName()))
+	}
+	r := catalogRole(s.u, f.cand, f.roleType, f.values)
+	r.Method = m.fn.RelString(m.fn.Pkg.Pkg)
+	r.LeaderValue = m.leaderValue(r)
+	return r, nil
+}
+
+// field finds the role field named "pkg/path.Type.field": a candidate of
+// a role type, then a role of another shape (namedRoles). When fld, the
+// field a role method reads, is of a named integer type of the target
+// packages that is no role type, its constants serve as the values.
+func (s *roleSearch) field(name string, fld *types.Var) (namedRole, bool) {
+	for _, c := range s.list {
+		if candName(c) == name {
+			return namedRole{cand: c, roleType: c.typ.Name(), values: s.roleTypes[c.typ]}, true
 		}
 	}
-	sort.Slice(list, func(i, j int) bool {
-		a, b := list[i], list[j]
-		if pa, pb := preferredRoleName(a.field.Name()), preferredRoleName(b.field.Name()); pa != pb {
-			return pa
-		}
-		if len(a.writes) != len(b.writes) {
-			return len(a.writes) > len(b.writes)
-		}
-		return candName(a) < candName(b)
-	})
-	var chosen *roleCand
-	if want != "" {
-		for _, c := range list {
-			if candName(c) == want {
-				chosen = c
-			}
-		}
-		if chosen == nil {
-			others := namedRoles(u)
-			if r, ok := others[want]; ok {
-				return &Role{Role: catalogRole(u, r.cand, r.roleType, r.values)}, nil
-			}
-			var names []string
-			for _, c := range list {
-				names = append(names, candName(c))
-			}
-			for name := range others {
-				names = append(names, name)
-			}
-			sort.Strings(names[len(list):])
-			found := "none found"
-			if len(names) > 0 {
-				found = "found: " + strings.Join(names, ", ")
-			}
-			return nil, fmt.Errorf("target.role: %q is not a role field written in the target packages (%s); set it to \"pkg/path.Type.field\" of a struct field written after construction, of a named integer or string type with leader and follower constants, a string written or compared with \"leader\" and \"follower\" constants, or a bool whose name says leader; or to %q", want, found, RoleNone)
-		}
-	} else if len(list) > 0 {
-		chosen = list[0]
+	if s.others == nil {
+		s.others = namedRoles(s.u)
 	}
-	if chosen == nil {
-		return &Role{}, nil
+	if r, ok := s.others[name]; ok {
+		return r, true
 	}
-	return &Role{Role: catalogRole(u, chosen, chosen.typ.Name(), roleTypes[chosen.typ])}, nil
+	if fld == nil {
+		return namedRole{}, false
+	}
+	named, ok := types.Unalias(fld.Type()).(*types.Named)
+	if !ok {
+		return namedRole{}, false
+	}
+	cs := targetConsts(s.u.Prog, types.IsInteger)[named.Obj()]
+	if len(cs) == 0 {
+		return namedRole{}, false
+	}
+	roleTypes := map[*types.TypeName][]catalog.RoleValue{named.Obj(): roleValues(cs)}
+	c := roleCands(s.u, roleTypes)[fld]
+	if c == nil || c.typ == nil {
+		return namedRole{}, false
+	}
+	return namedRole{cand: c, roleType: c.typ.Name(), values: roleTypes[c.typ]}, true
+}
+
+// notRole is the error for a target.role that names no role field.
+func (s *roleSearch) notRole(want string) error {
+	var names []string
+	for _, c := range s.list {
+		names = append(names, candName(c))
+	}
+	for name := range s.others {
+		names = append(names, name)
+	}
+	sort.Strings(names[len(s.list):])
+	found := "none found"
+	if len(names) > 0 {
+		found = "found: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("target.role: %q is not a role field written in the target packages (%s); set it to \"pkg/path.Type.field\" of a struct field written after construction, of a named integer or string type with leader and follower constants, a string written or compared with \"leader\" and \"follower\" constants, or a bool whose name says leader; to a method that returns or compares one (\"pkg/path.(*Type).IsLeader\"); or to %q", want, found, RoleNone)
 }
 
 // candName is "pkg/path.Type.field".
@@ -230,21 +312,28 @@ func findRoleTypes(p *Program) map[*types.TypeName][]catalog.RoleValue {
 		if !leader || !follower {
 			continue
 		}
-		sort.Slice(cs, func(i, j int) bool { return cs[i].Pos() < cs[j].Pos() })
-		seen := map[int64]bool{}
-		var vs []catalog.RoleValue
-		for _, c := range cs {
-			v, ok := constant.Int64Val(constant.ToInt(c.Val()))
-			if !ok || seen[v] || boundConst(c.Name()) {
-				continue
-			}
-			seen[v] = true
-			vs = append(vs, catalog.RoleValue{Value: v, Name: c.Name()})
-		}
-		sort.Slice(vs, func(i, j int) bool { return vs[i].Value < vs[j].Value })
-		out[tn] = vs
+		out[tn] = roleValues(cs)
 	}
 	return out
+}
+
+// roleValues are the values of integer constants cs, sorted by value (the
+// first name of a value in source order names it; bounds such as
+// numStates are left out).
+func roleValues(cs []*types.Const) []catalog.RoleValue {
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Pos() < cs[j].Pos() })
+	seen := map[int64]bool{}
+	var vs []catalog.RoleValue
+	for _, c := range cs {
+		v, ok := constant.Int64Val(constant.ToInt(c.Val()))
+		if !ok || seen[v] || boundConst(c.Name()) {
+			continue
+		}
+		seen[v] = true
+		vs = append(vs, catalog.RoleValue{Value: v, Name: c.Name()})
+	}
+	sort.Slice(vs, func(i, j int) bool { return vs[i].Value < vs[j].Value })
+	return vs
 }
 
 // boundConst reports whether a constant's name marks a bound rather than a

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gofault/gofault/catalog"
 )
 
 func runRoles(t *testing.T, pkg, role string) (*Result, error) {
@@ -196,5 +198,101 @@ func TestNamedRoles(t *testing.T) {
 	_, err := runRoles(t, "stringlike", "example.com/roles/stringlike.server.id")
 	if err == nil || !strings.Contains(err.Error(), "found: example.com/roles/stringlike.server.state") {
 		t.Errorf("a string field no role constant touches: err = %v, want one naming the role found", err)
+	}
+}
+
+// TestRoleMethods checks target.role naming a role method, on packages
+// shaped like raft forks: goraft's State() under a lock (both name forms),
+// an IsLeader comparing a string, dragonboat's IsLeader comparing a named
+// integer through a getter, a mode whose constants do not say leader, a
+// bool and an atomic.Bool behind IsLeader, a named string type's Role(),
+// and hashicorp/raft's atomic getState. Each resolves to the field it reads, with its values and the
+// leader value the method compares with.
+func TestRoleMethods(t *testing.T) {
+	for _, tc := range []struct {
+		pkg, method, field, roleType, values, leader string
+	}{
+		{"stringlike", "(*server).State", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader", "leader"},
+		{"stringlike", "server.State", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader", "leader"},
+		{"stringlike", "(*server).IsLeader", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader", "leader"},
+		{"dragonlike", "(*raft).IsLeader", "raft.state", "State", "0=follower 1=candidate 2=leader 3=observer", "leader"},
+		{"dragonlike", "(*replica).IsPrimary", "replica.mode", "Mode", "0=Primary 1=Backup", "Primary"},
+		{"boollike", "(*peer).IsLeader", "peer.amLeader", RoleTypeBool, "0=follower 1=leader", "leader"},
+		{"boollike", "(*peer).Leading", "peer.isLeader", RoleTypeBool, "0=follower 1=leader", "leader"},
+		{"enumlike", "(*node).Role", "node.role", "State", "1=candidate 2=follower 3=leader", "leader"},
+		{"hashilike", "(*raftState).getState", "raftState.state", "RaftState", "0=Follower 1=Candidate 2=Leader 3=Shutdown", "Leader"},
+	} {
+		t.Run(tc.pkg+"."+tc.method, func(t *testing.T) {
+			prefix := "example.com/roles/" + tc.pkg + "."
+			res, err := runRoles(t, tc.pkg, prefix+tc.method)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := res.Catalog.Role
+			if r == nil || r.String() != prefix+tc.field || r.RoleType != tc.roleType {
+				t.Fatalf("role %+v, want %s of type %s", r, prefix+tc.field, tc.roleType)
+			}
+			if want := strings.Replace(tc.method, "server.", "(*server).", 1); r.Method != want {
+				t.Errorf("method %q, want %q", r.Method, want)
+			}
+			var vs []string
+			for _, v := range r.Values {
+				vs = append(vs, strconv.FormatInt(v.Value, 10)+"="+v.Name)
+			}
+			if got := strings.Join(vs, " "); got != tc.values {
+				t.Errorf("values %q, want %q", got, tc.values)
+			}
+			if leader, ok := r.Leader(); !ok || leader != tc.leader {
+				t.Errorf("Leader() = %q, %v, want %q", leader, ok, tc.leader)
+			}
+			if len(r.Writes) == 0 {
+				t.Error("no writes")
+			}
+			var b strings.Builder
+			if err := catalog.WriteRole(&b, res.Catalog, ""); err != nil {
+				t.Fatal(err)
+			}
+			if want := "role: " + prefix + tc.field + " (read by " + r.Method + ")"; !strings.HasPrefix(b.String(), want) {
+				t.Errorf("WriteRole: %q, want it to start %q", b.String(), want)
+			}
+		})
+	}
+}
+
+// TestRoleMethodErrors checks role methods the pass cannot resolve: each
+// fails naming the method, what its body does, and the fix.
+func TestRoleMethodErrors(t *testing.T) {
+	for method, found := range map[string]string{
+		"Busy":      "combines several values",
+		"Always":    "returns a constant",
+		"PeerLeads": "calls the interface method IsLeader",
+		"Which":     "reads several fields or values (id, state)",
+	} {
+		want := "example.com/roles/stringlike.(*server)." + method
+		_, err := runRoles(t, "stringlike", want)
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), found) || !strings.Contains(err.Error(), "name the field instead") {
+			t.Errorf("%s: err = %v, want one naming it, %q and the fix", method, err, found)
+		}
+	}
+}
+
+// TestRoleSuggestion checks that a target with no role field the pass
+// picks gets a role method suggested, not taken; and one with a role none.
+func TestRoleSuggestion(t *testing.T) {
+	for pkg, want := range map[string]string{
+		"stringlike": "no role field found; (*server).IsLeader reads server.state: set target.role: example.com/roles/stringlike.(*server).IsLeader",
+		"boollike":   "no role field found; (*peer).IsLeader reads peer.amLeader: set target.role: example.com/roles/boollike.(*peer).IsLeader",
+		"dragonlike": "",
+	} {
+		res, err := runRoles(t, pkg, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RoleSuggestion != want {
+			t.Errorf("%s: suggestion %q, want %q", pkg, res.RoleSuggestion, want)
+		}
+		if (res.Catalog.Role == nil) != (want != "") {
+			t.Errorf("%s: role %v beside suggestion %q", pkg, res.Catalog.Role, res.RoleSuggestion)
+		}
 	}
 }

@@ -395,6 +395,13 @@ type Role struct {
 	// Writes are the statements that write the field after construction;
 	// each gets a hook.
 	Writes []RoleWrite `json:"writes,omitempty"`
+	// Method is the role method target.role named, which reads Field:
+	// "(*server).State"; empty when the role was given or found as a field.
+	Method string `json:"method,omitempty"`
+	// LeaderValue is the name of the value Method compares the field with
+	// (IsLeader's r.state == Leader), which Leader returns; empty when
+	// Method compares with none, and Leader goes by the values' names.
+	LeaderValue string `json:"leader_value,omitempty"`
 }
 
 // RoleValue is one constant of a role type.
@@ -442,12 +449,20 @@ func (r *Role) Name(v int64) string {
 	return ""
 }
 
-// Leader returns the name of the role type's leader constant (one whose
-// name ends in "leader", any case: "StateLeader", "Leader",
-// "roleLeader"), and whether there is exactly one; false for a nil r.
+// Leader returns the name of the role type's leader constant: LeaderValue
+// when it is one of the values, else the one whose name ends in "leader",
+// any case ("StateLeader", "Leader", "roleLeader"); and whether there is
+// exactly one; false for a nil r.
 func (r *Role) Leader() (string, bool) {
 	if r == nil {
 		return "", false
+	}
+	if r.LeaderValue != "" {
+		for _, x := range r.Values {
+			if x.Name == r.LeaderValue {
+				return x.Name, true
+			}
+		}
 	}
 	var found []string
 	for _, x := range r.Values {
@@ -678,6 +693,9 @@ func (c *Catalog) ComputeHash() string {
 		}
 		for _, w := range r.Writes {
 			fmt.Fprintf(h, " %s", w.ID)
+		}
+		if r.Method != "" || r.LeaderValue != "" { // roles of fields keep their hashes
+			fmt.Fprintf(h, " m %s %s", r.Method, r.LeaderValue)
 		}
 		h.Write([]byte{'\n'})
 	}

@@ -73,9 +73,10 @@ func WriteStates(w io.Writer, cat *Catalog, base string) error {
 	return nil
 }
 
-// WriteRole writes the catalog's role field for humans: the field, its
-// values, and one line per write with its shape and position (relative to
-// base when not empty); or a line saying no role was found.
+// WriteRole writes the catalog's role field for humans: the field (and
+// the role method it was named by), its values, and one line per write
+// with its shape and position (relative to base when not empty); or a
+// line saying no role was found.
 func WriteRole(w io.Writer, cat *Catalog, base string) error {
 	r := cat.Role
 	if r == nil {
@@ -86,7 +87,11 @@ func WriteRole(w io.Writer, cat *Catalog, base string) error {
 	for _, v := range r.Values {
 		vs = append(vs, fmt.Sprintf("%s=%d", v.Name, v.Value))
 	}
-	if _, err := fmt.Fprintf(w, "role: %s (%s: %s), %d writes\n", r, r.RoleType, strings.Join(vs, " "), len(r.Writes)); err != nil {
+	via := ""
+	if r.Method != "" {
+		via = " (read by " + r.Method + ")"
+	}
+	if _, err := fmt.Fprintf(w, "role: %s%s (%s: %s), %d writes\n", r, via, r.RoleType, strings.Join(vs, " "), len(r.Writes)); err != nil {
 		return err
 	}
 	for _, wr := range r.Writes {

@@ -61,9 +61,10 @@ type Target struct {
 	// "go.etcd.io/etcd/raft/v3.raft.state": an integer or named integer
 	// type with constants, a string or named string type written or
 	// compared with constants ("leader", "follower"), or a bool whose
-	// name says leader (isLeader); "none" turns role tracking off. Empty
-	// lets the analysis find an integer role (docs/analysis.md, "Node
-	// role").
+	// name says leader (isLeader); or a method that returns or compares
+	// one, "pkg/path.(*Type).IsLeader" or "pkg/path.Type.IsLeader"; "none"
+	// turns role tracking off. Empty lets the analysis find an integer
+	// role (docs/analysis.md, "Node role").
 	Role string `yaml:"role"`
 }
 

@@ -81,8 +81,9 @@ func ParseSignal(s string) (syscall.Signal, error) {
 	return 0, fmt.Errorf("unknown signal %q (valid: %s)", s, names(keys))
 }
 
-// roleField matches target.role's "pkg/path.Type.field".
-var roleField = regexp.MustCompile(`^[^\s]*[^\s./][.][A-Za-z_][A-Za-z0-9_]*[.][A-Za-z_][A-Za-z0-9_]*$`)
+// roleField matches target.role's "pkg/path.Type.field", or a role
+// method's "pkg/path.Type.Method" or "pkg/path.(*Type).Method".
+var roleField = regexp.MustCompile(`^[^\s]*[^\s./][.](?:[A-Za-z_][A-Za-z0-9_]*|\(\*?[A-Za-z_][A-Za-z0-9_]*\))[.][A-Za-z_][A-Za-z0-9_]*$`)
 
 var portName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
@@ -116,7 +117,7 @@ func (c *Config) Validate(known Known) error {
 		}
 	}
 	if r := c.Target.Role; r != "" && r != "none" && !roleField.MatchString(r) {
-		bad("target.role", `set it to "pkg/path.Type.field" of the struct field holding the node's role, e.g. "role: go.etcd.io/etcd/raft/v3.raft.state", or "role: none"`, "must be pkg/path.Type.field or none (got %q)", r)
+		bad("target.role", `set it to "pkg/path.Type.field" of the struct field holding the node's role, e.g. "role: go.etcd.io/etcd/raft/v3.raft.state", to "pkg/path.(*Type).Method" of a method that returns or compares it, e.g. "role: github.com/x/raft.(*server).IsLeader", or "role: none"`, "must be pkg/path.Type.field, pkg/path.(*Type).Method or none (got %q)", r)
 	}
 	if err := c.Test.Validate(); err != nil {
 		errs = append(errs, err)

@@ -79,5 +79,9 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := res.Stats.WriteSieveTable(stdout); err != nil {
 		return err
 	}
+	if res.Catalog.Role == nil && res.RoleSuggestion != "" {
+		_, err := fmt.Fprintln(stdout, "role: "+res.RoleSuggestion)
+		return err
+	}
 	return catalog.WriteRole(stdout, res.Catalog, "")
 }

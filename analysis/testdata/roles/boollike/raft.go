@@ -21,10 +21,16 @@ func (p *peer) stepDown() {
 	p.closed = true
 }
 
+// IsLeader reads the atomic.Bool.
+func (p *peer) IsLeader() bool { return p.amLeader.Load() }
+
+// Leading reads the bool.
+func (p *peer) Leading() bool { return p.isLeader }
+
 // Demo makes a leader and steps it down.
 func Demo() bool {
 	p := &peer{}
 	p.setLeader(true)
 	p.stepDown()
-	return p.isLeader || p.amLeader.Load()
+	return p.Leading() || p.IsLeader()
 }

@@ -26,10 +26,13 @@ func (n *node) lead() {
 	n.role = Leader // want "assign"
 }
 
+// Role returns the role.
+func (n *node) Role() State { return n.role }
+
 // Demo makes a leader and returns its role.
 func Demo() State {
 	n := &node{role: Follower}
 	n.step(Candidate)
 	n.lead()
-	return n.role
+	return n.Role()
 }

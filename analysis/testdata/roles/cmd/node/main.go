@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"example.com/roles/boollike"
+	"example.com/roles/dragonlike"
 	"example.com/roles/enumlike"
 	"example.com/roles/etcdlike"
 	"example.com/roles/hashilike"
@@ -13,5 +14,5 @@ import (
 )
 
 func main() {
-	fmt.Println(etcdlike.Demo(), hashilike.Demo(), natslike.Demo(), stringlike.Demo(), enumlike.Demo(), boollike.Demo())
+	fmt.Println(etcdlike.Demo(), hashilike.Demo(), natslike.Demo(), stringlike.Demo(), enumlike.Demo(), boollike.Demo(), dragonlike.Demo())
 }
