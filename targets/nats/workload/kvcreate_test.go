@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/targets/nats/repro"
 	"github.com/gofault/gofault/workload"
 )
 
@@ -110,20 +109,8 @@ func TestCreateOnTombstone(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := repro.StartServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
-	anc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer anc.Close()
-	admin, err := jetstream.New(anc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startServer(t)
+	_, admin := connectJS(t, s)
 	akv, err := admin.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: kvBucket})
 	if err != nil {
 		t.Fatal(err)
@@ -135,19 +122,11 @@ func TestCreateOnTombstone(t *testing.T) {
 		t.Fatal(err)
 	}
 	raced := make(chan error, 1)
-	nc, err := nats.Connect(s.ClientURL(), nats.SetCustomDialer(dialer{func(c net.Conn) net.Conn {
+	_, js := connectJS(t, s, nats.SetCustomDialer(dialer{func(c net.Conn) net.Conn {
 		return &deleteBeforeSecondWrite{Conn: c, subject: []byte(" $KV." + kvBucket + ".k0 "), before: func() {
 			raced <- akv.Delete(ctx, "k0")
 		}}
 	}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	var stdout bytes.Buffer
 	env := workload.Env{Nodes: []workload.Node{{Name: "n1", Ports: map[string]int{"client": 4222}}}}

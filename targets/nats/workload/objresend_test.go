@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gofault/gofault/targets/nats/repro"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -79,20 +78,8 @@ func TestObjectResendJudged(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := repro.StartServer(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Shutdown()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := startServer(t)
+	nc, js := connectJS(t, s)
 	obs, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: objBucket})
 	if err != nil {
 		t.Fatal(err)
@@ -105,15 +92,7 @@ func TestObjectResendJudged(t *testing.T) {
 	put := newObjectPut(data)
 	meta := jetstream.ObjectMeta{Name: "resent", Opts: &jetstream.ObjectMetaOptions{ChunkSize: objChunk}}
 
-	anc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer anc.Close()
-	admin, err := jetstream.New(anc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, admin := connectJS(t, s)
 	if _, err := repro.PutResent(ctx, nc, admin, obs, meta, data, len(put.chunks)); err != nil {
 		t.Fatal(err)
 	}
