@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -112,37 +114,70 @@ func inPlace(put, stored [][sha256.Size]byte) int {
 
 // storedChunks reads the chunks of object name as bucket OBJ's stream
 // holds them (the subject of the object's current NUID, in stream order)
-// and digests each.
+// and digests each. It asks the stream's leader, one chunk at a time
+// (STREAM.MSG.GET with next_by_subj, which only the leader answers): a
+// consumer, even an ordered one, may be placed on a copy still catching up
+// after a restart and end on a prefix (docs/found.md N7), which would make
+// chunks the leader holds look lost.
 func (c *client) storedChunks(ctx context.Context, name string) ([][sha256.Size]byte, error) {
 	info, err := c.obj.GetInfo(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("object info: %w", err)
 	}
-	cons, err := c.js.OrderedConsumer(ctx, "OBJ_"+objBucket, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{fmt.Sprintf("$O.%s.C.%s", objBucket, info.NUID)},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("chunk consumer: %w", err)
-	}
+	subj := fmt.Sprintf("$O.%s.C.%s", objBucket, info.NUID)
 	var out [][sha256.Size]byte
-	for ctx.Err() == nil {
-		batch, err := cons.FetchNoWait(64)
+	for seq := uint64(1); ; {
+		m, err := c.leaderMsg(ctx, "OBJ_"+objBucket, seq, subj)
 		if err != nil {
-			return nil, fmt.Errorf("fetch chunks: %w", err)
+			return nil, fmt.Errorf("chunk %d: %w", len(out)+1, err)
 		}
-		pending := uint64(1)
-		for m := range batch.Messages() {
-			out = append(out, sha256.Sum256(m.Data()))
-			if md, err := m.Metadata(); err == nil {
-				pending = md.NumPending
-			}
-		}
-		if err := batch.Error(); err != nil {
-			return nil, fmt.Errorf("fetch chunks: %w", err)
-		}
-		if pending == 0 {
+		if m == nil {
 			return out, nil
 		}
+		out = append(out, sha256.Sum256(m.Data))
+		seq = m.Sequence + 1
 	}
-	return nil, fmt.Errorf("fetch chunks: %w (%d read)", ctx.Err(), len(out))
 }
+
+// leaderMsg asks stream's leader for its first message on subject at or
+// after seq; nil when there is none.
+func (c *client) leaderMsg(ctx context.Context, stream string, seq uint64, subject string) (*jetstream.RawStreamMsg, error) {
+	req, err := json.Marshal(struct {
+		Seq  uint64 `json:"seq"`
+		Next string `json:"next_by_subj"`
+	}{seq, subject})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return nil, err
+	}
+	var r struct {
+		Message *struct {
+			Subject  string `json:"subject"`
+			Sequence uint64 `json:"seq"`
+			Data     []byte `json:"data"`
+		} `json:"message"`
+		Error *struct {
+			Code        int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return nil, fmt.Errorf("stream message get: %w", err)
+	}
+	switch {
+	case r.Error != nil && r.Error.Code == noMessageFound:
+		return nil, nil
+	case r.Error != nil:
+		return nil, fmt.Errorf("stream message get: %s (%d)", r.Error.Description, r.Error.Code)
+	case r.Message == nil:
+		return nil, errors.New("stream message get: an answer with neither a message nor an error")
+	}
+	return &jetstream.RawStreamMsg{Subject: r.Message.Subject, Sequence: r.Message.Sequence, Data: r.Message.Data}, nil
+}
+
+// noMessageFound is JetStream's error code for a message get that found
+// none (JSNoMessageFoundErr).
+const noMessageFound = 10037

@@ -84,7 +84,7 @@ func TestObjectResendJudged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &client{js: js, obj: obs}
+	c := &client{nc: nc, js: js, obj: obs}
 	data := bytes.Repeat([]byte{0}, 3*objChunk+100)
 	for i := range data {
 		data[i] = byte(i / objChunk)
