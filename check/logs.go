@@ -476,9 +476,10 @@ func readLog(logs fs.FS, n record.Node) ([]byte, error) {
 }
 
 // environmental are messages about the machine rather than the system's
-// logic (slow disks, overloaded CPUs, clock drift): with parallel trials on
+// logic (slow disks, overloaded CPUs, clock drift, a loop that took long:
+// nats-server's "Readloop processing time: 2.0s"): with parallel trials on
 // a busy host they come and go, so they are never reported as new.
-var environmental = regexp.MustCompile(`(?i)took too long|too long|slow|overloaded|on time|clock|leader is overloaded|heartbeat`)
+var environmental = regexp.MustCompile(`(?i)took too long|too long|slow|overloaded|on time|clock|leader is overloaded|heartbeat|processing time`)
 
 // timingField names a structured field that reports how long something
 // took: a line carrying one is a latency report (etcd's "request stats",

@@ -551,6 +551,8 @@ func TestLogScope(t *testing.T) {
 			map[string][]string{"n2": {stamp(1500, noSub)}}, rebootN2, "", "n2", ""},
 		{"the same line after a crash, which runs no shutdown, is reported (planted)",
 			map[string][]string{"n2": {stamp(500, noSub)}}, crashN2, "", "n2", ""},
+		{"a loop that took long, anywhere (nats-server's read loop after a 2 s pause, session-19 hunt trials 2-69, 2-119)",
+			map[string][]string{"n2": {stamp(5000, `[WRN] 127.0.0.1:13961 - rid:63 - Readloop processing time: 2.000781471s`)}}, nil, RuleMachine, "n2", "slow or overloaded"},
 		{"a slow machine anywhere, any time",
 			map[string][]string{"n3": {stamp(5000, `[WARN]  raft: disk write took too long`)}}, nil, RuleMachine, "n3", "slow or overloaded"},
 	}
