@@ -41,14 +41,7 @@ func TestConsumerNoLeaderAfterPreferredWriteError(t *testing.T) {
 	)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := StartCluster([]string{t.TempDir(), t.TempDir(), t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Shutdown()
-	meta := c.MetaLeader()
-	nc, js := connect(t, c.Server(meta))
-	defer nc.Close()
+	c, meta, _, js := startCluster(t)
 	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S1", Subjects: []string{"s1"}, Replicas: 3})
 	if err != nil {
 		t.Fatal(err)

@@ -35,14 +35,7 @@ import (
 func TestObjectGetFromCatchingUpReplica(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := StartCluster([]string{t.TempDir(), t.TempDir(), t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Shutdown()
-	meta := c.MetaLeader()
-	nc, js := connect(t, c.Server(meta))
-	defer nc.Close()
+	c, meta, _, js := startCluster(t)
 	if _, err := js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: "OBJ", Replicas: 3, Storage: jetstream.FileStorage}); err != nil {
 		t.Fatal(err)
 	}

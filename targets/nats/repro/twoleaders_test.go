@@ -27,14 +27,7 @@ import (
 func TestConsumerTwoLeaders(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := StartCluster([]string{t.TempDir(), t.TempDir(), t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Shutdown()
-	meta := c.MetaLeader()
-	nc, js := connect(t, c.Server(meta))
-	defer nc.Close()
+	c, meta, nc, js := startCluster(t)
 	stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "S1", Subjects: []string{"s1"}, Replicas: 3})
 	if err != nil {
 		t.Fatal(err)
@@ -193,6 +186,22 @@ func apiLeaders(c *Cluster, account, stream, consumer string) string {
 }
 
 // connect is a client of s and its JetStream.
+// startCluster starts three in-process servers in temporary dirs and
+// connects to the meta leader (its index meta); both are shut down when
+// the test ends.
+func startCluster(t *testing.T) (c *Cluster, meta int, nc *nats.Conn, js jetstream.JetStream) {
+	t.Helper()
+	c, err := StartCluster([]string{t.TempDir(), t.TempDir(), t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Shutdown)
+	meta = c.MetaLeader()
+	nc, js = connect(t, c.Server(meta))
+	t.Cleanup(nc.Close)
+	return c, meta, nc, js
+}
+
 func connect(t *testing.T, s *server.Server) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
 	nc, err := nats.Connect(s.ClientURL())
