@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -104,21 +105,28 @@ func grantsAt(t *testing.T, p Policy, cat *catalog.Catalog, trials int) (injecte
 	return injected, cold
 }
 
-func TestRandomWithMemory(t *testing.T) {
-	cat := testCatalog()
-	wal := &cat.Sites[0]
-	// Every fault random offers at the hot site, tried quietly 30 times.
+// quietPast is trials trials, each with every fault random and spread
+// offer at the test catalog's site id (two errors, a delay, a crash)
+// tried and passed: a memory that has tried them all quietly.
+func quietPast(id string, trials int) []Past {
 	var ps []Past
-	for i := range 30 {
+	for i := range trials {
 		for _, in := range []record.Injection{
 			{Kind: catalog.KindError, Error: "EIO"}, {Kind: catalog.KindError, Error: "ENOSPC"},
 			{Kind: catalog.KindDelay, Delay: 2 * time.Second}, {Kind: catalog.KindCrash},
 		} {
-			in.SiteID = wal.ID
-			ps = append(ps, Past{Trial: "1-" + string(rune('a'+i)), Status: record.StatusOK, Injection: in})
+			in.SiteID = id
+			ps = append(ps, Past{Trial: fmt.Sprintf("1-%d", i), Status: record.StatusOK, Injection: in})
 		}
 	}
-	mem := NewMemory(cat, []int64{1}, ps)
+	return ps
+}
+
+func TestRandomWithMemory(t *testing.T) {
+	cat := testCatalog()
+	wal := &cat.Sites[0]
+	// Every fault random offers at the hot site, tried quietly 30 times.
+	mem := NewMemory(cat, []int64{1}, quietPast(wal.ID, 30))
 	if mem.Of(wal, Fault{Kind: catalog.KindCrash}, "").Quiet != 30 {
 		t.Fatalf("memory: %+v", mem.Known())
 	}

@@ -337,17 +337,7 @@ func TestSpreadWithMemory(t *testing.T) {
 	cat := testCatalog()
 	wal := &cat.Sites[0]
 	// Every fault spread offers at the hot site, tried quietly 30 times.
-	var ps []Past
-	for i := range 30 {
-		for _, in := range []record.Injection{
-			{Kind: catalog.KindError, Error: "EIO"}, {Kind: catalog.KindError, Error: "ENOSPC"},
-			{Kind: catalog.KindDelay, Delay: 2 * time.Second}, {Kind: catalog.KindCrash},
-		} {
-			in.SiteID = wal.ID
-			ps = append(ps, Past{Trial: fmt.Sprintf("1-%d", i), Status: record.StatusOK, Injection: in})
-		}
-	}
-	mem := NewMemory(cat, []int64{1}, ps)
+	mem := NewMemory(cat, []int64{1}, quietPast(wal.ID, 30))
 	const trials = 300
 	for _, tt := range []struct {
 		name             string
