@@ -31,3 +31,10 @@ func TrialStatus(verdicts []record.Verdict, runErr string, injections int, notJu
 	}
 	return record.StatusOK
 }
+
+// Template is msg with what differs between runs of the same event —
+// timestamps, quoted values, IDs, addresses, paths, numbers — replaced by
+// placeholders: the template the log checker compares lines by, for
+// messages other than log lines (a workload's setup error) that are
+// compared across trials.
+func Template(msg string) string { return normalize(msg) }

@@ -77,6 +77,10 @@ type Finding struct {
 	// finding's primary one (check.Rank): what followed from the same
 	// fault, most trials first. They make no finding of their own.
 	CoOccurring []CoSymptom `json:"co_occurring,omitempty"`
+	// WithoutFaults, when set, says that some of the finding's trials
+	// failed their workload's setup the way trials without a fault did
+	// (SameWithoutFaults).
+	WithoutFaults *SameWithoutFaults `json:"without_faults,omitempty"`
 }
 
 // CoSymptom is a symptom that co-occurred with a finding's primary
@@ -175,6 +179,7 @@ func New(trials []*record.Trial, opts Options) Report {
 		}
 	}
 	r.Findings = group(primaries(kept))
+	markWithoutFaults(r.Findings, faulty, faultFree)
 	r.FaultFree = group(primaries(failures(faultFree)))
 	r.Generic = group(gen)
 	r.NotJudged, r.Trials = unjudged(ts), len(ts)

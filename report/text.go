@@ -117,6 +117,10 @@ func WriteText(w io.Writer, findings []Finding) error {
 			}
 			fmt.Fprintf(w, "  evidence %s\n", e)
 		}
+		if wf := f.WithoutFaults; wf != nil {
+			fmt.Fprintf(w, "  setup    %s failed the workload's setup as trials without a fault did (%s): %s\n",
+				strings.Join(wf.Trials, " "), strings.Join(wf.FaultFree, " "), firstLine(wf.Reason))
+		}
 		fmt.Fprintf(w, "  trials   %s\n", strings.Join(f.Trials, " "))
 		if f.Dir != "" {
 			fmt.Fprintf(w, "  logs     %s\n", f.Dir)
