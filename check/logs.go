@@ -769,6 +769,9 @@ type newTemplate struct {
 	// lasting: a line of the template came after every fault's window
 	// had closed (see record.Verdict.Lasting).
 	lasting bool
+	// early: every line of the template came before the trial's first
+	// fault (see record.Verdict.BeforeFaults).
+	early bool
 }
 
 // dismissed is one record.Dismissal being counted.
@@ -806,6 +809,7 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 	known := knownTemplates(in.Baseline)
 	faults := trialFaults(in.Trial, in.NetSites, bound)
 	closed := windowsClosed(faults)
+	first := firstInjection(in.Trial)
 	from, to := judgedWindow(in.Trial)
 	found := map[string]*newTemplate{}
 	var order []string
@@ -883,13 +887,15 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 			continue
 		}
 		late := !closed.IsZero() && !c.placed.IsZero() && c.placed.After(closed)
+		early := !first.IsZero() && !c.placed.IsZero() && c.placed.Before(first)
 		if nt, ok := found[c.l.Template]; ok {
 			nt.count++
 			nt.nodes[c.node] = true
 			nt.lasting = nt.lasting || late
+			nt.early = nt.early && early
 			continue
 		}
-		found[c.l.Template] = &newTemplate{line: c.l, node: c.node, count: 1, nodes: map[string]bool{c.node: true}, lasting: late}
+		found[c.l.Template] = &newTemplate{line: c.l, node: c.node, count: 1, nodes: map[string]bool{c.node: true}, lasting: late, early: early}
 		order = append(order, c.l.Template)
 	}
 	// Most severe first, then by template, so the symptom is stable.
@@ -920,6 +926,10 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 			v.Lasting = append(v.Lasting, logSymptom(nt.line))
 			still = ", still logged after every fault's window closed"
 		}
+		if nt.early {
+			v.BeforeFaults = append(v.BeforeFaults, logSymptom(nt.line))
+			still += ", every line before the first fault at " + clock(first)
+		}
 		v.Evidence = append(v.Evidence, fmt.Sprintf("new %s on %s (%d×%s): %s", nt.line.Level, strings.Join(sortedSet(nt.nodes), ","), nt.count, still, nt.line.Raw))
 	}
 	for _, k := range goneOrder {
@@ -940,6 +950,18 @@ func (Log) Check(_ context.Context, in *Input) record.Verdict {
 	}
 	v.Evidence = capEvidence(v.Evidence)
 	return v
+}
+
+// firstInjection is when tr's first fault was injected; zero without
+// faults.
+func firstInjection(tr *record.Trial) time.Time {
+	var first time.Time
+	for _, in := range tr.Injections {
+		if !in.Time.IsZero() && (first.IsZero() || in.Time.Before(first)) {
+			first = in.Time
+		}
+	}
+	return first
 }
 
 // windowsClosed is when the last of faults' windows closes: a line logged

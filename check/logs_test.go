@@ -662,6 +662,50 @@ func TestLogLasting(t *testing.T) {
 	}
 }
 
+// TestLogBeforeFaults: a reported template whose every line came before
+// the trial's first fault is BeforeFaults (no fault caused it) and still
+// reported; one with a line after the fault, or in a trial without
+// faults, is not.
+func TestLogBeforeFaults(t *testing.T) {
+	const mismatch = `[WARN] apply: last sequence mismatch`
+	crashN2At := func(ms int) func(*trialB) {
+		return func(b *trialB) {
+			b.inject(ms, "n2", catalog.KindCrash, nil)
+			b.node("n2", func(n *record.Node) { n.Killed, n.Restarts, n.Restarted = true, 1, []time.Time{at(ms + 1000)} })
+		}
+	}
+	tests := []struct {
+		name   string
+		lines  []string
+		mod    func(*trialB)
+		before bool
+	}{
+		{"every line before the fault", []string{stamp(100, mismatch), stamp(300, mismatch)}, crashN2At(2000), true},
+		{"one line after it", []string{stamp(100, mismatch), stamp(2500, mismatch)}, crashN2At(2000), false},
+		{"only after it", []string{stamp(2500, mismatch)}, crashN2At(2000), false},
+		{"no fault", []string{stamp(100, mismatch)}, nil, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := healthy()
+			b.log("n1", tc.lines...)
+			if tc.mod != nil {
+				tc.mod(b)
+			}
+			v := runOne(t, NameLog, b.input(Input{Baseline: heartbeatBaseline(t), RecoveryBound: time.Second}))
+			if !v.Failed {
+				t.Fatalf("not reported: %v", v.Evidence)
+			}
+			if got := len(v.BeforeFaults) == 1 && v.BeforeFaults[0] == v.Symptom; got != tc.before {
+				t.Errorf("before faults %q (symptom %q), want %v\n%s", v.BeforeFaults, v.Symptom, tc.before, strings.Join(v.Evidence, "\n"))
+			}
+			if said := strings.Contains(strings.Join(v.Evidence, "\n"), "every line before the first fault"); said != tc.before {
+				t.Errorf("evidence says it: %v, want %v\n%s", said, tc.before, strings.Join(v.Evidence, "\n"))
+			}
+		})
+	}
+}
+
 // heartbeatBaseline is a baseline of one fault-free trial whose only
 // warning is a heartbeat timeout, for the scoping tests.
 func heartbeatBaseline(t *testing.T) *record.LogBaseline {

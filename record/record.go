@@ -423,6 +423,11 @@ type Verdict struct {
 	// the generic-consequence rule never takes them for what the system
 	// logs after faults in general (report.New).
 	Lasting []string `json:"lasting,omitempty"`
+	// BeforeFaults are those of Symptoms (the log checker's) whose every
+	// line came before the trial's first fault was injected: no fault
+	// caused them, whatever the trial injected later (report.New says so
+	// under the finding).
+	BeforeFaults []string `json:"before_faults,omitempty"`
 }
 
 // Informational reports whether the verdict passed the trial with a

@@ -79,6 +79,9 @@ type failure struct {
 	// lasting are the symptoms whose lines outlasted every fault's
 	// window (record.Verdict.Lasting), normalised.
 	lasting map[string]bool
+	// before are the symptoms whose every line came before the trial's
+	// first fault (record.Verdict.BeforeFaults), normalised.
+	before map[string]bool
 }
 
 // coKey is a checker and a normalised symptom.
@@ -135,6 +138,12 @@ func failures(trials []*record.Trial) []failure {
 					f.lasting = map[string]bool{}
 				}
 				f.lasting[check.SymptomKey(s)] = true
+			}
+			for _, s := range v.BeforeFaults {
+				if f.before == nil {
+					f.before = map[string]bool{}
+				}
+				f.before[check.SymptomKey(s)] = true
 			}
 			if gs := check.Guarantees(f.symptom); v.Checker == check.NameViolations && len(f.symptoms) == 0 && len(gs) > 1 {
 				// A trial stored before the violations checker ranked its
@@ -224,6 +233,9 @@ func group(fails []failure) []Finding {
 		}
 		if n := len(c.f.Trials); n == 0 || c.f.Trials[n-1] != t.ID {
 			c.f.Trials = append(c.f.Trials, t.ID)
+			if fl.before[fl.symptom] {
+				c.f.BeforeFaults = append(c.f.BeforeFaults, t.ID)
+			}
 		}
 		fault := faultOf(t)
 		p := pointOf(fault)

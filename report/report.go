@@ -81,6 +81,11 @@ type Finding struct {
 	// failed their workload's setup the way trials without a fault did
 	// (SameWithoutFaults).
 	WithoutFaults *SameWithoutFaults `json:"without_faults,omitempty"`
+	// BeforeFaults are the trials in which every line of the finding's
+	// (log) symptom came before the trial's first fault
+	// (record.Verdict.BeforeFaults): there no fault caused it; it was
+	// found without one.
+	BeforeFaults []string `json:"before_faults,omitempty"`
 }
 
 // CoSymptom is a symptom that co-occurred with a finding's primary

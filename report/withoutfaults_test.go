@@ -65,3 +65,32 @@ func TestWithoutFaults(t *testing.T) {
 		t.Errorf("text says it %d times, want once:\n%s", n, buf.String())
 	}
 }
+
+// TestBeforeFaults: a finding lists the trials in which its log symptom
+// came wholly before the first fault, and only those, and says so.
+func TestBeforeFaults(t *testing.T) {
+	const sym = "new warn log: [WRN] Error applying entries to <q>: last sequence mismatch"
+	trial := func(id string, index int, early bool) *record.Trial {
+		v := record.Verdict{Checker: check.NameLog, Failed: true, Symptom: sym, Symptoms: []string{sym}}
+		if early {
+			v.BeforeFaults = []string{sym}
+		}
+		return &record.Trial{ID: id, Index: index, Status: record.StatusFailed, Verdicts: []record.Verdict{v},
+			Injections: []record.Injection{{Kind: catalog.KindReboot, SiteID: "route.read", Node: "n1"}}}
+	}
+	r := New([]*record.Trial{trial("1-5", 5, true), trial("1-24", 24, false)}, Options{})
+	if len(r.Findings) != 1 {
+		t.Fatalf("%d findings, want 1: %+v", len(r.Findings), r.Findings)
+	}
+	f := r.Findings[0]
+	if strings.Join(f.Trials, " ") != "1-5 1-24" || strings.Join(f.BeforeFaults, " ") != "1-5" {
+		t.Fatalf("trials %v, before faults %v; want 1-5 1-24 and 1-5", f.Trials, f.BeforeFaults)
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, r.Findings); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "  before   1-5: every line of this symptom came before the trial's first fault") {
+		t.Errorf("text:\n%s", buf.String())
+	}
+}
