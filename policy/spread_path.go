@@ -16,7 +16,7 @@ import (
 const (
 	// spreadDepth is how many caller frames make a request's call path.
 	// Ten reach from a storage call up to the component that asked for it
-	// (etcd's bbolt commit: four frames of the backend's batch
+	// (etcd's bbolt commit: three frames of the backend's buffered batch
 	// transaction, then the backend's periodic run or ForceCommit, then
 	// the compaction that called it) and stop short of the goroutine's
 	// entry (a gRPC handler, a scheduler's closure), whose variety would
