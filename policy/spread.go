@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -8,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
 )
 
 func init() { Register("spread", newSpread) }
@@ -31,6 +33,19 @@ func init() { Register("spread", newSpread) }
 // take a fault. The fault there is drawn kind first, then variant
 // (drawFault), so that a pause and a stop of three lengths each do not
 // make them six times as likely as an error.
+//
+// A site's turn is split over its call paths, where the requests come
+// with stacks (Plan.Stacks): a site asked thousands of times a trial by a
+// periodic commit and twice by a compaction is struck in the compaction
+// in half its turns, not in one of a thousand. A request's path is its
+// spreadDepth nearest callers below the site's own frame, function and
+// line (callPath). The target site's paths that can be targets (as sites
+// can: reached before a trial's fault, or by most trials) take turns as
+// the sites do, and k is drawn over the chosen path's expected requests;
+// the trial grants the k-th request at the site with that path, and the
+// fallbacks below watch the path's requests. A site whose requests came
+// without stacks (or none of whose paths can be a target) is aimed at as
+// a whole.
 //
 // A trial whose target does not come (its timing differed, the site is
 // reached one trial in five) must not go to waste. Three fallbacks:
@@ -56,7 +71,7 @@ func init() { Register("spread", newSpread) }
 // often the smaller the largest weight (Tally.Weight) of the faults it
 // offers in the roles it was reached in, the fallback weighs each request
 // by that of its faults, and the fault is drawn by the faults' weights, as
-// random's draws are.
+// random's draws are; a site's paths share its weight.
 type spread struct {
 	env    Env
 	sites  []uint32
@@ -66,7 +81,9 @@ type spread struct {
 
 // spreadMemory is what spread learned of the earlier trials; it survives
 // a stop (Snapshot). It is bounded by the catalog's sites times
-// spreadWindow.
+// spreadPaths + 1 times spreadWindow. A memory without paths (spread's
+// before they came) loads, and its sites are aimed at as wholes until a
+// trial reaches their paths.
 type spreadMemory struct {
 	Trials int `json:"trials"`
 	// Counts are the eligible request counts of the last trials.
@@ -81,11 +98,26 @@ type spreadMemory struct {
 
 // siteHistory is what spread knows of one site from its last trials.
 type siteHistory struct {
+	reachHistory
+	// Roles are the roles of the members it was reached in ("" when
+	// none), spreadRoles at most: a Memory weighs its faults per role.
+	Roles []string `json:"roles,omitempty"`
+	// Targeted counts the trials that aimed at it, from the fewest of
+	// the other sites' when it was first reached (nextTarget).
+	Targeted int `json:"targeted,omitempty"`
+	// Paths are its call paths (callPath), spreadPaths at most
+	// (trimPaths).
+	Paths map[uint64]*pathHistory `json:"paths,omitempty"`
+}
+
+// reachHistory is what spread knows of how the last trials reached a site
+// or one of its call paths.
+type reachHistory struct {
 	// Trials counts the trials that reached it; Free those that reached
-	// it before their first grant (or granted nothing). A site that only
-	// the fault of a trial leads to (a node's recovery after a crash) is
-	// no target, the trial's one fault being spent before it comes: a
-	// site is one when Free or reached by most trials (pool).
+	// it before their first grant (or granted nothing). A site or path
+	// that only the fault of a trial leads to (a node's recovery after a
+	// crash) is no target, the trial's one fault being spent before it
+	// comes: it is one when Free or reached by most trials (target).
 	Trials int `json:"trials"`
 	Free   int `json:"free,omitempty"`
 	// Counts are its eligible requests in each of the last spreadWindow
@@ -95,12 +127,6 @@ type siteHistory struct {
 	Counts []int `json:"counts"`
 	First  []int `json:"first"`
 	Last   []int `json:"last"`
-	// Roles are the roles of the members it was reached in ("" when
-	// none), spreadRoles at most: a Memory weighs its faults per role.
-	Roles []string `json:"roles,omitempty"`
-	// Targeted counts the trials that aimed at it, from the fewest of
-	// the other sites' when it was first reached (nextTarget).
-	Targeted int `json:"targeted,omitempty"`
 }
 
 const (
@@ -113,9 +139,9 @@ const (
 	spreadMiss = 0.01
 )
 
-// expected is the site's expected requests a trial: the lower quartile of
-// its recent counts, at least 1.
-func (h *siteHistory) expected() int {
+// expected is the expected requests a trial: the lower quartile of the
+// recent counts, at least 1.
+func (h *reachHistory) expected() int {
 	s := slices.Clone(h.Counts)
 	slices.Sort(s)
 	if len(s) == 0 {
@@ -128,8 +154,27 @@ func (h *siteHistory) expected() int {
 // which its first and its last request came in its recent trials: a
 // trial past firstAt without it will most likely not reach it, one past
 // lastAt will most likely ask it no more.
-func (h *siteHistory) firstAt() int { return latest(h.First) }
-func (h *siteHistory) lastAt() int  { return latest(h.Last) }
+func (h *reachHistory) firstAt() int { return latest(h.First) }
+func (h *reachHistory) lastAt() int  { return latest(h.Last) }
+
+// target reports whether a trial may aim at it, of trials trials: one
+// reached it before its fault, or most of them (4 at least) reached it (a
+// site whose requests come late, after most grants).
+func (h *reachHistory) target(trials int) bool {
+	return h.Free > 0 || trials >= 4 && 2*h.Trials > trials
+}
+
+// push adds a trial's requests r, free when they began before the trial's
+// first grant.
+func (h *reachHistory) push(r *trialReach, free bool) {
+	h.Trials++
+	if free {
+		h.Free++
+	}
+	h.Counts = pushWindow(h.Counts, r.count)
+	h.First = pushWindow(h.First, r.first)
+	h.Last = pushWindow(h.Last, r.last)
+}
 
 func latest(xs []int) int {
 	if len(xs) == 0 {
@@ -152,13 +197,11 @@ type spreadTrial struct {
 	p float64
 	// late is the eligible request count almost every trial reaches.
 	late int
-	// counts, first and last are, per site, the trial's eligible
-	// requests and the numbers of its first and last; roles the roles it
-	// was reached in.
-	counts map[uint32]int
-	first  map[uint32]int
-	last   map[uint32]int
-	roles  map[uint32][]string
+	// reach is, per site (path 0) and per call path of a site, the
+	// trial's eligible requests; roles the roles each site was reached
+	// in.
+	reach map[sitePath]*trialReach
+	roles map[uint32][]string
 	// grantAt is the number of the eligible request that took the
 	// trial's first grant; 0 before one.
 	grantAt int
@@ -172,19 +215,40 @@ type spreadTrial struct {
 	why string
 }
 
-// spreadTarget is one site and occurrence a trial aims at.
+// sitePath is a site, and one of its call paths or 0 for the whole site.
+type sitePath struct {
+	site uint32
+	path uint64
+}
+
+// trialReach is a trial's eligible requests at a site or path: how many,
+// and the numbers of the first and the last (from 1).
+type trialReach struct {
+	count, first, last int
+	// callers are a path's frames (pathHistory.Callers), taken at its
+	// first request; nil for a site.
+	callers []string
+}
+
+// spreadTarget is one site (or one of its paths) and occurrence a trial
+// aims at.
 type spreadTarget struct {
 	site     uint32
 	rank     int // 1-based among the pool, for Explain
 	k        int // the occurrence to strike
-	expected int // the site's expected requests a trial
+	expected int // the site's (or path's) expected requests a trial
+	// path is the call path aimed at, 0 for the whole site; pathRank is
+	// its 1-based rank among the site's paths that can be targets, paths
+	// their number, for Explain.
+	path            uint64
+	pathRank, paths int
 	// missAt is where the fallback arms while the target was not
-	// reached: past the site's firstAt (siteHistory), or, for a site
-	// that some trials did not reach, at 80 % of the usual count if
+	// reached: past the site's (path's) firstAt (reachHistory), or, for
+	// one that some trials did not reach, at 80 % of the usual count if
 	// sooner (so the fallback has room). shortAt is where, with fewer
 	// than k of its requests, the target's next request is struck and
-	// the fallback arms: past the site's lastAt or 90 % of the usual
-	// count, or 80 % where some recent trial made fewer than k.
+	// the fallback arms: past its lastAt or 90 % of the usual count, or
+	// 80 % where some recent trial made fewer than k.
 	missAt, shortAt int
 	granted         bool
 }
@@ -198,12 +262,10 @@ func (s *spread) Name() string { return "spread" }
 func (s *spread) Begin(info TrialInfo) Plan {
 	per := s.env.perTrial()
 	t := &spreadTrial{
-		rng:    trialRand(s.env.Seed, info.Index),
-		q:      newQuota(per, true), // the counts need every request
-		counts: map[uint32]int{},
-		first:  map[uint32]int{},
-		last:   map[uint32]int{},
-		roles:  map[uint32][]string{},
+		rng:   trialRand(s.env.Seed, info.Index),
+		q:     newQuota(per, true), // the counts need every request
+		reach: map[sitePath]*trialReach{},
+		roles: map[uint32][]string{},
 	}
 	s.trials.begin(info.Index, t)
 	plan := Plan{Sites: s.sites, Stacks: true, States: true}
@@ -234,19 +296,34 @@ func (s *spread) Begin(info TrialInfo) Plan {
 		i := s.nextTarget(t.rng, pool, ws)
 		h := s.mem.Sites[pool[i]]
 		h.Targeted++
-		e := h.expected()
-		tg := spreadTarget{site: pool[i], rank: i + 1, k: 1 + t.rng.IntN(e), expected: e,
-			missAt: h.firstAt(), shortAt: min(h.lastAt(), t.late*9/10)}
-		if h.Trials*10 < s.mem.Trials*9 {
+		tg := spreadTarget{site: pool[i], rank: i + 1}
+		r := &h.reachHistory
+		if paths := s.paths(h); len(paths) > 0 {
+			j := nextTurn(t.rng, len(paths), func(j int) float64 { return float64(h.Paths[paths[j]].Targeted + 1) })
+			p := h.Paths[paths[j]]
+			p.Targeted++
+			tg.path, tg.pathRank, tg.paths = paths[j], j+1, len(paths)
+			r = &p.reachHistory
+		}
+		e := r.expected()
+		tg.k, tg.expected = 1+t.rng.IntN(e), e
+		tg.missAt, tg.shortAt = r.firstAt(), min(r.lastAt(), t.late*9/10)
+		if r.Trials*10 < s.mem.Trials*9 {
 			tg.missAt = min(tg.missAt, t.late*4/5)
 		}
-		if len(h.Counts) == 0 || tg.k > slices.Min(h.Counts) {
+		if len(r.Counts) == 0 || tg.k > slices.Min(r.Counts) {
 			tg.shortAt = min(tg.shortAt, t.late*4/5)
 		}
 		t.targets = append(t.targets, tg)
 	}
 	tg := t.targets[0]
-	t.why = fmt.Sprintf("spread: site %d of %d reached (%s, ~%d requests a trial), occurrence %d", tg.rank, t.pool, s.siteID(tg.site), tg.expected, tg.k)
+	if tg.path == 0 {
+		t.why = fmt.Sprintf("spread: site %d of %d reached (%s, ~%d requests a trial), occurrence %d", tg.rank, t.pool, s.siteID(tg.site), tg.expected, tg.k)
+	} else {
+		paths := s.mem.Sites[tg.site].Paths
+		t.why = fmt.Sprintf("spread: site %d of %d reached (%s), path %d of %d (%s, ~%d requests a trial), occurrence %d",
+			tg.rank, t.pool, s.siteID(tg.site), tg.pathRank, tg.paths, pathName(paths[tg.path], paths), tg.expected, tg.k)
+	}
 	return plan
 }
 
@@ -259,10 +336,16 @@ func (s *spread) Begin(info TrialInfo) Plan {
 // aims at 8 of 16 sites in 12 trials). With a Memory a site of weight w
 // takes a turn 1/w times less often.
 func (s *spread) nextTarget(rng *rand.Rand, pool []uint32, ws []float64) int {
+	return nextTurn(rng, len(pool), func(i int) float64 { return float64(s.mem.Sites[pool[i]].Targeted+1) / ws[i] })
+}
+
+// nextTurn returns which of n candidates takes the next turn: among those
+// whose turn comes first, one drawn uniformly.
+func nextTurn(rng *rand.Rand, n int, turn func(int) float64) int {
 	var first []int
 	var best float64
-	for i, site := range pool {
-		turn := float64(s.mem.Sites[site].Targeted+1) / ws[i]
+	for i := range n {
+		turn := turn(i)
 		switch {
 		case len(first) == 0 || turn < best*(1-1e-9):
 			first, best = []int{i}, turn
@@ -274,9 +357,8 @@ func (s *spread) nextTarget(rng *rand.Rand, pool []uint32, ws []float64) int {
 }
 
 // pool returns the sites the earlier trials reached before their fault
-// (siteHistory.Free) or that most of them reached, of 4 at least (a site
-// whose requests come late, after most grants), ascending, within reach
-// where it is known (TrialInfo.Reach).
+// or that most of them reached (reachHistory.target), ascending, within
+// reach where it is known (TrialInfo.Reach).
 func (s *spread) pool(reach []uint32) []uint32 {
 	var in map[uint32]bool
 	if reach != nil {
@@ -287,8 +369,21 @@ func (s *spread) pool(reach []uint32) []uint32 {
 	}
 	var out []uint32
 	for site, h := range s.mem.Sites {
-		if (h.Free > 0 || s.mem.Trials >= 4 && 2*h.Trials > s.mem.Trials) && (in == nil || in[site]) {
+		if h.target(s.mem.Trials) && (in == nil || in[site]) {
 			out = append(out, site)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// paths returns the keys of a site's call paths a trial may aim at
+// (reachHistory.target), ascending.
+func (s *spread) paths(h *siteHistory) []uint64 {
+	var out []uint64
+	for k, p := range h.Paths {
+		if p.target(s.mem.Trials) {
+			out = append(out, k)
 		}
 	}
 	slices.Sort(out)
@@ -345,11 +440,11 @@ func (s *spread) Decide(req *Request) Decision {
 	}
 	site := req.Site.Index
 	t.eligible++
-	t.counts[site]++
-	n := t.counts[site]
-	t.last[site] = t.eligible
-	if n == 1 {
-		t.first[site] = t.eligible
+	n := t.reached(sitePath{site: site}, nil)
+	path := callPath(req.Stack)
+	np := 0 // the requests of the site with this path
+	if path != 0 {
+		np = t.reached(sitePath{site, path}, req.Stack)
 	}
 	if rs := t.roles[site]; len(rs) < spreadRoles && !slices.Contains(rs, req.Role) {
 		t.roles[site] = append(rs, req.Role)
@@ -372,27 +467,56 @@ func (s *spread) Decide(req *Request) Decision {
 	}
 	for i := range t.targets {
 		tg := &t.targets[i]
-		if tg.granted || tg.site != site {
+		if tg.granted || tg.site != site || tg.path != 0 && tg.path != path {
 			continue
 		}
+		m := n
+		if tg.path != 0 {
+			m = np
+		}
 		switch {
-		case n == tg.k:
+		case m == tg.k:
 			return s.grant(t, req, fs, ws, i, "struck")
-		case n < tg.k && t.eligible > tg.shortAt:
-			return s.grant(t, req, fs, ws, i, fmt.Sprintf("fewer than %d of its requests by request %d: struck at occurrence %d", tg.k, t.eligible, n))
+		case m < tg.k && t.eligible > tg.shortAt:
+			return s.grant(t, req, fs, ws, i, fmt.Sprintf("fewer than %d of its requests by request %d: struck at occurrence %d", tg.k, t.eligible, m))
 		}
 	}
 	if _, seen := s.mem.Sites[site]; !seen && n == 1 && t.rng.Float64() < top/float64(t.pool+1) {
 		return s.grant(t, req, fs, ws, -1, fmt.Sprintf("a site no earlier trial reached, %s, struck at its first request with a target's chance (1 in %d)", req.Site.ID, t.pool+1))
 	}
 	if i := t.armed(); i >= 0 && t.rng.Float64() < s.fallbackP(t)*w {
+		got := t.count(t.targets[i])
 		state := "not reached"
-		if t.counts[t.targets[i].site] > 0 {
+		if got > 0 {
 			state = "short of it"
 		}
-		return s.grant(t, req, fs, ws, i, fmt.Sprintf("%s (%d of its requests by request %d): fallback at %s (occurrence %d)", state, t.counts[t.targets[i].site], t.eligible, req.Site.ID, n))
+		return s.grant(t, req, fs, ws, i, fmt.Sprintf("%s (%d of its requests by request %d): fallback at %s (occurrence %d)", state, got, t.eligible, req.Site.ID, n))
 	}
 	return Decision{}
+}
+
+// reached counts the trial's request at a site or path (the current
+// eligible one) and returns how many it had; stack is a path's request's.
+func (t *spreadTrial) reached(at sitePath, stack []record.Frame) int {
+	r := t.reach[at]
+	if r == nil {
+		r = &trialReach{first: t.eligible}
+		if at.path != 0 {
+			r.callers = pathCallers(stack)
+		}
+		t.reach[at] = r
+	}
+	r.count++
+	r.last = t.eligible
+	return r.count
+}
+
+// count returns the requests the trial had at a target's site or path.
+func (t *spreadTrial) count(tg spreadTarget) int {
+	if r := t.reach[sitePath{tg.site, tg.path}]; r != nil {
+		return r.count
+	}
+	return 0
 }
 
 // armed returns the first target not granted whose fallback is armed:
@@ -403,7 +527,7 @@ func (t *spreadTrial) armed() int {
 		if tg.granted {
 			continue
 		}
-		switch n := t.counts[tg.site]; {
+		switch n := t.count(tg); {
 		case n == 0 && t.eligible > tg.missAt, n > 0 && n < tg.k && t.eligible > tg.shortAt:
 			return i
 		}
@@ -535,31 +659,55 @@ func (s *spread) End(out Outcome) {
 			fewest = h.Targeted
 		}
 	}
-	for site, c := range t.counts {
-		h := m.Sites[site]
+	// The sites first (path 0), then their paths, in one order.
+	reached := slices.SortedFunc(maps.Keys(t.reach), func(a, b sitePath) int {
+		return cmp.Or(cmp.Compare(a.site, b.site), cmp.Compare(a.path, b.path))
+	})
+	for _, at := range reached {
+		r := t.reach[at]
+		free := t.grantAt == 0 || r.first <= t.grantAt
+		h := m.Sites[at.site]
+		if at.path != 0 {
+			p := h.Paths[at.path]
+			if p == nil {
+				// As a new site, a new path waits for its turn with the
+				// site's other paths.
+				p = &pathHistory{Callers: r.callers, Targeted: fewestTargeted(h.Paths)}
+				if h.Paths == nil {
+					h.Paths = map[uint64]*pathHistory{}
+				}
+				h.Paths[at.path] = p
+			}
+			p.push(r, free)
+			p.Seen = m.Trials
+			continue
+		}
 		if h == nil {
 			// A site reached for the first time waits for its turn
 			// with the others, not for as many turns as they had.
 			h = &siteHistory{Targeted: max(0, fewest)}
-			m.Sites[site] = h
+			m.Sites[at.site] = h
 		}
-		h.Trials++
-		if t.grantAt == 0 || t.first[site] <= t.grantAt {
-			h.Free++
-		}
-		h.Counts = pushWindow(h.Counts, c)
-		h.First = pushWindow(h.First, t.first[site])
-		h.Last = pushWindow(h.Last, t.last[site])
-		for _, r := range t.roles[site] {
-			if len(h.Roles) < spreadRoles && !slices.Contains(h.Roles, r) {
-				h.Roles = append(h.Roles, r)
+		h.push(r, free)
+		for _, role := range t.roles[at.site] {
+			if len(h.Roles) < spreadRoles && !slices.Contains(h.Roles, role) {
+				h.Roles = append(h.Roles, role)
 			}
 		}
 	}
-	// The trial's mean weight, by what the sites are now known to ask.
+	for _, at := range reached {
+		if at.path == 0 {
+			trimPaths(m.Sites[at.site].Paths)
+		}
+	}
+	// The trial's mean weight, by what the sites are now known to ask
+	// (summed in the sites' order, so that a snapshot is the same to the
+	// last bit).
 	var w float64
-	for site, c := range t.counts {
-		w += float64(c) * s.weight(site)
+	for _, at := range reached {
+		if at.path == 0 {
+			w += float64(t.reach[at].count) * s.weight(at.site)
+		}
 	}
 	w *= t.top / float64(t.eligible) / float64(t.eligible)
 	m.Weights = append(m.Weights, w)
@@ -584,5 +732,8 @@ func (s *spread) Restore(data []byte) error {
 		return fmt.Errorf("restore spread policy: %w", err)
 	}
 	maps.DeleteFunc(s.mem.Sites, func(_ uint32, h *siteHistory) bool { return h == nil })
+	for _, h := range s.mem.Sites {
+		maps.DeleteFunc(h.Paths, func(_ uint64, p *pathHistory) bool { return p == nil })
+	}
 	return nil
 }

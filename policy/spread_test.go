@@ -77,11 +77,12 @@ func skewedTrial(cat *catalog.Catalog, hot int, bursts []burst) stream {
 	return s
 }
 
-// strike is one trial's first grant: where, at which occurrence of its
-// site, and which fault.
+// strike is one trial's first grant: where (the site and the request's
+// stack), at which occurrence of its site, and which fault.
 type strike struct {
 	site, occurrence int
 	fault            Fault
+	stack            []record.Frame
 }
 
 // runTrials runs trials first..first+n-1 of stream(trial) through p and
@@ -103,7 +104,7 @@ func runTrials(p Policy, first, n int, stream func(trial int) stream) []*strike 
 			if d := p.Decide(&r); d.Fault.Kind != catalog.KindNone {
 				inj = append(inj, record.Injection{Node: r.Node, SiteID: r.Site.ID, Kind: d.Fault.Kind})
 				if got == nil {
-					got = &strike{site: int(r.Site.Index), occurrence: occ[int(r.Site.Index)], fault: d.Fault}
+					got = &strike{site: int(r.Site.Index), occurrence: occ[int(r.Site.Index)], fault: d.Fault, stack: r.Stack}
 				}
 			}
 		}
@@ -484,12 +485,12 @@ func TestSpreadSkipsSitesOnlyFaultsReach(t *testing.T) {
 }
 
 func TestSpreadRestoresSparseState(t *testing.T) {
-	// A snapshot with a site of no counts, a null site and no trials
-	// (hand-edited, or from a later version) neither panics nor aims at
-	// the null site.
+	// A snapshot with a site of no counts, a null site, a null path and
+	// no trials (hand-edited, or from a later version) neither panics nor
+	// aims at the null site.
 	cat := testCatalog()
 	p := mustNew(t, "spread", Env{Catalog: cat, Seed: 1})
-	if err := p.(Stateful).Restore([]byte(`{"trials":5,"sites":{"0":{"trials":5,"free":5},"2":null}}`)); err != nil {
+	if err := p.(Stateful).Restore([]byte(`{"trials":5,"sites":{"0":{"trials":5,"free":5,"paths":{"7":null}},"2":null}}`)); err != nil {
 		t.Fatal(err)
 	}
 	strikes := runTrials(p, 0, 3, func(int) stream { return memoryStream(cat) })

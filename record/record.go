@@ -30,7 +30,7 @@ type Frame struct {
 func CallerStack(stack []Frame) []Frame {
 	var out []Frame
 	for i, f := range stack {
-		if i+1 < len(stack) && f.File == stack[i+1].File && f.Line == stack[i+1].Line && isClosure(f.Func) {
+		if Wrapper(stack, i) {
 			if out == nil {
 				out = slices.Clone(stack[:i])
 			}
@@ -44,6 +44,16 @@ func CallerStack(stack []Frame) []Frame {
 		return stack
 	}
 	return out
+}
+
+// Wrapper reports whether stack[i] is a function literal the
+// instrumentation wraps around a site's call, one CallerStack leaves out:
+// named like a closure, at the very file and line of the frame below it.
+// It lets a caller walk a stack's callers without the copy CallerStack
+// makes.
+func Wrapper(stack []Frame, i int) bool {
+	f := stack[i]
+	return i+1 < len(stack) && f.File == stack[i+1].File && f.Line == stack[i+1].Line && isClosure(f.Func)
 }
 
 // isClosure reports whether fn names a function literal (pkg.F.func1,
