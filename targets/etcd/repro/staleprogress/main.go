@@ -1,10 +1,11 @@
-// Command staleprogress reproduces, without gofault, the etcd v3.5.35 watch
-// bug behind the fuzz campaign's watch-lost-event finding (docs/policies.md,
-// "Power-loss crashes"): a RequestProgress response made before a watch
-// existed is sent after that watch's created response, so clientv3, which
-// broadcasts progress notifications with watch ID -1 to every watch of the
-// stream, delivers it on the new watch, which has not been sent the events
-// it declares delivered.
+// Command staleprogress reproduces, without gofault, the etcd watch bug
+// behind the fuzz campaign's watch-lost-event finding (docs/policies.md,
+// "Power-loss crashes"; releases from v3.5.8 to v3.7.4, rates in
+// README.md): a RequestProgress response made before a watch existed is
+// sent after that watch's created response, so clientv3, which broadcasts
+// progress notifications with watch ID -1 to every watch of the stream,
+// delivers it on the new watch, which has not been sent the events it
+// declares delivered.
 //
 // It starts a one-member etcd, opens a raw gRPC watch stream with one
 // watch L on the prefix and stops reading it, so that the server's
