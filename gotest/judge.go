@@ -191,30 +191,39 @@ var testLine = regexp.MustCompile(`^\s+[\w.-]+_test\.go:\d+: `)
 // t.Fatal: indented, "file.go:line: ".
 var logLine = regexp.MustCompile(`^\s+[\w.-]+\.go:\d+: `)
 
-// failureLines picks the lines of a test's output that say why it failed
-// (t.Log/t.Error/t.Fatal lines, --- FAIL, panic and race reports, FAIL), at
-// most max of them, else its last max lines.
+// failureLines picks the lines of a test's output that say why it failed,
+// at most limit of them, in their order: first its report — the lines a
+// test file wrote (t.Error, t.Fatal), --- FAIL, panic and race reports —
+// then, while there is room, the last of the other t.Log lines (a
+// helper's, a logger's), those nearest the failure. A test whose logger
+// writes through t.Log (etcd's zaptest: every server log line, hundreds
+// before the failure) would otherwise fill them with its first log lines
+// and leave its report out. Without any such line, its last limit lines.
 func failureLines(output string, limit int) []string {
 	lines := strings.Split(strings.TrimRight(output, "\n"), "\n")
-	var out []string
+	var report, logs []int // indices into lines
 	inPanic := false
-	for _, l := range lines {
+	for i, l := range lines {
 		t := strings.TrimSpace(l)
 		switch {
 		case strings.HasPrefix(t, "panic: "), strings.HasPrefix(t, "WARNING: DATA RACE"):
 			inPanic = true
-		case strings.HasPrefix(t, "--- FAIL"), logLine.MatchString(l):
-		case inPanic && t != "":
-		default:
-			continue
-		}
-		out = append(out, l)
-		if len(out) == limit {
-			return out
+			report = append(report, i)
+		case strings.HasPrefix(t, "--- FAIL"), testLine.MatchString(l), inPanic && t != "":
+			report = append(report, i)
+		case logLine.MatchString(l):
+			logs = append(logs, i)
 		}
 	}
-	if len(out) == 0 {
-		out = lines[max(0, len(lines)-limit):]
+	if len(report)+len(logs) == 0 {
+		return lines[max(0, len(lines)-limit):]
+	}
+	report = report[:min(len(report), limit)]
+	keep := append(report, logs[max(0, len(logs)-(limit-len(report))):]...)
+	slices.Sort(keep)
+	out := make([]string, len(keep))
+	for i, k := range keep {
+		out[i] = lines[k]
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package gotest
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -73,6 +74,9 @@ func TestAssumption(t *testing.T) {
 		{"a delay, no error injected", failed("    store_test.go:12: save: input/output error"), []record.Injection{{Kind: catalog.KindDelay}}, ""},
 		{"an injected EOF", failed("    peer_test.go:40: read: unexpected EOF"), []record.Injection{{Kind: catalog.KindError, Error: "io.ErrUnexpectedEOF"}},
 			"ErrUnexpectedEOF (unexpected EOF)"},
+		{"the test reports it after 30 lines of its server's log (etcd's zaptest logger)",
+			Attempt{Test: "TestKV", ExitCode: 1, Output: strings.Replace(loggedFailure(30, "    kv_test.go:50: put: input/output error"), "panic: boom\n", "FAIL\n", 1)},
+			eio, "TestKV failed reporting the EIO (input/output error)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Verdict(tc.a, bound, tc.inj)
@@ -155,6 +159,26 @@ func TestFailureLines(t *testing.T) {
 	if got := failureLines("a\nb\nc\n", 2); !slices.Equal(got, []string{"b", "c"}) {
 		t.Errorf("failureLines without failure lines = %q, want the last 2", got)
 	}
+	// etcd's integration tests log every server line through t.Log
+	// (zaptest's logger.go:146): the report after 30 of them is kept, with
+	// the last log lines before it, not the first.
+	got = failureLines(loggedFailure(30, "    kv_test.go:50: put: input/output error"), 5)
+	want = []string{"    logger.go:146: server log 28", "    logger.go:146: server log 29", "    kv_test.go:50: put: input/output error", "--- FAIL: TestKV (0.00s)", "panic: boom"}
+	if !slices.Equal(got, want) {
+		t.Errorf("failureLines after 30 log lines = %q, want %q", got, want)
+	}
+}
+
+// loggedFailure is the output of a test that wrote n log lines through
+// t.Log from a non-test file, then report, then failed and panicked.
+func loggedFailure(n int, report string) string {
+	var b strings.Builder
+	b.WriteString("=== RUN   TestKV\n")
+	for i := range n {
+		fmt.Fprintf(&b, "    logger.go:146: server log %d\n", i)
+	}
+	b.WriteString(report + "\n--- FAIL: TestKV (0.00s)\npanic: boom\n")
+	return b.String()
 }
 
 func TestSelect(t *testing.T) {

@@ -136,6 +136,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			res.Stats.RoleWrites = ov.roleWrites
 			res.Stats.ObservePoints = ov.observePoints
 			res.Stats.MemberMethods, res.Stats.BlankMembers = ov.memberMethods, ov.blankMembers
+			res.Stats.StackCalls = ov.stackCalls
 			res.Stats.Blocks = ov.blocks
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
 			break

@@ -81,6 +81,9 @@ type Stats struct {
 	// BlankMembers those left out because their receiver is "_".
 	MemberMethods int `json:"member_methods,omitempty"`
 	BlankMembers  int `json:"blank_member_receivers,omitempty"`
+	// StackCalls counts the runtime.Stack calls wrapped so that goroutine
+	// lists leave out the agent's own (a test build: Target.Test).
+	StackCalls int `json:"stack_calls,omitempty"`
 	// Blocks counts the coverage counters inserted and built.
 	Blocks      int            `json:"blocks"`
 	SkipReasons map[string]int `json:"skip_reasons"`  // why, counted

@@ -46,14 +46,17 @@ type fileRef struct {
 }
 
 // newRewriter loads (parses and type-checks) the packages holding cat's
-// sites, from the prepared tree, and with cover every target package.
+// sites, from the prepared tree, and with cover or in a test build
+// (w.Test) every target package.
 func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool) (*rewriter, error) {
 	rw := &rewriter{w: w, pkgs: map[string]*packages.Package{}, files: map[string]fileRef{},
 		deps: map[string][]string{}, names: map[string]string{}, reach: map[string]map[string]bool{},
 		cover: cover, noCover: map[string]bool{}}
 	seen := map[string]bool{}
 	var paths []string
-	if cover {
+	// A test build loads every target package, sites or not, for the
+	// runtime.Stack calls of a leak checker named in them (stackEdits).
+	if cover || w.Test {
 		for _, p := range w.Patterns {
 			seen[p] = true
 			paths = append(paths, p)

@@ -37,6 +37,9 @@ type overlaySet struct {
 	// memberMethods counts the member type's methods hooked,
 	// blankMembers those left out (a "_" receiver).
 	memberMethods, blankMembers int
+	// stackCalls counts the runtime.Stack calls the agent wraps (a test
+	// build; see stackEdits).
+	stackCalls int
 	// blocks counts the coverage counters, blockFiles locate them.
 	blocks     int
 	blockFiles []catalog.BlockFile
@@ -74,6 +77,13 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			}
 		}
 	}
+	if rw.w.Test {
+		for f, ref := range rw.files {
+			if len(stackCalls(ref.file, ref.pkg.TypesInfo)) > 0 {
+				touched[f] = true
+			}
+		}
+	}
 	names := slices.Sorted(maps.Keys(touched))
 	errSites := map[*packages.Package][]*catalog.Site{}
 	for _, name := range names {
@@ -84,6 +94,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], roleValues: roleValues(cat), observe: observe[name],
 			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
+			stacks: rw.w.Test,
 		}, sites[name])
 		ov.blankMembers += out.blankMembers
 		if len(out.blocks) > 0 {
@@ -108,6 +119,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			}
 			switch {
 			case e.block: // counted in ov.blocks
+			case e.stack:
+				ov.stackCalls++
 			case e.member == memberHook:
 				ov.memberMethods++
 			case e.member != 0: // a receiver's name

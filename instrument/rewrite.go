@@ -70,6 +70,9 @@ type siteEdit struct {
 	// member is set instead of site for a member type's method hook
 	// (memberHook) or receiver name (memberNamed); see memberEdits.
 	member int
+	// stack is set instead of site for a runtime.Stack call wrapped by
+	// the agent (see stackEdits).
+	stack bool
 }
 
 // fileInput is what rewriteFile needs about one Go file.
@@ -108,6 +111,9 @@ type fileInput struct {
 	// sendPeers are the rules of the transport's send sites
 	// (catalog.PeerSend, see sendEdits), by site ID.
 	sendPeers map[string]sendRule
+	// stacks asks for the file's runtime.Stack calls to be wrapped (a
+	// test build; see stackEdits).
+	stacks bool
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -226,6 +232,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	se, skippedSends := sendEdits(in, sends)
 	out.edits = append(out.edits, se...)
 	maps.Copy(out.skipped, skippedSends)
+	if in.stacks {
+		out.edits = append(out.edits, stackEdits(in)...)
+	}
 	if in.cover {
 		var be []siteEdit
 		be, out.blocks = blockEdits(in, in.firstBlock)
