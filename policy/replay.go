@@ -19,11 +19,9 @@ import (
 // recorded occurrence of a request at that site on that node — the 40th
 // log sync of the leader, not its first, when the original struck the
 // 40th. Sites are matched by their stable IDs, so a replay works on a
-// rebuilt binary. A fault that struck the leader (its recorded role is
-// the catalog's leader, catalog.Role.Leader), and every leadercut, is
-// replayed at the member that leads at the recorded site in the re-run,
-// whichever that is (which member wins an election is not the trial's to
-// repeat); any other fault, and a cut between named members, on the
+// rebuilt binary. A fault that struck the leader, and every leadercut
+// (record.Injection.OnLeader), is replayed at the member that leads at the
+// recorded site in the re-run, whichever that is; any other fault on the
 // recorded member.
 type Replay struct {
 	cat     *catalog.Catalog
@@ -45,23 +43,9 @@ type replayed struct {
 	fault Fault
 	stack string
 	// onLeader: the fault struck the leader, and strikes whichever
-	// member leads (req.Role is inj.Role), not inj.Node.
+	// member leads (req.Role is inj.Role), not inj.Node
+	// (record.Injection.OnLeader).
 	onLeader bool
-}
-
-// struckLeader reports whether inj is replayed on whichever member leads:
-// a leadercut, or a fault whose member led when it struck (inj.Role is
-// role's leader value) other than a cut between named members
-// (disconnect, oneway, split: their peers and sides are members' names).
-func struckLeader(role *catalog.Role, inj record.Injection) bool {
-	switch inj.Kind {
-	case catalog.KindLeaderCut:
-		return true
-	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
-		return false
-	}
-	leader, ok := role.Leader()
-	return ok && inj.Role == leader
 }
 
 // NewReplay builds a replay of injections against cat. Injections whose site
@@ -89,7 +73,7 @@ func NewReplay(cat *catalog.Catalog, injections []record.Injection) *Replay {
 			r.missing = append(r.missing, err.Error())
 			continue
 		}
-		onLeader := struckLeader(cat.Role, inj)
+		onLeader := inj.OnLeader(cat.Role)
 		r.want = append(r.want, replayed{inj: inj, site: s, fault: f, stack: StackKey(inj.Stack), onLeader: onLeader})
 		live[s.Index] = true
 		nodes[inj.Node] = true
