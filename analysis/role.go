@@ -48,9 +48,12 @@ const CountRoleWrites = "role_writes"
 // Among several candidates the pass prefers a field named state or role,
 // then the one written most; Options.Role names one explicitly, and may
 // name a role of another shape (a string, a named string type, a bool
-// isLeader: see namedRoles), which the pass never picks unasked, or a role
-// method that reads one (IsLeader, State: see resolveRoleMethod), which
-// it only suggests when it finds no role (Suggestion).
+// isLeader: see namedRoles), or a role method that reads one (IsLeader,
+// State: see resolveRoleMethod). With no candidate of a named integer
+// type, the pass picks a string role whose written constants say leader
+// and follower (goraft's server.state, set by setState(Leader): see
+// namedRole.pickable); failing that, it suggests a role method
+// (Suggestion) and takes none.
 type Role struct {
 	Role *catalog.Role
 	// Suggestion, when the pass found no role, is a role method of the
@@ -90,6 +93,9 @@ func runRole(u *Unit) (any, error) {
 		return &Role{Role: r}, nil
 	}
 	if len(s.list) == 0 {
+		if r := s.pick(); r != nil {
+			return &Role{Role: r}, nil
+		}
 		return &Role{Suggestion: s.suggest()}, nil
 	}
 	c := s.list[0]
@@ -179,6 +185,38 @@ func (s *roleSearch) named(want string) (*catalog.Role, error) {
 	r.Method = m.fn.RelString(m.fn.Pkg.Pkg)
 	r.LeaderValue = m.leaderValue(r)
 	return r, nil
+}
+
+// pick is the string role the pass takes unasked when the target has no
+// role of a named integer type: the pickable one (namedRole.pickable),
+// preferring a field named state or role, then the one written most, then
+// by name; nil if none is pickable.
+func (s *roleSearch) pick() *catalog.Role {
+	if s.others == nil {
+		s.others = namedRoles(s.u)
+	}
+	var best namedRole
+	for _, r := range s.others {
+		if r.pickable() && (best.cand == nil || betterPick(r, best)) {
+			best = r
+		}
+	}
+	if best.cand == nil {
+		return nil
+	}
+	return catalogRole(s.u, best.cand, best.roleType, best.values)
+}
+
+// betterPick orders pickable roles: a field named state or role first,
+// then the one written most, then by name.
+func betterPick(a, b namedRole) bool {
+	if pa, pb := preferredRoleName(a.cand.field.Name()), preferredRoleName(b.cand.field.Name()); pa != pb {
+		return pa
+	}
+	if len(a.cand.writes) != len(b.cand.writes) {
+		return len(a.cand.writes) > len(b.cand.writes)
+	}
+	return candName(a.cand) < candName(b.cand)
 }
 
 // field finds the role field named "pkg/path.Type.field": a candidate of

@@ -138,18 +138,23 @@ func TestNamedRoles(t *testing.T) {
 	for _, tc := range []struct {
 		pkg, role, roleType, values string
 		writes                      string // shapes of the writes, in order; "" to take the // want lines
+		unasked                     bool   // picked with no target.role: written "leader" and "follower"
 	}{
-		{"stringlike", "example.com/roles/stringlike.server.state", RoleTypeString, "1=candidate 2=follower 3=leader", ""},
-		{"enumlike", "example.com/roles/enumlike.node.role", "State", "1=candidate 2=follower 3=leader", ""},
-		{"boollike", "example.com/roles/boollike.peer.isLeader", RoleTypeBool, "0=follower 1=leader", ""},
-		{"boollike", "example.com/roles/boollike.peer.amLeader", RoleTypeBool, "0=follower 1=leader", "method method"},
+		{"stringlike", "example.com/roles/stringlike.server.state", RoleTypeString, "1=candidate 2=follower 3=leader 4=stopped", "", true},
+		{"goraftlike", "example.com/roles/goraftlike.server.state", RoleTypeString, "1=candidate 2=follower 3=initialized 4=leader 5=snapshotting 6=stopped", "", true},
+		{"enumlike", "example.com/roles/enumlike.node.role", "State", "1=candidate 2=follower 3=leader", "", false},
+		{"boollike", "example.com/roles/boollike.peer.isLeader", RoleTypeBool, "0=follower 1=leader", "", false},
+		{"boollike", "example.com/roles/boollike.peer.amLeader", RoleTypeBool, "0=follower 1=leader", "method method", false},
+		{"peerlike", "example.com/roles/peerlike.peer.kind", RoleTypeString, "1=follower 2=leader", "assign", false},
 	} {
 		t.Run(tc.role, func(t *testing.T) {
 			res, err := runRoles(t, tc.pkg, "")
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r := res.Catalog.Role; r != nil {
+			if r := res.Catalog.Role; tc.unasked && (r == nil || r.String() != tc.role) {
+				t.Errorf("role %v found unasked, want %s", r, tc.role)
+			} else if !tc.unasked && r != nil {
 				t.Errorf("role %s found unasked", r)
 			}
 			res, err = runRoles(t, tc.pkg, tc.role)
@@ -212,9 +217,10 @@ func TestRoleMethods(t *testing.T) {
 	for _, tc := range []struct {
 		pkg, method, field, roleType, values, leader string
 	}{
-		{"stringlike", "(*server).State", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader", "leader"},
-		{"stringlike", "server.State", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader", "leader"},
-		{"stringlike", "(*server).IsLeader", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader", "leader"},
+		{"stringlike", "(*server).State", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader 4=stopped", "leader"},
+		{"stringlike", "server.State", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader 4=stopped", "leader"},
+		{"stringlike", "(*server).IsLeader", "server.state", RoleTypeString, "1=candidate 2=follower 3=leader 4=stopped", "leader"},
+		{"goraftlike", "(*server).State", "server.state", RoleTypeString, "1=candidate 2=follower 3=initialized 4=leader 5=snapshotting 6=stopped", "leader"},
 		{"dragonlike", "(*raft).IsLeader", "raft.state", "State", "0=follower 1=candidate 2=leader 3=observer", "leader"},
 		{"dragonlike", "(*replica).IsPrimary", "replica.mode", "Mode", "0=Primary 1=Backup", "Primary"},
 		{"boollike", "(*peer).IsLeader", "peer.amLeader", RoleTypeBool, "0=follower 1=leader", "leader"},
@@ -277,12 +283,16 @@ func TestRoleMethodErrors(t *testing.T) {
 }
 
 // TestRoleSuggestion checks that a target with no role field the pass
-// picks gets a role method suggested, not taken; and one with a role none.
+// picks gets a role method suggested, not taken; and one with a role (of
+// a named integer type, or a string written with "leader" and "follower",
+// goraft's) none.
 func TestRoleSuggestion(t *testing.T) {
 	for pkg, want := range map[string]string{
-		"stringlike": "no role field found; (*server).IsLeader reads server.state: set target.role: example.com/roles/stringlike.(*server).IsLeader",
+		"peerlike":   "no role field found; (*peer).IsLeader reads peer.kind: set target.role: example.com/roles/peerlike.(*peer).IsLeader",
 		"boollike":   "no role field found; (*peer).IsLeader reads peer.amLeader: set target.role: example.com/roles/boollike.(*peer).IsLeader",
 		"dragonlike": "",
+		"stringlike": "",
+		"goraftlike": "",
 	} {
 		res, err := runRoles(t, pkg, "")
 		if err != nil {

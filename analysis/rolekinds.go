@@ -22,13 +22,35 @@ const (
 var boolRoleValues = []catalog.RoleValue{{Value: 0, Name: "follower"}, {Value: 1, Name: "leader"}}
 
 // namedRole is a role field of another shape than a named integer type
-// with constants; RolePass takes one only when target.role names it, so
-// the roles it finds unasked (and the catalogs of the targets gofault
-// knows) stay as they were.
+// with constants. RolePass takes one when target.role names it, and picks
+// a string one unasked only when the target has no role of a named
+// integer type and the constants written to the field say leader and
+// follower (written: see pickable), so the roles it finds in the targets
+// gofault knows stay as they were.
 type namedRole struct {
 	cand     *roleCand
 	roleType string
 	values   []catalog.RoleValue
+	// written are the string constants written to the field, directly
+	// (s.state = "leader") or through a setter's parameter at its static
+	// calls (s.setState(Leader), goraft's); construction left out.
+	written []string
+}
+
+// pickable reports whether RolePass may pick r unasked: a string role
+// (plain or of a named string type, not a bool) whose written constants
+// include one that says leader and one that says follower. Compared
+// constants do not count: a field that is only compared with "leader"
+// may hold anything.
+func (r namedRole) pickable() bool {
+	if r.roleType == RoleTypeBool {
+		return false
+	}
+	set := map[string]bool{}
+	for _, w := range r.written {
+		set[w] = true
+	}
+	return stringRoleValues(set) != nil
 }
 
 // namedRoles finds the role fields of the three other shapes, by
@@ -51,19 +73,29 @@ func namedRoles(u *Unit) map[string]namedRole {
 	owners := fieldOwners(u.Prog)
 	stringTypes := findStringRoleTypes(u.Prog)
 	type found struct {
-		cand   *roleCand
-		kind   string
-		values map[string]bool
+		cand    *roleCand
+		kind    string
+		values  map[string]bool
+		written map[string]bool
+		setters []*ssa.Parameter // parameters stored to the field
 	}
 	fields := map[*types.Var]*found{}
 	get := func(fld *types.Var, kind string) *found {
 		f := fields[fld]
 		if f == nil {
-			f = &found{cand: &roleCand{field: fld, owner: owners[fld]}, kind: kind, values: map[string]bool{}}
+			f = &found{cand: &roleCand{field: fld, owner: owners[fld]}, kind: kind, values: map[string]bool{}, written: map[string]bool{}}
 			fields[fld] = f
 		}
 		return f
 	}
+	// args are the constant string arguments of the static calls in the
+	// target packages, by callee and argument index (a method's receiver
+	// is index 0, as in its Params).
+	type param struct {
+		fn *ssa.Function
+		i  int
+	}
+	args := map[param][]string{}
 	kindOf := func(fld *types.Var) string {
 		switch t := types.Unalias(fld.Type()).(type) {
 		case *types.Basic:
@@ -109,6 +141,10 @@ func namedRoles(u *Unit) map[string]namedRole {
 							x.cand.writes = append(x.cand.writes, roleWrite{fn: f, shape: catalog.WriteAssign, pos: ins.Pos()})
 							if s, ok := stringConst(ins.Val); ok {
 								x.values[s] = true
+								x.written[s] = true
+							}
+							if p, ok := unconvert(ins.Val).(*ssa.Parameter); ok {
+								x.setters = append(x.setters, p)
 							}
 						case *ssa.BinOp:
 							if ins.Op != token.EQL && ins.Op != token.NEQ {
@@ -125,6 +161,13 @@ func namedRoles(u *Unit) map[string]namedRole {
 						case *ssa.Call:
 							common := ins.Common()
 							callee := common.StaticCallee()
+							if callee != nil {
+								for i, a := range common.Args {
+									if s, ok := stringConst(unconvert(a)); ok {
+										args[param{callee, i}] = append(args[param{callee, i}], s)
+									}
+								}
+							}
 							if callee == nil || callee.Pkg == nil || callee.Pkg.Pkg.Path() != "sync/atomic" || callee.Name() != "Store" || len(common.Args) != 2 {
 								continue
 							}
@@ -149,6 +192,16 @@ func namedRoles(u *Unit) map[string]namedRole {
 		if len(f.cand.writes) == 0 {
 			continue
 		}
+		for _, p := range f.setters {
+			for i, q := range p.Parent().Params {
+				if q == p {
+					for _, s := range args[param{p.Parent(), i}] {
+						f.values[s] = true
+						f.written[s] = true
+					}
+				}
+			}
+		}
 		var vs []catalog.RoleValue
 		switch f.kind {
 		case RoleTypeBool:
@@ -161,7 +214,12 @@ func namedRoles(u *Unit) map[string]namedRole {
 		if vs == nil {
 			continue
 		}
-		out[candName(f.cand)] = namedRole{cand: f.cand, roleType: f.kind, values: vs}
+		var written []string
+		for w := range f.written {
+			written = append(written, w)
+		}
+		sort.Strings(written)
+		out[candName(f.cand)] = namedRole{cand: f.cand, roleType: f.kind, values: vs, written: written}
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/gofault/gofault/build"
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
@@ -133,7 +134,7 @@ func Replay(ctx context.Context, st *store.Store, opts ReplayOptions) (*Replayed
 				fmt.Fprintf(opts.Warn, "warning: cannot replay: %s\n", m)
 			}
 		}
-		run := judgeReplay(orig, tr)
+		run := judgeReplay(orig, tr, bt.Catalog.Role)
 		runs = append(runs, run)
 		if opts.Text != nil {
 			run.WriteText(opts.Text, orig)
@@ -149,11 +150,12 @@ func Replay(ctx context.Context, st *store.Store, opts ReplayOptions) (*Replayed
 	return r, nil
 }
 
-// judgeReplay says what of orig recurred in its replay tr.
-func judgeReplay(orig, tr *record.Trial) ReplayRun {
+// judgeReplay says what of orig recurred in its replay tr (role: the
+// replay build's catalog role, which says whose faults struck the leader).
+func judgeReplay(orig, tr *record.Trial, role *catalog.Role) ReplayRun {
 	recurred, lost := check.Recurrence(orig, tr)
 	return ReplayRun{Original: orig.ID, Reproduced: len(recurred) > 0 && len(lost) == 0,
-		Recurred: recurred, NotReproduced: lost, NotInjected: check.NotInjected(orig, tr), Trial: tr}
+		Recurred: recurred, NotReproduced: lost, NotInjected: check.NotInjected(orig, tr, role), Trial: tr}
 }
 
 // countRuns counts the runs of orig's replay that reproduced it, wholly or in

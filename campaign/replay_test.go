@@ -55,7 +55,7 @@ func TestReplayVerdict(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var runs []ReplayRun
 			for i, tr := range tt.runs {
-				r := judgeReplay(orig, tr)
+				r := judgeReplay(orig, tr, nil)
 				var b strings.Builder
 				r.WriteText(&b, orig)
 				lines := strings.Split(strings.TrimSpace(b.String()), "\n")
@@ -85,7 +85,7 @@ func TestReplayVerdict(t *testing.T) {
 	}
 	// An original that did not fail has nothing to reproduce.
 	ok := &record.Trial{ID: "1-8", Status: record.StatusOK}
-	if err := countRuns(ok, []ReplayRun{judgeReplay(ok, run("2-8", false))}).Err(); err != nil {
+	if err := countRuns(ok, []ReplayRun{judgeReplay(ok, run("2-8", false), nil)}).Err(); err != nil {
 		t.Errorf("replay of a trial that passed: Err() = %v", err)
 	}
 }

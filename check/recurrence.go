@@ -35,18 +35,20 @@ func Recurrence(orig, replayed *record.Trial) (recurred, missing []string) {
 
 // NotInjected lists the original's injected faults that the replayed
 // trial did not inject at the same site on the same node ("crash at SITE
-// on n2, occurrence 195"; a leadercut on whichever member leads). A replay injects at the recorded occurrence or
-// the first matching request after it, so a replay whose workload ran
-// slower may never get there, and then it says nothing about the bug.
-func NotInjected(orig, replayed *record.Trial) []string {
+// on n2, occurrence 195"), or, for a fault that struck the leader (role:
+// the catalog's; record.Injection.OnLeader), on whichever member led. A
+// replay injects at the recorded occurrence or the first matching request
+// after it, so a replay whose workload ran slower may never get there,
+// and then it says nothing about the bug.
+func NotInjected(orig, replayed *record.Trial, role *catalog.Role) []string {
 	type key struct {
 		site, node string
 		kind       catalog.Kind
 	}
-	// A leadercut strikes whichever member leads (policy.Replay): its
-	// member is not part of what must match.
+	// A fault on the leader strikes whichever member leads
+	// (policy.Replay): its member is not part of what must match.
 	node := func(inj record.Injection) string {
-		if inj.Kind == catalog.KindLeaderCut {
+		if inj.OnLeader(role) {
 			return "(the leader)"
 		}
 		return inj.Node

@@ -44,6 +44,10 @@ func TestNotInjected(t *testing.T) {
 	cut := func(site, node string) record.Injection {
 		return record.Injection{Kind: catalog.KindLeaderCut, SiteID: site, Node: node, Occurrence: 1}
 	}
+	led := func(inj record.Injection, role string) record.Injection {
+		inj.Role = role
+		return inj
+	}
 	trial := func(injs ...record.Injection) *record.Trial { return &record.Trial{Injections: injs} }
 	tests := []struct {
 		name           string
@@ -58,10 +62,16 @@ func TestNotInjected(t *testing.T) {
 		{"no faults", trial(), trial(), "[]"},
 		{"a leadercut on another leader", trial(cut("a", "n2")), trial(cut("a", "n1")), "[]"},
 		{"a leadercut never reached", trial(cut("a", "n2")), trial(inj("a", "n2", 1)), "[leadercut at a on n2, occurrence 1]"},
+		{"a crash of the leader on another leader", trial(led(inj("a", "n2", 4), "leader")), trial(led(inj("a", "n1", 4), "leader")), "[]"},
+		{"a crash of the leader never reached", trial(led(inj("a", "n2", 4), "leader")), trial(), "[crash at a on n2, occurrence 4]"},
+		{"a crash of a follower on another member", trial(led(inj("a", "n2", 4), "follower")), trial(led(inj("a", "n1", 4), "follower")), "[crash at a on n2, occurrence 4]"},
 	}
+	// seaweedfs's goraft role: a string field, "leader" its leader value.
+	role := &catalog.Role{Pkg: "github.com/seaweedfs/raft", Type: "server", Field: "state", RoleType: "string",
+		Values: []catalog.RoleValue{{Value: 1, Name: "candidate"}, {Value: 2, Name: "follower"}, {Value: 3, Name: "leader"}}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := fmt.Sprint(NotInjected(tt.orig, tt.replayed)); got != tt.want {
+			if got := fmt.Sprint(NotInjected(tt.orig, tt.replayed, role)); got != tt.want {
 				t.Errorf("NotInjected = %s; want %s", got, tt.want)
 			}
 		})

@@ -26,6 +26,7 @@ import (
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/policy"
@@ -78,6 +79,9 @@ type Result struct {
 	Report string
 	// Records are the campaign's trials, its baseline trials included.
 	Records []*record.Trial
+	// role is the build's catalog role: which recorded faults struck the
+	// leader, and are replayed on whichever member leads.
+	role *catalog.Role
 }
 
 // Run runs a campaign of the config file at path (relative to the test's
@@ -93,7 +97,7 @@ func Run(t testing.TB, path string, opts ...Option) *Result {
 	failures := Verdict(res.Summary)
 	if f := collect(opts).replay; f != nil {
 		var notes []string
-		failures, notes = replayVerdict(f, res.Records)
+		failures, notes = replayVerdict(f, res.Records, res.role)
 		if res.Stopped {
 			failures = append(failures, fmt.Sprintf("stopped after %d replays (timeout or test deadline)", res.Summary.Trials))
 		}
@@ -168,7 +172,7 @@ func Campaign(t testing.TB, path string, opts ...Option) *Result {
 	}
 	t.Logf("gofault campaign %d (%s): %d trials, %d with faults, %d failed, %d could not run, %d findings, %d fault-free failures; store %s",
 		sum.Campaign, sum.Policy, sum.Trials, sum.InjectedTrials, sum.FailedTrials, sum.ErrorTrials, sum.Findings, sum.FaultFreeFailures, sum.DB)
-	return &Result{Summary: sum, Report: text, Records: trials}
+	return &Result{Summary: sum, Report: text, Records: trials, role: bt.Catalog.Role}
 }
 
 // collect applies opts to the defaults.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 )
@@ -28,7 +29,8 @@ type Finding struct {
 
 // Replay makes Run a regression test of the finding f: every fault trial
 // injects f's recorded faults again (the same kind at the same site, on
-// the same node, from the same call stack, at the same occurrence), is
+// the same node (on whichever member leads, for a fault that struck the
+// leader), from the same call stack, at the same occurrence), is
 // judged by the config's checkers, and the test fails when f's checker
 // fails in any of them — the bug is still there. Other checkers' failures
 // are logged, not failed on. Trials sets the number of replays (default
@@ -38,8 +40,9 @@ func Replay(f Finding) Option { return func(o *options) { o.replay = &f } }
 
 // replayVerdict returns why the replays trials of finding f fail a test
 // (Run with Replay): f's checker failed again in some, or none injected
-// f's faults, or some could not run; and notes for the log.
-func replayVerdict(f *Finding, trials []*record.Trial) (failures, notes []string) {
+// f's faults (role: the build's catalog role, check.NotInjected), or some
+// could not run; and notes for the log.
+func replayVerdict(f *Finding, trials []*record.Trial, role *catalog.Role) (failures, notes []string) {
 	orig := &record.Trial{Injections: f.Injections}
 	replayed, reached := 0, 0
 	for _, tr := range trials {
@@ -51,7 +54,7 @@ func replayVerdict(f *Finding, trials []*record.Trial) (failures, notes []string
 			failures = append(failures, fmt.Sprintf("replay %s could not run: %s", tr.ID, tr.Err))
 			continue
 		}
-		missing := check.NotInjected(orig, tr)
+		missing := check.NotInjected(orig, tr, role)
 		if len(missing) == 0 {
 			reached++
 		} else {

@@ -40,7 +40,7 @@ func TestReplayVerdict(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, notes := replayVerdict(f, tt.trials)
+			got, notes := replayVerdict(f, tt.trials, nil)
 			if len(got) != len(tt.want) || len(notes) != tt.notes {
 				t.Fatalf("replayVerdict = %q, notes %q; want %d failures like %q and %d notes", got, notes, len(tt.want), tt.want, tt.notes)
 			}

@@ -19,9 +19,10 @@ import (
 // recorded occurrence of a request at that site on that node — the 40th
 // log sync of the leader, not its first, when the original struck the
 // 40th. Sites are matched by their stable IDs, so a replay works on a
-// rebuilt binary. A leadercut cuts the leader: it is replayed at the
-// member that leads at the recorded site in the re-run, whichever that is
-// (which member wins an election is not the trial's to repeat).
+// rebuilt binary. A fault that struck the leader, and every leadercut
+// (record.Injection.OnLeader), is replayed at the member that leads at the
+// recorded site in the re-run, whichever that is; any other fault on the
+// recorded member.
 type Replay struct {
 	cat     *catalog.Catalog
 	want    []replayed
@@ -41,6 +42,10 @@ type replayed struct {
 	site  *catalog.Site
 	fault Fault
 	stack string
+	// onLeader: the fault struck the leader, and strikes whichever
+	// member leads (req.Role is inj.Role), not inj.Node
+	// (record.Injection.OnLeader).
+	onLeader bool
 }
 
 // NewReplay builds a replay of injections against cat. Injections whose site
@@ -53,7 +58,7 @@ func NewReplay(cat *catalog.Catalog, injections []record.Injection) *Replay {
 	}
 	live := map[uint32]bool{}
 	nodes := map[string]bool{}
-	anyNode := false // a leadercut: whichever member leads
+	anyNode := false // a fault on the leader: whichever member leads
 	for _, inj := range injections {
 		s := byID[inj.SiteID]
 		if s == nil && r.observed.add(cat, inj) {
@@ -68,10 +73,11 @@ func NewReplay(cat *catalog.Catalog, injections []record.Injection) *Replay {
 			r.missing = append(r.missing, err.Error())
 			continue
 		}
-		r.want = append(r.want, replayed{inj: inj, site: s, fault: f, stack: StackKey(inj.Stack)})
+		onLeader := inj.OnLeader(cat.Role)
+		r.want = append(r.want, replayed{inj: inj, site: s, fault: f, stack: StackKey(inj.Stack), onLeader: onLeader})
 		live[s.Index] = true
 		nodes[inj.Node] = true
-		anyNode = anyNode || inj.Kind == catalog.KindLeaderCut
+		anyNode = anyNode || onLeader
 	}
 	for s := range live {
 		r.sites = append(r.sites, s)
@@ -173,7 +179,13 @@ func (r *Replay) Decide(req *Request) Decision {
 		return Decision{Done: r.next >= len(r.want) && r.observed.done()}
 	}
 	w := &r.want[r.next]
-	if req.Site.ID != w.site.ID || (req.Node != w.inj.Node && w.inj.Kind != catalog.KindLeaderCut) {
+	if req.Site.ID != w.site.ID {
+		return Decision{}
+	}
+	if w.onLeader && req.Role != w.inj.Role {
+		return Decision{} // the same call on a member that does not lead
+	}
+	if !w.onLeader && req.Node != w.inj.Node {
 		return Decision{}
 	}
 	if req.Occurrence < w.inj.Occurrence {
@@ -183,10 +195,6 @@ func (r *Replay) Decide(req *Request) Decision {
 	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
 		if req.Peer != w.inj.Peer {
 			return Decision{} // the same call, to another member
-		}
-	case catalog.KindLeaderCut:
-		if req.Role != w.inj.Role {
-			return Decision{} // the same call on a member that does not lead
 		}
 	}
 	if len(w.inj.Stack) > 0 && r.stackKey(req.Stack) != w.stack {

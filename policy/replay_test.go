@@ -13,7 +13,7 @@ import (
 // ones it grants: the recorded node, site and stack, at or after the
 // recorded occurrence, one recorded injection after the other.
 func TestReplay(t *testing.T) {
-	cat := testCatalog()
+	cat := ledCatalog()
 	wal, step := &cat.Sites[0], &cat.Sites[1]
 	sync, snap := stackOf("wal.save", "raft.loop"), stackOf("wal.save", "snap.save")
 	// The two writes of a snapshot: one caller, two lines.
@@ -112,10 +112,32 @@ func TestReplay(t *testing.T) {
 			want: "[1:disconnect:until=requests=20:15s 2:oneway:until=leader:15s 3:split:until=site=SaveSnap:15s]",
 		},
 		{
-			name:     "an error stays on its member whatever the roles",
-			recorded: []record.Injection{{Node: "n3", Role: "StateLeader", SiteID: wal.ID, Kind: catalog.KindError, Error: "EIO", Stack: sync, Occurrence: 1}},
-			requests: []Request{lead(req("n1", 0, sync, 1), "StateLeader"), lead(req("n3", 0, sync, 1), "StateFollower")},
+			name:     "an error on a follower stays on its member whatever the roles now",
+			recorded: []record.Injection{{Node: "n3", Role: "StateFollower", SiteID: wal.ID, Kind: catalog.KindError, Error: "EIO", Stack: sync, Occurrence: 1}},
+			requests: []Request{lead(req("n1", 0, sync, 1), "StateFollower"), lead(req("n3", 0, sync, 1), "StateLeader")},
 			want:     "[1:error:1]",
+		},
+		{
+			name:     "an error on the leader strikes whichever member leads now",
+			recorded: []record.Injection{{Node: "n3", Role: "StateLeader", SiteID: wal.ID, Kind: catalog.KindError, Error: "EIO", Stack: sync, Occurrence: 1}},
+			requests: []Request{lead(req("n3", 0, sync, 1), "StateFollower"), lead(req("n1", 0, sync, 1), "StateLeader")},
+			want:     "[1:error:1]",
+		},
+		{
+			name:     "a crash of the leader strikes whichever member leads now, at its recorded occurrence or later",
+			recorded: []record.Injection{{Node: "n1", Role: "StateLeader", SiteID: wal.ID, Kind: catalog.KindCrash, Stack: sync, Occurrence: 2}},
+			requests: []Request{
+				lead(req("n1", 0, sync, 2), "StateFollower"), // the original's member, not leading now
+				lead(req("n2", 0, sync, 1), "StateLeader"),   // leading, before the occurrence
+				lead(req("n2", 0, sync, 2), "StateLeader"),
+			},
+			want: "[2:crash]",
+		},
+		{
+			name:     "a disconnect of the leader stays between its named members",
+			recorded: []record.Injection{{Node: "n1", Peer: "n2", Role: "StateLeader", SiteID: wal.ID, Kind: catalog.KindDisconnect, Delay: time.Second, Stack: sync, Occurrence: 1}},
+			requests: []Request{peerReq(lead(req("n3", 0, sync, 1), "StateLeader"), "n2"), peerReq(lead(req("n1", 0, sync, 1), "StateFollower"), "n2")},
+			want:     "[1:disconnect:1s]",
 		},
 		{
 			name: "a site or error gone from the catalog is reported and skipped",
@@ -153,20 +175,36 @@ func TestReplay(t *testing.T) {
 }
 
 // TestReplayPlanNodes: a replay's plan reaches the recorded members only,
-// except for a leadercut, which may strike whichever member leads.
+// except for a fault on the leader and a leadercut, which may strike
+// whichever member leads; without a catalog role, a fault recorded with a
+// role stays on its member.
 func TestReplayPlanNodes(t *testing.T) {
-	cat := testCatalog()
-	wal := &cat.Sites[0]
 	for _, tc := range []struct {
-		kind catalog.Kind
-		want string
+		kind      catalog.Kind
+		role      string
+		noCatRole bool
+		want      string
 	}{
-		{catalog.KindDelay, "[n3]"},
-		{catalog.KindLeaderCut, "[]"},
+		{catalog.KindDelay, "StateFollower", false, "[n3]"},
+		{catalog.KindDelay, "StateLeader", false, "[]"},
+		{catalog.KindDelay, "StateLeader", true, "[n3]"},
+		{catalog.KindLeaderCut, "StateLeader", false, "[]"},
 	} {
-		r := NewReplay(cat, []record.Injection{{Node: "n3", Role: "StateLeader", SiteID: wal.ID, Kind: tc.kind, Delay: time.Second, Occurrence: 1}})
+		cat := ledCatalog()
+		if tc.noCatRole {
+			cat.Role = nil
+		}
+		r := NewReplay(cat, []record.Injection{{Node: "n3", Role: tc.role, SiteID: cat.Sites[0].ID, Kind: tc.kind, Delay: time.Second, Occurrence: 1}})
 		if got := fmt.Sprint(r.Begin(TrialInfo{}).Nodes); got != tc.want {
-			t.Errorf("%s: plan nodes %s, want %s", tc.kind, got, tc.want)
+			t.Errorf("%s on the %s (catalog role %v): plan nodes %s, want %s", tc.kind, tc.role, !tc.noCatRole, got, tc.want)
 		}
 	}
+}
+
+// ledCatalog is testCatalog with etcd raft's role values.
+func ledCatalog() *catalog.Catalog {
+	cat := testCatalog()
+	cat.Role = &catalog.Role{Pkg: "raft", Type: "raft", Field: "state", RoleType: "StateType",
+		Values: []catalog.RoleValue{{Value: 0, Name: "StateFollower"}, {Value: 1, Name: "StateCandidate"}, {Value: 2, Name: "StateLeader"}}}
+	return cat
 }

@@ -142,6 +142,23 @@ type Injection struct {
 	Met string `json:"met,omitempty"`
 }
 
+// OnLeader reports whether a replay strikes in again on whichever member
+// leads rather than on in.Node: a leadercut, or a fault whose member led
+// when it struck (in.Role is role's leader value, catalog.Role.Leader),
+// other than a cut between named members (disconnect, oneway, split:
+// their peers and sides are members' names). Which member wins an
+// election is not a trial's to repeat.
+func (in Injection) OnLeader(role *catalog.Role) bool {
+	switch in.Kind {
+	case catalog.KindLeaderCut:
+		return true
+	case catalog.KindDisconnect, catalog.KindOneWay, catalog.KindSplit:
+		return false
+	}
+	leader, ok := role.Leader()
+	return ok && in.Role == leader
+}
+
 // Held says, for a cut or delay held until a condition, what it was held
 // until and how it ended, to follow its length in a report: " until the
 // leader moved (n2 became StateLeader)", " until another member reached

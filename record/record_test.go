@@ -83,3 +83,28 @@ func TestShape(t *testing.T) {
 		}
 	}
 }
+
+// TestOnLeader: which recorded faults a replay strikes on whichever member
+// leads: a leadercut always, a fault of the leader when the catalog has a
+// role with a leader value, never a cut between named members.
+func TestOnLeader(t *testing.T) {
+	role := &catalog.Role{Values: []catalog.RoleValue{{Value: 1, Name: "candidate"}, {Value: 2, Name: "follower"}, {Value: 3, Name: "leader"}}}
+	for _, tc := range []struct {
+		kind  catalog.Kind
+		role  string
+		cat   *catalog.Role
+		want  bool
+		label string
+	}{
+		{catalog.KindCrash, "leader", role, true, "a crash of the leader"},
+		{catalog.KindError, "leader", role, true, "an error of the leader"},
+		{catalog.KindDelay, "follower", role, false, "a delay of a follower"},
+		{catalog.KindCrash, "leader", nil, false, "no catalog role"},
+		{catalog.KindDisconnect, "leader", role, false, "a disconnect between named members"},
+		{catalog.KindLeaderCut, "", nil, true, "a leadercut"},
+	} {
+		if got := (Injection{Kind: tc.kind, Role: tc.role}).OnLeader(tc.cat); got != tc.want {
+			t.Errorf("%s: OnLeader = %v, want %v", tc.label, got, tc.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/format"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -118,6 +119,19 @@ func TestInspect(t *testing.T) {
 
 	if _, err := Inspect(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "no go.mod") {
 		t.Errorf("outside a module: %v", err)
+	}
+}
+
+// TestWorkloadSkeletonFormatted: the skeleton init writes is gofmt's
+// format already, so a user's first gofmt or review shows only their edits.
+func TestWorkloadSkeletonFormatted(t *testing.T) {
+	src := Workload("svc", "http")
+	got, err := format.Source(src)
+	if err != nil {
+		t.Fatalf("the skeleton does not parse: %v", err)
+	}
+	if !bytes.Equal(got, src) {
+		t.Errorf("the skeleton is not gofmt'd; gofmt writes:\n%s", got)
 	}
 }
 

@@ -70,7 +70,7 @@ type event struct {
 	Kind    string    ` + "`json:\"kind\"`" + ` // progress, error, op, violation, phase, digest
 	Msg     string    ` + "`json:\"msg,omitempty\"`" + `
 	Checker string    ` + "`json:\"checker,omitempty\"`" + ` // the guarantee, for violation
-	Digest  string    ` + "`json:\"digest,omitempty\"`" + ` // the node's state digest, for digest
+	Digest  string    ` + "`json:\"digest,omitempty\"`" + `  // the node's state digest, for digest
 	Op      *op       ` + "`json:\"op,omitempty\"`" + `
 }
 
