@@ -6,7 +6,7 @@
 // WAL does not return os.ErrExist: it builds a new WAL in DIR.tmp, removes
 // DIR and renames the new WAL into its place. The existing WAL is deleted.
 //
-// The passing failure is descriptor exhaustion that ends a moment later,
+// The transient failure is descriptor exhaustion that ends a moment later,
 // as in a busy process at its limit. The program sets its soft
 // RLIMIT_NOFILE to 1024 (the usual default), and in each round writes a
 // WAL with metadata "first" and one entry, opens /dev/null until open
