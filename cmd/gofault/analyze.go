@@ -37,7 +37,7 @@ func runAnalyze(ctx context.Context, args []string, stdout io.Writer) error {
 		return err
 	}
 	if len(cfg.Target.Packages) == 0 {
-		return fmt.Errorf("config %s: target.packages is empty; nothing to analyse", *cf.path)
+		return fmt.Errorf("config %s: target.packages is empty; nothing to analyse: list the packages that hold the node's code (e.g. target.packages: [./server/...]), or run gofault init in the module to write a config", *cf.path)
 	}
 	cfg.Defaults()
 	if *invariants {
