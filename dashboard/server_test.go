@@ -413,3 +413,55 @@ func TestNotJudgedPages(t *testing.T) {
 		}
 	}
 }
+
+// TestFindingNotes: a log finding whose every line came before the
+// trial's first fault says so on its page and in the findings table, as
+// the text report does (report.Finding.Notes); a finding without such
+// trials shows no note.
+func TestFindingNotes(t *testing.T) {
+	dir := t.TempDir()
+	st, err := store.Open(filepath.Join(dir, "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	id, err := st.CreateCampaign(ctx, store.Campaign{Name: "nats", ConfigHash: "h", Policy: "random", Config: "{}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const symptom = "new error log at stream.go: last sequence mismatch"
+	for i, before := range []bool{true, false} {
+		start := t0.Add(time.Duration(i) * 10 * time.Second)
+		v := record.Verdict{Checker: "log", Failed: true, Symptom: symptom, Symptoms: []string{symptom}, Evidence: []string{"[ERR] last sequence mismatch"}, Nodes: []string{"n1"}}
+		if before {
+			v.BeforeFaults = []string{symptom}
+		}
+		tr := &record.Trial{Index: i + 1, Campaign: "nats", Policy: "random", Start: start, End: start.Add(5 * time.Second), Status: record.StatusFailed,
+			Nodes:      []record.Node{{Name: "n1"}},
+			Injections: []record.Injection{{Time: start.Add(3 * time.Second), Node: "n1", SiteID: "raft.go:9", Kind: catalog.KindCrash}},
+			Verdicts:   []record.Verdict{v}}
+		tr.ID = record.TrialID(id, tr.Index)
+		if err := st.SaveTrial(ctx, id, tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Load(ctx, st, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Report.Findings) != 1 {
+		t.Fatalf("findings %+v, want 1", c.Report.Findings)
+	}
+	f := c.Report.Findings[0]
+	h := (&Server{Store: st}).Handler()
+	base := fmt.Sprintf("/c/%d/", id)
+	first := record.TrialID(id, 1)
+	_, body := get(t, h, base+"finding-"+f.ID+".html")
+	mustContain(t, "finding page", body, `<p class="note" id="note-before"><b>before</b> `+first+`: every line of this symptom came before the trial&#39;s first fault`)
+	if strings.Contains(body, record.TrialID(id, 2)+": every line") {
+		t.Errorf("the note names the trial whose lines followed the fault")
+	}
+	_, body = get(t, h, base+"index.html")
+	mustContain(t, "campaign page", body, `(before)</span>`)
+}

@@ -8,6 +8,7 @@ import (
 	"cmp"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
@@ -219,4 +220,28 @@ func (r *Report) Annotate(db string, reruns map[string]record.Rerun) {
 			}
 		}
 	}
+}
+
+// Note is a remark on a finding that its reader must not miss: some of
+// its trials show the symptom without a fault's help. Label is one word
+// ("before", "setup"); Text says which trials and why.
+type Note struct {
+	Label string `json:"label"`
+	Text  string `json:"text"`
+}
+
+// Notes are f's remarks, in the order the report prints them: the trials
+// whose symptom came before their first fault (BeforeFaults), and those
+// that failed the setup as trials without a fault did (WithoutFaults).
+// The text report and the dashboard both show them.
+func (f Finding) Notes() []Note {
+	var notes []Note
+	if len(f.BeforeFaults) > 0 {
+		notes = append(notes, Note{"before", strings.Join(f.BeforeFaults, " ") + ": every line of this symptom came before the trial's first fault, so no fault caused it there (found without one)"})
+	}
+	if wf := f.WithoutFaults; wf != nil {
+		notes = append(notes, Note{"setup", fmt.Sprintf("%s failed the workload's setup as trials without a fault did (%s): %s",
+			strings.Join(wf.Trials, " "), strings.Join(wf.FaultFree, " "), firstLine(wf.Reason))})
+	}
+	return notes
 }

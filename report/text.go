@@ -117,12 +117,8 @@ func WriteText(w io.Writer, findings []Finding) error {
 			}
 			fmt.Fprintf(w, "  evidence %s\n", e)
 		}
-		if len(f.BeforeFaults) > 0 {
-			fmt.Fprintf(w, "  before   %s: every line of this symptom came before the trial's first fault, so no fault caused it there (found without one)\n", strings.Join(f.BeforeFaults, " "))
-		}
-		if wf := f.WithoutFaults; wf != nil {
-			fmt.Fprintf(w, "  setup    %s failed the workload's setup as trials without a fault did (%s): %s\n",
-				strings.Join(wf.Trials, " "), strings.Join(wf.FaultFree, " "), firstLine(wf.Reason))
+		for _, n := range f.Notes() {
+			fmt.Fprintf(w, "  %-8s %s\n", n.Label, n.Text)
 		}
 		fmt.Fprintf(w, "  trials   %s\n", strings.Join(f.Trials, " "))
 		if f.Dir != "" {

@@ -285,6 +285,11 @@ ALTER TABLE trials ADD COLUMN why TEXT NOT NULL DEFAULT '';`,
 	at       INTEGER NOT NULL
 );
 CREATE INDEX memory_resets_find ON memory_resets(name, family);`,
+	// 18: the log symptoms whose every line came before the trial's first
+	// fault (record.Verdict.BeforeFaults, JSON), and whether the checker
+	// could not decide (record.Verdict.Unknown): both were dropped before.
+	`ALTER TABLE verdicts ADD COLUMN before_faults TEXT NOT NULL DEFAULT 'null';
+ALTER TABLE verdicts ADD COLUMN unknown INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // SchemaVersion is the schema version this package writes.

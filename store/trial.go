@@ -118,9 +118,13 @@ func (s *Store) SaveTrial(ctx context.Context, campaignID int64, t *record.Trial
 		if err != nil {
 			return fmt.Errorf("save trial %s: %w", t.ID, err)
 		}
+		before, err := jsonText(v.BeforeFaults)
+		if err != nil {
+			return fmt.Errorf("save trial %s: %w", t.ID, err)
+		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO verdicts
-			(trial_id, seq, checker, failed, symptom, evidence, nodes, symptoms, dismissed, lasting) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			t.ID, i, v.Checker, v.Failed, v.Symptom, evidence, nodes, symptoms, dismissed, lasting); err != nil {
+			(trial_id, seq, checker, failed, symptom, evidence, nodes, symptoms, dismissed, lasting, before_faults, unknown) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			t.ID, i, v.Checker, v.Failed, v.Symptom, evidence, nodes, symptoms, dismissed, lasting, before, v.Unknown); err != nil {
 			return fmt.Errorf("save trial %s verdict %s: %w", t.ID, v.Checker, err)
 		}
 	}
@@ -293,16 +297,16 @@ func (s *Store) loadTrials(ctx context.Context, where string, args ...any) ([]*r
 	if err != nil {
 		return nil, err
 	}
-	err = query(ctx, tx, `SELECT v.trial_id, v.checker, v.failed, v.symptom, v.evidence, v.nodes, v.symptoms, v.dismissed, v.lasting
+	err = query(ctx, tx, `SELECT v.trial_id, v.checker, v.failed, v.symptom, v.evidence, v.nodes, v.symptoms, v.dismissed, v.lasting, v.before_faults, v.unknown
 		FROM verdicts v JOIN trials t ON t.id = v.trial_id WHERE `+where+` ORDER BY v.trial_id, v.seq`, args,
 		func(r *sql.Rows) error {
-			var id, evidence, nodes, symptoms, dismissed, lasting string
+			var id, evidence, nodes, symptoms, dismissed, lasting, before string
 			var v record.Verdict
-			if err := r.Scan(&id, &v.Checker, &v.Failed, &v.Symptom, &evidence, &nodes, &symptoms, &dismissed, &lasting); err != nil {
+			if err := r.Scan(&id, &v.Checker, &v.Failed, &v.Symptom, &evidence, &nodes, &symptoms, &dismissed, &lasting, &before, &v.Unknown); err != nil {
 				return err
 			}
 			if err := errors.Join(fromJSON(evidence, &v.Evidence), fromJSON(nodes, &v.Nodes), fromJSON(symptoms, &v.Symptoms),
-				fromJSON(dismissed, &v.Dismissed), fromJSON(lasting, &v.Lasting)); err != nil {
+				fromJSON(dismissed, &v.Dismissed), fromJSON(lasting, &v.Lasting), fromJSON(before, &v.BeforeFaults)); err != nil {
 				return fmt.Errorf("trial %s verdict %s: %w", id, v.Checker, err)
 			}
 			if t := byID[id]; t != nil {
