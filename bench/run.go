@@ -11,13 +11,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/gofault/gofault/build"
 	"github.com/gofault/gofault/campaign"
 	"github.com/gofault/gofault/config"
+	"github.com/gofault/gofault/engine"
 	"github.com/gofault/gofault/fleet"
 	"github.com/gofault/gofault/gotest"
 	"github.com/gofault/gofault/instrument"
@@ -36,6 +39,11 @@ var ErrUsage = errors.New("usage")
 // largest trials-to-find bound the median with about 94% confidence
 // (Row.TrialsCI), so that policies can be told apart (issue 46).
 const DefaultSeeds = 5
+
+// CampaignsAuto is Options.Campaigns for --campaigns auto: as many
+// campaigns at once as the machine runs clusters (campaign.AutoClusters),
+// divided by each campaign's Parallel.
+const CampaignsAuto = -1
 
 // DefaultRelease names the bundle subdirectory of a release without a
 // version (a bundle dir DIR holds DIR/<version>, or DIR/default).
@@ -67,6 +75,12 @@ type Options struct {
 	// (campaign.Options.Parallel; 0: the config's).
 	Trials   int
 	Parallel int
+	// Campaigns is how many of the bench's campaigns run at once (0 or
+	// 1: one after another), each with Parallel clusters and a work dir
+	// of its own for its trials (the config's work dir's lanes/<k>): the
+	// campaigns of one release at a time, as the releases share the work
+	// dir's build. A test bug's campaigns run one after another.
+	Campaigns int
 	// Name names the bench (default: a hash of the config, the
 	// overrides, the known-bug file and the options but Parallel); the
 	// same name resumes it.
@@ -129,6 +143,17 @@ func Measure(ctx context.Context, o Options) (*Summary, error) {
 		}
 		defer release()
 	}
+	if o.Campaigns == CampaignsAuto {
+		per := max(1, o.Parallel)
+		n, why := campaign.AutoClusters(engine.ThisMachine(), base.Cluster.Nodes)
+		o.Campaigns = max(1, n/per)
+		fmt.Fprintf(o.Progress, "bench: campaigns auto: %d at once, %d clusters each (%s)\n", o.Campaigns, per, why)
+	}
+	if o.Campaigns > 1 && (o.Parallel == 0 || o.Parallel == campaign.ParallelAuto) {
+		// Campaigns at once each run one cluster unless told: their own
+		// auto would each size the whole machine.
+		o.Parallel = 1
+	}
 	b, err := newBencher(o, base)
 	if err != nil {
 		return nil, err
@@ -180,7 +205,7 @@ func name(o Options, testsOnly bool, bugsData []byte, bugs []Bug) (string, error
 // with a queue the connection to its server.
 func newBencher(o Options, base *config.Config) (*bencher, error) {
 	b := &bencher{
-		name: o.Name, configPath: o.ConfigPath, sets: o.Sets, trials: o.Trials, parallel: o.Parallel,
+		name: o.Name, configPath: o.ConfigPath, sets: o.Sets, trials: o.Trials, parallel: o.Parallel, campaigns: max(1, o.Campaigns),
 		rebuild: o.Rebuild, bundle: o.Bundle, built: map[string]*build.Built{}, slots: o.QueueSlots,
 		workDir: base.Path(base.WorkDir), testBuilt: map[string]bool{},
 		known: o.Known, progress: o.Progress, log: o.Log,
@@ -241,6 +266,7 @@ type bencher struct {
 	sets       []string
 	trials     int
 	parallel   int
+	campaigns  int
 	rebuild    bool
 	bundle     string
 	st         *store.Store
@@ -250,6 +276,9 @@ type bencher struct {
 	// only until another release's replaces it.
 	lastKey string
 	last    *build.Built
+	// mu guards built, lastKey and last: campaigns run at once ask
+	// builtFor together.
+	mu sync.Mutex
 	// buildBinaries builds a release (build.Binaries; a test's stand-in).
 	buildBinaries func(context.Context, *config.Config) (*build.Built, error)
 	// queue, with --queue, is the server each campaign's fault trials go
@@ -289,6 +318,7 @@ func (b *bencher) runAll(ctx context.Context, bugs []Bug, runs []Run) (map[Run]R
 		byID[bugs[i].ID] = &bugs[i]
 	}
 	results := map[Run]Result{}
+	var pending []pendingRun
 	for i, run := range runs {
 		bug := byID[run.Bug]
 		spec := Spec{
@@ -315,41 +345,103 @@ func (b *bencher) runAll(ctx context.Context, bugs []Bug, runs []Run) (map[Run]R
 			fmt.Fprintf(b.progress, "bench: run %d of %d, %s: done earlier (campaign %d)\n", i+1, len(runs), run, res.Campaign)
 			continue
 		}
-		var resume int64
+		p := pendingRun{index: i, run: run, bug: bug, spec: spec}
 		if row != nil {
-			resume = row.Campaign
+			p.resume = row.Campaign
 		}
-		fmt.Fprintf(b.progress, "bench: run %d of %d, %s (%s)\n", i+1, len(runs), run, bug.Release(run.Side))
+		if bug.Test == nil {
+			if p.cfg, err = b.config(run, spec); err != nil {
+				return nil, err
+			}
+			if p.buildKey, err = b.buildKey(p.cfg); err != nil {
+				return nil, err
+			}
+		}
+		pending = append(pending, p)
+	}
+	var mu sync.Mutex
+	do := func(ctx context.Context, p pendingRun, lane int) error {
+		fmt.Fprintf(b.progress, "bench: run %d of %d, %s (%s)\n", p.index+1, len(runs), p.run, p.bug.Release(p.run.Side))
 		var res Result
-		if bug.Test != nil {
-			res, err = b.runTest(ctx, run, bug, spec, resume)
+		var err error
+		if p.bug.Test != nil {
+			res, err = b.runTest(ctx, p.run, p.bug, p.spec, p.resume)
 		} else {
-			res, err = b.run(ctx, run, spec, resume)
+			res, err = b.run(ctx, p, lane)
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		results[run] = res
+		mu.Lock()
+		results[p.run] = res
+		mu.Unlock()
+		return nil
+	}
+	// The clusters' campaigns k at once, release by release; then the
+	// test bugs' one after another (each runs its own test processes at
+	// once).
+	clusters := slices.DeleteFunc(slices.Clone(pending), func(p pendingRun) bool { return p.bug.Test != nil })
+	tests := slices.DeleteFunc(slices.Clone(pending), func(p pendingRun) bool { return p.bug.Test == nil })
+	if err := lanes(ctx, clusters, b.campaigns, func(p pendingRun) string { return p.buildKey }, do); err != nil {
+		return nil, err
+	}
+	if err := lanes(ctx, tests, 1, func(pendingRun) string { return "" }, do); err != nil {
+		return nil, err
 	}
 	return results, nil
+}
+
+// pendingRun is a run of the matrix still to run (or to continue): its
+// place in the matrix, bug, spec and the campaign it continues; a cluster
+// bug's run also its config and the key of its release's build.
+type pendingRun struct {
+	index    int
+	run      Run
+	bug      *Bug
+	spec     Spec
+	resume   int64
+	cfg      *config.Config
+	buildKey string
+}
+
+// config is the config of a cluster bug's run: the config file with the
+// bench's and the run's overrides, the run's policy and seed, and the
+// memory off (a scenario may turn it on).
+func (b *bencher) config(run Run, spec Spec) (*config.Config, error) {
+	cfg, err := config.Open(b.configPath, b.known, b.runSets(run, spec)...)
+	if err != nil {
+		return nil, fmt.Errorf("bench run %s: %w", run, err)
+	}
+	return cfg, nil
+}
+
+// runSets are the overrides of a cluster bug's run (see config).
+func (b *bencher) runSets(run Run, spec Spec) []string {
+	// Each run starts without the memory of the bench's other runs (the
+	// seeds and releases share one store): a scenario may turn it on.
+	sets := append([]string{"policy.memory=off"}, spec.Overrides...)
+	return append(sets, "policy.name="+run.Policy, fmt.Sprintf("policy.seed=%d", run.Seed))
 }
 
 // run runs (or continues) one campaign of the bench and records its
 // result: the row is written as running once the campaign exists, and as
 // done with its result only when the campaign ended, so an interrupted
 // bench leaves each run either done or resumable.
-func (b *bencher) run(ctx context.Context, run Run, spec Spec, resume int64) (Result, error) {
-	// Each run starts without the memory of the bench's other runs (the
-	// seeds and releases share one store): a scenario may turn it on.
-	sets := append([]string{"policy.memory=off"}, spec.Overrides...)
-	sets = append(sets, "policy.name="+run.Policy, fmt.Sprintf("policy.seed=%d", run.Seed))
-	cfg, err := config.Open(b.configPath, b.known, sets...)
-	if err != nil {
-		return Result{}, fmt.Errorf("bench run %s: %w", run, err)
-	}
+func (b *bencher) run(ctx context.Context, p pendingRun, lane int) (Result, error) {
+	run, spec, resume, cfg := p.run, p.spec, p.resume, p.cfg
+	sets := b.runSets(run, spec)
 	bt, err := b.builtFor(ctx, cfg)
 	if err != nil {
 		return Result{}, err
+	}
+	if b.campaigns > 1 {
+		// Its trials in a dir of its own: a campaign's keeper takes the
+		// trial dirs it finds in its work dir that still hold data for
+		// an earlier run's, and would pack another campaign's running
+		// trial. The store and the build stay the config's.
+		c := *cfg
+		c.WorkDir = filepath.Join(cfg.WorkDir, "lanes", strconv.Itoa(lane+1))
+		cfg = &c
 	}
 	if resume != 0 {
 		if _, err := b.st.Campaign(ctx, resume); errors.Is(err, store.ErrNotFound) {
@@ -539,6 +631,8 @@ func (b *bencher) coordinator(ctx context.Context, cfg *config.Config, sets []st
 // builtFor returns what a campaign of cfg runs: the bundle of its release
 // (--bundle), or its build, made once per set of build inputs.
 func (b *bencher) builtFor(ctx context.Context, cfg *config.Config) (*build.Built, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.bundle != "" {
 		dir := filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, DefaultRelease))
 		if bt := b.built[dir]; bt != nil {
@@ -555,16 +649,11 @@ func (b *bencher) builtFor(ctx context.Context, cfg *config.Config) (*build.Buil
 		b.built[dir] = bt
 		return bt, nil
 	}
-	key, err := json.Marshal(struct {
-		T       config.Target
-		P       string
-		C       []string
-		W, Work string
-	}{cfg.Target, cfg.Workload.Package, cfg.Workload.Command, cfg.Dir, cfg.WorkDir})
+	key, err := b.buildKey(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if b.last != nil && b.lastKey == string(key) {
+	if b.last != nil && b.lastKey == key {
 		return b.last, nil
 	}
 	// Another release's build is in the work dir: build this one again
@@ -582,6 +671,22 @@ func (b *bencher) builtFor(ctx context.Context, cfg *config.Config) (*build.Buil
 	if err != nil {
 		return nil, err
 	}
-	b.lastKey, b.last = string(key), bt
+	b.lastKey, b.last = key, bt
 	return bt, nil
+}
+
+// buildKey says which build a campaign of cfg runs: the bundle dir of its
+// release (--bundle), or the inputs of its build; campaigns of one key
+// can run at once.
+func (b *bencher) buildKey(cfg *config.Config) (string, error) {
+	if b.bundle != "" {
+		return filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, DefaultRelease)), nil
+	}
+	key, err := json.Marshal(struct {
+		T       config.Target
+		P       string
+		C       []string
+		W, Work string
+	}{cfg.Target, cfg.Workload.Package, cfg.Workload.Command, cfg.Dir, cfg.WorkDir})
+	return string(key), err
 }

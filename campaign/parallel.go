@@ -33,3 +33,11 @@ func clusterUnit(nodes int) engine.Unit {
 func autoParallel(m engine.Machine, nodes, trials int, cores float64) (int, string) {
 	return engine.AutoParallel(m, clusterUnit(nodes), cores, trials)
 }
+
+// AutoClusters is how many clusters of nodes members machine m runs at
+// once, unmeasured (engine.AutoParallel: one per free core, as the free
+// memory allows), with why: what gofault bench --campaigns auto spreads
+// its campaigns over.
+func AutoClusters(m engine.Machine, nodes int) (int, string) {
+	return autoParallel(m, nodes, 0, 0)
+}

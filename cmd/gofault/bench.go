@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gofault/gofault/bench"
@@ -47,6 +48,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	seeds := countFlag(fs, "seeds", fmt.Sprintf("campaigns per bug, release and policy, with seeds 1..N (default %d)", bench.DefaultSeeds))
 	trials := countFlag(fs, "trials", "the cap on fault trials per campaign, at least 1 (default: config trials.count)")
 	parallel := parallelFlag(fs, `clusters run at once in each campaign: a number, or "auto" (default: config trials.parallel, auto unless set)`)
+	campaigns := fs.String("campaigns", "1", `campaigns run at once, a number or "auto" (as many as the machine runs clusters, over --parallel): the campaigns of one release at a time, each with --parallel clusters (1 unless given) and its trials in a work dir of its own (WORKDIR/lanes/K)`)
 	name := fs.String("name", "", "name the bench (default: a hash of the config, the --set overrides, the known-bug file and the flags but --parallel); the same name resumes it")
 	asJSON := fs.Bool("json", false, "print the results as JSON")
 	fail := failOnFlag(fs, failNever, "bench")
@@ -66,6 +68,17 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	if err := parallel.check(*q.url != ""); err != nil {
 		return err
 	}
+	nc := bench.CampaignsAuto
+	if *campaigns != "auto" {
+		n, err := strconv.Atoi(*campaigns)
+		if err != nil || n < 1 {
+			return fmt.Errorf(`%w: invalid value %q for flag -campaigns: want "auto" or a number of at least 1, e.g. 4`, errUsage, *campaigns)
+		}
+		nc = n
+	}
+	if nc != 1 && *q.url != "" {
+		return fmt.Errorf("%w: --campaigns with --queue: a queued bench runs its campaigns one after another (the workers run each campaign's trials at once); leave --campaigns out", errUsage)
+	}
 	if *bugsPath == "" {
 		return fmt.Errorf("%w: --bugs is required: the known-bug file, e.g. --bugs targets/etcd/bugs.yaml", errUsage)
 	}
@@ -78,7 +91,7 @@ func runBench(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	sum, err := bench.Measure(ctx, bench.Options{
 		BugsPath: *bugsPath, Only: only, ConfigPath: *cf.path, ConfigGiven: flagSet(fs, "config"), Sets: cf.sets, Known: known(),
-		Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: parallel.n, Name: *name,
+		Policies: names, Seeds: int(*seeds), Trials: int(*trials), Parallel: parallel.n, Campaigns: nc, Name: *name,
 		Rebuild: *rebuild, Bundle: *bundle, Queue: *q.url, QueueAuth: q.auth(), QueueSlots: *slots, Lock: lockWork,
 	})
 	if err != nil {

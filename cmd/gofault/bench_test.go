@@ -38,6 +38,8 @@ func TestBenchUsage(t *testing.T) {
 		{[]string{"--config", cfg, "--bugs", bugs, "--bug", "nope"}, 2, `no bug "nope" in the known-bug file (its bugs: split, snapshot, rotate, fence, retry, install, catchup, waitall, restream, rejoin, unchecked, swallow, ticklease, atrest)`},
 		{[]string{"--config", cfg, "--bugs", bugs, "--seeds", "0"}, 2, "must be at least 1"},
 		{[]string{"--config", cfg, "--bugs", bugs, "--bundle", "x", "--rebuild"}, 2, "--rebuild and --bundle"},
+		{[]string{"--config", cfg, "--bugs", bugs, "--campaigns", "0"}, 2, `invalid value "0" for flag -campaigns: want "auto" or a number of at least 1`},
+		{[]string{"--config", cfg, "--bugs", bugs, "--campaigns", "2", "--bundle", "x", "--queue", "nats://127.0.0.1:1"}, 2, "--campaigns with --queue"},
 		{[]string{"--config", cfg, "--bugs", bad}, 1, `bugs[0]: unknown field "matcher"; did you mean "match"?`},
 		{[]string{"--config", cfg, "--bugs", bugs, "--set", "workdir=" + work, "--bundle", filepath.Join(work, "none")}, 1, "gofault build --config"},
 		{[]string{"--bugs", testBugs, "--bundle", "x"}, 2, "--bundle and --queue do not take test bugs"},
