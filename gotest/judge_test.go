@@ -65,7 +65,7 @@ func TestAssumption(t *testing.T) {
 			"TestSaveLoad failed reporting the EIO (input/output error) injected into the code it calls"},
 		{"a swallowed error seen later (planted)", failed("    store_test.go:16: load after a save that succeeded: load a: open /tmp/x/a: no such file or directory"), eio, ""},
 		{"the text only in a log line of the code, not the test's report", failed("    store.go:40: retrying after input/output error", "    store_test.go:16: load = \"\", want \"hello\""), eio, ""},
-		{"a panic that quotes it", Attempt{Test: "TestSaveLoad", ExitCode: 2, Output: "panic: save: input/output error\n"}, eio, ""},
+		{"a panic after a line that quotes it", Attempt{Test: "TestSaveLoad", ExitCode: 2, Output: "    store_test.go:12: save: input/output error\npanic: runtime error: index out of range [3] with length 3\n"}, eio, ""},
 		{"its deferred cleanup panics after it t.Fatals the injected EIO (etcd's wal testRepair)", Attempt{Test: "TestRepairTruncate", ExitCode: 2, Output: walRepairPanic},
 			eio, "TestRepairTruncate failed reporting the EIO (input/output error) injected into the code it calls: the error reached the test, which took the call for one that cannot fail; then its deferred cleanup panicked"},
 		{"the same panic after a t.Fatal of another error", Attempt{Test: "TestRepairTruncate", ExitCode: 2, Output: strings.Replace(walRepairPanic, "input/output error", "file already exists", 1)}, eio, ""},
