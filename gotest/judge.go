@@ -253,10 +253,7 @@ func assumption(r Attempt, bound time.Duration, inj []record.Injection) (lines [
 			continue
 		}
 		texts := check.InjectedTexts(in.Error)
-		for _, l := range failureLines(r.Output, 20) {
-			if !testLine.MatchString(l) {
-				continue
-			}
+		for _, l := range testReports(r.Output, 20) {
 			for _, t := range texts {
 				if strings.Contains(l, t) {
 					lines = append(lines, l)
@@ -292,6 +289,31 @@ func panicAfterFatal(output string) bool {
 	}
 	trace, _, _ = strings.Cut(trace, "\n\n")
 	return strings.Contains(trace, "\ntesting.(*common).FailNow(")
+}
+
+// testReports returns the first limit reports a test file wrote (t.Error,
+// t.Fatal: testLine), each with the lines that continue its message: the
+// testing package indents a message's later lines deeper than its first
+// ("        \tError: ..."), as testify's require and assert write the
+// error they received, on a line of its own below "Error Trace:".
+func testReports(output string, limit int) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(output, "\n") {
+		switch {
+		case testLine.MatchString(l):
+			if len(out) == limit {
+				return out
+			}
+			out = append(out, l)
+			in = true
+		case in && strings.HasPrefix(l, "        ") && !logLine.MatchString(l):
+			out[len(out)-1] += "\n" + l
+		default:
+			in = false
+		}
+	}
+	return out
 }
 
 // testLine matches a t.Error or t.Fatal line written from a test file
