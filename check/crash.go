@@ -341,10 +341,15 @@ func lastWords(r io.Reader) (death, bool) {
 			d = next
 			found, inTrace = true, true
 		case strings.HasPrefix(line, "{"):
-			l, ok := ParseLogLine(line)
-			if ok && (l.Level == LevelPanic || l.Level == LevelFatal) {
-				d = death{kind: "fatal", line: line, template: normalize(l.Msg), cause: consoleError(line), at: l.Time}
-				if l.Level != LevelFatal {
+			var j struct {
+				Level string `json:"level"`
+				Msg   string `json:"msg"`
+				Error string `json:"error"`
+			}
+			if json.Unmarshal([]byte(line), &j) == nil && (j.Level == "panic" || j.Level == "dpanic" || j.Level == "fatal") {
+				l, _ := ParseLogLine(line) // its time
+				d = death{kind: "fatal", line: line, template: normalize(j.Msg), cause: j.Error, at: l.Time}
+				if j.Level != "fatal" {
 					d.kind = "panicked"
 				}
 				found, inTrace = true, true
@@ -371,8 +376,8 @@ func lastWords(r io.Reader) (death, bool) {
 // time, level, [caller,] message, then the fields as JSON.
 var zapConsoleDeath = regexp.MustCompile(`^\S+\t(?i)(dpanic|panic|fatal)\t(?:[^\t\s]+\.go:\d+\t)?([^\t]*)(?:\t(\{.*\}))?`)
 
-// consoleError returns the "error" field of a structured line's fields (a
-// JSON line, or the fields of a zap console line), "" when there is none.
+// consoleError returns the "error" field of a zap console line's fields,
+// "" when there is none.
 func consoleError(fields string) string {
 	var j struct {
 		Error any `json:"error"`
