@@ -222,6 +222,14 @@ func TestCrash(t *testing.T) {
 			return healthy().log("n2", `{"level":"fatal","ts":"2026-11-21T05:00:02.123Z","caller":"backend/batch_tx.go:250","msg":"failed to commit tx","error":"input/output error"}`).inject(2000, "n2", catalog.KindError, nil).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
 		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "failed to commit tx"}},
+		{"fail-stop: a zap console fatal with the injected error while serving", func(*testing.T) *trialB {
+			return healthy().log("n2", "2026-11-21T05:00:02.123Z\tFATAL\tbackend/batch_tx.go:250\tfailed to commit tx\t{\"error\": \"input/output error\"}").inject(2000, "n2", catalog.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
+		}, verdictWant{symptom: "informational: node stopped on an injected error", ev: "failed to commit tx"}},
+		{"a zap console fatal on another node than the fault", func(*testing.T) *trialB {
+			return healthy().log("n2", "2026-11-21T05:00:02.123Z\tFATAL\tbackend/batch_tx.go:250\tfailed to commit tx\t{\"error\": \"input/output error\"}").inject(2000, "n1", catalog.KindError, nil).
+				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 1, at(2100) })
+		}, verdictWant{failed: true, symptom: "node fatal: failed to commit tx", nodes: []string{"n2"}}},
 		{"fail-stop: a Go panic quoting the injected error while serving", func(*testing.T) *trialB {
 			return healthy().log("n2", raftRestorePanic).inject(2000, "n2", catalog.KindError, func(in *record.Injection) { in.Error = "EIO" }).
 				node("n2", func(n *record.Node) { n.Exited, n.ExitCode, n.ExitTime = true, 2, at(2100) })

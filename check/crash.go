@@ -5,8 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"io/fs"
-	"slices"
+	"regexp"
 	"strings"
 	"time"
 
@@ -199,11 +200,11 @@ func failStop(in *Input, n record.Node) (death, bool) {
 		return death{}, false
 	}
 	injected := false
-	var texts []string // the injected errors' texts
+	var errs []string // the injected errors
 	for _, inj := range in.Trial.Injections {
 		if inj.Node == n.Name && inj.Kind == catalog.KindError && (n.ExitTime.IsZero() || !inj.Time.After(n.ExitTime)) {
 			injected = true
-			texts = append(texts, errorTexts(inj.Error)...)
+			errs = append(errs, inj.Error)
 		}
 	}
 	if !injected {
@@ -220,7 +221,66 @@ func failStop(in *Input, n record.Node) (death, bool) {
 	// snapshot: failed to open snapshot …: read : input/output error").
 	// A runtime panic, an assertion, or a panic that names no injected
 	// error is judged.
-	return d, d.cause != "" || d.kind == "panicked" && slices.ContainsFunc(texts, func(t string) bool { return strings.Contains(d.line, t) })
+	return d, d.cause != "" || d.kind == "panicked" && d.quotes(errs)
+}
+
+// quotes reports whether last words d quote one of errs, injected errors
+// (record.Injection.Error, matched by the texts they show as,
+// InjectedTexts): the error its structured line carries, or its line.
+func (d death) quotes(errs []string) bool {
+	for _, e := range errs {
+		for _, t := range errorTexts(e) {
+			if strings.Contains(d.cause, t) || strings.Contains(d.line, t) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// FailStop returns the last words of a process's output — a Go panic, a
+// runtime fatal error, or a panic- or fatal-level line of a structured
+// logger (zap's JSON or console encoder, also as t.Log writes it, behind
+// its "file.go:N: ") — when they quote one of errs, the errors injected
+// into the process (record.Injection.Error): the code stopped the process
+// on the injected error on purpose, as the crash checker's fail-stop
+// (failStop) judges a node. A logged panic keeps the error of its log
+// line through the Go panic that follows it (zap's Panic panics with the
+// message alone). ok is false when there are no last words, when they
+// quote no injected error (a nil dereference after the error, an
+// assertion), or when they are a structured line logged before inj, the
+// earliest time an injected error could have been seen: a fatal before
+// the injection was not about it.
+func FailStop(output string, errs []string, inj time.Time) (line string, ok bool) {
+	d, found := lastWords(strings.NewReader(output))
+	if !found || !d.quotes(errs) {
+		return "", false
+	}
+	// A line's time is as precise as it is written (zap's console encoder
+	// writes milliseconds): a fatal in the millisecond of the injection
+	// is after it.
+	if !d.at.IsZero() && !inj.IsZero() && d.at.Before(inj.Truncate(stampPrecision(d.line))) {
+		return "", false
+	}
+	return d.line, true
+}
+
+// stampFraction finds the fraction of the seconds of a line's timestamp.
+var stampFraction = regexp.MustCompile(`:\d\d[.,](\d{1,9})`)
+
+// stampPrecision returns how precise the timestamp that line starts with
+// is: a millisecond for "04:21:13.348", a second when it writes no
+// fraction.
+func stampPrecision(line string) time.Duration {
+	m := stampFraction.FindStringSubmatch(line[:min(len(line), 40)])
+	if m == nil {
+		return time.Second
+	}
+	p := time.Second
+	for range len(m[1]) {
+		p /= 10
+	}
+	return p
 }
 
 // death is the last words of a node found in its log.
@@ -232,31 +292,53 @@ type death struct {
 	// cause is the error a structured fatal or panic line carries (its
 	// "error" field); empty for runtime panics and assertions.
 	cause string
+	// at is a structured line's time; zero for a Go panic or when the
+	// line has none.
+	at time.Time
 }
 
 // deathNote scans node n's log in logs for a Go panic, a runtime fatal
 // error or a panic/fatal-level structured log line, and returns the last
 // one.
 func deathNote(logs fs.FS, n record.Node) (death, bool) {
-	var d death
-	found := false
 	f, err := openLog(logs, n)
 	if err != nil || f == nil {
-		return d, false
+		return death{}, false
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	return lastWords(f)
+}
+
+// tLogPrefix is what t.Log writes before a line: indented "file.go:N: ".
+var tLogPrefix = regexp.MustCompile(`^[\w.-]+\.go:\d+: `)
+
+// lastWords scans a log for a Go panic, a runtime fatal error or a
+// panic/fatal-level structured log line (zap's JSON or console encoder,
+// t.Log's prefix allowed), and returns the last one.
+func lastWords(r io.Reader) (death, bool) {
+	var d death
+	found := false
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	inTrace := false
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
+		if loc := tLogPrefix.FindStringIndex(line); loc != nil {
+			line = line[loc[1]:]
+		}
 		switch {
 		case strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: "):
 			kind, msg := "panicked", strings.TrimPrefix(line, "panic: ")
 			if strings.HasPrefix(line, "fatal error: ") {
 				kind, msg = "fatal", strings.TrimPrefix(line, "fatal error: ")
 			}
-			d = death{kind: kind, line: line, template: normalize(msg)}
+			next := death{kind: kind, line: line, template: normalize(msg)}
+			if found && inTrace && d.kind == "panicked" && d.cause != "" && d.template == next.template {
+				// zap's Panic: the logged line, then the Go panic with its
+				// message; the line carries the error.
+				next.line, next.cause, next.at = d.line, d.cause, d.at
+			}
+			d = next
 			found, inTrace = true, true
 		case strings.HasPrefix(line, "{"):
 			var j struct {
@@ -265,12 +347,20 @@ func deathNote(logs fs.FS, n record.Node) (death, bool) {
 				Error string `json:"error"`
 			}
 			if json.Unmarshal([]byte(line), &j) == nil && (j.Level == "panic" || j.Level == "dpanic" || j.Level == "fatal") {
-				d = death{kind: "fatal", line: line, template: normalize(j.Msg), cause: j.Error}
+				l, _ := ParseLogLine(line) // its time
+				d = death{kind: "fatal", line: line, template: normalize(j.Msg), cause: j.Error, at: l.Time}
 				if j.Level != "fatal" {
 					d.kind = "panicked"
 				}
 				found, inTrace = true, true
 			}
+		case zapConsoleDeath.MatchString(line):
+			m := zapConsoleDeath.FindStringSubmatch(line)
+			d = death{kind: "fatal", line: line, template: normalize(m[2]), cause: consoleError(m[3]), at: plainTime(line)}
+			if !strings.EqualFold(m[1], "fatal") {
+				d.kind = "panicked"
+			}
+			found, inTrace = true, true
 		case inTrace && d.where == "" && strings.HasPrefix(line, "goroutine "):
 		case inTrace && d.where == "" && strings.HasSuffix(line, ")") && !skipFrame(line):
 			if i := strings.LastIndex(line, "("); i > 0 {
@@ -279,6 +369,23 @@ func deathNote(logs fs.FS, n record.Node) (death, bool) {
 		}
 	}
 	return d, found
+}
+
+// zapConsoleDeath is a panic- or fatal-level line of zap's console
+// encoder, with or without its caller column (zaptest's logger adds none):
+// time, level, [caller,] message, then the fields as JSON.
+var zapConsoleDeath = regexp.MustCompile(`^\S+\t(?i)(dpanic|panic|fatal)\t(?:[^\t\s]+\.go:\d+\t)?([^\t]*)(?:\t(\{.*\}))?`)
+
+// consoleError returns the "error" field of a zap console line's fields,
+// "" when there is none.
+func consoleError(fields string) string {
+	var j struct {
+		Error any `json:"error"`
+	}
+	if fields == "" || json.Unmarshal([]byte(fields), &j) != nil || j.Error == nil {
+		return ""
+	}
+	return fmt.Sprint(j.Error)
 }
 
 // skipFrame reports whether a stack line is a file line or a frame of the

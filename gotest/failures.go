@@ -11,11 +11,16 @@ import (
 func (s *Summary) countFindings(trials []*record.Trial) {
 	rep := report.New(trials, report.Options{})
 	s.Findings, s.FaultFreeFailures = len(rep.Findings), len(rep.FaultFree)
-	s.Assumptions = 0
+	s.Assumptions, s.FailStops, s.Timing = 0, 0, 0
 	for _, tr := range trials {
 		for _, v := range tr.Verdicts {
-			if v.Symptom == AssumptionSymptom {
+			switch v.Symptom {
+			case AssumptionSymptom:
 				s.Assumptions++
+			case FailStopSymptom:
+				s.FailStops++
+			case TimingSymptom:
+				s.Timing++
 			}
 		}
 	}

@@ -242,6 +242,12 @@ type Summary struct {
 	// report of the error injected into it (AssumptionSymptom): the
 	// test's assumption, not a finding.
 	Assumptions int `json:"assumptions"`
+	// FailStops counts the fault trials whose process the code under test
+	// stopped on purpose on the injected error (FailStopSymptom), Timing
+	// those whose test's own wait ran out while an injected delay held
+	// the call (TimingSymptom): not findings either.
+	FailStops int `json:"fail_stops,omitempty"`
+	Timing    int `json:"timing,omitempty"`
 	// Bundle is the bundle written (Options.Bundle), BundleBytes its
 	// binary's and package files' size; RemoteTrials counts the fault
 	// trials other machines ran (Options.Queue), Workers those by the
@@ -750,12 +756,15 @@ func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, t
 	env := append(withoutGofault(os.Environ()), p.env(c.o.Env)...)
 	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+node, wire.EnvTrial+"="+id)
 	start := time.Now()
-	proc, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Timeout: bound + 10*time.Second})
+	// The test's stdout also goes through clock, which times the lines its
+	// test files write (the timing rule, timing).
+	clock := &reportClock{now: time.Now}
+	proc, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Stdout: clock, Timeout: bound + 10*time.Second})
 	if err != nil {
 		return Attempt{}, cluster.Exit{}, fmt.Errorf("run %s: %w", test, err)
 	}
 	exit := proc.Wait()
-	r := Attempt{Test: test, ExitCode: exit.Code, Signal: exit.Signal, Elapsed: time.Since(start)}
+	r := Attempt{Test: test, ExitCode: exit.Code, Signal: exit.Signal, Elapsed: time.Since(start), Reports: clock.Reports(c.pkgDir)}
 	out, err := os.ReadFile(log)
 	if err != nil {
 		return r, exit, fmt.Errorf("test output: %w", err)

@@ -39,6 +39,9 @@ type Attempt struct {
 	// Eligible counts the requests outside test setup at sites a fault
 	// may strike (a fault-free run's: what a fault trial's policy sees).
 	Eligible int
+	// Reports are the lines the test's files wrote to its stdout, timed
+	// as they were read (the timing rule reads them).
+	Reports []Report
 }
 
 // Outcome names how a run failed: "" when it passed or skipped itself,
@@ -81,8 +84,11 @@ func passed(test, output string, code int) bool {
 // Verdict is the test checker's verdict on run under bound of a trial
 // that injected inj: failed with the outcome as the symptom ("TestX
 // failed") and the test's failure lines as evidence — unless the test
-// failed by its own report of the error injected into it (assumption):
-// then an informational verdict says so, not a finding.
+// failed by its own report of the error injected into it (assumption),
+// the code under test stopped the process on purpose on that error
+// (failStop), or the test's own wait ran out while an injected delay
+// still held the call (timing): then an informational verdict says so,
+// not a finding.
 func Verdict(r Attempt, bound time.Duration, inj []record.Injection) record.Verdict {
 	out := r.Outcome(bound)
 	if out == "" {
@@ -100,6 +106,12 @@ func Verdict(r Attempt, bound time.Duration, inj []record.Injection) record.Verd
 			Nodes:    []string{Node},
 		}
 	}
+	if v, ok := failStop(r, bound, inj); ok {
+		return v
+	}
+	if v, ok := timing(r, bound, inj); ok {
+		return v
+	}
 	return record.Verdict{
 		Checker:  Checker,
 		Failed:   true,
@@ -107,6 +119,105 @@ func Verdict(r Attempt, bound time.Duration, inj []record.Injection) record.Verd
 		Evidence: failureLines(r.Output, 20),
 		Nodes:    []string{Node},
 	}
+}
+
+// FailStopSymptom is the symptom of a test process that the code under
+// test stopped on purpose on the error injected into it (a fatal log line,
+// a logged or Go panic quoting it): fail-stop by design, reported apart,
+// never a finding.
+const FailStopSymptom = "informational: fail-stop on the injected error (the code under test stopped the test process on it)"
+
+// TimingSymptom is the symptom of a test whose own wait ran out while an
+// injected delay still held the call it waited on: the test's timing
+// assumption, reported apart, never a finding.
+const TimingSymptom = "informational: timing assumption (the test's own wait ran out while an injected delay held the call)"
+
+// failStop judges a run that exited (a status, not a signal) or panicked
+// — not a hang, a race or a plain test failure — whose last words
+// (check.FailStop: a Go panic, a fatal- or panic-level log line) quote an
+// error injected into the process, and were not logged before the first
+// such injection: the code under test gave up on the injected error on
+// purpose, as etcd's backend does ("failed to commit tx" with the I/O
+// error). Run mode's crash checker judges a node that stops so the same
+// way. A panic that quotes no injected error (a nil dereference after the
+// error, an assertion) stays a finding.
+func failStop(r Attempt, bound time.Duration, inj []record.Injection) (record.Verdict, bool) {
+	out := r.Outcome(bound)
+	if out != "panicked" && !strings.HasPrefix(out, "exited with status ") {
+		return record.Verdict{}, false
+	}
+	var errs []string
+	var first time.Time
+	for _, in := range inj {
+		if in.Kind != catalog.KindError || in.Error == "" {
+			continue
+		}
+		errs = append(errs, in.Error)
+		if first.IsZero() || in.Time.Before(first) {
+			first = in.Time
+		}
+	}
+	if len(errs) == 0 {
+		return record.Verdict{}, false
+	}
+	line, ok := check.FailStop(r.Output, errs, first)
+	if !ok {
+		return record.Verdict{}, false
+	}
+	why := fmt.Sprintf("%s %s: the code under test stopped the process on the error injected into it (%s), on purpose: fail-stop, not a crash", r.Test, out, strings.Join(errs, ", "))
+	return record.Verdict{
+		Checker:  Checker,
+		Symptom:  FailStopSymptom,
+		Evidence: append([]string{why, line}, failureLines(r.Output, 10)...),
+		Nodes:    []string{Node},
+	}, true
+}
+
+// timing judges a run that failed by its own report (outcome "failed")
+// whose first report is a wait of the test's own that ran out
+// (Report.Wait), read while a delay injected into the code it calls still
+// held the call — after the delay's injection and before its end — and
+// whose later reports are waits too or were read before that end: the
+// test waited less than the injected delay, a timing assumption. A test
+// that fails after the delay ended (a delay shorter than its wait), one
+// whose first report is not a wait ("value = 3, want 4"), and a panic,
+// race, hang or exit stay findings. So does a run with no timed report.
+func timing(r Attempt, bound time.Duration, inj []record.Injection) (record.Verdict, bool) {
+	if r.Outcome(bound) != "failed" || len(r.Reports) == 0 || !r.Reports[0].Wait {
+		return record.Verdict{}, false
+	}
+	first := r.Reports[0]
+	for _, in := range inj {
+		if in.Kind != catalog.KindDelay || in.Delay <= 0 {
+			continue
+		}
+		end := in.Time.Add(in.Delay)
+		if first.At.Before(in.Time) || first.At.After(end) {
+			continue
+		}
+		held := true
+		for _, rep := range r.Reports[1:] {
+			if !rep.Wait && rep.At.After(end) {
+				held = false
+				break
+			}
+		}
+		if !held {
+			continue
+		}
+		why := fmt.Sprintf("%s failed when a wait of its own ran out %v after a %v delay was injected at %s, while the delay still held the call: the test waits less than the delay", r.Test, first.At.Sub(in.Time).Round(time.Millisecond), in.Delay, in.SiteID)
+		var lines []string
+		for _, rep := range r.Reports[:min(len(r.Reports), 10)] {
+			lines = append(lines, rep.Line)
+		}
+		return record.Verdict{
+			Checker:  Checker,
+			Symptom:  TimingSymptom,
+			Evidence: append([]string{why}, lines...),
+			Nodes:    []string{Node},
+		}, true
+	}
+	return record.Verdict{}, false
 }
 
 // AssumptionSymptom is the symptom of a test run that failed by its own
@@ -142,10 +253,7 @@ func assumption(r Attempt, bound time.Duration, inj []record.Injection) (lines [
 			continue
 		}
 		texts := check.InjectedTexts(in.Error)
-		for _, l := range failureLines(r.Output, 20) {
-			if !testLine.MatchString(l) {
-				continue
-			}
+		for _, l := range testReports(r.Output, 20) {
 			for _, t := range texts {
 				if strings.Contains(l, t) {
 					lines = append(lines, l)
@@ -181,6 +289,31 @@ func panicAfterFatal(output string) bool {
 	}
 	trace, _, _ = strings.Cut(trace, "\n\n")
 	return strings.Contains(trace, "\ntesting.(*common).FailNow(")
+}
+
+// testReports returns the first limit reports a test file wrote (t.Error,
+// t.Fatal: testLine), each with the lines that continue its message: the
+// testing package indents a message's later lines deeper than its first
+// ("        \tError: ..."), as testify's require and assert write the
+// error they received, on a line of its own below "Error Trace:".
+func testReports(output string, limit int) []string {
+	var out []string
+	in := false
+	for _, l := range strings.Split(output, "\n") {
+		switch {
+		case testLine.MatchString(l):
+			if len(out) == limit {
+				return out
+			}
+			out = append(out, l)
+			in = true
+		case in && strings.HasPrefix(l, "        ") && !logLine.MatchString(l):
+			out[len(out)-1] += "\n" + l
+		default:
+			in = false
+		}
+	}
+	return out
 }
 
 // testLine matches a t.Error or t.Fatal line written from a test file

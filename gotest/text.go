@@ -65,6 +65,12 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.Assumptions > 0 {
 		fmt.Fprintf(w, "  %s: the test failed reporting the error injected into it, which the code under test surfaced as it should (not findings; gofault report --db %s --trials shows them)\n", report.Plural(s.Assumptions, "test assumption"), s.DB)
 	}
+	if s.FailStops > 0 {
+		fmt.Fprintf(w, "  %s: the code under test stopped the test process on the error injected into it, on purpose (not findings)\n", report.Plural(s.FailStops, "fail-stop"))
+	}
+	if s.Timing > 0 {
+		fmt.Fprintf(w, "  %s: the test's own wait ran out while an injected delay held the call (not findings)\n", report.Plural(s.Timing, "timing assumption"))
+	}
 	fmt.Fprintf(w, "  %.0fs (build %.0fs, fault-free pass %.0fs, fault trials %.0fs); store %s\n", s.Seconds, s.BuildSecs, s.MeasureSecs, s.FaultSecs, s.DB)
 	if s.Failed > 0 {
 		fmt.Fprintf(w, "  see them with: gofault report --db %s\n", s.DB)
