@@ -29,20 +29,22 @@ func (a *armStub) Decide(*Request) Decision {
 }
 func (a *armStub) End(Outcome) {}
 
-// TestPortfolio: each technique gets a trial first, in order; then the
-// trials go mostly to the one whose trials revealed most (failures), the
-// others still get some (exploration); one that injects nothing gets
-// fewest; the choice says why; the counts survive a snapshot.
+// TestPortfolio: the base (the first arm) leads; the others get one
+// trial in challengeEvery, each untried one in turn, then by UCB1; the
+// one whose trials fail takes the lead and most of the trials, the others
+// are still explored; one that injects nothing is benched after
+// noInjectAfter trials; the choice says why; the counts survive a
+// snapshot.
 func TestPortfolio(t *testing.T) {
-	good, meh, idle := &armStub{inject: true}, &armStub{inject: true}, &armStub{}
-	stubs := map[string]*armStub{"t-good": good, "t-meh": meh, "t-idle": idle}
+	base, good, meh, idle := &armStub{inject: true}, &armStub{inject: true}, &armStub{inject: true}, &armStub{}
+	stubs := map[string]*armStub{"t-base": base, "t-good": good, "t-meh": meh, "t-idle": idle}
 	for name, s := range stubs {
 		s := s
 		Register(name, func(Env) (Policy, error) { return s, nil })
 		defer delete(registry, name)
 	}
 	old := portfolioArms
-	portfolioArms = []string{"t-idle", "t-meh", "t-good", "t-unregistered"}
+	portfolioArms = []string{"t-base", "t-idle", "t-meh", "t-good", "t-unregistered"}
 	defer func() { portfolioArms = old }()
 
 	pol, err := New("portfolio", Env{})
@@ -57,11 +59,11 @@ func TestPortfolio(t *testing.T) {
 	for i := range 60 {
 		p.Begin(TrialInfo{Index: i})
 		arm := p.arms[p.trials.of(i).arm].name
-		if i < 3 {
+		if i < 12 {
 			order = append(order, arm)
-			if c := p.Explain(i); c.Technique != arm || !strings.Contains(c.Why, "not tried yet") {
-				t.Errorf("trial %d: %+v, want %s and the first round's reason", i, c, arm)
-			}
+		}
+		if c := p.Explain(i); i == 3 && (c.Technique != "t-idle" || !strings.Contains(c.Why, "a challenger's turn (1 in 4; the others had 0 of 3 trials begun), t-base leads") || !strings.Contains(c.Why, "not tried yet")) {
+			t.Errorf("trial 3: %+v, want t-idle's first turn as a challenger", c)
 		}
 		d := p.Decide(&Request{Trial: i})
 		out := Outcome{Index: i}
@@ -71,15 +73,19 @@ func TestPortfolio(t *testing.T) {
 		}
 		p.End(out)
 	}
-	if strings.Join(order, ",") != "t-idle,t-meh,t-good" {
-		t.Errorf("first round %v, want every arm once in order", order)
+	// The base has trials 0-2, the untried challengers 3, 7 and 11 in
+	// order; the base the rest (t-idle is one trial short of a bench).
+	want := "t-base,t-base,t-base,t-idle,t-base,t-base,t-base,t-meh,t-base,t-base,t-base,t-good"
+	if got := strings.Join(order, ","); got != want {
+		t.Errorf("first 12 trials %s\nwant              %s", got, want)
 	}
-	if !(good.trials > 3*meh.trials && meh.trials >= idle.trials && idle.trials >= 2) {
-		t.Errorf("trials: good %d, meh %d, idle %d; want good > 3 × meh, meh ≥ idle ≥ 2 (explored)", good.trials, meh.trials, idle.trials)
+	if !(good.trials > 30 && good.trials > 2*base.trials && base.trials >= 2 && meh.trials >= 2 && idle.trials == 1) {
+		t.Errorf("trials: base %d, good %d, meh %d, idle %d; want good > 30 and > 2 × base, base and meh ≥ 2 (explored), idle 1",
+			base.trials, good.trials, meh.trials, idle.trials)
 	}
 	p.Begin(TrialInfo{Index: 60})
-	if c := p.Explain(60); c.Technique != "t-good" || !strings.HasPrefix(c.Why, "UCB ") {
-		t.Errorf("Explain = %+v, want the best arm and its score", c)
+	if c := p.Explain(60); c.Technique != "t-good" || !strings.HasPrefix(c.Why, "leads: mean reward 1.00 over") || !strings.Contains(c.Why, "above t-base's 0.10") {
+		t.Errorf("Explain = %+v, want the failing arm leading and why", c)
 	}
 	p.End(Outcome{Index: 60})
 
