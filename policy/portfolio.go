@@ -19,14 +19,20 @@ var portfolioArms = []string{"random", "fuzz", "sieve", "bsrr", "cofi"}
 
 // portfolio hands each trial to one of the techniques (its arms: random,
 // FaultFuzz's fuzz, Sieve's sieve, Legolas's bsrr, CoFI's cofi where the
-// catalog has observation points), chosen by UCB1 over what each arm's
-// trials revealed so far (reward): every arm once in order, then the one
-// with the best mean reward plus an exploration term that grows for an arm
-// left alone, so no technique starves. Each arm keeps its own memory and
-// sees only its own trials. An arm that cannot run here (cofi without
-// observation points, or where faults.kinds does not list partition:
-// cofi only partitions, see armKinds) or has nothing new to try (Finite)
-// is skipped.
+// catalog has observation points), rewarded by what each arm's trials
+// revealed. The first arm that can run (random, the broad explorer: the
+// base) leads from the start: it takes the trials until another arm's
+// mean reward over at least leadAfter trials beats it. The others (the
+// challengers) get one trial in challengeEvery, each untried one in
+// turn, then by UCB1 among them, so none starves; a challenger that
+// earns more than the leader takes the lead. With a small budget most
+// trials go to the broad explorer, instead of one round over every
+// technique first (half of a 10-trial budget with five arms).
+// An arm that has no fault here gets no trial (armGates: no site takes a
+// fault of the allowed kinds, sieve without a delay site, cofi where
+// faults.kinds does not list partition), nor one that has nothing new to
+// try (Finite), nor one whose first noInjectAfter trials injected nothing
+// while another arm's injected (benched).
 // Trials run at once each keep their own arm. Explain says, per trial,
 // which arm has it and why.
 type portfolio struct {
@@ -35,6 +41,9 @@ type portfolio struct {
 	// reached are the (site, role) pairs that the trials told so far
 	// reached, as pairKey: a trial that reaches another earns a reward.
 	reached map[string]bool
+	// gated are the arms left out for having no fault here, with why
+	// (armGates), for the reasons.
+	gated []string
 }
 
 // portfolioTrial is the portfolio's state of one running trial: its arm
@@ -67,29 +76,67 @@ type revealed struct {
 	What string `json:"what"`
 }
 
-// armKinds are the arms that inject one kind of fault whatever
-// faults.kinds says (cofi: partitions), by the kind: the portfolio hands
-// them no trial unless the campaign allows that kind. Standing alone they
-// are the user's explicit choice; inside the portfolio a trial of theirs
-// would inject a kind the user did not list, or, where the controller
-// refuses it, nothing at all (a wasted trial).
-var armKinds = map[string]catalog.Kind{"cofi": catalog.KindPartition}
+// armGates say, for an arm by name, why it has no fault to inject in
+// env ("" where it has one): such an arm gets no trial, from the first.
+// cofi only partitions, whatever faults.kinds says: standing alone that
+// is the user's explicit choice; inside the portfolio a trial of its would
+// inject a kind the user did not list, or, where the controller refuses
+// it, nothing at all (a wasted trial; the first bench of the portfolio
+// injected in 88 % and 90 % of the trials under [pause] and [rot]).
+var armGates = map[string]func(Env) string{
+	"random": noCandidate,
+	"fuzz":   noCandidate,
+	"bsrr":   noCandidate,
+	"sieve": func(env Env) string {
+		if len(sieveSites(env)) == 0 {
+			return "no delay site of the allowed kinds"
+		}
+		return ""
+	},
+	"cofi": func(env Env) string {
+		if !env.allows(catalog.KindPartition) {
+			return "faults.kinds does not list partition"
+		}
+		return ""
+	},
+}
+
+// noCandidate is the gate of the arms that draw from the candidate sites.
+func noCandidate(env Env) string {
+	if len(env.candidateSites()) == 0 {
+		return "no site takes a fault of the allowed kinds"
+	}
+	return ""
+}
 
 func newPortfolio(env Env) (Policy, error) {
 	p := &portfolio{reached: map[string]bool{}}
+	var gated []*arm
 	for _, name := range portfolioArms {
 		c := registry[name]
 		if c == nil {
 			continue
 		}
-		if k, ok := armKinds[name]; ok && !env.allows(k) {
-			continue
+		var why string
+		if g := armGates[name]; g != nil {
+			why = g(env)
 		}
 		ap, err := c(env)
 		if err != nil {
 			continue // e.g. cofi without observation points
 		}
+		if why != "" {
+			p.gated = append(p.gated, name+" ("+why+")")
+			gated = append(gated, &arm{name: name, p: ap})
+			continue
+		}
 		p.arms = append(p.arms, &arm{name: name, p: ap})
+	}
+	if len(p.arms) == 0 && len(gated) > 0 {
+		// No arm has a fault here: the trials inject nothing whoever
+		// has them. The first (random) runs them, as it would alone,
+		// rather than the portfolio refusing the campaign.
+		p.arms, p.gated = gated[:1], p.gated[1:]
 	}
 	if len(p.arms) == 0 {
 		return nil, fmt.Errorf("portfolio: no technique can run on this catalog")
@@ -229,48 +276,95 @@ func (a *arm) exhausted() bool {
 	return ok && f.Exhausted()
 }
 
-// choose returns the arm for the next trial and why: an arm never tried,
-// in order; else the highest UCB1 score, mean + sqrt(2 ln N / n), over the
-// arms with something left to try (the first on a tie). An arm whose
-// first trial is still running (trials run at once) is tried: it gets
-// another only when no arm has ended a trial yet. The exploration term
-// counts an arm's running trials as pulls (n and N are trials begun, the
-// mean is over those ended): else trials begun at once, before any of
-// them ended, would all go to the same arm. Run one at a time, this is
-// plain UCB1.
+// The portfolio's choice rule (choose).
+const (
+	// challengeEvery: the challengers (every arm but the leader) get one
+	// trial in challengeEvery, counting trials begun.
+	challengeEvery = 4
+	// leadAfter is the ended trials a challenger needs before its mean
+	// reward can take the lead.
+	leadAfter = 2
+	// noInjectAfter: an arm whose first noInjectAfter ended trials all
+	// injected nothing, while another arm's trials injected, is benched.
+	noInjectAfter = 2
+)
+
+// choose returns the arm for the next trial and why. Among the arms that
+// can run (not exhausted, not benched: see benched), the leader is the first (the base:
+// random, the broad explorer) unless a challenger's mean reward over at
+// least leadAfter ended trials is higher (the highest then leads; the
+// base keeps the lead on a tie, and leads while none of its trials has
+// ended). The leader takes the trial, except when the challengers have
+// had fewer than one in challengeEvery of the trials begun: then the
+// trial goes to a challenger, an untried one first (in order), else the
+// one of the highest UCB1 score, mean + sqrt(2 ln N / n), N and n being
+// trials begun (running ones count as pulls, so trials begun at once
+// spread), the mean over those ended.
 func (p *portfolio) choose() (int, string) {
 	total := 0
 	for _, a := range p.arms {
 		total += a.pulls()
 	}
-	best, bestScore, bestMean, waiting := -1, math.Inf(-1), -1, -1
+	var live []int
 	for i, a := range p.arms {
-		if a.exhausted() {
+		if !a.exhausted() && !p.benched(i) {
+			live = append(live, i)
+		}
+	}
+	if len(live) == 0 {
+		return 0, "every technique has run out of new faults"
+	}
+	lead := live[0]
+	for _, i := range live[1:] {
+		a, l := p.arms[i], p.arms[lead]
+		if a.trials >= leadAfter && l.trials > 0 && a.mean() > l.mean() {
+			lead = i
+		}
+	}
+	challenged := 0
+	for _, i := range live {
+		if i != lead {
+			challenged += p.arms[i].pulls()
+		}
+	}
+	if len(live) == 1 || challenged >= (total+1)/challengeEvery {
+		return lead, p.leadReason(lead, live[0], challenged, total)
+	}
+	best, bestScore := -1, math.Inf(-1)
+	for _, i := range live {
+		a := p.arms[i]
+		if i == lead {
 			continue
 		}
-		if a.trials == 0 && a.running == 0 {
-			return i, "not tried yet: each technique gets a trial first, in turn"
+		if a.pulls() == 0 {
+			return i, p.challengeReason(lead, challenged, total) + "; not tried yet: each other technique gets a turn, in order"
 		}
 		if a.trials == 0 {
-			if waiting < 0 {
-				waiting = i
-			}
-			continue
+			continue // its first trial still runs
 		}
 		if score := a.mean() + explore(total, a.pulls()); score > bestScore {
 			best, bestScore = i, score
 		}
-		if bestMean < 0 || a.mean() > p.arms[bestMean].mean() {
-			bestMean = i
+	}
+	if best < 0 {
+		return lead, p.leadReason(lead, live[0], challenged, total) + "; every challenger's first trial is still running"
+	}
+	return best, p.challengeReason(lead, challenged, total) + "; " + p.ucbReason(best, total)
+}
+
+// benched reports that arm i's first noInjectAfter trials injected
+// nothing (its faults are not offered here) while another arm that can
+// run injected or is untried: the trials go there instead.
+func (p *portfolio) benched(i int) bool {
+	if a := p.arms[i]; a.trials < noInjectAfter || a.injects > 0 {
+		return false
+	}
+	for j, b := range p.arms {
+		if j != i && !b.exhausted() && (b.injects > 0 || b.pulls() == 0) {
+			return true
 		}
 	}
-	switch {
-	case best < 0 && waiting >= 0:
-		return waiting, "not tried yet: the first trial of every technique is still running"
-	case best < 0:
-		return 0, "every technique has run out of new faults"
-	}
-	return best, p.reason(best, bestMean, total)
+	return false
 }
 
 // explore is UCB1's exploration term for an arm of n trials of total.
@@ -279,27 +373,64 @@ func explore(total, n int) float64 { return math.Sqrt(2 * math.Log(float64(total
 // pulls are the arm's trials begun: ended and running.
 func (a *arm) pulls() int { return a.trials + a.running }
 
-// reason says why arm best was chosen over total trials, bestMean being
-// the arm of the best mean reward: the evidence (its mean, its trials,
-// the exploration term), whether it won on its mean or by exploration,
-// and its last trial that revealed something.
-func (p *portfolio) reason(best, bestMean, total int) string {
-	a := p.arms[best]
-	e, running := explore(total, a.pulls()), ""
+// evidence says what an arm's trials earned: "mean reward 0.30 over 4
+// trials (0 failed, 4 injected; 1 more running)".
+func (a *arm) evidence() string {
+	running := ""
 	if a.running > 0 {
 		running = fmt.Sprintf("; %d more running", a.running)
 	}
-	why := fmt.Sprintf("UCB %.2f: mean reward %.2f over %s (%d failed, %d injected%s) + %.2f to explore, of %d trials begun",
-		a.mean()+e, a.mean(), plural(a.trials, "trial", "trials"), a.failed, a.injects, running, e, total)
-	if bm := p.arms[bestMean]; bestMean != best && bm.mean() > a.mean() {
-		why += fmt.Sprintf("; exploring: %s has the best mean, %.2f over %s", bm.name, bm.mean(), plural(bm.trials, "trial", "trials"))
-	} else {
-		why += "; the best mean"
+	if a.trials == 0 {
+		return fmt.Sprintf("no trial ended yet (%d running)", a.running)
 	}
+	return fmt.Sprintf("mean reward %.2f over %s (%d failed, %d injected%s)",
+		a.mean(), plural(a.trials, "trial", "trials"), a.failed, a.injects, running)
+}
+
+// lastReason is the arm's last trial that revealed something, or that
+// none did.
+func (a *arm) lastReason() string {
 	if a.last != nil {
-		return why + fmt.Sprintf("; its trial %d revealed %s (reward %.2f)", a.last.Trial, a.last.What, a.last.Reward)
+		return fmt.Sprintf("its trial %d revealed %s (reward %.2f)", a.last.Trial, a.last.What, a.last.Reward)
 	}
-	return why + "; none of its trials revealed more than its fault yet"
+	return "none of its trials revealed more than its fault yet"
+}
+
+// leadReason says why the leader lead has the trial: the base (the first
+// arm that can run) by default, or a challenger whose mean beat it; the
+// challengers' share so far; its last revealing trial.
+func (p *portfolio) leadReason(lead, base, challenged, total int) string {
+	a := p.arms[lead]
+	var why string
+	if lead == base {
+		why = fmt.Sprintf("leads as the base technique (the broad explorer) until another's mean reward over %d trials beats it: %s", leadAfter, a.evidence())
+	} else {
+		b := p.arms[base]
+		why = fmt.Sprintf("leads: %s, above %s's %.2f over %s", a.evidence(), b.name, b.mean(), plural(b.trials, "trial", "trials"))
+	}
+	why += fmt.Sprintf("; the others had %d of %d trials begun (1 in %d goes to them)", challenged, total, challengeEvery)
+	return why + "; " + a.lastReason() + p.gatedReason()
+}
+
+// challengeReason opens the reason of a challenger's trial: its turn.
+func (p *portfolio) challengeReason(lead, challenged, total int) string {
+	return fmt.Sprintf("a challenger's turn (1 in %d; the others had %d of %d trials begun), %s leads", challengeEvery, challenged, total, p.arms[lead].name) + p.gatedReason()
+}
+
+// ucbReason says why challenger i won its turn: its UCB score and the
+// evidence, and its last trial that revealed something.
+func (p *portfolio) ucbReason(i, total int) string {
+	a := p.arms[i]
+	e := explore(total, a.pulls())
+	return fmt.Sprintf("UCB %.2f: %s + %.2f to explore, of %d trials begun; %s", a.mean()+e, a.evidence(), e, total, a.lastReason())
+}
+
+// gatedReason names the arms left out for having no fault here.
+func (p *portfolio) gatedReason() string {
+	if len(p.gated) == 0 {
+		return ""
+	}
+	return "; not run here: " + strings.Join(p.gated, ", ")
 }
 
 // Begin implements Policy: the trial goes to the chosen arm.

@@ -29,20 +29,22 @@ func (a *armStub) Decide(*Request) Decision {
 }
 func (a *armStub) End(Outcome) {}
 
-// TestPortfolio: each technique gets a trial first, in order; then the
-// trials go mostly to the one whose trials revealed most (failures), the
-// others still get some (exploration); one that injects nothing gets
-// fewest; the choice says why; the counts survive a snapshot.
+// TestPortfolio: the base (the first arm) leads; the others get one
+// trial in challengeEvery, each untried one in turn, then by UCB1; the
+// one whose trials fail takes the lead and most of the trials, the others
+// are still explored; one that injects nothing is benched after
+// noInjectAfter trials; the choice says why; the counts survive a
+// snapshot.
 func TestPortfolio(t *testing.T) {
-	good, meh, idle := &armStub{inject: true}, &armStub{inject: true}, &armStub{}
-	stubs := map[string]*armStub{"t-good": good, "t-meh": meh, "t-idle": idle}
+	base, good, meh, idle := &armStub{inject: true}, &armStub{inject: true}, &armStub{inject: true}, &armStub{}
+	stubs := map[string]*armStub{"t-base": base, "t-good": good, "t-meh": meh, "t-idle": idle}
 	for name, s := range stubs {
 		s := s
 		Register(name, func(Env) (Policy, error) { return s, nil })
 		defer delete(registry, name)
 	}
 	old := portfolioArms
-	portfolioArms = []string{"t-idle", "t-meh", "t-good", "t-unregistered"}
+	portfolioArms = []string{"t-base", "t-idle", "t-meh", "t-good", "t-unregistered"}
 	defer func() { portfolioArms = old }()
 
 	pol, err := New("portfolio", Env{})
@@ -57,11 +59,11 @@ func TestPortfolio(t *testing.T) {
 	for i := range 60 {
 		p.Begin(TrialInfo{Index: i})
 		arm := p.arms[p.trials.of(i).arm].name
-		if i < 3 {
+		if i < 12 {
 			order = append(order, arm)
-			if c := p.Explain(i); c.Technique != arm || !strings.Contains(c.Why, "not tried yet") {
-				t.Errorf("trial %d: %+v, want %s and the first round's reason", i, c, arm)
-			}
+		}
+		if c := p.Explain(i); i == 3 && (c.Technique != "t-idle" || !strings.Contains(c.Why, "a challenger's turn (1 in 4; the others had 0 of 3 trials begun), t-base leads") || !strings.Contains(c.Why, "not tried yet")) {
+			t.Errorf("trial 3: %+v, want t-idle's first turn as a challenger", c)
 		}
 		d := p.Decide(&Request{Trial: i})
 		out := Outcome{Index: i}
@@ -71,15 +73,19 @@ func TestPortfolio(t *testing.T) {
 		}
 		p.End(out)
 	}
-	if strings.Join(order, ",") != "t-idle,t-meh,t-good" {
-		t.Errorf("first round %v, want every arm once in order", order)
+	// The base has trials 0-2, the untried challengers 3, 7 and 11 in
+	// order; the base the rest (t-idle is one trial short of a bench).
+	want := "t-base,t-base,t-base,t-idle,t-base,t-base,t-base,t-meh,t-base,t-base,t-base,t-good"
+	if got := strings.Join(order, ","); got != want {
+		t.Errorf("first 12 trials %s\nwant              %s", got, want)
 	}
-	if !(good.trials > 3*meh.trials && meh.trials >= idle.trials && idle.trials >= 2) {
-		t.Errorf("trials: good %d, meh %d, idle %d; want good > 3 × meh, meh ≥ idle ≥ 2 (explored)", good.trials, meh.trials, idle.trials)
+	if !(good.trials > 30 && good.trials > 2*base.trials && base.trials >= 2 && meh.trials >= 2 && idle.trials == 1) {
+		t.Errorf("trials: base %d, good %d, meh %d, idle %d; want good > 30 and > 2 × base, base and meh ≥ 2 (explored), idle 1",
+			base.trials, good.trials, meh.trials, idle.trials)
 	}
 	p.Begin(TrialInfo{Index: 60})
-	if c := p.Explain(60); c.Technique != "t-good" || !strings.HasPrefix(c.Why, "UCB ") {
-		t.Errorf("Explain = %+v, want the best arm and its score", c)
+	if c := p.Explain(60); c.Technique != "t-good" || !strings.HasPrefix(c.Why, "leads: mean reward 1.00 over") || !strings.Contains(c.Why, "above t-base's 0.10") {
+		t.Errorf("Explain = %+v, want the failing arm leading and why", c)
 	}
 	p.End(Outcome{Index: 60})
 
@@ -180,10 +186,13 @@ func (*explainingStub) Explain(index int) Choice {
 	return Choice{Technique: "stub", Why: fmt.Sprintf("appends a crash of n2 to trial %d's sequence", index-1)}
 }
 
-// TestPortfolioReasons: the reason names the evidence (an untried arm;
-// the UCB score, mean, trials and exploration; whether the arm won on
-// its mean or by exploration), the arm's last trial that revealed
-// something and what, and, for an arm that explains itself, what it did.
+// TestPortfolioReasons: the choice rule and its reason: the base leads
+// (until a challenger's mean over leadAfter trials beats it) and takes
+// the trial unless the challengers are owed one in challengeEvery; then
+// an untried challenger, else the best UCB1 score among them; an
+// exhausted arm is passed over, a benched one too. The reason names the
+// evidence (the leader's mean and trials, the challengers' share, the
+// UCB score), the arm's last trial that revealed something and what.
 func TestPortfolioReasons(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -197,46 +206,78 @@ func TestPortfolioReasons(t *testing.T) {
 		notWant   []string
 	}{
 		{
-			name:    "an untried arm",
-			arms:    []arm{{trials: 3, reward: 3}, {}},
-			wantArm: "b", want: []string{"not tried yet"}, notWant: []string{"UCB"},
+			name:    "the base leads from the first trial",
+			arms:    []arm{{}, {}, {}},
+			wantArm: "a", want: []string{"leads as the base technique", "no trial ended yet (0 running)", "the others had 0 of 0 trials begun (1 in 4 goes to them)"},
+			notWant: []string{"not tried yet", "UCB"},
 		},
 		{
-			name:    "the best mean",
-			arms:    []arm{{trials: 5, reward: 4, failed: 3, injects: 5, last: &revealed{Trial: 37, Reward: 1, What: "a failure by linearizability"}}, {trials: 5, reward: 0.5, injects: 5}},
+			name:    "the base leads while the challengers had their share",
+			arms:    []arm{{trials: 5, reward: 0.5, injects: 5}, {trials: 1, reward: 0.9, injects: 1}, {trials: 1, reward: 0.1, injects: 1}},
+			wantArm: "a", want: []string{"mean reward 0.10 over 5 trials (0 failed, 5 injected)", "the others had 2 of 7 trials begun", "none of its trials revealed more than its fault yet"},
+		},
+		{
+			name:    "a challenger's turn: the untried one first",
+			arms:    []arm{{trials: 6, reward: 0.6, injects: 6}, {trials: 1, reward: 0.9, injects: 1}, {}},
+			wantArm: "c", want: []string{"a challenger's turn (1 in 4; the others had 1 of 7 trials begun), a leads", "not tried yet"},
+		},
+		{
+			name:    "a challenger's turn: the best UCB",
+			arms:    []arm{{trials: 9, reward: 0.9, injects: 9}, {trials: 1, reward: 0.1, injects: 1}, {trials: 1, reward: 0.5, injects: 1, last: &revealed{Trial: 4, Reward: 0.5, What: "20 new blocks"}}},
+			wantArm: "c", want: []string{"a challenger's turn", "UCB 2.69: mean reward 0.50 over 1 trial (0 failed, 1 injected) + 2.19 to explore, of 11 trials begun", "its trial 4 revealed 20 new blocks (reward 0.50)"},
+		},
+		{
+			name:    "one trial of a challenger does not lead",
+			arms:    []arm{{trials: 8, reward: 0.8, injects: 8}, {trials: 1, reward: 1, failed: 1, injects: 1}, {trials: 1, reward: 0.1, injects: 1}},
+			wantArm: "a", want: []string{"leads as the base technique"},
+		},
+		{
+			name:    "a challenger whose mean beats the base leads",
+			arms:    []arm{{trials: 8, reward: 0.8, injects: 8}, {trials: 2, reward: 1.2, failed: 1, injects: 2, last: &revealed{Trial: 6, Reward: 1, What: "a failure by linearizability"}}, {trials: 1, reward: 0.1, injects: 1}},
+			wantArm: "b", want: []string{"leads: mean reward 0.60 over 2 trials (1 failed, 2 injected), above a's 0.10 over 8 trials", "the others had 9 of 11 trials begun", "its trial 6 revealed a failure by linearizability (reward 1.00)"},
+		},
+		{
+			name:    "the base, once outdone, is a challenger",
+			arms:    []arm{{trials: 1, reward: 0.1, injects: 1}, {trials: 10, reward: 5, injects: 10}, {trials: 1, reward: 0.1, injects: 1}},
+			wantArm: "a", want: []string{"a challenger's turn", "b leads", "UCB"},
+		},
+		{
+			name:      "an exhausted base is passed over",
+			arms:      []arm{{trials: 1, reward: 1}, {trials: 1, reward: 0.3, injects: 1, last: &revealed{Trial: 4, Reward: 0.3, What: "10 new blocks"}}, {}},
+			exhausted: []bool{true, false, false},
+			wantArm:   "b", want: []string{"leads as the base technique", "its trial 4 revealed 10 new blocks (reward 0.30)"},
+		},
+		{
+			name:    "a base that injected nothing is benched while a challenger is untried",
+			arms:    []arm{{trials: 2}, {}, {}},
+			wantArm: "b", want: []string{"leads as the base technique"},
+		},
+		{
+			name:    "an arm that injected nothing is not benched before noInjectAfter trials",
+			arms:    []arm{{trials: 1}, {}, {}},
 			wantArm: "a",
-			want: []string{"UCB 1.76: mean reward 0.80 over 5 trials (3 failed, 5 injected) + 0.96 to explore, of 10 trials begun",
-				"the best mean", "its trial 37 revealed a failure by linearizability (reward 1.00)"},
-			notWant: []string{"exploring"},
 		},
 		{
-			name:    "exploring an arm left alone",
-			arms:    []arm{{trials: 40, reward: 20, injects: 40}, {trials: 1, reward: 0.1, injects: 1}},
-			wantArm: "b",
-			want:    []string{"mean reward 0.10 over 1 trial (0 failed, 1 injected)", "exploring: a has the best mean, 0.50 over 40 trials", "none of its trials revealed more than its fault yet"},
-		},
-		{
-			name:      "an exhausted arm is passed over",
-			arms:      []arm{{trials: 5, reward: 5}, {trials: 5, reward: 0.5, last: &revealed{Trial: 4, Reward: 0.3, What: "10 new blocks"}}},
-			exhausted: []bool{true, false},
-			wantArm:   "b", want: []string{"the best mean", "its trial 4 revealed 10 new blocks (reward 0.30)"},
+			name:    "nor where no other arm injects",
+			arms:    []arm{{trials: 4}, {trials: 2}, {trials: 2}},
+			wantArm: "a",
 		},
 		{
 			name:      "every arm exhausted",
-			arms:      []arm{{trials: 5, reward: 5}, {trials: 5}},
-			exhausted: []bool{true, true},
+			arms:      []arm{{trials: 5, reward: 5}, {trials: 5}, {}},
+			exhausted: []bool{true, true, true},
 			wantArm:   "a", want: []string{"every technique has run out of new faults"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			stubs := map[string]Policy{}
-			for i, name := range []string{"a", "b"} {
+			for i, name := range []string{"a", "b", "c"} {
 				stubs[name] = &armStub{}
 				if i < len(tc.exhausted) && tc.exhausted[i] {
 					stubs[name] = &exhaustedStub{}
 				}
 			}
-			p := stubArms(t, stubs, "a", "b")
+			p := stubArms(t, stubs, "a", "b", "c")
 			for i, a := range tc.arms {
 				p.arms[i].trials, p.arms[i].reward, p.arms[i].failed, p.arms[i].injects, p.arms[i].last = a.trials, a.reward, a.failed, a.injects, a.last
 			}
@@ -326,15 +367,15 @@ func TestPortfolioExplain(t *testing.T) {
 func TestPortfolioParallel(t *testing.T) {
 	a, b := &armStub{inject: true}, &armStub{}
 	p := stubArms(t, map[string]Policy{"t-a": a, "t-b": b}, "t-a", "t-b")
-	p.Begin(TrialInfo{Index: 0}) // t-a
-	p.Begin(TrialInfo{Index: 1}) // t-b
-	p.Begin(TrialInfo{Index: 2}) // both still running: t-a again
-	if c := p.Explain(2); c.Technique != "t-a" || !strings.Contains(c.Why, "first trial of every technique is still running") {
-		t.Errorf("trial 2: %+v, want t-a while every first trial runs", c)
+	for i := range 4 { // t-a leads; the fourth is t-b's turn
+		p.Begin(TrialInfo{Index: i})
+	}
+	if c := p.Explain(3); c.Technique != "t-b" || !strings.Contains(c.Why, "not tried yet") {
+		t.Errorf("trial 3: %+v, want t-b's first turn", c)
 	}
 	p.End(Outcome{Index: 2})
-	if d := p.Decide(&Request{Trial: 0}); d.Fault.Kind != catalog.KindCrash {
-		t.Errorf("trial 0's request: %+v, want t-a's crash", d)
+	if d := p.Decide(&Request{Trial: 3}); d.Fault.Kind != catalog.KindNone {
+		t.Errorf("trial 3's request: %+v, want t-b's none", d)
 	}
 	p.End(Outcome{Index: 1})
 	if d := p.Decide(&Request{Trial: 0}); d.Fault.Kind != catalog.KindCrash {
@@ -343,33 +384,39 @@ func TestPortfolioParallel(t *testing.T) {
 	if d := p.Decide(&Request{Trial: 1}); !d.Done || d.Fault.Kind != catalog.KindNone {
 		t.Errorf("request of ended trial 1: %+v, want none, done", d)
 	}
+	p.End(Outcome{Index: 3})
 	p.End(Outcome{Index: 0, Injections: []record.Injection{{Kind: catalog.KindCrash}}, Failed: true})
-	if p.arms[0].trials != 2 || p.arms[0].failed != 1 || p.arms[1].trials != 1 || p.arms[1].injects != 0 {
-		t.Errorf("arms after: t-a %+v, t-b %+v; want each its own trial", *p.arms[0], *p.arms[1])
+	if p.arms[0].trials != 3 || p.arms[0].failed != 1 || p.arms[1].trials != 1 || p.arms[1].injects != 0 {
+		t.Errorf("arms after: t-a %+v, t-b %+v; want each its own trials", *p.arms[0], *p.arms[1])
 	}
 }
 
-// TestPortfolioParallelSpread: after the first round, trials begun
-// before any of them ends spread over the arms (running trials count as
-// pulls); plain UCB1 would give all of them the same arm.
+// TestPortfolioParallelSpread: trials begun before any of them ends
+// count as pulls: the challengers get their one in challengeEvery of the
+// trials begun, not of those ended, and their turns spread over them
+// (plain UCB1 would give all of them the same arm).
 func TestPortfolioParallelSpread(t *testing.T) {
 	a, b, c := &armStub{inject: true}, &armStub{inject: true}, &armStub{inject: true}
 	p := stubArms(t, map[string]Policy{"t-a": a, "t-b": b, "t-c": c}, "t-a", "t-b", "t-c")
-	for i := range 3 { // the first round, ended alike
-		p.Begin(TrialInfo{Index: i})
+	begin := func(from, to int) string {
+		var got []string
+		for i := from; i < to; i++ {
+			p.Begin(TrialInfo{Index: i})
+			got = append(got, p.Explain(i).Technique)
+		}
+		return strings.Join(got, ",")
+	}
+	if got := begin(0, 8); got != "t-a,t-a,t-a,t-b,t-a,t-a,t-a,t-c" {
+		t.Errorf("eight trials begun at once went to %s", got)
+	}
+	for i := range 8 {
 		p.End(Outcome{Index: i, Injections: []record.Injection{{Kind: catalog.KindCrash}}})
 	}
-	got := map[string]int{}
-	for i := 3; i < 6; i++ {
-		p.Begin(TrialInfo{Index: i})
-		got[p.Explain(i).Technique]++
+	if got := begin(8, 16); got != "t-a,t-a,t-a,t-b,t-a,t-a,t-a,t-c" {
+		t.Errorf("eight more begun at once went to %s: the running t-b trial must count as a pull", got)
 	}
-	if len(got) != 3 {
-		t.Errorf("three trials begun at once went to %v, want one each", got)
-	}
-	p.Begin(TrialInfo{Index: 6}) // a fourth: its arm has one running
-	if why := p.Explain(6).Why; !strings.Contains(why, "over 1 trial (0 failed, 1 injected; 1 more running) + 1.34 to explore, of 6 trials begun") {
-		t.Errorf("reason %q does not count the running trial", why)
+	if why := p.Explain(15).Why; !strings.Contains(why, "mean reward 0.10 over 1 trial (0 failed, 1 injected) + 2.33 to explore, of 15 trials begun") {
+		t.Errorf("reason %q does not count the running trials", why)
 	}
 }
 
@@ -417,44 +464,96 @@ func TestPortfolioLearns(t *testing.T) {
 	}
 }
 
-// TestPortfolioArmKinds: cofi, which only partitions, is an arm of the
-// portfolio only where faults.kinds allows partitions (or lists nothing);
-// under [pause] its trials would inject a kind the user did not list, or
-// nothing (the first bench of the portfolio: 88 % injected).
-func TestPortfolioArmKinds(t *testing.T) {
-	cat := cofiCatalog()
-	cat.Sites = []catalog.Site{{Index: 0, ID: "rafthttp:conn.Write#0", Kind: catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindPartition, IO: "net", Peer: "to", Errors: []catalog.ErrorValue{{Name: "EIO"}}}}
+// TestPortfolioArmGates: an arm with no fault of the allowed kinds here
+// is no arm of the portfolio, from the first trial (armGates): cofi only
+// where faults.kinds allows partitions (or lists nothing), sieve only
+// where a site can be delayed, random, fuzz and bsrr only where some site
+// takes an allowed fault; the reasons name what was left out and why.
+// Under [pause] and [rot] the first bench of the portfolio gave trials to
+// arms that injected nothing (88 % and 90 % injected). Where no arm has a
+// fault, random alone runs the trials, as it would standing alone.
+func TestPortfolioArmGates(t *testing.T) {
+	net := catalog.Site{Index: 0, ID: "rafthttp:conn.Write#0", Kind: catalog.KindError | catalog.KindDelay | catalog.KindCrash | catalog.KindPartition, IO: "net", Peer: "to", Errors: []catalog.ErrorValue{{Name: "EIO"}}}
+	write := catalog.Site{Index: 1, ID: "wal:(*os.File).Write#0", Kind: catalog.KindError | catalog.KindCrash | catalog.KindTorn, IO: "disk", Errors: []catalog.ErrorValue{{Name: "EIO"}}}
+	k := func(ks ...catalog.Kind) []catalog.Kind { return ks }
 	tests := []struct {
+		name  string
+		sites []catalog.Site
 		kinds []catalog.Kind
-		cofi  bool
+		arms  string
+		gated []string
 	}{
-		{nil, true},
-		{[]catalog.Kind{catalog.KindPartition}, true},
-		{[]catalog.Kind{catalog.KindError, catalog.KindPartition}, true},
-		{[]catalog.Kind{catalog.KindPause}, false},
-		{[]catalog.Kind{catalog.KindError, catalog.KindDelay, catalog.KindCrash, catalog.KindCrashAfter}, false},
+		{"every kind", []catalog.Site{net}, nil, "random,fuzz,sieve,bsrr,cofi", nil},
+		{"partitions", []catalog.Site{net}, k(catalog.KindPartition), "random,fuzz,bsrr,cofi", []string{"sieve (no delay site of the allowed kinds)"}},
+		{"error and partition", []catalog.Site{net}, k(catalog.KindError, catalog.KindPartition), "random,fuzz,bsrr,cofi", []string{"sieve ("}},
+		{"pause", []catalog.Site{net}, k(catalog.KindPause), "random,fuzz,bsrr", []string{"sieve (no delay site", "cofi (faults.kinds does not list partition)"}},
+		{"the profiles' kinds", []catalog.Site{net}, k(catalog.KindError, catalog.KindDelay, catalog.KindCrash, catalog.KindCrashAfter), "random,fuzz,sieve,bsrr", []string{"cofi ("}},
+		{"rot at a file write", []catalog.Site{net, write}, k(catalog.KindRot), "random,fuzz,bsrr", []string{"sieve (", "cofi ("}},
+		{"rot with no file write: random alone", []catalog.Site{net}, k(catalog.KindRot), "random", []string{"fuzz (no site takes a fault of the allowed kinds)", "bsrr (no site", "sieve (", "cofi ("}},
 	}
 	for _, tt := range tests {
-		pol, err := New("portfolio", Env{Catalog: cat, Seed: 1, Kinds: tt.kinds})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var names []string
-		p, ok := pol.(*portfolio)
-		if lp, isLP := pol.(learningPortfolio); isLP {
-			p, ok = lp.portfolio, true
-		}
-		if !ok {
-			t.Fatalf("kinds %v: %T is no portfolio", tt.kinds, pol)
-		}
-		for _, a := range p.arms {
-			names = append(names, a.name)
-		}
-		if got := slices.Contains(names, "cofi"); got != tt.cofi {
-			t.Errorf("kinds %v: arms %v, cofi among them %v, want %v", tt.kinds, names, got, tt.cofi)
-		}
-		if _, learns := pol.(Learner); learns != tt.cofi {
-			t.Errorf("kinds %v: a Learner %v, want %v (only cofi learns)", tt.kinds, learns, tt.cofi)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			cat := cofiCatalog()
+			cat.Sites = tt.sites
+			pol, err := New("portfolio", Env{Catalog: cat, Seed: 1, Kinds: tt.kinds})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, ok := pol.(*portfolio)
+			if lp, isLP := pol.(learningPortfolio); isLP {
+				p, ok = lp.portfolio, true
+			}
+			if !ok {
+				t.Fatalf("%T is no portfolio", pol)
+			}
+			var names []string
+			for _, a := range p.arms {
+				names = append(names, a.name)
+			}
+			if got := strings.Join(names, ","); got != tt.arms {
+				t.Errorf("arms %s, want %s (left out: %v)", got, tt.arms, p.gated)
+			}
+			cofi := strings.Contains(tt.arms, "cofi")
+			if _, learns := pol.(Learner); learns != cofi {
+				t.Errorf("a Learner %v, want %v (only cofi learns)", learns, cofi)
+			}
+			p.Begin(TrialInfo{Index: 0})
+			why := p.Explain(0).Why
+			for _, g := range tt.gated {
+				if !strings.Contains(why, g) {
+					t.Errorf("reason %q does not name %q as not run here", why, g)
+				}
+			}
+			if len(tt.gated) == 0 && strings.Contains(why, "not run here") {
+				t.Errorf("reason %q names arms not run, none was left out", why)
+			}
+		})
+	}
+}
+
+// TestPortfolioSmallBudget: with ten trials and no challenger earning
+// more, the base (random, the broad explorer) has eight of them, the
+// challengers the 4th and 8th, in order; one at a time or two at once
+// (trials.parallel) alike.
+func TestPortfolioSmallBudget(t *testing.T) {
+	for _, parallel := range []int{1, 2} {
+		t.Run(fmt.Sprintf("parallel %d", parallel), func(t *testing.T) {
+			stubs := map[string]Policy{"t-random": &armStub{inject: true}, "t-fuzz": &armStub{inject: true}, "t-sieve": &armStub{inject: true}, "t-bsrr": &armStub{inject: true}}
+			p := stubArms(t, stubs, "t-random", "t-fuzz", "t-sieve", "t-bsrr")
+			var got []string
+			for i := 0; i < 10; i += parallel {
+				for j := i; j < i+parallel; j++ {
+					p.Begin(TrialInfo{Index: j})
+					got = append(got, p.Explain(j).Technique)
+				}
+				for j := i; j < i+parallel; j++ {
+					p.End(Outcome{Index: j, Injections: []record.Injection{{Kind: catalog.KindCrash}}, NewBlocks: 20})
+				}
+			}
+			want := "t-random,t-random,t-random,t-fuzz,t-random,t-random,t-random,t-sieve,t-random,t-random"
+			if s := strings.Join(got, ","); s != want {
+				t.Errorf("ten trials went to %s\nwant            %s", s, want)
+			}
+		})
 	}
 }
