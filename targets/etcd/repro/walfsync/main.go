@@ -12,13 +12,14 @@
 //
 // Each round re-executes this program as a child. The child installs a
 // seccomp filter on every thread that makes the fsync system call fail with
-// EIO (all other calls run), calls wal.Create on a new directory, then uses
-// the WAL as etcd's server does, and reports what it saw. Inside Create the
-// only fsync is the parent directory's (fileutil.Fsync, os.File.Sync): the
-// WAL's own records are flushed by fdatasync (fileutil.Fdatasync), the
-// segment is preallocated by fallocate, and the fsync of a WAL's directory
-// in cut is not reached from Create. The child's logger records which of
-// Create's steps failed. The parent then looks at the directory.
+// EIO (all other calls run), calls wal.Create on a new directory, uses the
+// WAL as etcd's server does, and reports what it saw and what Create
+// logged. Inside Create the only fsync is the parent directory's
+// (fileutil.Fsync, os.File.Sync): the WAL's own records are flushed by
+// fdatasync (fileutil.Fdatasync), the segment is preallocated by
+// fallocate, and the fsync of a WAL's directory in cut is not reached from
+// Create. The logged warning names the step that failed (its error field
+// is lost too). The parent then looks at the directory.
 //
 //	cd targets/etcd && go run ./repro/walfsync -rounds 20
 //	cd targets/etcd && go run ./repro/walfsync -control -rounds 20   # no filter: Create succeeds
@@ -51,7 +52,7 @@ type report struct {
 	Filtered bool     // the fsync filter was installed
 	NilWAL   bool     // Create returned a nil *WAL
 	Err      string   // Create's error, "" if nil
-	Warnings []string // the messages Create logged
+	Warnings []string // the messages Create logged, each with its error field if it has one
 	Use      string   // what using the WAL as bootstrapNewWAL does gave: "ok" or the panic
 }
 
@@ -143,7 +144,8 @@ func round(self, dir string, control bool) (string, string, error) {
 	case r.Filtered && r.NilWAL && r.Err == "" && left && len(broken) == 0 &&
 		warned == "failed to fsync the parent data directory file":
 		return fmt.Sprintf("Create returned (nil, nil), logged %q; %s; using the WAL: %s", warned, state, r.Use), "bug", nil
-	case r.Filtered && r.NilWAL && strings.Contains(r.Err, "input/output error") && !left:
+	case r.Filtered && r.NilWAL && r.Err == "sync "+filepath.Dir(dir)+": input/output error" &&
+		!left && len(broken) == 1 && warned == "failed to fsync the parent data directory file (error: "+r.Err+")":
 		return fmt.Sprintf("Create returned %q, logged %q; %s", r.Err, warned, state), "fsync error", nil
 	case !r.Filtered && !r.NilWAL && r.Err == "" && left && r.Use == "ok":
 		return "Create succeeded; " + state, "ok", nil
@@ -167,7 +169,11 @@ func child(dir string, filter bool) {
 		r.Err = err.Error()
 	}
 	for _, e := range logs.All() {
-		r.Warnings = append(r.Warnings, e.Message)
+		msg := e.Message
+		if v, ok := e.ContextMap()["error"]; ok {
+			msg += fmt.Sprintf(" (error: %v)", v)
+		}
+		r.Warnings = append(r.Warnings, msg)
 	}
 	if err == nil {
 		r.Use = use(w)
