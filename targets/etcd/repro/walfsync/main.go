@@ -186,7 +186,7 @@ func child(dir string, filter bool) {
 // use does what etcd's bootstrapNewWAL does after `if err != nil {
 // lg.Panic(...) }`: it uses the WAL. The server's next call is
 // SetUnsafeNoFsync (with --unsafe-no-fsync) or, later, Save; Close stands
-// for them here, as every method of *WAL starts by reading one of its
+// for them here, as every method of *WAL starts by touching one of its
 // fields. It returns "ok" or the panic's message.
 func use(w *wal.WAL) (res string) {
 	defer func() {
