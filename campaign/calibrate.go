@@ -35,6 +35,13 @@ import (
 // to its first after, as the hang checker measures it — is the failover,
 // and boundFor turns it into the bound.
 //
+// The failover must fall within the workload's load, whatever length the
+// workload gives it (a skeleton's 4 s load ended before seaweedfs's 3.6 s
+// failover had, docs/targets.md), so with workload.adaptive_end on the
+// calibration trial asks for a long load (calibrateLoad, GOFAULT_LOAD_FULL)
+// and ends it (GOFAULT_LOAD_END) once every other node's client made
+// progress after the kill and the killed node is back (resumed).
+//
 // The calibration trial is not a trial of the campaign: it is not stored,
 // not judged and teaches the log baseline nothing (its logs hold a crash's
 // consequences); its logs stay in <workdir>/trials/<campaign>-calibrate.
@@ -79,6 +86,54 @@ const (
 	// calibrateSuffix ends the calibration trial's ID.
 	calibrateSuffix = "-calibrate"
 )
+
+// calibrateLoad is the load the calibration trial asks the workload for
+// (GOFAULT_LOAD_FULL) when the workload's own is shorter: half its
+// timeout (default 15 s of 30 s), the other half left to its setup and
+// verify. The runner ends it as soon as the failover is measured.
+func calibrateLoad(timeout time.Duration) time.Duration { return timeout / 2 }
+
+// resumed reports whether, after a kill of node killed at at, a client of
+// every other node has made progress (last: each client's last progress,
+// clients named "<node>/<i>"): the failover is over for all of them.
+func resumed(last map[string]time.Time, killed string, at time.Time) bool {
+	if at.IsZero() {
+		return false
+	}
+	others := 0
+	for client, t := range last {
+		if node, _, _ := strings.Cut(client, "/"); node == killed {
+			continue
+		}
+		if !t.After(at) {
+			return false
+		}
+		others++
+	}
+	return others > 0
+}
+
+// stuckHint adds to why (failoverStall's, a client made no progress after
+// the kill) how long the surviving clients reported after the kill (their
+// last event) and what the trial asked of the load (asked: GOFAULT_LOAD_FULL,
+// 0 when adaptive_end is off), so the user knows whether the failover
+// outlasted the load or the workload ignored the longer load.
+func stuckHint(why string, events []record.ClientEvent, killed string, at time.Time, asked time.Duration) string {
+	var last time.Time
+	for _, e := range events {
+		if e.Client != "" && e.Client != workload.ClientWorkload && e.Node != killed && e.Time.After(last) {
+			last = e.Time
+		}
+	}
+	if last.After(at) {
+		why += fmt.Sprintf(" in the %s its clients reported after it", last.Sub(at).Round(10*time.Millisecond))
+	}
+	if asked == 0 {
+		return why + " (workload.adaptive_end is off, so the load ran its own length: make it longer than a failover)"
+	}
+	return why + fmt.Sprintf(" (the trial asked for a load of up to %s, %s, ended once every other node's client made progress: a failover longer than that, or a workload that ignores %s and %s; docs/workloads.md)",
+		asked, workload.EnvLoadFull, workload.EnvLoadFull, workload.EnvLoadEnd)
+}
 
 // howExplicit says that the user set the bound.
 const howExplicit = "set by checkers.progress"
@@ -388,7 +443,7 @@ func usesBound(enabled []string) bool {
 // at all (ctx cancelled, gofault failed); a trial that measured nothing
 // is a calibration with ok false.
 func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
-	t := &trialRun{index: -1, id: fmt.Sprintf("%d%s", r.campaign, calibrateSuffix), baseline: true, start: time.Now()}
+	t := &trialRun{index: -1, id: fmt.Sprintf("%d%s", r.campaign, calibrateSuffix), baseline: true, calibrating: true, start: time.Now()}
 	ct, err := r.ctl.BeginTrial(controller.TrialSpec{ID: t.id, Index: -1, Nodes: r.nodes, NoFaults: true})
 	if err != nil {
 		return calibration{}, fmt.Errorf("calibration trial: %w", err)
@@ -404,6 +459,9 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 			return
 		}
 		killed <- k
+		t.mu.Lock()
+		t.calibKill = k
+		t.mu.Unlock()
 		r.log.Info("calibration trial: killing a node", "trial", t.id, "node", k.node, "leader", k.leader)
 		t.crash(r, k.node, endCrash, 0) // kill now, restart restartDelay later; execute waits for it
 	}()
@@ -426,6 +484,13 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 	}
 	c := calibration{node: k.node, leader: k.leader}
 	c.stall, c.client, c.ok, c.why = failoverStall(tr.Client, k.node, k.at)
+	if !c.ok {
+		var asked time.Duration
+		if r.cfg.Workload.AdaptiveEndOn() {
+			asked = calibrateLoad(r.cfg.Workload.Timeout)
+		}
+		c.why = stuckHint(c.why, tr.Client, k.node, k.at, asked)
+	}
 	return c, nil
 }
 

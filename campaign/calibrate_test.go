@@ -131,6 +131,51 @@ func TestFailoverStall(t *testing.T) {
 	}
 }
 
+func TestResumed(t *testing.T) {
+	kill := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return kill.Add(time.Duration(ms) * time.Millisecond) }
+	for _, tc := range []struct {
+		name string
+		last map[string]time.Time
+		at   time.Time
+		want bool
+	}{
+		{"every other node's client progressed since", map[string]time.Time{"n1/0": at(-10), "n2/0": at(900), "n3/0": at(5), "n3/1": at(3000)}, kill, true},
+		{"one still stalled", map[string]time.Time{"n1/0": at(-10), "n2/0": at(900), "n3/0": at(-5)}, kill, false},
+		{"progress at the kill itself is not after it", map[string]time.Time{"n2/0": at(0), "n3/0": at(10)}, kill, false},
+		{"only the killed node's client", map[string]time.Time{"n1/0": at(2000)}, kill, false},
+		{"no kill yet", map[string]time.Time{"n2/0": at(900)}, time.Time{}, false},
+	} {
+		if got := resumed(tc.last, "n1", tc.at); got != tc.want {
+			t.Errorf("%s: resumed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestStuckHint(t *testing.T) {
+	kill := time.Unix(1000, 0)
+	ev := func(client, node string, ms int) record.ClientEvent {
+		return record.ClientEvent{Time: kill.Add(time.Duration(ms) * time.Millisecond), Client: client, Node: node, Kind: record.EvError, Msg: "get: refused"}
+	}
+	events := []record.ClientEvent{ev("n2/0", "n2", 1200), ev("n3/0", "n3", 3500), ev("n1/0", "n1", 9000),
+		{Time: kill.Add(20 * time.Second), Client: "workload", Kind: record.EvPhase, Msg: "verify"}}
+	const why = "client n2/0, n3/0 made no progress after the kill"
+	for _, tc := range []struct {
+		name   string
+		events []record.ClientEvent
+		asked  time.Duration
+		want   string
+	}{
+		{"longer load asked for", events, 15 * time.Second, why + " in the 3.5s its clients reported after it (the trial asked for a load of up to 15s, GOFAULT_LOAD_FULL, ended once every other node's client made progress: a failover longer than that, or a workload that ignores GOFAULT_LOAD_FULL and GOFAULT_LOAD_END; docs/workloads.md)"},
+		{"adaptive end off", events, 0, why + " in the 3.5s its clients reported after it (workload.adaptive_end is off, so the load ran its own length: make it longer than a failover)"},
+		{"nothing reported after the kill", events[:1][:0], 0, why + " (workload.adaptive_end is off, so the load ran its own length: make it longer than a failover)"},
+	} {
+		if got := stuckHint(why, tc.events, "n1", kill, tc.asked); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestProgressedNodes(t *testing.T) {
 	got := progressedNodes(map[string]time.Time{"n1/0": {}, "n1/1": {}, "n3/0": {}})
 	if len(got) != 2 || !got["n1"] || !got["n3"] {
