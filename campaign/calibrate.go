@@ -28,8 +28,9 @@ import (
 // than a fixed bound, and a crash fault would be reported as a hang. So,
 // unless checkers.progress is set, a campaign begins with one calibration
 // trial: a fault-free trial in which the campaign itself kills the node
-// whose client last said it is the leader (workload.Client.Leader; the
-// first node when none did), half a second after every node's client made
+// whose client last said it is the leader (workload.Client.Leader), else
+// the node that leads by its own role hook (the catalog's role), else the
+// first node, half a second after every node's client made
 // progress, and restarts it like a crash fault. The longest stall of a
 // client of any other node over the kill — from its last progress before
 // to its first after, as the hang checker measures it — is the failover,
@@ -165,8 +166,8 @@ func progressFloor(timers map[string]time.Duration) (time.Duration, string) {
 
 // calibration is what a calibration trial measured.
 type calibration struct {
-	node   string // the node killed
-	leader bool   // node said it was the leader
+	node string // the node killed
+	who  string // why it: pickVictim's "the leader"
 	// stall is the longest stall of a surviving client over the kill,
 	// client the client; ok is false when nothing was measured, and why
 	// says why.
@@ -183,31 +184,39 @@ func (c calibration) describe(floor string) string {
 	if !c.ok {
 		return fmt.Sprintf("calibration inconclusive: %s; %s", c.why, floor)
 	}
-	who := "the leader"
-	if !c.leader {
-		who = "no leader reported, first node"
-	}
 	return fmt.Sprintf("measured failover %s × %d, %s; killed %s (%s), longest stall on %s",
-		c.stall.Round(10*time.Millisecond), boundFactor, floor, c.node, who, c.client)
+		c.stall.Round(10*time.Millisecond), boundFactor, floor, c.node, c.who, c.client)
 }
 
-// pickVictim chooses the node the calibration trial kills: the node of the
-// client that last reported it is the leader (record.HealthLeader), else
-// the first node.
-func pickVictim(nodes []string, events []record.ClientEvent) (node string, leader bool) {
+// Why pickVictim chose its node.
+const (
+	victimLeader = "the leader"
+	victimRole   = "the leader by its role"
+	victimFirst  = "no leader reported, first node"
+)
+
+// pickVictim chooses the node the calibration trial kills, and says why:
+// the node of the client that last reported it is the leader
+// (record.HealthLeader); else roleLeader, the node that leads by the
+// nodes' own role hooks (controller.Trial.Leader, "" when none: a
+// workload such as init's skeleton reports no leader, and a follower's
+// kill measures no failover); else the first node.
+func pickVictim(nodes []string, events []record.ClientEvent, roleLeader string) (node, why string) {
 	var at time.Time
 	for _, e := range events {
 		if e.Kind == record.EvHealthy && e.Msg == record.HealthLeader && slices.Contains(nodes, e.Node) && !e.Time.Before(at) {
 			node, at = e.Node, e.Time
 		}
 	}
-	if node != "" {
-		return node, true
+	switch {
+	case node != "":
+		return node, victimLeader
+	case slices.Contains(nodes, roleLeader):
+		return roleLeader, victimRole
+	case len(nodes) == 0:
+		return "", ""
 	}
-	if len(nodes) == 0 {
-		return "", false
-	}
-	return nodes[0], false
+	return nodes[0], victimFirst
 }
 
 // progressedNodes returns the nodes some client of which made progress,
@@ -462,7 +471,7 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 		t.mu.Lock()
 		t.calibKill = k
 		t.mu.Unlock()
-		r.log.Info("calibration trial: killing a node", "trial", t.id, "node", k.node, "leader", k.leader)
+		r.log.Info("calibration trial: killing a node", "trial", t.id, "node", k.node, "why", k.who)
 		t.crash(r, k.node, endCrash, 0) // kill now, restart restartDelay later; execute waits for it
 	}()
 	tr, _, _, err := r.execute(ctx, t)
@@ -482,7 +491,7 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 	case !nodeKilled(tr.Nodes, k.node):
 		return calibration{why: "node " + k.node + " could not be killed"}, nil
 	}
-	c := calibration{node: k.node, leader: k.leader}
+	c := calibration{node: k.node, who: k.who}
 	c.stall, c.client, c.ok, c.why = failoverStall(tr.Client, k.node, k.at)
 	if !c.ok {
 		var asked time.Duration
@@ -496,9 +505,9 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 
 // kill is the calibration trial's kill.
 type kill struct {
-	node   string
-	leader bool
-	at     time.Time
+	node string
+	who  string // why node: pickVictim's
+	at   time.Time
 }
 
 // chooseKill waits until a client of every node has made progress, then
@@ -525,14 +534,14 @@ func (r *runner) chooseKill(ctx context.Context, t *trialRun, stop <-chan struct
 		if time.Since(busy) < calibrateSettle {
 			continue
 		}
-		node, leader := pickVictim(r.nodes, t.ct.ClientEvents())
+		node, who := pickVictim(r.nodes, t.ct.ClientEvents(), t.ct.Leader())
 		t.mu.Lock()
 		up := t.cl != nil
 		t.mu.Unlock()
 		if !up || node == "" {
 			return kill{}, false
 		}
-		return kill{node: node, leader: leader, at: time.Now()}, true
+		return kill{node: node, who: who, at: time.Now()}, true
 	}
 }
 

@@ -40,28 +40,31 @@ func TestPickVictim(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		events     []record.ClientEvent
+		roleLeader string
 		want       string
-		wantLeader bool
+		wantWhy    string
 	}{
-		{"no reports: first node", nil, "n1", false},
+		{"no reports: first node", nil, "", "n1", victimFirst},
+		{"no reports, n2 leads by its role", nil, "n2", "n2", victimRole},
+		{"a role leader that is not a member", nil, "n9", "n1", victimFirst},
 		{"healthy but no leader report", []record.ClientEvent{
 			{Time: at(1), Client: "n2/0", Node: "n2", Kind: record.EvHealthy, Msg: "leader 8e9e05c52164694d"},
-		}, "n1", false},
+		}, "", "n1", victimFirst},
 		{"the leader", []record.ClientEvent{
 			{Time: at(1), Client: "n1/0", Node: "n1", Kind: record.EvHealthy, Msg: "leader 8e9e"},
 			{Time: at(2), Client: "n3/0", Node: "n3", Kind: record.EvHealthy, Msg: record.HealthLeader},
-		}, "n3", true},
+		}, "n2", "n3", victimLeader},
 		{"the latest leader", []record.ClientEvent{
 			{Time: at(5), Client: "n2/0", Node: "n2", Kind: record.EvHealthy, Msg: record.HealthLeader},
 			{Time: at(2), Client: "n3/0", Node: "n3", Kind: record.EvHealthy, Msg: record.HealthLeader},
-		}, "n2", true},
+		}, "", "n2", victimLeader},
 		{"an unhealthy event is no leader report", []record.ClientEvent{
 			{Time: at(1), Client: "n2/0", Node: "n2", Kind: record.EvUnhealthy, Msg: record.HealthLeader},
-		}, "n1", false},
+		}, "", "n1", victimFirst},
 	} {
-		got, leader := pickVictim(nodes, tc.events)
-		if got != tc.want || leader != tc.wantLeader {
-			t.Errorf("%s: pickVictim = %s, %v; want %s, %v", tc.name, got, leader, tc.want, tc.wantLeader)
+		got, why := pickVictim(nodes, tc.events, tc.roleLeader)
+		if got != tc.want || why != tc.wantWhy {
+			t.Errorf("%s: pickVictim = %s, %q; want %s, %q", tc.name, got, why, tc.want, tc.wantWhy)
 		}
 	}
 }
@@ -206,9 +209,9 @@ func TestCalibrationDescribe(t *testing.T) {
 		c    calibration
 		want string
 	}{
-		{calibration{node: "n2", leader: true, stall: 1234 * time.Millisecond, client: "n3/0", ok: true},
+		{calibration{node: "n2", who: victimLeader, stall: 1234 * time.Millisecond, client: "n3/0", ok: true},
 			"measured failover 1.23s × 2, floor 3s; killed n2 (the leader), longest stall on n3/0"},
-		{calibration{node: "n1", stall: time.Second, client: "n2/0", ok: true},
+		{calibration{node: "n1", who: victimFirst, stall: time.Second, client: "n2/0", ok: true},
 			"measured failover 1s × 2, floor 3s; killed n1 (no leader reported, first node), longest stall on n2/0"},
 		{calibration{why: "cluster did not start"}, "calibration inconclusive: cluster did not start; floor 3s"},
 	} {

@@ -477,6 +477,16 @@ func (t *Trial) LastProgress() map[string]time.Time {
 	return maps.Clone(t.s.progress)
 }
 
+// Leader returns the node that leads now by the nodes' own role hooks
+// (catalog Role: the member whose current role is the leader value; of
+// several, the one that became leader last), and "" when none does or the
+// catalog names no leader value.
+func (t *Trial) Leader() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.s.leader()
+}
+
 // ClientEvents returns the workload's events recorded so far, those it
 // sent over the controller connection and those it printed (Printed), in
 // time order.
