@@ -219,6 +219,22 @@ func pickVictim(nodes []string, events []record.ClientEvent, roleLeader string) 
 	return nodes[0], victimFirst
 }
 
+// calibrateLeaderWait is how long past calibrateSettle the calibration
+// trial waits for a leader by the role hooks before it kills the first
+// node: a workload's clients may make progress before an election ends
+// (a seaweedfs master serves "/" itself while it knows no leader), and a
+// kill then measures no failover.
+const calibrateLeaderWait = 10 * time.Second
+
+// awaitLeader reports whether the calibration trial should wait longer
+// before its kill: pickVictim fell back to the first node (who) although
+// the catalog has a leader role (roles), and it has waited less than
+// calibrateSettle + calibrateLeaderWait since every node's client made
+// progress (waited).
+func awaitLeader(who string, roles bool, waited time.Duration) bool {
+	return who == victimFirst && roles && waited < calibrateSettle+calibrateLeaderWait
+}
+
 // progressedNodes returns the nodes some client of which made progress,
 // from the controller's last-progress map (clients are "<node>/<i>").
 func progressedNodes(last map[string]time.Time) map[string]bool {
@@ -534,7 +550,11 @@ func (r *runner) chooseKill(ctx context.Context, t *trialRun, stop <-chan struct
 		if time.Since(busy) < calibrateSettle {
 			continue
 		}
-		node, who := pickVictim(r.nodes, t.ct.ClientEvents(), t.ct.Leader())
+		roleLeader, roles := t.ct.Leader()
+		node, who := pickVictim(r.nodes, t.ct.ClientEvents(), roleLeader)
+		if awaitLeader(who, roles, time.Since(busy)) {
+			continue
+		}
 		t.mu.Lock()
 		up := t.cl != nil
 		t.mu.Unlock()

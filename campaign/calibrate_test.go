@@ -134,6 +134,25 @@ func TestFailoverStall(t *testing.T) {
 	}
 }
 
+func TestAwaitLeader(t *testing.T) {
+	for _, tc := range []struct {
+		who    string
+		roles  bool
+		waited time.Duration
+		want   bool
+	}{
+		{victimFirst, true, time.Second, true},
+		{victimFirst, true, calibrateSettle + calibrateLeaderWait, false},
+		{victimFirst, false, time.Second, false},
+		{victimRole, true, time.Second, false},
+		{victimLeader, true, time.Second, false},
+	} {
+		if got := awaitLeader(tc.who, tc.roles, tc.waited); got != tc.want {
+			t.Errorf("awaitLeader(%q, %v, %s) = %v, want %v", tc.who, tc.roles, tc.waited, got, tc.want)
+		}
+	}
+}
+
 func TestResumed(t *testing.T) {
 	kill := time.Unix(1000, 0)
 	at := func(ms int) time.Time { return kill.Add(time.Duration(ms) * time.Millisecond) }

@@ -479,12 +479,14 @@ func (t *Trial) LastProgress() map[string]time.Time {
 
 // Leader returns the node that leads now by the nodes' own role hooks
 // (catalog Role: the member whose current role is the leader value; of
-// several, the one that became leader last), and "" when none does or the
-// catalog names no leader value.
-func (t *Trial) Leader() string {
+// several, the one that became leader last), "" when none does; roles
+// says whether the catalog names a leader value at all (else no node will
+// ever lead by its role).
+func (t *Trial) Leader() (node string, roles bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.s.leader()
+	_, roles = t.s.cat.Role.Leader()
+	return t.s.leader(), roles
 }
 
 // ClientEvents returns the workload's events recorded so far, those it
