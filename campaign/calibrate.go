@@ -28,12 +28,20 @@ import (
 // than a fixed bound, and a crash fault would be reported as a hang. So,
 // unless checkers.progress is set, a campaign begins with one calibration
 // trial: a fault-free trial in which the campaign itself kills the node
-// whose client last said it is the leader (workload.Client.Leader; the
-// first node when none did), half a second after every node's client made
+// whose client last said it is the leader (workload.Client.Leader), else
+// the node that leads by its own role hook (the catalog's role), else the
+// first node, half a second after every node's client made
 // progress, and restarts it like a crash fault. The longest stall of a
 // client of any other node over the kill — from its last progress before
 // to its first after, as the hang checker measures it — is the failover,
 // and boundFor turns it into the bound.
+//
+// The failover must fall within the workload's load, whatever length the
+// workload gives it (a skeleton's 4 s load ended before seaweedfs's 3.6 s
+// failover had, docs/targets.md), so with workload.adaptive_end on the
+// calibration trial asks for a long load (calibrateLoad, GOFAULT_LOAD_FULL)
+// and ends it (GOFAULT_LOAD_END) once every other node's client made
+// progress after the kill and the killed node is back (resumed).
 //
 // The calibration trial is not a trial of the campaign: it is not stored,
 // not judged and teaches the log baseline nothing (its logs hold a crash's
@@ -80,6 +88,54 @@ const (
 	calibrateSuffix = "-calibrate"
 )
 
+// calibrateLoad is the load the calibration trial asks the workload for
+// (GOFAULT_LOAD_FULL) when the workload's own is shorter: half its
+// timeout (default 15 s of 30 s), the other half left to its setup and
+// verify. The runner ends it as soon as the failover is measured.
+func calibrateLoad(timeout time.Duration) time.Duration { return timeout / 2 }
+
+// resumed reports whether, after a kill of node killed at at, a client of
+// every other node has made progress (last: each client's last progress,
+// clients named "<node>/<i>"): the failover is over for all of them.
+func resumed(last map[string]time.Time, killed string, at time.Time) bool {
+	if at.IsZero() {
+		return false
+	}
+	others := 0
+	for client, t := range last {
+		if node, _, _ := strings.Cut(client, "/"); node == killed {
+			continue
+		}
+		if !t.After(at) {
+			return false
+		}
+		others++
+	}
+	return others > 0
+}
+
+// stuckHint adds to why (failoverStall's, a client made no progress after
+// the kill) how long the surviving clients reported after the kill (their
+// last event) and what the trial asked of the load (asked: GOFAULT_LOAD_FULL,
+// 0 when adaptive_end is off), so the user knows whether the failover
+// outlasted the load or the workload ignored the longer load.
+func stuckHint(why string, events []record.ClientEvent, killed string, at time.Time, asked time.Duration) string {
+	var last time.Time
+	for _, e := range events {
+		if e.Client != "" && e.Client != workload.ClientWorkload && e.Node != killed && e.Time.After(last) {
+			last = e.Time
+		}
+	}
+	if last.After(at) {
+		why += fmt.Sprintf(" in the %s its clients reported after it", last.Sub(at).Round(10*time.Millisecond))
+	}
+	if asked == 0 {
+		return why + " (workload.adaptive_end is off, so the load ran its own length: make it longer than a failover)"
+	}
+	return why + fmt.Sprintf(" (the trial asked for a load of up to %s, %s, ended once every other node's client made progress: a failover longer than that, or a workload that ignores %s and %s; docs/workloads.md)",
+		asked, workload.EnvLoadFull, workload.EnvLoadFull, workload.EnvLoadEnd)
+}
+
 // howExplicit says that the user set the bound.
 const howExplicit = "set by checkers.progress"
 
@@ -110,8 +166,8 @@ func progressFloor(timers map[string]time.Duration) (time.Duration, string) {
 
 // calibration is what a calibration trial measured.
 type calibration struct {
-	node   string // the node killed
-	leader bool   // node said it was the leader
+	node string // the node killed
+	who  string // why it: pickVictim's "the leader"
 	// stall is the longest stall of a surviving client over the kill,
 	// client the client; ok is false when nothing was measured, and why
 	// says why.
@@ -128,31 +184,55 @@ func (c calibration) describe(floor string) string {
 	if !c.ok {
 		return fmt.Sprintf("calibration inconclusive: %s; %s", c.why, floor)
 	}
-	who := "the leader"
-	if !c.leader {
-		who = "no leader reported, first node"
-	}
 	return fmt.Sprintf("measured failover %s × %d, %s; killed %s (%s), longest stall on %s",
-		c.stall.Round(10*time.Millisecond), boundFactor, floor, c.node, who, c.client)
+		c.stall.Round(10*time.Millisecond), boundFactor, floor, c.node, c.who, c.client)
 }
 
-// pickVictim chooses the node the calibration trial kills: the node of the
-// client that last reported it is the leader (record.HealthLeader), else
-// the first node.
-func pickVictim(nodes []string, events []record.ClientEvent) (node string, leader bool) {
+// Why pickVictim chose its node.
+const (
+	victimLeader = "the leader"
+	victimRole   = "the leader by its role"
+	victimFirst  = "no leader reported, first node"
+)
+
+// pickVictim chooses the node the calibration trial kills, and says why:
+// the node of the client that last reported it is the leader
+// (record.HealthLeader); else roleLeader, the node that leads by the
+// nodes' own role hooks (controller.Trial.Leader, "" when none: a
+// workload such as init's skeleton reports no leader, and a follower's
+// kill measures no failover); else the first node.
+func pickVictim(nodes []string, events []record.ClientEvent, roleLeader string) (node, why string) {
 	var at time.Time
 	for _, e := range events {
 		if e.Kind == record.EvHealthy && e.Msg == record.HealthLeader && slices.Contains(nodes, e.Node) && !e.Time.Before(at) {
 			node, at = e.Node, e.Time
 		}
 	}
-	if node != "" {
-		return node, true
+	switch {
+	case node != "":
+		return node, victimLeader
+	case slices.Contains(nodes, roleLeader):
+		return roleLeader, victimRole
+	case len(nodes) == 0:
+		return "", ""
 	}
-	if len(nodes) == 0 {
-		return "", false
-	}
-	return nodes[0], false
+	return nodes[0], victimFirst
+}
+
+// calibrateLeaderWait is how long past calibrateSettle the calibration
+// trial waits for a leader by the role hooks before it kills the first
+// node: a workload's clients may make progress before an election ends
+// (a seaweedfs master serves "/" itself while it knows no leader), and a
+// kill then measures no failover.
+const calibrateLeaderWait = 10 * time.Second
+
+// awaitLeader reports whether the calibration trial should wait longer
+// before its kill: pickVictim fell back to the first node (who) although
+// the catalog has a leader role (roles), and it has waited less than
+// calibrateSettle + calibrateLeaderWait since every node's client made
+// progress (waited).
+func awaitLeader(who string, roles bool, waited time.Duration) bool {
+	return who == victimFirst && roles && waited < calibrateSettle+calibrateLeaderWait
 }
 
 // progressedNodes returns the nodes some client of which made progress,
@@ -388,7 +468,7 @@ func usesBound(enabled []string) bool {
 // at all (ctx cancelled, gofault failed); a trial that measured nothing
 // is a calibration with ok false.
 func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
-	t := &trialRun{index: -1, id: fmt.Sprintf("%d%s", r.campaign, calibrateSuffix), baseline: true, start: time.Now()}
+	t := &trialRun{index: -1, id: fmt.Sprintf("%d%s", r.campaign, calibrateSuffix), baseline: true, calibrating: true, start: time.Now()}
 	ct, err := r.ctl.BeginTrial(controller.TrialSpec{ID: t.id, Index: -1, Nodes: r.nodes, NoFaults: true})
 	if err != nil {
 		return calibration{}, fmt.Errorf("calibration trial: %w", err)
@@ -404,7 +484,10 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 			return
 		}
 		killed <- k
-		r.log.Info("calibration trial: killing a node", "trial", t.id, "node", k.node, "leader", k.leader)
+		t.mu.Lock()
+		t.calibKill = k
+		t.mu.Unlock()
+		r.log.Info("calibration trial: killing a node", "trial", t.id, "node", k.node, "why", k.who)
 		t.crash(r, k.node, endCrash, 0) // kill now, restart restartDelay later; execute waits for it
 	}()
 	tr, _, _, err := r.execute(ctx, t)
@@ -424,16 +507,23 @@ func (r *runner) calibrationTrial(ctx context.Context) (calibration, error) {
 	case !nodeKilled(tr.Nodes, k.node):
 		return calibration{why: "node " + k.node + " could not be killed"}, nil
 	}
-	c := calibration{node: k.node, leader: k.leader}
+	c := calibration{node: k.node, who: k.who}
 	c.stall, c.client, c.ok, c.why = failoverStall(tr.Client, k.node, k.at)
+	if !c.ok {
+		var asked time.Duration
+		if r.cfg.Workload.AdaptiveEndOn() {
+			asked = calibrateLoad(r.cfg.Workload.Timeout)
+		}
+		c.why = stuckHint(c.why, tr.Client, k.node, k.at, asked)
+	}
 	return c, nil
 }
 
 // kill is the calibration trial's kill.
 type kill struct {
-	node   string
-	leader bool
-	at     time.Time
+	node string
+	who  string // why node: pickVictim's
+	at   time.Time
 }
 
 // chooseKill waits until a client of every node has made progress, then
@@ -460,14 +550,18 @@ func (r *runner) chooseKill(ctx context.Context, t *trialRun, stop <-chan struct
 		if time.Since(busy) < calibrateSettle {
 			continue
 		}
-		node, leader := pickVictim(r.nodes, t.ct.ClientEvents())
+		roleLeader, roles := t.ct.Leader()
+		node, who := pickVictim(r.nodes, t.ct.ClientEvents(), roleLeader)
+		if awaitLeader(who, roles, time.Since(busy)) {
+			continue
+		}
 		t.mu.Lock()
 		up := t.cl != nil
 		t.mu.Unlock()
 		if !up || node == "" {
 			return kill{}, false
 		}
-		return kill{node: node, leader: leader, at: time.Now()}, true
+		return kill{node: node, who: who, at: time.Now()}, true
 	}
 }
 

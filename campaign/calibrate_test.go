@@ -40,28 +40,31 @@ func TestPickVictim(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		events     []record.ClientEvent
+		roleLeader string
 		want       string
-		wantLeader bool
+		wantWhy    string
 	}{
-		{"no reports: first node", nil, "n1", false},
+		{"no reports: first node", nil, "", "n1", victimFirst},
+		{"no reports, n2 leads by its role", nil, "n2", "n2", victimRole},
+		{"a role leader that is not a member", nil, "n9", "n1", victimFirst},
 		{"healthy but no leader report", []record.ClientEvent{
 			{Time: at(1), Client: "n2/0", Node: "n2", Kind: record.EvHealthy, Msg: "leader 8e9e05c52164694d"},
-		}, "n1", false},
+		}, "", "n1", victimFirst},
 		{"the leader", []record.ClientEvent{
 			{Time: at(1), Client: "n1/0", Node: "n1", Kind: record.EvHealthy, Msg: "leader 8e9e"},
 			{Time: at(2), Client: "n3/0", Node: "n3", Kind: record.EvHealthy, Msg: record.HealthLeader},
-		}, "n3", true},
+		}, "n2", "n3", victimLeader},
 		{"the latest leader", []record.ClientEvent{
 			{Time: at(5), Client: "n2/0", Node: "n2", Kind: record.EvHealthy, Msg: record.HealthLeader},
 			{Time: at(2), Client: "n3/0", Node: "n3", Kind: record.EvHealthy, Msg: record.HealthLeader},
-		}, "n2", true},
+		}, "", "n2", victimLeader},
 		{"an unhealthy event is no leader report", []record.ClientEvent{
 			{Time: at(1), Client: "n2/0", Node: "n2", Kind: record.EvUnhealthy, Msg: record.HealthLeader},
-		}, "n1", false},
+		}, "", "n1", victimFirst},
 	} {
-		got, leader := pickVictim(nodes, tc.events)
-		if got != tc.want || leader != tc.wantLeader {
-			t.Errorf("%s: pickVictim = %s, %v; want %s, %v", tc.name, got, leader, tc.want, tc.wantLeader)
+		got, why := pickVictim(nodes, tc.events, tc.roleLeader)
+		if got != tc.want || why != tc.wantWhy {
+			t.Errorf("%s: pickVictim = %s, %q; want %s, %q", tc.name, got, why, tc.want, tc.wantWhy)
 		}
 	}
 }
@@ -131,6 +134,70 @@ func TestFailoverStall(t *testing.T) {
 	}
 }
 
+func TestAwaitLeader(t *testing.T) {
+	for _, tc := range []struct {
+		who    string
+		roles  bool
+		waited time.Duration
+		want   bool
+	}{
+		{victimFirst, true, time.Second, true},
+		{victimFirst, true, calibrateSettle + calibrateLeaderWait, false},
+		{victimFirst, false, time.Second, false},
+		{victimRole, true, time.Second, false},
+		{victimLeader, true, time.Second, false},
+	} {
+		if got := awaitLeader(tc.who, tc.roles, tc.waited); got != tc.want {
+			t.Errorf("awaitLeader(%q, %v, %s) = %v, want %v", tc.who, tc.roles, tc.waited, got, tc.want)
+		}
+	}
+}
+
+func TestResumed(t *testing.T) {
+	kill := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return kill.Add(time.Duration(ms) * time.Millisecond) }
+	for _, tc := range []struct {
+		name string
+		last map[string]time.Time
+		at   time.Time
+		want bool
+	}{
+		{"every other node's client progressed since", map[string]time.Time{"n1/0": at(-10), "n2/0": at(900), "n3/0": at(5), "n3/1": at(3000)}, kill, true},
+		{"one still stalled", map[string]time.Time{"n1/0": at(-10), "n2/0": at(900), "n3/0": at(-5)}, kill, false},
+		{"progress at the kill itself is not after it", map[string]time.Time{"n2/0": at(0), "n3/0": at(10)}, kill, false},
+		{"only the killed node's client", map[string]time.Time{"n1/0": at(2000)}, kill, false},
+		{"no kill yet", map[string]time.Time{"n2/0": at(900)}, time.Time{}, false},
+	} {
+		if got := resumed(tc.last, "n1", tc.at); got != tc.want {
+			t.Errorf("%s: resumed = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestStuckHint(t *testing.T) {
+	kill := time.Unix(1000, 0)
+	ev := func(client, node string, ms int) record.ClientEvent {
+		return record.ClientEvent{Time: kill.Add(time.Duration(ms) * time.Millisecond), Client: client, Node: node, Kind: record.EvError, Msg: "get: refused"}
+	}
+	events := []record.ClientEvent{ev("n2/0", "n2", 1200), ev("n3/0", "n3", 3500), ev("n1/0", "n1", 9000),
+		{Time: kill.Add(20 * time.Second), Client: "workload", Kind: record.EvPhase, Msg: "verify"}}
+	const why = "client n2/0, n3/0 made no progress after the kill"
+	for _, tc := range []struct {
+		name   string
+		events []record.ClientEvent
+		asked  time.Duration
+		want   string
+	}{
+		{"longer load asked for", events, 15 * time.Second, why + " in the 3.5s its clients reported after it (the trial asked for a load of up to 15s, GOFAULT_LOAD_FULL, ended once every other node's client made progress: a failover longer than that, or a workload that ignores GOFAULT_LOAD_FULL and GOFAULT_LOAD_END; docs/workloads.md)"},
+		{"adaptive end off", events, 0, why + " in the 3.5s its clients reported after it (workload.adaptive_end is off, so the load ran its own length: make it longer than a failover)"},
+		{"nothing reported after the kill", events[:1][:0], 0, why + " (workload.adaptive_end is off, so the load ran its own length: make it longer than a failover)"},
+	} {
+		if got := stuckHint(why, tc.events, "n1", kill, tc.asked); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestProgressedNodes(t *testing.T) {
 	got := progressedNodes(map[string]time.Time{"n1/0": {}, "n1/1": {}, "n3/0": {}})
 	if len(got) != 2 || !got["n1"] || !got["n3"] {
@@ -161,9 +228,9 @@ func TestCalibrationDescribe(t *testing.T) {
 		c    calibration
 		want string
 	}{
-		{calibration{node: "n2", leader: true, stall: 1234 * time.Millisecond, client: "n3/0", ok: true},
+		{calibration{node: "n2", who: victimLeader, stall: 1234 * time.Millisecond, client: "n3/0", ok: true},
 			"measured failover 1.23s × 2, floor 3s; killed n2 (the leader), longest stall on n3/0"},
-		{calibration{node: "n1", stall: time.Second, client: "n2/0", ok: true},
+		{calibration{node: "n1", who: victimFirst, stall: time.Second, client: "n2/0", ok: true},
 			"measured failover 1s × 2, floor 3s; killed n1 (no leader reported, first node), longest stall on n2/0"},
 		{calibration{why: "cluster did not start"}, "calibration inconclusive: cluster did not start; floor 3s"},
 	} {

@@ -29,6 +29,11 @@ type loadEnd struct {
 	Restarting bool
 	// Nodes are the members' records so far (their restart times).
 	Nodes []record.Node
+	// Calibrated: the calibration trial killed its node and every other
+	// node's clients made progress since (resumed): the failover is
+	// measured, and the load, which the trial asked to be long
+	// (calibrateLoad), may end once the node is back.
+	Calibrated bool
 	// Bound is how long the cluster must serve on after the last fault
 	// ended: the recovery bound, which closes the fault's window (the
 	// recovery checker's, and the log rules' that dismiss the fault's
@@ -40,6 +45,8 @@ type loadEnd struct {
 }
 
 // mayEnd decides whether the load may end at now, and why (for the log):
+//   - the calibration trial's may end once its failover is measured
+//     (Calibrated) and the killed node is back;
 //   - a baseline trial runs its full length (FullLength): the log checker
 //     judges every fault trial against what baselines logged, and a
 //     shorter baseline would see fewer of the target's routine lines;
@@ -52,6 +59,8 @@ type loadEnd struct {
 //     ended (check.FaultsEnd, the recovery checker's own reckoning).
 func (l loadEnd) mayEnd(now time.Time) (bool, string) {
 	switch {
+	case l.Calibrated && !l.Restarting:
+		return true, "the calibration trial measured its failover"
 	case l.FullLength:
 		return false, ""
 	case l.Faults.Faultless:

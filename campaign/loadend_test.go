@@ -22,6 +22,8 @@ func TestLoadEndMayEnd(t *testing.T) {
 		now  time.Duration // since t0
 		want bool
 	}{
+		{"calibration measured, node back: end", loadEnd{FullLength: true, Calibrated: true, Faults: controller.FaultState{Faultless: true}}, 0, true},
+		{"calibration measured, node not back: run on", loadEnd{FullLength: true, Calibrated: true, Restarting: true, Faults: controller.FaultState{Faultless: true}}, time.Hour, false},
 		{"baseline runs its full length", loadEnd{FullLength: true, Faults: controller.FaultState{Faultless: true}}, time.Hour, false},
 		{"no fault can strike: end", loadEnd{Faults: controller.FaultState{Faultless: true}}, 0, true},
 		{"nothing struck yet: run on", loadEnd{Faults: controller.FaultState{Last: true}}, time.Hour, false},

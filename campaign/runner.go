@@ -194,6 +194,10 @@ type trialRun struct {
 	// restarting counts the nodes ended by a fault and not yet started
 	// again (crash runs).
 	restarting int
+	// calibrating marks the calibration trial; calibKill is its kill once
+	// chosen (zero before).
+	calibrating bool
+	calibKill   kill
 }
 
 // ending is how a fault that ends a node's process ends it.
@@ -560,6 +564,9 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 	if cfg.Workload.AdaptiveEndOn() {
 		env.LoadEnd = filepath.Join(dir, loadEndFile)
 		env.LoadMin = cmp.Or(cfg.Workload.MinDuration, config.DefaultMinDuration)
+		if t.calibrating {
+			env.LoadFull = calibrateLoad(cfg.Workload.Timeout)
+		}
 		stop := r.watchLoadEnd(t, cl, env.LoadEnd)
 		defer stop()
 	}
@@ -620,7 +627,9 @@ func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (st
 			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound}
 			t.mu.Lock()
 			l.Restarting = t.restarting > 0
+			k, struck := t.calibKill, t.kills[t.calibKill.node] > 0
 			t.mu.Unlock()
+			l.Calibrated = t.calibrating && struck && resumed(t.ct.LastProgress(), k.node, k.at)
 			for _, n := range r.nodes {
 				if rec, err := cl.Node(n); err == nil {
 					l.Nodes = append(l.Nodes, rec)

@@ -477,6 +477,18 @@ func (t *Trial) LastProgress() map[string]time.Time {
 	return maps.Clone(t.s.progress)
 }
 
+// Leader returns the node that leads now by the nodes' own role hooks
+// (catalog Role: the member whose current role is the leader value; of
+// several, the one that became leader last), "" when none does; roles
+// says whether the catalog names a leader value at all (else no node will
+// ever lead by its role).
+func (t *Trial) Leader() (node string, roles bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, roles = t.s.cat.Role.Leader()
+	return t.s.leader(), roles
+}
+
 // ClientEvents returns the workload's events recorded so far, those it
 // sent over the controller connection and those it printed (Printed), in
 // time order.

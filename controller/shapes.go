@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"maps"
 	"slices"
 )
 
@@ -69,4 +70,20 @@ func splitSide(node, peer string, side, members []string) ([]string, bool) {
 func (s *session) leads(role string) bool {
 	leader, ok := s.cat.Role.Leader()
 	return ok && role == leader
+}
+
+// leader is the node that leads now by the role hooks (Trial.Leader).
+func (s *session) leader() string {
+	for _, rc := range slices.Backward(s.roles) {
+		if s.leads(rc.Role) && s.role[rc.Node] == rc.Role {
+			return rc.Node
+		}
+	}
+	// The role changes are capped (maxRoleChanges): any current leader.
+	for _, n := range slices.Sorted(maps.Keys(s.role)) {
+		if s.leads(s.role[n]) {
+			return n
+		}
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/policy"
+	"github.com/gofault/gofault/record"
 )
 
 // shapeSession is a session of members n1..n<n> (agent connection i for
@@ -232,5 +233,41 @@ func TestSessionLeaderCut(t *testing.T) {
 				c.check(t, s, at)
 			}
 		})
+	}
+}
+
+// TestSessionLeader: the leader by the role hooks is the member whose
+// current role is the leader value, the latest to become leader when a
+// stale one still says so; none when nobody leads or the catalog names no
+// leader value.
+func TestSessionLeader(t *testing.T) {
+	const lead, follow = "StateLeader", "StateFollower"
+	rc := func(node, role string, s int) record.RoleChange {
+		return record.RoleChange{Node: node, Role: role, Time: t0.Add(time.Duration(s) * time.Second)}
+	}
+	for _, tc := range []struct {
+		name  string
+		cat   *catalog.Catalog
+		roles []record.RoleChange
+		want  string
+	}{
+		{"one leader", leaderCatalog(), []record.RoleChange{rc("n1", follow, 0), rc("n2", lead, 1), rc("n3", follow, 1)}, "n2"},
+		{"a new leader after a failover", leaderCatalog(), []record.RoleChange{rc("n2", lead, 1), rc("n2", follow, 5), rc("n3", lead, 6)}, "n3"},
+		{"a stale leader and the newer one", leaderCatalog(), []record.RoleChange{rc("n1", lead, 1), rc("n3", lead, 6)}, "n3"},
+		{"nobody leads", leaderCatalog(), []record.RoleChange{rc("n1", lead, 1), rc("n1", follow, 2)}, ""},
+		{"no leader value in the catalog", partitionCatalog(), []record.RoleChange{rc("n1", lead, 1)}, ""},
+	} {
+		s := newSession(tc.cat, TrialSpec{ID: "t1", Nodes: []string{"n1", "n2", "n3"}}, policy.Plan{}, nil)
+		for _, c := range tc.roles {
+			s.role[c.Node] = c.Role
+		}
+		s.roles = tc.roles
+		if got := s.leader(); got != tc.want {
+			t.Errorf("%s: leader %q, want %q", tc.name, got, tc.want)
+		}
+		s.roles = nil // capped: only the current roles are known
+		if got := s.leader(); (got == "") != (tc.want == "") {
+			t.Errorf("%s, no role changes kept: leader %q, want one iff %q", tc.name, got, tc.want)
+		}
 	}
 }

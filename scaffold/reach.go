@@ -466,6 +466,84 @@ func narrowPackages(modPath string, all, reached []string) []string {
 	return out
 }
 
+// apiCallers narrows, for a node program that reaches most of a large
+// module (one binary for every command, as seaweedfs's weed), the packages
+// worth analysing to those that call the consensus library lib: the
+// module's packages (main left out) among deps that import one of its API
+// packages (lib.Module or one of lib.Packages, not a subpackage only, such
+// as its protobuf messages) directly — where the consensus's storage,
+// transport and state-machine calls are. It returns them (nil when none
+// does) and, for the runner-up line, the next wider sets with their sizes:
+// those that import only a subpackage of lib too, then the packages on
+// import paths from main to lib, then all that main reaches.
+func apiCallers(modPath string, deps []pkgInfo, lib *Library, reached int) (core []string, runnerUp string) {
+	isAPI := func(imp string) bool {
+		if imp == lib.Module {
+			return true
+		}
+		for _, p := range lib.Packages {
+			if d, ok := strings.CutSuffix(p, "/..."); ok && within(imp, d) || imp == p {
+				return true
+			}
+		}
+		return false
+	}
+	inLib := func(imp string) bool {
+		if within(imp, lib.Module) {
+			return true
+		}
+		return slices.ContainsFunc(lib.Packages, func(p string) bool { return within(imp, strings.TrimSuffix(p, "/...")) })
+	}
+	byPath := map[string]pkgInfo{}
+	for _, p := range deps {
+		byPath[p.ImportPath] = p
+	}
+	var subOnly []string
+	for _, p := range deps {
+		if !inModule(p, modPath) || p.Name == "main" || inLib(p.ImportPath) {
+			continue
+		}
+		switch {
+		case slices.ContainsFunc(p.Imports, isAPI):
+			core = append(core, p.ImportPath)
+		case slices.ContainsFunc(p.Imports, inLib):
+			subOnly = append(subOnly, p.ImportPath)
+		}
+	}
+	if len(core) == 0 {
+		return nil, ""
+	}
+	// The packages on import paths from main to lib: those that reach it.
+	reaches := map[string]bool{}
+	var walk func(string) bool
+	walk = func(ip string) bool {
+		if r, ok := reaches[ip]; ok {
+			return r
+		}
+		reaches[ip] = false
+		r := false
+		for _, imp := range byPath[ip].Imports {
+			if inLib(imp) || byPath[imp].ImportPath != "" && inModule(byPath[imp], modPath) && walk(imp) {
+				r = true
+			}
+		}
+		reaches[ip] = r
+		return r
+	}
+	onPath := 0
+	for _, p := range deps {
+		if inModule(p, modPath) && !inLib(p.ImportPath) && walk(p.ImportPath) {
+			onPath++
+		}
+	}
+	var wider []string
+	if len(subOnly) > 0 {
+		wider = append(wider, fmt.Sprintf("%d with those that import only its subpackages (%s)", len(core)+len(subOnly), strings.Join(subOnly, ", ")))
+	}
+	wider = append(wider, fmt.Sprintf("%d on import paths from the node program to it", onPath), fmt.Sprintf("all %d it reaches", reached))
+	return core, strings.Join(wider, "; ")
+}
+
 // clip is s cut to n bytes with an ellipsis.
 func clip(s string, n int) string {
 	if len(s) <= n {

@@ -3,6 +3,7 @@ package scaffold
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,5 +331,116 @@ func TestReadFromGoModLarge(t *testing.T) {
 	if !strings.Contains(got, "packages ./... (the whole module: ./cmd/x does not load; 120 packages: narrow them to the ones the node program uses)") ||
 		!strings.Contains(got, "consensus library hashicorp/raft (listed in go.mod (./cmd/x does not load))") {
 		t.Errorf("guesses:\n%s", got)
+	}
+}
+
+// TestAPICallers: the packages that import the library's API package are
+// kept; one that imports only a subpackage (its messages) and the
+// library's own packages are not, and the wider sets are named.
+func TestAPICallers(t *testing.T) {
+	const mod = "example.com/one"
+	own := func(path string, imports ...string) pkgInfo { return pkg(path, mod, true, imports...) }
+	mainPkg := func(path string, imports ...string) pkgInfo {
+		p := own(path, imports...)
+		p.Name = "main"
+		return p
+	}
+	lib := func(path string, imports ...string) pkgInfo { return pkg(path, "", false, imports...) }
+	etcdRaft := &Library{Name: "etcd-io/raft", Module: "go.etcd.io/raft/v3"}
+	fork := &Library{Name: "example.com/raft", Module: "example.com/raft", Packages: []string{"example.com/raft"}}
+	etcd := &Library{Name: "etcd", Module: "go.etcd.io/etcd/server/v3", Packages: []string{"go.etcd.io/etcd/server/v3/storage/...", "go.etcd.io/etcd/server/v3/etcdserver/..."}}
+	tests := []struct {
+		name     string
+		lib      *Library
+		deps     []pkgInfo
+		want     []string
+		runnerUp string
+	}{
+		{"etcd-io/raft: a raftpb user is left out", etcdRaft, []pkgInfo{
+			mainPkg(mod, mod+"/cmd"), own(mod+"/cmd", mod+"/node", mod+"/api"),
+			own(mod+"/node", "go.etcd.io/raft/v3", "go.etcd.io/raft/v3/raftpb", mod+"/wal"),
+			own(mod+"/wal", "go.etcd.io/raft/v3/raftpb", "os"), own(mod+"/api", "net/http"),
+			lib("go.etcd.io/raft/v3", "go.etcd.io/raft/v3/raftpb"), lib("go.etcd.io/raft/v3/raftpb"),
+		}, []string{mod + "/node"}, "2 with those that import only its subpackages (example.com/one/wal); 4 on import paths from the node program to it; all 5 it reaches"},
+		{"a fork and its wrapper of the messages", fork, []pkgInfo{
+			mainPkg(mod, mod+"/command"), own(mod+"/command", mod+"/server", "example.com/raft/protobuf"),
+			own(mod+"/server", mod+"/topology", "example.com/raft"), own(mod+"/topology", "example.com/raft"),
+			lib("example.com/raft", "example.com/raft/protobuf"), lib("example.com/raft/protobuf"),
+		}, []string{mod + "/server", mod + "/topology"}, "3 with those that import only its subpackages (example.com/one/command); 4 on import paths from the node program to it; all 4 it reaches"},
+		{"a pattern of the library's packages", etcd, []pkgInfo{
+			mainPkg(mod, mod+"/srv"), own(mod+"/srv", "go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"),
+			lib("go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"),
+		}, []string{mod + "/srv"}, "2 on import paths from the node program to it; all 2 it reaches"},
+		{"nobody imports its API: no narrowing", fork, []pkgInfo{
+			mainPkg(mod, mod+"/command"), own(mod+"/command", "example.com/raft/protobuf"),
+		}, nil, ""},
+	}
+	for _, tc := range tests {
+		reached := 0
+		for _, p := range tc.deps {
+			if inModule(p, mod) {
+				reached++
+			}
+		}
+		got, runnerUp := apiCallers(mod, tc.deps, tc.lib, reached)
+		if !slices.Equal(got, tc.want) || runnerUp != tc.runnerUp {
+			t.Errorf("%s: apiCallers = %v, %q; want %v, %q", tc.name, got, runnerUp, tc.want, tc.runnerUp)
+		}
+	}
+}
+
+// TestInspectOneBinary reads a module shaped like seaweedfs's (issue 44):
+// one main for every command, reaching 44 of the module's packages, a
+// goraft-like fork called by ./server and ./topology, and ./command, the
+// subcommands' hub, importing only the fork's messages. init narrows the
+// packages to the two callers of the fork's API, and names the wider sets.
+func TestInspectOneBinary(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	files := map[string]string{
+		"go.mod":                          "module example.com/onebin\n\ngo 1.21\n\nrequire example.com/raft v0.1.0\n\nreplace example.com/raft => ./third_party/raft\n",
+		"third_party/raft/go.mod":         "module example.com/raft\n\ngo 1.21\n",
+		"third_party/raft/raft.go":        "// Package raft is a goraft-like fork.\npackage raft\n\nimport _ \"example.com/raft/protobuf\"\n\n// Server is a member.\ntype Server interface{ Start() error }\n\n// AppendEntriesRequest is the replication RPC.\ntype AppendEntriesRequest struct{}\n\n// RequestVoteRequest is the election RPC.\ntype RequestVoteRequest struct{}\n",
+		"third_party/raft/protobuf/pb.go": "// Package protobuf holds the fork's messages.\npackage protobuf\n\n// Entry is a log entry.\ntype Entry struct{}\n",
+		"onebin/main.go":                  "package main\n\nimport \"example.com/onebin/command\"\n\nfunc main() { command.Run() }\n",
+		"server/server.go":                "// Package server runs the master.\npackage server\n\nimport (\n\t_ \"example.com/onebin/storage\"\n\t_ \"example.com/onebin/topology\"\n\t_ \"example.com/raft\"\n)\n",
+		"topology/topology.go":            "// Package topology keeps the cluster's layout.\npackage topology\n\nimport (\n\t_ \"example.com/onebin/storage\"\n\t_ \"example.com/raft\"\n)\n",
+		"storage/storage.go":              "// Package storage keeps volumes.\npackage storage\n\nimport _ \"os\"\n",
+		"unused/unused.go":                "// Package unused is not reached.\npackage unused\n",
+	}
+	command := "// Package command is every subcommand.\npackage command\n\nimport (\n\t_ \"example.com/onebin/server\"\n\t_ \"example.com/raft/protobuf\"\n"
+	for i := range 39 {
+		command += fmt.Sprintf("\t_ \"example.com/onebin/cmds/c%02d\"\n", i)
+		files[fmt.Sprintf("cmds/c%02d/c.go", i)] = fmt.Sprintf("// Package c%02d is a subcommand.\npackage c%02d\n", i, i)
+	}
+	files["command/command.go"] = command + ")\n\n// Run runs the command line.\nfunc Run() {}\n"
+	dir := t.TempDir()
+	for p, c := range files {
+		p = filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := Inspect(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.Guesses()
+	want := []string{
+		"node program ./onebin (named after the module; the only main package)",
+		"consensus library example.com/raft (imported by 3 of the module's packages (example.com/onebin/topology, ...); its API is a raft's (a Raft or Node type, or AppendEntriesRequest and RequestVoteRequest))",
+		"packages ./server ./topology (the 2 of the module's 45 packages that import example.com/raft's API, of the 44 ./onebin reaches (over 36: one program for many commands), and example.com/raft's; " +
+			"runner-up 3 with those that import only its subpackages (example.com/onebin/command); 4 on import paths from the node program to it; all 44 it reaches)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("guesses\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	s := m.Starter("onebin", ".", "")
+	if want := []string{"./server", "./topology", "example.com/raft"}; !slices.Equal(s.Packages, want) {
+		t.Errorf("target.packages %v, want %v", s.Packages, want)
 	}
 }

@@ -45,6 +45,9 @@ type Module struct {
 	// could not be read, PackagesWhy then says why.
 	Packages    []string
 	PackagesWhy string
+	// PackagesRunnerUp names the wider sets a narrowed Packages left out
+	// and their sizes ("" when Packages is all the node program reaches).
+	PackagesRunnerUp string
 	// Partial, when set, says why the node program's import graph was
 	// read only in part (a dependency that does not load): the library
 	// and the packages are what the rest of it says.
@@ -266,6 +269,14 @@ func Inspect(ctx context.Context, dir string) (*Module, error) {
 	}
 	m.Packages = narrowPackages(m.Path, paths, reached)
 	m.PackagesWhy = fmt.Sprintf("the %d of the module's %d packages %s reaches", len(reached), len(paths), main)
+	if l := m.Library; l != nil && !l.Gossip && len(reached) > manyPackages {
+		if core, wider := apiCallers(m.Path, deps, l, len(reached)); core != nil {
+			m.Packages = narrowPackages(m.Path, paths, core)
+			m.PackagesWhy = fmt.Sprintf("the %d of the module's %d packages that import %s's API, of the %d %s reaches (over %d: one program for many commands)",
+				len(core), len(paths), l.Name, len(reached), main, manyPackages)
+			m.PackagesRunnerUp = wider
+		}
+	}
 	if around != nil {
 		m.Packages = narrowPackages(m.Path, paths, around)
 		m.PackagesWhy = fmt.Sprintf("the %d of the module's %d packages that import %s or a package that does, of the %d %s reaches",
@@ -469,7 +480,11 @@ func (m *Module) Guesses() []string {
 		if m.Library != nil {
 			lib = ", and " + m.Library.Name + "'s"
 		}
-		out = append(out, fmt.Sprintf("packages %s%s (%s%s%s)", strings.Join(pats, " "), more, m.PackagesWhy, lib, partial))
+		runnerUp := ""
+		if m.PackagesRunnerUp != "" {
+			runnerUp = "; runner-up " + m.PackagesRunnerUp
+		}
+		out = append(out, fmt.Sprintf("packages %s%s (%s%s%s%s)", strings.Join(pats, " "), more, m.PackagesWhy, lib, runnerUp, partial))
 	} else {
 		out = append(out, fmt.Sprintf("packages ./... (the whole module: %s)", m.PackagesWhy))
 	}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofault/gofault/config"
 	"github.com/gofault/gofault/record"
@@ -138,7 +139,9 @@ func TestWorkloadSkeletonFormatted(t *testing.T) {
 // TestWorkloadSkeleton builds the skeleton in a module of its own (the
 // standard library alone) and runs it against two HTTP servers standing
 // in for nodes: it must report the phases and each node's progress as
-// events gofault decodes, and exit 0.
+// events gofault decodes, and exit 0; its load lasts its own length, or
+// the longer one gofault asks for (GOFAULT_LOAD_FULL, the calibration
+// trial's), and ends early when gofault creates GOFAULT_LOAD_END's file.
 func TestWorkloadSkeleton(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a program")
@@ -170,32 +173,55 @@ func TestWorkloadSkeleton(t *testing.T) {
 		fmt.Sscan(p, &port)
 		nodes = append(nodes, node{Name: name, Host: "127.0.0.1", Ports: map[string]int{"http": port}})
 	}
-	env, _ := json.Marshal(nodes)
-	run := exec.Command(bin)
-	run.Env = append(os.Environ(), "GOFAULT_NODES="+string(env), "GOFAULT_SEED=7", "WORKLOAD_DURATION=200ms")
-	var stdout bytes.Buffer
-	run.Stdout, run.Stderr = &stdout, os.Stderr
-	if err := run.Run(); err != nil {
-		t.Fatalf("skeleton run: %v\n%s", err, stdout.String())
+	nodesEnv, _ := json.Marshal(nodes)
+	endFile := filepath.Join(t.TempDir(), "load.end")
+	if err := os.WriteFile(endFile, nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
-	var phases []string
-	progress := map[string]int{}
-	sc := bufio.NewScanner(&stdout)
-	for sc.Scan() {
-		var e record.ClientEvent
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			t.Fatalf("event %q: %v", sc.Text(), err)
-		}
-		switch e.Kind {
-		case record.EvPhase:
-			phases = append(phases, e.Msg)
-		case record.EvProgress:
-			progress[e.Node]++
-		default:
-			t.Errorf("unexpected event %s", sc.Text())
-		}
-	}
-	if !slices.Equal(phases, []string{"setup", "load", "verify"}) || progress["n1"] == 0 || progress["n2"] == 0 {
-		t.Errorf("phases %v, progress %v", phases, progress)
+	for _, tc := range []struct {
+		name            string
+		env             []string
+		atLeast, atMost time.Duration // the load phase's length
+	}{
+		{"its own length", []string{"WORKLOAD_DURATION=200ms"}, 200 * time.Millisecond, time.Minute},
+		{"the longer load gofault asks for", []string{"WORKLOAD_DURATION=100ms", "GOFAULT_LOAD_FULL=700ms"}, 700 * time.Millisecond, time.Minute},
+		{"ended by gofault after the minimum", []string{"WORKLOAD_DURATION=10m", "GOFAULT_LOAD_FULL=20m", "GOFAULT_LOAD_MIN=300ms", "GOFAULT_LOAD_END=" + endFile}, 300 * time.Millisecond, time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			run := exec.CommandContext(ctx, bin)
+			run.Env = append(append(os.Environ(), "GOFAULT_NODES="+string(nodesEnv), "GOFAULT_SEED=7"), tc.env...)
+			var stdout bytes.Buffer
+			run.Stdout, run.Stderr = &stdout, os.Stderr
+			if err := run.Run(); err != nil {
+				t.Fatalf("skeleton run: %v\n%s", err, stdout.String())
+			}
+			var phases []string
+			at := map[string]time.Time{}
+			progress := map[string]int{}
+			sc := bufio.NewScanner(&stdout)
+			for sc.Scan() {
+				var e record.ClientEvent
+				if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+					t.Fatalf("event %q: %v", sc.Text(), err)
+				}
+				switch e.Kind {
+				case record.EvPhase:
+					phases = append(phases, e.Msg)
+					at[e.Msg] = e.Time
+				case record.EvProgress:
+					progress[e.Node]++
+				default:
+					t.Errorf("unexpected event %s", sc.Text())
+				}
+			}
+			if !slices.Equal(phases, []string{"setup", "load", "verify"}) || progress["n1"] == 0 || progress["n2"] == 0 {
+				t.Errorf("phases %v, progress %v", phases, progress)
+			}
+			if d := at["load"].Sub(at["setup"]); d < tc.atLeast || d > tc.atMost {
+				t.Errorf("load phase lasted %s, want %s to %s", d, tc.atLeast, tc.atMost)
+			}
+		})
 	}
 }

@@ -36,6 +36,10 @@ const workloadSource = `// Command workload drives one gofault trial of @NAME@: 
 //	GOFAULT_NODES     JSON array of {"name","host","ports":{...}}
 //	GOFAULT_SEED      derive every random choice from it (replays)
 //	GOFAULT_DEADLINE  RFC 3339 time by which to finish
+//	GOFAULT_LOAD_END  a file gofault creates when the load may end early
+//	GOFAULT_LOAD_MIN  the shortest load before that early end
+//	GOFAULT_LOAD_FULL a longer load gofault asks for (the calibration
+//	                  trial's: the load must outlast a failover)
 //	WORKLOAD_DURATION length of the load phase (default 4s; workload.env)
 package main
 
@@ -121,6 +125,10 @@ func run() error {
 	if d, err := time.ParseDuration(os.Getenv("WORKLOAD_DURATION")); err == nil {
 		duration = d
 	}
+	if d, err := time.ParseDuration(os.Getenv("GOFAULT_LOAD_FULL")); err == nil && d > duration {
+		duration = d
+	}
+	loadMin, _ := time.ParseDuration(os.Getenv("GOFAULT_LOAD_MIN"))
 
 	// setup: every node answers before the load starts, so a cluster
 	// that is still forming is not reported as client errors.
@@ -131,13 +139,15 @@ func run() error {
 	}
 	emit(event{Client: "workload", Kind: "phase", Msg: "setup"})
 
-	// load: one client per node for duration.
+	// load: one client per node for duration, or until gofault ends it.
 	var wg sync.WaitGroup
+	start := time.Now()
+	ended := func() bool { return loadEnded(start, loadMin) }
 	for i, n := range nodes {
 		wg.Add(1)
 		go func(i int, n node) {
 			defer wg.Done()
-			load(ctx, n, rand.New(rand.NewSource(seed+int64(i))), duration)
+			load(ctx, n, rand.New(rand.NewSource(seed+int64(i))), start.Add(duration), ended)
 		}(i, n)
 	}
 	wg.Wait()
@@ -157,11 +167,23 @@ func run() error {
 	return nil
 }
 
-// load sends requests to n until d has passed, reporting each.
-func load(ctx context.Context, n node, rng *rand.Rand, d time.Duration) {
+// loadEnded reports whether gofault has ended the load that began at
+// since: it creates the file GOFAULT_LOAD_END names once the trial has
+// what its checkers need, honoured after the minimum load.
+func loadEnded(since time.Time, min time.Duration) bool {
+	f := os.Getenv("GOFAULT_LOAD_END")
+	if f == "" || time.Since(since) < min {
+		return false
+	}
+	_, err := os.Stat(f)
+	return err == nil
+}
+
+// load sends requests to n until end or until ended says so, reporting
+// each.
+func load(ctx context.Context, n node, rng *rand.Rand, end time.Time, ended func() bool) {
 	client := n.Name + "/0"
-	end := time.Now().Add(d)
-	for i := 0; time.Now().Before(end) && ctx.Err() == nil; i++ {
+	for i := 0; time.Now().Before(end) && !ended() && ctx.Err() == nil; i++ {
 		// TODO: your service's requests, chosen with rng. A key-value
 		// write and read reported as ops feed the linearizability checker:
 		//   emit(event{Client: client, Node: n.Name, Kind: "op", Op: &op{Kind: "put", Key: k, Value: v, Call: call, Return: ret}})

@@ -33,6 +33,9 @@ const (
 	EnvLoadEnd = wire.EnvLoadEnd
 	// EnvLoadMin is the shortest load before an early end (a Go duration).
 	EnvLoadMin = wire.EnvLoadMin
+	// EnvLoadFull is the longest load the runner asks for (a Go duration):
+	// the calibration trial's, long enough for a failover (see T.Load).
+	EnvLoadFull = wire.EnvLoadFull
 )
 
 // Node is one node of the cluster under test as a workload sees it: an
@@ -57,6 +60,9 @@ type Env struct {
 	LoadEnd string
 	// LoadMin is the shortest load before an early end (GOFAULT_LOAD_MIN).
 	LoadMin time.Duration
+	// LoadFull is the longest load the runner asks for (GOFAULT_LOAD_FULL);
+	// 0: the workload's own length.
+	LoadFull time.Duration
 }
 
 // ParseEnv decodes the workload environment through getenv (os.Getenv in
@@ -105,6 +111,13 @@ func ParseEnv(getenv func(string) string) (Env, error) {
 		}
 		e.LoadMin = d
 	}
+	if s := getenv(EnvLoadFull); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return e, fmt.Errorf("%s: %q is not a duration of 0 or more", EnvLoadFull, s)
+		}
+		e.LoadFull = d
+	}
 	return e, nil
 }
 
@@ -127,6 +140,9 @@ func (e Env) Environ() ([]string, error) {
 	}
 	if e.LoadEnd != "" {
 		out = append(out, EnvLoadEnd+"="+e.LoadEnd, EnvLoadMin+"="+e.LoadMin.String())
+		if e.LoadFull > 0 {
+			out = append(out, EnvLoadFull+"="+e.LoadFull.String())
+		}
 	}
 	sort.Strings(out)
 	return out, nil

@@ -18,11 +18,15 @@ const loadPoll = 50 * time.Millisecond
 // the fault struck and the cluster served on for the recovery bound and a
 // progress bound past it, or no fault can strike; gofault's
 // workload.adaptive_end). Without GOFAULT_LOAD_END (a run by hand,
-// adaptive_end off) it ends after full.
+// adaptive_end off) it ends after full. When the runner asks for a longer
+// load (GOFAULT_LOAD_FULL, the calibration trial's: the load must outlast
+// the failover it measures, and the runner ends it once measured), full
+// is that.
 //
 // A load ended early ends as one ended on time: its requests cut short are
 // not errors (Client.Do). Call cancel when the load is over.
 func (t *T) Load(ctx context.Context, full time.Duration) (context.Context, context.CancelFunc) {
+	full = max(full, t.env.LoadFull)
 	lctx, cancel := context.WithTimeout(ctx, full)
 	if t.env.LoadEnd == "" || t.env.LoadMin >= full {
 		// No early end: not asked for, or the minimum is the whole load

@@ -126,6 +126,9 @@ func TestParseEnv(t *testing.T) {
 		{"adaptive end", map[string]string{EnvNodes: nodes, EnvLoadEnd: "/t/load.end", EnvLoadMin: "1.5s"},
 			Env{Nodes: testNodes(), LoadEnd: "/t/load.end", LoadMin: 1500 * time.Millisecond}, ""},
 		{"bad load min", map[string]string{EnvNodes: nodes, EnvLoadEnd: "/t/load.end", EnvLoadMin: "soon"}, Env{}, "GOFAULT_LOAD_MIN"},
+		{"calibration's longer load", map[string]string{EnvNodes: nodes, EnvLoadEnd: "/t/load.end", EnvLoadMin: "1s", EnvLoadFull: "15s"},
+			Env{Nodes: testNodes(), LoadEnd: "/t/load.end", LoadMin: time.Second, LoadFull: 15 * time.Second}, ""},
+		{"bad load full", map[string]string{EnvNodes: nodes, EnvLoadEnd: "/t/load.end", EnvLoadFull: "-2s"}, Env{}, "GOFAULT_LOAD_FULL"},
 		{"negative load min", map[string]string{EnvNodes: nodes, EnvLoadMin: "-1s"}, Env{}, "GOFAULT_LOAD_MIN"},
 	}
 	for _, tc := range tests {

@@ -36,6 +36,12 @@ const (
 	// EnvLoadMin is the shortest load (a Go duration, e.g. "2s") a
 	// workload runs before it may end early through EnvLoadEnd.
 	EnvLoadMin = "GOFAULT_LOAD_MIN"
+	// EnvLoadFull is, when set, the longest load the runner asks for (a
+	// Go duration): a workload loads for the longer of this and its own
+	// length, and still ends early through EnvLoadEnd. The calibration
+	// trial sets it, so that the load outlasts the failover it measures
+	// whatever the workload's own length; it is set only with EnvLoadEnd.
+	EnvLoadFull = "GOFAULT_LOAD_FULL"
 	// EnvCluster is a random token, one per cluster gofault starts, set
 	// for its nodes and so inherited by whatever they start: the cluster
 	// runner finds and kills by it the processes a node left behind in a
