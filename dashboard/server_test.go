@@ -28,16 +28,8 @@ var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 func fixture(t *testing.T) (*store.Store, int64) {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "gofault.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st, id := newCampaign(t, dir, "minikv", "bsrr")
 	ctx := context.Background()
-	id, err := st.CreateCampaign(ctx, store.Campaign{Name: "minikv", ConfigHash: "h", Policy: "bsrr", Config: "{}"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	logPath := filepath.Join(dir, "n1.log")
 	os.WriteFile(logPath, []byte("starting n1\nserving on :1234\nERROR wal: write failed: input/output error\nbye\n"), 0o644)
 	mk := func(i int, policy string, status record.Status) *record.Trial {
@@ -76,6 +68,22 @@ func fixture(t *testing.T) (*store.Store, int64) {
 		if err := st.SaveTrial(ctx, id, tr); err != nil {
 			t.Fatal(err)
 		}
+	}
+	return st, id
+}
+
+// newCampaign is a store in dir, closed when t ends, with one campaign of
+// target name under policy.
+func newCampaign(t *testing.T, dir, name, policy string) (*store.Store, int64) {
+	t.Helper()
+	st, err := store.Open(filepath.Join(dir, "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	id, err := st.CreateCampaign(context.Background(), store.Campaign{Name: name, ConfigHash: "h", Policy: policy, Config: "{}"})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return st, id
 }
@@ -419,17 +427,8 @@ func TestNotJudgedPages(t *testing.T) {
 // the text report does (report.Finding.Notes); a finding without such
 // trials shows no note.
 func TestFindingNotes(t *testing.T) {
-	dir := t.TempDir()
-	st, err := store.Open(filepath.Join(dir, "gofault.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st, id := newCampaign(t, t.TempDir(), "nats", "random")
 	ctx := context.Background()
-	id, err := st.CreateCampaign(ctx, store.Campaign{Name: "nats", ConfigHash: "h", Policy: "random", Config: "{}"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	const symptom = "new error log at stream.go: last sequence mismatch"
 	for i, before := range []bool{true, false} {
 		start := t0.Add(time.Duration(i) * 10 * time.Second)
