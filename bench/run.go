@@ -350,8 +350,9 @@ func (b *bencher) runAll(ctx context.Context, bugs []Bug, runs []Run) (map[Run]R
 			p.resume = row.Campaign
 		}
 		if bug.Test == nil {
-			if p.cfg, err = b.config(run, spec); err != nil {
-				return nil, err
+			p.sets = b.runSets(run, spec)
+			if p.cfg, err = config.Open(b.configPath, b.known, p.sets...); err != nil {
+				return nil, fmt.Errorf("bench run %s: %w", run, err)
 			}
 			if p.buildKey, err = b.buildKey(p.cfg); err != nil {
 				return nil, err
@@ -393,29 +394,21 @@ func (b *bencher) runAll(ctx context.Context, bugs []Bug, runs []Run) (map[Run]R
 
 // pendingRun is a run of the matrix still to run (or to continue): its
 // place in the matrix, bug, spec and the campaign it continues; a cluster
-// bug's run also its config and the key of its release's build.
+// bug's run also its overrides (runSets), its config and the key of its
+// release's build.
 type pendingRun struct {
 	index    int
 	run      Run
 	bug      *Bug
 	spec     Spec
 	resume   int64
+	sets     []string
 	cfg      *config.Config
 	buildKey string
 }
 
-// config is the config of a cluster bug's run: the config file with the
-// bench's and the run's overrides, the run's policy and seed, and the
-// memory off (a scenario may turn it on).
-func (b *bencher) config(run Run, spec Spec) (*config.Config, error) {
-	cfg, err := config.Open(b.configPath, b.known, b.runSets(run, spec)...)
-	if err != nil {
-		return nil, fmt.Errorf("bench run %s: %w", run, err)
-	}
-	return cfg, nil
-}
-
-// runSets are the overrides of a cluster bug's run (see config).
+// runSets are the overrides of a cluster bug's run: the bench's and the
+// run's, its policy and seed, and the memory off.
 func (b *bencher) runSets(run Run, spec Spec) []string {
 	// Each run starts without the memory of the bench's other runs (the
 	// seeds and releases share one store): a scenario may turn it on.
@@ -428,8 +421,7 @@ func (b *bencher) runSets(run Run, spec Spec) []string {
 // done with its result only when the campaign ended, so an interrupted
 // bench leaves each run either done or resumable.
 func (b *bencher) run(ctx context.Context, p pendingRun, lane int) (Result, error) {
-	run, spec, resume, cfg := p.run, p.spec, p.resume, p.cfg
-	sets := b.runSets(run, spec)
+	run, spec, resume, cfg, sets := p.run, p.spec, p.resume, p.cfg, p.sets
 	bt, err := b.builtFor(ctx, cfg)
 	if err != nil {
 		return Result{}, err
@@ -624,7 +616,7 @@ func (b *bencher) coordinator(ctx context.Context, cfg *config.Config, sets []st
 	if err != nil {
 		return nil, fmt.Errorf("queue: config: %w", err)
 	}
-	dir := filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, DefaultRelease))
+	dir := b.bundleDir(cfg)
 	return fleet.NewCoordinator(ctx, b.queue, fleet.CoordinatorOptions{Bundle: dir, Config: data, Catalog: bt.Catalog, Slots: b.slots, Log: b.log})
 }
 
@@ -634,7 +626,7 @@ func (b *bencher) builtFor(ctx context.Context, cfg *config.Config) (*build.Buil
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.bundle != "" {
-		dir := filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, DefaultRelease))
+		dir := b.bundleDir(cfg)
 		if bt := b.built[dir]; bt != nil {
 			return bt, nil
 		}
@@ -680,7 +672,7 @@ func (b *bencher) builtFor(ctx context.Context, cfg *config.Config) (*build.Buil
 // can run at once.
 func (b *bencher) buildKey(cfg *config.Config) (string, error) {
 	if b.bundle != "" {
-		return filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, DefaultRelease)), nil
+		return b.bundleDir(cfg), nil
 	}
 	key, err := json.Marshal(struct {
 		T       config.Target
@@ -689,4 +681,10 @@ func (b *bencher) buildKey(cfg *config.Config) (string, error) {
 		W, Work string
 	}{cfg.Target, cfg.Workload.Package, cfg.Workload.Command, cfg.Dir, cfg.WorkDir})
 	return string(key), err
+}
+
+// bundleDir is the bundle of cfg's release under --bundle DIR:
+// DIR/<version>, or DIR/DefaultRelease for a release without one.
+func (b *bencher) bundleDir(cfg *config.Config) string {
+	return filepath.Join(b.bundle, cmp.Or(cfg.Target.Version, DefaultRelease))
 }
