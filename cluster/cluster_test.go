@@ -59,6 +59,10 @@ func start(t *testing.T, ctx context.Context, s Spec) *Cluster {
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
+	// A test that fails half-way still stops its nodes and gives their
+	// ports back (Stop is idempotent), so a failure never cascades into
+	// the port allocator's own test.
+	t.Cleanup(func() { c.Stop() })
 	return c
 }
 
@@ -86,7 +90,9 @@ func TestNormalStop(t *testing.T) {
 			t.Errorf("%s not running", n.Name)
 		}
 	}
-	// The node saw its environment, rendered from the templates.
+	// The node saw its environment, rendered from the templates. The
+	// helper writes it after it listens, so the ready probe can pass first.
+	waitFile(t, filepath.Join(s.Dir, "n2", "env"))
 	env, err := os.ReadFile(filepath.Join(s.Dir, "n2", "env"))
 	if err != nil {
 		t.Fatal(err)
@@ -538,6 +544,7 @@ func TestDaemonsKilled(t *testing.T) {
 		}
 		daemons = append(daemons, pid)
 	}
+	waitFile(t, filepath.Join(s.Dir, "n1", "env"))
 	env, _ := os.ReadFile(filepath.Join(s.Dir, "n1", "env"))
 	if !strings.Contains(string(env), "GOFAULT_CLUSTER="+c.token) {
 		t.Errorf("node env lacks the cluster token %s", c.token)
