@@ -3,6 +3,7 @@ package analysis
 import (
 	"go/token"
 	"go/types"
+	"sort"
 	"strings"
 
 	"golang.org/x/tools/go/ssa"
@@ -60,24 +61,22 @@ func (o *origins) viaCall(r *resolved, f *ssa.Function, args []ssa.Value) bool {
 	if s.own == nil {
 		return o.addSummary(r, f, s)
 	}
-	var fns []*ssa.Function
+	w := callbackWalk{o: o, seen: map[ssa.Value]bool{}, fns: map[*ssa.Function]bool{}}
 	for _, v := range s.visits {
-		if v.param >= len(args) {
+		if v.param >= len(args) || !w.funcs(args[v.param], 0, false) {
 			return o.viaFunc(r, f)
 		}
-		got, ok := o.funcsOf(args[v.param])
-		if !ok {
-			return o.viaFunc(r, f)
-		}
-		fns = append(fns, got...)
 	}
 	cannotFail := o.addSummary(r, f, s.own)
-	done := map[*ssa.Function]bool{}
-	for _, g := range fns {
-		if done[g] {
+	for _, g := range w.sorted() {
+		if w.fns[g] && o.prog.IsTarget(pkgOf(g)) {
+			// A target function the caller's caller passes: its I/O is
+			// hooked inside it, and its constructed errors are offered
+			// only where it is passed itself, not at a call every caller
+			// of the caller shares.
+			cannotFail = false
 			continue
 		}
-		done[g] = true
 		if !o.viaFunc(r, g) {
 			cannotFail = false
 		}
@@ -85,48 +84,68 @@ func (o *origins) viaCall(r *resolved, f *ssa.Function, args []ssa.Value) bool {
 	return cannotFail
 }
 
-// funcsOf returns the functions a func-typed value can be, following the
-// local value flow: function literals and closures, method values, phis,
-// local variables, struct fields and globals (every store in the program
-// to them), closures' free variables (their bindings) and parameters
-// (the arguments of every call of the function in the call graph). ok is
-// false when some way the value is made was not followed, or a parameter
-// has no caller in the program.
-func (o *origins) funcsOf(v ssa.Value) (fns []*ssa.Function, ok bool) {
-	seen := map[ssa.Value]bool{}
-	ok = o.funcs(v, 0, seen, &fns)
-	return fns, ok
+// callbackWalk finds the functions a func-typed value can be (funcs).
+type callbackWalk struct {
+	o    *origins
+	seen map[ssa.Value]bool
+	// fns are the functions found, true for those found only through a
+	// parameter of the caller (forwarded from the caller's callers).
+	fns map[*ssa.Function]bool
 }
 
-func (o *origins) funcs(v ssa.Value, depth int, seen map[ssa.Value]bool, out *[]*ssa.Function) bool {
-	if seen[v] {
+func (w *callbackWalk) add(f *ssa.Function, forwarded bool) {
+	if fw, ok := w.fns[f]; !ok || fw && !forwarded {
+		w.fns[f] = forwarded
+	}
+}
+
+// sorted returns the functions found in a stable order.
+func (w *callbackWalk) sorted() []*ssa.Function {
+	out := make([]*ssa.Function, 0, len(w.fns))
+	for f := range w.fns {
+		out = append(out, f)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+// funcs adds the functions v can be, following the local value flow:
+// function literals and closures, method values, phis, local cells,
+// struct fields and globals (every store in the program to them:
+// forwarded), closures' free variables (their bindings) and parameters
+// (the arguments of every call of the function in the call graph:
+// forwarded). It reports
+// false when some way the value is made was not followed, or a parameter
+// has no caller in the program.
+func (w *callbackWalk) funcs(v ssa.Value, depth int, forwarded bool) bool {
+	if w.seen[v] {
 		return true // a cycle adds nothing new
 	}
-	seen[v] = true
+	w.seen[v] = true
 	if depth > maxFlowDepth {
 		return false
 	}
 	d := depth + 1
 	switch v := v.(type) {
 	case *ssa.Function:
-		*out = append(*out, o.boundMethod(v))
+		w.add(w.o.boundMethod(v), forwarded)
 		return true
 	case *ssa.MakeClosure:
-		return o.funcs(v.Fn, d, seen, out)
+		return w.funcs(v.Fn, d, forwarded)
 	case *ssa.Const:
 		return v.IsNil() // calling a nil func panics: no error
 	case *ssa.ChangeType:
-		return o.funcs(v.X, d, seen, out)
+		return w.funcs(v.X, d, forwarded)
 	case *ssa.Phi:
 		all := true
 		for _, e := range v.Edges {
-			if !o.funcs(e, d, seen, out) {
+			if !w.funcs(e, d, forwarded) {
 				all = false
 			}
 		}
 		return all
 	case *ssa.Parameter:
-		n := o.prog.Graph.Nodes[v.Parent()]
+		n := w.o.prog.Graph.Nodes[v.Parent()]
 		idx := paramIndex(v)
 		if n == nil || idx < 0 || len(n.In) == 0 || len(n.In) > 64 {
 			return false
@@ -137,40 +156,45 @@ func (o *origins) funcs(v ssa.Value, depth int, seen map[ssa.Value]bool, out *[]
 				return false
 			}
 			arg := argAt(e.Site.Common(), idx)
-			if arg == nil || !o.funcs(arg, d, seen, out) {
+			if arg == nil || !w.funcs(arg, d, true) {
 				all = false
 			}
 		}
 		return all
 	case *ssa.FreeVar:
-		return o.bindings(v, func(b ssa.Value) bool { return o.funcs(b, d, seen, out) })
+		return w.o.bindings(v, func(b ssa.Value) bool { return w.funcs(b, d, forwarded) })
 	case *ssa.UnOp:
 		if v.Op != token.MUL {
 			return false
 		}
 		if fv, ok := v.X.(*ssa.FreeVar); ok {
 			// A captured variable: the stores to the cells bound to it.
-			return o.bindings(fv, func(b ssa.Value) bool { return o.stored(b, d, seen, out) })
+			return w.o.bindings(fv, func(b ssa.Value) bool { return w.stored(b, d, forwarded) })
 		}
-		return o.stored(v.X, d, seen, out)
+		return w.stored(v.X, d, forwarded)
 	}
 	return false
 }
 
 // stored follows the functions stored at addr: a local cell, a global or
 // a struct field (all stores to the field in the program).
-func (o *origins) stored(addr ssa.Value, d int, seen map[ssa.Value]bool, out *[]*ssa.Function) bool {
+func (w *callbackWalk) stored(addr ssa.Value, d int, forwarded bool) bool {
+	if _, local := addr.(*ssa.Alloc); !local {
+		// A field or a global: stores anywhere in the program, like a
+		// parameter's callers.
+		forwarded = true
+	}
 	k := addrKey(addr)
 	if k == nil {
 		return false
 	}
-	vals := o.flow.stores[k]
+	vals := w.o.flow.stores[k]
 	if len(vals) == 0 {
 		return false
 	}
 	all := true
 	for _, val := range vals {
-		if !o.funcs(val, d, seen, out) {
+		if !w.funcs(val, d, forwarded) {
 			all = false
 		}
 	}

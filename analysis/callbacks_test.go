@@ -60,6 +60,10 @@ func TestCallbacks(t *testing.T) {
 		{n + "Each:(*kv.Bucket).ForEach#0", disk, "disk", []string{"EIO", "ENOSPC", "ErrTxClosed"}},
 		// A parameter whose only caller passes a visitor returning nil.
 		{n + "each:(*kv.Bucket).ForEach#0", 0, "", nil},
+		// Parameters bound by callers: kv's disk writer counts, the
+		// node's sentinel is not offered at a call its callers share.
+		{n + "visitAll:(*kv.Bucket).ForEach#0", disk, "disk", []string{"EIO", "ENOSPC", "ErrTxClosed"}},
+		{n + "forwardChecked:(*kv.Bucket).ForEach#0", 0, "", nil},
 		// Update's own sync stays; the functions passed add nothing:
 		// not kv's Restore's write errors (ENOSPC).
 		{n + "Save:(*kv.DB).Update#0", disk, "disk", []string{"EIO"}},

@@ -121,3 +121,42 @@ func Save(db *kv.DB) error {
 func SaveChecked(db *kv.DB) error {
 	return db.Update(func(b *kv.Bucket) error { return Check(b) })
 }
+
+// visitAll passes its caller's visitor, which its callers bind to the
+// node's checking visitor and to kv's disk writer: kv's errors count, the
+// node's sentinel is offered where the node passes it, not here (every
+// caller of visitAll shares this call).
+func visitAll(b *kv.Bucket, fn func(k, v []byte) error) error {
+	return b.ForEach(fn)
+}
+
+// Verify passes the node's checking visitor to visitAll.
+func Verify(b *kv.Bucket) error {
+	return visitAll(b, func(k, v []byte) error {
+		if len(k) == 0 {
+			return ErrBadKey
+		}
+		return nil
+	})
+}
+
+// Backup passes kv's disk writer to visitAll.
+func Backup(b *kv.Bucket, dir string) error {
+	return visitAll(b, kv.Dump(dir))
+}
+
+// forwardChecked passes its caller's visitor, which its only caller binds
+// to the node's checking visitor.
+func forwardChecked(b *kv.Bucket, fn func(k, v []byte) error) error {
+	return b.ForEach(fn)
+}
+
+// Validate passes the node's checking visitor to forwardChecked.
+func Validate(b *kv.Bucket) error {
+	return forwardChecked(b, func(k, v []byte) error {
+		if len(k) == 0 {
+			return ErrBadKey
+		}
+		return nil
+	})
+}
