@@ -300,12 +300,7 @@ func resultType(sig *types.Signature, idx int) types.Type {
 // param follows a parameter to the arguments of every call site.
 func (fl *flow) param(p *ssa.Parameter, d int) leafSet {
 	fn := p.Parent()
-	idx := -1
-	for i, q := range fn.Params {
-		if q == p {
-			idx = i
-		}
-	}
+	idx := paramIndex(p)
 	var s leafSet
 	if typeString(p.Type()) == "net/http.ResponseWriter" {
 		// A handler's response writer is made by net/http around the
@@ -322,18 +317,7 @@ func (fl *flow) param(p *ssa.Parameter, d int) leafSet {
 			s.complete = false
 			continue
 		}
-		common := e.Site.Common()
-		var arg ssa.Value
-		switch {
-		case common.IsInvoke() && idx == 0:
-			arg = common.Value
-		case common.IsInvoke():
-			if idx-1 < len(common.Args) {
-				arg = common.Args[idx-1]
-			}
-		case idx < len(common.Args):
-			arg = common.Args[idx]
-		}
+		arg := argAt(e.Site.Common(), idx)
 		if arg == nil {
 			s.complete = false
 			continue
@@ -341,6 +325,32 @@ func (fl *flow) param(p *ssa.Parameter, d int) leafSet {
 		s.union(fl.walk(arg, d))
 	}
 	return s
+}
+
+// paramIndex returns the index of p in its function's Params, or -1.
+func paramIndex(p *ssa.Parameter) int {
+	for i, q := range p.Parent().Params {
+		if q == p {
+			return i
+		}
+	}
+	return -1
+}
+
+// argAt returns the argument a call passes for the callee's parameter idx
+// (an invoked method's receiver being its parameter 0), or nil.
+func argAt(common *ssa.CallCommon, idx int) ssa.Value {
+	switch {
+	case common.IsInvoke() && idx == 0:
+		return common.Value
+	case common.IsInvoke():
+		if idx-1 < len(common.Args) {
+			return common.Args[idx-1]
+		}
+	case idx >= 0 && idx < len(common.Args):
+		return common.Args[idx]
+	}
+	return nil
 }
 
 // freeVar follows a closure's free variable to the bindings of every
@@ -351,12 +361,7 @@ func (fl *flow) freeVar(v *ssa.FreeVar, d int) leafSet {
 
 func (fl *flow) bindings(v *ssa.FreeVar, follow func(ssa.Value) leafSet) leafSet {
 	fn := v.Parent()
-	idx := -1
-	for i, q := range fn.FreeVars {
-		if q == v {
-			idx = i
-		}
-	}
+	idx := freeVarIndex(v)
 	mcs := fl.closures[fn]
 	if idx < 0 || len(mcs) == 0 {
 		return leafSet{}
@@ -368,6 +373,16 @@ func (fl *flow) bindings(v *ssa.FreeVar, follow func(ssa.Value) leafSet) leafSet
 		}
 	}
 	return s
+}
+
+// freeVarIndex returns the index of v in its function's FreeVars, or -1.
+func freeVarIndex(v *ssa.FreeVar) int {
+	for i, q := range v.Parent().FreeVars {
+		if q == v {
+			return i
+		}
+	}
+	return -1
 }
 
 // isStdio reports whether v is a load of os.Stdin, os.Stdout or os.Stderr.

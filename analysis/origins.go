@@ -34,6 +34,14 @@ type summary struct {
 	inherited []errVal
 	// fallible is false when the error result is always nil.
 	fallible bool
+	// visits are the calls of the function's func-typed parameters whose
+	// error the result can carry (bbolt's Bucket.ForEach returning its
+	// visitor's error); the fields above include their callees, all the
+	// call graph has for them.
+	visits []visit
+	// own is the summary without the visits (nil when there are none):
+	// what the function returns of its own, whatever its callers pass.
+	own *summary
 }
 
 func (s *summary) addIO(class string, vals []errVal) {
@@ -103,18 +111,36 @@ func (o *origins) summary(f *ssa.Function) *summary {
 		return &summary{}
 	}
 	o.active[f] = true
+	s := o.traceReturns(f, nil)
+	if len(s.visits) > 0 {
+		// Trace again with the visits' values taken as seen: what is
+		// left is the function's own.
+		skip := map[ssa.Value]bool{}
+		for _, v := range s.visits {
+			skip[v.at] = true
+		}
+		s.own = o.traceReturns(f, skip)
+	}
+	delete(o.active, f)
+	o.sums[f] = s
+	return s
+}
+
+// traceReturns traces the error results of f's returns, taking the values
+// of seen as traced already.
+func (o *origins) traceReturns(f *ssa.Function, seen map[ssa.Value]bool) *summary {
 	s := &summary{}
+	if seen == nil {
+		seen = map[ssa.Value]bool{}
+	}
 	if lastIsError(f.Signature) && f.Blocks != nil {
 		idx := f.Signature.Results().Len() - 1
-		seen := map[ssa.Value]bool{}
 		for _, b := range f.Blocks {
 			if r, ok := b.Instrs[len(b.Instrs)-1].(*ssa.Return); ok && idx < len(r.Results) {
 				o.trace(s, f, r.Results[idx], seen)
 			}
 		}
 	}
-	delete(o.active, f)
-	o.sums[f] = s
 	return s
 }
 
@@ -158,9 +184,11 @@ func (o *origins) trace(s *summary, fn *ssa.Function, v ssa.Value, seen map[ssa.
 			}
 		}
 	case *ssa.Call:
+		s.visit(fn, v, v)
 		o.call(s, v, seen)
 	case *ssa.Extract:
 		if c, ok := v.Tuple.(*ssa.Call); ok && v.Index == c.Call.Signature().Results().Len()-1 {
+			s.visit(fn, v, c)
 			o.call(s, c, seen)
 		} else {
 			s.fallible = true
@@ -260,7 +288,7 @@ func (o *origins) resolve(c ssa.CallInstruction) resolved {
 				return r
 			}
 		}
-		o.viaFunc(&r, f)
+		o.viaCall(&r, f, common.Args)
 		return r
 	}
 	if common.IsInvoke() {
@@ -352,7 +380,12 @@ func (o *origins) viaFunc(r *resolved, f *ssa.Function) bool {
 	if f.Blocks == nil || !lastIsError(f.Signature) {
 		return false
 	}
-	s := o.summary(f)
+	return o.addSummary(r, f, o.summary(f))
+}
+
+// addSummary adds what summary s of callee f carries to r and reports
+// whether s cannot fail.
+func (o *origins) addSummary(r *resolved, f *ssa.Function, s *summary) bool {
 	if o.prog.IsTarget(pkgOf(f)) {
 		// I/O errors coming out of a target function are hooked deeper,
 		// at the I/O call inside it.

@@ -1,0 +1,3 @@
+module example.com/cb
+
+go 1.22
