@@ -196,11 +196,7 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 			in := d.tr.Injections[0]
 			what = in.Kind.String() + " at " + in.SiteID
 		}
-		outcome := "passed"
-		if v := d.tr.Verdicts; len(v) > 0 && v[0].Failed {
-			outcome = strings.TrimPrefix(v[0].Symptom, d.test+" ")
-		}
-		fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", d.tr.ID, d.test, what, outcome)
+		fmt.Fprintf(c.o.Progress, "trial %s %s (%s): %s\n", d.tr.ID, d.test, what, trialOutcome(d.test, d.tr.Verdicts))
 		if c.until() {
 			sum.Ended = true
 			return engine.ErrEnded
@@ -208,6 +204,21 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 		return nil
 	})
 	return err
+}
+
+// trialOutcome is how a fault trial of test ended, for its progress
+// line: the finding's symptom ("panicked"), an informational verdict's
+// kind ("test assumption", "fail-stop on the injected error", "timing
+// assumption": the test failed, but not as a finding), or "passed".
+func trialOutcome(test string, vs []record.Verdict) string {
+	if len(vs) == 0 || vs[0].Symptom == "" {
+		return "passed"
+	}
+	if vs[0].Failed {
+		return strings.TrimPrefix(vs[0].Symptom, test+" ")
+	}
+	what, _, _ := strings.Cut(strings.TrimPrefix(vs[0].Symptom, "informational: "), " (")
+	return what + " (not a finding)"
 }
 
 // until asks Options.Until about the trials stored so far.

@@ -338,3 +338,25 @@ func TestUntilAndCampaign(t *testing.T) {
 		t.Errorf("another seed on campaign %d: %v, want a refusal", sum.Campaign, err)
 	}
 }
+
+// TestTrialOutcome: a trial's progress line names a finding's symptom, an
+// informational verdict's kind (never "passed": the test failed, not as a
+// finding) and a pass.
+func TestTrialOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vs   []record.Verdict
+		want string
+	}{
+		{"no verdict", nil, "passed"},
+		{"passed", []record.Verdict{{Checker: Checker}}, "passed"},
+		{"finding", []record.Verdict{{Checker: Checker, Failed: true, Symptom: "TestX panicked"}}, "panicked"},
+		{"fail-stop", []record.Verdict{{Checker: Checker, Symptom: FailStopSymptom}}, "fail-stop on the injected error (not a finding)"},
+		{"assumption", []record.Verdict{{Checker: Checker, Symptom: AssumptionSymptom}}, "test assumption (not a finding)"},
+		{"timing", []record.Verdict{{Checker: Checker, Symptom: TimingSymptom}}, "timing assumption (not a finding)"},
+	} {
+		if got := trialOutcome("TestX", tc.vs); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
