@@ -612,7 +612,8 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 // the trial's load may end (loadEnd.mayEnd), and once it may, creates the
 // file path that tells the workload so.
 func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (stop func()) {
-	bound := cmp.Or(r.cfg.Checkers.RecoveryBound, check.DefaultRecoveryBound) + cmp.Or(r.bound, check.DefaultProgress)
+	progress := cmp.Or(r.bound, check.DefaultProgress)
+	bound := cmp.Or(r.cfg.Checkers.RecoveryBound, check.DefaultRecoveryBound) + progress
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -624,7 +625,10 @@ func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (st
 				return
 			case <-tick.C:
 			}
-			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound}
+			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound, Settle: progress / 2}
+			if len(l.Faults.Injections) > 0 && l.Faults.Last {
+				l.Client = t.ct.ClientEvents() // only what mayEnd then reads
+			}
 			t.mu.Lock()
 			l.Restarting = t.restarting > 0
 			k, struck := t.calibKill, t.kills[t.calibKill.node] > 0
