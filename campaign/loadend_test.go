@@ -99,7 +99,7 @@ func TestLoadEndMayEnd(t *testing.T) {
 		{"a partition keeps the bound", loadEnd{Faults: last(record.Injection{Time: at(0), Node: "n1", Kind: catalog.KindPartition, Delay: time.Second}), Nodes: members,
 			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
 		{"an error and a crash keep the bound", loadEnd{Faults: last(record.Injection{Time: at(0), Node: "n2", Kind: catalog.KindCrashAfter}, errAt(time.Second)),
-			Nodes: []record.Node{{Name: "n1"}, {Name: "n2", Killed: true, Restarts: 1, Restarted: []time.Time{at(500 * time.Millisecond)}}, {Name: "n3"}},
+			Nodes:  []record.Node{{Name: "n1"}, {Name: "n2", Killed: true, Restarts: 1, Restarted: []time.Time{at(500 * time.Millisecond)}}, {Name: "n3"}},
 			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
 	}
 	for _, tc := range tests {
