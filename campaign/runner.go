@@ -153,7 +153,7 @@ func clusterNodes(c config.Cluster) (cluster.Nodes, error) {
 	return cluster.Nodes{
 		Count: c.Nodes, Ports: c.Ports, Command: c.Command, Env: c.Env,
 		Ready:    cluster.Ready{TCP: c.Ready.TCP, HTTP: c.Ready.HTTP, Timeout: c.Ready.Timeout},
-		Shutdown: cluster.Shutdown{Signal: sig, Grace: c.Shutdown.Grace, Sequential: c.Shutdown.Order == config.ShutdownSequential},
+		Shutdown: cluster.Shutdown{Signal: sig, Grace: c.Shutdown.Grace, Sequential: c.Shutdown.Order == config.ShutdownSequential, LeaderLast: c.Shutdown.Order == config.ShutdownLeaderLast},
 	}, nil
 }
 
@@ -448,6 +448,7 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 	spec := cluster.Spec{
 		Dir: dir, Trial: t.id, Bin: r.bt.Binary, BaseDir: cfg.Dir,
 		Nodes: r.nodeSpec, Controller: r.ctl.Addr(), Log: r.log,
+		Leader: func() string { n, _ := t.ct.Leader(); return n },
 	}
 	cl, err := r.startCluster(tctx, spec)
 	if err != nil {

@@ -276,7 +276,7 @@ func TestValidate(t *testing.T) {
 		{"min_duration", []string{"workload.min_duration=2s"}, nil},
 		{"min_duration past timeout", []string{"workload.min_duration=40s", "workload.timeout=30s"}, []string{"workload.min_duration: must be positive and below workload.timeout 30s (got 40s)"}},
 		{"negative min_duration", []string{"workload.min_duration=-1s"}, []string{"workload.min_duration: must be positive"}},
-		{"bad order", []string{"cluster.shutdown.order=random"}, []string{`cluster.shutdown.order: unknown order "random"; set "order: parallel" or "order: sequential"`}},
+		{"bad order", []string{"cluster.shutdown.order=random"}, []string{`cluster.shutdown.order: unknown order "random"; set "order: parallel", "order: sequential" or "order: leader-last"`}},
 		{"negative grace", []string{"cluster.shutdown.grace=-1s"}, []string{"cluster.shutdown.grace: must be positive"}},
 		{"no workload", []string{"workload.command="}, []string{"workload: must set package or command"}},
 		{"both workloads", []string{"workload.package=./w"}, []string{"workload: sets both"}},
