@@ -273,6 +273,7 @@ func TestValidate(t *testing.T) {
 		{"bad signal", []string{"cluster.shutdown.signal=SIGFOO"}, []string{"cluster.shutdown.signal: unknown signal", "SIGTERM"}},
 		{"short signal", []string{"cluster.shutdown.signal=int"}, nil},
 		{"sequential", []string{"cluster.shutdown.order=sequential"}, nil},
+		{"leader-last", []string{"cluster.shutdown.order=leader-last"}, nil},
 		{"min_duration", []string{"workload.min_duration=2s"}, nil},
 		{"min_duration past timeout", []string{"workload.min_duration=40s", "workload.timeout=30s"}, []string{"workload.min_duration: must be positive and below workload.timeout 30s (got 40s)"}},
 		{"negative min_duration", []string{"workload.min_duration=-1s"}, []string{"workload.min_duration: must be positive"}},
