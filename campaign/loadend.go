@@ -75,7 +75,7 @@ type loadEnd struct {
 //     window (the recovery bound) is still open then: a line its rules
 //     dismiss that would go on past the window is not seen. That is the
 //     price, and it was near nothing before: with etcd's 5 s load, 1 of
-//     71 error trials of main was judged 1 s or more past its error's
+//     96 error trials of main was judged 1 s or more past its error's
 //     window (docs/performance.md). The lasting line the long bound is
 //     for, minikv's restream leak, follows a restart, which keeps Bound;
 //   - otherwise it may end once Bound has passed since the last fault
