@@ -3,6 +3,7 @@ package campaign
 import (
 	"time"
 
+	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/controller"
 	"github.com/gofault/gofault/record"
@@ -42,6 +43,16 @@ type loadEnd struct {
 	// line the log checker no longer dismisses (minikv's restream leak,
 	// logged every second after a follower's restart).
 	Bound time.Duration
+	// Settle replaces Bound after faults that stopped no member (stoppedNone:
+	// injected errors only, no member exited, was killed or restarted),
+	// once every member has served since the last fault: half the
+	// progress bound, which is at least one measured failover (boundFor
+	// doubles it), so a member the error wedged would have had its peers
+	// time out and elect past it.
+	Settle time.Duration
+	// Client are the trial's client events so far: which members served
+	// since the last fault (check.ServedSince).
+	Client []record.ClientEvent
 }
 
 // mayEnd decides whether the load may end at now, and why (for the log):
@@ -55,8 +66,21 @@ type loadEnd struct {
 //     its checkers judge a fault-free trial on;
 //   - a trial whose policy may still grant a fault runs on (a fault may
 //     strike late), as does one whose ended node is not yet back;
+//   - a trial whose faults stopped no member (stoppedNone: every fault an
+//     injected error, and no member exited, was killed or restarted) may
+//     end once every member has served since the last fault
+//     (check.ServedSince: the recovery checker's verdict is then decided,
+//     a pass) and Settle has passed since it, so an error that wedged a
+//     member shows as a member that does not serve. The error's own
+//     window (the recovery bound) is still open then: a line its rules
+//     dismiss that would go on past the window is not seen. That is the
+//     price, and it was near nothing before: with etcd's 5 s load, 1 of
+//     96 error trials of main was judged 1 s or more past its error's
+//     window (docs/performance.md). The lasting line the long bound is
+//     for, minikv's restream leak, follows a restart, which keeps Bound;
 //   - otherwise it may end once Bound has passed since the last fault
-//     ended (check.FaultsEnd, the recovery checker's own reckoning).
+//     ended (check.FaultsEnd, the recovery checker's own reckoning): a
+//     crash, a pause, a partition, a delay, a restart, an exit.
 func (l loadEnd) mayEnd(now time.Time) (bool, string) {
 	switch {
 	case l.Calibrated && !l.Restarting:
@@ -71,8 +95,43 @@ func (l loadEnd) mayEnd(now time.Time) (bool, string) {
 		return false, ""
 	}
 	end, ok := check.FaultsEnd(&record.Trial{Injections: l.Faults.Injections, Nodes: l.Nodes})
-	if !ok || now.Before(end.Add(l.Bound)) {
+	if !ok {
 		return false, ""
 	}
-	return true, "the last fault ended " + now.Sub(end).Round(time.Millisecond).String() + " ago (bound " + l.Bound.String() + ")"
+	ago := now.Sub(end).Round(time.Millisecond).String()
+	if l.Settle > 0 && l.Settle < l.Bound && !now.Before(end.Add(l.Settle)) && stoppedNone(l.Faults.Injections, l.Nodes) && servedAll(l.Nodes, check.ServedSince(l.Client, end)) {
+		return true, "the last fault ended " + ago + " ago, stopped no member, and every member served since (settle " + l.Settle.String() + ")"
+	}
+	if now.Before(end.Add(l.Bound)) {
+		return false, ""
+	}
+	return true, "the last fault ended " + ago + " ago (bound " + l.Bound.String() + ")"
+}
+
+// stoppedNone reports whether faults stopped no member: every one is an
+// injected error, and no member of nodes exited, was killed or restarted
+// (an error that made its member exit is a stop like a crash).
+func stoppedNone(faults []record.Injection, nodes []record.Node) bool {
+	for _, in := range faults {
+		if in.Kind != catalog.KindError {
+			return false
+		}
+	}
+	for _, n := range nodes {
+		if n.Exited || n.Killed || n.Restarts > 0 || len(n.Restarted) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// servedAll reports whether every member of nodes is in served (has
+// served since the last fault); false without members.
+func servedAll(nodes []record.Node, served map[string]time.Time) bool {
+	for _, n := range nodes {
+		if _, ok := served[n.Name]; !ok {
+			return false
+		}
+	}
+	return len(nodes) > 0
 }

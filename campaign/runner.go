@@ -153,7 +153,7 @@ func clusterNodes(c config.Cluster) (cluster.Nodes, error) {
 	return cluster.Nodes{
 		Count: c.Nodes, Ports: c.Ports, Command: c.Command, Env: c.Env,
 		Ready:    cluster.Ready{TCP: c.Ready.TCP, HTTP: c.Ready.HTTP, Timeout: c.Ready.Timeout},
-		Shutdown: cluster.Shutdown{Signal: sig, Grace: c.Shutdown.Grace, Sequential: c.Shutdown.Order == config.ShutdownSequential},
+		Shutdown: cluster.Shutdown{Signal: sig, Grace: c.Shutdown.Grace, Sequential: c.Shutdown.Order == config.ShutdownSequential, LeaderLast: c.Shutdown.Order == config.ShutdownLeaderLast},
 	}, nil
 }
 
@@ -448,6 +448,7 @@ func (r *runner) execute(ctx context.Context, t *trialRun) (*record.Trial, contr
 	spec := cluster.Spec{
 		Dir: dir, Trial: t.id, Bin: r.bt.Binary, BaseDir: cfg.Dir,
 		Nodes: r.nodeSpec, Controller: r.ctl.Addr(), Log: r.log,
+		Leader: func() string { n, _ := t.ct.Leader(); return n },
 	}
 	cl, err := r.startCluster(tctx, spec)
 	if err != nil {
@@ -612,7 +613,8 @@ func (r *runner) runWorkload(ctx context.Context, t *trialRun, cl *cluster.Clust
 // the trial's load may end (loadEnd.mayEnd), and once it may, creates the
 // file path that tells the workload so.
 func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (stop func()) {
-	bound := cmp.Or(r.cfg.Checkers.RecoveryBound, check.DefaultRecoveryBound) + cmp.Or(r.bound, check.DefaultProgress)
+	progress := cmp.Or(r.bound, check.DefaultProgress)
+	bound := cmp.Or(r.cfg.Checkers.RecoveryBound, check.DefaultRecoveryBound) + progress
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -624,7 +626,10 @@ func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (st
 				return
 			case <-tick.C:
 			}
-			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound}
+			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound, Settle: progress / 2}
+			if len(l.Faults.Injections) > 0 && l.Faults.Last {
+				l.Client = t.ct.ClientEvents() // only what mayEnd then reads
+			}
 			t.mu.Lock()
 			l.Restarting = t.restarting > 0
 			k, struck := t.calibKill, t.kills[t.calibKill.node] > 0

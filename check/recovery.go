@@ -55,15 +55,7 @@ func (Recovery) Check(_ context.Context, in *Input) record.Verdict {
 	if last.Before(from.Add(bound)) {
 		return v // the workload stopped too early to tell
 	}
-	served := map[string]time.Time{} // member → first success after end
-	for _, e := range tr.Client {
-		if e.Node == "" || e.Time.Before(end) || !success(e) {
-			continue
-		}
-		if t, ok := served[e.Node]; !ok || e.Time.Before(t) {
-			served[e.Node] = e.Time
-		}
-	}
+	served := ServedSince(tr.Client, end)
 	var excused []string // late after the fault, in time after the start-up
 	for _, n := range tr.Nodes {
 		if n.Exited {
@@ -136,6 +128,23 @@ func restartOf(tr *record.Trial, node string, t time.Time) time.Time {
 		}
 	}
 	return t.Add(restartAfter)
+}
+
+// ServedSince returns, per member, when a request of one of its clients
+// first succeeded at or after t: what the recovery checker asks of every
+// live member after the last fault, and what the runner waits for before a
+// fault trial's load may end (campaign's loadEnd).
+func ServedSince(events []record.ClientEvent, t time.Time) map[string]time.Time {
+	served := map[string]time.Time{}
+	for _, e := range events {
+		if e.Node == "" || e.Time.Before(t) || !success(e) {
+			continue
+		}
+		if s, ok := served[e.Node]; !ok || e.Time.Before(s) {
+			served[e.Node] = e.Time
+		}
+	}
+	return served
 }
 
 // success reports whether a client event is a request that succeeded.

@@ -61,6 +61,9 @@ type Spec struct {
 	// cluster of the same nodes on the same Reserved ports, see Form):
 	// each node's data dir starts as a copy of From/<node>.
 	From string
+	// Leader, if set, names the node that leads now ("" when none is
+	// known); Stop asks it once, for Shutdown.LeaderLast.
+	Leader func() string
 }
 
 // Nodes says how to run the nodes of a cluster.
@@ -98,6 +101,14 @@ type Shutdown struct {
 	// Sequential stops one node at a time, in index order, each with its
 	// own grace, instead of all at once.
 	Sequential bool
+	// LeaderLast stops every node but the leader at once, then the leader
+	// (Spec.Leader names it), each group with its own grace: an etcd
+	// member waits up to a second for its live peers' connections to
+	// close, so followers stopped together wait that second once, and a
+	// leader stopped last has no peer to hand its leadership to, where
+	// stopped with its peers it waits out a transfer to one that is going
+	// away. Without a leader named it stops them as Sequential does.
+	LeaderLast bool
 }
 
 // Cluster is a running trial cluster. Its methods are safe for concurrent
@@ -676,8 +687,9 @@ func appendLine(path, line string) {
 	fmt.Fprintln(f, line)
 }
 
-// Stop sends the shutdown signal to every running node (all at once, or
-// one at a time when Shutdown.Sequential), SIGKILLs any still
+// Stop sends the shutdown signal to every running node (all at once, one
+// at a time when Shutdown.Sequential, the leader after the others when
+// Shutdown.LeaderLast: stopGroups), SIGKILLs any still
 // running after the grace period, releases the ports and returns the node
 // records (exit codes, signals, Exited/Killed flags, log paths). Calling
 // it again returns the same records.
@@ -693,25 +705,26 @@ func (c *Cluster) Stop() []record.Node {
 	nodes := slices.Clone(c.nodes)
 	c.mu.Unlock()
 
-	var wg sync.WaitGroup
-	for _, n := range nodes {
-		c.mu.Lock()
-		p := n.proc
-		c.mu.Unlock()
-		if p == nil {
-			continue
-		}
-		stop := func() {
-			p.Stop(c.spec.Nodes.Shutdown.Signal, c.spec.Nodes.Shutdown.Grace)
-			c.recordExit(n, p)
-		}
-		if c.spec.Nodes.Shutdown.Sequential {
-			stop()
-		} else {
-			wg.Go(stop)
-		}
+	leader := ""
+	if c.spec.Nodes.Shutdown.LeaderLast && c.spec.Leader != nil {
+		leader = c.spec.Leader()
 	}
-	wg.Wait()
+	for _, group := range stopGroups(nodes, c.spec.Nodes.Shutdown, leader) {
+		var wg sync.WaitGroup
+		for _, n := range group {
+			c.mu.Lock()
+			p := n.proc
+			c.mu.Unlock()
+			if p == nil {
+				continue
+			}
+			wg.Go(func() {
+				p.Stop(c.spec.Nodes.Shutdown.Signal, c.spec.Nodes.Shutdown.Grace)
+				c.recordExit(n, p)
+			})
+		}
+		wg.Wait()
+	}
 	// What the nodes started in sessions of their own outlives their
 	// process groups: find it by the cluster's token and kill it.
 	if pids := killStray(wire.EnvCluster + "=" + c.token); len(pids) > 0 {
@@ -727,6 +740,41 @@ func (c *Cluster) Stop() []record.Node {
 	c.releasePorts()
 	c.closeDone()
 	return recs
+}
+
+// stopGroups returns the groups Stop stops nodes in, one group after
+// another, the nodes of a group at once: one group of all (parallel), one
+// group per node in index order (Sequential, or LeaderLast without a
+// leader among nodes), or every node but leader, then leader (LeaderLast).
+func stopGroups(nodes []*node, s Shutdown, leader string) [][]*node {
+	var lead *node
+	if s.LeaderLast {
+		for _, n := range nodes {
+			if leader != "" && n.vars.Name == leader {
+				lead = n
+			}
+		}
+	}
+	switch {
+	case lead != nil:
+		var rest []*node
+		for _, n := range nodes {
+			if n != lead {
+				rest = append(rest, n)
+			}
+		}
+		if len(rest) == 0 {
+			return [][]*node{{lead}}
+		}
+		return [][]*node{rest, {lead}}
+	case s.Sequential || s.LeaderLast:
+		out := make([][]*node, len(nodes))
+		for i, n := range nodes {
+			out[i] = []*node{n}
+		}
+		return out
+	}
+	return [][]*node{nodes}
 }
 
 // tail returns the last n lines of a file.

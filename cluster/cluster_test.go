@@ -190,21 +190,41 @@ func TestHangingNodeKilledAfterGrace(t *testing.T) {
 	}
 }
 
-func TestSequentialStop(t *testing.T) {
-	s := spec(t, "serve", 3)
-	s.Nodes.Shutdown.Sequential = true
-	c := start(t, context.Background(), s)
-	ports := c.Ports()
-	recs := c.Stop()
-	for i, r := range recs {
-		if r.Exited || r.ExitCode != 0 || r.Signal != "" {
-			t.Errorf("record %+v: want a clean exit", r)
-		}
-		if i > 0 && r.ExitTime.Before(recs[i-1].ExitTime) {
-			t.Errorf("%s ended before %s", r.Name, recs[i-1].Name)
-		}
+// TestOrderedStop stops three serving nodes in each order that is not all
+// at once and checks the order of their exits.
+func TestOrderedStop(t *testing.T) {
+	tests := []struct {
+		name     string
+		shutdown Shutdown
+		leader   string
+		// after maps a node's index to the indexes of the nodes it must
+		// end after.
+		after map[int][]int
+	}{
+		{"sequential", Shutdown{Sequential: true}, "", map[int][]int{1: {0}, 2: {1}}},
+		{"leader last", Shutdown{LeaderLast: true}, "n1", map[int][]int{0: {1, 2}}},
 	}
-	assertClean(t, pids(recs), ports)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := spec(t, "serve", 3)
+			s.Nodes.Shutdown.Sequential, s.Nodes.Shutdown.LeaderLast = tc.shutdown.Sequential, tc.shutdown.LeaderLast
+			s.Leader = func() string { return tc.leader }
+			c := start(t, context.Background(), s)
+			ports := c.Ports()
+			recs := c.Stop()
+			for i, r := range recs {
+				if r.Exited || r.ExitCode != 0 || r.Signal != "" {
+					t.Errorf("record %+v: want a clean exit", r)
+				}
+				for _, j := range tc.after[i] {
+					if r.ExitTime.Before(recs[j].ExitTime) {
+						t.Errorf("%s ended before %s", r.Name, recs[j].Name)
+					}
+				}
+			}
+			assertClean(t, pids(recs), ports)
+		})
+	}
 }
 
 func TestContextCancelled(t *testing.T) {
@@ -566,4 +586,42 @@ func alive(pid int) bool {
 	}
 	_, after, _ := strings.Cut(string(stat), ") ")
 	return !strings.HasPrefix(after, "Z")
+}
+
+func TestStopGroups(t *testing.T) {
+	nodes := []*node{{vars: NodeVars{Name: "n1"}}, {vars: NodeVars{Name: "n2"}}, {vars: NodeVars{Name: "n3"}}}
+	names := func(groups [][]*node) [][]string {
+		var out [][]string
+		for _, g := range groups {
+			var ns []string
+			for _, n := range g {
+				ns = append(ns, n.vars.Name)
+			}
+			out = append(out, ns)
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		s      Shutdown
+		leader string
+		want   [][]string
+	}{
+		{"parallel: all at once", Shutdown{}, "n2", [][]string{{"n1", "n2", "n3"}}},
+		{"sequential: one at a time in index order", Shutdown{Sequential: true}, "n2", [][]string{{"n1"}, {"n2"}, {"n3"}}},
+		{"leader last: the others at once, then the leader", Shutdown{LeaderLast: true}, "n2", [][]string{{"n1", "n3"}, {"n2"}}},
+		{"leader last, the leader first by index", Shutdown{LeaderLast: true}, "n1", [][]string{{"n2", "n3"}, {"n1"}}},
+		{"leader last, no leader known: sequential", Shutdown{LeaderLast: true}, "", [][]string{{"n1"}, {"n2"}, {"n3"}}},
+		{"leader last, a leader not among the nodes: sequential", Shutdown{LeaderLast: true}, "n9", [][]string{{"n1"}, {"n2"}, {"n3"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := names(stopGroups(nodes, tc.s, tc.leader)); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("stopGroups = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if got := names(stopGroups(nodes[:1], Shutdown{LeaderLast: true}, "n1")); !reflect.DeepEqual(got, [][]string{{"n1"}}) {
+		t.Errorf("one node, the leader: stopGroups = %v, want [[n1]]", got)
+	}
 }

@@ -108,11 +108,12 @@ type Ready struct {
 type Shutdown struct {
 	Signal string        `yaml:"signal"` // default "SIGTERM"
 	Grace  time.Duration `yaml:"grace"`  // then SIGKILL; default 5s
-	// Order is "parallel" (default: signal every node at once) or
+	// Order is "parallel" (default: signal every node at once),
 	// "sequential" (one node at a time, in index order, each getting its
-	// own grace). Consensus systems often stop faster sequentially: a
-	// leader stopping while its peers stop too may wait out a leadership
-	// transfer.
+	// own grace) or "leader-last" (every node but the leader at once, then
+	// the leader, by the catalog's role hooks; sequential when no leader
+	// is known). Consensus systems often stop faster so: a leader stopping
+	// while its peers stop too may wait out a leadership transfer.
 	Order string `yaml:"order"`
 }
 

@@ -43,6 +43,7 @@ const (
 const (
 	ShutdownParallel   = "parallel"
 	ShutdownSequential = "sequential"
+	ShutdownLeaderLast = "leader-last"
 )
 
 // DefaultFaultKinds are the fault kinds a campaign injects unless

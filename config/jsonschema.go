@@ -44,7 +44,7 @@ func JSONSchema(k Known) ([]byte, error) {
 		"checkers.enabled[]":      k.Checkers,
 		"faults.kinds[]":          kinds,
 		"faults.files[]":          FileRoles,
-		"cluster.shutdown.order":  {ShutdownParallel, ShutdownSequential},
+		"cluster.shutdown.order":  {ShutdownParallel, ShutdownSequential, ShutdownLeaderLast},
 		"cluster.shutdown.signal": {"SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGKILL", "SIGUSR1", "SIGUSR2"},
 	}}
 	root := g.schema(reflect.TypeFor[Config](), "")

@@ -55,7 +55,7 @@ func TestJSONSchema(t *testing.T) {
 		{"faults.coverage", "type", "boolean"},
 		{"cluster.env", "type", "object"},
 		{"policy.name", "enum", []any{"random", "bsrr"}},
-		{"cluster.shutdown.order", "enum", []any{"parallel", "sequential"}},
+		{"cluster.shutdown.order", "enum", []any{"parallel", "sequential", "leader-last"}},
 	} {
 		s := lookup(tt.path)
 		if got, _ := json.Marshal(s[tt.key]); string(got) != mustJSON(t, tt.want) {

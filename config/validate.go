@@ -164,8 +164,8 @@ func (c *Config) Validate(known Known) error {
 	if c.Cluster.Shutdown.Grace <= 0 {
 		bad("cluster.shutdown.grace", `set e.g. "grace: 5s"`, "must be positive (got %s)", c.Cluster.Shutdown.Grace)
 	}
-	if o := c.Cluster.Shutdown.Order; o != ShutdownParallel && o != ShutdownSequential {
-		bad("cluster.shutdown.order", `set "order: parallel" or "order: sequential"`, "unknown order %q", o)
+	if o := c.Cluster.Shutdown.Order; o != ShutdownParallel && o != ShutdownSequential && o != ShutdownLeaderLast {
+		bad("cluster.shutdown.order", `set "order: parallel", "order: sequential" or "order: leader-last"`, "unknown order %q", o)
 	}
 	// Workload.
 	switch {
