@@ -81,15 +81,47 @@ func public(vs []catalog.ErrorValue) []errVal {
 
 // origins computes function summaries on demand.
 type origins struct {
-	prog   *Program
-	flow   *flow
-	sums   map[*ssa.Function]*summary
-	active map[*ssa.Function]bool
-	reach  map[[2]*types.Package]bool
+	prog *Program
+	flow *flow
+	sums map[*ssa.Function]*summary
+	// stack holds the functions whose summaries are being computed, the
+	// outermost first; onStack maps each to its index.
+	stack   []sumFrame
+	onStack map[*ssa.Function]int
+	// partial is what a recursive call sees of a function of a cycle that
+	// is still being summarised: its summary from the cycle's previous
+	// pass (none in the first).
+	partial map[*ssa.Function]*summary
+	// tentative maps a function whose summary in sums was computed inside
+	// a cycle not yet done to the index in stack of the cycle's head.
+	tentative map[*ssa.Function]int
+	reach     map[[2]*types.Package]bool
 }
 
+// sumFrame is a function whose summary is being computed.
+type sumFrame struct {
+	f *ssa.Function
+	// low is the lowest index in the stack of a function the summary so
+	// far depends on while that function is unfinished (its own index
+	// when none): below its own, the function is inside a cycle whose
+	// head is there.
+	low int
+	// members are the functions summarised inside this frame's cycle,
+	// which it heads: kept tentatively until the cycle is done.
+	members []*ssa.Function
+	// changed is set when a member's summary differs from the cycle's
+	// previous pass, recursed when a call inside reached this frame's
+	// function again.
+	changed, recursed bool
+}
+
+// maxPasses bounds the passes over one cycle (a summary only grows, and
+// appendVals bounds its values, so it settles sooner).
+const maxPasses = 8
+
 func newOrigins(p *Program, fl *flow) *origins {
-	return &origins{prog: p, flow: fl, sums: map[*ssa.Function]*summary{}, active: map[*ssa.Function]bool{},
+	return &origins{prog: p, flow: fl, sums: map[*ssa.Function]*summary{},
+		onStack: map[*ssa.Function]int{}, partial: map[*ssa.Function]*summary{}, tentative: map[*ssa.Function]int{},
 		reach: map[[2]*types.Package]bool{}}
 }
 
@@ -101,16 +133,94 @@ func lastIsError(sig *types.Signature) bool {
 
 var errorType = types.Universe.Lookup("error").Type()
 
-// summary returns the summary of f (which has a body); a recursive call
-// sees an empty summary.
+// summary returns the summary of f (which has a body).
+//
+// A recursive call — of a function whose summary is being computed, a
+// cycle of the call graph — sees that function's summary from the
+// cycle's previous pass (empty in the first). The summaries computed
+// inside the cycle are kept tentatively, and the cycle's head (the first
+// of its functions asked) summarises it again until no member's summary
+// changes, so no function's summary depends on which function of its
+// cycle was asked first: before, the function reached second inside a
+// cycle kept the empty summary its recursive call saw (gRPC's stream
+// wrappers' RecvMsg, which call each other, lost io.EOF by the order).
 func (o *origins) summary(f *ssa.Function) *summary {
-	if s, ok := o.sums[f]; ok {
-		return s
-	}
-	if o.active[f] {
+	if i, ok := o.onStack[f]; ok {
+		o.stack[i].recursed = true
+		o.depend(i)
+		if p := o.partial[f]; p != nil {
+			return p
+		}
 		return &summary{}
 	}
-	o.active[f] = true
+	if s, ok := o.sums[f]; ok {
+		if h, ok := o.tentative[f]; ok {
+			o.depend(h)
+		}
+		return s
+	}
+	idx := len(o.stack)
+	o.onStack[f] = idx
+	o.stack = append(o.stack, sumFrame{f: f, low: idx})
+	var s *summary
+	for pass := 1; ; pass++ {
+		s = o.compute(f)
+		fr := &o.stack[idx]
+		if fr.low < idx || !fr.recursed && len(fr.members) == 0 {
+			break // inside an outer cycle, whose head iterates; or no cycle
+		}
+		changed := fr.changed || !s.same(o.partial[f])
+		if !changed || pass >= maxPasses {
+			break
+		}
+		// Another pass over the cycle, from what this one found.
+		o.partial[f] = s
+		for _, g := range fr.members {
+			delete(o.sums, g)
+			delete(o.tentative, g)
+		}
+		fr.members, fr.changed, fr.recursed = nil, false, false
+	}
+	fr := o.stack[idx]
+	o.stack = o.stack[:idx]
+	delete(o.onStack, f)
+	o.sums[f] = s
+	if fr.low < idx {
+		// A member of the cycle headed at fr.low: tentative until it is
+		// done, as is what this frame summarised.
+		head := &o.stack[fr.low]
+		if !s.same(o.partial[f]) {
+			head.changed = true
+		}
+		o.partial[f] = s
+		head.members = append(append(head.members, f), fr.members...)
+		o.tentative[f] = fr.low
+		for _, g := range fr.members {
+			o.tentative[g] = fr.low
+		}
+		o.depend(fr.low)
+		return s
+	}
+	// Done: this frame's cycle, if any, is settled.
+	delete(o.partial, f)
+	for _, g := range fr.members {
+		delete(o.tentative, g)
+		delete(o.partial, g)
+	}
+	return s
+}
+
+// depend records that the summary being computed (the stack's top)
+// depends on the unfinished summary of the function at index i.
+func (o *origins) depend(i int) {
+	if n := len(o.stack); n > 0 && i < o.stack[n-1].low {
+		o.stack[n-1].low = i
+	}
+}
+
+// compute traces f's error results into a summary, with its own part
+// when it calls a func parameter (the callbacks' visits).
+func (o *origins) compute(f *ssa.Function) *summary {
 	s := o.traceReturns(f, nil)
 	if len(s.visits) > 0 {
 		// Trace again with the visits' values taken as seen: what is
@@ -121,9 +231,35 @@ func (o *origins) summary(f *ssa.Function) *summary {
 		}
 		s.own = o.traceReturns(f, skip)
 	}
-	delete(o.active, f)
-	o.sums[f] = s
 	return s
+}
+
+// same reports whether s and t carry the same errors (t may be nil: the
+// empty summary).
+func (s *summary) same(t *summary) bool {
+	if t == nil {
+		t = &summary{}
+	}
+	if s.io != t.io || s.fallible != t.fallible || len(s.visits) != len(t.visits) ||
+		!sameVals(s.ioVals, t.ioVals) || !sameVals(s.created, t.created) || !sameVals(s.inherited, t.inherited) {
+		return false
+	}
+	if (s.own == nil) != (t.own == nil) {
+		return false
+	}
+	return s.own == nil || s.own.same(t.own)
+}
+
+func sameVals(a, b []errVal) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Expr != b[i].Expr {
+			return false
+		}
+	}
+	return true
 }
 
 // traceReturns traces the error results of f's returns, taking the values

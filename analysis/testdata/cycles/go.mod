@@ -1,0 +1,3 @@
+module example.com/cy
+
+go 1.22
