@@ -142,8 +142,9 @@ var errorType = types.Universe.Lookup("error").Type()
 // of its functions asked) summarises it again until no member's summary
 // changes, so no function's summary depends on which function of its
 // cycle was asked first: before, the function reached second inside a
-// cycle kept the empty summary its recursive call saw (gRPC's stream
-// wrappers' RecvMsg, which call each other, lost io.EOF by the order).
+// cycle kept the empty summary its recursive call saw, so a call of it
+// offered nothing where a call of its partner offered the cycle's errors
+// (TestCycles).
 func (o *origins) summary(f *ssa.Function) *summary {
 	if i, ok := o.onStack[f]; ok {
 		o.stack[i].recursed = true
