@@ -415,17 +415,7 @@ func TestInspectOneBinary(t *testing.T) {
 		files[fmt.Sprintf("cmds/c%02d/c.go", i)] = fmt.Sprintf("// Package c%02d is a subcommand.\npackage c%02d\n", i, i)
 	}
 	files["command/command.go"] = command + ")\n\n// Run runs the command line.\nfunc Run() {}\n"
-	dir := t.TempDir()
-	for p, c := range files {
-		p = filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := Inspect(context.Background(), dir)
+	m, err := Inspect(context.Background(), module(t, files))
 	if err != nil {
 		t.Fatal(err)
 	}
