@@ -50,9 +50,11 @@ type loadEnd struct {
 	// doubles it), so a member the error wedged would have had its peers
 	// time out and elect past it.
 	Settle time.Duration
-	// Client are the trial's client events so far: which members served
-	// since the last fault (check.ServedSince).
-	Client []record.ClientEvent
+	// Client returns the trial's client events so far: which members
+	// served since the last fault (check.ServedSince). mayEnd calls it
+	// only for a trial the settle may end, as the runner's copy of a
+	// trial's events is not free at every poll; nil: no events.
+	Client func() []record.ClientEvent
 }
 
 // mayEnd decides whether the load may end at now, and why (for the log):
@@ -99,7 +101,7 @@ func (l loadEnd) mayEnd(now time.Time) (bool, string) {
 		return false, ""
 	}
 	ago := now.Sub(end).Round(time.Millisecond).String()
-	if l.Settle > 0 && l.Settle < l.Bound && !now.Before(end.Add(l.Settle)) && stoppedNone(l.Faults.Injections, l.Nodes) && servedAll(l.Nodes, check.ServedSince(l.Client, end)) {
+	if l.Settle > 0 && l.Settle < l.Bound && !now.Before(end.Add(l.Settle)) && stoppedNone(l.Faults.Injections, l.Nodes) && servedAll(l.Nodes, check.ServedSince(l.clientEvents(), end)) {
 		return true, "the last fault ended " + ago + " ago, stopped no member, and every member served since (settle " + l.Settle.String() + ")"
 	}
 	if now.Before(end.Add(l.Bound)) {
@@ -134,4 +136,12 @@ func servedAll(nodes []record.Node, served map[string]time.Time) bool {
 		}
 	}
 	return len(nodes) > 0
+}
+
+// clientEvents returns l.Client's events, none without it.
+func (l loadEnd) clientEvents() []record.ClientEvent {
+	if l.Client == nil {
+		return nil
+	}
+	return l.Client()
 }

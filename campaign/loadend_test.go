@@ -25,6 +25,10 @@ func TestLoadEndMayEnd(t *testing.T) {
 		}
 		return out
 	}
+	// events hands mayEnd the events as the runner does, on demand.
+	events := func(evs []record.ClientEvent) func() []record.ClientEvent {
+		return func() []record.ClientEvent { return evs }
+	}
 	last := func(ins ...record.Injection) controller.FaultState {
 		return controller.FaultState{Last: true, Injections: ins}
 	}
@@ -62,45 +66,45 @@ func TestLoadEndMayEnd(t *testing.T) {
 		// Settle: an error that stopped no member, every member served
 		// since.
 		{"error, every member served since, settle passed: end", loadEnd{Faults: last(errAt(time.Second)), Nodes: members,
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + settle, true},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + settle, true},
 		{"error, every member served since, within the settle: run on", loadEnd{Faults: last(errAt(time.Second)), Nodes: members,
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + settle - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + settle - time.Millisecond, false},
 		{"error, a member served only before it: run on", loadEnd{Faults: last(errAt(time.Second)), Nodes: members,
-			Client: append(served(1500*time.Millisecond, "n2", "n3"), served(900*time.Millisecond, "n1")...)}, time.Second + bound - time.Millisecond, false},
+			Client: events(append(served(1500*time.Millisecond, "n2", "n3"), served(900*time.Millisecond, "n1")...))}, time.Second + bound - time.Millisecond, false},
 		{"error, a member never served again: the bound still ends it", loadEnd{Faults: last(errAt(time.Second)), Nodes: members,
-			Client: served(1500*time.Millisecond, "n2", "n3")}, time.Second + bound, true},
+			Client: events(served(1500*time.Millisecond, "n2", "n3"))}, time.Second + bound, true},
 		{"error, a failed request is no service", loadEnd{Faults: last(errAt(time.Second)), Nodes: members,
-			Client: append(served(1500*time.Millisecond, "n2", "n3"), record.ClientEvent{Time: at(2 * time.Second), Client: "n1/0", Node: "n1", Kind: record.EvError})}, time.Second + bound - time.Millisecond, false},
+			Client: events(append(served(1500*time.Millisecond, "n2", "n3"), record.ClientEvent{Time: at(2 * time.Second), Client: "n1/0", Node: "n1", Kind: record.EvError}))}, time.Second + bound - time.Millisecond, false},
 		{"error, an unknown outcome is no service", loadEnd{Faults: last(errAt(time.Second)), Nodes: members,
-			Client: append(served(1500*time.Millisecond, "n2", "n3"), record.ClientEvent{Time: at(2 * time.Second), Client: "n1/0", Node: "n1", Kind: record.EvOp, Op: &record.Op{Unknown: true}})}, time.Second + bound - time.Millisecond, false},
+			Client: events(append(served(1500*time.Millisecond, "n2", "n3"), record.ClientEvent{Time: at(2 * time.Second), Client: "n1/0", Node: "n1", Kind: record.EvOp, Op: &record.Op{Unknown: true}}))}, time.Second + bound - time.Millisecond, false},
 		{"a sequence of errors: service before its last is not since", loadEnd{Faults: last(errAt(0), errAt(5*time.Second)), Nodes: members,
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, 5*time.Second + settle, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, 5*time.Second + settle, false},
 		{"a sequence of errors settles from its last", loadEnd{Faults: last(errAt(0), errAt(5*time.Second)), Nodes: members,
-			Client: served(5500*time.Millisecond, "n1", "n2", "n3")}, 5*time.Second + settle, true},
+			Client: events(served(5500*time.Millisecond, "n1", "n2", "n3"))}, 5*time.Second + settle, true},
 		{"no members known: the bound", loadEnd{Faults: last(errAt(time.Second)),
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 		{"no settle (zero): the bound", loadEnd{Faults: last(errAt(time.Second)), Nodes: members, Settle: -1,
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 
 		// The planted cases the settle must not hide: a fault that
 		// stopped a member keeps the bound, whoever served since.
 		{"error that made its member exit keeps the bound", loadEnd{Faults: last(errAt(time.Second)), Nodes: exited,
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 		{"error, a member restarted keeps the bound", loadEnd{Faults: last(errAt(time.Second)), Nodes: restarted,
-			Client: served(2500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(2500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 		{"error, a member killed keeps the bound", loadEnd{Faults: last(errAt(time.Second)), Nodes: []record.Node{{Name: "n1", Killed: true}, {Name: "n2"}, {Name: "n3"}},
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 		{"a follower's crash and restart (minikv's restream leak) keeps the bound", loadEnd{Faults: last(record.Injection{Time: at(time.Second), Node: "n1", Kind: catalog.KindCrash}),
-			Nodes: restarted, Client: served(2500*time.Millisecond, "n1", "n2", "n3")}, 2*time.Second + bound - time.Millisecond, false},
+			Nodes: restarted, Client: events(served(2500*time.Millisecond, "n1", "n2", "n3"))}, 2*time.Second + bound - time.Millisecond, false},
 		{"a delay keeps the bound", loadEnd{Faults: last(record.Injection{Time: at(0), Node: "n1", Kind: catalog.KindDelay, Delay: time.Second}), Nodes: members,
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 		{"a pause keeps the bound", loadEnd{Faults: last(record.Injection{Time: at(0), Node: "n1", Kind: catalog.KindPause, Delay: time.Second}), Nodes: members,
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 		{"a partition keeps the bound", loadEnd{Faults: last(record.Injection{Time: at(0), Node: "n1", Kind: catalog.KindPartition, Delay: time.Second}), Nodes: members,
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 		{"an error and a crash keep the bound", loadEnd{Faults: last(record.Injection{Time: at(0), Node: "n2", Kind: catalog.KindCrashAfter}, errAt(time.Second)),
 			Nodes:  []record.Node{{Name: "n1"}, {Name: "n2", Killed: true, Restarts: 1, Restarted: []time.Time{at(500 * time.Millisecond)}}, {Name: "n3"}},
-			Client: served(1500*time.Millisecond, "n1", "n2", "n3")}, time.Second + bound - time.Millisecond, false},
+			Client: events(served(1500*time.Millisecond, "n1", "n2", "n3"))}, time.Second + bound - time.Millisecond, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

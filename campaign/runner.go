@@ -626,10 +626,7 @@ func (r *runner) watchLoadEnd(t *trialRun, cl *cluster.Cluster, path string) (st
 				return
 			case <-tick.C:
 			}
-			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound, Settle: progress / 2}
-			if len(l.Faults.Injections) > 0 && l.Faults.Last {
-				l.Client = t.ct.ClientEvents() // only what mayEnd then reads
-			}
+			l := loadEnd{FullLength: t.baseline && !t.shortLoad, Faults: t.ct.Faults(), Bound: bound, Settle: progress / 2, Client: t.ct.ClientEvents}
 			t.mu.Lock()
 			l.Restarting = t.restarting > 0
 			k, struck := t.calibKill, t.kills[t.calibKill.node] > 0
