@@ -186,10 +186,15 @@ func (s *campaignRun) faultTrials(ctx context.Context) error {
 	if s.until() {
 		return nil
 	}
-	return engine.Run(ctx, engine.Schedule[*record.Trial]{
+	defer s.climbDone()
+	sched := engine.Schedule[*record.Trial]{
 		Trials: s.want, Local: s.parallel, Remote: s.opts.Remote,
 		Begin: s.beginFault, Done: s.faultDone,
-	})
+	}
+	if s.climb != nil {
+		sched.Climb, sched.Climbed = s.climb, s.climbed
+	}
+	return engine.Run(ctx, sched)
 }
 
 // beginFault begins the next fault trial once the campaign is not paused:

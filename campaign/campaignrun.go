@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 
 	"github.com/gofault/gofault/build"
@@ -34,6 +35,10 @@ type campaignRun struct {
 	// autoParallel: trials.parallel is auto, and parallel is decided again
 	// once the baseline trials measured what one cluster uses.
 	autoParallel bool
+	// climb, when trials.parallel is auto and the run is long enough,
+	// tries more clusters at once than parallel while it pays
+	// (engine.Climb); nil otherwise.
+	climb *engine.Climb
 	used         indices
 	// priorBaseline counts the baseline trials an earlier run of a
 	// resumed campaign saved; want the fault trials this run still owes.
@@ -106,9 +111,39 @@ func (s *campaignRun) measureParallel(meter engine.Meter, ran bool) {
 		cores = meter.Cores()
 	}
 	cfg := s.opts.Config
-	s.parallel, s.sum.ParallelHow = autoParallel(engine.ThisMachine(), cfg.Cluster.Nodes, s.want, cores)
+	m := engine.ThisMachine()
+	s.parallel, s.sum.ParallelHow = autoParallel(m, cfg.Cluster.Nodes, s.want, cores)
 	s.sum.Parallel = s.parallel
-	s.opts.Logger.Info(fmt.Sprintf("parallel auto: %d clusters at once (%s)", s.parallel, s.sum.ParallelHow))
+	climbs := ""
+	if s.opts.Remote == nil && engine.ClimbWorth(s.want, s.parallel) {
+		if most := engine.ClimbMax(m, clusterUnit(cfg.Cluster.Nodes), s.want); most > s.parallel {
+			s.climb = engine.NewClimb(s.parallel, most)
+			climbs = fmt.Sprintf("; more at once, up to %d, while it pays", most)
+		}
+	}
+	s.opts.Logger.Info(fmt.Sprintf("parallel auto: %d clusters at once (%s)%s", s.parallel, s.sum.ParallelHow, climbs))
+}
+
+// climbed logs a note of the run's Climb and keeps the level it chose in
+// the summary; the notes are added to its ParallelHow at the end
+// (climbDone).
+func (s *campaignRun) climbed(note string) {
+	s.opts.Logger.Info("parallel auto: " + note)
+	s.mu.Lock()
+	s.sum.Parallel = s.climb.Level()
+	s.mu.Unlock()
+}
+
+// climbDone adds what the run's Climb tried to the summary's
+// ParallelHow.
+func (s *campaignRun) climbDone() {
+	if s.climb == nil || len(s.climb.Notes) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sum.Parallel = s.climb.Level()
+	s.sum.ParallelHow += "; then " + strings.Join(s.climb.Notes, "; ")
 }
 
 // reportArgs are the flags of a gofault report command about this

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -41,6 +42,12 @@ type Schedule[R any] struct {
 	// under way finish and are taken too); another error stops it.
 	Done    func(R) error
 	InOrder bool
+	// Climb, if set (only without Remote), decides how many trials run
+	// here at once in place of Local, which is then its start: Run tells
+	// it each trial that ended, and Climbed, if set, each note it gave
+	// when it changed the level.
+	Climb   *Climb
+	Climbed func(note string)
 }
 
 // Run runs s's trials until s.Trials ran, Begin or Done said ErrEnded, or
@@ -49,9 +56,14 @@ type Schedule[R any] struct {
 func Run[R any](ctx context.Context, s Schedule[R]) error {
 	limit := max(1, s.Local)
 	var local chan struct{} // a token per local slot in use, with Remote
-	if s.Remote != nil {
+	var climb *climbGate
+	switch {
+	case s.Remote != nil:
 		limit = max(0, s.Local) + s.Remote.Slots()
 		local = make(chan struct{}, max(0, s.Local)) // none: never free
+	case s.Climb != nil:
+		limit = s.Climb.max
+		climb = &climbGate{c: s.Climb, note: s.Climbed, wake: make(chan struct{})}
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(limit)
@@ -68,6 +80,15 @@ func Run[R any](ctx context.Context, s Schedule[R]) error {
 				return nil
 			}
 			remote := false
+			if climb != nil {
+				level, err := climb.acquire(gctx)
+				if err != nil {
+					begun <- err
+					return nil
+				}
+				begin := time.Now()
+				defer func() { climb.release(level, begin, time.Now()) }()
+			}
 			if local != nil {
 				select {
 				case local <- struct{}{}:
@@ -153,4 +174,47 @@ func (d *dones[R]) take(r R) error {
 		return nil
 	}
 	return err
+}
+
+// climbGate lets as many trials run at once as its Climb's level.
+type climbGate struct {
+	c    *Climb
+	note func(string)
+
+	mu   sync.Mutex
+	busy int
+	wake chan struct{} // closed and replaced when a slot frees or the level changes
+}
+
+// acquire waits for a slot and returns the level it was taken at.
+func (g *climbGate) acquire(ctx context.Context) (int, error) {
+	for {
+		g.mu.Lock()
+		if level := g.c.Level(); g.busy < level {
+			g.busy++
+			g.mu.Unlock()
+			return level, nil
+		}
+		wake := g.wake
+		g.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// release frees the slot of a trial begun at level that ran from begin
+// to end, and tells the Climb.
+func (g *climbGate) release(level int, begin, end time.Time) {
+	g.mu.Lock()
+	g.busy--
+	note := g.c.Ended(level, begin, end)
+	close(g.wake)
+	g.wake = make(chan struct{})
+	g.mu.Unlock()
+	if note != "" && g.note != nil {
+		g.note(note)
+	}
 }
