@@ -39,7 +39,7 @@ type campaignRun struct {
 	// tries more clusters at once than parallel while it pays
 	// (engine.Climb); nil otherwise.
 	climb *engine.Climb
-	used         indices
+	used  indices
 	// priorBaseline counts the baseline trials an earlier run of a
 	// resumed campaign saved; want the fault trials this run still owes.
 	priorBaseline, wantBaseline, want int
