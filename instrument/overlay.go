@@ -40,6 +40,9 @@ type overlaySet struct {
 	// stackCalls counts the runtime.Stack calls the agent wraps (a test
 	// build; see stackEdits).
 	stackCalls int
+	// ignoredCalls counts the test files' calls whose discarded error the
+	// agent checks (a test build; see ignoredEdits).
+	ignoredCalls int
 	// blocks counts the coverage counters, blockFiles locate them.
 	blocks     int
 	blockFiles []catalog.BlockFile
@@ -79,7 +82,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 	}
 	if rw.w.Test {
 		for f, ref := range rw.files {
-			if len(stackCalls(ref.file, ref.pkg.TypesInfo)) > 0 {
+			if len(stackCalls(ref.file, ref.pkg.TypesInfo)) > 0 ||
+				ref.test && !rw.noIgnored[f] && len(ignoredCalls(ref.file, ref.pkg.TypesInfo)) > 0 {
 				touched[f] = true
 			}
 		}
@@ -94,7 +98,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], roleValues: roleValues(cat), observe: observe[name],
 			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
-			stacks: rw.w.Test,
+			stacks: rw.w.Test, ignored: ref.test && !rw.noIgnored[name],
 		}, sites[name])
 		ov.blankMembers += out.blankMembers
 		if len(out.blocks) > 0 {
@@ -121,6 +125,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			case e.block: // counted in ov.blocks
 			case e.stack:
 				ov.stackCalls++
+			case e.ignored:
+				ov.ignoredCalls++
 			case e.member == memberHook:
 				ov.memberMethods++
 			case e.member != 0: // a receiver's name
