@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
@@ -34,6 +35,9 @@ func Injected(err error) error {
 	injected.mu.Unlock()
 	return err
 }
+
+// ignoredOut is where Ignored's lines go: the test's stdout.
+var ignoredOut io.Writer = os.Stdout
 
 // isInjected reports whether err is, wraps (errors.Is) or quotes (its
 // text holds the injected error's whole text: code that rebuilt the error
@@ -94,5 +98,5 @@ func reportIgnored(err error) {
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	// One write of one line: -test.v's own lines go to stdout too, so
 	// the line keeps its place among the test's reports.
-	os.Stdout.WriteString(wire.IgnoredPrefix + file + ":" + strconv.Itoa(line) + ": " + msg + "\n")
+	io.WriteString(ignoredOut, wire.IgnoredPrefix+file+":"+strconv.Itoa(line)+": "+msg+"\n")
 }

@@ -1,6 +1,10 @@
 package gotest
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +12,7 @@ import (
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
 )
 
 // TestIgnoredVerdict: a test that discarded the injected error its own
@@ -78,5 +83,60 @@ func TestIgnoredCountedAsAssumption(t *testing.T) {
 	}
 	if got := trialOutcome("TestX", []record.Verdict{{Checker: Checker, Symptom: IgnoredSymptom}}); got != "test assumption (not a finding)" {
 		t.Errorf("trial outcome %q", got)
+	}
+}
+
+// TestIgnoredEndToEnd runs testdata/ignoredstore: TestOpenIgnored discards
+// Open's error (which Open returns as it should) and panics on the nil
+// store — a test assumption naming the call's line; TestCreate checks
+// Create's error, but the planted bug returns nil for it (wal.Create's
+// shape) and the test panics on the nil store — a finding.
+func TestIgnoredEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a test binary")
+	}
+	dir := t.TempDir()
+	sum, err := Run(context.Background(), Options{
+		Module: "testdata/ignoredstore", Package: ".", WorkDir: dir,
+		Policy: "random", Seed: 1, Trials: 6, Kinds: []catalog.Kind{catalog.KindError},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenExisting(filepath.Join(dir, "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(context.Background(), sum.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fault := split(trials)
+	struck := map[string]int{}
+	for _, tr := range fault {
+		if len(tr.Injections) == 0 {
+			continue
+		}
+		test := tr.Test()
+		struck[test]++
+		v := tr.Verdicts[0]
+		switch test {
+		case "TestOpenIgnored":
+			if v.Symptom != IgnoredSymptom || v.Failed || !strings.Contains(v.Evidence[0], "ignoredstore_test.go:8") {
+				t.Errorf("trial %s of %s: %q failed %v, evidence %q; want the ignored error at ignoredstore_test.go:8, not a finding", tr.ID, test, v.Symptom, v.Failed, v.Evidence)
+			}
+		case "TestCreate":
+			if v.Symptom != "TestCreate panicked" || !v.Failed {
+				t.Errorf("trial %s of %s: %q failed %v; want the planted bug found (panicked)", tr.ID, test, v.Symptom, v.Failed)
+			}
+		}
+	}
+	if struck["TestOpenIgnored"] == 0 || struck["TestCreate"] == 0 {
+		t.Fatalf("trials with a fault by test %v: want both tests struck", struck)
+	}
+	if sum.Assumptions != struck["TestOpenIgnored"] || sum.Findings != 1 {
+		t.Errorf("summary: %d assumptions, %d findings; want %d and 1", sum.Assumptions, sum.Findings, struck["TestOpenIgnored"])
 	}
 }
