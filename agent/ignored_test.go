@@ -34,25 +34,25 @@ func TestIgnored(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		call  func() (error, int)
+		call  func() (int, error)
 		write bool
 	}{
-		{"nil", func() (error, int) { return Ignored(nil), line() }, false},
-		{"the injected error", func() (error, int) { return Ignored(eio), line() }, true},
-		{"wrapped, two results", func() (error, int) {
-			return second(Ignored2(7, fmt.Errorf("create: %w", eio))), line()
+		{"nil", func() (int, error) { return line(), Ignored(nil) }, false},
+		{"the injected error", func() (int, error) { return line(), Ignored(eio) }, true},
+		{"wrapped, two results", func() (int, error) {
+			return line(), second(Ignored2(7, fmt.Errorf("create: %w", eio)))
 		}, true},
-		{"its text, three results", func() (error, int) {
-			return third(Ignored3("a", 1, errors.New("start: "+eio.Error()))), line()
+		{"its text, three results", func() (int, error) {
+			return line(), third(Ignored3("a", 1, errors.New("start: "+eio.Error())))
 		}, true},
-		{"another error", func() (error, int) { return Ignored(errors.New("address already in use")), line() }, false},
-		{"the same errno, another error", func() (error, int) {
-			return Ignored(&fs.PathError{Op: "read", Path: "/d/snap", Err: syscall.EIO}), line()
+		{"another error", func() (int, error) { return line(), Ignored(errors.New("address already in use")) }, false},
+		{"the same errno, another error", func() (int, error) {
+			return line(), Ignored(&fs.PathError{Op: "read", Path: "/d/snap", Err: syscall.EIO})
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out.Reset()
-			err, l := tc.call()
+			l, err := tc.call()
 			got := out.String()
 			if !tc.write {
 				if got != "" {
