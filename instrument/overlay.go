@@ -74,8 +74,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		}
 	}
 	if rw.cover {
-		for f := range rw.files {
-			if !rw.noCover[f] {
+		for f, ref := range rw.files {
+			if !rw.noCover[f] && !ref.test {
 				touched[f] = true
 			}
 		}
@@ -97,7 +97,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], roleValues: roleValues(cat), observe: observe[name],
-			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
+			cover: rw.cover && !rw.noCover[name] && !ref.test, firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
 			stacks: rw.w.Test, ignored: ref.test && !rw.noIgnored[name],
 		}, sites[name])
 		ov.blankMembers += out.blankMembers
