@@ -15,7 +15,7 @@ func (s *Summary) countFindings(trials []*record.Trial) {
 	for _, tr := range trials {
 		for _, v := range tr.Verdicts {
 			switch v.Symptom {
-			case AssumptionSymptom:
+			case AssumptionSymptom, IgnoredSymptom:
 				s.Assumptions++
 			case FailStopSymptom:
 				s.FailStops++

@@ -239,8 +239,9 @@ type Summary struct {
 	Findings          int `json:"findings"`
 	FaultFreeFailures int `json:"fault_free_failures"`
 	// Assumptions counts the fault trials whose test failed by its own
-	// report of the error injected into it (AssumptionSymptom): the
-	// test's assumption, not a finding.
+	// report of the error injected into it (AssumptionSymptom), or after
+	// it discarded that error where its own call returned it
+	// (IgnoredSymptom): the test's assumption, not a finding.
 	Assumptions int `json:"assumptions"`
 	// FailStops counts the fault trials whose process the code under test
 	// stopped on purpose on the injected error (FailStopSymptom), Timing

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
@@ -86,9 +88,10 @@ func passed(test, output string, code int) bool {
 // failed") and the test's failure lines as evidence — unless the test
 // failed by its own report of the error injected into it (assumption),
 // the code under test stopped the process on purpose on that error
-// (failStop), or the test's own wait ran out while an injected delay
-// still held the call (timing): then an informational verdict says so,
-// not a finding.
+// (failStop), the test's own wait ran out while an injected delay
+// still held the call (timing), or the test discarded the injected error
+// its call returned and went on (ignored): then an informational verdict
+// says so, not a finding.
 func Verdict(r Attempt, bound time.Duration, inj []record.Injection) record.Verdict {
 	out := r.Outcome(bound)
 	if out == "" {
@@ -110,6 +113,9 @@ func Verdict(r Attempt, bound time.Duration, inj []record.Injection) record.Verd
 		return v
 	}
 	if v, ok := timing(r, bound, inj); ok {
+		return v
+	}
+	if v, ok := ignored(r, bound, inj); ok {
 		return v
 	}
 	return record.Verdict{
@@ -519,4 +525,101 @@ func Allot(chosen []Measure, trials int, seed int64) (order []int, shares []Shar
 // injected delay, whichever is longer.
 func HangBound(m Measure, delay, floor time.Duration) time.Duration {
 	return max(floor, 4*m.Slowest+delay)
+}
+
+// IgnoredSymptom is the symptom of a test run that failed after the test
+// discarded the error injected into one of its own calls (agent.Ignored
+// reported it): the test's assumption that the call cannot fail, counted
+// with the test assumptions, never a finding.
+const IgnoredSymptom = "informational: test assumption (the test ignored the injected error its call returned)"
+
+// ignoredCall is a call of a test file whose discarded error was the
+// injected one, as the agent reported it (wire.IgnoredPrefix).
+type ignoredCall struct {
+	At   string // the call's file:line
+	Err  string // the error's text
+	Line string // the output line
+}
+
+// ignoredCalls returns the calls output reports as having discarded an
+// injected error, in their order, and the index in output's lines of the
+// first.
+func ignoredCalls(output string) (calls []ignoredCall, first int) {
+	first = -1
+	for i, l := range strings.Split(output, "\n") {
+		rest, ok := strings.CutPrefix(l, wire.IgnoredPrefix)
+		if !ok {
+			continue
+		}
+		// file:line: error — the file name holds no ": ".
+		at, msg, ok := strings.Cut(rest, ": ")
+		if !ok {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		calls = append(calls, ignoredCall{At: at, Err: msg, Line: l})
+	}
+	return calls, first
+}
+
+// ignored judges a run that failed (its test's report, "failed"), panicked
+// or exited with a status after the test discarded the error an injected
+// fault returned to one of its own calls (agent.Ignored, in a test build:
+// a statement f(), or "_" in the error's place): the test took the call
+// for one that cannot fail and went on with what it left (rafthttp's
+// TestSendMessage ignores Transport.Start's error and panics "transport
+// stopped" at its first send). Scope: the reported error must quote an
+// error fault of inj (check.InjectedTexts); the report must come before
+// every line the test's files wrote (t.Log, t.Error and t.Fatal go to
+// stdout in order with it, so a test that failed first and ignored an
+// error in its cleanup after stays a finding); a panic or exit (stderr,
+// not ordered with stdout) follows it as the process ends after every line
+// it wrote. A hang, a data race, a runtime fatal error (a concurrent map
+// write, all goroutines asleep) or a kill by a signal stays a finding, as
+// does a run whose discarded errors were all nil (no report: the
+// wal.Create shape, a call that returned nil while the code lost the
+// error) or another error than the injected one.
+func ignored(r Attempt, bound time.Duration, inj []record.Injection) (record.Verdict, bool) {
+	out := r.Outcome(bound)
+	if out != "failed" && out != "panicked" && !strings.HasPrefix(out, "exited with status ") {
+		return record.Verdict{}, false
+	}
+	if strings.Contains("\n"+r.Output, "\nfatal error: ") {
+		return record.Verdict{}, false
+	}
+	calls, first := ignoredCalls(r.Output)
+	if len(calls) == 0 {
+		return record.Verdict{}, false
+	}
+	for i, l := range strings.Split(r.Output, "\n") {
+		if i >= first {
+			break
+		}
+		if testLine.MatchString(l) {
+			return record.Verdict{}, false
+		}
+	}
+	var texts []string
+	for _, in := range inj {
+		if in.Kind == catalog.KindError && in.Error != "" {
+			texts = append(texts, check.InjectedTexts(in.Error)...)
+		}
+	}
+	for _, c := range calls {
+		for _, t := range texts {
+			if !strings.Contains(c.Err, t) {
+				continue
+			}
+			why := fmt.Sprintf("%s %s after it ignored the injected error its call at %s returned (%s): the test took the call for one that cannot fail and went on", r.Test, out, filepath.Base(c.At), c.Err)
+			return record.Verdict{
+				Checker:  Checker,
+				Symptom:  IgnoredSymptom,
+				Evidence: append([]string{why, c.Line}, failureLines(r.Output, 10)...),
+				Nodes:    []string{Node},
+			}, true
+		}
+	}
+	return record.Verdict{}, false
 }

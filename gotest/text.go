@@ -63,7 +63,7 @@ func (s *Summary) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  %s, %s (no fault injected: not findings)\n", report.Plural(s.Findings, "finding"), report.Plural(s.FaultFreeFailures, "fault-free failure"))
 	}
 	if s.Assumptions > 0 {
-		fmt.Fprintf(w, "  %s: the test failed reporting the error injected into it, which the code under test surfaced as it should (not findings; gofault report --db %s --trials shows them)\n", report.Plural(s.Assumptions, "test assumption"), s.DB)
+		fmt.Fprintf(w, "  %s: the test failed reporting the error injected into it, which the code under test surfaced as it should, or after ignoring it (not findings; gofault report --db %s --trials shows them)\n", report.Plural(s.Assumptions, "test assumption"), s.DB)
 	}
 	if s.FailStops > 0 {
 		fmt.Fprintf(w, "  %s: the code under test stopped the test process on the error injected into it, on purpose (not findings)\n", report.Plural(s.FailStops, "fail-stop"))

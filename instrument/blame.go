@@ -33,6 +33,8 @@ func (ov *overlaySet) blame(w *Work, out string) map[string][]string {
 				id = e.observe.ID
 			} else if e.block {
 				id = coverID(name)
+			} else if e.ignored {
+				id = ignoredID(name)
 			}
 			sp := span{id, e.startLine, e.endLine}
 			byName[ln] = append(byName[ln], sp)

@@ -137,6 +137,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			res.Stats.ObservePoints = ov.observePoints
 			res.Stats.MemberMethods, res.Stats.BlankMembers = ov.memberMethods, ov.blankMembers
 			res.Stats.StackCalls = ov.stackCalls
+			res.Stats.IgnoredCalls = ov.ignoredCalls
 			res.Stats.Blocks = ov.blocks
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
 			break
@@ -152,6 +153,11 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			if file, ok := strings.CutPrefix(id, coverPrefix); ok {
 				rw.noCover[file] = true
 				slog.Warn("coverage counters did not compile; dropping those of the file", "file", file, "error", strings.Join(bad[id], "; "))
+				continue
+			}
+			if file, ok := strings.CutPrefix(id, ignoredPrefix); ok {
+				rw.noIgnored[file] = true
+				slog.Warn("the wrappers of discarded errors did not compile; dropping those of the test file", "file", file, "error", strings.Join(bad[id], "; "))
 				continue
 			}
 			skipped[id] = SkipCompile

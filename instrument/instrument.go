@@ -84,6 +84,10 @@ type Stats struct {
 	// StackCalls counts the runtime.Stack calls wrapped so that goroutine
 	// lists leave out the agent's own (a test build: Target.Test).
 	StackCalls int `json:"stack_calls,omitempty"`
+	// IgnoredCalls counts the calls of the package's _test.go files whose
+	// error the test discards, wrapped so that the agent reports an
+	// injected one (a test build: Target.Test; agent.Ignored).
+	IgnoredCalls int `json:"ignored_calls,omitempty"`
 	// Blocks counts the coverage counters inserted and built.
 	Blocks      int            `json:"blocks"`
 	SkipReasons map[string]int `json:"skip_reasons"`  // why, counted

@@ -31,6 +31,9 @@ type rewriter struct {
 	// but those of noCover (their counters did not compile).
 	cover   bool
 	noCover map[string]bool
+	// noIgnored are the test files whose Ignored wrappers did not
+	// compile: they are left as they are.
+	noIgnored map[string]bool
 	// member is the member type of w.Member, nil for none.
 	member *memberType
 	// sends are the transport's send methods (w.Transport.Send), and
@@ -43,6 +46,9 @@ type fileRef struct {
 	pkg  *packages.Package
 	file *ast.File
 	src  []byte
+	// test is set for a _test.go file of the package under test (a test
+	// build: loadTests), whose discarded errors are wrapped (ignoredEdits).
+	test bool
 }
 
 // newRewriter loads (parses and type-checks) the packages holding cat's
@@ -51,7 +57,7 @@ type fileRef struct {
 func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool) (*rewriter, error) {
 	rw := &rewriter{w: w, pkgs: map[string]*packages.Package{}, files: map[string]fileRef{},
 		deps: map[string][]string{}, names: map[string]string{}, reach: map[string]map[string]bool{},
-		cover: cover, noCover: map[string]bool{}}
+		cover: cover, noCover: map[string]bool{}, noIgnored: map[string]bool{}}
 	seen := map[string]bool{}
 	var paths []string
 	// A test build loads every target package, sites or not, for the
@@ -140,6 +146,11 @@ func newRewriter(ctx context.Context, w *Work, cat *catalog.Catalog, cover bool)
 			rw.files[filepath.Clean(name)] = fileRef{pkg: p, file: f, src: src}
 		}
 	}
+	if w.Test {
+		if err := rw.loadTests(pcfg, w.Main); err != nil {
+			return nil, err
+		}
+	}
 	if w.Member != "" {
 		if rw.member, err = resolveMember(rule, rw.pkgs); err != nil {
 			return nil, err
@@ -208,4 +219,41 @@ func (rw *rewriter) imports(from, to string) bool {
 		return false
 	}
 	return visit(from)
+}
+
+// loadTests loads the package under test main with its tests (cfg, with
+// Tests set) and adds its _test.go files, of the package and of its
+// external test package, to rw.files, marked test: their calls whose error
+// the test discards are wrapped (ignoredEdits). Only the test variants'
+// _test.go files are taken: the package's other files are those of the
+// first load.
+func (rw *rewriter) loadTests(cfg *packages.Config, main string) error {
+	tcfg := *cfg
+	tcfg.Tests = true
+	pkgs, err := packages.Load(&tcfg, main)
+	if err != nil {
+		return fmt.Errorf("load %s with its tests: %w", main, err)
+	}
+	for _, p := range pkgs {
+		// The test variants are "P [P.test]" and "P_test [P.test]"; the
+		// test main "P.test" is generated.
+		if p.Types == nil || p.TypesInfo == nil || !strings.HasSuffix(p.ID, ".test]") {
+			continue
+		}
+		for _, e := range p.Errors {
+			slog.Warn("loading the package's tests", "pkg", p.ID, "err", e)
+		}
+		for _, f := range p.Syntax {
+			name := filepath.Clean(p.Fset.File(f.Pos()).Name())
+			if !strings.HasSuffix(name, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(name)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", name, err)
+			}
+			rw.files[name] = fileRef{pkg: p, file: f, src: src, test: true}
+		}
+	}
+	return nil
 }

@@ -40,6 +40,9 @@ type overlaySet struct {
 	// stackCalls counts the runtime.Stack calls the agent wraps (a test
 	// build; see stackEdits).
 	stackCalls int
+	// ignoredCalls counts the test files' calls whose discarded error the
+	// agent checks (a test build; see ignoredEdits).
+	ignoredCalls int
 	// blocks counts the coverage counters, blockFiles locate them.
 	blocks     int
 	blockFiles []catalog.BlockFile
@@ -71,15 +74,16 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		}
 	}
 	if rw.cover {
-		for f := range rw.files {
-			if !rw.noCover[f] {
+		for f, ref := range rw.files {
+			if !rw.noCover[f] && !ref.test {
 				touched[f] = true
 			}
 		}
 	}
 	if rw.w.Test {
 		for f, ref := range rw.files {
-			if len(stackCalls(ref.file, ref.pkg.TypesInfo)) > 0 {
+			if len(stackCalls(ref.file, ref.pkg.TypesInfo)) > 0 ||
+				ref.test && !rw.noIgnored[f] && len(ignoredCalls(ref.file, ref.pkg.TypesInfo)) > 0 {
 				touched[f] = true
 			}
 		}
@@ -93,8 +97,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			src: ref.src, file: ref.file, fset: ref.pkg.Fset, info: ref.pkg.TypesInfo, pkg: ref.pkg.Types,
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], roleValues: roleValues(cat), observe: observe[name],
-			cover: rw.cover && !rw.noCover[name], firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
-			stacks: rw.w.Test,
+			cover: rw.cover && !rw.noCover[name] && !ref.test, firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
+			stacks: rw.w.Test, ignored: ref.test && !rw.noIgnored[name],
 		}, sites[name])
 		ov.blankMembers += out.blankMembers
 		if len(out.blocks) > 0 {
@@ -121,6 +125,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			case e.block: // counted in ov.blocks
 			case e.stack:
 				ov.stackCalls++
+			case e.ignored:
+				ov.ignoredCalls++
 			case e.member == memberHook:
 				ov.memberMethods++
 			case e.member != 0: // a receiver's name

@@ -73,6 +73,9 @@ type siteEdit struct {
 	// stack is set instead of site for a runtime.Stack call wrapped by
 	// the agent (see stackEdits).
 	stack bool
+	// ignored is set instead of site for a test file's call whose error
+	// the test discards, wrapped by the agent (see ignoredEdits).
+	ignored bool
 }
 
 // fileInput is what rewriteFile needs about one Go file.
@@ -114,6 +117,10 @@ type fileInput struct {
 	// stacks asks for the file's runtime.Stack calls to be wrapped (a
 	// test build; see stackEdits).
 	stacks bool
+	// ignored asks for the file's calls whose error is discarded to be
+	// wrapped (a _test.go file of the package under test in a test build;
+	// see ignoredEdits).
+	ignored bool
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -234,6 +241,9 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	maps.Copy(out.skipped, skippedSends)
 	if in.stacks {
 		out.edits = append(out.edits, stackEdits(in)...)
+	}
+	if in.ignored {
+		out.edits = append(out.edits, ignoredEdits(in)...)
 	}
 	if in.cover {
 		var be []siteEdit
@@ -1062,7 +1072,8 @@ type errFile struct {
 // pkgPath (named pkgName). names gives the package names of import paths
 // (importName guesses the others). An import no expression of a site uses
 // is not written; sites whose error values import packages with clashing
-// names go to further files.
+// names go to further files. Each error is returned through
+// agent.Injected, which remembers it for agent.Ignored.
 func errorFiles(pkgName, pkgPath string, sites []*catalog.Site, names map[string]string) ([]*errFile, error) {
 	var files []*errFile
 	sort.Slice(sites, func(i, j int) bool { return sites[i].Index < sites[j].Index })
@@ -1125,7 +1136,9 @@ func errorFiles(pkgName, pkgPath string, sites []*catalog.Site, names map[string
 			if len(files) > 0 {
 				name = fmt.Sprintf("gofault_errors%d.go", len(files))
 			}
-			f = &errFile{name: name, lineOf: map[uint32][2]int{}, imports: map[string]string{}}
+			// Every injected error goes through the agent (agent.Injected),
+			// which remembers it for agent.Ignored.
+			f = &errFile{name: name, lineOf: map[uint32][2]int{}, imports: map[string]string{AgentModule: agentAlias}}
 			files = append(files, f)
 		}
 		for p, n := range need {
@@ -1155,9 +1168,9 @@ func errorFiles(pkgName, pkgPath string, sites []*catalog.Site, names map[string
 					return nil, fmt.Errorf("site %s error %s: %w", s.ID, e.Name, err)
 				}
 				if i == 0 {
-					fmt.Fprintf(&fb, "\tdefault:\n\t\treturn %s // %s\n", expr, e.Name)
+					fmt.Fprintf(&fb, "\tdefault:\n\t\treturn %s.Injected(%s) // %s\n", agentAlias, expr, e.Name)
 				} else {
-					fmt.Fprintf(&fb, "\tcase %d:\n\t\treturn %s // %s\n", i+1, expr, e.Name)
+					fmt.Fprintf(&fb, "\tcase %d:\n\t\treturn %s.Injected(%s) // %s\n", i+1, agentAlias, expr, e.Name)
 				}
 			}
 			fb.WriteString("\t}\n}\n")

@@ -536,6 +536,7 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", types.Typ[types.Uint32]), types.NewVar(token.NoPos, agentPkg, "addr", types.Typ[types.String])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)))
 	insertCtxHooks(agentPkg)
+	insertErrorHooks(agentPkg)
 	agentPkg.Scope().Insert(types.NewVar(token.NoPos, agentPkg, "Cov", types.NewArray(types.Typ[types.Byte], maxBlocks)))
 	std := importer.ForCompiler(fset, "source", nil)
 	insertDiskHooks(t, agentPkg, std)
@@ -549,6 +550,31 @@ func checkCompiles(t *testing.T, src []byte, errFiles []*errFile) {
 	if _, err := conf.Check("example.com/p", fset, files, nil); err != nil {
 		t.Fatalf("rewritten file does not type-check: %v\n%s", err, src)
 	}
+}
+
+// insertErrorHooks adds agent.Injected, which every generated error goes
+// through, and the wrappers of a test's discarded errors (agent.Ignored,
+// Ignored2, Ignored3) to the stand-in agent package.
+func insertErrorHooks(agentPkg *types.Package) {
+	errType := types.Universe.Lookup("error").Type()
+	v := func(t types.Type) *types.Var { return types.NewVar(token.NoPos, agentPkg, "", t) }
+	fn := func(name string, tparams []*types.TypeParam, ts ...types.Type) {
+		params, results := make([]*types.Var, len(ts)), make([]*types.Var, len(ts))
+		for i, t := range ts {
+			params[i], results[i] = v(t), v(t)
+		}
+		agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, name,
+			types.NewSignatureType(nil, nil, tparams, types.NewTuple(params...), types.NewTuple(results...), false)))
+	}
+	tp := func(name string) *types.TypeParam {
+		return types.NewTypeParam(types.NewTypeName(token.NoPos, agentPkg, name, nil), types.Universe.Lookup("any").Type())
+	}
+	fn("Injected", nil, errType)
+	fn("Ignored", nil, errType)
+	t2 := tp("T")
+	fn("Ignored2", []*types.TypeParam{t2}, t2, errType)
+	t3, u3 := tp("T"), tp("U")
+	fn("Ignored3", []*types.TypeParam{t3, u3}, t3, u3, errType)
 }
 
 // insertCtxHooks adds the hooks of calls that take a context

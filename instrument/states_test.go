@@ -222,6 +222,7 @@ func checkStatesCompile(t *testing.T, src []byte, more ...[]byte) {
 	sendSig := types.NewSignatureType(nil, nil, nil, types.NewTuple(types.NewVar(token.NoPos, agentPkg, "site", u32), types.NewVar(token.NoPos, agentPkg, "from", types.Typ[types.String]), types.NewVar(token.NoPos, agentPkg, "to", types.Typ[types.String])),
 		types.NewTuple(types.NewVar(token.NoPos, agentPkg, "", types.Typ[types.Int])), false)
 	agentPkg.Scope().Insert(types.NewFunc(token.NoPos, agentPkg, "Send", sendSig))
+	insertErrorHooks(agentPkg)
 	agentPkg.MarkComplete()
 	std := importer.ForCompiler(fset, "source", nil)
 	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {

@@ -84,3 +84,11 @@ func (n Node) Addr(port string) string {
 	}
 	return net.JoinHostPort(h, strconv.Itoa(p))
 }
+
+// IgnoredPrefix starts the line an instrumented test binary writes to its
+// stdout when a test discarded the error an injected fault returned to one
+// of its calls (agent.Ignored): the prefix, the call's "file:line", ": "
+// and the error. gofault test reads it back (a test that fails after
+// ignoring the injected error made an assumption, not a finding). It
+// starts no line the testing package writes.
+const IgnoredPrefix = "gofault: a test ignored the injected error at "

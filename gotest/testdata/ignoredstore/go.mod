@@ -1,0 +1,3 @@
+module example.com/ignoredstore
+
+go 1.22
