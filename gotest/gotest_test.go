@@ -144,3 +144,19 @@ func TestAbsolute(t *testing.T) {
 		}
 	}
 }
+
+// storedTrials returns the trials of campaign in the store of work dir
+// dir.
+func storedTrials(t *testing.T, dir string, campaign int64) []*record.Trial {
+	t.Helper()
+	st, err := store.OpenExisting(filepath.Join(dir, "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(context.Background(), campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trials
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,6 @@ import (
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/record"
-	"github.com/gofault/gofault/store"
 )
 
 // TestIgnoredVerdict: a test that discarded the injected error its own
@@ -104,15 +102,7 @@ func TestIgnoredEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenExisting(filepath.Join(dir, "gofault.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	trials, err := st.Trials(context.Background(), sum.Campaign)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trials := storedTrials(t, dir, sum.Campaign)
 	_, fault := split(trials)
 	struck := map[string]int{}
 	for _, tr := range fault {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/gofault/gofault/catalog"
 	"github.com/gofault/gofault/report"
-	"github.com/gofault/gofault/store"
 )
 
 // TestInProcessMembers runs gofault test on testdata/memcluster, a
@@ -57,15 +56,7 @@ func TestInProcessMembers(t *testing.T) {
 			if tc.members > 0 && (sum.MemberRequests == 0 || sum.MemberMethods != 2) {
 				t.Errorf("%d of %d requests named a member, %d methods hooked; want some, 2 (Append, Entries: New is a function)", sum.MemberRequests, sum.Requests, sum.MemberMethods)
 			}
-			st, err := store.OpenExisting(filepath.Join(dir, "gofault.db"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			trials, err := st.Trials(context.Background(), sum.Campaign)
-			if err != nil {
-				t.Fatal(err)
-			}
+			trials := storedTrials(t, dir, sum.Campaign)
 			wantProcess := "n1"
 			if tc.members > 0 {
 				wantProcess = ProcessNode // never the first member's name

@@ -294,15 +294,7 @@ func TestUntilAndCampaign(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.OpenExisting(filepath.Join(dir, "gofault.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	trials, err := st.Trials(ctx, sum.Campaign)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trials := storedTrials(t, dir, sum.Campaign)
 	_, fault := split(trials)
 	if !sum.Ended || opened != sum.Campaign || len(fault) != sum.Trials || sum.Trials >= 20 {
 		t.Fatalf("ended %v, opened %d of campaign %d, %d fault trials stored of %d run; want ended, the same campaign, fewer than 20", sum.Ended, opened, sum.Campaign, len(fault), sum.Trials)
