@@ -43,9 +43,9 @@ type Schedule[R any] struct {
 	Done    func(R) error
 	InOrder bool
 	// Climb, if set (only without Remote), decides how many trials run
-	// here at once in place of Local, which is then its start: Run tells
-	// it each trial that ended, and Climbed, if set, each note it gave
-	// when it changed the level.
+	// here at once in place of Local (it starts at its own level): Run
+	// tells it each trial that ended, and Climbed, if set, each note it
+	// gave when it changed the level.
 	Climb   *Climb
 	Climbed func(note string)
 }
