@@ -33,8 +33,8 @@ const (
 // end and how long they run, tries one more at once, and keeps it only
 // while trials end at least climbGain sooner and run at most
 // climbStretch longer; at the first step that does not pay it goes back
-// one level and stays (settled). Never above its max (what the memory
-// holds).
+// one level and stays (settled). Never above its max (ClimbMax: what
+// the free memory holds, 4 a core, the trials to run).
 //
 // It is a pure state machine: Run feeds it the trials that ended, in
 // the order they ended, and reads Level before it begins a trial.
@@ -92,7 +92,7 @@ func (c *Climb) Ended(level int, begin, end time.Time) string {
 		}
 		if cur.level >= c.max {
 			c.settled = true
-			note = joinNote(note, fmt.Sprintf("%d is the most the memory holds", cur.level))
+			note = joinNote(note, fmt.Sprintf("%d is its max (ClimbMax: the free memory, 4 a core, the trials to run)", cur.level))
 			c.Notes = append(c.Notes, note)
 			return note
 		}

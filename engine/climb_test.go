@@ -46,7 +46,7 @@ func TestClimb(t *testing.T) {
 			start: 2, max: 3,
 			levels: []climbLevel{{4 * time.Second, 7 * time.Second}, {2 * time.Second, 7 * time.Second}},
 			want:   3, settled: true,
-			notes: []string{"trying 3", "3 at once kept: trials ended every 2.0 s against 4.0 s at 2 (+100% rate; +15% needed), median trial 7.0 s against 7.0 s (+0%; at most +25%); 3 is the most the memory holds"},
+			notes: []string{"trying 3", "3 at once kept: trials ended every 2.0 s against 4.0 s at 2 (+100% rate; +15% needed), median trial 7.0 s against 7.0 s (+0%; at most +25%); 3 is its max (ClimbMax: the free memory, 4 a core, the trials to run)"},
 		},
 		{
 			name:  "a level not fully measured keeps climbing",
