@@ -78,6 +78,7 @@ var (
 
 func init() {
 	current.Store(emptyPlan)
+	markStrikes = os.Getenv(wire.EnvStrikes) == "1"
 	if addr := os.Getenv(wire.EnvController); addr != "" {
 		initPowerLoss()
 		if err := Connect(addr, os.Getenv(wire.EnvNode), os.Getenv(wire.EnvTrial)); err != nil {
@@ -259,6 +260,9 @@ func decide(site uint32, p *plan, peer string, dial bool, ctx Done) int {
 // result: the error variant, or 0. A delay ends early when ctx (nil:
 // none) is done.
 func act(c *conn, resp wire.Response, ctx Done) int {
+	if markStrikes && resp.Action != wire.ActNone {
+		markStrike()
+	}
 	switch resp.Action {
 	case wire.ActError:
 		return int(resp.Arg)

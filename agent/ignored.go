@@ -36,7 +36,7 @@ func Injected(err error) error {
 	return err
 }
 
-// ignoredOut is where Ignored's lines go: the test's stdout.
+// ignoredOut is where Ignored's and markStrike's lines go: the test's stdout.
 var ignoredOut io.Writer = os.Stdout
 
 // isInjected reports whether err is, wraps (errors.Is) or quotes (its
@@ -100,3 +100,12 @@ func reportIgnored(err error) {
 	// the line keeps its place among the test's reports.
 	io.WriteString(ignoredOut, wire.IgnoredPrefix+file+":"+strconv.Itoa(line)+": "+msg+"\n")
 }
+
+// markStrikes is set at start-up when wire.EnvStrikes is "1": act writes
+// wire.StrikeLine at every fault it carries out.
+var markStrikes bool
+
+// markStrike writes wire.StrikeLine to stdout in one write, before the
+// fault takes effect, so that the line comes after every line the process
+// wrote before the fault and before every line it writes after.
+func markStrike() { io.WriteString(ignoredOut, wire.StrikeLine) }

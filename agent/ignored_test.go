@@ -71,3 +71,29 @@ func TestIgnored(t *testing.T) {
 // second and third return the error of Ignored2's and Ignored3's results.
 func second(_ int, err error) error          { return err }
 func third(_ string, _ int, err error) error { return err }
+
+// TestMarkStrikes: with strikes marked, act writes wire.StrikeLine once
+// for each fault it carries out (an error, a delay) and nothing for a
+// call it lets run; unmarked, nothing.
+func TestMarkStrikes(t *testing.T) {
+	var out strings.Builder
+	ignoredOut = &out
+	defer func() { ignoredOut, markStrikes = nil, false }()
+	for _, tc := range []struct {
+		mark bool
+		resp wire.Response
+		want string
+	}{
+		{true, wire.Response{Action: wire.ActNone}, ""},
+		{true, wire.Response{Action: wire.ActError, Arg: 1}, wire.StrikeLine},
+		{true, wire.Response{Action: wire.ActDelay, Arg: 1}, wire.StrikeLine},
+		{false, wire.Response{Action: wire.ActError, Arg: 1}, ""},
+	} {
+		out.Reset()
+		markStrikes = tc.mark
+		act(nil, tc.resp, nil)
+		if out.String() != tc.want {
+			t.Errorf("mark %v, action %d: wrote %q, want %q", tc.mark, tc.resp.Action, out.String(), tc.want)
+		}
+	}
+}

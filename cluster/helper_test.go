@@ -57,6 +57,11 @@ func helperMain(args []string) {
 		os.Exit(2)
 	case "sleep":
 		select {}
+	case "interleave": // stdout, stderr, stdout: one line each
+		fmt.Println("out 1")
+		fmt.Fprintln(os.Stderr, "err 2")
+		fmt.Println("out 3")
+		os.Exit(0)
 	case "echo":
 		for _, kv := range os.Environ() {
 			name, _, _ := strings.Cut(kv, "=")

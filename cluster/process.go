@@ -45,6 +45,11 @@ type ProcSpec struct {
 	Stdout io.Writer
 	// Stderr, if set and Log is empty, receives the process's stderr.
 	Stderr io.Writer
+	// StderrToStdout sends stderr where stdout goes, through the Stdout
+	// pipe when Stdout is set: one pipe keeps the order in which the
+	// process wrote its lines to the two (a test's -test.v lines and a
+	// panic), which two writers into Log do not.
+	StderrToStdout bool
 	// Timeout, if positive, kills the process that long after start.
 	Timeout time.Duration
 }
@@ -123,6 +128,9 @@ func StartProcess(ctx context.Context, spec ProcSpec) (*Process, error) {
 			return nil, fmt.Errorf("start %s: %w", spec.Args[0], err)
 		}
 		cmd.Stdout = pw
+		if spec.StderrToStdout {
+			cmd.Stderr = pw
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		closeFile(logf, pr, pw)

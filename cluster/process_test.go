@@ -100,6 +100,33 @@ func TestStartProcess(t *testing.T) {
 	}
 }
 
+// TestStderrToStdout: with StderrToStdout, the Stdout writer and the log
+// get stderr's lines too, in the order the process wrote them.
+func TestStderrToStdout(t *testing.T) {
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "p.log")
+	var out syncBuffer
+	p, err := StartProcess(context.Background(), ProcSpec{Args: []string{bin, "interleave"}, Dir: dir,
+		Env: append(os.Environ(), helperEnv+"=1"), Log: log, Stdout: &out, StderrToStdout: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := p.Wait(); e.Code != 0 {
+		t.Fatalf("exit %+v", e)
+	}
+	const want = "out 1\nerr 2\nout 3\n"
+	if got := out.String(); got != want {
+		t.Errorf("stdout writer got %q, want %q", got, want)
+	}
+	if got, _ := os.ReadFile(log); string(got) != want {
+		t.Errorf("log %q, want %q", got, want)
+	}
+}
+
 func TestStartProcessErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	if _, err := StartProcess(ctx, ProcSpec{}); err == nil {

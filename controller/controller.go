@@ -551,6 +551,19 @@ func (t *Trial) Arm() {
 	t.apply(nil, effs)
 }
 
+// Disarm ends the injection phase for good: every agent gets a plan
+// with no live site and the policy is asked nothing more, as when it said
+// it grants no more (Decision.Done). A fault already struck runs its
+// course (a delay sleeps on). gofault test calls it when a test process
+// that runs its test twice ends the first run, so that the second runs
+// with no fault of its own.
+func (t *Trial) Disarm() {
+	t.mu.Lock()
+	effs := t.s.disarm()
+	t.mu.Unlock()
+	t.apply(nil, effs)
+}
+
 // attach adds p to the trial and returns its welcome plan (and that plan's
 // sequence number).
 func (t *Trial) attach(p *peer, catalogOK bool) (wire.Plan, uint64) {

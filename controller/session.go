@@ -264,6 +264,16 @@ func (s *session) arm() []Effect {
 	return s.replan(0)
 }
 
+// disarm ends the injection phase (Trial.Disarm): no site is live for
+// any agent from now on, and request asks the policy nothing more.
+func (s *session) disarm() []Effect {
+	if s.done || s.ended {
+		return nil
+	}
+	s.done = true
+	return s.replan(0)
+}
+
 // request answers one request of peer id at time now. When the answer ends
 // the policy's grants (Decision.Done), every agent gets an emptied plan;
 // the asking peer's comes among the effects and must be sent before the

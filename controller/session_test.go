@@ -389,3 +389,30 @@ func TestSessionFaultState(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionDisarm: disarm empties every agent's plan once, and the
+// policy is asked nothing after it, though it would grant more.
+func TestSessionDisarm(t *testing.T) {
+	pol := &scripted{
+		plan:   policy.Plan{Sites: []uint32{0}},
+		script: []policy.Fault{{Kind: catalog.KindError, Error: 2}, {Kind: catalog.KindError, Error: 2}},
+	}
+	s := newTestSession(pol, TrialSpec{ID: "t1", Index: 1, Nodes: []string{"n1"}})
+	const n1 = PeerID(1)
+	seq := s.attach(n1, "n1", wire.RoleAgent, true).Seq
+	s.arm()
+	seq++
+	if resp, _ := s.request(n1, &wire.Request{ID: 1, Site: 0}, t0); resp.Action != wire.ActError {
+		t.Fatalf("before disarm: %+v, want the scripted error", resp)
+	}
+	ps := plans(t, s.disarm(), &seq)
+	if len(ps) != 1 || len(ps[n1].Sites) != 0 {
+		t.Fatalf("disarm plans %+v, want n1's emptied", ps)
+	}
+	if effs := s.disarm(); effs != nil {
+		t.Fatalf("second disarm: %+v", effs)
+	}
+	if resp, _ := s.request(n1, &wire.Request{ID: 2, Site: 0}, t0); resp.Action != wire.ActNone || pol.requests() != 1 {
+		t.Fatalf("after disarm: %+v, %d policy requests, want none more", resp, pol.requests())
+	}
+}

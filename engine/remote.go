@@ -52,6 +52,10 @@ type RemoteJob struct {
 	// Expected is the trial's policy.TrialInfo.Expected (the
 	// coordinator's policy plans the trial; it does not travel).
 	Expected int
+	// Again runs a test campaign's test twice in its process, the second
+	// run with no fault (gofault test: a test that passed twice in one
+	// process fault-free).
+	Again bool
 }
 
 // Host runs the trials of one campaign on a worker machine for its

@@ -70,6 +70,8 @@ type Task struct {
 	// fault-free (never nil there: an empty Reach leaves none live).
 	Test  string   `json:"test,omitempty"`
 	Reach []uint32 `json:"reach"`
+	// Again runs the test twice in its process (engine.RemoteJob.Again).
+	Again bool `json:"again,omitempty"`
 }
 
 // Delivery names one delivery of a trial: Index and the delivery's

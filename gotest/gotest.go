@@ -112,6 +112,16 @@ type Options struct {
 	Trials int `json:"trials"`
 	// Runs is the number of fault-free runs of every test (default 2).
 	Runs int `json:"runs"`
+	// Once runs each test once a process. By default the last of a
+	// test's fault-free runs runs it twice in one process
+	// (-test.count=2), and a test that passes both runs twice in each
+	// fault trial: a second run that fails after a fault struck the first
+	// is a finding, the state the fault left in the process (again.go).
+	Once bool `json:"once,omitempty"`
+	// TwiceMax is the longest fault-free run of a test whose fault
+	// trials run it twice (default DefaultTwiceMax): a slower test runs
+	// once, since a second run would double its trials' time.
+	TwiceMax time.Duration `json:"twice_max,omitempty"`
 	// Timeout bounds a fault-free run (default 3m): past it the run hung.
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// HangFloor is the least time a fault trial may run before it is a
@@ -214,6 +224,11 @@ type Summary struct {
 	// Measured are the tests of the fault-free pass, in list order.
 	Measured  []Measure `json:"measured"`
 	Selection Selection `json:"selection"`
+	// Twice counts the chosen tests whose fault trials run them twice in
+	// the process (Measure.Again; again.go), TooSlowTwice those that
+	// passed twice but run once, slower than Options.TwiceMax.
+	Twice        int `json:"twice,omitempty"`
+	TooSlowTwice int `json:"too_slow_twice,omitempty"`
 	// Shares are the fault trials each chosen test got, and its weight
 	// (Allot), in chosen order.
 	Shares []Share `json:"shares,omitempty"`
@@ -300,6 +315,10 @@ func (o *Options) defaults() {
 	}
 	if o.Runs == 0 {
 		o.Runs = 2
+	}
+	o.TwiceMax = cmp.Or(o.TwiceMax, DefaultTwiceMax)
+	if ownCount(o.TestFlags) {
+		o.Once = true // the user's -count decides how often a process runs the test
 	}
 	if o.Parallel == 0 && o.Queue == nil {
 		o.Parallel = 1
@@ -515,6 +534,14 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	}
 	sum.Parallel = c.parallel
 	sum.Selection = Select(sum.Measured)
+	for _, m := range sum.Selection.Chosen {
+		switch {
+		case twice(m, o):
+			sum.Twice++
+		case m.Again && !o.Once:
+			sum.TooSlowTwice++
+		}
+	}
 	t2 := time.Now()
 	if len(sum.Selection.Chosen) > 0 {
 		if err := c.faultTrials(ctx, sum); err != nil {
@@ -678,9 +705,11 @@ func (c *campaignRun) close() {
 	}
 }
 
-// attempt runs test once as trial id (index) under ctl and judges it;
-// reach, when not nil, are the only sites live (TrialSpec.Reach).
-func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, id string, index int, test string, bound time.Duration, reach []uint32, expected int) (Attempt, *record.Trial, controller.Result, error) {
+// attempt runs j's test as trial id under ctl and judges it: once, or
+// twice in the process when j.again (again.go); j.reach, when not nil,
+// are the only sites live (TrialSpec.Reach).
+func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, id string, j job) (Attempt, *record.Trial, controller.Result, error) {
+	index, test, bound := j.index, j.test, j.bound
 	dir := filepath.Join(c.o.WorkDir, "trials", id)
 	if err := os.RemoveAll(dir); err != nil {
 		return Attempt{}, nil, controller.Result{}, fmt.Errorf("trial dir: %w", err)
@@ -696,13 +725,17 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		}
 	}()
 	node := c.o.node()
-	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{node}, Members: c.o.Member != "", Reach: reach, Expected: expected})
+	ct, err := ctl.BeginTrial(controller.TrialSpec{ID: id, Index: index, Nodes: []string{node}, Members: c.o.Member != "", Reach: j.reach, Expected: j.expected})
 	if err != nil {
 		return Attempt{}, nil, controller.Result{}, err
 	}
 	ct.Arm()
 	start := time.Now()
-	r, exit, err := c.exec(ctx, p, ctl.Addr(), id, node, test, bound, filepath.Join(dir, node+".log"))
+	var onEnd func() // the first of two runs ends: the second gets no fault
+	if j.again {
+		onEnd = ct.Disarm
+	}
+	r, exit, err := c.exec(ctx, p, ctl.Addr(), id, node, test, bound, filepath.Join(dir, node+".log"), onEnd)
 	res := ct.End()
 	if err != nil {
 		return r, nil, res, err
@@ -725,7 +758,7 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		Nodes: []record.Node{{Name: node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
 			Signal: exit.Signal, Log: filepath.Join(dir, node+".log")}},
 		Client:   []record.ClientEvent{record.TestEvent(start, node, test)},
-		Verdicts: []record.Verdict{Verdict(r, bound, res.Injections)},
+		Verdicts: []record.Verdict{againVerdict(r, bound, res.Injections, Verdict(r, bound, res.Injections))},
 	}
 	if tr.Verdicts[0].Failed {
 		tr.Status = record.StatusFailed
@@ -743,9 +776,16 @@ func testOf(tr *record.Trial) string { return tr.Test() }
 
 // exec runs the test binary once for test as process p, trial id's node
 // node, killed past bound (plus a grace for the test's own timeout
-// report), its output in log.
-func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, test string, bound time.Duration, log string) (Attempt, cluster.Exit, error) {
-	args := []string{c.bin, "-test.run", "^" + regexp.QuoteMeta(test) + "$", "-test.v", "-test.count=1",
+// report), its output in log. With onEnd, the process runs the test twice
+// (-test.count=2), the agent marks the faults it carries out
+// (wire.EnvStrikes), onEnd is called as the first run ends, and the
+// attempt is the first run's with the second's in Again (splitAttempt).
+func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, test string, bound time.Duration, log string, onEnd func()) (Attempt, cluster.Exit, error) {
+	count := "-test.count=1"
+	if onEnd != nil {
+		count = "-test.count=2"
+	}
+	args := []string{c.bin, "-test.run", "^" + regexp.QuoteMeta(test) + "$", "-test.v", count,
 		"-test.timeout=" + bound.String()}
 	args = append(args, TestFlags(c.o.TestFlags)...)
 	// The process's own temp dir and ports: what the test leaves in the
@@ -756,11 +796,17 @@ func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, t
 	// one dies without cleaning up.
 	env := append(withoutGofault(os.Environ()), p.env(c.o.Env)...)
 	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+node, wire.EnvTrial+"="+id)
+	clock := &reportClock{now: time.Now}
+	if onEnd != nil {
+		env = append(env, wire.EnvStrikes+"=1")
+		clock.test, clock.onEnd = test, onEnd
+	}
 	start := time.Now()
 	// The test's stdout also goes through clock, which times the lines its
-	// test files write (the timing rule, timing).
-	clock := &reportClock{now: time.Now}
-	proc, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Stdout: clock, Timeout: bound + 10*time.Second})
+	// test files write (the timing rule, timing), and its stderr goes
+	// through the same pipe, so the log keeps the order the process wrote
+	// them in (a panic after a run's last line; splitRuns).
+	proc, err := cluster.StartProcess(ctx, cluster.ProcSpec{Args: args, Dir: c.pkgDir, Env: env, Log: log, Stdout: clock, StderrToStdout: true, Timeout: bound + 10*time.Second})
 	if err != nil {
 		return Attempt{}, cluster.Exit{}, fmt.Errorf("run %s: %w", test, err)
 	}
@@ -774,6 +820,9 @@ func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, t
 	r.Passed = passed(test, r.Output, exit.Code)
 	r.Skipped = skipped(test, r.Output, exit.Code)
 	r.TimedOut = exit.Reason == cluster.ReasonTimeout || strings.Contains(r.Output, "panic: test timed out after")
+	if onEnd != nil {
+		r = splitAttempt(r, start, clock.Began())
+	}
 	return r, exit, nil
 }
 
@@ -790,6 +839,17 @@ func TestFlags(flags []string) []string {
 		out = append(out, f)
 	}
 	return out
+}
+
+// ownCount reports whether flags (go test's, as TestFlags takes them)
+// set -count.
+func ownCount(flags []string) bool {
+	for _, f := range TestFlags(flags) {
+		if name, _, _ := strings.Cut(strings.TrimLeft(f, "-"), "="); name == "test.count" {
+			return true
+		}
+	}
+	return false
 }
 
 // testFlag are the go test flags the test binary takes as -test.NAME.

@@ -44,6 +44,11 @@ type Attempt struct {
 	// Reports are the lines the test's files wrote to its stdout, timed
 	// as they were read (the timing rule reads them).
 	Reports []Report
+	// Again is the test's second run in the same process, when the
+	// process ran it twice and the second run started (again.go); its
+	// Began is when gofault read the line that started it.
+	Again *Attempt
+	Began time.Time
 }
 
 // Outcome names how a run failed: "" when it passed or skipped itself,
@@ -379,6 +384,14 @@ type Measure struct {
 	// Sites are the IDs of the fault sites the test reached in any run,
 	// sorted.
 	Sites []string `json:"sites,omitempty"`
+	// Again is set when the test passed a second run in the same process
+	// after a first (-test.count=2) in every fault-free run that ran it
+	// twice, one at least: its fault trials run it twice too (again.go).
+	Again bool `json:"again,omitempty"`
+	// Run is the test's slowest single run (a run of a process that ran
+	// it twice counts its first): what a second run adds to a fault
+	// trial.
+	Run time.Duration `json:"run,omitempty"`
 	// Requests is the fewest requests outside test setup at those sites
 	// in one run (of the passed runs, if any passed): what a fault trial
 	// of the test is expected to ask its policy (policy.TrialInfo.Expected;
@@ -397,6 +410,7 @@ func (m Measure) Failing() bool { return m.Passed == 0 && m.Skipped < m.Runs }
 func Measured(test string, runs []Attempt) Measure {
 	m := Measure{Test: test, Runs: len(runs)}
 	sites := map[string]bool{}
+	twice, again := 0, 0 // runs that ran the test twice, and passed the second
 	for _, r := range runs {
 		if r.Passed {
 			m.Passed++
@@ -408,6 +422,14 @@ func Measured(test string, runs []Attempt) Measure {
 			m.Skipped++
 		}
 		m.Slowest = max(m.Slowest, r.Elapsed)
+		m.Run = max(m.Run, r.Elapsed)
+		if r.Again != nil {
+			m.Slowest = max(m.Slowest, r.Elapsed+r.Again.Elapsed)
+			twice++
+			if r.Again.Passed {
+				again++
+			}
+		}
 		for _, s := range r.Sites {
 			sites[s] = true
 		}
@@ -416,6 +438,7 @@ func Measured(test string, runs []Attempt) Measure {
 		m.Sites = append(m.Sites, s)
 	}
 	slices.Sort(m.Sites)
+	m.Again = twice > 0 && again == twice
 	return m
 }
 

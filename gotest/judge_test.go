@@ -319,6 +319,11 @@ func TestTestFlags(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("TestFlags = %q, want %q", got, want)
 	}
+	for flags, want := range map[string]bool{"--count=3": true, "-count 2": true, "-test.count=1": true, "-short -v": false, "-myflag count": false} {
+		if got := ownCount(strings.Fields(flags)); got != want {
+			t.Errorf("ownCount(%s) = %v, want %v", flags, got, want)
+		}
+	}
 }
 
 func TestImportPath(t *testing.T) {

@@ -59,6 +59,7 @@ func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller,
 	res, err := c.remote.Run(ctx, engine.RemoteJob{
 		Campaign: c.id, Index: j.index, ID: id, Dir: filepath.Join(c.o.WorkDir, "trials", id),
 		Bound: j.bound, Policy: ctl, PolicyName: ctl.Policy().Name(), Test: j.test, Reach: j.reach, Expected: j.expected,
+		Again: j.again,
 	})
 	if err != nil {
 		return ran{}, err
@@ -106,7 +107,7 @@ func (h *Host) Node() string { return h.c.o.node() }
 // holds the test's log, and the member counts the record does not carry
 // (Members, MemberRequests, MemberSends).
 func (h *Host) Trial(ctx context.Context, job engine.RemoteJob) (*engine.RemoteResult, error) {
-	_, tr, res, err := h.c.attempt(ctx, h.c.faults, job.ID, job.Index, job.Test, job.Bound, job.Reach, job.Expected)
+	_, tr, res, err := h.c.attempt(ctx, h.c.faults, job.ID, jobOf(job))
 	if err != nil {
 		return nil, err
 	}
@@ -115,3 +116,8 @@ func (h *Host) Trial(ctx context.Context, job engine.RemoteJob) (*engine.RemoteR
 
 // Close stops the host's controller.
 func (h *Host) Close() { h.c.close() }
+
+// jobOf is the fault trial a worker runs for its coordinator.
+func jobOf(j engine.RemoteJob) job {
+	return job{index: j.Index, test: j.Test, bound: j.Bound, reach: j.Reach, expected: j.Expected, again: j.Again}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/gofault/gofault/policy"
@@ -99,13 +100,22 @@ func Replay(ctx context.Context, st *store.Store, id string, runs int, progress 
 	m := Measure{Test: test, Slowest: tr.End.Sub(tr.Start)}
 	bound := HangBound(m, o.Delay, o.HangFloor)
 	res := &ReplayResult{Trial: id, Test: test, Missing: len(pol.Missing())}
+	// A finding of a second run (again.go) replays as it was found: the
+	// test twice in the process, and it recurs when the second run fails.
+	again := len(tr.Verdicts) > 0 && strings.HasSuffix(tr.Verdicts[0].Symptom, AgainSuffix)
 	for k := range runs {
 		rid := fmt.Sprintf("replay-%s-%d-%d", id, k+1, time.Now().UnixNano())
-		r, _, _, err := c.attempt(ctx, ctl, rid, k+1, test, bound, nil, 0)
+		r, _, _, err := c.attempt(ctx, ctl, rid, job{index: k + 1, test: test, bound: bound, again: again})
 		if err != nil {
 			return nil, err
 		}
 		out := r.Outcome(bound)
+		if again && r.Again != nil {
+			out = ""
+			if o := r.Again.Outcome(bound); o != "" {
+				out = o + AgainSuffix
+			}
+		}
 		res.Outcomes = append(res.Outcomes, out)
 		if out != "" {
 			res.Recurred++

@@ -38,6 +38,14 @@ type reportClock struct {
 	partial []byte
 	reports []Report
 	now     func() time.Time
+	// test, when set, is the test the process runs: the clock calls
+	// onEnd (if set) at the line that ends its first top-level run, and
+	// keeps when it read the line that starts its second (again.go).
+	test  string
+	onEnd func()
+	ended bool
+	runs  int
+	began time.Time
 }
 
 // Write implements io.Writer.
@@ -56,9 +64,37 @@ func (c *reportClock) Write(p []byte) (int, error) {
 		if len(c.reports) < maxReports && testLine.MatchString(line) {
 			c.reports = append(c.reports, Report{Line: line, At: now})
 		}
+		if c.test != "" {
+			c.mark(line, now)
+		}
 	}
 	c.partial = append(c.partial[:0], data...)
 	return len(p), nil
+}
+
+// mark follows the runs of c.test: onEnd at the first run's end line,
+// once; began at the second run's start line.
+func (c *reportClock) mark(line string, now time.Time) {
+	switch {
+	case !c.ended && endLine(c.test, line):
+		c.ended = true
+		if c.onEnd != nil {
+			c.onEnd()
+		}
+	case line == runLine(c.test):
+		c.runs++
+		if c.runs == 2 {
+			c.began = now
+		}
+	}
+}
+
+// Began returns when the clock read the line that started the test's
+// second run; zero if it never did.
+func (c *reportClock) Began() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.began
 }
 
 // Reports returns the reports read so far, each marked Wait by waitReport

@@ -36,6 +36,13 @@ func (s *Summary) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %s: %s\n", group.what, strings.Join(names, ", "))
 	}
+	if s.Twice > 0 || s.TooSlowTwice > 0 {
+		fmt.Fprintf(w, "  %d of the %d chosen tests passed twice in one process: their fault trials run them twice, the second run with no fault (--once: once)", s.Twice+s.TooSlowTwice, len(sel.Chosen))
+		if s.TooSlowTwice > 0 {
+			fmt.Fprintf(w, "; %d of them run once, slower than --twice-max", s.TooSlowTwice)
+		}
+		fmt.Fprintln(w)
+	}
 	if s.ResumedTests > 0 || s.ResumedTrials > 0 {
 		fmt.Fprintf(w, "  resumed: %d tests measured and %d fault trials stored by earlier runs\n", s.ResumedTests, s.ResumedTrials)
 	}

@@ -27,6 +27,10 @@ type job struct {
 	baseline bool     // a fault-free run of the measuring pass
 	reach    []uint32 // a fault trial's live sites (TrialSpec.Reach)
 	expected int      // its test's requests there fault-free (TrialSpec.Expected)
+	// again runs the test twice in its process (again.go): the last
+	// fault-free run of each test, and the fault trials of a test that
+	// passed twice there (Measure.Again).
+	again bool
 }
 
 // ran is a job that ran: the test's run, its trial record and the
@@ -78,7 +82,7 @@ func (c *campaignRun) runJob(ctx context.Context, ctl *controller.Controller, j 
 	if remote {
 		return c.runRemote(ctx, ctl, id, j)
 	}
-	r, tr, res, err := c.attempt(ctx, ctl, id, j.index, j.test, j.bound, j.reach, j.expected)
+	r, tr, res, err := c.attempt(ctx, ctl, id, j)
 	if err != nil {
 		return ran{}, err
 	}
@@ -135,8 +139,12 @@ func (c *campaignRun) measureAll(ctx context.Context, tests []string, sum *Summa
 			sum.ResumedTests++
 			continue
 		}
-		for range c.o.Runs {
-			jobs = append(jobs, job{test: test, bound: c.o.Timeout, baseline: true})
+		for k := range c.o.Runs {
+			// The last run twice in one process; its second run is
+			// disarmed as a fault trial's is, so the requests and sites
+			// it counts are its first run's (Measure.Requests).
+			again := !c.o.Once && k == c.o.Runs-1
+			jobs = append(jobs, job{test: test, bound: c.o.Timeout, baseline: true, again: again})
 		}
 	}
 	runs := map[string][]Attempt{}
@@ -183,7 +191,12 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 	var jobs []job
 	for _, i := range Remaining(order, chosen, c.prior.ranTests(), c.o.Trials) {
 		m := chosen[i]
-		jobs = append(jobs, job{test: m.Test, bound: HangBound(m, c.delay, c.o.HangFloor), reach: Reach(c.cat, m), expected: m.Requests})
+		again := twice(m, c.o)
+		bm := m // the hang bound of one run of the test, or of two
+		if !again && m.Run > 0 {
+			bm.Slowest = m.Run
+		}
+		jobs = append(jobs, job{test: m.Test, bound: HangBound(bm, c.delay, c.o.HangFloor), reach: Reach(c.cat, m), expected: m.Requests, again: again})
 	}
 	err := c.runJobs(ctx, c.faults, jobs, func(d ran) error {
 		if err := c.save(ctx, d); err != nil {

@@ -56,6 +56,12 @@ const (
 	// that sync a file or directory (fsync, fdatasync); the agent records
 	// the durable image just before each runs.
 	EnvSyncSites = "GOFAULT_SYNC_SITES"
+	// EnvStrikes, when "1", makes the agent write StrikeLine to its
+	// process's stdout at every fault it carries out (an error, a delay, a
+	// held delay): gofault test sets it for a test process that runs its
+	// test twice (-test.count=2), and tells from the line's place among the
+	// testing package's own lines which run a fault struck.
+	EnvStrikes = "GOFAULT_STRIKES"
 )
 
 // Node is one node of the cluster under test as a workload sees it: an
@@ -92,3 +98,8 @@ func (n Node) Addr(port string) string {
 // ignoring the injected error made an assumption, not a finding). It
 // starts no line the testing package writes.
 const IgnoredPrefix = "gofault: a test ignored the injected error at "
+
+// StrikeLine is the line (newline included) the agent writes to stdout at
+// every fault it carries out when EnvStrikes is set. It starts no line the
+// testing package writes.
+const StrikeLine = "gofault: a fault struck here\n"

@@ -133,6 +133,8 @@ func addTestFlags(fs *flag.FlagSet, o *gotest.Options) *testFlags {
 	fs.Int64Var(&o.Seed, "seed", 1, "the policy's seed")
 	fs.IntVar(&o.Trials, "trials", 20, "fault trials to run")
 	fs.IntVar(&o.Runs, "runs", 2, "fault-free runs of every test (a test that fails in any is left out)")
+	fs.DurationVar(&o.TwiceMax, "twice-max", gotest.DefaultTwiceMax, "longest fault-free run of a test whose fault trials run it twice in the process (a slower one runs once: a second run would double its trials' time)")
+	fs.BoolVar(&o.Once, "once", false, "run each test once a process; by default the last fault-free run runs it twice in one process, and a test that passes both runs twice in its fault trials, the second run with no fault: its failure there is a finding (state the fault left behind)")
 	f := &testFlags{kinds: fs.String("kinds", "error,delay", "fault kinds, comma-separated (crash is not offered in-process; the cuts only with test.transport)")}
 	fs.DurationVar(&o.Delay, "delay", 2*time.Second, "length of an injected delay")
 	fs.DurationVar(&o.HangFloor, "hang", 30*time.Second, "least time a fault trial runs before it is a hang (else 4 x the test's slowest fault-free run plus --delay)")

@@ -1,0 +1,3 @@
+module example.com/leftstore
+
+go 1.22
