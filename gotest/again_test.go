@@ -278,3 +278,28 @@ func TestTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestReportClockRuns: the clock calls onEnd once, at the line that ends
+// the test's first top-level run (not a subtest's, not another test's),
+// and keeps when it read the line that starts the second run, as the
+// lines come in pieces.
+func TestReportClockRuns(t *testing.T) {
+	now := time.Unix(100, 0)
+	ends := 0
+	c := &reportClock{now: func() time.Time { return now }, test: "TestX", onEnd: func() { ends++ }}
+	for _, w := range []string{
+		"=== RUN   TestX\n=== RUN   TestX/a\n    --- PASS: TestX/a (0.00s)\n--- PA",
+		"SS: TestXY (0.00s)\n--- FAIL: TestX (0.01s)\n",
+		"=== RUN   TestX\n",
+		"--- PASS: TestX (0.00s)\n",
+	} {
+		now = now.Add(time.Second)
+		c.Write([]byte(w))
+		if now.Equal(time.Unix(102, 0)) && ends != 1 {
+			t.Fatalf("after the first run's end line: onEnd called %d times", ends)
+		}
+	}
+	if ends != 1 || !c.Began().Equal(time.Unix(103, 0)) {
+		t.Errorf("onEnd called %d times, second run began %v; want once and %v", ends, c.Began(), time.Unix(103, 0))
+	}
+}
