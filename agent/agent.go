@@ -395,7 +395,7 @@ func ask(site uint32, p *plan, peer string, dial bool) (wire.Response, *conn) {
 // goroutine's member.
 func askFrom(site uint32, p *plan, peer string, dial bool, from string) (wire.Response, *conn) {
 	c := client.Load()
-	if c == nil {
+	if c == nil || inSetup() {
 		return wire.Response{}, nil
 	}
 	req := wire.Request{Site: site, Goroutine: goroutine(), Peer: peer}

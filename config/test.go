@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 )
 
@@ -19,6 +20,18 @@ type Test struct {
 	// so that partitions between members can cut their sends (needs
 	// Member). Empty: only errors and delays are offered.
 	Transport Transport `yaml:"transport"`
+	// Setup names the tests' setup helpers: functions and methods
+	// declared in the package's _test.go files that build what the tests
+	// then test — a cluster started and waited for, a server run until it
+	// is ready (nats-server's "createJetStreamCluster*", "RunServer*").
+	// Each is a path.Match pattern of a function's name, or of a method's
+	// receiver type and name ("cluster.restart*"). While one of them runs,
+	// no fault strikes the test process, in any goroutine: a fault in a
+	// server's start-up, which the helper turns into a panic or a wait that
+	// never ends, says nothing of the code under test. Empty: only files
+	// other than _test.go that import "testing" are setup, and only in the
+	// goroutine that calls them.
+	Setup []string `yaml:"setup"`
 }
 
 // Transport is test.transport: the sends of an in-process transport
@@ -53,12 +66,26 @@ var sendRule = regexp.MustCompile(`^[^\s]*[^\s./][.][A-Za-z_][A-Za-z0-9_]*[.][A-
 // receiver.field (x.a.b too).
 const addrExpr = `[A-Za-z_][A-Za-z0-9_]*([.][A-Za-z_][A-Za-z0-9_]*)*`
 
+// setupPattern matches a test.setup entry: a function's name or
+// Type.method, with path.Match's wildcards.
+var setupPattern = regexp.MustCompile(`^[A-Za-z0-9_*?\[\]^-]+([.][A-Za-z0-9_*?\[\]^-]+)?$`)
+
 // ident matches a Go identifier.
 var ident = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // Validate checks the test section; each problem is a *FieldError naming
 // the field and the fix.
 func (t Test) Validate() error {
+	for i, p := range t.Setup {
+		if !setupPattern.MatchString(p) {
+			return &FieldError{Field: fmt.Sprintf("test.setup[%d]", i), Msg: fmt.Sprintf("must be a function name or Type.method, * ? and [...] allowed (got %q)", p),
+				Fix: `name a setup helper declared in the package's _test.go files, e.g. "createJetStreamCluster*" or "cluster.restartAll"`}
+		}
+		if _, err := path.Match(p, ""); err != nil {
+			return &FieldError{Field: fmt.Sprintf("test.setup[%d]", i), Msg: fmt.Sprintf("%q is not a valid pattern: %v", p, err),
+				Fix: `close every "[" of the pattern, e.g. "createJetStreamCluster*"`}
+		}
+	}
 	if t.Member != "" && !roleField.MatchString(t.Member) {
 		return &FieldError{Field: "test.member", Msg: fmt.Sprintf("must be pkg/path.Type.field (got %q)", t.Member),
 			Fix: `set it to the struct field that tells the members of an in-process cluster apart, e.g. "member: github.com/hashicorp/raft.Raft.localID", or leave it out`}

@@ -27,6 +27,11 @@ func TestLoadTest(t *testing.T) {
 		{"test:\n  member: a/b.T.id\n  transport:\n    address: addr\n    send: ['a/b.Tr.send(t.from, to)', a/b.Tr.send(p.to())]\n", "", "test.transport.send[1]"},
 		{"test:\n  member: a/b.T.id\n  transport:\n    send: [a/b.Tr.send(to)]\n", "", "test.transport.address: must be a field name"},
 		{"test:\n  member: a/b.T.id\n  transport:\n    address: addr\n    send: [a/b.Tr.send(to), a/b.pipe.send(p.peer)]\n    error: no route\n", "a/b.T.id", ""},
+		{"test:\n  setup: ['createJetStreamCluster*', RunServer, 'cluster.restart?', 'run[AB]']\n", "", ""},
+		{"test:\n  setup: [a/b.createCluster]\n", "", "test.setup[0]: must be a function name or Type.method"},
+		{"test:\n  setup: [ok, 'T.f.g']\n", "", "test.setup[1]"},
+		{"test:\n  setup: ['create[Cluster']\n", "", "test.setup[0]: \"create[Cluster\" is not a valid pattern"},
+		{"test:\n  setup: ['']\n", "", "test.setup[0]"},
 	} {
 		path := filepath.Join(t.TempDir(), "gofault.yaml")
 		if err := os.WriteFile(path, []byte(tc.yaml), 0o644); err != nil {

@@ -168,6 +168,13 @@ type Options struct {
 	// the cut kinds (partition, disconnect, oneway, split, leadercut)
 	// are offered, between members.
 	Transport config.Transport `json:"transport,omitempty"`
+	// Setup names the tests' setup helpers (gofault.yaml's test.setup):
+	// path.Match patterns of functions ("createJetStreamCluster*") and
+	// methods ("cluster.restartAll") declared in the package's _test.go
+	// files. While one runs, in any goroutine, no fault strikes the test
+	// process and its requests count as no site a fault may strike.
+	// Empty: Config's test.setup, if any.
+	Setup []string `json:"setup,omitempty"`
 	// Config is the config file whose test section Run reads when
 	// Member is empty (default: gofault.yaml in Module, if there).
 	Config string `json:"-"`
@@ -207,6 +214,10 @@ type Summary struct {
 	// SetupRequests counts the fault trials' requests whose stack passed
 	// through a test helper, answered "no fault" unless Options.Helpers.
 	SetupRequests int `json:"setup_requests,omitempty"`
+	// Setup is the setup rule used (Options.Setup), SetupFuncs the
+	// functions of the test files it hooked.
+	Setup      []string `json:"setup,omitempty"`
+	SetupFuncs int      `json:"setup_funcs,omitempty"`
 	// Member is the member rule used ("" none). Requests counts every
 	// run's requests, MemberRequests those that named a member (the
 	// others are node n1's); MostMembers is the most members one run
@@ -333,27 +344,32 @@ func (o *Options) defaults() {
 	}
 }
 
-// memberRule fills o.Member from the config's test section when it is
-// empty: o.Config, or gofault.yaml in o.Module when there is one.
+// memberRule fills o.Member (and o.Transport with it) and o.Setup from
+// the config's test section where they are empty: o.Config, or
+// gofault.yaml in o.Module when there is one.
 func (o *Options) memberRule() error {
-	if o.Member == "" {
+	if o.Member == "" || len(o.Setup) == 0 {
 		path := o.Config
 		if path == "" {
 			path = filepath.Join(o.Module, "gofault.yaml")
-			if _, err := os.Stat(path); err != nil {
-				return nil // no config: no member rule
+		}
+		if _, err := os.Stat(path); err == nil || o.Config != "" {
+			t, err := config.LoadTest(path)
+			if err != nil {
+				return err
+			}
+			if o.Member == "" {
+				o.Member = t.Member
+				if len(o.Transport.Send) == 0 {
+					o.Transport = t.Transport
+				}
+			}
+			if len(o.Setup) == 0 {
+				o.Setup = t.Setup
 			}
 		}
-		t, err := config.LoadTest(path)
-		if err != nil {
-			return err
-		}
-		o.Member = t.Member
-		if len(o.Transport.Send) == 0 {
-			o.Transport = t.Transport
-		}
 	}
-	if err := (config.Test{Member: o.Member, Transport: o.Transport}).Validate(); err != nil {
+	if err := (config.Test{Member: o.Member, Transport: o.Transport, Setup: o.Setup}).Validate(); err != nil {
 		return err
 	}
 	return nil
@@ -445,6 +461,7 @@ type campaignRun struct {
 	remote   engine.Remote   // runs fault trials elsewhere (Options.Queue)
 	// sum, when set, counts the runs' requests and members.
 	sum           *Summary
+	setupFuncs    int // test setup functions hooked (Options.Setup)
 	memberMethods int
 	sends         int // the transport's send sites in the catalog
 }
@@ -484,7 +501,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 		return nil, err
 	}
 	sum := &Summary{Binary: c.bin, Reused: c.reused, Sites: len(c.cat.Sites), BuildSecs: time.Since(t0).Seconds(), DB: o.DB,
-		Member: o.Member, MemberMethods: c.memberMethods, Sends: c.sends}
+		Member: o.Member, MemberMethods: c.memberMethods, Sends: c.sends, Setup: o.Setup, SetupFuncs: c.setupFuncs}
 	c.sum = sum
 	tests, err := c.list(ctx)
 	if err != nil {
@@ -575,6 +592,7 @@ func (c *campaignRun) build(ctx context.Context) error {
 	// unchanged package's test binary is reused.
 	t.Member = o.Member
 	t.Transport = instrument.Transport{Address: o.Transport.Address, Send: o.Transport.Send, Error: o.Transport.Error}
+	t.Setup = o.Setup
 	res, err := build.Node(ctx, t, out, nil, build.Options{Rebuild: o.Rebuild})
 	if err != nil {
 		if o.Member != "" {
@@ -584,6 +602,10 @@ func (c *campaignRun) build(ctx context.Context) error {
 	}
 	c.bin, c.cat, c.reused, c.key = res.Binary, res.Catalog, res.Reused, res.Key
 	c.memberMethods = res.Stats.MemberMethods
+	c.setupFuncs = res.Stats.SetupFuncs
+	if len(res.Stats.SetupUnmatched) > 0 {
+		return fmt.Errorf("test.setup: no function or method of %s's _test.go files matches %s (a pattern names a function, e.g. \"createJetStreamCluster*\", or a method by its receiver type, e.g. \"cluster.restartAll\")", o.Package, strings.Join(res.Stats.SetupUnmatched, ", "))
+	}
 	for _, st := range c.cat.Sites {
 		if st.Peer == catalog.PeerSend {
 			c.sends++

@@ -63,6 +63,9 @@ func (s *Summary) WriteText(w io.Writer) {
 	if s.Sends > 0 {
 		fmt.Fprintf(w, "  transport: %d send methods hooked; %d sends named the member sending and the member sent to\n", s.Sends, s.MemberSends)
 	}
+	if len(s.Setup) > 0 {
+		fmt.Fprintf(w, "  setup (%s): %d functions of the test files hooked; no fault strikes while one runs\n", strings.Join(s.Setup, ", "), s.SetupFuncs)
+	}
 	if s.SetupRequests > 0 {
 		fmt.Fprintf(w, "  %d requests made under a test helper got no fault (--helpers offers them)\n", s.SetupRequests)
 	}

@@ -138,6 +138,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			res.Stats.MemberMethods, res.Stats.BlankMembers = ov.memberMethods, ov.blankMembers
 			res.Stats.StackCalls = ov.stackCalls
 			res.Stats.IgnoredCalls = ov.ignoredCalls
+			res.Stats.SetupFuncs, res.Stats.SetupUnmatched = ov.setupStats(w.Setup)
 			res.Stats.Blocks = ov.blocks
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
 			break

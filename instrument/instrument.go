@@ -88,6 +88,11 @@ type Stats struct {
 	// error the test discards, wrapped so that the agent reports an
 	// injected one (a test build: Target.Test; agent.Ignored).
 	IgnoredCalls int `json:"ignored_calls,omitempty"`
+	// SetupFuncs counts the test setup functions hooked (Target.Setup:
+	// agent.SetupEnter at their entry); SetupUnmatched lists the patterns
+	// of Target.Setup that matched no function.
+	SetupFuncs     int      `json:"setup_funcs,omitempty"`
+	SetupUnmatched []string `json:"setup_unmatched,omitempty"`
 	// Blocks counts the coverage counters inserted and built.
 	Blocks      int            `json:"blocks"`
 	SkipReasons map[string]int `json:"skip_reasons"`  // why, counted

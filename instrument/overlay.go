@@ -43,6 +43,9 @@ type overlaySet struct {
 	// ignoredCalls counts the test files' calls whose discarded error the
 	// agent checks (a test build; see ignoredEdits).
 	ignoredCalls int
+	// setupMatched counts the test setup functions hooked by the pattern
+	// of Target.Setup they matched (see setupEdits).
+	setupMatched map[string]int
 	// blocks counts the coverage counters, blockFiles locate them.
 	blocks     int
 	blockFiles []catalog.BlockFile
@@ -59,6 +62,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		lineNames: map[string]string{},
 		skipped:   map[string]string{},
 		narrowed:  map[string]string{},
+
+		setupMatched: map[string]int{},
 	}
 	touched := map[string]bool{} // the files with anything to rewrite
 	sites := loadedOnly(cat.Sites, siteAt, rw.files, SkipNotFound, ov.skipped, touched)
@@ -83,7 +88,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 	if rw.w.Test {
 		for f, ref := range rw.files {
 			if len(stackCalls(ref.file, ref.pkg.TypesInfo)) > 0 ||
-				ref.test && !rw.noIgnored[f] && len(ignoredCalls(ref.file, ref.pkg.TypesInfo)) > 0 {
+				ref.test && !rw.noIgnored[f] && len(ignoredCalls(ref.file, ref.pkg.TypesInfo)) > 0 ||
+				ref.test && len(setupFuncs(ref.file, rw.w.Setup)) > 0 {
 				touched[f] = true
 			}
 		}
@@ -98,7 +104,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			lineName: lineName, renamed: lineName != name, imports: rw.imports, timeouts: points[name],
 			states: states[name], roles: roles[name], roleValues: roleValues(cat), observe: observe[name],
 			cover: rw.cover && !rw.noCover[name] && !ref.test, firstBlock: ov.blocks, member: rw.member, sendPeers: rw.sendPeers,
-			stacks: rw.w.Test, ignored: ref.test && !rw.noIgnored[name],
+			stacks: rw.w.Test, ignored: ref.test && !rw.noIgnored[name], setup: setupPatterns(ref.test, rw.w.Setup),
 		}, sites[name])
 		ov.blankMembers += out.blankMembers
 		if len(out.blocks) > 0 {
@@ -127,6 +133,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 				ov.stackCalls++
 			case e.ignored:
 				ov.ignoredCalls++
+			case e.setup != "":
+				ov.setupMatched[e.setup]++
 			case e.member == memberHook:
 				ov.memberMethods++
 			case e.member != 0: // a receiver's name

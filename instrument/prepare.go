@@ -60,6 +60,8 @@ type Work struct {
 	Member string
 	// Transport is Target.Transport.
 	Transport Transport
+	// Setup is Target.Setup.
+	Setup []string
 	// PeerPackages is Target.PeerPackages.
 	PeerPackages []string
 	// NoCoverage is Target.NoCoverage.
@@ -197,6 +199,13 @@ type Target struct {
 	// members (gofault test's test.transport; needs Member): each gets a
 	// fault site where a cut between two members fails it (send.go).
 	Transport Transport `json:",omitempty"`
+	// Setup names the test setup functions of a test build (gofault
+	// test's test.setup): patterns, as path.Match takes them, of the
+	// functions ("createJetStreamCluster*") and methods ("cluster.restart*",
+	// receiver type and name) declared in the package's _test.go files.
+	// Each gets agent.SetupEnter and a deferred agent.SetupExit at its
+	// entry: while one runs, no fault strikes the process (setup.go).
+	Setup []string `json:",omitempty"`
 	// PeerPackages name the peer-transport packages whose network calls a
 	// partition cuts (analysis.Options.PeerPackages); empty lets the
 	// analysis use its default.
@@ -253,6 +262,7 @@ func Prepare(ctx context.Context, t Target) (*Work, error) {
 		Role:       t.Role,
 		Member:     t.Member,
 		Transport:  t.Transport,
+		Setup:      t.Setup,
 
 		PeerPackages:   t.PeerPackages,
 		ObserveSend:    t.ObserveSend,

@@ -76,6 +76,9 @@ type siteEdit struct {
 	// ignored is set instead of site for a test file's call whose error
 	// the test discards, wrapped by the agent (see ignoredEdits).
 	ignored bool
+	// setup is set instead of site for the hook at the entry of a test
+	// setup function (see setupEdits): the pattern it matched.
+	setup string
 }
 
 // fileInput is what rewriteFile needs about one Go file.
@@ -121,6 +124,10 @@ type fileInput struct {
 	// wrapped (a _test.go file of the package under test in a test build;
 	// see ignoredEdits).
 	ignored bool
+	// setup are the patterns of the test setup functions whose entry is
+	// hooked (a _test.go file of the package under test in a test build;
+	// see setupEdits).
+	setup []string
 }
 
 // fileOutput is a rewritten file and what happened to its sites.
@@ -245,6 +252,7 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	if in.ignored {
 		out.edits = append(out.edits, ignoredEdits(in)...)
 	}
+	out.edits = append(out.edits, setupEdits(in)...)
 	if in.cover {
 		var be []siteEdit
 		be, out.blocks = blockEdits(in, in.firstBlock)

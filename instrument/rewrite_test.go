@@ -575,6 +575,9 @@ func insertErrorHooks(agentPkg *types.Package) {
 	fn("Ignored2", []*types.TypeParam{t2}, t2, errType)
 	t3, u3 := tp("T"), tp("U")
 	fn("Ignored3", []*types.TypeParam{t3, u3}, t3, u3, errType)
+	// The hooks of a test setup function (setupEdits).
+	fn("SetupEnter", nil)
+	fn("SetupExit", nil)
 }
 
 // insertCtxHooks adds the hooks of calls that take a context

@@ -147,6 +147,7 @@ func addTestFlags(fs *flag.FlagSet, o *gotest.Options) *testFlags {
 	f.parallel = fs.String("parallel", "auto", "test processes run at once, each its own trial (fault-free pass and fault trials), a number or auto: the fault-free pass one at a time, measuring the cores one uses, then as many as fit in 75% of the cores and the free memory (with --queue the default is 0: the workers run every fault trial)")
 	fs.BoolVar(&o.Resume, "resume", false, "continue the newest campaign of the store made with the same flags (--trials aside): measured tests are not run again, fault trials go on from the next index with the policy's state, up to --trials in all")
 	f.asJSON = fs.Bool("json", false, "print the summary as JSON")
+	fs.Var((*stringList)(&o.Setup), "setup", "setup helper `pattern`: a function (\"createJetStreamCluster*\") or Type.method of the package's _test.go files during whose calls no fault strikes the process (repeatable; default: test.setup of the config)")
 	fs.StringVar(&o.Member, "member", "", "member rule `pkg/path.Type.field`: the field that tells an in-process cluster's members apart (default: test.member of the config)")
 	fs.StringVar(&o.Config, "config", "", "config `file` whose test section is read (default: gofault.yaml in --module, if there)")
 	fs.StringVar(&o.Bundle, "bundle", "", "write the campaign's bundle into `DIR` once the test binary is built (test binary, catalog, the package dir's files and testdata, options): what gofault worker runs (default with --queue: WORKDIR/bundle)")

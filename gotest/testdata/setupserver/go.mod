@@ -1,0 +1,3 @@
+module example.com/setupserver
+
+go 1.22
