@@ -22,8 +22,9 @@ type Test struct {
 	Transport Transport `yaml:"transport"`
 	// Setup names the tests' setup helpers: functions and methods
 	// declared in the package's _test.go files that build what the tests
-	// then test — a cluster started and waited for, a server run until it
-	// is ready (nats-server's "createJetStreamCluster*", "RunServer*").
+	// then test — a cluster started and waited for (nats-server's
+	// "createJetStreamCluster*"). A helper that restarts a member is
+	// better left out: its start-up runs the recovery code tests test.
 	// Each is a path.Match pattern of a function's name, or of a method's
 	// receiver type and name ("cluster.restart*"). While one of them runs,
 	// no fault strikes the test process, in any goroutine: a fault in a
