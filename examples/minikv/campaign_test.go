@@ -623,7 +623,7 @@ var targeted = []struct {
 	// second of margin, which was no longer enough on 2026-12-07: on this
 	// 2-core machine, quiet, 3 trials with 2.5 s found the bug in 1 of 4
 	// campaigns (a fresh-check failed on it); with a 4 s watchdog, 4 of 5
-	// campaigns of 3 trials and 3 of 3 of 5 trials found it, the control
+	// campaigns of 3 trials and 5 of 5 of 5 trials found it, the control
 	// clean in every one. Hence 4 s and 5 trials.
 	{bug: server.BugCatchup, args: []string{"--policy", "cofi", "--trials", "5", "--set", "faults.kinds=partition", "--set", "cluster.env.MINIKV_LEADER_TIMEOUT=4s"},
 		symptoms: []string{"replicas"}, only: true, control: true, timingOutcome: true},
