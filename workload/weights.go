@@ -60,3 +60,46 @@ func PickWeighted(rng *rand.Rand, weights []int) int {
 	}
 	return 0
 }
+
+// Deck deals a mix's operations to one client: first every operation
+// whose weight is not 0, in random order — operation i times[i] times
+// (once where times is short or holds 0) — then operations drawn by
+// weight. A client that draws from a Deck makes every kind of request
+// early in every trial, however rare its weight, so a site reached only
+// by a rare request is reached in every trial, and a test can count on
+// each kind at each client.
+type Deck struct {
+	rng     *rand.Rand
+	weights []int
+	opening []int
+}
+
+// NewDeck returns a Deck of weights (as ParseWeights returns them) that
+// draws with rng.
+func NewDeck(rng *rand.Rand, weights, times []int) *Deck {
+	var opening []int
+	for i, w := range weights {
+		if w == 0 {
+			continue
+		}
+		n := 1
+		if i < len(times) && times[i] > 0 {
+			n = times[i]
+		}
+		for range n {
+			opening = append(opening, i)
+		}
+	}
+	rng.Shuffle(len(opening), func(a, b int) { opening[a], opening[b] = opening[b], opening[a] })
+	return &Deck{rng: rng, weights: weights, opening: opening}
+}
+
+// Next returns the next operation's index.
+func (d *Deck) Next() int {
+	if len(d.opening) > 0 {
+		i := d.opening[0]
+		d.opening = d.opening[1:]
+		return i
+	}
+	return PickWeighted(d.rng, d.weights)
+}

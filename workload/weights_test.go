@@ -49,3 +49,42 @@ func TestPickWeighted(t *testing.T) {
 		t.Errorf("4000 draws by weights %v: %v", weights, got)
 	}
 }
+
+func TestDeck(t *testing.T) {
+	for _, tc := range []struct {
+		weights, times []int
+		opening        []int // counts of each index in the opening
+	}{
+		{[]int{3, 0, 1}, nil, []int{1, 0, 1}},
+		{[]int{3, 0, 1}, []int{0, 5, 4}, []int{1, 0, 4}},
+		{[]int{90, 5, 2, 3}, []int{1, 1}, []int{1, 1, 1, 1}},
+	} {
+		for seed := range uint64(20) {
+			d := NewDeck(rand.New(rand.NewPCG(seed, 2)), tc.weights, tc.times)
+			n := 0
+			for _, c := range tc.opening {
+				n += c
+			}
+			got := make([]int, len(tc.weights))
+			for range n {
+				got[d.Next()]++
+			}
+			if !slices.Equal(got, tc.opening) {
+				t.Fatalf("weights %v times %v seed %d: opening %v, want %v", tc.weights, tc.times, seed, got, tc.opening)
+			}
+			for range 200 {
+				if i := d.Next(); tc.weights[i] == 0 {
+					t.Fatalf("weights %v: drew %d after the opening", tc.weights, i)
+				}
+			}
+		}
+	}
+	// The opening's order is random: over 20 seeds the first card differs.
+	first := map[int]bool{}
+	for seed := range uint64(20) {
+		first[NewDeck(rand.New(rand.NewPCG(seed, 2)), []int{1, 1, 1, 1}, nil).Next()] = true
+	}
+	if len(first) < 2 {
+		t.Errorf("the opening always starts with %v", first)
+	}
+}

@@ -41,8 +41,9 @@
 //   - lease-revoke: a key on a revoked lease was still there.
 //
 // It runs in four phases: setup (connect, grant the long-lived leases,
-// start the watchers), mixed (the random mix, compaction and
-// defragmentation, for ETCD_WORKLOAD_DURATION), verify (final reads,
+// start the watchers), mixed (the random mix — each client opens with
+// every operation of the mix, maintenance once per call, in random order —
+// with compaction and defragmentation, for ETCD_WORKLOAD_DURATION), verify (final reads,
 // revoke the leases, check the watchers against the acknowledged writes)
 // and digest (every member's HashKV). Its choices are deterministic given
 // GOFAULT_SEED.
@@ -169,8 +170,14 @@ func parseMix(v string) (mix, error) {
 // String returns the mix in ETCD_WORKLOAD_MIX's form.
 func (m *mix) String() string { return workload.FormatWeights(opNames[:], m[:]) }
 
-// pick draws an operation by weight.
-func (m *mix) pick(rng *rand.Rand) int { return workload.PickWeighted(rng, m[:]) }
+// deck deals the mix to one client: every operation with a weight once
+// (maintenance once per call of maintenanceCalls), in random order, then
+// operations drawn by weight.
+func (m *mix) deck(rng *rand.Rand) *workload.Deck {
+	var times [numOps]int
+	times[opMaintenance] = len(maintenanceCalls)
+	return workload.NewDeck(rng, m[:], times[:])
+}
 
 // config is the workload's tunables.
 type config struct {
@@ -308,11 +315,13 @@ func newWorkload(t *workload.T, cfg config) (*wl, error) {
 			return nil, fmt.Errorf("node %s has no %q port", n.Name, cfg.port)
 		}
 		wc := t.Client(n.Name)
+		rng := rand.New(rand.NewPCG(uint64(t.Seed()), uint64(i)))
 		w.clients = append(w.clients, &client{
 			w:        w,
 			wc:       wc,
 			endpoint: "http://" + addr,
-			rng:      rand.New(rand.NewPCG(uint64(t.Seed()), uint64(i))),
+			rng:      rng,
+			deck:     cfg.mix.deck(rng),
 			leaseKey: leasePrefix + wc.Name(),
 			last:     map[string]string{},
 		})
@@ -570,6 +579,7 @@ type client struct {
 	wc       *workload.Client
 	endpoint string
 	rng      *rand.Rand
+	deck     *workload.Deck // the mixed phase's operations
 	cli      *clientv3.Client
 	isReady  atomic.Bool // connected and answered once; cli is set
 	seq      int
@@ -827,7 +837,7 @@ func (c *client) mix(ctx context.Context) {
 			c.reportHealth(ctx)
 		}
 		key := c.w.keys[c.rng.IntN(len(c.w.keys))]
-		switch c.w.cfg.mix.pick(c.rng) {
+		switch c.deck.Next() {
 		case opGet:
 			_ = c.get(ctx, key)
 		case opPut:
@@ -1056,9 +1066,12 @@ func (c *client) requestProgress(ctx context.Context) {
 	})
 }
 
+// maintenanceCalls are the calls maintenance makes in turn.
+var maintenanceCalls = [...]string{"status", "alarm-list", "hashkv", "member-list"}
+
 // maintenance makes the next of the maintenance calls.
 func (c *client) maintenance(ctx context.Context) {
-	what := [...]string{"status", "alarm-list", "hashkv", "member-list"}[c.maint%4]
+	what := maintenanceCalls[c.maint%len(maintenanceCalls)]
 	c.maint++
 	_ = c.wc.Do(ctx, what, "", func(ctx context.Context) error {
 		at := c.revs.begin()

@@ -271,6 +271,11 @@ func TestCluster(t *testing.T) {
 				t.Errorf("no %s operations", k)
 			}
 		}
+		// Every client opens the mixed phase with each operation of the
+		// mix (maintenance once per call: mix.deck), so each kind is made
+		// at each member whatever the draw; drawn by weight alone, the
+		// rarest (the fourth maintenance call, 3 % of draws) was missing at
+		// one client in about one run in three on a loaded machine.
 		for _, n := range nodes {
 			for _, what := range []string{"connect", "watch", "lease-grant", "lease-keepalive", "lease-check", "lease-revoke", "lease-revoke-check",
 				"range", "txn", "delete-range", "watch-progress-request", "status", "alarm-list", "hashkv", "member-list"} {
