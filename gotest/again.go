@@ -25,7 +25,6 @@ import (
 
 	"github.com/gofault/gofault/agent/wire"
 	"github.com/gofault/gofault/catalog"
-	"github.com/gofault/gofault/check"
 	"github.com/gofault/gofault/record"
 )
 
@@ -210,13 +209,8 @@ func quoted(output string, inj []record.Injection) []string {
 // quotesError reports whether line quotes an error fault of inj.
 func quotesError(line string, inj []record.Injection) bool {
 	for _, in := range inj {
-		if in.Kind != catalog.KindError || in.Error == "" {
-			continue
-		}
-		for _, t := range check.InjectedTexts(in.Error) {
-			if strings.Contains(line, t) {
-				return true
-			}
+		if _, ok := quotes(line, in); ok {
+			return true
 		}
 	}
 	return false

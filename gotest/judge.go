@@ -259,21 +259,11 @@ func assumption(r Attempt, bound time.Duration, inj []record.Injection) (lines [
 	default:
 		return nil, ""
 	}
+	reports := testReports(r.Output, 20)
 	for _, in := range inj {
-		if in.Kind != catalog.KindError || in.Error == "" {
-			continue
-		}
-		texts := check.InjectedTexts(in.Error)
-		for _, l := range testReports(r.Output, 20) {
-			for _, t := range texts {
-				if strings.Contains(l, t) {
-					lines = append(lines, l)
-					what = in.Error
-					if t != in.Error {
-						what += " (" + t + ")"
-					}
-					break
-				}
+		for _, l := range reports {
+			if w, ok := quotes(l, in); ok {
+				lines, what = append(lines, l), w
 			}
 		}
 		if len(lines) > 0 {
@@ -281,6 +271,25 @@ func assumption(r Attempt, bound time.Duration, inj []record.Injection) (lines [
 		}
 	}
 	return nil, ""
+}
+
+// quotes reports whether s quotes the error that in (an injection of any
+// kind) injected, by one of the texts it shows as (check.InjectedTexts),
+// and which error it quotes: in.Error, followed by the text it matched
+// where that differs ("EIO (input/output error)").
+func quotes(s string, in record.Injection) (what string, ok bool) {
+	if in.Kind != catalog.KindError || in.Error == "" {
+		return "", false
+	}
+	for _, t := range check.InjectedTexts(in.Error) {
+		if strings.Contains(s, t) {
+			if t != in.Error {
+				return in.Error + " (" + t + ")", true
+			}
+			return in.Error, true
+		}
+	}
+	return "", false
 }
 
 // panicAfterFatal reports whether output's panic happened in a deferred
@@ -624,15 +633,9 @@ func ignored(r Attempt, bound time.Duration, inj []record.Injection) (record.Ver
 			return record.Verdict{}, false
 		}
 	}
-	var texts []string
-	for _, in := range inj {
-		if in.Kind == catalog.KindError && in.Error != "" {
-			texts = append(texts, check.InjectedTexts(in.Error)...)
-		}
-	}
 	for _, c := range calls {
-		for _, t := range texts {
-			if !strings.Contains(c.Err, t) {
+		for _, in := range inj {
+			if _, ok := quotes(c.Err, in); !ok {
 				continue
 			}
 			why := fmt.Sprintf("%s %s after it ignored the injected error its call at %s returned (%s): the test took the call for one that cannot fail and went on", r.Test, out, filepath.Base(c.At), c.Err)
