@@ -23,7 +23,7 @@ cp "$here/gofault_inflight_test.go.in" "$tmp/nats-server/server/gofault_inflight
 cd "$tmp/nats-server"
 run() {
 	GOTOOLCHAIN=local go test -count=1 -run TestGofaultAPIDuringInflightCreate -v ./server 2>&1 |
-		grep -E '^(--- |    --- |ok|FAIL)|answers:' || true
+		grep -E '^(--- |    --- |ok|FAIL)|gofault_inflight_test.go:' || true
 }
 echo "== nats-server $version as released: msg-delete, msg-get and stream-purge answer \"stream not found\""
 run
