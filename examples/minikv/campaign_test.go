@@ -612,8 +612,9 @@ var targeted = []struct {
 	// defaults 120 and 64). With the defaults the first compaction past
 	// a follower cut at the load's first entry came at entry 120, about
 	// 1 s into the 1.5 s load on 2026-11-26 (both found at their first
-	// fault trial); on 2026-12-07 evening the same code (this session's
-	// and the morning's commit) found neither in 3 runs: the cluster
+	// fault trial); on 2026-12-07 evening the same code found neither in
+	// two runs (a fresh-check, then alone) and install not in a third (the
+	// morning's last commit, ab265d3): the cluster
 	// applied about 115 entries a second fault-free, one snapshot a
 	// trial, and none in a trial with a cut follower (its client stalls),
 	// so no MsgSnap to heal at, and cofi's cuts ran their 3 s.
