@@ -614,10 +614,10 @@ var targeted = []struct {
 	// 1 s into the 1.5 s load on 2026-11-26 (both found at their first
 	// fault trial); on 2026-12-07 evening the same code found neither in
 	// two runs (a fresh-check, then alone) and install not in a third (the
-	// morning's last commit, ab265d3): the cluster
-	// applied about 115 entries a second fault-free, one snapshot a
-	// trial, and none in a trial with a cut follower (its client stalls),
-	// so no MsgSnap to heal at, and cofi's cuts ran their 3 s.
+	// morning's last commit, ab265d3): the cluster applied about 115
+	// entries a second fault-free, one snapshot a trial, and none in a
+	// trial with a cut follower (its client stalls), so no MsgSnap to
+	// heal at, and cofi's cuts ran their 3 s.
 	{bug: server.BugInstall, args: []string{"--policy", "cofi", "--trials", "3", "--set", "faults.kinds=partition",
 		"--set", "cluster.env.MINIKV_SNAP_EVERY=60", "--set", "cluster.env.MINIKV_COMPACT_KEEP=16"},
 		symptoms: []string{"replicas"}, only: true, control: true, timingOutcome: true},
