@@ -56,6 +56,11 @@ type RemoteJob struct {
 	// run with no fault (gofault test: a test that passed twice in one
 	// process fault-free).
 	Again bool
+	// LeftChecked and Left are a test campaign's baseline of its leak
+	// check: whether the test's fault-free runs reported what they left
+	// running, and the keys of those goroutines (gotest.Leftovers).
+	LeftChecked bool
+	Left        []string
 }
 
 // Host runs the trials of one campaign on a worker machine for its

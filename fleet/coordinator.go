@@ -162,7 +162,7 @@ func (c *Coordinator) Run(ctx context.Context, job engine.RemoteJob) (*engine.Re
 	c.mu.Unlock()
 	task, err := json.Marshal(Task{Coordinator: c.key, Campaign: job.Campaign, Index: job.Index, ID: job.ID,
 		Policy: job.PolicyName, Bundle: c.bundle, Config: c.config, Baseline: base, Bound: job.Bound,
-		Test: job.Test, Reach: job.Reach, Again: job.Again})
+		Test: job.Test, Reach: job.Reach, Again: job.Again, LeftChecked: job.LeftChecked, Left: job.Left})
 	if err != nil {
 		return nil, fmt.Errorf("queue: trial %s: %w", job.ID, err)
 	}

@@ -72,6 +72,10 @@ type Task struct {
 	Reach []uint32 `json:"reach"`
 	// Again runs the test twice in its process (engine.RemoteJob.Again).
 	Again bool `json:"again,omitempty"`
+	// LeftChecked and Left are the test's baseline of the leak check
+	// (engine.RemoteJob.LeftChecked, Left).
+	LeftChecked bool     `json:"left_checked,omitempty"`
+	Left        []string `json:"left,omitempty"`
 }
 
 // Delivery names one delivery of a trial: Index and the delivery's

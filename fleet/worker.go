@@ -458,6 +458,7 @@ func (h *host) trial(ctx context.Context, task Task, baseline *record.LogBaselin
 	res, err := h.Trial(ctx, engine.RemoteJob{
 		Campaign: task.Campaign, Index: task.Index, ID: task.ID, Bound: task.Bound, Baseline: baseline,
 		PolicyName: task.Policy, Test: task.Test, Reach: task.Reach, Again: task.Again,
+		LeftChecked: task.LeftChecked, Left: task.Left,
 	})
 	if err != nil {
 		return nil, Outcome{}, err

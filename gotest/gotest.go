@@ -757,8 +757,9 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 	if j.again {
 		onEnd = ct.Disarm
 	}
-	r, exit, err := c.exec(ctx, p, ctl.Addr(), id, node, test, bound, filepath.Join(dir, node+".log"), onEnd)
+	r, exit, err := c.exec(ctx, p, ctl.Addr(), id, node, test, bound, filepath.Join(dir, node+".log"), onEnd, j.left)
 	res := ct.End()
+	end := time.Now() // the process ended
 	if err != nil {
 		return r, nil, res, err
 	}
@@ -780,7 +781,7 @@ func (c *campaignRun) attempt(ctx context.Context, ctl *controller.Controller, i
 		Nodes: []record.Node{{Name: node, PID: exit.PID, Exited: true, ExitTime: exit.Time, ExitCode: exit.Code,
 			Signal: exit.Signal, Log: filepath.Join(dir, node+".log")}},
 		Client:   []record.ClientEvent{record.TestEvent(start, node, test)},
-		Verdicts: []record.Verdict{againVerdict(r, bound, res.Injections, Verdict(r, bound, res.Injections))},
+		Verdicts: []record.Verdict{leftVerdict(r, res.Injections, end, j.left, againVerdict(r, bound, res.Injections, Verdict(r, bound, res.Injections)))},
 	}
 	if tr.Verdicts[0].Failed {
 		tr.Status = record.StatusFailed
@@ -802,7 +803,9 @@ func testOf(tr *record.Trial) string { return tr.Test() }
 // (-test.count=2), the agent marks the faults it carries out
 // (wire.EnvStrikes), onEnd is called as the first run ends, and the
 // attempt is the first run's with the second's in Again (splitAttempt).
-func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, test string, bound time.Duration, log string, onEnd func()) (Attempt, cluster.Exit, error) {
+// left, when checked, is the test's baseline of the leak check, passed to
+// the agent (wire.EnvLeftBase).
+func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, test string, bound time.Duration, log string, onEnd func(), left Leftovers) (Attempt, cluster.Exit, error) {
 	count := "-test.count=1"
 	if onEnd != nil {
 		count = "-test.count=2"
@@ -818,6 +821,9 @@ func (c *campaignRun) exec(ctx context.Context, p *process, ctlAddr, id, node, t
 	// one dies without cleaning up.
 	env := append(withoutGofault(os.Environ()), p.env(c.o.Env)...)
 	env = append(env, wire.EnvController+"="+ctlAddr, wire.EnvNode+"="+node, wire.EnvTrial+"="+id)
+	if left.Checked && len(left.Keys) <= maxLeftBase {
+		env = append(env, wire.EnvLeftBase+"="+strings.Join(left.Keys, wire.LeftBaseSep))
+	}
 	clock := &reportClock{now: time.Now}
 	if onEnd != nil {
 		env = append(env, wire.EnvStrikes+"=1")

@@ -406,7 +406,15 @@ type Measure struct {
 	// of the test is expected to ask its policy (policy.TrialInfo.Expected;
 	// 0 when not measured, e.g. a measure stored before it was kept).
 	Requests int `json:"requests,omitempty"`
+	// LeftChecked is set when a fault-free run reported what it left
+	// running after its tests (left.go), and Left are the keys of the
+	// goroutines those runs left: the baseline of the leak check.
+	LeftChecked bool     `json:"left_checked,omitempty"`
+	Left        []string `json:"left,omitempty"`
 }
+
+// Leftovers is m's baseline of the leak check.
+func (m Measure) Leftovers() Leftovers { return Leftovers{Checked: m.LeftChecked, Keys: m.Left} }
 
 // Flaky reports whether the test passed in some runs and not in others.
 func (m Measure) Flaky() bool { return m.Passed > 0 && m.Passed < m.Runs }
@@ -448,6 +456,8 @@ func Measured(test string, runs []Attempt) Measure {
 	}
 	slices.Sort(m.Sites)
 	m.Again = twice > 0 && again == twice
+	b := leftBaseline(runs)
+	m.LeftChecked, m.Left = b.Checked, b.Keys
 	return m
 }
 

@@ -59,7 +59,7 @@ func (c *campaignRun) runRemote(ctx context.Context, ctl *controller.Controller,
 	res, err := c.remote.Run(ctx, engine.RemoteJob{
 		Campaign: c.id, Index: j.index, ID: id, Dir: filepath.Join(c.o.WorkDir, "trials", id),
 		Bound: j.bound, Policy: ctl, PolicyName: ctl.Policy().Name(), Test: j.test, Reach: j.reach, Expected: j.expected,
-		Again: j.again,
+		Again: j.again, LeftChecked: j.left.Checked, Left: j.left.Keys,
 	})
 	if err != nil {
 		return ran{}, err
@@ -119,5 +119,6 @@ func (h *Host) Close() { h.c.close() }
 
 // jobOf is the fault trial a worker runs for its coordinator.
 func jobOf(j engine.RemoteJob) job {
-	return job{index: j.Index, test: j.Test, bound: j.Bound, reach: j.Reach, expected: j.Expected, again: j.Again}
+	return job{index: j.Index, test: j.Test, bound: j.Bound, reach: j.Reach, expected: j.Expected, again: j.Again,
+		left: Leftovers{Checked: j.LeftChecked, Keys: j.Left}}
 }

@@ -103,9 +103,20 @@ func Replay(ctx context.Context, st *store.Store, id string, runs int, progress 
 	// A finding of a second run (again.go) replays as it was found: the
 	// test twice in the process, and it recurs when the second run fails.
 	again := len(tr.Verdicts) > 0 && strings.HasSuffix(tr.Verdicts[0].Symptom, AgainSuffix)
+	// A leak (left.go) replays against the fault-free runs' baseline, in
+	// a process that runs the test as the trial's did, and recurs when
+	// the test passes and leaves a goroutine that baseline does not hold.
+	var left Leftovers
+	if len(tr.Verdicts) > 0 && strings.Contains(tr.Verdicts[0].Symptom, LeftSymptom) {
+		m, err := storedMeasure(ctx, st, cid, test)
+		if err != nil {
+			return nil, err
+		}
+		left, again = m.Leftovers(), twice(m, *o)
+	}
 	for k := range runs {
 		rid := fmt.Sprintf("replay-%s-%d-%d", id, k+1, time.Now().UnixNano())
-		r, _, _, err := c.attempt(ctx, ctl, rid, job{index: k + 1, test: test, bound: bound, again: again})
+		r, rtr, _, err := c.attempt(ctx, ctl, rid, job{index: k + 1, test: test, bound: bound, again: again, left: left})
 		if err != nil {
 			return nil, err
 		}
@@ -115,6 +126,9 @@ func Replay(ctx context.Context, st *store.Store, id string, runs int, progress 
 			if o := r.Again.Outcome(bound); o != "" {
 				out = o + AgainSuffix
 			}
+		}
+		if left.Checked && out == "" && rtr != nil && strings.Contains(rtr.Verdicts[0].Symptom, LeftSymptom) {
+			out = strings.TrimPrefix(rtr.Verdicts[0].Symptom, test+" ")
 		}
 		res.Outcomes = append(res.Outcomes, out)
 		if out != "" {
@@ -130,4 +144,25 @@ func orPassed(out string) string {
 		return "passed"
 	}
 	return out
+}
+
+// storedMeasure is the fault-free measure of test that campaign cid
+// stored.
+func storedMeasure(ctx context.Context, st *store.Store, cid int64, test string) (Measure, error) {
+	data, err := st.TestPass(ctx, cid)
+	if err != nil {
+		return Measure{}, err
+	}
+	var ms []Measure
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &ms); err != nil {
+			return Measure{}, fmt.Errorf("fault-free pass of campaign %d: %w", cid, err)
+		}
+	}
+	for _, m := range ms {
+		if m.Test == test {
+			return m, nil
+		}
+	}
+	return Measure{}, fmt.Errorf("campaign %d stored no fault-free measure of %s", cid, test)
 }

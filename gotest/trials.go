@@ -31,6 +31,8 @@ type job struct {
 	// fault-free run of each test, and the fault trials of a test that
 	// passed twice there (Measure.Again).
 	again bool
+	// left is a fault trial's baseline of the leak check (left.go).
+	left Leftovers
 }
 
 // ran is a job that ran: the test's run, its trial record and the
@@ -196,7 +198,7 @@ func (c *campaignRun) faultTrials(ctx context.Context, sum *Summary) error {
 		if !again && m.Run > 0 {
 			bm.Slowest = m.Run
 		}
-		jobs = append(jobs, job{test: m.Test, bound: HangBound(bm, c.delay, c.o.HangFloor), reach: Reach(c.cat, m), expected: m.Requests, again: again})
+		jobs = append(jobs, job{test: m.Test, bound: HangBound(bm, c.delay, c.o.HangFloor), reach: Reach(c.cat, m), expected: m.Requests, again: again, left: m.Leftovers()})
 	}
 	err := c.runJobs(ctx, c.faults, jobs, func(d ran) error {
 		if err := c.save(ctx, d); err != nil {

@@ -54,6 +54,9 @@ func (ov *overlaySet) blame(w *Work, out string) map[string][]string {
 			byName[name] = append(byName[name], span{id, r[0], r[1]})
 		}
 	}
+	for name := range ov.added {
+		byName[name] = append(byName[name], span{testMainPrefix + name, 1, 1 << 30})
+	}
 	// The compiler names the overlay's file where no //line directive
 	// says otherwise (e.g. in generated error files).
 	for target, file := range ov.written {

@@ -138,6 +138,7 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			res.Stats.MemberMethods, res.Stats.BlankMembers = ov.memberMethods, ov.blankMembers
 			res.Stats.StackCalls = ov.stackCalls
 			res.Stats.IgnoredCalls = ov.ignoredCalls
+			res.Stats.RanCalls, res.Stats.TestMainAdded = ov.ranCalls, len(ov.added) > 0
 			res.Stats.SetupFuncs, res.Stats.SetupUnmatched = ov.setupStats(w.Setup)
 			res.Stats.Blocks = ov.blocks
 			res.Stats.Files, res.Stats.Packages = ov.files, ov.packages
@@ -154,6 +155,11 @@ func Build(ctx context.Context, w *Work, cat *catalog.Catalog, out string, opts 
 			if file, ok := strings.CutPrefix(id, coverPrefix); ok {
 				rw.noCover[file] = true
 				slog.Warn("coverage counters did not compile; dropping those of the file", "file", file, "error", strings.Join(bad[id], "; "))
+				continue
+			}
+			if file, ok := strings.CutPrefix(id, testMainPrefix); ok {
+				rw.testMain = ""
+				slog.Warn("the TestMain added to check what the tests leave running did not compile; dropping it", "file", file, "error", strings.Join(bad[id], "; "))
 				continue
 			}
 			if file, ok := strings.CutPrefix(id, ignoredPrefix); ok {

@@ -88,6 +88,12 @@ type Stats struct {
 	// error the test discards, wrapped so that the agent reports an
 	// injected one (a test build: Target.Test; agent.Ignored).
 	IgnoredCalls int `json:"ignored_calls,omitempty"`
+	// RanCalls counts the calls of testing.M's Run in the package's
+	// TestMain that the agent wraps, and TestMainAdded is set when the
+	// build added a TestMain (the package had none): either way the test
+	// process reports what its tests left running (agent.Ran).
+	RanCalls      int  `json:"ran_calls,omitempty"`
+	TestMainAdded bool `json:"testmain_added,omitempty"`
 	// SetupFuncs counts the test setup functions hooked (Target.Setup:
 	// agent.SetupEnter at their entry); SetupUnmatched lists the patterns
 	// of Target.Setup that matched no function.

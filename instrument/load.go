@@ -34,6 +34,10 @@ type rewriter struct {
 	// noIgnored are the test files whose Ignored wrappers did not
 	// compile: they are left as they are.
 	noIgnored map[string]bool
+	// testMain is where a test build adds a TestMain (testMainSource) to
+	// the package under test, "" when its tests have one or the one added
+	// did not compile; testMainPkg is that package's name.
+	testMain, testMainPkg string
 	// member is the member type of w.Member, nil for none.
 	member *memberType
 	// sends are the transport's send methods (w.Transport.Send), and
@@ -233,6 +237,18 @@ func (rw *rewriter) loadTests(cfg *packages.Config, main string) error {
 	pkgs, err := packages.Load(&tcfg, main)
 	if err != nil {
 		return fmt.Errorf("load %s with its tests: %w", main, err)
+	}
+	hasMain := false
+	for _, p := range pkgs {
+		if p.Types != nil && p.Types.Scope().Lookup("TestMain") != nil {
+			hasMain = true
+		}
+		if p.PkgPath == main && p.ID == main && len(p.GoFiles) > 0 {
+			rw.testMain, rw.testMainPkg = testMainPath(filepath.Dir(p.GoFiles[0])), p.Name
+		}
+	}
+	if hasMain {
+		rw.testMain = ""
 	}
 	for _, p := range pkgs {
 		// The test variants are "P [P.test]" and "P_test [P.test]"; the

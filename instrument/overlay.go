@@ -43,6 +43,10 @@ type overlaySet struct {
 	// ignoredCalls counts the test files' calls whose discarded error the
 	// agent checks (a test build; see ignoredEdits).
 	ignoredCalls int
+	// ranCalls counts the calls of testing.M's Run the agent wraps, and
+	// added the files a test build adds (a TestMain: see ranEdits).
+	ranCalls int
+	added    map[string][]byte
 	// setupMatched counts the test setup functions hooked by the pattern
 	// of Target.Setup they matched (see setupEdits).
 	setupMatched map[string]int
@@ -62,6 +66,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		lineNames: map[string]string{},
 		skipped:   map[string]string{},
 		narrowed:  map[string]string{},
+		added:     map[string][]byte{},
 
 		setupMatched: map[string]int{},
 	}
@@ -89,6 +94,7 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 		for f, ref := range rw.files {
 			if len(stackCalls(ref.file, ref.pkg.TypesInfo)) > 0 ||
 				ref.test && !rw.noIgnored[f] && len(ignoredCalls(ref.file, ref.pkg.TypesInfo)) > 0 ||
+				ref.test && !rw.noIgnored[f] && len(runCalls(ref.file, ref.pkg.TypesInfo)) > 0 ||
 				ref.test && len(setupFuncs(ref.file, rw.w.Setup)) > 0 {
 				touched[f] = true
 			}
@@ -131,6 +137,8 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 			case e.block: // counted in ov.blocks
 			case e.stack:
 				ov.stackCalls++
+			case e.ran:
+				ov.ranCalls++
 			case e.ignored:
 				ov.ignoredCalls++
 			case e.setup != "":
@@ -153,6 +161,9 @@ func (rw *rewriter) rewrite(cat *catalog.Catalog) (*overlaySet, error) {
 				ov.hookSites++
 			}
 		}
+	}
+	if rw.w.Test && rw.testMain != "" {
+		ov.added[rw.testMain] = testMainSource(rw.testMainPkg)
 	}
 	ov.files = len(ov.replace)
 	pkgs := map[string]bool{}
@@ -208,6 +219,11 @@ func (ov *overlaySet) write(dir, jsonPath string) error {
 	}
 	for _, t := range sortedKeys(ov.errFiles) {
 		if err := put(t, ov.errFiles[t].src); err != nil {
+			return err
+		}
+	}
+	for _, t := range sortedKeys(ov.added) {
+		if err := put(t, ov.added[t]); err != nil {
 			return err
 		}
 	}

@@ -76,6 +76,9 @@ type siteEdit struct {
 	// ignored is set instead of site for a test file's call whose error
 	// the test discards, wrapped by the agent (see ignoredEdits).
 	ignored bool
+	// ran is set with ignored for a call of testing.M's Run, wrapped by
+	// the agent (see ranEdits).
+	ran bool
 	// setup is set instead of site for the hook at the entry of a test
 	// setup function (see setupEdits): the pattern it matched.
 	setup string
@@ -251,6 +254,7 @@ func rewriteFile(in fileInput, sites []*catalog.Site) fileOutput {
 	}
 	if in.ignored {
 		out.edits = append(out.edits, ignoredEdits(in)...)
+		out.edits = append(out.edits, ranEdits(in)...)
 	}
 	out.edits = append(out.edits, setupEdits(in)...)
 	if in.cover {

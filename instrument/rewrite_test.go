@@ -578,6 +578,8 @@ func insertErrorHooks(agentPkg *types.Package) {
 	// The hooks of a test setup function (setupEdits).
 	fn("SetupEnter", nil)
 	fn("SetupExit", nil)
+	// What the tests leave running (ranEdits).
+	fn("Ran", nil, types.Typ[types.Int])
 }
 
 // insertCtxHooks adds the hooks of calls that take a context

@@ -62,7 +62,16 @@ const (
 	// test twice (-test.count=2), and tells from the line's place among the
 	// testing package's own lines which run a fault struck.
 	EnvStrikes = "GOFAULT_STRIKES"
+	// EnvLeftBase holds, for a fault trial of gofault test, the keys
+	// (LeftKey) of the goroutines the test's fault-free runs left running,
+	// joined by LeftBaseSep: agent.Ran waits longer for a goroutine of
+	// another key to end before it reports it.
+	EnvLeftBase = "GOFAULT_LEFT_BASE"
 )
+
+// LeftBaseSep separates the keys of EnvLeftBase (no function name holds
+// it).
+const LeftBaseSep = "\n"
 
 // Node is one node of the cluster under test as a workload sees it: an
 // element of the EnvNodes array, which the cluster runner writes and the
@@ -103,3 +112,25 @@ const IgnoredPrefix = "gofault: a test ignored the injected error at "
 // every fault it carries out when EnvStrikes is set. It starts no line the
 // testing package writes.
 const StrikeLine = "gofault: a fault struck here\n"
+
+// LeftPrefix starts a line an instrumented test binary writes to its
+// stdout, after its tests ran and passed (agent.Ran), for each kind of
+// goroutine still running that the code under test started: the prefix,
+// the goroutine's key (LeftKey), a tab and what it was doing ("[chan
+// send] pkg.f at f.go:12; created by pkg.g at g.go:30"). gofault test
+// compares the keys with those its fault-free runs left: a goroutine a
+// fault left behind is a leak. It starts no line the testing package
+// writes.
+const LeftPrefix = "gofault: left running after the tests: "
+
+// LeftDonePrefix starts the line agent.Ran writes once it checked what
+// was left running after the tests, with how many goroutines that were
+// ("gofault: goroutines checked after the tests: 0 left"): a run with this
+// line and no LeftPrefix line left none.
+const LeftDonePrefix = "gofault: goroutines checked after the tests: "
+
+// LeftKey is the key of a goroutine left running: the function it was in
+// (its first frame outside the runtime) and the function that started it,
+// with no file, line or goroutine number, so that the same goroutine left
+// in two runs has the same key.
+func LeftKey(top, creator string) string { return top + " <- " + creator }

@@ -1,0 +1,187 @@
+package gotest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gofault/gofault/agent/wire"
+	"github.com/gofault/gofault/catalog"
+	"github.com/gofault/gofault/record"
+	"github.com/gofault/gofault/store"
+)
+
+// leftLine is agent.Ran's line for a goroutine of key top <- creator.
+func leftLine(top, creator string) string {
+	return wire.LeftPrefix + wire.LeftKey(top, creator) + "\t[chan receive] " + top + " at /src/p/p.go:9; created by " + creator + " at /src/p/p.go:20"
+}
+
+// TestLeftVerdict: a test that passed with a fault struck and left a
+// goroutine no fault-free run left is a finding (planted: StartLeaky's
+// loop); nothing else is: a goroutine the fault-free runs left too (the
+// janitor), a run that did not check (no agent.Ran line), a baseline never
+// checked (a campaign measured before the check), a trial with no fault, a
+// delay that still held a call when the process ended or a cut, a test
+// that failed, or a second run that failed.
+func TestLeftVerdict(t *testing.T) {
+	const test = "TestStart"
+	janitor := leftLine("p.janitor.func1.1", "p.janitor.func1")
+	loop := leftLine("p.(*Server).loop", "p.StartLeaky")
+	done := func(n int) string { return fmt.Sprintf("%s%d left", wire.LeftDonePrefix, n) }
+	passed := func(lines ...string) Attempt {
+		return Attempt{Test: test, Passed: true, Output: "=== RUN   TestStart\n--- PASS: TestStart (0.00s)\n" + strings.Join(lines, "\n") + "\nPASS\n"}
+	}
+	base := Leftovers{Checked: true, Keys: []string{wire.LeftKey("p.janitor.func1.1", "p.janitor.func1")}}
+	end := time.Unix(100, 0)
+	eio := []record.Injection{{Kind: catalog.KindError, Error: "EIO", SiteID: "p.StartLeaky:os.WriteFile#0", Time: time.Unix(99, 0)}}
+	shortDelay := []record.Injection{{Kind: catalog.KindDelay, Delay: 500 * time.Millisecond, SiteID: "p.Start:os.WriteFile#0", Time: time.Unix(99, 0)}}
+	heldDelay := []record.Injection{{Kind: catalog.KindDelay, Delay: 2 * time.Second, SiteID: "p.Start:os.WriteFile#0", Time: time.Unix(99, 0)}}
+	cut := []record.Injection{{Kind: catalog.KindPartition, SiteID: "p.send", Time: time.Unix(99, 0)}}
+	failed := passed(loop, done(2))
+	failed.Passed, failed.ExitCode = false, 1
+	secondFailed := passed(loop, done(2))
+	secondFailed.Again = &Attempt{Test: test, Output: "--- FAIL: TestStart (0.00s)\n"}
+	for _, tc := range []struct {
+		name string
+		r    Attempt
+		inj  []record.Injection
+		base Leftovers
+		want bool // a finding
+	}{
+		{"planted: the loop left after the error", passed(janitor, loop, done(2)), eio, base, true},
+		{"planted, after a delay that ended", passed(janitor, loop, done(2)), shortDelay, base, true},
+		{"only the janitor, which fault-free runs leave too", passed(janitor, done(1)), eio, base, false},
+		{"nothing left", passed(done(0)), eio, base, false},
+		{"no check in the trial's process", passed(janitor, loop), eio, base, false},
+		{"a baseline never checked", passed(janitor, loop, done(2)), eio, Leftovers{}, false},
+		{"no fault struck", passed(janitor, loop, done(2)), nil, base, false},
+		{"a delay still held a call at the end", passed(janitor, loop, done(2)), heldDelay, base, false},
+		{"a cut", passed(janitor, loop, done(2)), cut, base, false},
+		{"the test failed", failed, eio, base, false},
+		{"its second run failed", secondFailed, eio, base, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := leftVerdict(tc.r, tc.inj, end, tc.base, record.Verdict{Checker: Checker})
+			if v.Failed != tc.want {
+				t.Fatalf("finding %v (%q), want %v", v.Failed, v.Symptom, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			if want := test + LeftSymptom + "p.(*Server).loop"; v.Symptom != want {
+				t.Errorf("symptom %q, want %q", v.Symptom, want)
+			}
+			if len(v.Evidence) != 2 || !strings.Contains(v.Evidence[1], "created by p.StartLeaky at /src/p/p.go:20") {
+				t.Errorf("evidence %q: want the why and the leaked goroutine only", v.Evidence)
+			}
+		})
+	}
+	// A verdict already made is kept: a finding or an informational one.
+	prior := record.Verdict{Checker: Checker, Symptom: AssumptionSymptom}
+	if v := leftVerdict(passed(loop, done(1)), eio, end, base, prior); v.Symptom != AssumptionSymptom {
+		t.Errorf("an informational verdict became %q", v.Symptom)
+	}
+}
+
+// TestLeftBaseline: the fault-free runs' keys are the union of what each
+// that checked left, its second run's lines included; runs that did not
+// check add nothing, and none checked leaves the baseline unchecked.
+func TestLeftBaseline(t *testing.T) {
+	a := Attempt{Output: leftLine("p.a", "p.A") + "\n" + wire.LeftDonePrefix + "1 left\n"}
+	b := Attempt{Output: "=== RUN   TestX\n", Again: &Attempt{Output: leftLine("p.b", "p.B") + "\n" + wire.LeftDonePrefix + "1 left\n"}}
+	none := Attempt{Output: leftLine("p.c", "p.C") + "\n"} // no done line: ignored
+	got := leftBaseline([]Attempt{a, b, none})
+	want := []string{wire.LeftKey("p.a", "p.A"), wire.LeftKey("p.b", "p.B")}
+	if !got.Checked || !slices.Equal(got.Keys, want) {
+		t.Errorf("baseline %+v, want checked %q", got, want)
+	}
+	if got := leftBaseline([]Attempt{none}); got.Checked {
+		t.Errorf("no run checked: %+v", got)
+	}
+	if m := Measured("TestX", []Attempt{a}); !m.LeftChecked || !slices.Equal(m.Left, want[:1]) {
+		t.Errorf("Measured: %v %q", m.LeftChecked, m.Left)
+	}
+}
+
+// TestLeftEndToEnd runs testdata/leakstore: TestStartLeaky's planted bug
+// leaves its server's loop running when the marker's write fails, a
+// finding in every trial that struck it; TestStart stops its loop and
+// passes clean; the janitor both leave fault-free is no leak.
+func TestLeftEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a test binary")
+	}
+	dir := t.TempDir()
+	sum, err := Run(context.Background(), Options{
+		Module: "testdata/leakstore", Package: ".", WorkDir: dir,
+		Policy: "random", Seed: 1, Trials: 6, Kinds: []catalog.Kind{catalog.KindError},
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.OpenExisting(filepath.Join(dir, "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := st.TestPass(context.Background(), sum.Campaign)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []Measure
+	if err := json.Unmarshal(data, &ms); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ms {
+		if !m.LeftChecked || len(m.Left) != 1 || !strings.Contains(m.Left[0], "leakstore.janitor") {
+			t.Errorf("%s: baseline checked %v, %q; want the janitor only", m.Test, m.LeftChecked, m.Left)
+		}
+	}
+	struck := map[string]int{}
+	leak := "" // a trial of the planted bug's finding
+	for _, tr := range storedTrials(t, dir, sum.Campaign) {
+		if tr.Policy == record.BaselinePolicy || len(tr.Injections) == 0 {
+			continue
+		}
+		test, v := tr.Test(), tr.Verdicts[0]
+		struck[test]++
+		switch test {
+		case "TestStartLeaky":
+			if want := "TestStartLeaky" + LeftSymptom + "example.com/leakstore.(*Server).loop"; v.Symptom != want || !v.Failed {
+				t.Errorf("trial %s: %q failed %v; want %q", tr.ID, v.Symptom, v.Failed, want)
+			}
+			leak = tr.ID
+		case "TestStart":
+			if v.Failed || v.Symptom != "" {
+				t.Errorf("trial %s: %q failed %v; want a clean pass", tr.ID, v.Symptom, v.Failed)
+			}
+		}
+	}
+	if struck["TestStartLeaky"] == 0 || struck["TestStart"] == 0 {
+		t.Fatalf("trials with a fault by test %v: want both tests struck", struck)
+	}
+	if sum.Findings != 1 {
+		t.Errorf("%d findings, want 1", sum.Findings)
+	}
+	// The finding replays against the stored baseline: it recurs.
+	st, err = store.OpenExisting(filepath.Join(dir, "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	res, err := Replay(context.Background(), st, leak, 1, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimPrefix(LeftSymptom, " ") + "example.com/leakstore.(*Server).loop"; res.Recurred != 1 || res.Outcomes[0] != want {
+		t.Errorf("replay of %s: %d of 1 recurred, outcomes %q; want 1, %q", leak, res.Recurred, res.Outcomes, want)
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/leakstore
+
+go 1.22
