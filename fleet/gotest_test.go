@@ -223,3 +223,49 @@ func TestDistributedMemberCounts(t *testing.T) {
 	}
 	t.Logf("fault-free pass: %d member requests of %d; fault trials on the worker: %d of %d", pass.MemberRequests, pass.Requests, sum.MemberRequests, sum.Requests)
 }
+
+// TestDistributedLeak: the leak check's baseline travels with each fault
+// trial to the worker that runs it (engine.RemoteJob.Left, Task.Left):
+// gotest/testdata/leakstore's planted leak, all its fault trials on one
+// worker, is the one finding, as in the local campaign (gotest's
+// TestLeftEndToEnd).
+func TestDistributedLeak(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	conn := testServer(t, quiet)
+	startWorkers(ctx, t, conn, quiet, "w0")
+	work := t.TempDir()
+	var co *Coordinator
+	sum, err := gotest.Run(ctx, gotest.Options{
+		Module: "../gotest/testdata/leakstore", Package: ".", WorkDir: work,
+		Policy: "random", Seed: 1, Trials: 6, Kinds: []catalog.Kind{catalog.KindError}, Log: quiet,
+		Queue: func(ctx context.Context, q gotest.Queued) (engine.Remote, error) {
+			c, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: q.Bundle, Catalog: q.Catalog, Slots: 2, Log: quiet})
+			co = c
+			return c, err
+		},
+	})
+	if co != nil {
+		defer co.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.RemoteTrials != 6 {
+		t.Errorf("%d fault trials on the worker, want 6", sum.RemoteTrials)
+	}
+	st, err := store.OpenExisting(filepath.Join(work, "gofault.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	trials, err := st.Trials(ctx, sum.Campaign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	findings := report.New(trials, report.Options{}).Findings
+	if want := "TestStartLeaky" + gotest.LeftSymptom + "example.com/leakstore.(*Server).loop"; len(findings) != 1 || findings[0].Symptom != want {
+		t.Errorf("findings %+v, want one: %q", findings, want)
+	}
+}
