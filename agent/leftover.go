@@ -34,6 +34,7 @@ func Ran(code int) int {
 		}
 	}
 	left := settleLeft(allStacks, base, time.Sleep)
+	left = append(left, openFiles()...)
 	ignoredOut.Write([]byte(leftLines(left)))
 	return code
 }

@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -134,5 +136,46 @@ func TestStdFrame(t *testing.T) {
 		if got := stdFrame(fn); got != want {
 			t.Errorf("stdFrame(%q) = %v, want %v", fn, got, want)
 		}
+	}
+}
+
+func TestFileKey(t *testing.T) {
+	for _, tc := range []struct{ path, tmp, want string }{
+		{"/tmp/gofault-1/TestOpen123/001/0000000000000001-0000000000000002.wal", "/tmp/gofault-1", "$TMPDIR/TestOpenN/N/N-N.wal"},
+		{"/tmp/gofault-1/x", "/tmp/gofault-1/", "$TMPDIR/x"},
+		{"/var/lib/app/state", "/tmp/gofault-1", "/var/lib/app/state"},
+		{"/tmp/gofault-12/x", "/tmp/gofault-1", "/tmp/gofault-N/x"},
+	} {
+		if got := fileKey(tc.path, tc.tmp); got != tc.want {
+			t.Errorf("fileKey(%q, %q) = %q, want %q", tc.path, tc.tmp, got, tc.want)
+		}
+	}
+}
+
+// TestOpenFiles: a file the process holds open is listed, keyed by its
+// path under $TMPDIR; once closed it is not.
+func TestOpenFiles(t *testing.T) {
+	if _, err := os.Stat(fdDir); err != nil {
+		t.Skip("no /proc/self/fd here")
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "seg-7.wal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := wire.LeftFileKey("$TMPDIR/TestOpenFilesN/N/seg-N.wal")
+	has := func() bool {
+		for _, g := range openFiles() {
+			if g.key == want {
+				return true
+			}
+		}
+		return false
+	}
+	if !has() {
+		t.Errorf("open file %s not listed as %q: %+v", f.Name(), want, openFiles())
+	}
+	f.Close()
+	if has() {
+		t.Errorf("closed file %s still listed", f.Name())
 	}
 }

@@ -87,6 +87,11 @@ const maxLeftBase = 200
 // the function that goroutine was in.
 const LeftSymptom = " left a goroutine running after a fault: "
 
+// LeftFileSymptom is LeftSymptom's for a file left open (no goroutine
+// left): LeftFileSymptom and the file's key (its path, $TMPDIR and N for
+// digits).
+const LeftFileSymptom = " left a file open after a fault: "
+
 // leftVerdict is v, the verdict of run r of a trial that injected inj
 // and whose process ended at end, or a finding when r passed (every run
 // of the process, v neither failed nor informational), base was checked,
@@ -119,9 +124,26 @@ func leftVerdict(r Attempt, inj []record.Injection, end time.Time, base Leftover
 	if len(leaked) == 0 {
 		return v
 	}
-	slices.Sort(leaked)
-	top, _, _ := strings.Cut(leaked[0], " <- ")
-	why := fmt.Sprintf("%s passed, struck by %s, and left running %d kind(s) of goroutine that none of its fault-free runs left (%d kind(s) left there); they were still there after the tests ended and the goroutines stopped changing: the fault's path never stopped them", r.Test, injected(inj), len(leaked), len(base.Keys))
+	// Goroutines first (their keys never start with the files' prefix),
+	// then files.
+	slices.SortFunc(leaked, func(a, b string) int {
+		fa, fb := strings.HasPrefix(a, wire.LeftFilePrefix), strings.HasPrefix(b, wire.LeftFilePrefix)
+		if fa != fb {
+			if fa {
+				return 1
+			}
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
+	symptom := r.Test + LeftSymptom
+	if path, ok := strings.CutPrefix(leaked[0], wire.LeftFilePrefix); ok {
+		symptom = r.Test + LeftFileSymptom + path
+	} else {
+		top, _, _ := strings.Cut(leaked[0], " <- ")
+		symptom += top
+	}
+	why := fmt.Sprintf("%s passed, struck by %s, and left %d goroutine(s) running or file(s) open, of kinds none of its fault-free runs left (%d kind(s) left there); they were still there after the tests ended and the goroutines stopped changing: the fault's path never stopped or closed them", r.Test, injected(inj), len(leaked), len(base.Keys))
 	ev := []string{why}
 	for _, k := range leaked {
 		ev = append(ev, "left running: "+left[k])
@@ -129,8 +151,14 @@ func leftVerdict(r Attempt, inj []record.Injection, end time.Time, base Leftover
 	return record.Verdict{
 		Checker:  Checker,
 		Failed:   true,
-		Symptom:  r.Test + LeftSymptom + top,
+		Symptom:  symptom,
 		Evidence: ev,
 		Nodes:    []string{Node},
 	}
+}
+
+// leftFinding reports whether symptom is a leak's (a goroutine left
+// running or a file left open).
+func leftFinding(symptom string) bool {
+	return strings.Contains(symptom, LeftSymptom) || strings.Contains(symptom, LeftFileSymptom)
 }

@@ -24,8 +24,8 @@ func leftLine(top, creator string) string {
 }
 
 // TestLeftVerdict: a test that passed with a fault struck and left a
-// goroutine no fault-free run left is a finding (planted: StartLeaky's
-// loop); nothing else is: a goroutine the fault-free runs left too (the
+// goroutine or a file no fault-free run left is a finding (planted:
+// StartLeaky's loop, a log left open); nothing else is: a goroutine the fault-free runs left too (the
 // janitor), a run that did not check (no agent.Ran line), a baseline never
 // checked (a campaign measured before the check), a trial with no fault, a
 // delay that still held a call when the process ended or a cut, a test
@@ -83,6 +83,15 @@ func TestLeftVerdict(t *testing.T) {
 			}
 		})
 	}
+	// A file left open: its own symptom; with a goroutine too, the
+	// goroutine names the finding and the evidence lists both.
+	file := wire.LeftPrefix + wire.LeftFileKey("$TMPDIR/TestStartN/N/log-N") + "\t[open file] /tmp/x/TestStart1/001/log-1"
+	if v := leftVerdict(passed(janitor, file, done(2)), eio, end, base, record.Verdict{Checker: Checker}); !v.Failed || v.Symptom != test+LeftFileSymptom+"$TMPDIR/TestStartN/N/log-N" {
+		t.Errorf("a file left open: %q failed %v", v.Symptom, v.Failed)
+	}
+	if v := leftVerdict(passed(file, loop, done(2)), eio, end, base, record.Verdict{Checker: Checker}); v.Symptom != test+LeftSymptom+"p.(*Server).loop" || len(v.Evidence) != 3 {
+		t.Errorf("a goroutine and a file: %q, evidence %q", v.Symptom, v.Evidence)
+	}
 	// A verdict already made is kept: a finding or an informational one.
 	prior := record.Verdict{Checker: Checker, Symptom: AssumptionSymptom}
 	if v := leftVerdict(passed(loop, done(1)), eio, end, base, prior); v.Symptom != AssumptionSymptom {
@@ -112,8 +121,10 @@ func TestLeftBaseline(t *testing.T) {
 
 // TestLeftEndToEnd runs testdata/leakstore: TestStartLeaky's planted bug
 // leaves its server's loop running when the marker's write fails, a
-// finding in every trial that struck it; TestStart stops its loop and
-// passes clean; the janitor both leave fault-free is no leak.
+// finding in every trial that struck it; TestOpenLogLeaky's leaves its log
+// open when the header's write fails, a finding in every trial that struck
+// that write (not the open); TestStart stops its loop and passes clean;
+// the janitor two of them leave fault-free is no leak.
 func TestLeftEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a test binary")
@@ -121,7 +132,9 @@ func TestLeftEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	sum, err := Run(context.Background(), Options{
 		Module: "testdata/leakstore", Package: ".", WorkDir: dir,
-		Policy: "random", Seed: 1, Trials: 6, Kinds: []catalog.Kind{catalog.KindError},
+		// exhaustive: random strikes the log's open in every trial of
+		// TestOpenLogLeaky (its first request), never its write.
+		Policy: "exhaustive", Seed: 1, Trials: 8, Parallel: 1, Kinds: []catalog.Kind{catalog.KindError},
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {
@@ -141,12 +154,16 @@ func TestLeftEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, m := range ms {
-		if !m.LeftChecked || len(m.Left) != 1 || !strings.Contains(m.Left[0], "leakstore.janitor") {
-			t.Errorf("%s: baseline checked %v, %q; want the janitor only", m.Test, m.LeftChecked, m.Left)
+		// The janitor, which Start and StartLeaky start; TestOpenLogLeaky
+		// leaves nothing.
+		janitor := len(m.Left) == 1 && strings.Contains(m.Left[0], "leakstore.janitor")
+		if !m.LeftChecked || (m.Test == "TestOpenLogLeaky") != (len(m.Left) == 0) || len(m.Left) > 0 && !janitor {
+			t.Errorf("%s: baseline checked %v, %q; want checked, the janitor only or (TestOpenLogLeaky) nothing", m.Test, m.LeftChecked, m.Left)
 		}
 	}
 	struck := map[string]int{}
-	leak := "" // a trial of the planted bug's finding
+	leak := ""     // a trial of the planted goroutine leak's finding
+	leakedFile := 0 // trials of the planted file leak
 	for _, tr := range storedTrials(t, dir, sum.Campaign) {
 		if tr.Policy == record.BaselinePolicy || len(tr.Injections) == 0 {
 			continue
@@ -159,17 +176,28 @@ func TestLeftEndToEnd(t *testing.T) {
 				t.Errorf("trial %s: %q failed %v; want %q", tr.ID, v.Symptom, v.Failed, want)
 			}
 			leak = tr.ID
+		case "TestOpenLogLeaky":
+			// Struck at the header's write, the file is left open; at the
+			// open, nothing is.
+			want := ""
+			if strings.Contains(tr.Injections[0].SiteID, "Write") {
+				want = "TestOpenLogLeaky" + LeftFileSymptom + "$TMPDIR/TestOpenLogLeakyN/N/log-N"
+				leakedFile++
+			}
+			if v.Symptom != want || v.Failed != (want != "") {
+				t.Errorf("trial %s at %s: %q failed %v; want %q", tr.ID, tr.Injections[0].SiteID, v.Symptom, v.Failed, want)
+			}
 		case "TestStart":
 			if v.Failed || v.Symptom != "" {
 				t.Errorf("trial %s: %q failed %v; want a clean pass", tr.ID, v.Symptom, v.Failed)
 			}
 		}
 	}
-	if struck["TestStartLeaky"] == 0 || struck["TestStart"] == 0 {
-		t.Fatalf("trials with a fault by test %v: want both tests struck", struck)
+	if struck["TestStartLeaky"] == 0 || struck["TestStart"] == 0 || leakedFile == 0 {
+		t.Fatalf("trials with a fault by test %v, %d at the log's write: want every test struck, the log at its write", struck, leakedFile)
 	}
-	if sum.Findings != 1 {
-		t.Errorf("%d findings, want 1", sum.Findings)
+	if sum.Findings != 2 {
+		t.Errorf("%d findings, want 2", sum.Findings)
 	}
 	// The finding replays against the stored baseline: it recurs.
 	st, err = store.OpenExisting(filepath.Join(dir, "gofault.db"))

@@ -107,7 +107,7 @@ func Replay(ctx context.Context, st *store.Store, id string, runs int, progress 
 	// a process that runs the test as the trial's did, and recurs when
 	// the test passes and leaves a goroutine that baseline does not hold.
 	var left Leftovers
-	if len(tr.Verdicts) > 0 && strings.Contains(tr.Verdicts[0].Symptom, LeftSymptom) {
+	if len(tr.Verdicts) > 0 && leftFinding(tr.Verdicts[0].Symptom) {
 		m, err := storedMeasure(ctx, st, cid, test)
 		if err != nil {
 			return nil, err
@@ -127,7 +127,7 @@ func Replay(ctx context.Context, st *store.Store, id string, runs int, progress 
 				out = o + AgainSuffix
 			}
 		}
-		if left.Checked && out == "" && rtr != nil && strings.Contains(rtr.Verdicts[0].Symptom, LeftSymptom) {
+		if left.Checked && out == "" && rtr != nil && leftFinding(rtr.Verdicts[0].Symptom) {
 			out = strings.TrimPrefix(rtr.Verdicts[0].Symptom, test+" ")
 		}
 		res.Outcomes = append(res.Outcomes, out)

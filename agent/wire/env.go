@@ -115,22 +115,31 @@ const StrikeLine = "gofault: a fault struck here\n"
 
 // LeftPrefix starts a line an instrumented test binary writes to its
 // stdout, after its tests ran and passed (agent.Ran), for each kind of
-// goroutine still running that the code under test started: the prefix,
-// the goroutine's key (LeftKey), a tab and what it was doing ("[chan
-// send] pkg.f at f.go:12; created by pkg.g at g.go:30"). gofault test
-// compares the keys with those its fault-free runs left: a goroutine a
-// fault left behind is a leak. It starts no line the testing package
-// writes.
+// goroutine still running that the code under test started, and each file
+// still open: the prefix, the key (LeftKey, LeftFileKey), a tab and what
+// it was doing ("[chan send] pkg.f at f.go:12; created by pkg.g at
+// g.go:30", "[open file] /tmp/x/0.wal"). gofault test compares the keys
+// with those its fault-free runs left: a goroutine or file a fault left
+// behind is a leak. It starts no line the testing package writes.
 const LeftPrefix = "gofault: left running after the tests: "
 
 // LeftDonePrefix starts the line agent.Ran writes once it checked what
-// was left running after the tests, with how many goroutines that were
-// ("gofault: goroutines checked after the tests: 0 left"): a run with this
-// line and no LeftPrefix line left none.
-const LeftDonePrefix = "gofault: goroutines checked after the tests: "
+// was left running and open after the tests, with how many goroutines
+// and files that were ("gofault: checked what the tests left running and
+// open: 0 left"): a run with this line and no LeftPrefix line left none.
+const LeftDonePrefix = "gofault: checked what the tests left running and open: "
 
 // LeftKey is the key of a goroutine left running: the function it was in
 // (its first frame outside the runtime) and the function that started it,
 // with no file, line or goroutine number, so that the same goroutine left
 // in two runs has the same key.
 func LeftKey(top, creator string) string { return top + " <- " + creator }
+
+// LeftFilePrefix starts the key of a file left open after the tests
+// (LeftFileKey).
+const LeftFilePrefix = "file "
+
+// LeftFileKey is the key of a file left open after the tests: its path
+// with the process's temp dir written $TMPDIR and every run of digits N,
+// so that the same file left open in two runs has one key.
+func LeftFileKey(path string) string { return LeftFilePrefix + path }

@@ -1,10 +1,12 @@
 // Package leakstore is a tiny server for gofault test's leak check, with
-// a planted bug whose only harm is a goroutine left running, and correct
-// code beside it: Start stops its loop when its write fails, as it
-// should; StartLeaky returns the error and leaves its loop running for
-// the life of the process. Both start the package's janitor once, which
-// runs for the life of the process by design (a goroutine every
-// fault-free run leaves too, so no leak).
+// two planted bugs whose only harm is a goroutine left running or a file
+// left open, and correct code beside them: Start stops its loop when its
+// write fails, as it should; StartLeaky returns the error and leaves its
+// loop running for the life of the process; OpenLogLeaky returns the
+// error of its header's write and leaves the file open. Start and
+// StartLeaky start the package's janitor once, which runs for the life of
+// the process by design (a goroutine every fault-free run leaves too, so
+// no leak).
 package leakstore
 
 import (
@@ -69,4 +71,18 @@ func StartLeaky(dir string) (*Server, error) {
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	return s, nil
+}
+
+// OpenLogLeaky opens the log in dir and writes its header. The planted
+// bug: when the header's write fails it returns the error and leaves the
+// file open.
+func OpenLogLeaky(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "log-1"), os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("log: %w", err)
+	}
+	if _, err := f.Write([]byte("header\n")); err != nil {
+		return nil, fmt.Errorf("log header: %w", err)
+	}
+	return f, nil
 }

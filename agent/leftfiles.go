@@ -1,0 +1,54 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/gofault/gofault/agent/wire"
+)
+
+// fdDir lists the process's open file descriptors (Linux); where it does
+// not exist, no file is checked.
+var fdDir = "/proc/self/fd"
+
+// openFiles returns the regular files the process holds open, each keyed
+// by its path made the same from run to run (fileKey): Ran reports them
+// with the goroutines, so that a file a fault's path opened and never
+// closed is seen. Not files: sockets, pipes, the runtime's poller, /dev
+// and /proc.
+func openFiles() []leftGoroutine {
+	entries, err := os.ReadDir(fdDir)
+	if err != nil {
+		return nil
+	}
+	var out []leftGoroutine
+	for _, e := range entries {
+		target, err := os.Readlink(filepath.Join(fdDir, e.Name()))
+		if err != nil || !strings.HasPrefix(target, "/") {
+			continue
+		}
+		path := strings.TrimSuffix(target, " (deleted)")
+		if strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/") || path == fdDir {
+			continue
+		}
+		out = append(out, leftGoroutine{key: wire.LeftFileKey(fileKey(path, os.TempDir())), detail: "[open file] " + target})
+	}
+	return out
+}
+
+// digits are the runs of digits a path's key does not keep: t.TempDir's
+// numbered directories, a segment's sequence number.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+// fileKey is path with the temp dir tmp written $TMPDIR and every run of
+// digits N, so that the same file left open in two runs has one key.
+func fileKey(path, tmp string) string {
+	if tmp != "" && tmp != "/" {
+		if rest, ok := strings.CutPrefix(path, strings.TrimSuffix(tmp, "/")+"/"); ok {
+			path = "$TMPDIR/" + rest
+		}
+	}
+	return digits.ReplaceAllString(path, "N")
+}
