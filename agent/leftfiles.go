@@ -16,8 +16,8 @@ var fdDir = "/proc/self/fd"
 // openFiles returns the regular files the process holds open, each keyed
 // by its path made the same from run to run (fileKey): Ran reports them
 // with the goroutines, so that a file a fault's path opened and never
-// closed is seen. Not files: sockets, pipes, the runtime's poller, /dev
-// and /proc.
+// closed is seen. Not files: sockets, pipes, the runtime's poller, /dev,
+// /proc and /sys (the runtime keeps its cgroup's CPU limits open).
 func openFiles() []leftGoroutine {
 	entries, err := os.ReadDir(fdDir)
 	if err != nil {
@@ -30,7 +30,7 @@ func openFiles() []leftGoroutine {
 			continue
 		}
 		path := strings.TrimSuffix(target, " (deleted)")
-		if strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/") || path == fdDir {
+		if strings.HasPrefix(path, "/dev/") || strings.HasPrefix(path, "/proc/") || strings.HasPrefix(path, "/sys/") {
 			continue
 		}
 		out = append(out, leftGoroutine{key: wire.LeftFileKey(fileKey(path, os.TempDir())), detail: "[open file] " + target})
