@@ -162,7 +162,7 @@ func TestLeftEndToEnd(t *testing.T) {
 		}
 	}
 	struck := map[string]int{}
-	leak := ""     // a trial of the planted goroutine leak's finding
+	leak := ""      // a trial of the planted goroutine leak's finding
 	leakedFile := 0 // trials of the planted file leak
 	for _, tr := range storedTrials(t, dir, sum.Campaign) {
 		if tr.Policy == record.BaselinePolicy || len(tr.Injections) == 0 {
