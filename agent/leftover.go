@@ -228,12 +228,15 @@ func ownGoroutine(g goroutineRecord) bool {
 }
 
 // maxLeftLines bounds the LeftPrefix lines Ran writes: the kinds of
-// goroutine left, each once with how many.
-const maxLeftLines = 20
+// goroutine and file left, each once with how many. A process that left
+// more kinds writes none, and no line saying it checked: gofault compares
+// every kind or none, since a kind left out of the list would be taken
+// for one that was not left.
+const maxLeftLines = 200
 
 // leftLines returns Ran's lines for left: one per key (with a count when
-// several goroutines share it), at most maxLeftLines, then the line that
-// says the check ran.
+// several goroutines share it), then the line that says the check ran;
+// with more than maxLeftLines keys, only a line saying it did not.
 func leftLines(left []leftGoroutine) string {
 	var b strings.Builder
 	count := map[string]int{}
@@ -244,10 +247,10 @@ func leftLines(left []leftGoroutine) string {
 		}
 		count[g.key]++
 	}
-	for i, g := range order {
-		if i == maxLeftLines {
-			break
-		}
+	if len(order) > maxLeftLines {
+		return fmt.Sprintf("gofault: not checked what the tests left: %d kinds of goroutine and file, more than %d\n", len(order), maxLeftLines)
+	}
+	for _, g := range order {
 		detail := g.detail
 		if n := count[g.key]; n > 1 {
 			detail = fmt.Sprintf("%d× %s", n, detail)

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,6 +108,14 @@ func TestLeftLines(t *testing.T) {
 	}
 	if got := leftLines(nil); got != wire.LeftDonePrefix+"0 left\n" {
 		t.Errorf("no goroutine: %q", got)
+	}
+	// Too many kinds: none listed, and no line saying it checked.
+	var many []leftGoroutine
+	for i := 0; i <= maxLeftLines; i++ {
+		many = append(many, leftGoroutine{key: fmt.Sprint(i), detail: "d"})
+	}
+	if got := leftLines(many); strings.Contains(got, wire.LeftPrefix) || strings.Contains(got, wire.LeftDonePrefix) {
+		t.Errorf("too many kinds listed or checked: %q", got)
 	}
 }
 
