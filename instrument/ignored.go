@@ -126,11 +126,9 @@ func ignoredEdits(in fileInput) []siteEdit {
 		if c.results > 1 {
 			fn = fmt.Sprintf("Ignored%d", c.results)
 		}
-		from, to := tf.Position(c.call.Pos()), tf.Position(c.call.End())
-		edits = append(edits, siteEdit{ignored: true, start: from.Offset, end: to.Offset,
-			prefix:    fmt.Sprintf("%s.%s(/*line %s:%d:%d*/", agentAlias, fn, in.lineName, from.Line, from.Column),
-			suffix:    fmt.Sprintf(")/*line %s:%d:%d*/", in.lineName, to.Line, to.Column),
-			startLine: from.Line, endLine: to.Line})
+		e := agentWrap(in, tf, c.call, fn)
+		e.ignored = true
+		edits = append(edits, e)
 	}
 	return edits
 }

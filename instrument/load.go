@@ -238,7 +238,7 @@ func (rw *rewriter) loadTests(cfg *packages.Config, main string) error {
 	if err != nil {
 		return fmt.Errorf("load %s with its tests: %w", main, err)
 	}
-	hasMain := false
+	hasMain := false // in the package or its tests
 	for _, p := range pkgs {
 		if p.Types != nil && p.Types.Scope().Lookup("TestMain") != nil {
 			hasMain = true
@@ -246,11 +246,6 @@ func (rw *rewriter) loadTests(cfg *packages.Config, main string) error {
 		if p.PkgPath == main && p.ID == main && len(p.GoFiles) > 0 {
 			rw.testMain, rw.testMainPkg = testMainPath(filepath.Dir(p.GoFiles[0])), p.Name
 		}
-	}
-	if hasMain {
-		rw.testMain = ""
-	}
-	for _, p := range pkgs {
 		// The test variants are "P [P.test]" and "P_test [P.test]"; the
 		// test main "P.test" is generated.
 		if p.Types == nil || p.TypesInfo == nil || !strings.HasSuffix(p.ID, ".test]") {
@@ -270,6 +265,9 @@ func (rw *rewriter) loadTests(cfg *packages.Config, main string) error {
 			}
 			rw.files[name] = fileRef{pkg: p, file: f, src: src, test: true}
 		}
+	}
+	if hasMain {
+		rw.testMain = ""
 	}
 	return nil
 }

@@ -23,38 +23,7 @@ const TestMainFile = "gofault_testmain_test.go"
 // runCalls returns the calls of file whose callee is testing.M's Run
 // method: m.Run() in a TestMain.
 func runCalls(file *ast.File, info *types.Info) []*ast.CallExpr {
-	if info == nil {
-		return nil
-	}
-	var calls []*ast.CallExpr
-	ast.Inspect(file, func(n ast.Node) bool {
-		call, ok := n.(*ast.CallExpr)
-		if !ok || len(call.Args) != 0 {
-			return true
-		}
-		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
-		if !ok || sel.Sel.Name != "Run" {
-			return true
-		}
-		fn, ok := info.Uses[sel.Sel].(*types.Func)
-		if !ok {
-			return true
-		}
-		recv := fn.Signature().Recv()
-		if recv == nil {
-			return true
-		}
-		ptr, ok := recv.Type().(*types.Pointer)
-		if !ok {
-			return true
-		}
-		named, ok := ptr.Elem().(*types.Named)
-		if ok && named.Obj().Pkg() != nil && named.Obj().Pkg().Path() == "testing" && named.Obj().Name() == "M" {
-			calls = append(calls, call)
-		}
-		return true
-	})
-	return calls
+	return callsTo(file, info, "(*testing.M).Run")
 }
 
 // ranEdits wraps each call of testing.M's Run in the file (runCalls):
@@ -65,11 +34,9 @@ func ranEdits(in fileInput) []siteEdit {
 	tf := in.fset.File(in.file.Pos())
 	var edits []siteEdit
 	for _, c := range runCalls(in.file, in.info) {
-		from, to := tf.Position(c.Pos()), tf.Position(c.End())
-		edits = append(edits, siteEdit{ignored: true, ran: true, start: from.Offset, end: to.Offset,
-			prefix:    fmt.Sprintf("%s.Ran(/*line %s:%d:%d*/", agentAlias, in.lineName, from.Line, from.Column),
-			suffix:    fmt.Sprintf(")/*line %s:%d:%d*/", in.lineName, to.Line, to.Column),
-			startLine: from.Line, endLine: to.Line})
+		e := agentWrap(in, tf, c, "Ran")
+		e.ignored, e.ran = true, true
+		edits = append(edits, e)
 	}
 	return edits
 }

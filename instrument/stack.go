@@ -3,6 +3,7 @@ package instrument
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -12,6 +13,13 @@ import (
 // goleak) leave out the agent's own goroutines, which live as long as the
 // test process and would otherwise be taken for leaked ones.
 func stackCalls(file *ast.File, info *types.Info) []*ast.CallExpr {
+	return callsTo(file, info, "runtime.Stack")
+}
+
+// callsTo returns the calls of file (typed by info) whose callee is the
+// function or method of full name name (types.Func.FullName:
+// "runtime.Stack", "(*testing.M).Run").
+func callsTo(file *ast.File, info *types.Info, name string) []*ast.CallExpr {
 	if info == nil {
 		return nil
 	}
@@ -25,12 +33,23 @@ func stackCalls(file *ast.File, info *types.Info) []*ast.CallExpr {
 		if !ok {
 			return true
 		}
-		if f, ok := info.Uses[sel.Sel].(*types.Func); ok && f.Pkg() != nil && f.Pkg().Path() == "runtime" && f.Name() == "Stack" {
+		if f, ok := info.Uses[sel.Sel].(*types.Func); ok && f.FullName() == name {
 			calls = append(calls, call)
 		}
 		return true
 	})
 	return calls
+}
+
+// agentWrap is the edit that wraps x, an expression of in's file (tf), in
+// a call of the agent's function fn: x becomes gofaultagent.fn(x), with
+// /*line*/ directives that keep x's text at its line and column.
+func agentWrap(in fileInput, tf *token.File, x ast.Node, fn string) siteEdit {
+	from, to := tf.Position(x.Pos()), tf.Position(x.End())
+	return siteEdit{start: from.Offset, end: to.Offset,
+		prefix:    fmt.Sprintf("%s.%s(/*line %s:%d:%d*/", agentAlias, fn, in.lineName, from.Line, from.Column),
+		suffix:    fmt.Sprintf(")/*line %s:%d:%d*/", in.lineName, to.Line, to.Column),
+		startLine: from.Line, endLine: to.Line}
 }
 
 // stackEdits wraps the function of each runtime.Stack call of the file
@@ -42,11 +61,9 @@ func stackEdits(in fileInput) []siteEdit {
 	tf := in.fset.File(in.file.Pos())
 	var edits []siteEdit
 	for _, call := range stackCalls(in.file, in.info) {
-		from, to := tf.Position(call.Fun.Pos()), tf.Position(call.Fun.End())
-		edits = append(edits, siteEdit{stack: true, start: from.Offset, end: to.Offset,
-			prefix:    fmt.Sprintf("%s.StackOf(/*line %s:%d:%d*/", agentAlias, in.lineName, from.Line, from.Column),
-			suffix:    fmt.Sprintf(")/*line %s:%d:%d*/", in.lineName, to.Line, to.Column),
-			startLine: from.Line, endLine: to.Line})
+		e := agentWrap(in, tf, call.Fun, "StackOf")
+		e.stack = true
+		edits = append(edits, e)
 	}
 	return edits
 }
