@@ -3,7 +3,6 @@ package agent
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/gofault/gofault/agent/wire"
@@ -38,17 +37,22 @@ func openFiles() []leftGoroutine {
 	return out
 }
 
-// digits are the runs of digits a path's key does not keep: t.TempDir's
-// numbered directories, a segment's sequence number.
-var digits = regexp.MustCompile(`[0-9]+`)
-
 // fileKey is path with the temp dir tmp written $TMPDIR and every run of
-// digits N, so that the same file left open in two runs has one key.
+// digits N (t.TempDir's numbered directories, a segment's sequence
+// number), so that the same file left open in two runs has one key.
 func fileKey(path, tmp string) string {
 	if tmp != "" && tmp != "/" {
 		if rest, ok := strings.CutPrefix(path, strings.TrimSuffix(tmp, "/")+"/"); ok {
 			path = "$TMPDIR/" + rest
 		}
 	}
-	return digits.ReplaceAllString(path, "N")
+	var b strings.Builder
+	for i := 0; i < len(path); i++ {
+		if c := path[i]; c < '0' || c > '9' {
+			b.WriteByte(c)
+		} else if i == 0 || path[i-1] < '0' || path[i-1] > '9' {
+			b.WriteByte('N')
+		}
+	}
+	return b.String()
 }

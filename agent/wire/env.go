@@ -3,6 +3,7 @@ package wire
 import (
 	"net"
 	"strconv"
+	"strings"
 )
 
 // The environment variables through which gofault tells the processes it
@@ -133,7 +134,16 @@ const LeftDonePrefix = "gofault: checked what the tests left running and open: "
 // (its first frame outside the runtime) and the function that started it,
 // with no file, line or goroutine number, so that the same goroutine left
 // in two runs has the same key.
-func LeftKey(top, creator string) string { return top + " <- " + creator }
+func LeftKey(top, creator string) string { return top + leftKeySep + creator }
+
+// leftKeySep separates a goroutine's function from its creator in its key.
+const leftKeySep = " <- "
+
+// LeftTop is the function a goroutine's key (LeftKey) names it by.
+func LeftTop(key string) string {
+	top, _, _ := strings.Cut(key, leftKeySep)
+	return top
+}
 
 // LeftFilePrefix starts the key of a file left open after the tests
 // (LeftFileKey).

@@ -25,3 +25,10 @@ func TestNode(t *testing.T) {
 		}
 	}
 }
+
+func TestLeftTop(t *testing.T) {
+	key := LeftKey("example.com/x.(*S).loop", "example.com/x.Start")
+	if got := LeftTop(key); got != "example.com/x.(*S).loop" {
+		t.Errorf("LeftTop(%q) = %q", key, got)
+	}
+}
