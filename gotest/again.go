@@ -230,17 +230,28 @@ func notAgain(a *Attempt, inj []record.Injection) string {
 		// should have stopped it or the test is not known.
 		return "a goroutine of the first run logged through the finished test; whether the code or the test should have stopped it is not known"
 	}
+	if in, ok := heldAt(inj, a.Began); ok {
+		if in.Kind == catalog.KindDelay {
+			return fmt.Sprintf("the %v delay at %s still held its call when it began", in.Delay, in.SiteID)
+		}
+		return "a " + in.Kind.String() + " fault may outlast the first run"
+	}
+	return ""
+}
+
+// heldAt returns the first fault of inj that may still hold the process
+// at t: a delay not over by then, or a fault of a kind that may outlast a
+// run (a cut); an error is over once returned.
+func heldAt(inj []record.Injection, t time.Time) (record.Injection, bool) {
 	for _, in := range inj {
 		switch {
 		case in.Kind == catalog.KindError:
-		case in.Kind == catalog.KindDelay && !in.Time.Add(in.Delay).After(a.Began):
-		case in.Kind == catalog.KindDelay:
-			return fmt.Sprintf("the %v delay at %s still held its call when it began", in.Delay, in.SiteID)
+		case in.Kind == catalog.KindDelay && !in.Time.Add(in.Delay).After(t):
 		default:
-			return "a " + in.Kind.String() + " fault may outlast the first run"
+			return in, true
 		}
 	}
-	return ""
+	return record.Injection{}, false
 }
 
 // injected names inj's first fault, and how many more there were.

@@ -92,24 +92,23 @@ const LeftSymptom = " left a goroutine running after a fault: "
 // digits).
 const LeftFileSymptom = " left a file open after a fault: "
 
+// LeftUnjudgedSymptom is the symptom of a trial whose test passed and
+// left goroutines or files no fault-free run left, while a fault may
+// still have held them when the process ended (a delay not over, a cut):
+// not judged, shown apart, never a finding.
+const LeftUnjudgedSymptom = "informational: left running or open what no fault-free run left, not judged (a fault may still have held it when the process ended)"
+
 // leftVerdict is v, the verdict of run r of a trial that injected inj
 // and whose process ended at end, or a finding when r passed (every run
 // of the process, v neither failed nor informational), base was checked,
 // and r's process left running a goroutine of a key base does not hold.
-// Not judged: a trial that injected nothing, or whose delay still held a
-// call when the process ended, or whose fault may outlast it (a cut):
-// the goroutine the fault holds is no leak.
+// Not judged: a trial that injected nothing; and one whose delay still
+// held a call when the process ended, or whose fault may outlast it (a
+// cut), since the goroutine the fault holds is no leak: that one gets
+// LeftUnjudgedSymptom, with what it left, instead.
 func leftVerdict(r Attempt, inj []record.Injection, end time.Time, base Leftovers, v record.Verdict) record.Verdict {
 	if !r.Passed || r.Again != nil && !r.Again.Passed || v.Failed || v.Symptom != "" || !base.Checked || len(inj) == 0 {
 		return v
-	}
-	for _, in := range inj {
-		switch {
-		case in.Kind == catalog.KindError:
-		case in.Kind == catalog.KindDelay && in.Time.Add(in.Delay).Before(end):
-		default:
-			return v
-		}
 	}
 	left, checked := leftOf(wholeOutput(r))
 	if !checked {
@@ -140,19 +139,26 @@ func leftVerdict(r Attempt, inj []record.Injection, end time.Time, base Leftover
 	if path, ok := strings.CutPrefix(leaked[0], wire.LeftFilePrefix); ok {
 		symptom = r.Test + LeftFileSymptom + path
 	} else {
-		top, _, _ := strings.Cut(leaked[0], " <- ")
-		symptom += top
+		symptom += wire.LeftTop(leaked[0])
+	}
+	var lines []string
+	for _, k := range leaked {
+		lines = append(lines, "left running: "+left[k])
+	}
+	if in, held := heldAt(inj, end); held {
+		what := "a " + in.Kind.String() + " fault at " + in.SiteID
+		if in.Kind == catalog.KindDelay {
+			what = fmt.Sprintf("the %v delay at %s", in.Delay, in.SiteID)
+		}
+		why := fmt.Sprintf("%s passed and left %d goroutine(s) running or file(s) open, of kinds none of its fault-free runs left; not judged: %s may still have held them when the process ended", r.Test, len(leaked), what)
+		return record.Verdict{Checker: Checker, Symptom: LeftUnjudgedSymptom, Evidence: append([]string{why}, lines...), Nodes: []string{Node}}
 	}
 	why := fmt.Sprintf("%s passed, struck by %s, and left %d goroutine(s) running or file(s) open, of kinds none of its fault-free runs left (%d kind(s) left there); they were still there after the tests ended and the goroutines stopped changing: the fault's path never stopped or closed them", r.Test, injected(inj), len(leaked), len(base.Keys))
-	ev := []string{why}
-	for _, k := range leaked {
-		ev = append(ev, "left running: "+left[k])
-	}
 	return record.Verdict{
 		Checker:  Checker,
 		Failed:   true,
 		Symptom:  symptom,
-		Evidence: ev,
+		Evidence: append([]string{why}, lines...),
 		Nodes:    []string{Node},
 	}
 }

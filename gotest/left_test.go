@@ -53,26 +53,38 @@ func TestLeftVerdict(t *testing.T) {
 		r    Attempt
 		inj  []record.Injection
 		base Leftovers
-		want bool // a finding
+		want bool   // a finding
+		held string // not judged, shown apart: what held the process
 	}{
-		{"planted: the loop left after the error", passed(janitor, loop, done(2)), eio, base, true},
-		{"planted, after a delay that ended", passed(janitor, loop, done(2)), shortDelay, base, true},
-		{"only the janitor, which fault-free runs leave too", passed(janitor, done(1)), eio, base, false},
-		{"nothing left", passed(done(0)), eio, base, false},
-		{"no check in the trial's process", passed(janitor, loop), eio, base, false},
-		{"a baseline never checked", passed(janitor, loop, done(2)), eio, Leftovers{}, false},
-		{"no fault struck", passed(janitor, loop, done(2)), nil, base, false},
-		{"a delay still held a call at the end", passed(janitor, loop, done(2)), heldDelay, base, false},
-		{"a cut", passed(janitor, loop, done(2)), cut, base, false},
-		{"the test failed", failed, eio, base, false},
-		{"its second run failed", secondFailed, eio, base, false},
+		{"planted: the loop left after the error", passed(janitor, loop, done(2)), eio, base, true, ""},
+		{"planted, after a delay that ended", passed(janitor, loop, done(2)), shortDelay, base, true, ""},
+		{"only the janitor, which fault-free runs leave too", passed(janitor, done(1)), eio, base, false, ""},
+		{"nothing left", passed(done(0)), eio, base, false, ""},
+		{"no check in the trial's process", passed(janitor, loop), eio, base, false, ""},
+		{"a baseline never checked", passed(janitor, loop, done(2)), eio, Leftovers{}, false, ""},
+		{"no fault struck", passed(janitor, loop, done(2)), nil, base, false, ""},
+		{"a delay still held a call at the end", passed(janitor, loop, done(2)), heldDelay, base, false, "the 2s delay at p.Start:os.WriteFile#0"},
+		{"a cut", passed(janitor, loop, done(2)), cut, base, false, "a partition fault at p.send"},
+		{"a delay held, but nothing new left", passed(janitor, done(1)), heldDelay, base, false, ""},
+		{"the test failed", failed, eio, base, false, ""},
+		{"its second run failed", secondFailed, eio, base, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := leftVerdict(tc.r, tc.inj, end, tc.base, record.Verdict{Checker: Checker})
 			if v.Failed != tc.want {
 				t.Fatalf("finding %v (%q), want %v", v.Failed, v.Symptom, tc.want)
 			}
+			if tc.held != "" {
+				// What was dismissed is shown: the why, then the goroutine.
+				if v.Symptom != LeftUnjudgedSymptom || len(v.Evidence) != 2 || !strings.Contains(v.Evidence[0], "not judged: "+tc.held) || !strings.Contains(v.Evidence[1], "(*Server).loop") {
+					t.Errorf("%q, evidence %q; want %q naming %q and the loop", v.Symptom, v.Evidence, LeftUnjudgedSymptom, tc.held)
+				}
+				return
+			}
 			if !tc.want {
+				if v.Symptom != "" {
+					t.Errorf("symptom %q, want none", v.Symptom)
+				}
 				return
 			}
 			if want := test + LeftSymptom + "p.(*Server).loop"; v.Symptom != want {

@@ -153,11 +153,9 @@ func storedMeasure(ctx context.Context, st *store.Store, cid int64, test string)
 	if err != nil {
 		return Measure{}, err
 	}
-	var ms []Measure
-	if len(data) > 0 {
-		if err := json.Unmarshal(data, &ms); err != nil {
-			return Measure{}, fmt.Errorf("fault-free pass of campaign %d: %w", cid, err)
-		}
+	ms, err := decodeMeasures(cid, data)
+	if err != nil {
+		return Measure{}, err
 	}
 	for _, m := range ms {
 		if m.Test == test {

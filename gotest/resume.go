@@ -94,10 +94,8 @@ func (c *campaignRun) campaign(ctx context.Context) error {
 		}
 	}
 	c.prior.policy = saved.Policy
-	if saved.TestPass != nil {
-		if err := json.Unmarshal(saved.TestPass, &c.prior.measured); err != nil {
-			return fmt.Errorf("fault-free pass of campaign %d: %w", c.id, err)
-		}
+	if c.prior.measured, err = decodeMeasures(c.id, saved.TestPass); err != nil {
+		return err
 	}
 	if resume {
 		c.o.Log.Info("resuming campaign", "campaign", c.id, "measured", len(c.prior.measured), "fault_trials", len(c.prior.fault), "next", c.next)
@@ -116,6 +114,19 @@ func (c *campaignRun) resumable(saved *store.CampaignState, hash string) error {
 		return fmt.Errorf("campaign %d ran another build of %s's test binary (its sources, tests or build flags changed since: build key %.12s, now %.12s), so its sites and trials would not match this one's; run without --resume to start a new campaign", camp.ID, c.o.Package, key, c.key)
 	}
 	return nil
+}
+
+// decodeMeasures decodes the fault-free pass campaign id stored (data, as
+// putMeasured wrote it; none when data is empty).
+func decodeMeasures(id int64, data []byte) ([]Measure, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	var ms []Measure
+	if err := json.Unmarshal(data, &ms); err != nil {
+		return nil, fmt.Errorf("fault-free pass of campaign %d: %w", id, err)
+	}
+	return ms, nil
 }
 
 // putMeasured stores the measures of the tests measured so far.
