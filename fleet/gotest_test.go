@@ -53,19 +53,11 @@ func TestDistributedTestCampaign(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			work := t.TempDir()
-			var co *Coordinator
 			sum, err := gotest.Run(ctx, gotest.Options{
 				Module: "../gotest/testdata/retrystore", Package: ".", Env: []string{"RETRYSTORE_BUG=drop"}, WorkDir: work,
 				Policy: "random", Seed: 1, Trials: 20, Delay: 50 * time.Millisecond, Log: quiet, Parallel: tc.local,
-				Queue: func(ctx context.Context, q gotest.Queued) (engine.Remote, error) {
-					c, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: q.Bundle, Catalog: q.Catalog, Slots: 4, Log: quiet})
-					co = c
-					return c, err
-				},
+				Queue: queueTo(t, conn, 4, quiet),
 			})
-			if co != nil {
-				defer co.Close()
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,6 +127,19 @@ func TestDistributedTestCampaign(t *testing.T) {
 	}
 }
 
+// queueTo is a gotest.Options.Queue that hands a campaign's fault trials
+// to conn's workers through a coordinator of slots slots, closed when the
+// test ends.
+func queueTo(t *testing.T, conn *Conn, slots int, log *slog.Logger) func(context.Context, gotest.Queued) (engine.Remote, error) {
+	return func(ctx context.Context, q gotest.Queued) (engine.Remote, error) {
+		c, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: q.Bundle, Catalog: q.Catalog, Slots: slots, Log: log})
+		if c != nil {
+			t.Cleanup(c.Close)
+		}
+		return c, err
+	}
+}
+
 // testServer starts an embedded NATS server with JetStream on a free
 // port and returns the coordinator's connection to it.
 func testServer(t testing.TB, log *slog.Logger) *Conn {
@@ -201,17 +206,9 @@ func TestDistributedMemberCounts(t *testing.T) {
 	if pass.MemberRequests == 0 || pass.MostMembers != 3 {
 		t.Fatalf("fault-free pass: %d member requests, at most %d members; want some, 3", pass.MemberRequests, pass.MostMembers)
 	}
-	var co *Coordinator
 	o.Trials, o.Resume, o.Parallel = 6, true, 0
-	o.Queue = func(ctx context.Context, q gotest.Queued) (engine.Remote, error) {
-		c, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: q.Bundle, Catalog: q.Catalog, Slots: 4, Log: quiet})
-		co = c
-		return c, err
-	}
+	o.Queue = queueTo(t, conn, 4, quiet)
 	sum, err := gotest.Run(ctx, o)
-	if co != nil {
-		defer co.Close()
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -236,19 +233,11 @@ func TestDistributedLeak(t *testing.T) {
 	conn := testServer(t, quiet)
 	startWorkers(ctx, t, conn, quiet, "w0")
 	work := t.TempDir()
-	var co *Coordinator
 	sum, err := gotest.Run(ctx, gotest.Options{
 		Module: "../gotest/testdata/leakstore", Package: ".", WorkDir: work,
 		Policy: "random", Seed: 1, Trials: 6, Kinds: []catalog.Kind{catalog.KindError}, Log: quiet,
-		Queue: func(ctx context.Context, q gotest.Queued) (engine.Remote, error) {
-			c, err := NewCoordinator(ctx, conn, CoordinatorOptions{Bundle: q.Bundle, Catalog: q.Catalog, Slots: 2, Log: quiet})
-			co = c
-			return c, err
-		},
+		Queue: queueTo(t, conn, 2, quiet),
 	})
-	if co != nil {
-		defer co.Close()
-	}
 	if err != nil {
 		t.Fatal(err)
 	}
